@@ -1,0 +1,123 @@
+import Foundation
+
+/// The app-level part of a receipt: the PKCS#7 payload, the `receipt` object of a
+/// `verifyReceipt` response, or a StoreKit 2 `AppTransaction`.
+public struct AppReceipt: Sendable, Hashable {
+    /// Field 0 / `receipt_type` / `receiptType`: `Production`, `ProductionSandbox`, `Xcode`, …
+    public var receiptType: String?
+    /// Field 1 / `app_item_id` / `appAppleId`.
+    public var appItemID: Int64?
+    /// Field 2 / `bundle_id` / `bundleId`.
+    public var bundleID: String?
+    /// The DER bytes of field 2 (used by the device hash).
+    public var bundleIDData: [UInt8]?
+    /// Field 3 / `application_version`.
+    public var applicationVersion: String?
+    /// Field 4: opaque value (used by the device hash).
+    public var opaqueValue: [UInt8]?
+    /// Field 5: SHA-1 device hash.
+    public var sha1Hash: [UInt8]?
+    /// Field 8.
+    public var transactionDate: Date?
+    /// Field 9.
+    public var fulfillmentToolVersion: String?
+    /// Field 10.
+    public var ageRating: String?
+    /// Field 11.
+    public var developerID: Int64?
+    /// Field 12 / `receipt_creation_date`.
+    public var receiptCreationDate: Date?
+    /// Field 15 / `download_id`.
+    public var downloadID: Int64?
+    /// Field 16 / `version_external_identifier`.
+    public var versionExternalIdentifier: Int64?
+    /// Field 18 / `original_purchase_date`.
+    public var originalPurchaseDate: Date?
+    /// Field 19 / `original_application_version`.
+    public var originalApplicationVersion: String?
+    /// Field 21 / `expiration_date` (VPP receipts; Xcode receipts say 4001-01-01).
+    public var expirationDate: Date?
+    /// `request_date` (verifyReceipt responses only).
+    public var requestDate: Date?
+    /// `preorder_date` / `preorderDate`.
+    public var preorderDate: Date?
+    /// AppTransaction only.
+    public var deviceVerification: String?
+    public var deviceVerificationNonce: String?
+    public var appTransactionID: String?
+    public var originalPlatform: String?
+    /// Field 17 / `in_app`.
+    public var inApp: [Purchase]
+    /// Fields this model has no name for (JSON sources).
+    public var otherFields: [Field]
+    /// ASN.1 attributes this decoder does not know, kept with type, version and raw bytes.
+    public var unknownAttributes: [ASN1Attribute]
+
+    public init() {
+        inApp = []
+        otherFields = []
+        unknownAttributes = []
+    }
+}
+
+/// What the App Store will do at the next renewal of one subscription: a
+/// `pending_renewal_info` entry, the iOS 6 top-level renewal fields, a V1 notification's
+/// renewal fields, or a StoreKit 2 `JWSRenewalInfo`.
+public struct RenewalInfo: Sendable, Hashable {
+    public var originalTransactionID: String?
+    public var productID: String?
+    public var autoRenewProductID: String?
+    /// `auto_renew_status`: true when the subscription will renew.
+    public var autoRenewStatus: Bool?
+    /// `expiration_intent`: 1 cancelled, 2 billing error, 3 price increase refused,
+    /// 4 product unavailable, 5 other. An integer, never a date.
+    public var expirationIntent: Int?
+    public var isInBillingRetryPeriod: Bool?
+    public var gracePeriodExpiresDate: Date?
+    public var priceConsentStatus: Int?
+    public var priceIncreaseStatus: Int?
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    public var offerCodeRefName: String?
+    public var promotionalOfferID: String?
+    public var environment: String?
+    public var signedDate: Date?
+    public var recentSubscriptionStartDate: Date?
+    public var renewalDate: Date?
+    public var renewalPriceMilliunits: Int64?
+    public var currency: String?
+    public var otherFields: [Field]
+
+    public init() { otherFields = [] }
+}
+
+/// The envelope of an App Store Server Notification (V1 or V2).
+public struct NotificationInfo: Sendable, Hashable {
+    /// `notification_type` (V1) or `notificationType` (V2).
+    public var notificationType: String?
+    /// V2 `subtype`.
+    public var subtype: String?
+    /// V2 `notificationUUID`.
+    public var notificationUUID: String?
+    /// V2 `version` ("2.0").
+    public var version: String?
+    public var signedDate: Date?
+    /// V2 `data.appAppleId`, V1 none.
+    public var appAppleID: Int64?
+    /// V2 `data.bundleId`, V1 `bid`.
+    public var bundleID: String?
+    /// V2 `data.bundleVersion`, V1 `bvrs`.
+    public var bundleVersion: String?
+    /// V2 `data.status` (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
+    public var subscriptionStatus: Int?
+    /// V2 `data.consumptionRequestReason`.
+    public var consumptionRequestReason: String?
+    /// V1: whether the body carried a `password` (the shared secret). Its value is never kept.
+    public var containedSharedSecret: Bool
+    public var otherFields: [Field]
+
+    public init() {
+        otherFields = []
+        containedSharedSecret = false
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// Parses the date spellings Apple uses, without `DateFormatter` (which is slow and
+/// locale-sensitive):
+///
+/// - RFC 3339 as in receipts: `2017-09-11T09:38:34Z`, with fractional seconds
+///   (`2023-02-22T14:30:15.123Z`) or an offset (`2020-07-22T18:33:15+0100`, `+01:00`);
+/// - verifyReceipt's `2012-04-30 15:05:55 Etc/GMT` (and `America/Los_Angeles`, shifted by the
+///   Pacific offset in force that day);
+/// - epoch milliseconds as a string or number (`"1335798355868"`).
+public enum AppleDate {
+    /// Parses an RFC 3339 / ISO 8601 timestamp or a verifyReceipt date string.
+    public static func parse<S: StringProtocol>(_ text: S) -> Date? {
+        let bytes = Array(text.utf8)
+        return parse(bytes: bytes[...])
+    }
+
+    /// Parses epoch milliseconds (`"1335798355868"`).
+    public static func fromMilliseconds<S: StringProtocol>(_ text: S) -> Date? {
+        guard let ms = Int64(text.trimmingCharacters(in: .whitespaces)) else { return nil }
+        return Date(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    static func parse(bytes: ArraySlice<UInt8>) -> Date? {
+        var s = bytes
+        while let f = s.first, f == 0x20 { s = s.dropFirst() }
+        while let l = s.last, l == 0x20 { s = s.dropLast() }
+        guard s.count >= 19 else { return nil }
+        var i = s.startIndex
+        func digits(_ n: Int) -> Int? {
+            var v = 0
+            for _ in 0..<n {
+                guard i < s.endIndex, s[i] >= 0x30, s[i] <= 0x39 else { return nil }
+                v = v * 10 + Int(s[i] - 0x30)
+                i += 1
+            }
+            return v
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < s.endIndex, s[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2)
+        else { return nil }
+        guard i < s.endIndex, s[i] == 0x54 || s[i] == 0x20 || s[i] == 0x74 else { return nil }
+        i += 1
+        guard let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2)
+        else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else {
+            return nil
+        }
+        var fraction = 0.0
+        if i < s.endIndex, s[i] == 0x2E || s[i] == 0x2C {
+            i += 1
+            var scale = 0.1
+            var any = false
+            while i < s.endIndex, s[i] >= 0x30, s[i] <= 0x39 {
+                fraction += Double(s[i] - 0x30) * scale
+                scale /= 10
+                i += 1
+                any = true
+            }
+            guard any else { return nil }
+        }
+        var offsetSeconds = 0
+        let local = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        if i == s.endIndex {
+            offsetSeconds = 0  // no zone: read as UTC, the way Apple's receipts are written
+        } else if s[i] == 0x5A || s[i] == 0x7A {  // Z
+            i += 1
+        } else if s[i] == 0x2B || s[i] == 0x2D {  // +hh[:]mm
+            let sign = s[i] == 0x2D ? -1 : 1
+            i += 1
+            guard let oh = digits(2) else { return nil }
+            _ = expect(0x3A)
+            let om = digits(2) ?? 0
+            offsetSeconds = sign * (oh * 3600 + om * 60)
+        } else if s[i] == 0x20 {
+            i += 1
+            let zone = String(decoding: s[i...], as: UTF8.self)
+            i = s.endIndex
+            switch zone {
+            case "Etc/GMT", "GMT", "UTC", "Etc/UTC": offsetSeconds = 0
+            case "America/Los_Angeles":
+                offsetSeconds = pacificOffset(utcGuess: local + 8 * 3600)
+            default:
+                guard let tz = TimeZone(identifier: zone) else { return nil }
+                offsetSeconds = tz.secondsFromGMT(for: Date(timeIntervalSince1970: Double(local)))
+            }
+        } else {
+            return nil
+        }
+        guard i == s.endIndex else { return nil }
+        return Date(timeIntervalSince1970: Double(local - offsetSeconds) + fraction)
+    }
+
+    /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    private static func pacificOffset(utcGuess: Int) -> Int {
+        let tz = TimeZone(identifier: "America/Los_Angeles")
+        return tz?.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcGuess))) ?? -8 * 3600
+    }
+
+    /// Formats a date as ISO 8601 in UTC: `2019-08-15T12:00:00Z`, with milliseconds when the
+    /// date has them (`2019-08-15T12:00:00.123Z`).
+    public static func iso8601(_ date: Date) -> String {
+        let totalMs = (date.timeIntervalSince1970 * 1000).rounded()
+        let ms = Int64(totalMs)
+        var secs = ms / 1000
+        var rem = Int(ms % 1000)
+        if rem < 0 {
+            rem += 1000
+            secs -= 1
+        }
+        var days = Int(secs / 86_400)
+        var sod = Int(secs % 86_400)
+        if sod < 0 {
+            sod += 86_400
+            days -= 1
+        }
+        let (y, m, d) = civilFromDays(days)
+        let base = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, sod / 3600, (sod / 60) % 60, sod % 60)
+        return rem == 0 ? base + "Z" : base + String(format: ".%03dZ", rem)
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

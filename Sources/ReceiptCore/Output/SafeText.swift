@@ -1,0 +1,38 @@
+/// Makes untrusted text (anything read from a receipt) safe to print on a terminal.
+///
+/// Control characters (C0, DEL, C1) are shown as `\xNN` escapes, so an escape sequence hidden in
+/// a product id can neither move the cursor nor change the terminal's state. Bidirectional
+/// overrides are escaped too (`\u{202E}`), since they reorder what the reader sees.
+public enum SafeText {
+    public static func escaped(_ text: String) -> String {
+        var needsWork = false
+        for scalar in text.unicodeScalars where isUnsafe(scalar) {
+            needsWork = true
+            break
+        }
+        guard needsWork else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                let escape =
+                    scalar.value < 0x100
+                    ? "\\x" + hex(scalar.value, width: 2) : "\\u{" + hex(scalar.value, width: 4) + "}"
+                out.append(contentsOf: escape.unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    static func isUnsafe(_ s: Unicode.Scalar) -> Bool {
+        let v = s.value
+        return v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v) || (0x202A...0x202E).contains(v)
+            || (0x2066...0x2069).contains(v)
+    }
+
+    private static func hex(_ v: UInt32, width: Int) -> String {
+        let s = String(v, radix: 16, uppercase: false)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+}

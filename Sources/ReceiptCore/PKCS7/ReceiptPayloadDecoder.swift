@@ -1,0 +1,205 @@
+import Foundation
+import SwiftASN1
+
+/// Decodes the receipt payload signed inside the PKCS#7 container:
+/// `SET OF SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, where each value
+/// holds the DER of the real field (a string, an integer, or for type 17 a nested in-app SET).
+///
+/// Known types become typed fields of ``AppReceipt`` and ``Purchase``; unknown ones are kept
+/// with their type, version and raw bytes. A known field whose value has the wrong shape is kept
+/// raw too, with a warning: one odd attribute never loses the rest of the receipt.
+struct ReceiptPayloadDecoder {
+    var limits: DecodingLimits
+    /// `false` forces the swift-asn1 path (tests compare the two).
+    var fastPath: Bool
+    private(set) var warnings: [String] = []
+
+    init(limits: DecodingLimits, fastPath: Bool = true) {
+        self.limits = limits
+        self.fastPath = fastPath
+    }
+
+    mutating func decode(_ payload: [UInt8]) throws -> AppReceipt {
+        var receipt = AppReceipt()
+        try forEachAttribute(in: payload[...], what: "receipt payload") { decoder, attribute, value in
+            try decoder.apply(attribute, value: value, to: &receipt)
+        }
+        return receipt
+    }
+
+    /// Calls `body` for each attribute of the SET in `bytes`.
+    private mutating func forEachAttribute(
+        in bytes: ArraySlice<UInt8>, what: String,
+        _ body: (inout Self, _ attribute: (type: Int, version: Int, offset: Int), _ value: ArraySlice<UInt8>) throws -> Void
+    ) throws {
+        let base = bytes.startIndex
+        if fastPath, let attributes = DERAttributeScanner.attributes(bytes) {
+            for a in attributes {
+                try body(&self, (a.type, a.version, a.offset - base), bytes[a.value])
+            }
+            return
+        }
+        // Not plain DER (or broken): swift-asn1's BER parser reads it, or says what is wrong.
+        let root = try ASN1Reading.parse(bytes, what: what, code: .invalidReceiptPayload)
+        let items = try ASN1Reading.children(root, expecting: .set, what: what, base: base, code: .invalidReceiptPayload)
+        for item in items {
+            let at = item.encodedBytes.startIndex - base
+            guard item.identifier == .sequence, case .constructed(let parts) = item.content else {
+                throw ReceiptDecodingError(
+                    .invalidReceiptPayload,
+                    "\(what): attribute at byte \(at) is \(ASN1Reading.name(item.identifier)), not a SEQUENCE", offset: at)
+            }
+            var iterator = parts.makeIterator()
+            guard let typeNode = iterator.next(), let type = ASN1Reading.integer(typeNode),
+                let versionNode = iterator.next(), let version = ASN1Reading.integer(versionNode),
+                let valueNode = iterator.next(), let value = ASN1Reading.octets(valueNode)
+            else {
+                throw ReceiptDecodingError(
+                    .invalidReceiptPayload,
+                    "\(what): attribute at byte \(at) is not SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }",
+                    offset: at)
+            }
+            try body(&self, (Int(clamping: type), Int(clamping: version), at), value)
+        }
+    }
+
+    private mutating func apply(
+        _ attribute: (type: Int, version: Int, offset: Int), value: ArraySlice<UInt8>, to receipt: inout AppReceipt
+    ) throws {
+        let raw = ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value))
+        let context = { "receipt field \(attribute.type)" }
+        var ok = true
+        switch attribute.type {
+        case 0: ok = string(value, context).map { receipt.receiptType = $0 } != nil
+        case 1: ok = integer(value, context).map { receipt.appItemID = $0 } != nil
+        case 2:
+            ok = string(value, context).map { receipt.bundleID = $0 } != nil
+            receipt.bundleIDData = Array(value)
+        case 3: ok = string(value, context).map { receipt.applicationVersion = $0 } != nil
+        case 4: receipt.opaqueValue = Array(value)
+        case 5: receipt.sha1Hash = Array(value)
+        case 8: ok = date(value, context, into: &receipt.transactionDate)
+        case 9: ok = stringOrInteger(value, context).map { receipt.fulfillmentToolVersion = $0 } != nil
+        case 10: ok = string(value, context).map { receipt.ageRating = $0 } != nil
+        case 11: ok = integer(value, context).map { receipt.developerID = $0 } != nil
+        case 12: ok = date(value, context, into: &receipt.receiptCreationDate)
+        case 15: ok = integer(value, context).map { receipt.downloadID = $0 } != nil
+        case 16: ok = integer(value, context).map { receipt.versionExternalIdentifier = $0 } != nil
+        case 17:
+            guard receipt.inApp.count < limits.maximumPurchases else {
+                throw ReceiptDecodingError(
+                    .limitExceeded, "receipt has more than \(limits.maximumPurchases) in-app purchases", offset: attribute.offset)
+            }
+            receipt.inApp.append(try purchase(value, index: receipt.inApp.count))
+        case 18: ok = date(value, context, into: &receipt.originalPurchaseDate)
+        case 19: ok = string(value, context).map { receipt.originalApplicationVersion = $0 } != nil
+        case 21: ok = date(value, context, into: &receipt.expirationDate)
+        default: receipt.unknownAttributes.append(raw)
+        }
+        if !ok { receipt.unknownAttributes.append(raw) }
+    }
+
+    private mutating func purchase(_ bytes: ArraySlice<UInt8>, index: Int) throws -> Purchase {
+        var purchase = Purchase(source: .receiptInApp)
+        do {
+            try forEachAttribute(in: bytes, what: "in-app purchase \(index)") { decoder, attribute, value in
+                decoder.apply(attribute, value: value, to: &purchase, index: index)
+            }
+        } catch let error as ReceiptDecodingError {
+            // Keep the offset meaningful: it was relative to the in-app SET.
+            throw ReceiptDecodingError(error.code, error.reason, offset: nil)
+        }
+        return purchase
+    }
+
+    private mutating func apply(
+        _ attribute: (type: Int, version: Int, offset: Int), value: ArraySlice<UInt8>, to purchase: inout Purchase,
+        index: Int
+    ) {
+        let context = { "in-app purchase \(index) field \(attribute.type)" }
+        var ok = true
+        switch attribute.type {
+        case 1701: ok = integer(value, context).map { purchase.quantity = Int(clamping: $0) } != nil
+        case 1702: ok = string(value, context).map { purchase.productID = $0 } != nil
+        case 1703: ok = stringOrInteger(value, context).map { purchase.transactionID = $0 } != nil
+        case 1704: ok = date(value, context, into: &purchase.purchaseDate)
+        case 1705: ok = stringOrInteger(value, context).map { purchase.originalTransactionID = $0 } != nil
+        case 1706: ok = date(value, context, into: &purchase.originalPurchaseDate)
+        case 1707: ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int($0)) } != nil
+        case 1708: ok = date(value, context, into: &purchase.expiresDate)
+        case 1711: ok = integer(value, context).map { purchase.webOrderLineItemID = String($0) } != nil
+        case 1712: ok = date(value, context, into: &purchase.cancellationDate)
+        case 1713: ok = integer(value, context).map { purchase.isTrialPeriod = $0 != 0 } != nil
+        case 1719: ok = integer(value, context).map { purchase.isInIntroOfferPeriod = $0 != 0 } != nil
+        case 1721: ok = string(value, context).map { purchase.promotionalOfferID = $0 } != nil
+        default:
+            purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))
+        }
+        if !ok {
+            purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))
+        }
+    }
+
+    // MARK: - Values
+
+    /// Reads the single primitive TLV inside an attribute value.
+    private func primitive(_ bytes: ArraySlice<UInt8>) -> (tag: UInt8, content: ArraySlice<UInt8>)? {
+        if fastPath, let (tag, range) = DERAttributeScanner.primitive(bytes) {
+            return (tag, bytes[range])
+        }
+        guard let node = try? BER.parse(bytes), case .primitive(let content) = node.content,
+            node.identifier.tagClass == .universal
+        else { return nil }
+        return (UInt8(truncatingIfNeeded: node.identifier.tagNumber), content)
+    }
+
+    private mutating func string(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> String? {
+        guard let (tag, content) = primitive(bytes) else {
+            warnings.append("\(context()) is not a single ASN.1 value; kept as raw bytes")
+            return nil
+        }
+        switch tag {
+        case 0x0C, 0x16, 0x13, 0x1A, 0x14:  // UTF8String, IA5String, PrintableString, VisibleString, T61String
+            guard let text = String(validating: content, as: UTF8.self) else {
+                warnings.append("\(context()) is not valid UTF-8; invalid bytes shown as U+FFFD")
+                return String(decoding: content, as: UTF8.self)
+            }
+            return text
+        default:
+            warnings.append("\(context()) should be a string but has ASN.1 tag \(tag); kept as raw bytes")
+            return nil
+        }
+    }
+
+    private mutating func integer(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> Int64? {
+        guard let (tag, content) = primitive(bytes), tag == 0x02, let value = ASN1Reading.integer(contentBytes: content)
+        else {
+            warnings.append("\(context()) should be an INTEGER; kept as raw bytes")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func stringOrInteger(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> String? {
+        if let (tag, content) = primitive(bytes), tag == 0x02, let value = ASN1Reading.integer(contentBytes: content) {
+            return String(value)
+        }
+        return string(bytes, context)
+    }
+
+    /// Reads a date field; an empty string means "no date" (Apple writes that for, e.g., an
+    /// absent expiry) and is not an error.
+    private mutating func date(_ bytes: ArraySlice<UInt8>, _ context: () -> String, into target: inout Date?) -> Bool {
+        if fastPath, let (tag, content) = primitive(bytes), tag == 0x16 || tag == 0x0C {
+            if content.isEmpty { return true }
+            if let date = AppleDate.parse(bytes: content) {
+                target = date
+                return true
+            }
+        }
+        guard let text = string(bytes, context) else { return false }
+        if text.isEmpty { return true }
+        warnings.append("\(context()) is not a date: \(text.debugDescription)")
+        return false
+    }
+}

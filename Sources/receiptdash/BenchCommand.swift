@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import ReceiptCore
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure decoding speed on one core (use a release build).",
+        discussion: """
+            Decodes the given receipts (files or folders; default: ../shared/corpus/pkcs7, or the \
+            bundled demo receipts) over and over on one thread and prints receipts per second.
+
+            Example:
+              swift build -c release && .build/release/receiptdash bench ../shared/corpus/pkcs7
+            """
+    )
+
+    @Option(name: .long, help: "How long to measure, in seconds.")
+    var seconds: Double = 3
+
+    @Option(name: .long, help: "Only files whose name ends with this (default: .der and .b64).")
+    var suffix: [String] = [".der", ".b64"]
+
+    @Argument(help: "Receipt files or folders.")
+    var paths: [String] = []
+
+    func run() throws {
+        let decoder = ReceiptDecoder()
+        var chosen = paths
+        if chosen.isEmpty, FileManager.default.fileExists(atPath: "../shared/corpus/pkcs7") {
+            chosen = ["../shared/corpus/pkcs7"]
+        }
+        var inputs: [(String, [UInt8])] = InputFiles.load(chosen, limit: decoder.limits.maximumInputBytes)
+            .filter { input in suffix.contains { input.source.hasSuffix($0) } }
+            .compactMap { input in (try? input.result.get()).map { (input.source, $0) } }
+        if chosen.isEmpty { inputs = DemoCorpus.items().map { ($0.name, $0.bytes) } }
+        let decodable = inputs.filter { (try? decoder.decode($0.1)) != nil }
+        guard !decodable.isEmpty else { throw ValidationError("No decodable receipts found.") }
+        let bytes = decodable.reduce(0) { $0 + $1.1.count }
+        print("decode benchmark: \(decodable.count) receipts (\(inputs.count - decodable.count) skipped as undecodable), \(bytes) bytes per round")
+        // Warm up, then measure whole rounds until the time is up.
+        for (_, data) in decodable { _ = try? decoder.decode(data) }
+        var decoded = 0
+        var purchases = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        var elapsed: Double = 0
+        repeat {
+            for (_, data) in decodable {
+                if let result = try? decoder.decode(data) { purchases &+= result.allPurchases.count }
+                decoded += 1
+            }
+            elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        } while elapsed < seconds
+        let rate = Double(decoded) / elapsed
+        print(String(format: "decoded %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)",
+            decoded, elapsed, rate, Double(bytes) * Double(decoded / decodable.count) / elapsed / 1e6, 1e6 / rate))
+        _ = purchases
+    }
+}

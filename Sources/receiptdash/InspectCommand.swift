@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import ReceiptCore
+
+/// Output formats of `inspect`.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode receipts offline and show what they contain.",
+        discussion: """
+            Each FILE may be a receipt in any supported format, a folder (its files are read in \
+            name order), or - for standard input. The format is sniffed from the content.
+
+            Exit status: 0 when every input decoded, 1 when any could not be (the others are \
+            still reported; each error names the input and the reason on standard error).
+
+            Examples:
+              receiptdash inspect receipt.b64
+              receiptdash inspect --format json receipts/ > decoded.json
+              pbpaste | receiptdash inspect -
+              receiptdash inspect --demo
+            """
+    )
+
+    @Option(name: .long, help: "Output format: text or json.")
+    var format: OutputFormat = .text
+
+    @Flag(name: .long, help: "Inspect the bundled demo receipts.")
+    var demo = false
+
+    @Argument(help: "Receipt files or folders, or - for standard input.")
+    var files: [String] = []
+
+    func validate() throws {
+        if files.isEmpty && !demo {
+            throw ValidationError("No input. Name receipt files or folders, '-' for standard input, or use --demo.")
+        }
+    }
+
+    func run() throws {
+        let decoder = ReceiptDecoder()
+        var loaded = InputFiles.load(files, limit: decoder.limits.maximumInputBytes)
+        if demo {
+            loaded += DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
+        }
+        var outputs: [JSONValue] = []
+        var texts: [String] = []
+        var failures = 0
+        for input in loaded {
+            let decoded = input.result.flatMap { bytes in
+                Result { try decoder.decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? .init(.invalidASN1, "\($0)") }
+            }
+            switch decoded {
+            case .success(let value):
+                switch format {
+                case .json: outputs.append(InspectJSON.object(for: value, source: input.source))
+                case .text: texts.append(TextSummary.render(value, title: input.source))
+                }
+            case .failure(let error):
+                failures += 1
+                Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
+                var entry: [String: JSONValue] = [
+                    "source": .string(input.source),
+                    "error": .object(["code": .string(error.code.description), "message": .string(error.reason)]),
+                ]
+                if let offset = error.offset, case .object(var e) = entry["error"] {
+                    e["offset"] = .integer(Int64(offset))
+                    entry["error"] = .object(e)
+                }
+                if format == .json { outputs.append(.object(entry)) }
+            }
+        }
+        switch format {
+        case .json:
+            if outputs.count == 1 && loaded.count == 1 {
+                print(InspectJSON.encode(outputs[0]))
+            } else {
+                print(InspectJSON.encode(.array(outputs)))
+            }
+        case .text:
+            print(texts.joined(separator: "\n"), terminator: "")
+        }
+        if failures > 0 { throw ExitCode.failure }
+    }
+}
+
+enum Standard {
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

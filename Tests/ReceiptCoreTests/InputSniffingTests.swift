@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import ReceiptCore
+
+/// Every way a person pastes the same receipt gives the same decoded receipt.
+@Suite struct InputSniffingTests {
+    let decoder = ReceiptDecoder()
+
+    func base64() throws -> String { try Fixture.text("production.b64").trimmingCharacters(in: .whitespacesAndNewlines) }
+    func reference() throws -> AppReceipt { try #require(try decoder.decode(try Fixture.bytes("production.b64")).receipt) }
+
+    @Test(arguments: [
+        "wrapped at 76 columns", "quoted", "single-quoted", "url-safe without padding", "receipt-data JSON",
+        "log line", "JSON-escaped slashes", "CRLF and indentation", "JSON string",
+    ])
+    func pastedForms(form: String) throws {
+        let b64 = try base64()
+        let text: String
+        switch form {
+        case "wrapped at 76 columns":
+            text = stride(from: 0, to: b64.count, by: 76).map { i in
+                String(b64.dropFirst(i).prefix(76))
+            }.joined(separator: "\n")
+        case "quoted": text = "\"\(b64)\""
+        case "single-quoted": text = "'\(b64)'\n"
+        case "url-safe without padding":
+            text = b64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        case "receipt-data JSON": text = #"{"receipt-data": "\#(b64)", "password": "x", "exclude-old-transactions": true}"#
+        case "log line": text = "2024-02-23 17:27:16 INFO verify receipt=\(b64) user=42"
+        case "JSON-escaped slashes": text = b64.replacingOccurrences(of: "/", with: "\\/")
+        case "CRLF and indentation": text = "   \r\n\t" + b64.prefix(100) + "\r\n    " + b64.dropFirst(100) + "\r\n"
+        case "JSON string": text = "\"" + b64.replacingOccurrences(of: "/", with: "\\/") + "\""
+        default: Issue.record("unknown form"); return
+        }
+        let decoded = try decoder.decode(text: text)
+        #expect(decoded.format == .pkcs7)
+        #expect(decoded.receipt == (try reference()))
+    }
+
+    @Test func binaryAndBase64AreTheSame() throws {
+        let der = try Fixture.der("production.b64")
+        let fromBinary = try decoder.decode(der)
+        #expect(fromBinary.wrapping == ["binary"])
+        #expect(fromBinary.receipt == (try reference()))
+    }
+
+    @Test func jwsPayloadPastedAsJSON() throws {
+        let payload = #"{"transactionId":"1","originalTransactionId":"1","productId":"p","purchaseDate":1700000000000,"type":"Consumable"}"#
+        let decoded = try decoder.decode(text: payload)
+        #expect(decoded.format == .jwsTransaction)
+        #expect(decoded.transactions.first?.productType == .consumable)
+        #expect(decoded.signature == nil)
+    }
+
+    @Test func signedPayloadWrapper() throws {
+        let jws = try Fixture.text("notification-v2.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let decoded = try decoder.decode(text: #"{"signedPayload":"\#(jws)"}"#)
+        #expect(decoded.format == .jwsNotification)
+        #expect(decoded.wrapping == ["json:signedPayload"])
+    }
+
+    @Test(arguments: [
+        ("", "input is empty"),
+        ("   \n\t ", "input is empty"),
+        (#"{"hello": "world"}"#, "JSON object with keys hello is not a receipt, a verifyReceipt response or a notification"),
+        ("aGVsbG8gd29ybGQ=", "base64 decoded to 11 bytes that are neither a PKCS#7 receipt (starts with 0x30) nor a transaction receipt plist (starts with '{'); the first byte is 0x68"),
+        ("eyJhbGciOiJFUzI1NiJ9.eyJmb28iOjF9", "a JWS has three parts separated by '.', this one has 2"),
+        ("eyJhbGciOiJFUzI1NiJ9.eyJmb28iOjF9.", "JWS payload with keys foo is not a transaction, renewal info, AppTransaction or notification"),
+    ])
+    func plainErrors(input: String, message: String) {
+        let error = decodingError { try decoder.decode(text: input) }
+        #expect(error?.reason == message)
+    }
+
+    @Test func binaryGarbageIsNamedAsSuch() {
+        let error = decodingError { try decoder.decode([0x01, 0x02, 0xFF, 0xFE, 0x00, 0x10]) }
+        #expect(error?.code == .unrecognisedFormat)
+        #expect(error?.reason.hasPrefix("input is binary but not a PKCS#7 receipt") == true)
+    }
+
+    @Test func oversizedInputIsRefusedBeforeDecoding() {
+        var limits = DecodingLimits()
+        limits.maximumInputBytes = 1000
+        let error = decodingError { try ReceiptDecoder(limits: limits).decode([UInt8](repeating: 0x41, count: 1001)) }
+        #expect(error?.code == .inputTooLarge)
+    }
+}
