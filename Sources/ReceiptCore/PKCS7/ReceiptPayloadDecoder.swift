@@ -199,6 +199,10 @@ struct ReceiptPayloadDecoder {
         }
         guard let text = string(bytes, context) else { return false }
         if text.isEmpty { return true }
+        if let date = AppleDate.parse(text) {
+            target = date
+            return true
+        }
         warnings.append("\(context()) is not a date: \(text.debugDescription)")
         return false
     }
