@@ -37,6 +37,10 @@ let package = Package(
             dependencies: ["ReceiptCore"],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(
+            name: "ReceiptDashCLITests",
+            dependencies: ["receiptdash"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+/// Runs the built `receiptdash` binary as a user would and checks its output and exit status.
+@Suite struct InspectCommandTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = packageRoot.appendingPathComponent("Tests/ReceiptCoreTests/Fixtures")
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+    }
+
+    static var binary: URL {
+        // The test bundle sits in the products folder next to the executable.
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("receiptdash").path) {
+            dir.deleteLastPathComponent()
+        }
+        return dir.appendingPathComponent("receiptdash")
+    }
+
+    func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
+
+    @Test func jsonForOneReceipt() throws {
+        let result = try run(["inspect", "--format", "json", fixture("sandbox-2023.der")])
+        #expect(result.status == 0)
+        #expect(result.stderr.isEmpty)
+        let object = try #require(result.json as? [String: Any])
+        #expect(object["format"] as? String == "pkcs7")
+        #expect(object["environment"] as? String == "Sandbox")
+        let receipt = try #require(object["receipt"] as? [String: Any])
+        #expect(receipt["bundle_id"] as? String == "com.hannesoid.PurchasingExperiments")
+        #expect(receipt["receipt_type"] as? String == "ProductionSandbox")
+        #expect(receipt["application_version"] as? String == "1")
+        #expect(receipt["original_application_version"] as? String == "1.0")
+        #expect(receipt["receipt_creation_date"] as? String == "2023-02-22T14:30:15Z")
+        let inApp = try #require(receipt["in_app"] as? [[String: Any]])
+        #expect(inApp.count == 2)
+        let sub = try #require(inApp.first { $0["product_id"] as? String == "com.hannesoid.PurchasingExperiments.subscription1" })
+        #expect(sub["transaction_id"] as? String == "2000000284164527")
+        #expect(sub["original_transaction_id"] as? String == "2000000284164527")
+        #expect(sub["quantity"] as? Int == 1)
+        #expect(sub["purchase_date"] as? String == "2023-02-22T14:29:39Z")
+        #expect(sub["expires_date"] as? String == "2023-02-22T14:34:39Z")
+        #expect(sub["web_order_line_item_id"] as? String == "2000000021470597")
+        #expect(sub["cancellation_date"] == nil)
+    }
+
+    @Test func severalInputsGiveAnArrayAndOneBadInputGivesExit1() throws {
+        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-bad-\(UUID()).b64")
+        try Data("MIIT not really base64 !!".utf8).write(to: bad)
+        defer { try? FileManager.default.removeItem(at: bad) }
+        let result = try run(["inspect", "--format", "json", fixture("production.b64"), bad.path, fixture("legacy-sandbox.b64")])
+        #expect(result.status == 1)
+        let array = try #require(result.json as? [[String: Any]])
+        #expect(array.count == 3)
+        #expect(array[0]["format"] as? String == "pkcs7")
+        #expect(array[2]["format"] as? String == "legacy")
+        let error = try #require(array[1]["error"] as? [String: Any])
+        #expect(error["code"] as? String == "invalid base64")
+        #expect(error["message"] as? String == "base64 has an invalid character '!' at offset 23")
+        #expect(error["offset"] as? Int == 23)
+        #expect(result.stderr == "receiptdash: \(bad.path): base64 has an invalid character '!' at offset 23\n")
+    }
+
+    @Test func standardInput() throws {
+        let bytes = try Data(contentsOf: Self.fixtures.appendingPathComponent("verify-response.json"))
+        let result = try run(["inspect", "--format", "json", "-"], stdin: bytes)
+        #expect(result.status == 0)
+        let object = try #require(result.json as? [String: Any])
+        #expect(object["source"] as? String == "-")
+        #expect(object["format"] as? String == "verify-response")
+        #expect(object["status"] as? Int == 0)
+        #expect((object["latest_receipt_info"] as? [Any])?.count == 2)
+    }
+
+    @Test func textSummaryNamesWhatWasBought() throws {
+        let result = try run(["inspect", fixture("production.b64")])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Bundle id       org.getpure.pure-iphone"))
+        #expect(result.stdout.contains("In-app purchases: 4"))
+        #expect(result.stdout.contains("org.getpure.pure.Month"))
+        #expect(result.stdout.contains("Signed by       Mac App Store and iTunes Store Receipt Signing (sha256, 3 certificates)"))
+    }
+
+    @Test func demoRunsOnBundledReceipts() throws {
+        let result = try run(["inspect", "--demo"])
+        #expect(result.status == 0)
+        for bundle in ["org.getpure.pure-iphone", "com.revenuecat.sampleapp", "net.zachariadis.cyclemaps", "com.mindmobapp.MindMob"] {
+            #expect(result.stdout.contains(bundle))
+        }
+    }
+
+    @Test func missingFileAndNoInput() throws {
+        let missing = try run(["inspect", "/nonexistent/receipt.der"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "receiptdash: /nonexistent/receipt.der: no such file\n")
+        let none = try run(["inspect"])
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("No input."))
+    }
+
+    @Test(arguments: [["--help"], ["inspect", "--help"], ["bench", "--help"]])
+    func helpOnEveryCommand(arguments: [String]) throws {
+        let result = try run(arguments)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE:"))
+    }
+}
