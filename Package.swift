@@ -23,7 +23,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/Demo")]
+            resources: [.copy("Resources/Demo"), .copy("Resources/Roots")]
         ),
         .executableTarget(
             name: "receiptdash",

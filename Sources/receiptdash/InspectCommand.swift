@@ -31,6 +31,15 @@ struct Inspect: ParsableCommand {
     @Flag(name: .long, help: "Inspect the bundled demo receipts.")
     var demo = false
 
+    @Option(name: .long, help: ArgumentHelp("Your Xcode-exported StoreKit certificate (DER), to check Xcode test receipts.", valueName: "file"))
+    var storekitCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("Device identifier for the receipt's device hash: an identifierForVendor UUID, a MAC address (aa:bb:cc:dd:ee:ff), hex:… or base64:….", valueName: "id"))
+    var deviceId: String?
+
+    @Flag(name: .long, help: "Skip the offline signature and chain checks.")
+    var noVerify = false
+
     @Argument(help: "Receipt files or folders, or - for standard input.")
     var files: [String] = []
 
@@ -38,10 +47,34 @@ struct Inspect: ParsableCommand {
         if files.isEmpty && !demo {
             throw ValidationError("No input. Name receipt files or folders, '-' for standard input, or use --demo.")
         }
+        if let deviceId, DeviceIdentifier(parsing: deviceId) == nil {
+            throw ValidationError("--device-id must be a UUID, a MAC address (aa:bb:cc:dd:ee:ff), hex:… or base64:….")
+        }
+    }
+
+    func trustOptions() throws -> TrustOptions {
+        var options = TrustOptions()
+        options.deviceIdentifier = deviceId.flatMap(DeviceIdentifier.init(parsing:))
+        if let path = storekitCert {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--storekit-cert: \(path) cannot be read.")
+            }
+            let bytes = [UInt8](data)
+            // Accept DER, or PEM as Xcode's "Save Certificate" and openssl write it.
+            if let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
+                let body = text.components(separatedBy: "\n").filter { !$0.hasPrefix("-----") }.joined()
+                options.storeKitCertificate = try Base64Text.decode(Array(body.utf8), what: "--storekit-cert PEM")
+            } else {
+                options.storeKitCertificate = bytes
+            }
+        }
+        return options
     }
 
     func run() throws {
         let decoder = ReceiptDecoder()
+        let evaluator = TrustEvaluator()
+        let options = try trustOptions()
         var loaded = InputFiles.load(files, limit: decoder.limits.maximumInputBytes)
         if demo {
             loaded += DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
@@ -55,9 +88,10 @@ struct Inspect: ParsableCommand {
             }
             switch decoded {
             case .success(let value):
+                let trust = noVerify ? nil : evaluator.evaluate(value, options: options)
                 switch format {
-                case .json: outputs.append(InspectJSON.object(for: value, source: input.source))
-                case .text: texts.append(TextSummary.render(value, title: input.source))
+                case .json: outputs.append(InspectJSON.object(for: value, source: input.source, trust: trust))
+                case .text: texts.append(TextSummary.render(value, title: input.source, trust: trust))
                 }
             case .failure(let error):
                 failures += 1

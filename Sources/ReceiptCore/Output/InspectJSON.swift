@@ -11,8 +11,9 @@ public enum InspectJSON {
     /// The JSON object for one input.
     ///
     /// - Parameter source: where the input came from (a path, `-`, `paste`), or `nil`.
-    public static func object(for input: DecodedInput, source: String? = nil) -> JSONValue {
+    public static func object(for input: DecodedInput, source: String? = nil, trust: TrustReport? = nil) -> JSONValue {
         var o = ObjectBuilder()
+        o["trust"] = trust.map(Self.trust)
         o["source"] = source.map(JSONValue.string)
         o["format"] = .string(input.format.rawValue)
         o["wrapping"] = input.wrapping.isEmpty ? nil : .array(input.wrapping.map(JSONValue.string))
@@ -46,6 +47,25 @@ public enum InspectJSON {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return "null" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `{"verdict", "validation_time", "steps": [{"name", "outcome", "reason", "details"}]}`.
+    public static func trust(_ report: TrustReport) -> JSONValue {
+        var o = ObjectBuilder()
+        o["verdict"] = .string(report.verdict.rawValue)
+        o["summary"] = .string(report.headline)
+        o["validation_time"] = date(report.validationTime)
+        o["validation_time_source"] = report.validationTimeSource.map(JSONValue.string)
+        o["steps"] = .array(
+            report.steps.map { step in
+                var s = ObjectBuilder()
+                s["name"] = .string(step.name)
+                s["outcome"] = .string(step.outcome.rawValue)
+                s["reason"] = .string(step.reason)
+                s["details"] = step.details.isEmpty ? nil : fields(step.details)
+                return s.value
+            })
+        return o.value
     }
 
     static func receipt(_ r: AppReceipt) -> JSONValue {

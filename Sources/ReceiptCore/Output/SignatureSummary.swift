@@ -21,7 +21,7 @@ public struct SignatureSummary: Sendable, Hashable {
             if let cert = try? Certificate(derEncoded: der) {
                 self.init(
                     subject: cert.subject.description, issuer: cert.issuer.description,
-                    serial: cert.serialNumber.description, notBefore: cert.notValidBefore,
+                    serial: cert.serialNumber.bytes.map { String(format: "%02x", $0) }.joined(separator: ":"), notBefore: cert.notValidBefore,
                     notAfter: cert.notValidAfter,
                     commonName: SignatureSummary.commonName(cert.subject) ?? cert.subject.description)
                 return

@@ -7,10 +7,11 @@ public enum TextSummary {
     /// Renders one decoded input.
     ///
     /// - Parameter title: a heading line (usually the file name), or `nil`.
-    public static func render(_ input: DecodedInput, title: String? = nil) -> String {
+    public static func render(_ input: DecodedInput, title: String? = nil, trust: TrustReport? = nil) -> String {
         var lines: [String] = []
         if let title { lines.append(SafeText.escaped(title)) }
         body(input, indent: "  ", into: &lines)
+        if let trust { trustLines(trust, indent: "  ", into: &lines) }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -88,6 +89,20 @@ public enum TextSummary {
             }
         }
         for warning in input.warnings { lines.append(indent + "warning: " + SafeText.escaped(warning)) }
+    }
+
+    private static func trustLines(_ report: TrustReport, indent: String, into lines: inout [String]) {
+        lines.append(indent + "Trust: " + SafeText.escaped(report.headline))
+        for step in report.steps {
+            let mark: String
+            switch step.outcome {
+            case .pass: mark = "ok  "
+            case .fail: mark = "FAIL"
+            case .warning: mark = "warn"
+            case .skipped: mark = "skip"
+            }
+            lines.append(indent + "  [\(mark)] " + SafeText.escaped(step.name) + ": " + SafeText.escaped(step.reason))
+        }
     }
 
     private static func table(_ purchases: [Purchase], indent: String, into lines: inout [String]) {

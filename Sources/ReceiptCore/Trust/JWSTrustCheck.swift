@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+import X509
+
+/// The steps for a StoreKit 2 JWS: `alg`, the `x5c` chain, the ES256 signature over
+/// `header.payload`, Apple's marker OIDs and validity at `signedDate`; Xcode-signed tokens are
+/// reported as test data.
+struct JWSTrustCheck {
+    let evaluator: TrustEvaluator
+    let options: TrustOptions
+
+    func run(_ token: JWSToken, environment: String?) -> TrustReport {
+        var steps: [TrustReport.Step] = []
+        let time = token.payload["signedDate"]?.int64.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let timeSource = "signedDate"
+
+        if token.algorithm == "ES256" {
+            steps.append(.init(name: "algorithm", outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
+        } else {
+            steps.append(
+                .init(name: "algorithm", outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
+        }
+        var chain: [(Certificate, [UInt8])] = []
+        var unreadable = false
+        for (index, der) in token.certificateChain.enumerated() {
+            if let cert = try? evaluator.cache.certificate(der) {
+                chain.append((cert, der))
+            } else {
+                unreadable = true
+                steps.append(.init(name: "x5c", outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
+            }
+        }
+        if token.certificateChain.isEmpty {
+            steps.append(.init(name: "x5c", outcome: .fail, reason: "the header has no x5c certificate chain"))
+        } else if !unreadable {
+            steps.append(
+                .init(
+                    name: "x5c", outcome: .pass,
+                    reason: "the header carries \(chain.count) certificate\(chain.count == 1 ? "" : "s")"))
+        }
+
+        guard let leaf = chain.first else {
+            steps.append(.init(name: "signature", outcome: .skipped, reason: "no certificate to check the signature with"))
+            return TrustReport(verdict: .invalid, steps: steps, validationTime: time, validationTimeSource: timeSource)
+        }
+        steps.append(signatureStep(token, leaf.0))
+
+        let kid = token.header["kid"]?.text
+        if chain.count == 1, leaf.0.isSelfIssued, kid == "Apple_Xcode_Key" || environment == "Xcode"
+            || leaf.0.displayName.contains("StoreKit")
+        {
+            steps.append(
+                .init(
+                    name: "test certificate", outcome: .warning,
+                    reason: "signed by Xcode's self-signed \"\(leaf.0.displayName)\" key: StoreKit testing data, never from the App Store",
+                    details: evaluator.details(leaf.0)))
+            evaluator.validity([("certificate", leaf.0)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
+            return TrustReport(
+                verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
+                validationTimeSource: timeSource)
+        }
+        // The chain must be leaf, intermediate[, root]: the intermediate is taken from x5c[1] only.
+        let candidates = chain.count > 1 ? [chain[1]] : []
+        evaluator.appleChain(
+            leaf: leaf, candidates: candidates, time: time, timeSource: timeSource, options: options, steps: &steps)
+        return TrustReport(
+            verdict: TrustEvaluator.verdict(steps, success: .valid), steps: steps, validationTime: time,
+            validationTimeSource: timeSource)
+    }
+
+    private func signatureStep(_ token: JWSToken, _ leaf: Certificate) -> TrustReport.Step {
+        guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
+            return .init(name: "signature", outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
+        }
+        guard token.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature)
+        else {
+            return .init(
+                name: "signature", outcome: .fail,
+                reason: "the signature is \(token.signature.count) bytes; ES256 signatures are 64 (r ‖ s)")
+        }
+        return key.isValidSignature(signature, for: SHA256.hash(data: token.signingInput))
+            ? .init(
+                name: "signature", outcome: .pass,
+                reason: "ECDSA P-256 signature over header.payload verifies with the x5c leaf's key")
+            : .init(
+                name: "signature", outcome: .fail,
+                reason: "the ECDSA signature does not match header.payload: the payload or the signature was changed")
+    }
+}

@@ -1,0 +1,222 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// The steps for a PKCS#7 app receipt: structure, signer, RSA signature over the payload, then
+/// either Apple's chain (leaf → WWDR intermediate from the receipt → bundled root) or, for Xcode
+/// StoreKit-testing receipts, the self-signed StoreKit certificate.
+struct PKCS7TrustCheck {
+    let evaluator: TrustEvaluator
+    let options: TrustOptions
+
+    func run(_ signed: PKCS7SignedData, receipt: AppReceipt?) -> TrustReport {
+        var steps: [TrustReport.Step] = []
+        let time = receipt?.receiptCreationDate
+        let timeSource = "receipt creation"
+
+        // Structure.
+        var parsed: [(Certificate, [UInt8])] = []
+        var unreadable: [String] = []
+        for (index, der) in signed.certificates.enumerated() {
+            do {
+                parsed.append((try evaluator.cache.certificate(der), der))
+            } catch {
+                unreadable.append("certificate \(index + 1) could not be read (\(error))")
+            }
+        }
+        let signerCount = signed.signerInfos.count
+        if signerCount == 1 && unreadable.isEmpty && !parsed.isEmpty {
+            steps.append(
+                .init(
+                    name: "structure", outcome: .pass,
+                    reason: "PKCS#7 SignedData with \(parsed.count) certificate\(parsed.count == 1 ? "" : "s") and one signer"
+                        + (signed.usesIndefiniteLengths ? " (indefinite-length BER, as Xcode writes it)" : "")))
+        } else {
+            var problems = unreadable
+            if signerCount != 1 { problems.append("\(signerCount) signers, expected exactly one") }
+            if parsed.isEmpty && unreadable.isEmpty { problems.append("no certificates") }
+            steps.append(.init(name: "structure", outcome: .fail, reason: problems.joined(separator: "; ")))
+        }
+
+        // Signer certificate.
+        let signer = signed.signerInfos.first
+        let signerIssuer = signer.flatMap { info in (try? DER.parse(info.issuerDER)).flatMap { try? DistinguishedName(derEncoded: $0) } }
+        let signerCert = signer.flatMap { info in
+            parsed.first { cert, _ in Array(cert.serialNumber.bytes) == info.serialNumber && signerIssuer == cert.issuer }
+        }
+        if let (cert, _) = signerCert {
+            steps.append(
+                .init(
+                    name: "signer certificate", outcome: .pass,
+                    reason: "the signer is \(cert.displayName), serial \(cert.serialText)", details: evaluator.details(cert)))
+        } else {
+            steps.append(
+                .init(
+                    name: "signer certificate", outcome: .fail,
+                    reason: signer == nil
+                        ? "there is no signer" : "no certificate in the receipt matches the signer's issuer and serial number"))
+        }
+
+        // Signature over the payload.
+        steps.append(signatureStep(signer, signerCert?.0, content: signed.content))
+
+        if let (cert, der) = signerCert, isXcodeTestCertificate(cert, receipt: receipt) {
+            xcodeSteps(cert, der: der, steps: &steps)
+            validityStep(cert, time: time, timeSource: timeSource, steps: &steps)
+            return TrustReport(
+                verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
+                validationTimeSource: timeSource)
+        }
+        if let leaf = signerCert {
+            evaluator.appleChain(
+                leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
+        } else {
+            steps.append(.init(name: "chain", outcome: .skipped, reason: "no signer certificate to build a chain from"))
+        }
+        if let device = options.deviceIdentifier {
+            steps.append(DeviceHash.step(receipt: receipt, identifier: device))
+        }
+        return TrustReport(
+            verdict: TrustEvaluator.verdict(steps, success: .valid), steps: steps, validationTime: time,
+            validationTimeSource: timeSource)
+    }
+
+    private func signatureStep(_ signer: PKCS7SignedData.SignerInfo?, _ cert: Certificate?, content: [UInt8])
+        -> TrustReport.Step
+    {
+        guard let signer, let cert else {
+            return .init(name: "signature", outcome: .skipped, reason: "no signer certificate to check the signature with")
+        }
+        guard let key = _RSA.Signing.PublicKey(cert.publicKey) else {
+            return .init(name: "signature", outcome: .fail, reason: "the signer's key is not an RSA key")
+        }
+        let digestName = SignatureSummary.digestName(signer.digestAlgorithmOID)
+        let signature = _RSA.Signing.RSASignature(rawRepresentation: signer.signature)
+        let detail = [
+            Field(name: "digest", value: digestName), Field(name: "key", value: "RSA \(key.keySizeInBits) bits"),
+        ]
+        var signedBytes = content
+        if let attributes = signer.signedAttributesDER {
+            // With signed attributes the signature covers them, and they carry the content digest.
+            guard let expected = Self.messageDigest(attributes), let actual = digest(digestName, content),
+                expected == actual
+            else {
+                return .init(
+                    name: "signature", outcome: .fail,
+                    reason: "the signed attributes' message digest does not match the receipt payload", details: detail)
+            }
+            signedBytes = attributes
+        }
+        let valid: Bool
+        switch digestName {
+        case "sha1":
+            valid = key.isValidSignature(signature, for: Insecure.SHA1.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case "sha256":
+            valid = key.isValidSignature(signature, for: SHA256.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case "sha384":
+            valid = key.isValidSignature(signature, for: SHA384.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        case "sha512":
+            valid = key.isValidSignature(signature, for: SHA512.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
+        default:
+            return .init(name: "signature", outcome: .fail, reason: "unsupported digest algorithm \(digestName)")
+        }
+        return valid
+            ? .init(
+                name: "signature", outcome: .pass,
+                reason: "RSA PKCS#1 v1.5 with \(digestName.uppercased()) over the receipt payload verifies with the signer's key",
+                details: detail)
+            : .init(
+                name: "signature", outcome: .fail,
+                reason: "the RSA \(digestName.uppercased()) signature does not match the receipt payload: the payload or the signature was changed",
+                details: detail)
+    }
+
+    private func digest(_ name: String, _ bytes: [UInt8]) -> [UInt8]? {
+        switch name {
+        case "sha1": Array(Insecure.SHA1.hash(data: bytes))
+        case "sha256": Array(SHA256.hash(data: bytes))
+        case "sha384": Array(SHA384.hash(data: bytes))
+        case "sha512": Array(SHA512.hash(data: bytes))
+        default: nil
+        }
+    }
+
+    /// The `messageDigest` attribute (1.2.840.113549.1.9.4) of DER signed attributes.
+    static func messageDigest(_ der: [UInt8]) -> [UInt8]? {
+        guard let root = try? DER.parse(der), case .constructed(let attributes) = root.content else { return nil }
+        for attribute in attributes {
+            guard case .constructed(let parts) = attribute.content else { continue }
+            var iterator = parts.makeIterator()
+            guard let oid = iterator.next().flatMap(ASN1Reading.oid), oid == "1.2.840.113549.1.9.4",
+                let values = iterator.next(), case .constructed(let set) = values.content,
+                let first = set.first(where: { _ in true }), let octets = ASN1Reading.octets(first)
+            else { continue }
+            return Array(octets)
+        }
+        return nil
+    }
+
+    private func isXcodeTestCertificate(_ cert: Certificate, receipt: AppReceipt?) -> Bool {
+        cert.isSelfIssued && (cert.displayName == "StoreKit" || receipt?.receiptType == "Xcode")
+    }
+
+    private func xcodeSteps(_ cert: Certificate, der: [UInt8], steps: inout [TrustReport.Step]) {
+        steps.append(
+            .init(
+                name: "test certificate", outcome: .warning,
+                reason: "signed by Xcode's self-signed \"\(cert.displayName)\" certificate: a StoreKit-testing receipt, never from the App Store (Apple's servers answer 21002 for it)",
+                details: evaluator.details(cert)))
+        if let expected = options.storeKitCertificate {
+            if expected == der {
+                steps.append(
+                    .init(
+                        name: "storekit certificate", outcome: .pass,
+                        reason: "the receipt's certificate is the StoreKit certificate you supplied"))
+            } else if let given = try? Certificate(derEncoded: expected), given.publicKey == cert.publicKey {
+                steps.append(
+                    .init(
+                        name: "storekit certificate", outcome: .pass,
+                        reason: "the receipt's certificate has the same key as the StoreKit certificate you supplied"))
+            } else {
+                steps.append(
+                    .init(
+                        name: "storekit certificate", outcome: .fail,
+                        reason: "the receipt was not signed with the StoreKit certificate you supplied (another Xcode project's, or edited)"))
+            }
+        } else {
+            steps.append(
+                .init(
+                    name: "storekit certificate", outcome: .skipped,
+                    reason: "pass --storekit-cert FILE (exported from your Xcode project) to check it is yours"))
+        }
+    }
+
+    private func validityStep(_ cert: Certificate, time: Date?, timeSource: String, steps: inout [TrustReport.Step]) {
+        evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
+    }
+}
+
+/// The SHA-1 device hash of a receipt: SHA1(device identifier ‖ opaque value (field 4) ‖
+/// bundle id DER (field 2)) compared with field 5.
+public enum DeviceHash {
+    public static func compute(identifier: [UInt8], opaque: [UInt8], bundleIDData: [UInt8]) -> [UInt8] {
+        Array(Insecure.SHA1.hash(data: identifier + opaque + bundleIDData))
+    }
+
+    static func step(receipt: AppReceipt?, identifier: DeviceIdentifier) -> TrustReport.Step {
+        guard let receipt, let opaque = receipt.opaqueValue, let bundle = receipt.bundleIDData, let hash = receipt.sha1Hash
+        else {
+            return .init(name: "device hash", outcome: .skipped, reason: "the receipt lacks field 2, 4 or 5")
+        }
+        let computed = compute(identifier: identifier.bytes, opaque: opaque, bundleIDData: bundle)
+        return computed == hash
+            ? .init(
+                name: "device hash", outcome: .pass, reason: "the receipt was issued to this device (\(identifier.kind))")
+            : .init(
+                name: "device hash", outcome: .fail,
+                reason: "the receipt's device hash does not match this \(identifier.kind): issued to another device, or the wrong identifier (on macOS, the primary network interface's MAC)",
+                details: [Field(name: "expected", value: Hex.encode(hash)), Field(name: "computed", value: Hex.encode(computed))])
+    }
+}

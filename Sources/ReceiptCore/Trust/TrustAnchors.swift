@@ -1,0 +1,85 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// The root certificates a chain must end in.
+///
+/// ``apple`` holds the bundled Apple roots: Apple Inc. Root CA (app receipts, RSA),
+/// Apple Root CA - G2 and Apple Root CA - G3 (StoreKit 2 JWS, ECDSA). Intermediates are never
+/// pinned: any intermediate that one of these roots signed is accepted, so a certificate
+/// rotation at Apple does not break verification.
+public struct TrustAnchors: Sendable {
+    public private(set) var roots: [Certificate]
+    /// DER of each root, in the same order.
+    private(set) var rootDERs: [[UInt8]]
+
+    public init(roots: [Certificate]) {
+        self.roots = roots
+        rootDERs = roots.map { root in
+            var serializer = DER.Serializer()
+            return (try? serializer.serialize(root)).map { serializer.serializedBytes } ?? []
+        }
+    }
+
+    /// Reads DER certificates.
+    public init(derCertificates: [[UInt8]]) throws {
+        self.init(roots: try derCertificates.map { try Certificate(derEncoded: $0) })
+    }
+
+    /// The bundled Apple roots.
+    public static let apple: TrustAnchors = {
+        let names = ["AppleIncRootCertificate", "AppleRootCA-G2", "AppleRootCA-G3"]
+        let roots = names.compactMap { name -> Certificate? in
+            guard let url = Bundle.module.url(forResource: "Roots/\(name)", withExtension: "der"),
+                let data = FileManager.default.contents(atPath: url.path)
+            else { return nil }
+            return try? Certificate(derEncoded: [UInt8](data))
+        }
+        return TrustAnchors(roots: roots)
+    }()
+}
+
+/// Apple's marker extensions.
+enum AppleOID {
+    /// On the receipt- and JWS-signing leaf certificates.
+    static let receiptSigningLeaf: ASN1ObjectIdentifierString = "1.2.840.113635.100.6.11.1"
+    /// On the Worldwide Developer Relations intermediates.
+    static let wwdrIntermediate: ASN1ObjectIdentifierString = "1.2.840.113635.100.6.2.1"
+}
+
+typealias ASN1ObjectIdentifierString = String
+
+extension Certificate {
+    /// True when the certificate carries the extension with the dotted OID.
+    func hasExtension(_ dotted: String) -> Bool {
+        extensions.contains { $0.oid.description == dotted }
+    }
+
+    /// True for a CA certificate (basicConstraints cA = TRUE).
+    var isCertificateAuthority: Bool {
+        guard let constraints = try? extensions.basicConstraints else { return false }
+        if case .isCertificateAuthority = constraints { return true }
+        return false
+    }
+
+    var isSelfIssued: Bool { subject == issuer }
+
+    /// The subject's common name, or the whole subject.
+    var displayName: String {
+        SignatureSummary.commonName(subject) ?? subject.description
+    }
+
+    /// Whether the certificate was within its validity window at `time`.
+    func isValid(at time: Date) -> Bool {
+        notValidBefore <= time && time <= notValidAfter
+    }
+
+    /// The serial number as colon-separated hex bytes, as openssl prints it.
+    var serialText: String {
+        serialNumber.bytes.map { String(format: "%02x", $0) }.joined(separator: ":")
+    }
+
+    var validityText: String {
+        "\(AppleDate.iso8601(notValidBefore).prefix(10)) to \(AppleDate.iso8601(notValidAfter).prefix(10))"
+    }
+}

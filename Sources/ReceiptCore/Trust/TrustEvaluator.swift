@@ -1,0 +1,207 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// Verifies signatures offline and explains each step: PKCS#7 app receipts, Xcode StoreKit
+/// test receipts, iOS 6 transaction receipts and StoreKit 2 JWS (with a notification's nested
+/// tokens).
+///
+/// Certificates are judged at the time the receipt was signed (receipt creation date, JWS
+/// `signedDate`), not at "now": every Apple intermediate in old receipts has expired since, and
+/// that does not make those receipts forged.
+///
+/// ```swift
+/// let report = TrustEvaluator().evaluate(decoded)
+/// print(report.verdict, report.headline)
+/// ```
+public struct TrustEvaluator: Sendable {
+    public var anchors: TrustAnchors
+    public var cache: TrustCache
+
+    public init(anchors: TrustAnchors = .apple, cache: TrustCache = TrustCache()) {
+        self.anchors = anchors
+        self.cache = cache
+    }
+
+    /// Evaluates one decoded input.
+    public func evaluate(_ input: DecodedInput, options: TrustOptions = TrustOptions()) -> TrustReport {
+        switch input.signature {
+        case .pkcs7(let signed):
+            return PKCS7TrustCheck(evaluator: self, options: options).run(signed, receipt: input.receipt)
+        case .jws(let token):
+            var report = JWSTrustCheck(evaluator: self, options: options).run(token, environment: input.rawEnvironment)
+            addNested(input.nested, to: &report, options: options)
+            return report
+        case .legacy(let blob, let purchaseInfo):
+            return LegacyTrustCheck(evaluator: self, options: options).run(
+                blob: blob, purchaseInfo: purchaseInfo, purchaseDate: input.transactions.first?.purchaseDate)
+        case nil:
+            return unsigned(input)
+        }
+    }
+
+    private func unsigned(_ input: DecodedInput) -> TrustReport {
+        let reason: String
+        switch input.format {
+        case .verifyResponse:
+            reason = "a verifyReceipt response is not signed: inspect the receipt itself, or ask Apple"
+        case .notificationV1:
+            reason = "a V1 notification is not signed: Apple sends it over TLS; check its password matches your shared secret"
+        case .legacy:
+            reason = "the transaction receipt has no signature"
+            return TrustReport(verdict: .invalid, steps: [.init(name: "signature", outcome: .fail, reason: reason)])
+        default:
+            reason = "the input carries no signature (a decoded payload was pasted, not the signed token)"
+        }
+        return TrustReport(verdict: .unverifiable, steps: [.init(name: "signature", outcome: .skipped, reason: reason)])
+    }
+
+    private func addNested(_ nested: [NestedInput], to report: inout TrustReport, options: TrustOptions) {
+        for item in nested {
+            let inner = evaluate(item.input, options: options)
+            let outcome: TrustReport.Outcome
+            switch inner.verdict {
+            case .valid: outcome = .pass
+            case .test: outcome = report.verdict == .test ? .pass : .fail
+            case .invalid: outcome = .fail
+            case .unverifiable: outcome = .warning
+            }
+            report.steps.append(
+                .init(
+                    name: "nested \(item.field)", outcome: outcome, reason: inner.headline,
+                    details: inner.steps.filter { $0.outcome != .pass }.map {
+                        Field(name: $0.name, value: "\($0.outcome.rawValue): \($0.reason)")
+                    }))
+            if outcome == .fail { report.verdict = .invalid }
+        }
+    }
+
+    // MARK: - Shared checks
+
+    /// Checks leaf → intermediate (from the input) → bundled root, Apple's marker OIDs, and
+    /// validity at `time`. Appends one step per check.
+    func appleChain(
+        leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
+        options: TrustOptions, steps: inout [TrustReport.Step]
+    ) {
+        let (leafCert, leafDER) = leaf
+        steps.append(
+            leafCert.hasExtension(AppleOID.receiptSigningLeaf)
+                ? .init(
+                    name: "leaf certificate", outcome: .pass,
+                    reason: "\(leafCert.displayName) carries Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
+                    details: details(leafCert))
+                : .init(
+                    name: "leaf certificate", outcome: .fail,
+                    reason: "\(leafCert.displayName) lacks Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
+                    details: details(leafCert)))
+
+        let issuers = candidates.filter { $0.0.subject == leafCert.issuer && $0.1 != leafDER }
+        let intermediate = issuers.first { cache.issuerSigned(leafCert, subjectDER: leafDER, by: $0.0, issuerDER: $0.1) }
+        var chain: [(String, Certificate)] = [("leaf", leafCert)]
+        if let (cert, der) = intermediate {
+            chain.append(("intermediate", cert))
+            var problems: [String] = []
+            if !cert.hasExtension(AppleOID.wwdrIntermediate) {
+                problems.append("lacks Apple's WWDR marker \(AppleOID.wwdrIntermediate)")
+            }
+            if !cert.isCertificateAuthority { problems.append("is not a CA certificate") }
+            steps.append(
+                problems.isEmpty
+                    ? .init(
+                        name: "intermediate", outcome: .pass,
+                        reason: "\(cert.displayName)\(ou(cert)) issued the leaf and carries \(AppleOID.wwdrIntermediate)",
+                        details: details(cert))
+                    : .init(
+                        name: "intermediate", outcome: .fail,
+                        reason: "\(cert.displayName)\(ou(cert)) issued the leaf but " + problems.joined(separator: " and "),
+                        details: details(cert)))
+            let roots = zip(anchors.roots, anchors.rootDERs).filter { $0.0.subject == cert.issuer }
+            if let root = roots.first(where: { cache.issuerSigned(cert, subjectDER: der, by: $0.0, issuerDER: $0.1) }) {
+                chain.append(("root", root.0))
+                steps.append(
+                    .init(
+                        name: "root", outcome: .pass,
+                        reason: "the intermediate is signed by \(root.0.displayName), a bundled Apple root",
+                        details: details(root.0)))
+            } else {
+                steps.append(
+                    .init(
+                        name: "root", outcome: .fail,
+                        reason: roots.isEmpty
+                            ? "the intermediate's issuer \(cert.issuer) is not a trusted root"
+                            : "the intermediate claims \(cert.issuer) as issuer but that root's signature on it does not verify"))
+            }
+        } else {
+            steps.append(
+                .init(
+                    name: "intermediate", outcome: .fail,
+                    reason: issuers.isEmpty
+                        ? "no certificate in the input is the leaf's issuer (\(leafCert.issuer))"
+                        : "the leaf's issuer is present but its signature on the leaf does not verify"))
+            steps.append(.init(name: "root", outcome: .skipped, reason: "no intermediate to chain from"))
+        }
+        validity(chain, time: time, timeSource: timeSource, now: options.now, steps: &steps)
+        expiryWarning(chain.filter { $0.0 != "root" }, options: options, steps: &steps)
+    }
+
+    /// One step: were all certificates valid at `time`?
+    func validity(
+        _ chain: [(String, Certificate)], time: Date?, timeSource: String, now: Date, steps: inout [TrustReport.Step]
+    ) {
+        guard let time else {
+            steps.append(.init(name: "validity", outcome: .fail, reason: "no \(timeSource) to judge the certificates at"))
+            return
+        }
+        let day = String(AppleDate.iso8601(time).prefix(10))
+        let invalid = chain.filter { !$0.1.isValid(at: time) }
+        if invalid.isEmpty {
+            let expiredSince = chain.filter { $0.1.notValidAfter < now }
+            var reason = "chain valid on \(day) (\(timeSource))"
+            if let first = expiredSince.first {
+                reason += "; the \(first.0) expired \(AppleDate.iso8601(first.1.notValidAfter).prefix(10)), which does not matter for a receipt signed before"
+            }
+            steps.append(.init(name: "validity", outcome: .pass, reason: reason))
+        } else {
+            let text = invalid.map { "the \($0.0) was valid \($0.1.validityText)" }.joined(separator: "; ")
+            steps.append(.init(name: "validity", outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
+        }
+    }
+
+    /// A warning step listing certificates that expire within the warning window of "now".
+    func expiryWarning(_ chain: [(String, Certificate)], options: TrustOptions, steps: inout [TrustReport.Step]) {
+        let horizon = options.now.addingTimeInterval(Double(options.expiryWarningDays) * 86_400)
+        let soon = chain.filter { $0.1.notValidAfter > options.now && $0.1.notValidAfter <= horizon }
+        guard !soon.isEmpty else { return }
+        let text = soon.map { name, cert in
+            let days = Int((cert.notValidAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
+            return "the \(name) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(cert.notValidAfter).prefix(10)) (in \(days) days)"
+        }.joined(separator: "; ")
+        steps.append(.init(name: "expiry warning", outcome: .warning, reason: text))
+    }
+
+    func details(_ cert: Certificate) -> [Field] {
+        [
+            Field(name: "subject", value: cert.subject.description),
+            Field(name: "issuer", value: cert.issuer.description),
+            Field(name: "serial", value: cert.serialText),
+            Field(name: "valid", value: cert.validityText),
+        ]
+    }
+
+    private func ou(_ cert: Certificate) -> String {
+        for rdn in cert.subject {
+            for attribute in rdn where attribute.type == .RDNAttributeType.organizationalUnitName {
+                let value = attribute.value.description
+                if value.count <= 3 { return " (\(value))" }  // WWDR generations: G3, G5, G6, …
+            }
+        }
+        return ""
+    }
+
+    static func verdict(_ steps: [TrustReport.Step], success: TrustReport.Verdict) -> TrustReport.Verdict {
+        steps.contains { $0.outcome == .fail } ? .invalid : success
+    }
+}
