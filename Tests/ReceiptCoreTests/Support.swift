@@ -38,3 +38,33 @@ func decodingError(_ body: () throws -> Any) -> ReceiptDecodingError? {
         return nil
     }
 }
+
+/// The shared corpus beside the package (`../shared/corpus`), when present.
+enum SharedCorpus {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("../shared/corpus").standardizedFileURL
+
+    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("MANIFEST.tsv").path) }
+
+    static func bytes(_ relative: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: root.appendingPathComponent(relative)))
+    }
+
+    /// MANIFEST.tsv rows: relative path → notes column.
+    static let notes: [String: String] = {
+        guard let text = try? String(contentsOf: root.appendingPathComponent("MANIFEST.tsv"), encoding: .utf8) else {
+            return [:]
+        }
+        var rows: [String: String] = [:]
+        for line in text.split(separator: "\n").dropFirst() {
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard columns.count >= 6 else { continue }
+            rows[String(columns[0])] = String(columns[5])
+        }
+        return rows
+    }()
+
+    static func files(in folder: String, suffix: String) -> [String] {
+        notes.keys.filter { $0.hasPrefix(folder + "/") && $0.hasSuffix(suffix) }.sorted()
+    }
+}

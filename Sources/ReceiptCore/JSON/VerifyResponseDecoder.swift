@@ -61,9 +61,14 @@ enum VerifyResponseDecoder {
             renewal.otherFields = []
             for key in renewalKeys { _ = r.value(key) }
             if renewal.productID == nil { renewal.productID = renewal.autoRenewProductID }
-            if !result.pendingRenewalInfo.contains(where: { $0.originalTransactionID == renewal.originalTransactionID }) {
-                result.pendingRenewalInfo.append(renewal)
+            // The top level repeats one subscription's renewal state; add it only when no
+            // pending_renewal_info entry already describes that subscription.
+            let known = result.pendingRenewalInfo.contains { entry in
+                if let id = renewal.originalTransactionID { return entry.originalTransactionID == id }
+                guard let product = renewal.autoRenewProductID else { return true }
+                return entry.autoRenewProductID == product || entry.productID == product
             }
+            if !known { result.pendingRenewalInfo.append(renewal) }
         }
         _ = r.appleDate("auto_renew_status_change_date")
         if let changed = object["auto_renew_status_change_date_ms"]?.text {

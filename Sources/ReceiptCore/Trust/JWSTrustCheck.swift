@@ -11,8 +11,17 @@ struct JWSTrustCheck {
 
     func run(_ token: JWSToken, environment: String?) -> TrustReport {
         var steps: [TrustReport.Step] = []
-        let time = token.payload["signedDate"]?.int64.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-        let timeSource = "signedDate"
+        // signedDate where the payload has one; an AppTransaction may carry only receiptCreationDate.
+        func milliseconds(_ key: String) -> Date? {
+            switch token.payload[key] {
+            case .integer(let ms): Date(timeIntervalSince1970: Double(ms) / 1000)
+            case .number(let ms): Date(timeIntervalSince1970: ms / 1000)
+            default: nil
+            }
+        }
+        let timeField = ["signedDate", "receiptCreationDate"].first { milliseconds($0) != nil } ?? "signedDate"
+        let time = milliseconds(timeField)
+        let timeSource = timeField
 
         if token.algorithm == "ES256" {
             steps.append(.init(name: "algorithm", outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
