@@ -129,9 +129,38 @@ public enum AppleDate {
             days -= 1
         }
         let (y, m, d) = civilFromDays(days)
-        let base = String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, sod / 3600, (sod / 60) % 60, sod % 60)
-        return rem == 0 ? base + "Z" : base + String(format: ".%03dZ", rem)
+        // Built by hand: String(format:) goes through Foundation's formatter and is slow.
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        func put(_ value: Int, _ width: Int) {
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var v = abs(value)
+            var i = width - 1
+            while i >= 0 {
+                digits[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                i -= 1
+            }
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            out += digits
+        }
+        put(y, 4)
+        out.append(UInt8(ascii: "-"))
+        put(m, 2)
+        out.append(UInt8(ascii: "-"))
+        put(d, 2)
+        out.append(UInt8(ascii: "T"))
+        put(sod / 3600, 2)
+        out.append(UInt8(ascii: ":"))
+        put((sod / 60) % 60, 2)
+        out.append(UInt8(ascii: ":"))
+        put(sod % 60, 2)
+        if rem != 0 {
+            out.append(UInt8(ascii: "."))
+            put(rem, 3)
+        }
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {

@@ -21,7 +21,7 @@ public struct SignatureSummary: Sendable, Hashable {
             if let cert = try? Certificate(derEncoded: der) {
                 self.init(
                     subject: cert.subject.description, issuer: cert.issuer.description,
-                    serial: cert.serialNumber.bytes.map { String(format: "%02x", $0) }.joined(separator: ":"), notBefore: cert.notValidBefore,
+                    serial: Hex.encode(cert.serialNumber.bytes, separator: ":"), notBefore: cert.notValidBefore,
                     notAfter: cert.notValidAfter,
                     commonName: SignatureSummary.commonName(cert.subject) ?? cert.subject.description)
                 return
@@ -42,7 +42,7 @@ public struct SignatureSummary: Sendable, Hashable {
             guard times.count == 2 else { return nil }
             self.init(
                 subject: subject.description, issuer: issuer.description,
-                serial: serialBytes.map { String(format: "%02x", $0) }.joined(separator: ":"),
+                serial: Hex.encode(serialBytes, separator: ":"),
                 notBefore: times[0], notAfter: times[1],
                 commonName: SignatureSummary.commonName(subject) ?? subject.description)
         }

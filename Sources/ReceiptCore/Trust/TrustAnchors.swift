@@ -76,7 +76,7 @@ extension Certificate {
 
     /// The serial number as colon-separated hex bytes, as openssl prints it.
     var serialText: String {
-        serialNumber.bytes.map { String(format: "%02x", $0) }.joined(separator: ":")
+        Hex.encode(serialNumber.bytes, separator: ":")
     }
 
     var validityText: String {

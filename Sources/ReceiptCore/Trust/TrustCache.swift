@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import X509
 
 /// Remembers parsed certificates and issuer-signature results, so a fleet that sees the same
@@ -9,13 +10,16 @@ import X509
 /// so hostile input cannot grow memory without bound.
 public final class TrustCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var certificates: [[UInt8]: Certificate] = [:]
+    // Keyed by `Data`: its hash reads a bounded prefix, equality compares all bytes, so
+    // lookups stay cheap for 1-2 KB certificates.
+    private var certificates: [Data: Certificate] = [:]
+    private var descriptions: [Data: [Field]] = [:]
     private var signatures: [SignaturePair: Bool] = [:]
     private let limit: Int
 
     struct SignaturePair: Hashable {
-        var issuer: [UInt8]
-        var subject: [UInt8]
+        var issuer: Data
+        var subject: Data
     }
 
     public init(limit: Int = 4096) {
@@ -23,8 +27,9 @@ public final class TrustCache: @unchecked Sendable {
     }
 
     func certificate(_ der: [UInt8]) throws -> Certificate {
+        let key = Data(der)
         lock.lock()
-        if let cached = certificates[der] {
+        if let cached = certificates[key] {
             lock.unlock()
             return cached
         }
@@ -32,14 +37,41 @@ public final class TrustCache: @unchecked Sendable {
         let parsed = try Certificate(derEncoded: der)
         lock.lock()
         if certificates.count >= limit { certificates.removeAll(keepingCapacity: true) }
-        certificates[der] = parsed
+        certificates[key] = parsed
         lock.unlock()
         return parsed
     }
 
+    /// The subject, issuer, serial and validity of a certificate, as report details.
+    func details(_ cert: Certificate) -> [Field] {
+        var serializer = DER.Serializer()
+        let key = (try? serializer.serialize(cert)).map { Data(serializer.serializedBytes) }
+        if let key {
+            lock.lock()
+            if let cached = descriptions[key] {
+                lock.unlock()
+                return cached
+            }
+            lock.unlock()
+        }
+        let fields = [
+            Field(name: "subject", value: cert.subject.description),
+            Field(name: "issuer", value: cert.issuer.description),
+            Field(name: "serial", value: cert.serialText),
+            Field(name: "valid", value: cert.validityText),
+        ]
+        if let key {
+            lock.lock()
+            if descriptions.count >= limit { descriptions.removeAll(keepingCapacity: true) }
+            descriptions[key] = fields
+            lock.unlock()
+        }
+        return fields
+    }
+
     /// Whether `issuer`'s key verifies the signature on `subject`.
     func issuerSigned(_ subject: Certificate, subjectDER: [UInt8], by issuer: Certificate, issuerDER: [UInt8]) -> Bool {
-        let key = SignaturePair(issuer: issuerDER, subject: subjectDER)
+        let key = SignaturePair(issuer: Data(issuerDER), subject: Data(subjectDER))
         lock.lock()
         if let cached = signatures[key] {
             lock.unlock()

@@ -183,12 +183,7 @@ public struct TrustEvaluator: Sendable {
     }
 
     func details(_ cert: Certificate) -> [Field] {
-        [
-            Field(name: "subject", value: cert.subject.description),
-            Field(name: "issuer", value: cert.issuer.description),
-            Field(name: "serial", value: cert.serialText),
-            Field(name: "valid", value: cert.validityText),
-        ]
+        cache.details(cert)
     }
 
     private func ou(_ cert: Certificate) -> String {
