@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Side-by-side: receiptdash's offline verification against the PyPI package
+# apple-purchase-receipt-verifier on the genuine receipts of ../shared/corpus/pkcs7.
+# Release build, one thread each. Usage: Benchmarks/compare-verify.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-5}
+corpus=../shared/corpus/pkcs7
+swift build -c release >/dev/null
+venv=${TMPDIR:-/tmp}/receiptdash-bench-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet apple-purchase-receipt-verifier
+fi
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "== receiptdash"
+.build/release/receiptdash bench --verify --suffix .der --seconds "$seconds" "$corpus"
+# The genuine receipts and their creation dates (the time their chains are judged at).
+files=()
+creation="{"
+while IFS=$'\t' read -r path ms; do
+  files+=("$path")
+  creation+="\"$path\": $ms,"
+done < <(.build/release/receiptdash inspect --format json "$corpus"/*.der 2>/dev/null | python3 -c '
+import json, sys, datetime
+for item in json.load(sys.stdin):
+    if item.get("trust", {}).get("verdict") != "valid":
+        continue
+    created = item["receipt"]["receipt_creation_date"]
+    ms = int(datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() * 1000)
+    print(item["source"] + "\t" + str(ms))
+')
+creation="${creation%,}}"
+echo "== apple-purchase-receipt-verifier $("$venv/bin/pip" show apple-purchase-receipt-verifier | awk '/^Version/ {print $2}')"
+"$venv/bin/python" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"
