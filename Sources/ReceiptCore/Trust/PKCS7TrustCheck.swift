@@ -65,6 +65,9 @@ struct PKCS7TrustCheck {
         if let (cert, der) = signerCert, isXcodeTestCertificate(cert, receipt: receipt) {
             xcodeSteps(cert, der: der, steps: &steps)
             validityStep(cert, time: time, timeSource: timeSource, steps: &steps)
+            if let device = options.deviceIdentifier {
+                steps.append(DeviceHash.step(receipt: receipt, identifier: device))
+            }
             return TrustReport(
                 verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
                 validationTimeSource: timeSource)

@@ -1,0 +1,880 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Testing
+import X509
+import _CryptoExtras
+
+@testable import ReceiptCore
+
+// Tampering tests for the trust evaluator: the tests build their own PKI (root → WWDR-like
+// intermediate → receipt-signing leaf), sign real PKCS#7 receipts (RSA) and StoreKit 2 JWS
+// (ES256) with it, then change one thing at a time and check the verdict and exactly which
+// step fails, with every other step still reported.
+
+// MARK: - Fixed clock
+
+/// All dates are fixed: nothing depends on the machine's clock.
+fileprivate enum TamperClock {
+    /// `TrustOptions.now`.
+    static let now = utc("2024-06-01T00:00:00Z")
+    /// The receipt creation date (PKCS#7 field 12) and the JWS `signedDate`.
+    static let signed = utc("2024-03-01T12:00:00Z")
+    static let signedText = "2024-03-01T12:00:00Z"
+
+    static let rootValidity = (utc("2015-01-01T00:00:00Z"), utc("2040-01-01T00:00:00Z"))
+    static let intermediateValidity = (utc("2020-01-01T00:00:00Z"), utc("2030-01-01T00:00:00Z"))
+    /// Expires a year after `now`: outside the 90-day warning window.
+    static let leafValidity = (utc("2023-01-01T00:00:00Z"), utc("2025-06-01T00:00:00Z"))
+
+    static var options: TrustOptions { TrustOptions(now: now) }
+}
+
+// MARK: - Certificates
+
+fileprivate enum TestPKI {
+    static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    static let wwdrMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// Apple's marker extensions carry a DER NULL.
+    static func marker(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {
+        Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
+    }
+
+    static func name(_ commonName: String, ou: String? = nil) throws -> DistinguishedName {
+        try DistinguishedName {
+            CountryName("US")
+            OrganizationName("ReceiptDash Tests")
+            if let ou { OrganizationalUnitName(ou) }
+            CommonName(commonName)
+        }
+    }
+
+    static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
+    /// The certificate with the last byte of its signature BIT STRING flipped: it still parses,
+    /// but no issuer's signature on it verifies any more.
+    static func tampered(_ der: [UInt8]) throws -> [UInt8] {
+        var copy = der
+        copy[copy.count - 1] ^= 0x01
+        let original = try Certificate(derEncoded: der)
+        let changed = try Certificate(derEncoded: copy)  // still a readable certificate
+        #expect(changed.tbsCertificateBytes == original.tbsCertificateBytes)
+        #expect(changed.signature != original.signature)
+        return copy
+    }
+
+    static func rootExtensions() throws -> Certificate.Extensions {
+        try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+        }
+    }
+
+    static func intermediateExtensions(marker: Bool = true, ca: Bool = true) throws -> Certificate.Extensions {
+        try Certificate.Extensions {
+            if ca {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            } else {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            }
+            if marker { TestPKI.marker(wwdrMarker) }
+        }
+    }
+
+    static func leafExtensions(marker: Bool = true) throws -> Certificate.Extensions {
+        try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            if marker { TestPKI.marker(leafMarker) }
+        }
+    }
+}
+
+/// The RSA-2048 hierarchy for PKCS#7 receipts. Exactly three RSA keys are generated, once: key
+/// generation is slow in debug builds, so every variant certificate reuses them.
+fileprivate struct RSAHierarchy: Sendable {
+    static let shared = Result { try RSAHierarchy() }
+
+    let rootKey: _RSA.Signing.PrivateKey
+    let intermediateKey: _RSA.Signing.PrivateKey
+    let leafKey: _RSA.Signing.PrivateKey
+
+    let rootName: DistinguishedName
+    let intermediateName: DistinguishedName
+    let leafName: DistinguishedName
+
+    let root: Certificate
+    let intermediate: Certificate
+    let leaf: Certificate
+    let rootDER: [UInt8]
+    let intermediateDER: [UInt8]
+    let leafDER: [UInt8]
+
+    /// Serial with the high bit set: its INTEGER encoding has a leading zero byte, which the
+    /// signer lookup (issuer + serial) must cope with.
+    static let leafSerial = Certificate.SerialNumber(bytes: [0x9A, 0x5C, 0x31, 0x07])
+
+    private init() throws {
+        rootKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        intermediateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        leafKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        rootName = try TestPKI.name("ReceiptDash Test Root CA", ou: "Test Certification Authority")
+        intermediateName = try TestPKI.name("ReceiptDash Test WWDR Intermediate", ou: "G9")
+        leafName = try TestPKI.name("ReceiptDash Test Receipt Signing")
+        root = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x01]), publicKey: .init(rootKey.publicKey),
+            notValidBefore: TamperClock.rootValidity.0, notValidAfter: TamperClock.rootValidity.1,
+            issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try TestPKI.rootExtensions(), issuerPrivateKey: .init(rootKey))
+        rootDER = try TestPKI.der(root)
+        intermediate = try Self.makeIntermediate(
+            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName)
+        intermediateDER = try TestPKI.der(intermediate)
+        leaf = try Self.makeLeaf(
+            intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName)
+        leafDER = try TestPKI.der(leaf)
+    }
+
+    static func makeIntermediate(
+        rootKey: _RSA.Signing.PrivateKey, rootName: DistinguishedName, key: _RSA.Signing.PrivateKey,
+        name: DistinguishedName, marker: Bool = true, ca: Bool = true
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x02, 0x11]), publicKey: .init(key.publicKey),
+            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
+            issuer: rootName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try TestPKI.intermediateExtensions(marker: marker, ca: ca), issuerPrivateKey: .init(rootKey))
+    }
+
+    static func makeLeaf(
+        intermediateKey: _RSA.Signing.PrivateKey, intermediateName: DistinguishedName, key: _RSA.Signing.PrivateKey,
+        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: leafSerial, publicKey: .init(key.publicKey),
+            notValidBefore: validity.0, notValidAfter: validity.1,
+            issuer: intermediateName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try TestPKI.leafExtensions(marker: marker), issuerPrivateKey: .init(intermediateKey))
+    }
+
+    /// A leaf variant: same key, name and issuer as ``leaf``.
+    func leaf(validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true) throws -> Certificate {
+        try Self.makeLeaf(
+            intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName,
+            validity: validity, marker: marker)
+    }
+
+    /// An intermediate variant: same key, name and issuer as ``intermediate``.
+    func intermediate(marker: Bool = true, ca: Bool = true) throws -> Certificate {
+        try Self.makeIntermediate(
+            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName, marker: marker, ca: ca)
+    }
+
+    /// A self-signed certificate named like Xcode's StoreKit testing certificate.
+    func storeKit(key: _RSA.Signing.PrivateKey, serial: UInt8) throws -> Certificate {
+        let name = try DistinguishedName { CommonName("StoreKit") }
+        return try Certificate(
+            version: .v3, serialNumber: .init(bytes: [serial]), publicKey: .init(key.publicKey),
+            notValidBefore: utc("2023-01-01T00:00:00Z"), notValidAfter: utc("2043-01-01T00:00:00Z"),
+            issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: Certificate.Extensions(), issuerPrivateKey: .init(key))
+    }
+
+    var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }
+}
+
+/// The P-256 hierarchy for StoreKit 2 JWS.
+fileprivate struct ECHierarchy: Sendable {
+    static let shared = Result { try ECHierarchy() }
+
+    let rootKey = P256.Signing.PrivateKey()
+    let intermediateKey = P256.Signing.PrivateKey()
+    let leafKey = P256.Signing.PrivateKey()
+    let rootName: DistinguishedName
+    let intermediateName: DistinguishedName
+    let leafName: DistinguishedName
+    let root: Certificate
+    let intermediate: Certificate
+    let leaf: Certificate
+    let rootDER: [UInt8]
+    let intermediateDER: [UInt8]
+    let leafDER: [UInt8]
+
+    private init() throws {
+        rootName = try TestPKI.name("ReceiptDash Test Root CA - EC", ou: "Test Certification Authority")
+        intermediateName = try TestPKI.name("ReceiptDash Test WWDR Intermediate - EC", ou: "G9")
+        leafName = try TestPKI.name("ReceiptDash Test StoreKit Signing")
+        root = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x03]), publicKey: .init(rootKey.publicKey),
+            notValidBefore: TamperClock.rootValidity.0, notValidAfter: TamperClock.rootValidity.1,
+            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try TestPKI.rootExtensions(), issuerPrivateKey: .init(rootKey))
+        intermediate = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x04, 0x22]), publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
+            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try TestPKI.intermediateExtensions(), issuerPrivateKey: .init(rootKey))
+        leaf = try Self.makeLeaf(
+            intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName)
+        rootDER = try TestPKI.der(root)
+        intermediateDER = try TestPKI.der(intermediate)
+        leafDER = try TestPKI.der(leaf)
+    }
+
+    static func makeLeaf(
+        intermediateKey: P256.Signing.PrivateKey, intermediateName: DistinguishedName, key: P256.Signing.PrivateKey,
+        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x5E, 0x01, 0x02]), publicKey: .init(key.publicKey),
+            notValidBefore: validity.0, notValidAfter: validity.1,
+            issuer: intermediateName, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try TestPKI.leafExtensions(marker: marker), issuerPrivateKey: .init(intermediateKey))
+    }
+
+    func leaf(validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true) throws -> Certificate {
+        try Self.makeLeaf(
+            intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName,
+            validity: validity, marker: marker)
+    }
+
+    var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }
+}
+
+// MARK: - Signed inputs
+
+fileprivate enum SignedReceipt {
+    static let bundleID = "com.example.receiptdash"
+
+    static func oid(_ oid: ASN1ObjectIdentifier) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(oid)
+        return serializer.serializedBytes
+    }
+
+    /// `AlgorithmIdentifier { oid, NULL }`.
+    static func algorithm(_ id: ASN1ObjectIdentifier) throws -> [UInt8] {
+        TestDER.tlv(0x30, try oid(id) + [0x05, 0x00])
+    }
+
+    static let sha256: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 2, 1]
+    static let rsaEncryption: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 1, 1]
+    static let signedData: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 7, 2]
+    static let data: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 7, 1]
+    static let contentTypeAttribute: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 3]
+    static let messageDigestAttribute: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
+
+    /// The receipt payload: a SET of attributes.
+    static func payload(
+        receiptType: String = "ProductionSandbox", bundleID: String = bundleID, created: String = TamperClock.signedText,
+        opaque: [UInt8]? = nil, sha1: [UInt8]? = nil
+    ) -> [UInt8] {
+        let purchase = TestDER.tlv(
+            0x31,
+            TestDER.attribute(1701, TestDER.int(1))
+                + TestDER.attribute(1702, TestDER.utf8(Array("com.example.receiptdash.pro".utf8)))
+                + TestDER.attribute(1703, TestDER.utf8(Array("2000000512345678".utf8)))
+                + TestDER.attribute(1704, TestDER.ia5("2024-02-28T09:30:00Z")))
+        var attributes = TestDER.attribute(0, TestDER.utf8(Array(receiptType.utf8)))
+        attributes += TestDER.attribute(2, TestDER.utf8(Array(bundleID.utf8)))
+        attributes += TestDER.attribute(3, TestDER.utf8(Array("1.4.2".utf8)))
+        if let opaque { attributes += TestDER.attribute(4, opaque) }
+        if let sha1 { attributes += TestDER.attribute(5, sha1) }
+        attributes += TestDER.attribute(12, TestDER.ia5(created))
+        attributes += TestDER.attribute(17, purchase)
+        return TestDER.tlv(0x31, attributes)
+    }
+
+    /// A PKCS#7 SignedData receipt around `payload`, signed by `key` (RSA PKCS#1 v1.5 SHA-256
+    /// directly over the payload, no signed attributes, as the App Store does).
+    /// With `signedAttributes`, the signer carries contentType and messageDigest attributes and
+    /// the signature covers them (RFC 5652 §5.4) instead of the payload.
+    static func pkcs7(
+        payload: [UInt8], certificates: [[UInt8]], signer: Certificate, key: _RSA.Signing.PrivateKey,
+        signedAttributes: Bool = false
+    ) throws -> [UInt8] {
+        let attributes = TestDER.tlv(0x30, try oid(contentTypeAttribute) + TestDER.tlv(0x31, try oid(data)))
+            + TestDER.tlv(
+                0x30,
+                try oid(messageDigestAttribute)
+                    + TestDER.tlv(0x31, TestDER.tlv(0x04, Array(SHA256.hash(data: payload)))))
+        let signed = signedAttributes ? TestDER.tlv(0x31, attributes) : payload
+        let signature = try key.signature(for: SHA256.hash(data: signed), padding: .insecurePKCS1v1_5)
+        var issuer = DER.Serializer()
+        try issuer.serialize(signer.issuer)
+        let issuerAndSerial = TestDER.tlv(
+            0x30, issuer.serializedBytes + TestDER.tlv(0x02, Array(signer.serialNumber.bytes)))
+        let signerInfo = TestDER.tlv(
+            0x30,
+            TestDER.int(1) + issuerAndSerial + (try algorithm(sha256))
+                + (signedAttributes ? TestDER.tlv(0xA0, attributes) : []) + (try algorithm(rsaEncryption))
+                + TestDER.tlv(0x04, Array(signature.rawRepresentation)))
+        let content = TestDER.tlv(0x30, try oid(data) + TestDER.tlv(0xA0, TestDER.tlv(0x04, payload)))
+        let signedDataBody = TestDER.tlv(
+            0x30,
+            TestDER.int(1) + TestDER.tlv(0x31, try algorithm(sha256)) + content
+                + TestDER.tlv(0xA0, Array(certificates.joined())) + TestDER.tlv(0x31, signerInfo))
+        return TestDER.tlv(0x30, try oid(signedData) + TestDER.tlv(0xA0, signedDataBody))
+    }
+
+    /// A receipt signed by the RSA hierarchy's leaf.
+    static func make(
+        _ pki: RSAHierarchy, payload: [UInt8] = SignedReceipt.payload(), certificates: [[UInt8]]? = nil,
+        leaf: Certificate? = nil, signedAttributes: Bool = false
+    ) throws -> [UInt8] {
+        let leaf = leaf ?? pki.leaf
+        return try pkcs7(
+            payload: payload, certificates: certificates ?? [try TestPKI.der(leaf), pki.intermediateDER],
+            signer: leaf, key: pki.leafKey, signedAttributes: signedAttributes)
+    }
+
+    /// `receipt` with the bundle id's "e" of "example" changed to "E": same length, still decodes.
+    static func changingBundleID(_ receipt: [UInt8]) throws -> [UInt8] {
+        var copy = receipt
+        let needle = Array(bundleID.utf8)
+        let at = try #require(copy.indices.first { copy[$0...].starts(with: needle) })
+        copy[at + 4] = UInt8(ascii: "E")  // com.example… → com.Example…
+        return copy
+    }
+}
+
+fileprivate enum SignedJWS {
+    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func transaction(signedDate: Date = TamperClock.signed, bundleID: String = SignedReceipt.bundleID) -> String {
+        let ms = Int64((signedDate.timeIntervalSince1970 * 1000).rounded())
+        return #"{"transactionId":"2000000512345678","originalTransactionId":"2000000500000001","#
+            + #""productId":"com.example.receiptdash.pro","bundleId":"\#(bundleID)","signedDate":\#(ms),"#
+            + #""environment":"Sandbox"}"#
+    }
+
+    /// A compact JWS: ES256 header with `x5c`, the payload, and a raw r ‖ s signature over
+    /// `header.payload`.
+    static func make(payload: String = transaction(), x5c: [[UInt8]], key: P256.Signing.PrivateKey) throws -> String {
+        let chain = x5c.map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",")
+        let header = #"{"alg":"ES256","x5c":[\#(chain)]}"#
+        let signingInput = base64URL(Array(header.utf8)) + "." + base64URL(Array(payload.utf8))
+        let signature = try key.signature(for: Array(signingInput.utf8))
+        return signingInput + "." + base64URL(signature.rawRepresentation)
+    }
+
+    static func make(_ pki: ECHierarchy, payload: String = transaction(), x5c: [[UInt8]]? = nil) throws -> String {
+        try make(payload: payload, x5c: x5c ?? [pki.leafDER, pki.intermediateDER, pki.rootDER], key: pki.leafKey)
+    }
+}
+
+// MARK: - Expectations
+
+fileprivate let pkcs7StepNames = ["structure", "signer certificate", "signature", "leaf certificate", "intermediate", "root", "validity"]
+fileprivate let jwsStepNames = ["algorithm", "x5c", "signature", "leaf certificate", "intermediate", "root", "validity"]
+
+/// Every step of `names` with outcome pass, except those in `changed`, then `extra`.
+fileprivate func expectedSteps(
+    _ names: [String], _ changed: [String: TrustReport.Outcome] = [:], extra: [(String, TrustReport.Outcome)] = []
+) -> [String] {
+    names.map { "\($0): \((changed[$0] ?? .pass).rawValue)" } + extra.map { "\($0.0): \($0.1.rawValue)" }
+}
+
+/// Checks the verdict, the names of the failing steps, and the full list of steps reported.
+fileprivate func expectReport(
+    _ report: TrustReport, verdict: TrustReport.Verdict, failing: [String], steps: [String],
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let dump = Comment(rawValue: report.steps.map { "\($0.name) [\($0.outcome.rawValue)] \($0.reason)" }.joined(separator: "\n"))
+    #expect(report.verdict == verdict, dump, sourceLocation: sourceLocation)
+    #expect(report.steps.filter { $0.outcome == .fail }.map(\.name) == failing, dump, sourceLocation: sourceLocation)
+    #expect(report.steps.map { "\($0.name): \($0.outcome.rawValue)" } == steps, dump, sourceLocation: sourceLocation)
+}
+
+fileprivate extension TrustReport {
+    func step(_ name: String) -> Step? { steps.first { $0.name == name } }
+    func reason(_ name: String) -> String { step(name)?.reason ?? "<no \(name) step>" }
+}
+
+fileprivate func evaluate(
+    _ bytes: [UInt8], with evaluator: TrustEvaluator, options: TrustOptions = TamperClock.options
+) throws -> TrustReport {
+    evaluator.evaluate(try ReceiptDecoder().decode(bytes), options: options)
+}
+
+fileprivate func evaluate(
+    _ token: String, with evaluator: TrustEvaluator, options: TrustOptions = TamperClock.options
+) throws -> TrustReport {
+    evaluator.evaluate(try ReceiptDecoder().decode(text: token), options: options)
+}
+
+// MARK: - PKCS#7 receipts
+
+@Suite struct TrustTamperingPKCS7Tests {
+    private let pki: RSAHierarchy
+
+    init() throws {
+        pki = try RSAHierarchy.shared.get()
+    }
+
+    @Test func untouchedReceiptIsValid() throws {
+        let receipt = try SignedReceipt.make(pki)
+        let decoded = try ReceiptDecoder().decode(receipt)
+        #expect(decoded.receipt?.bundleID == SignedReceipt.bundleID)
+        #expect(decoded.receipt?.receiptCreationDate == TamperClock.signed)
+        #expect(decoded.receipt?.inApp.first?.productID == "com.example.receiptdash.pro")
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        #expect(report.validationTime == TamperClock.signed)
+        #expect(report.reason("validity") == "chain valid on 2024-03-01 (receipt creation)")
+        #expect(report.reason("root").contains("ReceiptDash Test Root CA"))
+    }
+
+    @Test func changedPayloadByteBreaksTheSignature() throws {
+        let receipt = try SignedReceipt.changingBundleID(try SignedReceipt.make(pki))
+        let decoded = try ReceiptDecoder().decode(receipt)
+        #expect(decoded.receipt?.bundleID == "com.Example.receiptdash")
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+        #expect(report.reason("signature").contains("the payload or the signature was changed"))
+    }
+
+    @Test func changedSignatureByteBreaksTheSignature() throws {
+        var receipt = try SignedReceipt.make(pki)
+        // The signature OCTET STRING is the last thing in the container.
+        receipt[receipt.count - 1] ^= 0x01
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+    }
+
+    /// A byte of the leaf's own signature changed: the intermediate no longer verifies as its
+    /// issuer, so the chain stops at "intermediate" (and "root" is skipped). The receipt
+    /// signature itself still verifies: the leaf's key is untouched.
+    @Test func changedLeafCertificateSignatureFailsAtIntermediate() throws {
+        let leaf = try TestPKI.tampered(pki.leafDER)
+        let receipt = try SignedReceipt.make(pki, certificates: [leaf, pki.intermediateDER])
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
+        #expect(report.reason("intermediate") == "the leaf's issuer is present but its signature on the leaf does not verify")
+    }
+
+    /// A byte of the intermediate's signature changed: it still issued the leaf, but the root's
+    /// signature on it does not verify.
+    @Test func changedIntermediateCertificateSignatureFailsAtRoot() throws {
+        let intermediate = try TestPKI.tampered(pki.intermediateDER)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        #expect(report.reason("root").contains("that root's signature on it does not verify"))
+    }
+
+    /// One evaluator (one cache) sees the good chain first, then the tampered one: the cached
+    /// result for the good intermediate must not leak to its tampered copy.
+    @Test func sharedCacheDoesNotHideATamperedCertificate() throws {
+        let evaluator = pki.evaluator
+        let good = try evaluate(try SignedReceipt.make(pki), with: evaluator)
+        #expect(good.verdict == .valid)
+        let intermediate = try TestPKI.tampered(pki.intermediateDER)
+        let tampered = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
+        let report = try evaluate(tampered, with: evaluator)
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        let again = try evaluate(try SignedReceipt.make(pki), with: evaluator)
+        #expect(again.verdict == .valid)
+    }
+
+    /// With signed attributes the signature covers them, and their messageDigest binds the payload.
+    @Test func signedAttributesBindThePayload() throws {
+        let receipt = try SignedReceipt.make(pki, signedAttributes: true)
+        let decoded = try ReceiptDecoder().decode(receipt)
+        guard case .pkcs7(let signed) = decoded.signature else {
+            Issue.record("not a PKCS#7 receipt")
+            return
+        }
+        #expect(signed.signerInfos.first?.signedAttributesDER?.first == 0x31)
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+
+        let changed = try evaluate(try SignedReceipt.changingBundleID(receipt), with: pki.evaluator)
+        expectReport(
+            changed, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+        #expect(changed.reason("signature") == "the signed attributes' message digest does not match the receipt payload")
+
+        var badSignature = receipt
+        badSignature[badSignature.count - 1] ^= 0x01
+        let forged = try evaluate(badSignature, with: pki.evaluator)
+        expectReport(
+            forged, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+    }
+
+    /// Certificates are a SET: their order does not matter, the signer is found by issuer and
+    /// serial number.
+    @Test func certificateOrderDoesNotMatter() throws {
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.intermediateDER, pki.leafDER])
+        let decoded = try ReceiptDecoder().decode(receipt)
+        guard case .pkcs7(let signed) = decoded.signature else {
+            Issue.record("not a PKCS#7 receipt")
+            return
+        }
+        #expect(signed.certificates == [pki.intermediateDER, pki.leafDER])
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        #expect(report.reason("signer certificate").contains("ReceiptDash Test Receipt Signing"))
+    }
+
+    @Test func missingIntermediateFailsAtIntermediate() throws {
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER])
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
+        #expect(report.reason("intermediate").hasPrefix("no certificate in the input is the leaf's issuer"))
+    }
+
+    /// Our root is not one of Apple's: with the bundled Apple anchors the chain stops at "root".
+    @Test func untrustedRootFailsAtRoot() throws {
+        let receipt = try SignedReceipt.make(pki)
+        let report = try evaluate(receipt, with: TrustEvaluator())
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        #expect(report.reason("root").hasPrefix("the intermediate's issuer"))
+        #expect(report.reason("root").hasSuffix("is not a trusted root"))
+    }
+
+    /// An impostor root with exactly Apple Inc. Root's name: the name matches a bundled root, the
+    /// signature does not.
+    @Test func impostorRootWithApplesNameFailsAtRoot() throws {
+        let appleRoot = try #require(TrustAnchors.apple.roots.first { $0.displayName == "Apple Root CA" })
+        let intermediate = try RSAHierarchy.makeIntermediate(
+            rootKey: pki.rootKey, rootName: appleRoot.subject, key: pki.intermediateKey, name: pki.intermediateName)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
+        let report = try evaluate(receipt, with: TrustEvaluator())
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        #expect(report.reason("root").contains("that root's signature on it does not verify"))
+    }
+
+    @Test func leafWithoutReceiptMarkerFailsAtLeaf() throws {
+        let leaf = try pki.leaf(marker: false)
+        let receipt = try SignedReceipt.make(pki, leaf: leaf)
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["leaf certificate"],
+            steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
+        #expect(report.reason("leaf certificate").contains("lacks Apple's receipt-signing marker 1.2.840.113635.100.6.11.1"))
+    }
+
+    @Test func intermediateWithoutWWDRMarkerFailsAtIntermediate() throws {
+        let intermediate = try pki.intermediate(marker: false)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
+        #expect(report.reason("intermediate").hasSuffix("issued the leaf but lacks Apple's WWDR marker 1.2.840.113635.100.6.2.1"))
+    }
+
+    @Test func intermediateThatIsNotACAFailsAtIntermediate() throws {
+        let intermediate = try pki.intermediate(ca: false)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
+        #expect(report.reason("intermediate").hasSuffix("issued the leaf but is not a CA certificate"))
+    }
+
+    /// Created after the leaf had expired: not valid at signing time.
+    @Test func receiptCreatedAfterLeafExpiryFailsValidity() throws {
+        let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-02-01T00:00:00Z")))
+        let receipt = try SignedReceipt.make(pki, leaf: leaf)
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
+        #expect(
+            report.reason("validity")
+                == "not valid on 2024-03-01 (receipt creation): the leaf was valid 2023-01-01 to 2024-02-01")
+    }
+
+    /// Expired since, but valid when the receipt was created: still valid, and the reason says so.
+    @Test func leafThatExpiredAfterCreationIsStillValid() throws {
+        let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-04-01T00:00:00Z")))
+        let receipt = try SignedReceipt.make(pki, leaf: leaf)
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        #expect(
+            report.reason("validity")
+                == "chain valid on 2024-03-01 (receipt creation); the leaf expired 2024-04-01, which does not matter for a receipt signed before"
+        )
+    }
+
+    @Test func leafExpiringSoonAddsAWarning() throws {
+        let expiry = TamperClock.now.addingTimeInterval(30 * 86_400)
+        let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), expiry))
+        let receipt = try SignedReceipt.make(pki, leaf: leaf)
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .valid, failing: [],
+            steps: expectedSteps(pkcs7StepNames, extra: [("expiry warning", .warning)]))
+        #expect(
+            report.reason("expiry warning")
+                == "the leaf ReceiptDash Test Receipt Signing expires 2024-07-01 (in 30 days)")
+        // Outside the window: no warning.
+        var options = TamperClock.options
+        options.expiryWarningDays = 29
+        let later = try evaluate(receipt, with: pki.evaluator, options: options)
+        expectReport(later, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+    }
+
+    // MARK: Xcode StoreKit testing
+
+    static let xcodeSteps = ["structure", "signer certificate", "signature", "test certificate", "storekit certificate", "validity"]
+
+    @Test func selfSignedStoreKitReceiptIsTest() throws {
+        let storeKit = try pki.storeKit(key: pki.leafKey, serial: 0x41)
+        let storeKitDER = try TestPKI.der(storeKit)
+        let receipt = try SignedReceipt.pkcs7(
+            payload: SignedReceipt.payload(receiptType: "Xcode"), certificates: [storeKitDER], signer: storeKit,
+            key: pki.leafKey)
+        let decoded = try ReceiptDecoder().decode(receipt)
+        #expect(decoded.receipt?.receiptType == "Xcode")
+
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(
+            report, verdict: .test, failing: [],
+            steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning, "storekit certificate": .skipped]))
+
+        var mine = TamperClock.options
+        mine.storeKitCertificate = storeKitDER
+        let checked = pki.evaluator.evaluate(decoded, options: mine)
+        expectReport(
+            checked, verdict: .test, failing: [], steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning]))
+        #expect(checked.reason("storekit certificate") == "the receipt's certificate is the StoreKit certificate you supplied")
+
+        // The same key in another certificate (re-exported): accepted by key.
+        var sameKey = TamperClock.options
+        sameKey.storeKitCertificate = try TestPKI.der(try pki.storeKit(key: pki.leafKey, serial: 0x43))
+        #expect(sameKey.storeKitCertificate != storeKitDER)
+        let byKey = pki.evaluator.evaluate(decoded, options: sameKey)
+        expectReport(
+            byKey, verdict: .test, failing: [], steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning]))
+        #expect(
+            byKey.reason("storekit certificate")
+                == "the receipt's certificate has the same key as the StoreKit certificate you supplied")
+
+        // Another project's StoreKit certificate (another key).
+        var other = TamperClock.options
+        other.storeKitCertificate = try TestPKI.der(try pki.storeKit(key: pki.rootKey, serial: 0x42))
+        let wrong = pki.evaluator.evaluate(decoded, options: other)
+        expectReport(
+            wrong, verdict: .invalid, failing: ["storekit certificate"],
+            steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning, "storekit certificate": .fail]))
+    }
+
+    @Test func storeKitReceiptWithChangedPayloadIsInvalid() throws {
+        let storeKit = try pki.storeKit(key: pki.leafKey, serial: 0x41)
+        let receipt = try SignedReceipt.changingBundleID(
+            try SignedReceipt.pkcs7(
+                payload: SignedReceipt.payload(receiptType: "Xcode"), certificates: [try TestPKI.der(storeKit)],
+                signer: storeKit, key: pki.leafKey))
+        let report = try evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature"],
+            steps: expectedSteps(
+                Self.xcodeSteps, ["signature": .fail, "test certificate": .warning, "storekit certificate": .skipped]))
+    }
+
+    // MARK: Device hash
+
+    static let deviceUUID = "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"
+
+    @Test func deviceHash() throws {
+        let uuid = try #require(UUID(uuidString: Self.deviceUUID)).uuid
+        let uuidBytes = withUnsafeBytes(of: uuid) { Array($0) }
+        #expect(uuidBytes.count == 16 && uuidBytes.first == 0x95 && uuidBytes.last == 0xC7)
+        let opaque: [UInt8] = [0x3A, 0x1F, 0x07, 0x9C, 0x55, 0x00, 0xE2, 0x41, 0x8B, 0x20, 0x6D, 0x91, 0x04, 0xBE, 0x77, 0x12]
+        let bundleDER = TestDER.utf8(Array(SignedReceipt.bundleID.utf8))
+        let hash = Array(Insecure.SHA1.hash(data: uuidBytes + opaque + bundleDER))
+        let receipt = try SignedReceipt.make(pki, payload: SignedReceipt.payload(opaque: opaque, sha1: hash))
+        let decoded = try ReceiptDecoder().decode(receipt)
+        #expect(decoded.receipt?.opaqueValue == opaque)
+        #expect(decoded.receipt?.sha1Hash == hash)
+
+        var options = TamperClock.options
+        options.deviceIdentifier = DeviceIdentifier(parsing: Self.deviceUUID)
+        #expect(options.deviceIdentifier?.bytes == uuidBytes)
+        let report = pki.evaluator.evaluate(decoded, options: options)
+        expectReport(
+            report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .pass)]))
+        #expect(report.reason("device hash") == "the receipt was issued to this device (UUID)")
+
+        options.deviceIdentifier = DeviceIdentifier(parsing: "00000000-1111-2222-3333-444444444444")
+        let other = pki.evaluator.evaluate(decoded, options: options)
+        expectReport(
+            other, verdict: .invalid, failing: ["device hash"],
+            steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .fail)]))
+        #expect(other.step("device hash")?.details.first { $0.name == "expected" }?.value == Hex.encode(hash))
+    }
+
+    @Test func deviceHashWithoutTheFieldsIsSkipped() throws {
+        let receipt = try SignedReceipt.make(pki)
+        var options = TamperClock.options
+        options.deviceIdentifier = DeviceIdentifier(parsing: Self.deviceUUID)
+        let report = try evaluate(receipt, with: pki.evaluator, options: options)
+        expectReport(
+            report, verdict: .valid, failing: [],
+            steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .skipped)]))
+    }
+}
+
+// MARK: - StoreKit 2 JWS
+
+@Suite struct TrustTamperingJWSTests {
+    private let pki: ECHierarchy
+
+    init() throws {
+        pki = try ECHierarchy.shared.get()
+    }
+
+    static func parts(_ token: String) -> [String] {
+        token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    @Test func untouchedTokenIsValid() throws {
+        let token = try SignedJWS.make(pki)
+        let decoded = try ReceiptDecoder().decode(text: token)
+        #expect(decoded.format == .jwsTransaction)
+        #expect(decoded.transactions.first?.productID == "com.example.receiptdash.pro")
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(jwsStepNames))
+        #expect(report.validationTime == TamperClock.signed)
+        #expect(report.reason("validity") == "chain valid on 2024-03-01 (signedDate)")
+    }
+
+    @Test func changedPayloadBreaksTheSignature() throws {
+        let token = try SignedJWS.make(pki)
+        var parts = Self.parts(token)
+        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        let tampered = parts.joined(separator: ".")
+        let decoded = try ReceiptDecoder().decode(text: tampered)
+        #expect(decoded.transactions.first?.bundleID == "com.Example.receiptdash")
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
+    }
+
+    @Test func changedSignatureByteBreaksTheSignature() throws {
+        let token = try SignedJWS.make(pki)
+        var parts = Self.parts(token)
+        var signature = try Base64Text.decode(Array(parts[2].utf8))
+        #expect(signature.count == 64)
+        signature[63] ^= 0x01
+        parts[2] = SignedJWS.base64URL(signature)
+        let report = try evaluate(parts.joined(separator: "."), with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
+    }
+
+    @Test func changedLeafCertificateSignatureFailsAtIntermediate() throws {
+        let token = try SignedJWS.make(pki, x5c: [try TestPKI.tampered(pki.leafDER), pki.intermediateDER, pki.rootDER])
+        let report = try evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
+    }
+
+    @Test func changedIntermediateCertificateSignatureFailsAtRoot() throws {
+        let token = try SignedJWS.make(pki, x5c: [pki.leafDER, try TestPKI.tampered(pki.intermediateDER), pki.rootDER])
+        let report = try evaluate(token, with: pki.evaluator)
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
+    }
+
+    /// x5c is ordered, leaf first: with x5c[0] and x5c[1] swapped the "leaf" is the
+    /// intermediate, whose key did not sign the token, which lacks the leaf marker, and whose
+    /// issuer (the root) is not x5c[1].
+    @Test func swappedX5CIsInvalid() throws {
+        let token = try SignedJWS.make(pki, x5c: [pki.intermediateDER, pki.leafDER, pki.rootDER])
+        let report = try evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["signature", "leaf certificate", "intermediate"],
+            steps: expectedSteps(
+                jwsStepNames,
+                ["signature": .fail, "leaf certificate": .fail, "intermediate": .fail, "root": .skipped]))
+    }
+
+    @Test func missingIntermediateFailsAtIntermediate() throws {
+        for x5c in [[pki.leafDER, pki.rootDER], [pki.leafDER]] {
+            let token = try SignedJWS.make(pki, x5c: x5c)
+            let report = try evaluate(token, with: pki.evaluator)
+            expectReport(
+                report, verdict: .invalid, failing: ["intermediate"],
+                steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
+        }
+    }
+
+    @Test func untrustedRootFailsAtRoot() throws {
+        let token = try SignedJWS.make(pki)
+        let report = try evaluate(token, with: TrustEvaluator())
+        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
+    }
+
+    @Test func leafWithoutMarkerFailsAtLeaf() throws {
+        let leaf = try pki.leaf(marker: false)
+        let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
+        let report = try evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["leaf certificate"],
+            steps: expectedSteps(jwsStepNames, ["leaf certificate": .fail]))
+    }
+
+    @Test func signedAfterLeafExpiryFailsValidity() throws {
+        let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-02-01T00:00:00Z")))
+        let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
+        let report = try evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(jwsStepNames, ["validity": .fail]))
+        #expect(
+            report.reason("validity") == "not valid on 2024-03-01 (signedDate): the leaf was valid 2023-01-01 to 2024-02-01")
+    }
+
+    static func notification(signedTransactionInfo: String) -> String {
+        let ms = Int64((TamperClock.signed.timeIntervalSince1970 * 1000).rounded())
+        return #"{"notificationType":"DID_RENEW","notificationUUID":"3f1b4d52-8f0e-4c1e-9a53-6a2d1f0c7b11","#
+            + #""version":"2.0","signedDate":\#(ms),"data":{"bundleId":"\#(SignedReceipt.bundleID)","#
+            + #""environment":"Sandbox","signedTransactionInfo":"\#(signedTransactionInfo)"}}"#
+    }
+
+    /// A genuine notification carrying a nested transaction token: the nested token is checked
+    /// on its own, and a forged one makes the whole notification invalid.
+    @Test func nestedTransactionIsCheckedToo() throws {
+        let inner = try SignedJWS.make(pki)
+        let outer = try SignedJWS.make(pki, payload: Self.notification(signedTransactionInfo: inner))
+        let decoded = try ReceiptDecoder().decode(text: outer)
+        #expect(decoded.format == .jwsNotification)
+        #expect(decoded.nested.count == 1)
+        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        expectReport(
+            report, verdict: .valid, failing: [],
+            steps: expectedSteps(jwsStepNames, extra: [("nested data.signedTransactionInfo", .pass)]))
+
+        // The inner token's payload changed before the (genuine) outer token was signed.
+        var parts = Self.parts(inner)
+        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        let forgedOuter = try SignedJWS.make(
+            pki, payload: Self.notification(signedTransactionInfo: parts.joined(separator: ".")))
+        let forged = try evaluate(forgedOuter, with: pki.evaluator)
+        expectReport(
+            forged, verdict: .invalid, failing: ["nested data.signedTransactionInfo"],
+            steps: expectedSteps(jwsStepNames, extra: [("nested data.signedTransactionInfo", .fail)]))
+        let details = forged.step("nested data.signedTransactionInfo")?.details ?? []
+        #expect(details.map(\.name) == ["signature"])
+    }
+}
