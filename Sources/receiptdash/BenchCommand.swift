@@ -23,10 +23,16 @@ struct Bench: ParsableCommand {
     @Flag(name: .long, help: "Verify as well: decode + signature + chain (genuine receipts only).")
     var verify = false
 
+    @Option(name: .long, help: ArgumentHelp("Instead, time the subscription analysis of one response with this many purchase rows.", valueName: "rows"))
+    var analyzeRows: Int?
+
     @Argument(help: "Receipt files or folders.")
     var paths: [String] = []
 
     func run() throws {
+        if let rows = analyzeRows {
+            return try benchAnalysis(rows: rows)
+        }
         let decoder = ReceiptDecoder()
         var chosen = paths
         if chosen.isEmpty, FileManager.default.fileExists(atPath: "../shared/corpus/pkcs7") {
@@ -71,5 +77,41 @@ struct Bench: ParsableCommand {
         print(String(format: verify ? "verified %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)" : "decoded %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)",
             decoded, elapsed, rate, Double(bytes) * Double(decoded / decodable.count) / elapsed / 1e6, 1e6 / rate))
         _ = purchases
+    }
+
+    /// A synthetic response: `rows` monthly renewals spread over 50 subscriptions, shuffled as
+    /// Apple leaves latest_receipt_info, with refunds and upgrades sprinkled in.
+    private func benchAnalysis(rows: Int) throws {
+        var generator = SystemRandomNumberGenerator()
+        let start = Date(timeIntervalSince1970: 1_500_000_000)
+        var input = DecodedInput(format: .verifyResponse)
+        input.environment = .production
+        for i in 0..<rows {
+            var p = Purchase(source: .latestReceiptInfo)
+            p.transactionID = String(1_000_000 + i)
+            p.originalTransactionID = String(i % 50)
+            p.productID = i % 7 == 0 ? "pro.yearly" : "pro.monthly"
+            p.productType = .autoRenewable
+            p.purchaseDate = start.addingTimeInterval(Double(i / 50) * 30 * 86_400)
+            p.expiresDate = p.purchaseDate?.addingTimeInterval(30 * 86_400)
+            if i % 97 == 0 { p.cancellationDate = p.purchaseDate?.addingTimeInterval(86_400); p.cancellationReason = 0 }
+            if i % 89 == 0 { p.isUpgraded = true; p.cancellationDate = p.purchaseDate?.addingTimeInterval(3600) }
+            input.latestReceiptInfo.append(p)
+        }
+        input.latestReceiptInfo.shuffle(using: &generator)
+        let at = start.addingTimeInterval(Double(rows / 50) * 30 * 86_400 / 2)
+        _ = PurchaseAnalysis.analyze([input], at: at)  // warm up
+        var times: [Double] = []
+        let begin = DispatchTime.now().uptimeNanoseconds
+        repeat {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let analysis = PurchaseAnalysis.analyze([input], at: at)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            precondition(analysis.subscriptions.count == min(rows, 50))
+        } while Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 < seconds
+        times.sort()
+        print(String(
+            format: "analysis of %d purchase rows (50 subscriptions): median %.2f ms, best %.2f ms, worst %.2f ms over %d runs (one thread)",
+            rows, times[times.count / 2], times[0], times[times.count - 1], times.count))
     }
 }

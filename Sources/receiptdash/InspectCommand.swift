@@ -40,12 +40,21 @@ struct Inspect: ParsableCommand {
     @Flag(name: .long, help: "Skip the offline signature and chain checks.")
     var noVerify = false
 
+    @Option(name: .long, help: ArgumentHelp("Judge subscriptions at this instant (ISO 8601, e.g. 2024-03-01T12:00:00Z; default: now).", valueName: "time"))
+    var at: String?
+
+    @Flag(name: .long, help: "Also analyse all inputs together, as one customer's (e.g. a receipt and Apple's response).")
+    var combine = false
+
     @Argument(help: "Receipt files or folders, or - for standard input.")
     var files: [String] = []
 
     func validate() throws {
         if files.isEmpty && !demo {
             throw ValidationError("No input. Name receipt files or folders, '-' for standard input, or use --demo.")
+        }
+        if let at, AppleDate.parse(at) == nil {
+            throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
         }
         if let deviceId, DeviceIdentifier(parsing: deviceId) == nil {
             throw ValidationError("--device-id must be a UUID, a MAC address (aa:bb:cc:dd:ee:ff), hex:… or base64:….")
@@ -79,8 +88,10 @@ struct Inspect: ParsableCommand {
         if demo {
             loaded += DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
         }
+        let instant = at.flatMap(AppleDate.parse) ?? Date()
         var outputs: [JSONValue] = []
         var texts: [String] = []
+        var decodedInputs: [DecodedInput] = []
         var failures = 0
         for input in loaded {
             let decoded = input.result.flatMap { bytes in
@@ -89,9 +100,18 @@ struct Inspect: ParsableCommand {
             switch decoded {
             case .success(let value):
                 let trust = noVerify ? nil : evaluator.evaluate(value, options: options)
+                let analysis = PurchaseAnalysis.analyze([value], at: instant)
+                decodedInputs.append(value)
                 switch format {
-                case .json: outputs.append(InspectJSON.object(for: value, source: input.source, trust: trust))
-                case .text: texts.append(TextSummary.render(value, title: input.source, trust: trust))
+                case .json:
+                    var object = InspectJSON.object(for: value, source: input.source, trust: trust).object ?? [:]
+                    object.merge(AnalysisRendering.json(analysis)) { _, new in new }
+                    outputs.append(.object(object))
+                case .text:
+                    let extra = AnalysisRendering.text(analysis)
+                    texts.append(
+                        TextSummary.render(value, title: input.source, trust: trust)
+                            + (extra.isEmpty ? "" : extra.joined(separator: "\n") + "\n"))
                 }
             case .failure(let error):
                 failures += 1
@@ -105,6 +125,18 @@ struct Inspect: ParsableCommand {
                     entry["error"] = .object(e)
                 }
                 if format == .json { outputs.append(.object(entry)) }
+            }
+        }
+        if combine && decodedInputs.count > 1 {
+            let analysis = PurchaseAnalysis.analyze(decodedInputs, at: instant)
+            switch format {
+            case .json:
+                var object = AnalysisRendering.json(analysis)
+                object["source"] = .string("combined")
+                object["format"] = .string("analysis")
+                outputs.append(.object(object))
+            case .text:
+                texts.append("combined analysis of \(decodedInputs.count) inputs\n" + AnalysisRendering.text(analysis).joined(separator: "\n") + "\n")
             }
         }
         switch format {

@@ -1,0 +1,364 @@
+import Foundation
+
+/// Builds a ``PurchaseAnalysis``. Rows from several sources are merged by transaction id, so a
+/// receipt's `in_app` row and the response's `latest_receipt_info` row for the same transaction
+/// count once.
+struct Analyzer {
+    let at: Date
+    /// Rows in first-seen order, and where each transaction id sits (so dictionary resizes
+    /// move integers, not rows).
+    private var rows: [Purchase] = []
+    private var index: [String: Int] = [:]
+    private var renewals: [RenewalInfo] = []
+    private var notes: [String] = []
+    private var duplicates: [String: Int] = [:]
+    private var sandbox = false
+    private var sawLatestReceiptInfo = false
+    private var receiptConsumables: Set<String> = []
+    private var notificationStatus: [String: Int] = [:]
+
+    init(at: Date) {
+        self.at = at
+    }
+
+    mutating func add(_ input: DecodedInput) {
+        if input.environment == .sandbox || input.environment == .xcode { sandbox = true }
+        if !input.latestReceiptInfo.isEmpty { sawLatestReceiptInfo = true }
+        let lists = [input.receipt?.inApp ?? [], input.transactions, input.latestReceiptInfo]
+        let total = lists.reduce(0) { $0 + $1.count }
+        rows.reserveCapacity(rows.count + total)
+        index.reserveCapacity(index.count + total)
+        for list in lists {
+            var seenInList = Set<String>(minimumCapacity: list.count)
+            for row in list {
+                let key = row.transactionID ?? "row-\(rows.count)"
+                guard seenInList.insert(key).inserted else {
+                    duplicates[key, default: 1] += 1
+                    continue
+                }
+                if let at = index[key] {
+                    rows[at] = merge(rows[at], row)
+                } else {
+                    index[key] = rows.count
+                    rows.append(row)
+                }
+                if list.first?.source == .receiptInApp, row.productType == .consumable, let id = row.transactionID {
+                    receiptConsumables.insert(id)
+                }
+            }
+        }
+        for renewal in input.pendingRenewalInfo {
+            if let index = renewals.firstIndex(where: { same($0, renewal) }) {
+                renewals[index] = newer(renewals[index], renewal)
+            } else {
+                renewals.append(renewal)
+            }
+        }
+        if let status = input.notification?.subscriptionStatus,
+            let original = input.transactions.first?.originalTransactionID
+        {
+            notificationStatus[original] = status
+        }
+    }
+
+    /// Keeps every field either source has; the second (usually `latest_receipt_info`, which
+    /// carries refunds and upgrades) wins where both have one.
+    private func merge(_ a: Purchase, _ b: Purchase) -> Purchase {
+        var m = b
+        m.productID = b.productID ?? a.productID
+        m.originalTransactionID = b.originalTransactionID ?? a.originalTransactionID
+        m.purchaseDate = b.purchaseDate ?? a.purchaseDate
+        m.originalPurchaseDate = b.originalPurchaseDate ?? a.originalPurchaseDate
+        m.expiresDate = b.expiresDate ?? a.expiresDate
+        m.cancellationDate = b.cancellationDate ?? a.cancellationDate
+        m.cancellationReason = b.cancellationReason ?? a.cancellationReason
+        m.productType = b.productType ?? a.productType
+        m.isTrialPeriod = b.isTrialPeriod ?? a.isTrialPeriod
+        m.isInIntroOfferPeriod = b.isInIntroOfferPeriod ?? a.isInIntroOfferPeriod
+        m.isUpgraded = b.isUpgraded ?? a.isUpgraded
+        m.webOrderLineItemID = b.webOrderLineItemID ?? a.webOrderLineItemID
+        m.subscriptionGroupIdentifier = b.subscriptionGroupIdentifier ?? a.subscriptionGroupIdentifier
+        m.promotionalOfferID = b.promotionalOfferID ?? a.promotionalOfferID
+        m.offerCodeRefName = b.offerCodeRefName ?? a.offerCodeRefName
+        m.inAppOwnershipType = b.inAppOwnershipType ?? a.inAppOwnershipType
+        return m
+    }
+
+    private func same(_ a: RenewalInfo, _ b: RenewalInfo) -> Bool {
+        if let x = a.originalTransactionID, let y = b.originalTransactionID { return x == y }
+        return a.productID != nil && a.productID == b.productID
+    }
+
+    private func newer(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
+        switch (a.signedDate, b.signedDate) {
+        case (let x?, let y?): x >= y ? a : b
+        default: b
+        }
+    }
+
+    /// Whether a row is an auto-renewable subscription, and whether that was inferred.
+    private func isAutoRenewable(_ p: Purchase) -> (Bool, inferred: Bool) {
+        if let type = p.productType, type != .unknown { return (type == .autoRenewable, false) }
+        if p.expiresDate != nil { return (true, true) }
+        if let web = p.webOrderLineItemID, web != "0", !web.isEmpty { return (true, true) }
+        return (false, true)
+    }
+
+    mutating func finish() -> PurchaseAnalysis {
+        var chains: [String: [Int]] = [:]
+        var chainOrder: [String] = []
+        var oneTime: [OneTimePurchase] = []
+        for (position, row) in rows.enumerated() {
+            let (auto, inferred) = isAutoRenewable(row)
+            if auto {
+                let chain = row.originalTransactionID ?? row.transactionID ?? "row-\(position)"
+                if chains[chain] == nil { chainOrder.append(chain) }
+                chains[chain, default: []].append(position)
+            } else {
+                oneTime.append(oneTimePurchase(row, inferred: inferred))
+            }
+        }
+        for (id, count) in duplicates.sorted(by: { $0.key < $1.key }) {
+            notes.append("transaction \(id) appears \(count) times in one list; counted once")
+        }
+        if sawLatestReceiptInfo, !receiptConsumables.isEmpty {
+            let missing = receiptConsumables.filter { id in index[id].map { rows[$0].source == .receiptInApp } ?? false }
+            if !missing.isEmpty {
+                notes.append(
+                    "\(missing.count) consumable purchase\(missing.count == 1 ? " is" : "s are") in the receipt but not in latest_receipt_info: finished consumables are dropped from later receipts, which is normal")
+            }
+        } else if !oneTime.contains(where: { $0.productType == .consumable }), !rows.isEmpty {
+            // Nothing to flag: consumables the app finished never show again.
+        }
+        let started = chainOrder.filter { id in
+            let begun = chains[id]?.contains { (rows[$0].purchaseDate ?? .distantPast) <= at } ?? false
+            if !begun {
+                notes.append("subscription \(id) begins after \(AppleDate.iso8601(at)): it did not exist yet at that instant")
+            }
+            return begun
+        }
+        let subscriptions = started.compactMap { id in chains[id].map { summarize(id, $0.map { rows[$0] }) } }
+            .sorted { ($0.expiresDate ?? .distantPast) > ($1.expiresDate ?? .distantPast) }
+        return PurchaseAnalysis(
+            at: at, subscriptions: subscriptions,
+            oneTimePurchases: oneTime.sorted { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) },
+            notes: notes)
+    }
+
+    private func oneTimePurchase(_ p: Purchase, inferred: Bool) -> OneTimePurchase {
+        let type: ProductType = p.productType.flatMap { $0 == .unknown ? nil : $0 } ?? .unknown
+        let refunded = p.cancellationDate.map { $0 <= at } ?? false
+        var explanation: String
+        switch type {
+        case .consumable:
+            explanation = "a consumable: it stays in the receipt only until the app finishes the transaction"
+        case .nonConsumable: explanation = "a non-consumable: owned for good"
+        case .nonRenewing:
+            explanation = "a non-renewing subscription: the app, not Apple, decides how long it lasts"
+        default:
+            explanation =
+                "a one-time purchase (the receipt does not say whether consumable or non-consumable; inferred from the missing expiry date)"
+        }
+        if refunded, let date = p.cancellationDate {
+            explanation =
+                "refunded on \(day(date)) (\(CancellationReason.explain(p.cancellationReason))): treat as never purchased"
+        }
+        return OneTimePurchase(
+            productID: p.productID, transactionID: p.transactionID, productType: type, typeInferred: inferred || type == .unknown,
+            purchaseDate: p.purchaseDate, refunded: refunded, explanation: explanation)
+    }
+
+    // MARK: - One subscription
+
+    private func summarize(_ original: String, _ all: [Purchase]) -> SubscriptionSummary {
+        var warnings: [String] = []
+        // Sort small keys, not the (large) rows themselves: then gather once.
+        let keys = all.indices.map { i in (all[i].purchaseDate ?? .distantPast, all[i].expiresDate ?? .distantPast, i) }
+        let sorted = keys.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }.map { all[$0.2] }
+        let future = sorted.filter { ($0.purchaseDate ?? .distantPast) > at }
+        for row in future.prefix(3) {
+            warnings.append(
+                "transaction \(row.transactionID ?? "?") is dated in the future (\(iso(row.purchaseDate))); ignored for the state at \(iso(at))")
+        }
+        if future.count > 3 {
+            warnings.append("\(future.count - 3) more transactions are dated after \(iso(at)) and were ignored too")
+        }
+        let current = sorted.filter { ($0.purchaseDate ?? .distantPast) <= at }
+        let renewal = renewals.first { $0.originalTransactionID == original }
+            ?? renewals.first { r in r.originalTransactionID == nil && sorted.contains { $0.productID == r.productID } }
+
+        // The period that decides the state: the latest expiry among rows that have begun.
+        let latest = current.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) }
+        var periods: [SubscriptionSummary.Period] = sorted.map { row in
+            let kind: SubscriptionSummary.Period.Kind
+            if row.cancellationDate != nil {
+                kind = row.isUpgraded == true ? .upgraded : .refunded
+            } else if row.isTrialPeriod == true {
+                kind = .trial
+            } else if row.isInIntroOfferPeriod == true {
+                kind = .intro
+            } else if !(row.promotionalOfferID ?? "").isEmpty || !(row.offerCodeRefName ?? "").isEmpty
+                || [2, 3, 4].contains(row.offerType ?? 0)
+            {
+                kind = .offer
+            } else {
+                kind = .paid
+            }
+            let end = [row.expiresDate, row.cancellationDate].compactMap { $0 }.min()
+            return .init(
+                start: row.purchaseDate ?? row.originalPurchaseDate ?? .distantPast, end: end, kind: kind,
+                productID: row.productID, transactionID: row.transactionID)
+        }
+        warnings += continuityWarnings(periods)
+        for row in sorted {
+            if let start = row.purchaseDate, let end = row.expiresDate, end < start {
+                warnings.append(
+                    "transaction \(row.transactionID ?? "?") expires (\(iso(end))) before it was purchased (\(iso(start)))")
+            }
+        }
+
+        var evidence: [String] = []
+        if let latest {
+            evidence.append(
+                "latest period: transaction \(latest.transactionID ?? "?") (\(latest.productID ?? "?")), \(iso(latest.purchaseDate)) to \(iso(latest.expiresDate))"
+            )
+        }
+        if let renewal {
+            var parts: [String] = []
+            if let s = renewal.autoRenewStatus { parts.append("auto_renew_status \(s ? 1 : 0)") }
+            if let p = renewal.autoRenewProductID { parts.append("auto_renew_product_id \(p)") }
+            if let i = renewal.expirationIntent { parts.append("expiration_intent \(i)") }
+            if let b = renewal.isInBillingRetryPeriod { parts.append("is_in_billing_retry_period \(b ? 1 : 0)") }
+            if let g = renewal.gracePeriodExpiresDate { parts.append("grace_period_expires_date \(iso(g))") }
+            if !parts.isEmpty { evidence.append("renewal info: " + parts.joined(separator: ", ")) }
+        }
+
+        let expires = latest?.expiresDate
+        let autoRenew = renewal?.autoRenewStatus
+        var state: SubscriptionState
+        var explanation: String
+        if let latest, let cancelled = latest.cancellationDate, cancelled <= at {
+            if latest.revocationType == "FAMILY_REVOKE" {
+                state = .revokedFamilySharing
+                explanation = "Family Sharing access was revoked on \(day(cancelled)): the purchaser stopped sharing or left the family."
+            } else if latest.isUpgraded == true {
+                state = .upgraded
+                explanation = "Upgraded on \(day(cancelled)): superseded by a higher product in the same group, which now carries the entitlement."
+            } else {
+                state = .refunded
+                explanation = "Refunded by Apple on \(day(cancelled)) (\(CancellationReason.explain(latest.cancellationReason))): treat as never purchased."
+            }
+            evidence.append("cancellation_date \(iso(cancelled)) on transaction \(latest.transactionID ?? "?")")
+        } else if let expires, expires > at {
+            if autoRenew == false {
+                state = .activeWillNotRenew
+                explanation = "Active until \(day(expires)) (\(relative(expires))), then it ends: auto-renew is off. Not expired yet; the customer keeps access until then."
+            } else {
+                state = .active
+                var text = "Active until \(day(expires)) (\(relative(expires)))"
+                if autoRenew == true {
+                    text += ", then renews"
+                    if let next = renewal?.autoRenewProductID, next != latest?.productID { text += " as \(next)" }
+                } else {
+                    text += "; no renewal info, so whether it renews is unknown"
+                }
+                explanation = text + "."
+            }
+        } else if let grace = renewal?.gracePeriodExpiresDate, grace > at {
+            state = .inGracePeriod
+            explanation = "The renewal on \(day(expires)) failed; in the billing grace period until \(day(grace)) (\(relative(grace))): the customer keeps access while Apple retries the payment."
+        } else if renewal?.isInBillingRetryPeriod == true {
+            state = .inBillingRetry
+            explanation = "The renewal on \(day(expires)) failed and Apple is still retrying the payment; no access until it succeeds."
+        } else {
+            state = .expired
+            var text = "Expired on \(day(expires)) (\(relative(expires)))"
+            if let intent = renewal?.expirationIntent {
+                text += ": " + ExpirationIntent.explain(intent)
+            } else if autoRenew == false {
+                text += ": auto-renew was off"
+            }
+            explanation = text + "."
+        }
+        if let status = notificationStatus[original] {
+            let names = [1: "active", 2: "expired", 3: "billing retry", 4: "grace period", 5: "revoked"]
+            evidence.append("notification status \(status) (\(names[status] ?? "undocumented"))")
+        }
+        if state == .inGracePeriod, let start = expires, let end = renewal?.gracePeriodExpiresDate {
+            periods.append(.init(start: start, end: end, kind: .grace, productID: latest?.productID, transactionID: nil))
+        }
+        let isSandbox = sandbox || all.contains { $0.environment == "Sandbox" || $0.environment == "Xcode" }
+        if isSandbox, let sample = periods.first(where: { $0.kind != .grace && $0.end != nil }), let end = sample.end {
+            let seconds = end.timeIntervalSince(sample.start)
+            if let nominal = Self.sandboxNominal(seconds) {
+                warnings.append(
+                    "sandbox-accelerated: a period of \(Self.duration(seconds)) stands for \(nominal) in production")
+            }
+        }
+        var productIDs: [String] = []
+        for row in sorted { if let p = row.productID, productIDs.last != p { productIDs.append(p) } }
+        return SubscriptionSummary(
+            originalTransactionID: original, productID: latest?.productID, productIDs: productIDs,
+            subscriptionGroup: sorted.lazy.compactMap(\.subscriptionGroupIdentifier).first, state: state,
+            explanation: explanation, evidence: evidence, expiresDate: expires, autoRenew: autoRenew,
+            autoRenewProductID: renewal?.autoRenewProductID, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
+            expirationIntent: renewal?.expirationIntent, periods: periods.sorted { $0.start < $1.start },
+            renewalCount: max(0, current.count - 1),
+            paidPeriods: periods.filter { $0.kind == .paid || $0.kind == .offer || $0.kind == .intro }.count,
+            isSandbox: isSandbox, warnings: warnings)
+    }
+
+    /// Overlapping renewals and gaps between consecutive periods (a minute's slack allowed).
+    private func continuityWarnings(_ periods: [SubscriptionSummary.Period]) -> [String] {
+        var warnings: [String] = []
+        let timed = periods.filter { $0.kind != .refunded && $0.kind != .upgraded && $0.end != nil }
+        for (a, b) in zip(timed, timed.dropFirst()) {
+            guard let end = a.end else { continue }
+            let delta = b.start.timeIntervalSince(end)
+            if delta < -60 {
+                warnings.append(
+                    "transactions \(a.transactionID ?? "?") and \(b.transactionID ?? "?") overlap by \(Self.duration(-delta))")
+            } else if delta > 60 {
+                warnings.append(
+                    "gap of \(Self.duration(delta)) between \(iso(end)) and \(iso(b.start)): the subscription lapsed and was renewed later")
+            }
+        }
+        if warnings.count > 6 {
+            let extra = warnings.count - 5
+            warnings = Array(warnings.prefix(5)) + ["\(extra) more overlaps or gaps"]
+        }
+        return warnings
+    }
+
+    /// Sandbox renewal rates: 3 min = 1 week, 5 min = 1 month, 10 min = 2 months,
+    /// 15 min = 3 months, 30 min = 6 months, 1 hour = 1 year.
+    static func sandboxNominal(_ seconds: TimeInterval) -> String? {
+        let table: [(TimeInterval, String)] = [
+            (180, "1 week"), (300, "1 month"), (600, "2 months"), (900, "3 months"), (1800, "6 months"),
+            (3600, "1 year"),
+        ]
+        return table.first { abs($0.0 - seconds) <= 30 }?.1
+    }
+
+    static func duration(_ seconds: TimeInterval) -> String {
+        let s = Int(seconds.rounded())
+        if s < 120 { return "\(s) seconds" }
+        if s < 7200 { return "\(s / 60) minutes" }
+        if s < 172_800 { return "\(s / 3600) hours" }
+        return "\(s / 86_400) days"
+    }
+
+    private func relative(_ date: Date?) -> String {
+        guard let date else { return "date unknown" }
+        let delta = date.timeIntervalSince(at)
+        return delta >= 0 ? "in \(Self.duration(delta))" : "\(Self.duration(-delta)) ago"
+    }
+
+    private func day(_ date: Date?) -> String {
+        guard let date else { return "an unknown date" }
+        let text = AppleDate.iso8601(date)
+        return text.hasSuffix(":00Z") && text.contains("T00:00:00") ? String(text.prefix(10)) : text
+    }
+
+    private func iso(_ date: Date?) -> String { date.map(AppleDate.iso8601) ?? "?" }
+}
