@@ -20,6 +20,13 @@ public enum InspectJSON {
         o["environment"] = (input.environment?.rawValue ?? input.rawEnvironment).map(JSONValue.string)
         o["status"] = input.status.map { .integer(Int64($0)) }
         o["is-retryable"] = input.isRetryable.map(JSONValue.bool)
+        if let status = input.status {
+            let explained = AppleStatus.explain(status, isRetryable: input.isRetryable)
+            o["status_explanation"] = .object([
+                "title": .string(explained.title), "explanation": .string(explained.explanation),
+                "retryable": .bool(explained.retryable), "next_step": .string(explained.nextStep),
+            ])
+        }
         o["receipt"] = input.receipt.map(receipt)
         o["transactions"] = input.transactions.isEmpty ? nil : .array(input.transactions.map(purchase))
         o["latest_receipt_info"] = input.latestReceiptInfo.isEmpty ? nil : .array(input.latestReceiptInfo.map(purchase))

@@ -27,7 +27,10 @@ public enum TextSummary {
         if let raw = input.rawEnvironment, raw != environment { environment = (environment ?? "?") + " (\(raw))" }
         row("Environment", environment)
         if let status = input.status {
-            row("Status", String(status) + (input.isRetryable.map { $0 ? " (retryable)" : " (not retryable)" } ?? ""))
+            let explained = AppleStatus.explain(status, isRetryable: input.isRetryable)
+            row("Status", "\(status) \(explained.title)" + (input.isRetryable.map { $0 ? " (is-retryable 1)" : " (is-retryable 0)" } ?? ""))
+            row("", explained.explanation)
+            row("Next", explained.nextStep)
         }
         if let n = input.notification {
             row("Notification", [n.notificationType, n.subtype].compactMap { $0 }.joined(separator: " / "))
@@ -82,7 +85,9 @@ public enum TextSummary {
                 parts.append(r.productID ?? r.autoRenewProductID ?? "?")
                 if let status = r.autoRenewStatus { parts.append(status ? "auto-renew on" : "auto-renew off") }
                 if let next = r.autoRenewProductID, next != r.productID { parts.append("renews as \(next)") }
-                if let intent = r.expirationIntent { parts.append("expiration_intent \(intent)") }
+                if let intent = r.expirationIntent {
+                    parts.append("expiration_intent \(intent) (\(ExpirationIntent.explain(intent)))")
+                }
                 if r.isInBillingRetryPeriod == true { parts.append("in billing retry") }
                 if let grace = r.gracePeriodExpiresDate { parts.append("grace until \(AppleDate.iso8601(grace))") }
                 lines.append(indent + "  " + SafeText.escaped(parts.joined(separator: ", ")))
