@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
+        .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
     dependencies: [
@@ -25,10 +26,20 @@ let package = Package(
             ],
             resources: [.copy("Resources/Demo"), .copy("Resources/Roots")]
         ),
+        .target(name: "TerminalUI"),
+        .systemLibrary(
+            name: "CNcurses",
+            providers: [.apt(["libncurses-dev"]), .brew(["ncurses"])]
+        ),
+        .target(name: "TerminalNcurses", dependencies: ["CNcurses", "TerminalUI"]),
+        .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI"]),
         .executableTarget(
             name: "receiptdash",
             dependencies: [
                 "ReceiptCore",
+                "Dashboard",
+                "TerminalUI",
+                "TerminalNcurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -36,6 +47,10 @@ let package = Package(
             name: "ReceiptCoreTests",
             dependencies: ["ReceiptCore"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "DashboardTests",
+            dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Dashboard
 import ReceiptCore
 
 struct Bench: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Dashboard
 import ReceiptCore
 
 /// Output formats of `inspect`.

@@ -11,6 +11,7 @@ struct ReceiptDash: ParsableCommand {
             info, AppTransaction, V2 notifications). Formats are sniffed automatically.
             """,
         version: "0.1.0",
-        subcommands: [Inspect.self, Bench.self]
+        subcommands: [Dash.self, Inspect.self, Bench.self, Keys.self],
+        defaultSubcommand: Dash.self
     )
 }

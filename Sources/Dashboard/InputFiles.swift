@@ -2,15 +2,20 @@ import Foundation
 import ReceiptCore
 
 /// One input named on the command line, read into memory.
-struct LoadedInput {
-    var source: String
-    var result: Result<[UInt8], ReceiptDecodingError>
+public struct LoadedInput: Sendable {
+    public var source: String
+    public var result: Result<[UInt8], ReceiptDecodingError>
+
+    public init(source: String, result: Result<[UInt8], ReceiptDecodingError>) {
+        self.source = source
+        self.result = result
+    }
 }
 
 /// Reads the inputs named on the command line: files, folders (their files, sorted), `-` for
 /// standard input. Nothing larger than the decoder's limit is read into memory.
-enum InputFiles {
-    static func load(_ arguments: [String], limit: Int) -> [LoadedInput] {
+public enum InputFiles {
+    public static func load(_ arguments: [String], limit: Int) -> [LoadedInput] {
         var inputs: [LoadedInput] = []
         for argument in arguments {
             if argument == "-" {
@@ -40,7 +45,7 @@ enum InputFiles {
         return inputs
     }
 
-    static func readFile(_ path: String, limit: Int) -> Result<[UInt8], ReceiptDecodingError> {
+    public static func readFile(_ path: String, limit: Int) -> Result<[UInt8], ReceiptDecodingError> {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             return .failure(.init(.emptyInput, "cannot be opened for reading"))
         }
@@ -48,7 +53,7 @@ enum InputFiles {
         return read(handle, limit: limit)
     }
 
-    static func readStandardInput(limit: Int) -> Result<[UInt8], ReceiptDecodingError> {
+    public static func readStandardInput(limit: Int) -> Result<[UInt8], ReceiptDecodingError> {
         read(FileHandle.standardInput, limit: limit)
     }
 

@@ -1,0 +1,96 @@
+import Foundation
+import ReceiptCore
+import TerminalUI
+
+/// The UI loop: render, draw, wait for a key (blocking: no CPU while idle), update, and carry
+/// out the effects the update asked for.
+public enum DashboardApp {
+    public static func run(_ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live) {
+        let (w, h) = backend.size
+        _ = state.handle(.resize(width: w, height: h), environment: environment)
+        while true {
+            backend.draw(DashboardView.render(state, width: state.width, height: state.height))
+            guard let event = backend.readEvent() else { return }
+            for effect in state.handle(event, environment: environment) {
+                switch effect {
+                case .quit: return
+                case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
+                case .export(let json, let fileName):
+                    do {
+                        try Data(json.utf8).write(to: URL(fileURLWithPath: fileName))
+                        state.message = ("exported to \(fileName)", .ok)
+                        state.addLog("exported \(fileName)", role: .ok)
+                    } catch {
+                        state.message = ("could not write \(fileName): \(error.localizedDescription)", .error)
+                    }
+                case .load(let path):
+                    let before = state.items.count
+                    for input in InputFiles.load([path], limit: ReceiptDecoder().limits.maximumInputBytes) {
+                        switch input.result {
+                        case .success(let bytes): state.load(source: input.source, bytes: bytes)
+                        case .failure(let error):
+                            state.addLog("could not read \(input.source): \(error.reason)", role: .error)
+                            state.message = ("could not read \(input.source): \(error.reason)", .error)
+                        }
+                    }
+                    let added = state.items.count - before
+                    if added > 0 {
+                        state.message = ("loaded \(added) input\(added == 1 ? "" : "s") from \(path)", .ok)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The OSC 52 clipboard sequence (works over ssh), wrapped for tmux when inside it.
+    /// Payloads are capped as k9s does, since terminals drop longer ones.
+    public static func osc52(_ text: String, inTmux: Bool) -> String {
+        let payload = Data(text.utf8.prefix(74_994)).base64EncodedString()
+        let sequence = "\u{1B}]52;c;\(payload)\u{07}"
+        return inTmux ? "\u{1B}Ptmux;\u{1B}\(sequence)\u{1B}\\" : sequence
+    }
+}
+
+/// Finds and loads themes: a path, or a name looked up in `./Themes`, the `Themes` folder of
+/// the package the binary was built in, and `$XDG_CONFIG_HOME/receiptdash/themes`.
+public enum ThemeCatalog {
+    public static func folders() -> [String] {
+        var folders = [FileManager.default.currentDirectoryPath + "/Themes"]
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            folders.append(dir.appendingPathComponent("Themes").path)
+            dir.deleteLastPathComponent()
+        }
+        let env = ProcessInfo.processInfo.environment
+        let config = env["XDG_CONFIG_HOME"].map { $0 + "/receiptdash/themes" }
+            ?? env["HOME"].map { $0 + "/.config/receiptdash/themes" }
+        if let config { folders.append(config) }
+        return folders
+    }
+
+    /// The theme to use: `NO_COLOR` (non-empty) and `TERM=dumb` give `mono` whatever is asked.
+    public static func resolve(_ request: String?, environment: [String: String]) throws -> Theme {
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .mono }
+        if environment["TERM"] == "dumb" { return .mono }
+        guard let request, request != "default" || folders().contains(where: { FileManager.default.fileExists(atPath: $0 + "/default.theme") }) else {
+            return .builtinDefault
+        }
+        if request == "mono" { return .mono }
+        let path: String?
+        if request.contains("/") || request.hasSuffix(".theme") {
+            path = request
+        } else {
+            path = folders().map { "\($0)/\(request).theme" }.first { FileManager.default.fileExists(atPath: $0) }
+        }
+        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            if request == "default" { return .builtinDefault }
+            throw Theme.ParseError(line: 0, message: "theme \(request.debugDescription) not found (looked in \(folders().joined(separator: ", ")))")
+        }
+        let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        do {
+            return try Theme.parse(text, name: name)
+        } catch let error as Theme.ParseError {
+            throw Theme.ParseError(line: error.line, message: "\(path): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import TerminalUI
+
+/// Where each pane goes at a given terminal size.
+public struct DashboardLayout: Sendable, Hashable {
+    public static let minimumWidth = 80
+    public static let minimumHeight = 20
+
+    public var title: Rect
+    public var panes: [Pane: Rect]
+    public var message: Rect
+    public var footer: Rect
+
+    public init?(width: Int, height: Int) {
+        guard width >= Self.minimumWidth, height >= Self.minimumHeight else { return nil }
+        title = Rect(x: 0, y: 0, width: width, height: 1)
+        message = Rect(x: 0, y: height - 2, width: width, height: 1)
+        footer = Rect(x: 0, y: height - 1, width: width, height: 1)
+        let body = Rect(x: 0, y: 1, width: width, height: height - 3)
+        let (left, right) = body.splitLeft(min(44, max(30, width * 3 / 10)))
+        let logHeight = height >= 34 ? 7 : 5
+        let (upper, log) = right.splitTop(right.height - logHeight)
+        let (purchases, lower) = upper.splitTop(max(6, upper.height * 11 / 20))
+        let (subscriptions, status) = lower.splitLeft(lower.width * 11 / 20)
+        panes = [.receipts: left, .purchases: purchases, .subscriptions: subscriptions, .status: status, .log: log]
+    }
+
+    /// Rows of the purchase table that fit (header and border excluded).
+    public var purchaseRows: Int { max(1, (panes[.purchases]?.height ?? 3) - 3) }
+}

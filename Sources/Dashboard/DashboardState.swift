@@ -1,0 +1,253 @@
+import Foundation
+import ReceiptCore
+import TerminalUI
+
+/// One loaded input with everything the panes show about it.
+public struct LoadedItem: Sendable {
+    public var id: Int
+    public var source: String
+    public var decoded: DecodedInput?
+    public var error: ReceiptDecodingError?
+    public var trust: TrustReport?
+    public var analysis: PurchaseAnalysis?
+    /// Every purchase row, in source order.
+    public var rows: [Purchase]
+}
+
+/// A line in the Log pane.
+public struct LogEntry: Sendable, Hashable {
+    public var time: Date
+    public var text: String
+    public var role: ColorRole
+}
+
+/// Where the keyboard goes.
+public enum Mode: Sendable, Hashable {
+    case normal
+    case help(offset: Int)
+    case filter(String)
+    case paste(String)
+    case open(String)
+    case detail(row: Int, scroll: Int)
+}
+
+/// What the shell around the pure update must do.
+public enum Effect: Sendable, Hashable {
+    case quit
+    /// Copy to the clipboard (OSC 52).
+    case copy(String)
+    /// Write JSON to a file.
+    case export(json: String, fileName: String)
+    /// Read a file or folder and load it.
+    case load(path: String)
+}
+
+/// What the update may ask of the outside world, injectable for tests.
+public struct DashboardEnvironment: Sendable {
+    /// Entries of a folder, or nil when it cannot be read.
+    public var listDirectory: @Sendable (String) -> [String]?
+    public var now: @Sendable () -> Date
+
+    public init(listDirectory: @escaping @Sendable (String) -> [String]?, now: @escaping @Sendable () -> Date) {
+        self.listDirectory = listDirectory
+        self.now = now
+    }
+
+    public static let live = DashboardEnvironment(
+        listDirectory: { try? FileManager.default.contentsOfDirectory(atPath: $0) }, now: { Date() })
+}
+
+/// The purchase table's columns.
+public enum PurchaseColumn: Int, Sendable, CaseIterable {
+    case product, type, transaction, original, purchased, expires, state
+
+    public var title: String {
+        switch self {
+        case .product: "Product"
+        case .type: "Type"
+        case .transaction: "Transaction"
+        case .original: "Original"
+        case .purchased: "Purchased"
+        case .expires: "Expires"
+        case .state: "State"
+        }
+    }
+}
+
+/// The whole dashboard state. Rendering is a pure function of it (``DashboardView``), and
+/// ``handle(_:environment:)`` is the only way it changes in response to keys.
+public struct DashboardState: Sendable {
+    public var items: [LoadedItem] = []
+    public var focus: Pane = .receipts
+    public var mode: Mode = .normal
+    public var scroll: [Pane: ScrollState] = [:]
+    public var sortColumn: PurchaseColumn = .purchased
+    /// The column the header cursor is on (chosen with ←/→ in Purchases).
+    public var columnCursor: PurchaseColumn = .purchased
+    public var ascending = true
+    public var filter = ""
+    /// Indices into the selected item's rows, filtered and sorted.
+    public private(set) var rowOrder: [Int] = []
+    public var log: [LogEntry] = []
+    public var message: (text: String, role: ColorRole)?
+    /// The instant subscriptions are judged at.
+    public var now: Date
+    public var width = 120
+    public var height = 40
+    /// Page size used by PgUp/PgDn (the view sets it from the layout).
+    public var pageSize = 10
+    private var nextID = 0
+    let decoder = ReceiptDecoder()
+    let evaluator = TrustEvaluator()
+
+    public init(now: Date) {
+        self.now = now
+    }
+
+    public var selectedItem: LoadedItem? {
+        let index = scroll[.receipts]?.selected ?? 0
+        return items.indices.contains(index) ? items[index] : nil
+    }
+
+    /// The selected purchase row, if the table has one.
+    public var selectedPurchase: Purchase? {
+        guard let item = selectedItem else { return nil }
+        let s = scroll[.purchases]?.selected ?? 0
+        guard rowOrder.indices.contains(s) else { return nil }
+        return item.rows[rowOrder[s]]
+    }
+
+    // MARK: - Loading
+
+    /// Decodes, verifies and analyses one input, and adds it (an error is kept as an item too:
+    /// nothing already loaded is lost).
+    public mutating func load(source: String, bytes: [UInt8]) {
+        nextID += 1
+        var item = LoadedItem(id: nextID, source: source, rows: [])
+        do {
+            let decoded = try decoder.decode(bytes)
+            item.decoded = decoded
+            item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
+            item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
+            item.rows = decoded.allPurchases
+            let verdict = item.trust?.verdict.rawValue ?? "?"
+            addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
+        } catch let error as ReceiptDecodingError {
+            item.error = error
+            addLog("could not decode \(source): \(error.reason)", role: .error)
+        } catch {
+            item.error = ReceiptDecodingError(.unrecognisedFormat, "\(error)")
+            addLog("could not decode \(source): \(error)", role: .error)
+        }
+        items.append(item)
+        if items.count == 1 { rebuildRows() }
+    }
+
+    /// Loads pasted text: one receipt, or several separated by blank lines or one per line.
+    public mutating func loadPaste(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return }
+        if (try? decoder.decode(text: trimmed)) != nil {
+            load(source: "paste \(pasteCount + 1)", bytes: Array(trimmed.utf8))
+            pasteCount += 1
+            select(item: items.count - 1)
+            return
+        }
+        var chunks = trimmed.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        if chunks.count == 1 { chunks = trimmed.components(separatedBy: "\n") }
+        let before = items.count
+        for chunk in chunks where !chunk.trimmingCharacters(in: .whitespaces).isEmpty {
+            pasteCount += 1
+            load(source: "paste \(pasteCount)", bytes: Array(chunk.utf8))
+        }
+        if items.count > before { select(item: before) }
+    }
+
+    private var pasteCount = 0
+
+    public mutating func addLog(_ text: String, role: ColorRole = .text) {
+        log.append(LogEntry(time: now, text: text, role: role))
+        if log.count > 5000 { log.removeFirst(log.count - 5000) }
+        var s = scroll[.log] ?? ScrollState()
+        s.selected = log.count - 1
+        scroll[.log] = s
+    }
+
+    mutating func select(item index: Int) {
+        scroll[.receipts] = ScrollState(selected: index, offset: scroll[.receipts]?.offset ?? 0)
+        scroll[.purchases] = ScrollState()
+        scroll[.subscriptions] = ScrollState()
+        scroll[.status] = ScrollState()
+        rebuildRows()
+    }
+
+    // MARK: - Rows
+
+    /// Recomputes the filtered, sorted row order (only when the receipt, filter or sort
+    /// changes: never per frame).
+    public mutating func rebuildRows() {
+        guard let item = selectedItem else {
+            rowOrder = []
+            return
+        }
+        let needle = filter
+        let caseSensitive = needle.contains { $0.isUppercase }
+        var order = Array(item.rows.indices)
+        if !needle.isEmpty {
+            order = order.filter { i in
+                let r = item.rows[i]
+                return [r.productID, r.transactionID, r.originalTransactionID, r.webOrderLineItemID].contains { value in
+                    guard let value else { return false }
+                    return caseSensitive ? value.contains(needle) : value.lowercased().contains(needle.lowercased())
+                }
+            }
+        }
+        let column = sortColumn
+        let now = self.now
+        let keys = order.map { i -> (String, Double, Int) in
+            let r = item.rows[i]
+            switch column {
+            case .product: return (r.productID ?? "", 0, i)
+            case .type: return (Self.typeText(r), 0, i)
+            case .transaction: return ("", Double(r.transactionID ?? "") ?? 0, i)
+            case .original: return ("", Double(r.originalTransactionID ?? "") ?? 0, i)
+            case .purchased: return ("", r.purchaseDate?.timeIntervalSince1970 ?? -1e12, i)
+            case .expires: return ("", r.expiresDate?.timeIntervalSince1970 ?? -1e12, i)
+            case .state: return (Self.rowState(r, now: now).0, 0, i)
+            }
+        }
+        let asc = ascending
+        rowOrder = keys.sorted { a, b in
+            if a.0 != b.0 { return asc ? a.0 < b.0 : a.0 > b.0 }
+            if a.1 != b.1 { return asc ? a.1 < b.1 : a.1 > b.1 }
+            return a.2 < b.2
+        }.map(\.2)
+        var s = scroll[.purchases] ?? ScrollState()
+        s.reveal(visible: max(1, pageSize), count: rowOrder.count)
+        scroll[.purchases] = s
+    }
+
+    static func typeText(_ p: Purchase) -> String {
+        switch p.productType {
+        case .autoRenewable: "auto-renew"
+        case .nonRenewing: "non-renew"
+        case .consumable: "consumable"
+        case .nonConsumable: "non-consum"
+        case .unknown, nil: p.expiresDate != nil ? "auto-renew?" : "one-time?"
+        }
+    }
+
+    /// A row's own state at `now`, with its colour.
+    static func rowState(_ p: Purchase, now: Date) -> (String, ColorRole) {
+        if let cancelled = p.cancellationDate, cancelled <= now {
+            return p.isUpgraded == true ? ("upgraded", .info) : ("refunded", .error)
+        }
+        if let expires = p.expiresDate {
+            if p.purchaseDate.map({ $0 > now }) == true { return ("future", .warning) }
+            return expires > now ? ("active", .ok) : ("expired", .muted)
+        }
+        return ("owned", .text)
+    }
+
+    public var visibleRowCount: Int { rowOrder.count }
+}

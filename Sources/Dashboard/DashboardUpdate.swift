@@ -1,0 +1,265 @@
+import Foundation
+import ReceiptCore
+import TerminalUI
+
+extension DashboardState {
+    /// Applies one key event; returns what the shell must do.
+    public mutating func handle(_ event: KeyEvent, environment: DashboardEnvironment = .live) -> [Effect] {
+        if case .resize(let w, let h) = event {
+            width = w
+            height = h
+            pageSize = DashboardLayout(width: w, height: h)?.purchaseRows ?? 1
+            rebuildRows()
+            return []
+        }
+        switch mode {
+        case .normal: return handleNormal(event)
+        case .help(let offset): return handleHelp(event, offset: offset)
+        case .filter(let text): return handleFilter(event, text: text)
+        case .paste(let text): return handlePaste(event, text: text)
+        case .open(let text): return handleOpen(event, text: text, environment: environment)
+        case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
+        }
+    }
+
+    private mutating func handleNormal(_ event: KeyEvent) -> [Effect] {
+        if case .paste(let text) = event {
+            // A paste with no box open: take it as receipts all the same.
+            loadPaste(text)
+            return []
+        }
+        guard let action = KeyMap.action(for: event) else { return [] }
+        message = nil
+        switch action {
+        case .quit: return [.quit]
+        case .help: mode = .help(offset: 0)
+        case .up: move(-1)
+        case .down: move(1)
+        case .pageUp: move(-max(1, pageSize - 1))
+        case .pageDown: move(max(1, pageSize - 1))
+        case .top: move(-Int.max / 2)
+        case .bottom: move(Int.max / 2)
+        case .nextPane: focus = Pane.allCases[(Pane.allCases.firstIndex(of: focus)! + 1) % Pane.allCases.count]
+        case .previousPane:
+            focus = Pane.allCases[(Pane.allCases.firstIndex(of: focus)! + Pane.allCases.count - 1) % Pane.allCases.count]
+        case .columnLeft, .columnRight:
+            let delta = action == .columnLeft ? -1 : 1
+            if focus == .purchases {
+                let all = PurchaseColumn.allCases
+                columnCursor = all[(columnCursor.rawValue + delta + all.count) % all.count]
+                message = ("column \(columnCursor.title): press s to sort by it", .info)
+            } else {
+                let all = Pane.allCases
+                focus = all[(all.firstIndex(of: focus)! + delta + all.count) % all.count]
+            }
+        case .open:
+            if focus == .receipts {
+                focus = .purchases
+            } else if focus == .purchases, selectedPurchase != nil {
+                mode = .detail(row: scroll[.purchases]?.selected ?? 0, scroll: 0)
+            }
+        case .back:
+            if !filter.isEmpty {
+                filter = ""
+                rebuildRows()
+                message = ("filter cleared", .info)
+            }
+        case .filter:
+            focus = .purchases
+            mode = .filter(filter)
+        case .nextMatch, .previousMatch:
+            guard !filter.isEmpty, visibleRowCount > 0 else {
+                message = ("no filter: press / to filter purchases", .info)
+                break
+            }
+            var s = scroll[.purchases] ?? ScrollState()
+            s.selected = (s.selected + (action == .nextMatch ? 1 : -1) + visibleRowCount) % visibleRowCount
+            s.reveal(visible: pageSize, count: visibleRowCount)
+            scroll[.purchases] = s
+            focus = .purchases
+        case .sort:
+            if sortColumn == columnCursor {
+                ascending.toggle()
+            } else {
+                sortColumn = columnCursor
+                ascending = true
+            }
+            rebuildRows()
+            message = ("sorted by \(sortColumn.title) \(ascending ? "ascending" : "descending")", .info)
+        case .paste: mode = .paste("")
+        case .load: mode = .open("")
+        case .verify:
+            message = ("online verification (verifyReceipt) is not in this build yet; the Status pane shows the offline checks", .warning)
+            addLog("verify online: not available in this build; offline checks shown", role: .warning)
+        case .copy:
+            if let value = copyValue() {
+                message = ("copied \(value.count > 40 ? String(value.prefix(40)) + "…" : value)", .ok)
+                return [.copy(value)]
+            }
+            message = ("nothing to copy here", .info)
+        case .export:
+            guard let item = selectedItem else {
+                message = ("nothing to export", .info)
+                break
+            }
+            return [.export(json: exportJSON(item), fileName: "receiptdash-export-\(item.id).json")]
+        }
+        return []
+    }
+
+    private mutating func move(_ delta: Int) {
+        let count: Int
+        switch focus {
+        case .receipts: count = items.count
+        case .purchases: count = visibleRowCount
+        case .subscriptions: count = selectedItem?.analysis?.subscriptions.count ?? 0
+        case .status: count = 10_000
+        case .log: count = log.count
+        }
+        var s = scroll[focus] ?? ScrollState()
+        let before = s.selected
+        s.move(delta, count: count)
+        s.reveal(visible: max(1, pageSize), count: count)
+        scroll[focus] = s
+        if focus == .receipts, before != s.selected { select(item: s.selected) }
+    }
+
+    private func copyValue() -> String? {
+        switch focus {
+        case .receipts: return selectedItem?.decoded?.bundleID ?? selectedItem?.source
+        case .purchases: return selectedPurchase?.transactionID
+        case .subscriptions:
+            let index = scroll[.subscriptions]?.selected ?? 0
+            return selectedItem?.analysis?.subscriptions.dropFirst(index).first?.originalTransactionID
+        case .status: return selectedItem?.trust?.headline ?? selectedItem?.error?.reason
+        case .log: return log.last?.text
+        }
+    }
+
+    func exportJSON(_ item: LoadedItem) -> String {
+        guard let decoded = item.decoded else {
+            return InspectJSON.encode(.object([
+                "source": .string(item.source),
+                "error": .object(["message": .string(item.error?.reason ?? "unknown")]),
+            ]))
+        }
+        var object = InspectJSON.object(for: decoded, source: item.source, trust: item.trust).object ?? [:]
+        if let analysis = item.analysis { object.merge(AnalysisRendering.json(analysis)) { _, new in new } }
+        return InspectJSON.encode(.object(object))
+    }
+
+    private mutating func handleHelp(_ event: KeyEvent, offset: Int) -> [Effect] {
+        switch event {
+        case .down, .character("j"): mode = .help(offset: offset + 1)
+        case .up, .character("k"): mode = .help(offset: max(0, offset - 1))
+        case .control("c"): return [.quit]
+        default: mode = .normal
+        }
+        return []
+    }
+
+    private mutating func handleFilter(_ event: KeyEvent, text: String) -> [Effect] {
+        switch event {
+        case .escape:
+            filter = ""
+            mode = .normal
+        case .enter:
+            mode = .normal
+            message = filter.isEmpty ? nil : ("\(visibleRowCount) purchases match \"\(filter)\"; n/N to step, Esc to clear", .info)
+            return []
+        case .backspace:
+            mode = .filter(String(text.dropLast()))
+        case .character(let c):
+            mode = .filter(text + String(c))
+        case .paste(let pasted):
+            mode = .filter(text + pasted.replacingOccurrences(of: "\n", with: " "))
+        case .control("c"): return [.quit]
+        default: return []
+        }
+        if case .filter(let current) = mode { filter = current }
+        scroll[.purchases] = ScrollState()
+        rebuildRows()
+        return []
+    }
+
+    private mutating func handlePaste(_ event: KeyEvent, text: String) -> [Effect] {
+        switch event {
+        case .escape: mode = .normal
+        case .paste(let pasted): mode = .paste(text + pasted)
+        case .character(let c): mode = .paste(text + String(c))
+        case .backspace: mode = .paste(String(text.dropLast()))
+        case .control("u"): mode = .paste("")
+        case .enter:
+            if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                mode = .normal
+            } else {
+                mode = .normal
+                let before = items.count
+                loadPaste(text)
+                let added = items.count - before
+                message = ("pasted \(added) input\(added == 1 ? "" : "s")", added > 0 ? .ok : .warning)
+                focus = .receipts
+            }
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    private mutating func handleOpen(_ event: KeyEvent, text: String, environment: DashboardEnvironment) -> [Effect] {
+        switch event {
+        case .escape: mode = .normal
+        case .enter:
+            mode = .normal
+            guard !text.isEmpty else { return [] }
+            return [.load(path: (text as NSString).expandingTildeInPath)]
+        case .tab: mode = .open(Self.complete(text, environment: environment))
+        case .backspace: mode = .open(String(text.dropLast()))
+        case .character(let c): mode = .open(text + String(c))
+        case .paste(let pasted): mode = .open(text + pasted.trimmingCharacters(in: .whitespacesAndNewlines))
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    /// Tab completion of a path: the longest common prefix of the matching entries, with `/`
+    /// after a single folder match.
+    public static func complete(_ text: String, environment: DashboardEnvironment) -> String {
+        let expanded = (text as NSString).expandingTildeInPath
+        let folder: String
+        let prefix: String
+        if expanded.hasSuffix("/") {
+            folder = expanded
+            prefix = ""
+        } else {
+            folder = (expanded as NSString).deletingLastPathComponent
+            prefix = (expanded as NSString).lastPathComponent
+        }
+        let listed = environment.listDirectory(folder.isEmpty ? "." : folder) ?? []
+        let matches = listed.filter { $0.hasPrefix(prefix) && !($0.hasPrefix(".") && !prefix.hasPrefix(".")) }.sorted()
+        guard var common = matches.first else { return text }
+        for m in matches.dropFirst() {
+            while !m.hasPrefix(common) { common.removeLast() }
+        }
+        let base = folder.isEmpty ? "" : (folder.hasSuffix("/") ? folder : folder + "/")
+        var completed = base + common
+        if matches.count == 1, environment.listDirectory(completed) != nil { completed += "/" }
+        return completed
+    }
+
+    private mutating func handleDetail(_ event: KeyEvent, row: Int, scroll: Int) -> [Effect] {
+        switch event {
+        case .escape, .character("q"), .enter: mode = .normal
+        case .down, .character("j"): mode = .detail(row: row, scroll: scroll + 1)
+        case .up, .character("k"): mode = .detail(row: row, scroll: max(0, scroll - 1))
+        case .pageDown: mode = .detail(row: row, scroll: scroll + pageSize)
+        case .pageUp: mode = .detail(row: row, scroll: max(0, scroll - pageSize))
+        case .character("y"):
+            if let p = selectedPurchase, let value = p.transactionID { return [.copy(value)] }
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+}

@@ -1,0 +1,374 @@
+import Foundation
+import ReceiptCore
+import TerminalUI
+
+/// Renders the dashboard: a pure function of the state and the size.
+public enum DashboardView {
+    public static func render(_ state: DashboardState, width: Int, height: Int) -> ScreenBuffer {
+        var b = ScreenBuffer(width: width, height: height)
+        guard let layout = DashboardLayout(width: width, height: height) else {
+            tooSmall(&b)
+            return b
+        }
+        titleBar(state, layout.title, &b)
+        receipts(state, layout.panes[.receipts]!, &b)
+        purchases(state, layout.panes[.purchases]!, &b)
+        subscriptions(state, layout.panes[.subscriptions]!, &b)
+        status(state, layout.panes[.status]!, &b)
+        log(state, layout.panes[.log]!, &b)
+        messageLine(state, layout.message, &b)
+        Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus))
+        switch state.mode {
+        case .help(let offset): help(offset, &b)
+        case .paste(let text): pasteBox(text, &b)
+        case .detail(_, let scroll): detail(state, scroll, &b)
+        default: break
+        }
+        return b
+    }
+
+    static func tooSmall(_ b: inout ScreenBuffer) {
+        let need = "need \(DashboardLayout.minimumWidth)×\(DashboardLayout.minimumHeight)"
+        let lines = ["Terminal too small: \(b.width)×\(b.height)", need, "enlarge the window, or press q to quit"]
+        for (i, line) in lines.enumerated() {
+            let y = b.height / 2 - 1 + i
+            b.write(line, x: max(0, (b.width - TextWidth.of(line)) / 2), y: y, style: Style(i == 0 ? .error : .text, bold: i == 0))
+        }
+    }
+
+    static func titleBar(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        b.fill(r, style: Style(.statusBar))
+        let decoded = s.items.filter { $0.decoded != nil }.count
+        let failed = s.items.count - decoded
+        var verdicts: [String: Int] = [:]
+        for item in s.items { if let v = item.trust?.verdict.rawValue { verdicts[v, default: 0] += 1 } }
+        let mix = ["valid", "test", "invalid", "unverifiable"].compactMap { v in verdicts[v].map { "\(v) \($0)" } }
+        var text = " receiptdash │ \(s.items.count) input\(s.items.count == 1 ? "" : "s") · \(decoded) decoded"
+        if failed > 0 { text += " · \(failed) failed" }
+        if !mix.isEmpty { text += " │ " + mix.joined(separator: " · ") }
+        b.write(text, x: 0, y: r.y, limit: r.width, style: Style(.statusBar, bold: true))
+        let clock = " judged at \(AppleDate.iso8601(s.now).prefix(16).replacingOccurrences(of: "T", with: " ")) UTC "
+        if TextWidth.of(text) + TextWidth.of(clock) < r.width {
+            b.write(clock, x: r.width - TextWidth.of(clock), y: r.y, style: Style(.statusBar))
+        }
+    }
+
+    static func icon(_ item: LoadedItem) -> (String, ColorRole) {
+        if item.error != nil { return ("!", .error) }
+        switch item.trust?.verdict {
+        case .valid: return ("✓", .ok)
+        case .test: return ("T", .info)
+        case .invalid: return ("✗", .error)
+        case .unverifiable, nil: return ("?", .warning)
+        }
+    }
+
+    static func receipts(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        b.box(r, title: "Receipts [\(s.items.count)]", focused: s.focus == .receipts)
+        let inner = r.inset
+        let listHeight = max(0, inner.height - 3)
+        var scroll = s.scroll[.receipts] ?? ScrollState()
+        scroll.reveal(visible: listHeight, count: s.items.count)
+        for line in 0..<listHeight {
+            let index = scroll.offset + line
+            guard index < s.items.count else { break }
+            let item = s.items[index]
+            let y = inner.y + line
+            let selected = index == scroll.selected
+            if selected {
+                b.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: Style(s.focus == .receipts ? .selection : .selectionInactive))
+            }
+            let (mark, role) = icon(item)
+            let base = selected ? Style(s.focus == .receipts ? .selection : .selectionInactive) : Style(.text)
+            b.write(mark, x: inner.x, y: y, style: selected ? base : Style(role, bold: true))
+            let format = item.decoded.map { shortFormat($0.format) } ?? "error"
+            let env = item.decoded?.environment.map { shortEnvironment($0) } ?? ""
+            let name = item.decoded?.bundleID ?? (item.source as NSString).lastPathComponent
+            let text = TextWidth.pad(format, to: 8) + TextWidth.pad(env, to: 6) + name
+            b.write(TextWidth.truncate(text, to: inner.width - 2), x: inner.x + 2, y: y, limit: inner.width - 2, style: base)
+        }
+        // Counts and progress: every input is decoded and checked offline as it loads.
+        let y = inner.maxY - 2
+        let failed = s.items.filter { $0.error != nil }.count
+        let done = s.items.count - failed
+        b.write("decoded \(done) · failed \(failed) · queued 0", x: inner.x, y: y, limit: inner.width, style: Style(.muted))
+        Widgets.progress(
+            into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: s.items.isEmpty ? 0 : 1,
+            label: s.items.isEmpty ? "nothing loaded" : "offline checks done")
+    }
+
+    static func shortFormat(_ f: ReceiptFormat) -> String {
+        switch f {
+        case .pkcs7: "pkcs7"
+        case .legacy: "ios6"
+        case .verifyResponse: "resp"
+        case .notificationV1: "notif1"
+        case .jwsTransaction: "jws-tx"
+        case .jwsRenewal: "jws-rn"
+        case .jwsAppTransaction: "jws-app"
+        case .jwsNotification: "notif2"
+        }
+    }
+
+    static func shortEnvironment(_ e: StoreEnvironment) -> String {
+        switch e {
+        case .production: "Prod"
+        case .sandbox: "Sbx"
+        case .xcode: "Xcode"
+        case .localTesting: "Local"
+        }
+    }
+
+    static func purchases(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        let total = s.selectedItem?.rows.count ?? 0
+        var title = "Purchases [\(s.visibleRowCount)"
+        if !s.filter.isEmpty { title += " of \(total), filter \"\(s.filter)\"" }
+        title += "]"
+        b.box(r, title: title, focused: s.focus == .purchases)
+        let inner = r.inset
+        guard let item = s.selectedItem else {
+            b.write("No input loaded: press p to paste a receipt or o to open a file.", x: inner.x, y: inner.y, limit: inner.width, style: Style(.muted))
+            return
+        }
+        if let error = item.error {
+            b.write("Could not decode \(item.source):", x: inner.x, y: inner.y, limit: inner.width, style: Style(.error, bold: true))
+            b.write(error.reason, x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.error))
+            return
+        }
+        if item.rows.isEmpty {
+            b.write("No purchases in this input (not an error: a receipt can have none).", x: inner.x, y: inner.y, limit: inner.width, style: Style(.muted))
+            return
+        }
+        let columns = [
+            TableColumn("Product", width: 0, priority: 9, minimumWidth: 16), TableColumn("Type", width: 11, priority: 2),
+            TableColumn("Transaction", width: 16, priority: 8), TableColumn("Original", width: 16, priority: 1),
+            TableColumn("Purchased", width: 16, priority: 7), TableColumn("Expires", width: 16, priority: 6),
+            TableColumn("State", width: 9, priority: 5),
+        ]
+        var scroll = s.scroll[.purchases] ?? ScrollState()
+        scroll.reveal(visible: inner.height - 1, count: s.visibleRowCount)
+        let now = s.now
+        Widgets.table(
+            into: &b, rect: inner, columns: columns, rowCount: s.visibleRowCount, scroll: scroll,
+            sortColumn: s.sortColumn.rawValue, ascending: s.ascending, focused: s.focus == .purchases
+        ) { row, column in
+            let p = item.rows[s.rowOrder[row]]
+            switch PurchaseColumn(rawValue: column)! {
+            case .product: return (p.productID ?? "?", nil)
+            case .type: return (DashboardState.typeText(p), .muted)
+            case .transaction: return (p.transactionID ?? "", nil)
+            case .original: return (p.originalTransactionID == p.transactionID ? "=" : p.originalTransactionID ?? "", .muted)
+            case .purchased: return (shortDate(p.purchaseDate), nil)
+            case .expires: return (shortDate(p.expiresDate), nil)
+            case .state:
+                let (text, role) = DashboardState.rowState(p, now: now)
+                return (text, role)
+            }
+        }
+        let widths = Widgets.layout(columns, width: inner.width)
+        if s.focus == .purchases, s.columnCursor != s.sortColumn, widths[s.columnCursor.rawValue] > 0 {
+            // Mark the header the cursor is on.
+            let x = inner.x + widths.prefix(s.columnCursor.rawValue).reduce(0) { $0 + $1 + 1 }
+            b.write(TextWidth.pad(s.columnCursor.title, to: widths[s.columnCursor.rawValue]), x: x, y: inner.y, style: Style(.match, bold: true))
+        }
+    }
+
+    static func shortDate(_ d: Date?) -> String {
+        guard let d else { return "" }
+        return String(AppleDate.iso8601(d).prefix(16)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    static func subscriptions(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        let subs = s.selectedItem?.analysis?.subscriptions ?? []
+        b.box(r, title: "Subscriptions [\(subs.count)]", focused: s.focus == .subscriptions)
+        let inner = r.inset
+        var lines: [(String, Style)] = []
+        let selected = s.scroll[.subscriptions]?.selected ?? 0
+        for (i, sub) in subs.enumerated() {
+            let role: ColorRole
+            switch sub.state {
+            case .active: role = .ok
+            case .activeWillNotRenew, .inGracePeriod, .inBillingRetry: role = .warning
+            case .expired: role = .muted
+            case .refunded, .revokedFamilySharing: role = .error
+            case .upgraded: role = .info
+            }
+            let head = "\(i == selected && s.focus == .subscriptions ? "▶" : "●") \(sub.productID ?? "?")  \(sub.state.rawValue)"
+            lines.append((head, Style(role, bold: true)))
+            lines.append(("  " + sub.explanation, Style(.text)))
+            if let (bar, _, range) = AnalysisRendering.timeline(sub, at: s.now, width: max(10, min(40, inner.width - 26))) {
+                lines.append(("  " + bar + " " + range, Style(.accent)))
+            }
+            for warning in sub.warnings.prefix(2) { lines.append(("  note: " + warning, Style(.muted))) }
+        }
+        if subs.isEmpty {
+            let oneTime = s.selectedItem?.analysis?.oneTimePurchases ?? []
+            lines.append((oneTime.isEmpty ? "No subscriptions." : "No subscriptions; \(oneTime.count) one-time purchase\(oneTime.count == 1 ? "" : "s"):", Style(.muted)))
+            for p in oneTime.prefix(20) {
+                lines.append(("  \(p.productID ?? "?"): \(p.explanation)", Style(p.refunded ? .error : .text)))
+            }
+        }
+        wrapAndDraw(lines, inner, offset: 0, &b)
+    }
+
+    static func status(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        b.box(r, title: "Status", focused: s.focus == .status)
+        let inner = r.inset
+        var lines: [(String, Style)] = []
+        if let item = s.selectedItem {
+            lines.append((item.source, Style(.title, bold: true)))
+            if let error = item.error {
+                lines.append(("decode error: " + error.reason, Style(.error, bold: true)))
+            }
+            if let d = item.decoded {
+                lines.append(("\(d.format.displayName), \(d.environment?.rawValue ?? d.rawEnvironment ?? "environment unknown")", Style(.text)))
+                if let status = d.status {
+                    let explained = AppleStatus.explain(status, isRetryable: d.isRetryable)
+                    lines.append(("Apple status \(status): \(explained.title)", Style(status == 0 ? .ok : .warning, bold: true)))
+                    lines.append((explained.explanation, Style(.text)))
+                    lines.append(("Next: " + explained.nextStep, Style(.info)))
+                }
+            }
+            if let trust = item.trust {
+                let role: ColorRole = trust.verdict == .valid ? .ok : trust.verdict == .invalid ? .error : .warning
+                lines.append(("Trust: " + trust.headline, Style(role, bold: true)))
+                for step in trust.steps {
+                    let (mark, stepRole): (String, ColorRole) =
+                        switch step.outcome {
+                        case .pass: ("✓", .ok)
+                        case .fail: ("✗", .error)
+                        case .warning: ("!", .warning)
+                        case .skipped: ("-", .muted)
+                        }
+                    lines.append(("\(mark) \(step.name): \(step.reason)", Style(stepRole)))
+                }
+            }
+            for warning in item.decoded?.warnings ?? [] { lines.append(("warning: " + warning, Style(.warning))) }
+        } else {
+            lines.append(("Nothing selected.", Style(.muted)))
+        }
+        wrapAndDraw(lines, inner, offset: s.scroll[.status]?.selected ?? 0, &b)
+    }
+
+    static func log(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        b.box(r, title: "Log", focused: s.focus == .log)
+        let inner = r.inset
+        let count = s.log.count
+        var scroll = s.scroll[.log] ?? ScrollState(selected: max(0, count - 1))
+        scroll.reveal(visible: inner.height, count: count)
+        for line in 0..<inner.height {
+            let index = scroll.offset + line
+            guard index < count else { break }
+            let entry = s.log[index]
+            let time = AppleDate.iso8601(entry.time).dropFirst(11).prefix(8)
+            b.write("\(time) \(entry.text)", x: inner.x, y: inner.y + line, limit: inner.width, style: Style(entry.role))
+        }
+    }
+
+    static func messageLine(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        switch s.mode {
+        case .filter(let text):
+            b.fill(r, style: Style(.input))
+            b.write("/" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .open(let text):
+            b.fill(r, style: Style(.input))
+            b.write("Open (Tab completes, Enter loads, Esc cancels): " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        default:
+            if let message = s.message {
+                b.write(message.text, x: 1, y: r.y, limit: r.width - 1, style: Style(message.role))
+            }
+        }
+    }
+
+    static func help(_ offset: Int, _ b: inout ScreenBuffer) {
+        let lines = KeyMap.bindings.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
+            + ["", "Any key closes this help.", "Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono."]
+        let inner = Widgets.overlay(into: &b, width: 64, height: min(lines.count + 2, b.height - 2), title: "Keys")
+        Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
+    }
+
+    static func pasteBox(_ text: String, _ b: inout ScreenBuffer) {
+        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: 12, title: "Paste receipts")
+        b.write("Paste one or more receipts (base64, JSON, JWS, plist). Enter loads, Esc cancels, Ctrl-U clears.", x: inner.x, y: inner.y, limit: inner.width, style: Style(.muted))
+        let chars = text.count
+        let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        b.write("\(chars) characters, \(lineCount) line\(lineCount == 1 ? "" : "s")", x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.info))
+        // Show the tail of what was pasted, never the whole multi-megabyte text.
+        let tail = text.suffix(inner.width * (inner.height - 3)).split(separator: "\n", omittingEmptySubsequences: false).suffix(inner.height - 3)
+        for (i, line) in tail.enumerated() {
+            b.write(String(line.suffix(inner.width)), x: inner.x, y: inner.y + 2 + i, limit: inner.width, style: Style(.input))
+        }
+    }
+
+    static func detail(_ s: DashboardState, _ scroll: Int, _ b: inout ScreenBuffer) {
+        guard let p = s.selectedPurchase else { return }
+        var lines: [(String, Style)] = []
+        func row(_ name: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            lines.append((TextWidth.pad(name, to: 30) + value, Style(.overlay)))
+        }
+        let iso: (Date?) -> String? = { $0.map(AppleDate.iso8601) }
+        row("source", p.source.rawValue)
+        row("product_id", p.productID)
+        row("product_type", p.productType?.rawValue)
+        row("transaction_id", p.transactionID)
+        row("original_transaction_id", p.originalTransactionID)
+        row("web_order_line_item_id", p.webOrderLineItemID)
+        row("quantity", p.quantity.map(String.init))
+        row("purchase_date", iso(p.purchaseDate))
+        row("original_purchase_date", iso(p.originalPurchaseDate))
+        row("expires_date", iso(p.expiresDate))
+        row("cancellation_date", iso(p.cancellationDate))
+        row("cancellation_reason", p.cancellationReason.map { "\($0) (\(CancellationReason.explain($0)))" })
+        row("is_trial_period", p.isTrialPeriod.map { "\($0)" })
+        row("is_in_intro_offer_period", p.isInIntroOfferPeriod.map { "\($0)" })
+        row("is_upgraded", p.isUpgraded.map { "\($0)" })
+        row("promotional_offer_id", p.promotionalOfferID)
+        row("offer_code_ref_name", p.offerCodeRefName)
+        row("subscription_group_identifier", p.subscriptionGroupIdentifier)
+        row("in_app_ownership_type", p.inAppOwnershipType)
+        row("app_account_token", p.appAccountToken)
+        row("bid", p.bundleID)
+        row("bvrs", p.bundleVersion)
+        row("environment", p.environment)
+        row("offer_type", p.offerType.map(String.init))
+        row("offer_identifier", p.offerIdentifier)
+        row("offer_discount_type", p.offerDiscountType)
+        row("revocation_type", p.revocationType)
+        row("transaction_reason", p.transactionReason)
+        row("storefront", p.storefront)
+        row("currency", p.currency)
+        row("price (milliunits)", p.priceMilliunits.map(String.init))
+        row("signed_date", iso(p.signedDate))
+        for field in p.otherFields { row(field.name, field.value) }
+        for attribute in p.unknownAttributes {
+            row("ASN.1 type \(attribute.type) v\(attribute.version)", Hex.encode(attribute.value, separator: " "))
+        }
+        let inner = Widgets.overlay(into: &b, width: min(110, b.width - 4), height: b.height - 4, title: "Purchase \(p.transactionID ?? "")")
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: min(scroll, max(0, lines.count - inner.height)))
+    }
+
+    /// Draws lines, wrapping long ones at the pane width.
+    static func wrapAndDraw(_ lines: [(String, Style)], _ rect: Rect, offset: Int, _ b: inout ScreenBuffer) {
+        var wrapped: [(String, Style)] = []
+        for (text, style) in lines {
+            var rest = TerminalText.sanitize(text)
+            repeat {
+                var part = ""
+                var used = 0
+                while let c = rest.first, used + TextWidth.of(c) <= rect.width {
+                    part.append(c)
+                    used += TextWidth.of(c)
+                    rest.removeFirst()
+                }
+                if part.isEmpty, let c = rest.first {
+                    part.append(c)
+                    rest.removeFirst()
+                }
+                wrapped.append((part, style))
+                if !rest.isEmpty { rest = "  " + rest }
+            } while !rest.isEmpty && wrapped.count < 500
+        }
+        Widgets.text(into: &b, rect: rect, lines: wrapped, offset: min(offset, max(0, wrapped.count - rect.height)))
+    }
+}

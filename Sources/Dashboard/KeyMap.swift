@@ -1,0 +1,115 @@
+import Foundation
+import TerminalUI
+
+/// What a key does.
+public enum Action: String, Sendable, CaseIterable {
+    case up, down, pageUp, pageDown, top, bottom
+    case nextPane, previousPane, columnLeft, columnRight
+    case open, back, filter, nextMatch, previousMatch, sort
+    case help, quit, paste, load, verify, copy, export
+}
+
+/// The panes of the dashboard.
+public enum Pane: String, Sendable, CaseIterable {
+    case receipts, purchases, subscriptions, status, log
+
+    public var title: String {
+        switch self {
+        case .receipts: "Receipts"
+        case .purchases: "Purchases"
+        case .subscriptions: "Subscriptions"
+        case .status: "Status"
+        case .log: "Log"
+        }
+    }
+}
+
+/// One key binding: the keys, what they do, and where the footer shows them.
+public struct KeyBinding: Sendable {
+    public var keys: [KeyEvent]
+    /// How the key is written in the footer, the `?` overlay and the README.
+    public var label: String
+    public var action: Action
+    public var description: String
+    /// Panes where the footer offers it (empty: everywhere).
+    public var footerPanes: Set<Pane>
+    public var inFooter: Bool
+
+    /// The footer's short word for it.
+    public var hint: String {
+        switch action {
+        case .nextPane: "pane"
+        case .open: "fields"
+        case .filter: "filter"
+        case .sort: "sort"
+        case .paste: "paste"
+        case .load: "open"
+        case .copy: "copy"
+        case .export: "export"
+        case .help: "help"
+        case .quit: "quit"
+        default: description
+        }
+    }
+}
+
+/// The one keymap table: it drives key handling, the footer hints, the `?` overlay and the
+/// README's key list (`receiptdash keys`).
+public enum KeyMap {
+    public static let bindings: [KeyBinding] = [
+        .init(keys: [.up, .character("k")], label: "↑/k", action: .up, description: "move up", footerPanes: [], inFooter: false),
+        .init(keys: [.down, .character("j")], label: "↓/j", action: .down, description: "move down", footerPanes: [], inFooter: false),
+        .init(keys: [.pageUp, .control("b")], label: "PgUp", action: .pageUp, description: "page up", footerPanes: [], inFooter: false),
+        .init(keys: [.pageDown, .control("f")], label: "PgDn", action: .pageDown, description: "page down", footerPanes: [], inFooter: false),
+        .init(keys: [.character("g"), .home], label: "g", action: .top, description: "first row", footerPanes: [], inFooter: false),
+        .init(keys: [.character("G"), .end], label: "G", action: .bottom, description: "last row", footerPanes: [], inFooter: false),
+        .init(keys: [.tab], label: "Tab", action: .nextPane, description: "next pane", footerPanes: [], inFooter: true),
+        .init(keys: [.backTab], label: "S-Tab", action: .previousPane, description: "previous pane", footerPanes: [], inFooter: false),
+        .init(
+            keys: [.left, .character("h")], label: "←/h", action: .columnLeft,
+            description: "previous pane (Purchases: previous sort column)", footerPanes: [.purchases], inFooter: false),
+        .init(
+            keys: [.right, .character("l")], label: "→/l", action: .columnRight,
+            description: "next pane (Purchases: next sort column)", footerPanes: [.purchases], inFooter: false),
+        .init(
+            keys: [.enter], label: "Enter", action: .open, description: "open every field of the purchase",
+            footerPanes: [.purchases], inFooter: true),
+        .init(keys: [.escape], label: "Esc", action: .back, description: "back / cancel", footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("/")], label: "/", action: .filter, description: "filter purchases", footerPanes: [.purchases],
+            inFooter: true),
+        .init(keys: [.character("n")], label: "n", action: .nextMatch, description: "next match", footerPanes: [], inFooter: false),
+        .init(keys: [.character("N")], label: "N", action: .previousMatch, description: "previous match", footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("s")], label: "s", action: .sort, description: "sort by column (again: reverse)",
+            footerPanes: [.purchases], inFooter: true),
+        .init(keys: [.character("p")], label: "p", action: .paste, description: "paste receipts", footerPanes: [], inFooter: true),
+        .init(keys: [.character("o")], label: "o", action: .load, description: "open a file or folder", footerPanes: [], inFooter: true),
+        .init(keys: [.character("v")], label: "v", action: .verify, description: "verify online", footerPanes: [], inFooter: false),
+        .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
+        .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
+        .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
+        .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
+    ]
+
+    /// The action bound to `event`, if any.
+    public static func action(for event: KeyEvent) -> Action? {
+        bindings.first { $0.keys.contains(event) }?.action
+    }
+
+    /// The footer hints for a pane.
+    public static func hints(for pane: Pane) -> [(key: String, label: String)] {
+        // Help and quit first, so they survive on narrow screens.
+        let shown = bindings.filter { $0.inFooter && ($0.footerPanes.isEmpty || $0.footerPanes.contains(pane)) }
+        let first = shown.filter { $0.action == .help || $0.action == .quit }
+        let rest = shown.filter { $0.action != .help && $0.action != .quit }
+        return (first + rest).map { ($0.label, $0.hint) }
+    }
+
+    /// The key list as a Markdown table (for the README).
+    public static var markdown: String {
+        var lines = ["| key | action |", "| --- | --- |"]
+        for b in bindings { lines.append("| `\(b.label)` | \(b.description) |") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Dashboard
+import Foundation
+import ReceiptCore
+import TerminalNcurses
+import TerminalUI
+
+struct Dash: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
+        discussion: """
+            With no FILE the bundled demo receipts load, so there is something to look at at once. \
+            FILE may be a file, a folder or - for standard input. Keys: press ? in the dashboard, \
+            or run `receiptdash keys`.
+
+            Themes: --theme default|light|high-contrast|colorblind|mono or a path to a .theme \
+            file (see Themes/README.md). NO_COLOR or TERM=dumb always give mono.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Colour theme: a name from Themes/ or a path.", valueName: "name|path"))
+    var theme: String?
+
+    @Option(name: .long, help: ArgumentHelp("Judge subscriptions at this instant (ISO 8601; default: now).", valueName: "time"))
+    var at: String?
+
+    @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
+    var files: [String] = []
+
+    func validate() throws {
+        if let at, AppleDate.parse(at) == nil {
+            throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
+        }
+    }
+
+    func run() throws {
+        guard isatty(STDOUT_FILENO) != 0 else {
+            Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
+            throw ExitCode(2)
+        }
+        let chosenTheme: Theme
+        do {
+            chosenTheme = try ThemeCatalog.resolve(theme, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
+        if files.isEmpty {
+            for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
+        } else {
+            for input in InputFiles.load(files, limit: ReceiptDecoder().limits.maximumInputBytes) {
+                switch input.result {
+                case .success(let bytes): state.load(source: input.source, bytes: bytes)
+                case .failure(let error): state.addLog("could not read \(input.source): \(error.reason)", role: .error)
+                }
+            }
+        }
+        let terminal = NcursesTerminal(theme: chosenTheme)
+        defer { terminal.shutdown() }
+        DashboardApp.run(&state, backend: terminal)
+    }
+}
+
+struct Keys: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the dashboard's keys as a Markdown table.")
+
+    func run() throws {
+        print(KeyMap.markdown)
+    }
+}
