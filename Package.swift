@@ -50,7 +50,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"]
+            dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"],
+            exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",

@@ -16,7 +16,7 @@ public struct DashboardLayout: Sendable, Hashable {
         message = Rect(x: 0, y: height - 2, width: width, height: 1)
         footer = Rect(x: 0, y: height - 1, width: width, height: 1)
         let body = Rect(x: 0, y: 1, width: width, height: height - 3)
-        let (left, right) = body.splitLeft(min(44, max(30, width * 3 / 10)))
+        let (left, right) = body.splitLeft(min(44, max(26, width * 3 / 10)))
         let logHeight = height >= 34 ? 7 : 5
         let (upper, log) = right.splitTop(right.height - logHeight)
         let (purchases, lower) = upper.splitTop(max(6, upper.height * 11 / 20))

@@ -143,24 +143,41 @@ public struct DashboardState: Sendable {
         if items.count == 1 { rebuildRows() }
     }
 
+    /// Adds an input that was decoded elsewhere (e.g. a watch source), with its checks.
+    public mutating func loadDecoded(source: String, _ decoded: DecodedInput) {
+        nextID += 1
+        var item = LoadedItem(id: nextID, source: source, rows: decoded.allPurchases)
+        item.decoded = decoded
+        item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
+        item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
+        items.append(item)
+        addLog("loaded \(source): \(decoded.format.rawValue)", role: .ok)
+        if items.count == 1 { rebuildRows() }
+    }
+
     /// Loads pasted text: one receipt, or several separated by blank lines or one per line.
     public mutating func loadPaste(_ text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return }
-        if (try? decoder.decode(text: trimmed)) != nil {
-            load(source: "paste \(pasteCount + 1)", bytes: Array(trimmed.utf8))
-            pasteCount += 1
-            select(item: items.count - 1)
-            return
-        }
-        var chunks = trimmed.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        if chunks.count == 1 { chunks = trimmed.components(separatedBy: "\n") }
         let before = items.count
-        for chunk in chunks where !chunk.trimmingCharacters(in: .whitespaces).isEmpty {
+        for chunk in Self.pasteChunks(trimmed, decoder: decoder) {
             pasteCount += 1
             load(source: "paste \(pasteCount)", bytes: Array(chunk.utf8))
         }
         if items.count > before { select(item: before) }
+    }
+
+    /// Splits a paste into receipts: blocks separated by blank lines; within a block, one
+    /// receipt per line when every line decodes on its own, else the block is one receipt
+    /// (base64 wrapped over several lines).
+    static func pasteChunks(_ text: String, decoder: ReceiptDecoder) -> [String] {
+        let blocks = text.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+        return blocks.flatMap { block -> [String] in
+            let lines = block.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if lines.count >= 2, lines.allSatisfy({ (try? decoder.decode(text: $0)) != nil }) { return lines }
+            return [block]
+        }
     }
 
     private var pasteCount = 0

@@ -352,20 +352,27 @@ public enum DashboardView {
     static func wrapAndDraw(_ lines: [(String, Style)], _ rect: Rect, offset: Int, _ b: inout ScreenBuffer) {
         var wrapped: [(String, Style)] = []
         for (text, style) in lines {
-            var rest = TerminalText.sanitize(text)
+            var rest = Substring(TerminalText.sanitize(text))
             repeat {
-                var part = ""
+                // Take what fits; break at the last space when there is one.
+                var end = rest.startIndex
                 var used = 0
-                while let c = rest.first, used + TextWidth.of(c) <= rect.width {
-                    part.append(c)
-                    used += TextWidth.of(c)
-                    rest.removeFirst()
+                var lastSpace: String.Index?
+                var sawText = false
+                while end < rest.endIndex, used + TextWidth.of(rest[end]) <= rect.width {
+                    if rest[end] == " " {
+                        // Break at a space only if it keeps a useful amount on this line.
+                        if sawText, used >= rect.width / 3 { lastSpace = end }
+                    } else {
+                        sawText = true
+                    }
+                    used += TextWidth.of(rest[end])
+                    end = rest.index(after: end)
                 }
-                if part.isEmpty, let c = rest.first {
-                    part.append(c)
-                    rest.removeFirst()
-                }
-                wrapped.append((part, style))
+                if end < rest.endIndex, let space = lastSpace, space > rest.startIndex { end = space }
+                if end == rest.startIndex { end = rest.index(after: end) }
+                wrapped.append((String(rest[..<end]), style))
+                rest = rest[end...].drop { $0 == " " }
                 if !rest.isEmpty { rest = "  " + rest }
             } while !rest.isEmpty && wrapped.count < 500
         }

@@ -142,8 +142,7 @@ public struct Theme: Sendable, Hashable {
         theme.name = fallbackName
         theme.isMono = false
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = Self.stripComment(String(raw)).trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { continue }
             let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, !parts[0].isEmpty else {
@@ -184,6 +183,20 @@ public struct Theme: Sendable, Hashable {
             theme.styles[role] = style
         }
         return theme
+    }
+
+    /// A `#` starts a comment at the start of a line or after a space, unless it begins a
+    /// `#rrggbb` colour.
+    static func stripComment(_ line: String) -> String {
+        let chars = Array(line)
+        for (i, c) in chars.enumerated() where c == "#" {
+            let atStart = chars[..<i].allSatisfy { $0 == " " || $0 == "\t" }
+            let afterSpace = i > 0 && (chars[i - 1] == " " || chars[i - 1] == "\t")
+            let hex = chars.count >= i + 7 && chars[(i + 1)...(i + 6)].allSatisfy(\.isHexDigit)
+                && (chars.count == i + 7 || chars[i + 7] == " " || chars[i + 7] == "\t")
+            if atStart || (afterSpace && !hex) { return String(chars[..<i]) }
+        }
+        return line
     }
 
     static func roleStyle(_ fg: ThemeColor, _ bg: ThemeColor = .default, bold: Bool = false, reverse: Bool = false, dim: Bool = false)

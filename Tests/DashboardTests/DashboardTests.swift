@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+@testable import Dashboard
+import ReceiptCore
+import TerminalUI
+
+/// The dashboard driven by keys, read back from the cell buffer, as a person would see it.
+@Suite struct DashboardTests {
+    static let now = AppleDate.parse("2026-11-22T00:00:00Z")!
+
+    static func demoState(width: Int = 120, height: Int = 40) -> DashboardState {
+        var state = DashboardState(now: now)
+        for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
+        // Log times are the judged-at instant, so snapshots do not depend on the clock.
+        _ = state.handle(.resize(width: width, height: height), environment: env)
+        return state
+    }
+
+    static let env = DashboardEnvironment(
+        listDirectory: { path in
+            switch path {
+            case "/data": ["receipts", "responses", "notes.txt"]
+            case "/data/receipts": ["a.der", "b.der"]
+            case "/data/responses": ["r.json"]
+            default: nil
+            }
+        }, now: { now })
+
+    func screen(_ state: DashboardState) -> ScreenBuffer {
+        DashboardView.render(state, width: state.width, height: state.height)
+    }
+
+    @discardableResult
+    func press(_ state: inout DashboardState, _ keys: KeyEvent...) -> [Effect] {
+        keys.flatMap { state.handle($0, environment: Self.env) }
+    }
+
+    @Test func firstScreenSnapshot() {
+        let state = Self.demoState()
+        assertSnapshot(screen(state).text, named: "demo-120x40")
+    }
+
+    @Test func purchasesOfAReceiptSnapshot() {
+        var state = Self.demoState()
+        press(&state, .down, .down, .tab)
+        #expect(state.focus == .purchases)
+        #expect(state.selectedItem?.source == "demo/production-subscriptions.b64")
+        assertSnapshot(screen(state).text, named: "production-purchases-120x40")
+    }
+
+    @Test func narrowScreenSnapshot() {
+        var state = Self.demoState(width: 80, height: 24)
+        press(&state, .down, .down, .down)
+        assertSnapshot(screen(state).text, named: "sandbox-80x24")
+    }
+
+    @Test func tooSmallScreen() {
+        var state = Self.demoState()
+        press(&state, .resize(width: 60, height: 15))
+        let text = screen(state).text
+        #expect(text.contains("Terminal too small: 60×15"))
+        #expect(text.contains("need 80×20"))
+        press(&state, .resize(width: 120, height: 40))
+        #expect(screen(state).text.contains("Receipts [6]"))
+    }
+
+    @Test func bundleIDsAndProductsAreOnScreen() {
+        var state = Self.demoState()
+        let first = screen(state).text
+        for bundle in ["com.mindmobapp.Mi", "org.getpure.pure-", "com.revenuecat.sa", "net.zachariadis.c"] {
+            #expect(first.contains(bundle), "\(bundle)")
+        }
+        press(&state, .down, .down)
+        #expect(screen(state).text.contains("org.getpure.pure.Week"))
+        #expect(screen(state).text.contains("Trust: valid: genuine Apple"))
+    }
+
+    @Test func helpOverlayListsEveryBinding() {
+        var state = Self.demoState()
+        press(&state, .character("?"))
+        let text = screen(state).text
+        for binding in KeyMap.bindings { #expect(text.contains(binding.description), "\(binding.description)") }
+        press(&state, .character("x"))
+        #expect(state.mode == .normal)
+    }
+
+    @Test func filterAndMatches() {
+        var state = Self.demoState()
+        press(&state, .down, .down, .down, .character("/"))
+        for c in "annual" { press(&state, .character(c)) }
+        #expect(state.visibleRowCount == 1)
+        press(&state, .enter)
+        #expect(state.mode == .normal)
+        #expect(screen(state).text.contains("Purchases [1 of 9, filter \"annual\"]"))
+        #expect(state.selectedPurchase?.productID == "com.revenuecat.annual_39.99.2_week_intro")
+        press(&state, .escape)
+        #expect(state.filter.isEmpty)
+        #expect(state.visibleRowCount == 9)
+    }
+
+    @Test func sortByColumnAndReverse() {
+        var state = Self.demoState()
+        press(&state, .down, .down, .down, .tab)
+        press(&state, .right)  // column cursor: Expires
+        #expect(state.columnCursor == .expires)
+        press(&state, .character("s"))
+        let ascending = state.rowOrder.map { state.selectedItem!.rows[$0].expiresDate! }
+        #expect(ascending == ascending.sorted())
+        press(&state, .character("s"))
+        #expect(!state.ascending)
+        let descending = state.rowOrder.map { state.selectedItem!.rows[$0].expiresDate! }
+        #expect(descending == ascending.reversed())
+        #expect(screen(state).text.contains("Expires ▼"))
+    }
+
+    @Test func detailShowsEveryFieldAndUnknownAttributesInHex() {
+        var state = Self.demoState()
+        press(&state, .down, .down, .tab, .enter)
+        guard case .detail = state.mode else {
+            Issue.record("no detail")
+            return
+        }
+        let text = screen(state).text
+        #expect(text.contains("web_order_line_item_id        340000558053130"))
+        #expect(text.contains("ASN.1 type 1710 v1"))
+        press(&state, .escape)
+        #expect(state.mode == .normal)
+    }
+
+    @Test func pasteSeveralReceiptsAtOnce() throws {
+        var state = Self.demoState()
+        let production = try String(decoding: Data(contentsOf: Self.demoFile("production-subscriptions.b64")), as: UTF8.self)
+        let jws = try String(decoding: Data(contentsOf: Self.demoFile("notification-v2-expired.jws")), as: UTF8.self)
+        press(&state, .character("p"))
+        press(&state, .paste(production.trimmingCharacters(in: .whitespacesAndNewlines) + "\n\n" + jws))
+        #expect(screen(state).text.contains("Paste receipts"))
+        press(&state, .enter)
+        #expect(state.items.count == 8)
+        #expect(state.items[6].source == "paste 1")
+        #expect(state.items[6].decoded?.format == .pkcs7)
+        #expect(state.items[7].decoded?.format == .jwsNotification)
+        #expect(state.message?.text == "pasted 2 inputs")
+        // A bad paste is kept as an error item; nothing already loaded is lost.
+        press(&state, .character("p"), .paste("MIIT!!!not base64"), .enter)
+        #expect(state.items.count == 9)
+        #expect(state.items[8].error?.code == .invalidBase64)
+        #expect(state.items.prefix(8).allSatisfy { $0.decoded != nil })
+    }
+
+    static func demoFile(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/ReceiptCore/Resources/Demo/\(name)")
+    }
+
+    @Test func openWithTabCompletion() {
+        var state = Self.demoState()
+        press(&state, .character("o"))
+        for c in "/data/re" { press(&state, .character(c)) }
+        press(&state, .tab)
+        #expect(state.mode == .open("/data/re"))  // receipts and responses share "re"
+        press(&state, .character("c"), .tab)
+        #expect(state.mode == .open("/data/receipts/"))
+        #expect(press(&state, .enter) == [.load(path: "/data/receipts/")])
+    }
+
+    @Test func copyAndExportEffects() throws {
+        var state = Self.demoState()
+        press(&state, .down, .down, .tab)
+        #expect(press(&state, .character("y")) == [.copy("340001196262039")])
+        let effects = press(&state, .character("e"))
+        guard case .export(let json, let name)? = effects.first else {
+            Issue.record("no export")
+            return
+        }
+        #expect(name == "receiptdash-export-3.json")
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(object?["format"] as? String == "pkcs7")
+        #expect((object?["trust"] as? [String: Any])?["verdict"] as? String == "valid")
+        #expect((object?["subscriptions"] as? [[String: Any]])?.first?["state"] as? String == "expired")
+        #expect(DashboardApp.osc52("ab", inTmux: false) == "\u{1B}]52;c;YWI=\u{07}")
+        #expect(DashboardApp.osc52("ab", inTmux: true) == "\u{1B}Ptmux;\u{1B}\u{1B}]52;c;YWI=\u{07}\u{1B}\\")
+    }
+
+    @Test func verifyOnlineSaysItIsNotAvailableRatherThanFaking() {
+        var state = Self.demoState()
+        press(&state, .character("v"))
+        #expect(state.message?.text.hasPrefix("online verification (verifyReceipt) is not in this build yet") == true)
+    }
+
+    @Test func quit() {
+        var state = Self.demoState()
+        #expect(press(&state, .character("q")) == [.quit])
+    }
+
+    /// A product id carrying an escape sequence is shown escaped: no cell holds ESC.
+    @Test func escapeSequencesInReceiptTextAreShownEscaped() {
+        var state = DashboardState(now: Self.now)
+        let row = #"{"transaction_id": "1", "product_id": "evil\u001b[2J\u001b]0;owned\u0007", "purchase_date_ms": "1700000000000"}"#
+        state.load(source: "evil.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "x\u001b[31m", "in_app": [\#(row)]}}"#.utf8))
+        _ = state.handle(.resize(width: 120, height: 40), environment: Self.env)
+        _ = state.handle(.tab, environment: Self.env)
+        let buffer = screen(state)
+        #expect(!buffer.cells.contains { $0.character.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        #expect(buffer.text.contains(#"evil\x1b[2J\x1b]0;owned\x07"#))
+        #expect(buffer.text.contains(#"x\x1b[31m"#))
+    }
+
+    /// Wide characters take two columns and keep the table aligned.
+    @Test func wideCharactersKeepColumnsAligned() {
+        var state = DashboardState(now: Self.now)
+        let rows = ["订阅高级版", "プレミアム", "premium", "🎁 gift"].enumerated().map { i, name in
+            #"{"transaction_id": "\#(i + 1)", "product_id": "\#(name)", "purchase_date_ms": "1700000000000"}"#
+        }
+        state.load(source: "wide.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "w", "in_app": [\#(rows.joined(separator: ","))]}}"#.utf8))
+        _ = state.handle(.resize(width: 120, height: 40), environment: Self.env)
+        let buffer = screen(state)
+        let lines = buffer.text.split(separator: "\n").filter { $0.contains("1700") || $0.contains("2023-11-14") }
+        #expect(lines.count == 4)
+        let columns = lines.map { line -> Int in
+            let prefix = line[..<line.range(of: "2023-11-14")!.lowerBound]
+            return TextWidth.of(String(prefix))
+        }
+        #expect(Set(columns).count == 1, "dates start at columns \(columns)")
+    }
+
+    /// 100,000 rows: only the visible ones are drawn, and moving to the end is instant.
+    @Test func hundredThousandRows() {
+        var state = DashboardState(now: Self.now)
+        var input = DecodedInput(format: .verifyResponse)
+        for i in 0..<100_000 {
+            var p = Purchase(source: .latestReceiptInfo)
+            p.transactionID = String(1_000_000 + i)
+            p.productID = "p\(i % 10)"
+            p.purchaseDate = Date(timeIntervalSince1970: 1_600_000_000 + Double(i) * 60)
+            input.latestReceiptInfo.append(p)
+        }
+        state.loadDecoded(source: "big", input)
+        _ = state.handle(.resize(width: 200, height: 60), environment: Self.env)
+        _ = state.handle(.tab, environment: Self.env)
+        _ = state.handle(.character("G"), environment: Self.env)
+        #expect(state.selectedPurchase?.transactionID == "1099999")
+        #expect(screen(state).text.contains("1099999"))
+    }
+}
