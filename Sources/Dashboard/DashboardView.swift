@@ -184,7 +184,9 @@ public enum DashboardView {
         let inner = r.inset
         var lines: [(String, Style)] = []
         let selected = s.scroll[.subscriptions]?.selected ?? 0
-        for (i, sub) in subs.enumerated() {
+        // Only the subscriptions that can be on screen: a receipt may have thousands.
+        for (i, sub) in subs.enumerated().dropFirst(max(0, selected - 1)) {
+            if lines.count >= inner.height { break }
             let role: ColorRole
             switch sub.state {
             case .active: role = .ok
@@ -352,6 +354,7 @@ public enum DashboardView {
     static func wrapAndDraw(_ lines: [(String, Style)], _ rect: Rect, offset: Int, _ b: inout ScreenBuffer) {
         var wrapped: [(String, Style)] = []
         for (text, style) in lines {
+            if wrapped.count >= offset + rect.height { break }
             var rest = Substring(TerminalText.sanitize(text))
             repeat {
                 // Take what fits; break at the last space when there is one.

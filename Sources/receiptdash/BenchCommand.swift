@@ -27,12 +27,18 @@ struct Bench: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Instead, time the subscription analysis of one response with this many purchase rows.", valueName: "rows"))
     var analyzeRows: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Instead, time rendering one 200×60 dashboard frame with this many purchase rows.", valueName: "rows"))
+    var renderRows: Int?
+
     @Argument(help: "Receipt files or folders.")
     var paths: [String] = []
 
     func run() throws {
         if let rows = analyzeRows {
             return try benchAnalysis(rows: rows)
+        }
+        if let rows = renderRows {
+            return benchRender(rows: rows)
         }
         let decoder = ReceiptDecoder()
         var chosen = paths
@@ -113,6 +119,42 @@ struct Bench: ParsableCommand {
         times.sort()
         print(String(
             format: "analysis of %d purchase rows (50 subscriptions): median %.2f ms, best %.2f ms, worst %.2f ms over %d runs (one thread)",
+            rows, times[times.count / 2], times[0], times[times.count - 1], times.count))
+    }
+
+    /// One receipt with `rows` purchases in the dashboard at 200×60, the Purchases pane focused
+    /// and scrolled to the middle; times `DashboardView.render`.
+    private func benchRender(rows: Int) {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var state = DashboardState(now: now)
+        var input = DecodedInput(format: .verifyResponse)
+        input.environment = .production
+        for i in 0..<rows {
+            var p = Purchase(source: .latestReceiptInfo)
+            p.transactionID = String(1_000_000_000 + i)
+            p.originalTransactionID = String(1_000_000_000 + i / 12)
+            p.productID = "com.example.subscription.\(i % 3 == 0 ? "yearly" : "monthly")"
+            p.productType = .autoRenewable
+            p.purchaseDate = now.addingTimeInterval(-Double(rows - i) * 3600)
+            p.expiresDate = p.purchaseDate?.addingTimeInterval(30 * 86_400)
+            input.latestReceiptInfo.append(p)
+        }
+        state.loadDecoded(source: "bench", input)
+        _ = state.handle(.resize(width: 200, height: 60))
+        _ = state.handle(.tab)
+        for _ in 0..<(rows / 2 / max(1, state.pageSize)) { _ = state.handle(.pageDown) }
+        _ = DashboardView.render(state, width: 200, height: 60)  // warm up
+        var times: [Double] = []
+        let begin = DispatchTime.now().uptimeNanoseconds
+        repeat {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let frame = DashboardView.render(state, width: 200, height: 60)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            precondition(frame.width == 200)
+        } while Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 < seconds
+        times.sort()
+        print(String(
+            format: "render 200×60 with %d purchase rows: median %.3f ms, best %.3f ms, worst %.3f ms over %d frames (one thread)",
             rows, times[times.count / 2], times[0], times[times.count - 1], times.count))
     }
 }
