@@ -224,6 +224,11 @@ public enum DashboardView {
             }
             if let d = item.decoded {
                 lines.append(("\(d.format.displayName), \(d.environment?.rawValue ?? d.rawEnvironment ?? "environment unknown")", Style(.text)))
+                if let bundle = d.bundleID {
+                    var text = "bundle \(bundle)"
+                    if let version = d.receipt?.applicationVersion { text += " · version \(version)" }
+                    lines.append((text, Style(.text)))
+                }
                 if let status = d.status {
                     let explained = AppleStatus.explain(status, isRetryable: d.isRetryable)
                     lines.append(("Apple status \(status): \(explained.title)", Style(status == 0 ? .ok : .warning, bold: true)))

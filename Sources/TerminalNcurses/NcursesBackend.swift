@@ -11,7 +11,9 @@ public final class NcursesTerminal: TerminalBackend {
     private var theme: Theme
     private var colors = 0
     private var pairs: [PairKey: Int16] = [:]
-    private var pushedBack: [UInt32] = []
+    /// Codes read ahead (while looking for an escape sequence) and not used yet; `true` marks
+    /// a key code (e.g. KEY_RESIZE), which must not be lost.
+    private var pushedBack: [(UInt32, Bool)] = []
     private var active = false
 
     private struct PairKey: Hashable {
@@ -119,9 +121,13 @@ public final class NcursesTerminal: TerminalBackend {
                 return EscapeSequenceParser.parse(
                     next: { [unowned self] ms in
                         guard let (c, key) = self.nextCode(timeout: ms) else { return nil }
-                        return key ? nil : c
+                        if key {
+                            self.pushedBack.append((c, true))
+                            return nil
+                        }
+                        return c
                     },
-                    pushBack: { [unowned self] codes in self.pushedBack.append(contentsOf: codes) })
+                    pushBack: { [unowned self] codes in self.pushedBack.insert(contentsOf: codes.map { ($0, false) }, at: 0) })
             case 0x0D, 0x0A: return .enter
             case 0x09: return .tab
             case 0x7F, 0x08: return .backspace
@@ -135,7 +141,7 @@ public final class NcursesTerminal: TerminalBackend {
 
     /// The next code point or key code; `timeout` in ms, -1 blocks (no polling while idle).
     private func nextCode(timeout milliseconds: Int) -> (UInt32, Bool)? {
-        if !pushedBack.isEmpty { return (pushedBack.removeFirst(), false) }
+        if !pushedBack.isEmpty { return pushedBack.removeFirst() }
         CNcurses.timeout(Int32(milliseconds))
         var wide: wint_t = 0
         let result = wget_wch(rd_stdscr(), &wide)

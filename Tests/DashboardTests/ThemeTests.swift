@@ -74,3 +74,18 @@ import TerminalUI
         #expect(throws: Theme.ParseError.self) { try ThemeCatalog.resolve("no-such-theme", environment: [:]) }
     }
 }
+
+@Suite struct KeyMapDocumentationTests {
+    /// The README's key list is the keymap table itself.
+    @Test func readmeListsEveryKey() throws {
+        let readme = try String(
+            contentsOf: ThemeTests.folder.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(KeyMap.markdown))
+    }
+
+    /// No two bindings claim the same key.
+    @Test func keysAreUnique() {
+        let all = KeyMap.bindings.flatMap(\.keys)
+        #expect(Set(all).count == all.count)
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end check of the dashboard as a person uses it: tmux runs the real binary in a
+# 120x40 pane; send-keys types, paste-buffer pastes (bracketed), capture-pane reads the screen.
+# Usage: Tests/e2e/dashboard-tmux.sh [path/to/receiptdash]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=${1:-.build/debug/receiptdash}
+fixtures=Tests/ReceiptCoreTests/Fixtures
+session=receiptdash-e2e-$$
+socket=receiptdash-e2e-$$
+work=$(mktemp -d)
+passed=0
+failed=0
+
+t() { tmux -L "$socket" "$@"; }
+screen() { t capture-pane -t "$session" -p; }
+check() { # description, then a command that must succeed
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $what"; else failed=$((failed + 1)); echo "FAIL $what"; screen | sed 's/^/     | /'; fi
+}
+wait_for() { # text, timeout in tenths of a second
+  for _ in $(seq 1 "${2:-50}"); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+  return 1
+}
+wait_gone() { # text, timeout in tenths of a second
+  for _ in $(seq 1 "${2:-50}"); do screen | grep -qF -- "$1" || return 0; sleep 0.1; done
+  return 1
+}
+cleanup() { t kill-server 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+# A verifyReceipt response whose product id and bundle id carry escape sequences: clear
+# screen, set the window title, ring the bell.
+printf '%s' '{"status": 0, "receipt": {"bundle_id": "evil.app\u001b[2J", "in_app": [{"transaction_id": "42", "product_id": "evil\u001b]0;pwned\u0007\u001b[31m", "purchase_date_ms": "1700000000000"}]}}' > "$work/evil.json"
+
+t new-session -d -s "$session" -x 120 -y 40 \
+  "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $fixtures/production.b64 $fixtures/sandbox-2023.der $fixtures/notification-v2.jws $work/evil.json; echo EXIT=\$?; sleep 60"
+t set-option -t "$session" -g allow-rename off >/dev/null 2>&1
+
+check "dashboard starts with the inputs listed" wait_for "Receipts [4]"
+check "bundle id on screen" wait_for "bundle org.getpure.pure-iphone"
+check "product ids of the selected receipt on screen" wait_for "org.getpure.pure.Week"
+check "trust verdict shown" wait_for "Trust: valid"
+
+# Paste a receipt with bracketed paste.
+t send-keys -t "$session" p
+check "paste box opens" wait_for "Paste receipts"
+t load-buffer -b receipt "$fixtures/sandbox-2023.der.b64" 2>/dev/null || { base64 -w 76 "$fixtures/sandbox-2023.der" > "$work/paste.b64"; t load-buffer -b receipt "$work/paste.b64"; }
+t paste-buffer -p -b receipt -t "$session"
+check "pasted text arrives in the box" wait_for " lines"
+t send-keys -t "$session" Enter
+check "pasted receipt decoded" wait_for "pasted 1 input"
+check "pasted receipt listed" wait_for "Receipts [5]"
+check "pasted receipt's bundle id shown" wait_for "com.hannesoid.Purchas"
+
+# Help overlay.
+t send-keys -t "$session" '?'
+check "? shows the keys" wait_for "copy the selected value (OSC 52)"
+t send-keys -t "$session" Escape
+check "help closes" wait_gone "Any key closes this help."
+
+# Resize to below the minimum and back.
+t resize-window -t "$session" -x 60 -y 15
+check "too small screen" wait_for "Terminal too small: 60×15"
+t resize-window -t "$session" -x 120 -y 40
+check "full layout again after resize" wait_for "Receipts [5]"
+
+# The receipt with escape sequences: shown escaped, the terminal untouched.
+t send-keys -t "$session" G k
+check "hostile receipt listed escaped" wait_for 'evil.app\x1b[2J'
+check "hostile receipt selected" wait_for 'bundle evil.app\x1b[2J'
+t send-keys -t "$session" Tab
+check "escape sequence shown escaped in the table" wait_for 'evil\x1b]0;pwned\x07'
+check "screen not cleared by the receipt" wait_for "receiptdash │"
+check "window title not changed by the receipt" bash -c "[ \"\$(tmux -L $socket display-message -p -t $session '#{pane_title}')\" != pwned ]"
+
+# Quit: exit status 0 and the terminal restored (alternate screen off, cursor back).
+t send-keys -t "$session" q
+check "q exits with status 0" wait_for "EXIT=0"
+check "alternate screen left" bash -c "[ \"\$(tmux -L $socket display-message -p -t $session '#{alternate_on}')\" = 0 ]"
+
+echo "e2e: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
