@@ -82,4 +82,18 @@ enum ASN1Reading {
         default: return "tag \(identifier)"
         }
     }
+
+    /// The fields of a DER certificate's TBSCertificate after the optional `[0]` version:
+    /// serial, signature algorithm, issuer, validity, subject, subjectPublicKeyInfo, …
+    /// For certificates swift-certificates refuses (e.g. 1024-bit RSA keys of iOS 6 receipts).
+    static func tbsCertificateFields(_ der: [UInt8]) -> [ASN1Node]? {
+        guard let root = try? DER.parse(der), case .constructed(let top) = root.content,
+            let tbs = top.first(where: { _ in true }), case .constructed(let fields) = tbs.content
+        else { return nil }
+        var parts = Array(fields)
+        if let first = parts.first, first.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
+            parts.removeFirst()
+        }
+        return parts
+    }
 }

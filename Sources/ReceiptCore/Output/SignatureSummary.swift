@@ -26,14 +26,8 @@ public struct SignatureSummary: Sendable, Hashable {
                     commonName: SignatureSummary.commonName(cert.subject) ?? cert.subject.description)
                 return
             }
-            guard let root = try? DER.parse(der), case .constructed(let top) = root.content,
-                let tbs = top.first(where: { _ in true }), case .constructed(let fields) = tbs.content
-            else { return nil }
-            var parts = Array(fields)
-            if let first = parts.first, first.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-                parts.removeFirst()
-            }
-            guard parts.count >= 5, case .primitive(let serialBytes) = parts[0].content,
+            guard let parts = ASN1Reading.tbsCertificateFields(der), parts.count >= 5,
+                case .primitive(let serialBytes) = parts[0].content,
                 let issuer = try? DistinguishedName(derEncoded: parts[2]),
                 case .constructed(let validity) = parts[3].content,
                 let subject = try? DistinguishedName(derEncoded: parts[4])

@@ -100,14 +100,7 @@ struct LegacyTrustCheck {
     /// The RSA key of a certificate, read directly from its SubjectPublicKeyInfo so 1024-bit keys
     /// (which swift-certificates refuses) work too.
     static func rsaKey(certificate der: [UInt8]) -> _RSA.Signing.PublicKey? {
-        guard let root = try? DER.parse(der), case .constructed(let top) = root.content,
-            let tbs = top.first(where: { _ in true }), case .constructed(let fields) = tbs.content
-        else { return nil }
-        var parts = Array(fields)
-        if let first = parts.first, first.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-            parts.removeFirst()
-        }
-        guard parts.count >= 6 else { return nil }
+        guard let parts = ASN1Reading.tbsCertificateFields(der), parts.count >= 6 else { return nil }
         return try? _RSA.Signing.PublicKey(unsafeDERRepresentation: Array(parts[5].encodedBytes))
     }
 }
