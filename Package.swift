@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.70.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
         .target(
@@ -26,6 +29,17 @@ let package = Package(
             ],
             resources: [.copy("Resources/Demo"), .copy("Resources/Roots")]
         ),
+        .target(
+            name: "ReceiptService",
+            dependencies: [
+                "ReceiptCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .target(name: "TerminalUI"),
         .systemLibrary(
             name: "CNcurses",
@@ -37,6 +51,7 @@ let package = Package(
             name: "receiptdash",
             dependencies: [
                 "ReceiptCore",
+                "ReceiptService",
                 "Dashboard",
                 "TerminalUI",
                 "TerminalNcurses",
@@ -47,6 +62,15 @@ let package = Package(
             name: "ReceiptCoreTests",
             dependencies: ["ReceiptCore"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "ReceiptServiceTests",
+            dependencies: [
+                "ReceiptService", "ReceiptCore",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "DashboardTests",

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct ReceiptDash: ParsableCommand {
+struct ReceiptDash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receiptdash",
         abstract: "Decode, verify and explain Apple App Store receipts.",
@@ -11,7 +11,7 @@ struct ReceiptDash: ParsableCommand {
             info, AppTransaction, V2 notifications). Formats are sniffed automatically.
             """,
         version: "0.1.0",
-        subcommands: [Dash.self, Inspect.self, Bench.self, Keys.self],
+        subcommands: [Dash.self, Inspect.self, Verify.self, Simulator.self, Bench.self, Keys.self],
         defaultSubcommand: Dash.self
     )
 }

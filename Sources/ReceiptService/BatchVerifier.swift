@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import ReceiptCore
+
+/// One receipt to verify.
+public struct BatchItem: Sendable {
+    public var id: Int
+    /// Where it came from (a path, `paste 3`, `-`).
+    public var source: String
+    /// The base64 receipt data as sent to Apple.
+    public var receiptData: String
+
+    public init(id: Int, source: String, receiptData: String) {
+        self.id = id
+        self.source = source
+        self.receiptData = receiptData
+    }
+}
+
+/// What happens to each receipt, in order. Every queued receipt ends in exactly one final
+/// event, `done` or `failed`: none is lost or counted twice.
+public enum BatchEvent: Sendable {
+    case queued(id: Int, source: String)
+    case sending(id: Int, attempt: Int, url: String)
+    case retrying(id: Int, inSeconds: Double, reason: String)
+    /// Apple answered (any status); `duplicateOf` names the receipt whose answer was reused.
+    case done(id: Int, outcome: VerificationOutcome, duplicateOf: Int?)
+    /// No answer could be had (after retries), or the batch was cancelled first.
+    case failed(id: Int, reason: String)
+}
+
+/// Totals that always balance: `queued == done + failed`.
+public struct BatchSummary: Sendable, Hashable {
+    public var queued = 0
+    public var done = 0
+    public var failed = 0
+    public var valid = 0
+    public var byStatus: [Int: Int] = [:]
+    public var duplicates = 0
+}
+
+/// Verifies many receipts with bounded concurrency, first in first out, each identical
+/// receipt once. Items are pulled from the sequence only as slots free up, so memory stays flat
+/// however many are queued behind.
+public struct BatchVerifier: Sendable {
+    public let client: VerifyReceiptClient
+    public let concurrency: Int
+
+    public init(client: VerifyReceiptClient, concurrency: Int = 8) {
+        self.client = client
+        self.concurrency = max(1, concurrency)
+    }
+
+    public func run<S: AsyncSequence & Sendable>(_ items: S, onEvent: @escaping @Sendable (BatchEvent) -> Void) async -> BatchSummary
+    where S.Element == BatchItem {
+        let ledger = Ledger()
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            var iterator = items.makeAsyncIterator()
+            while true {
+                if Task.isCancelled { break }
+                if inFlight >= concurrency {
+                    await group.next()
+                    inFlight -= 1
+                }
+                guard let item = try? await iterator.next() else { break }
+                onEvent(.queued(id: item.id, source: item.source))
+                ledger.queued()
+                inFlight += 1
+                group.addTask {
+                    let key = SHA256.hash(data: Data(item.receiptData.utf8)).map { String(format: "%02x", $0) }.joined()
+                    switch ledger.claim(key, id: item.id) {
+                    case .first:
+                        let outcome = await client.verify(receiptData: item.receiptData) { event in
+                            switch event {
+                            case .sending(let attempt, let url): onEvent(.sending(id: item.id, attempt: attempt, url: url))
+                            case .retrying(let seconds, let reason): onEvent(.retrying(id: item.id, inSeconds: seconds, reason: reason))
+                            }
+                        }
+                        ledger.settle(key, outcome)
+                        if let failure = outcome.failure {
+                            ledger.failed()
+                            onEvent(.failed(id: item.id, reason: failure))
+                        } else {
+                            ledger.done(outcome, duplicate: false)
+                            onEvent(.done(id: item.id, outcome: outcome, duplicateOf: nil))
+                        }
+                    case .duplicate(let firstID):
+                        let outcome = await ledger.wait(key)
+                        if let failure = outcome.failure {
+                            ledger.failed()
+                            onEvent(.failed(id: item.id, reason: failure))
+                        } else {
+                            ledger.done(outcome, duplicate: true)
+                            onEvent(.done(id: item.id, outcome: outcome, duplicateOf: firstID))
+                        }
+                    }
+                }
+            }
+            await group.waitForAll()
+        }
+        return ledger.summary
+    }
+}
+
+/// Counts and the deduplication table, behind a lock. Only statuses of finished receipts are
+/// kept for duplicates (not whole responses), so the table stays small.
+final class Ledger: @unchecked Sendable {
+    enum Claim {
+        case first
+        case duplicate(firstID: Int)
+    }
+
+    private let lock = NSLock()
+    private var summaryStorage = BatchSummary()
+    private var seen: [String: (id: Int, outcome: VerificationOutcome?)] = [:]
+    private var waiters: [String: [CheckedContinuation<VerificationOutcome, Never>]] = [:]
+
+    var summary: BatchSummary {
+        lock.lock()
+        defer { lock.unlock() }
+        return summaryStorage
+    }
+
+    func queued() { locked { summaryStorage.queued += 1 } }
+    func failed() { locked { summaryStorage.failed += 1 } }
+
+    func done(_ outcome: VerificationOutcome, duplicate: Bool) {
+        locked {
+            summaryStorage.done += 1
+            if duplicate { summaryStorage.duplicates += 1 }
+            if let status = outcome.status { summaryStorage.byStatus[status, default: 0] += 1 }
+            if outcome.status == 0 { summaryStorage.valid += 1 }
+        }
+    }
+
+    func claim(_ key: String, id: Int) -> Claim {
+        locked {
+            if let existing = seen[key] { return .duplicate(firstID: existing.id) }
+            seen[key] = (id, nil)
+            return .first
+        }
+    }
+
+    func settle(_ key: String, _ outcome: VerificationOutcome) {
+        // Keep what duplicates need (status, environment, attempts), not the decoded response.
+        var light = outcome
+        light.response = nil
+        let continuations: [CheckedContinuation<VerificationOutcome, Never>] = locked {
+            seen[key]?.outcome = light
+            return waiters.removeValue(forKey: key) ?? []
+        }
+        for c in continuations { c.resume(returning: light) }
+    }
+
+    func wait(_ key: String) async -> VerificationOutcome {
+        await withCheckedContinuation { continuation in
+            let ready: VerificationOutcome? = locked {
+                if let outcome = seen[key]?.outcome { return outcome }
+                waiters[key, default: []].append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}
+
+/// Any sequence of items as an async sequence, pulled one by one (a lazy sequence keeps
+/// memory flat however many items it stands for).
+public struct BatchItems<Base: Sequence & Sendable>: AsyncSequence, Sendable where Base.Element == BatchItem {
+    public typealias Element = BatchItem
+    let base: Base
+
+    public init(_ base: Base) {
+        self.base = base
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var iterator: Base.Iterator
+        public mutating func next() async -> BatchItem? { iterator.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: base.makeIterator()) }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// The app-specific shared secret for `verifyReceipt`.
+///
+/// It comes from `RECEIPTDASH_SHARED_SECRET` or a file, never from a command-line argument.
+/// Its descriptions are masked (`••••…3f2a`), so it cannot reach logs, errors or output by
+/// string interpolation; only the request body builder reads ``value``.
+public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    let value: String
+
+    public init(_ value: String) {
+        self.value = value.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The environment variable the secret is read from.
+    public static let environmentVariable = "RECEIPTDASH_SHARED_SECRET"
+
+    /// From `--shared-secret-file` if given, else the environment variable; nil if neither.
+    public static func load(file: String?, environment: [String: String]) throws -> SharedSecret? {
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw SecretError(message: "the shared secret file \(file) cannot be read")
+            }
+            let secret = SharedSecret(String(decoding: data, as: UTF8.self))
+            guard !secret.value.isEmpty else { throw SecretError(message: "the shared secret file \(file) is empty") }
+            return secret
+        }
+        if let value = environment[environmentVariable], !value.isEmpty { return SharedSecret(value) }
+        return nil
+    }
+
+    /// Masked: the length and the last four characters at most, for telling secrets apart.
+    public var masked: String {
+        value.count <= 8 ? String(repeating: "•", count: value.count) : "••••…" + value.suffix(4)
+    }
+
+    public var description: String { masked }
+    public var debugDescription: String { "SharedSecret(\(masked))" }
+
+    public struct SecretError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ReceiptCore
+
+/// A fault the simulator can inject, as Apple's service shows them in bad hours.
+public enum InjectedFault: Sendable, Hashable {
+    /// A verifyReceipt status, e.g. 21005, or 21100–21199 with `is-retryable`.
+    case status(Int, isRetryable: Bool? = nil)
+    /// An HTTP error, e.g. 503, optionally with `Retry-After` seconds.
+    case http(Int, retryAfter: Int? = nil)
+    /// Close the connection without an answer.
+    case drop
+    /// Answer normally, but only after this many seconds.
+    case slow(Double)
+}
+
+/// How the simulator behaves.
+public struct SimulatorConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Added to every answer, in seconds.
+    public var latency: Double
+    /// The share of requests that get an injected fault (0…1).
+    public var faultRate: Double
+    /// Makes the fault sequence repeatable.
+    public var seed: UInt64
+    /// The shared secret subscription receipts must be sent with (21004 otherwise).
+    public var secret: SharedSecret?
+    /// Larger request bodies get 21000.
+    public var maximumBodyBytes: Int
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, latency: Double = 0, faultRate: Double = 0, seed: UInt64 = 1,
+        secret: SharedSecret? = nil, maximumBodyBytes: Int = 8 * 1024 * 1024
+    ) {
+        self.host = host
+        self.port = port
+        self.latency = latency
+        self.faultRate = faultRate
+        self.seed = seed
+        self.secret = secret
+        self.maximumBodyBytes = maximumBodyBytes
+    }
+}
+
+/// A local App Store `verifyReceipt` on loopback, for offline tests, demos and QA: production
+/// at `/production/verifyReceipt`, sandbox at `/sandbox/verifyReceipt`. It decodes the posted
+/// receipt and answers as Apple would (``SimulatedResponse``), with injected faults at the
+/// configured rate, repeatable with a seed.
+public final class VerifyReceiptSimulator: Sendable {
+    public let port: Int
+    public let host: String
+    private let channel: any Channel
+    let state: SimulatorState
+
+    public var productionURL: String { "http://\(host):\(port)/production/verifyReceipt" }
+    public var sandboxURL: String { "http://\(host):\(port)/sandbox/verifyReceipt" }
+    public var endpoints: VerifyReceiptEndpoints { VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL) }
+
+    /// Requests answered so far, by path and by outcome.
+    public var requestCount: Int { state.requests }
+
+    /// Starts listening; `script` faults are applied to the first requests, in order.
+    public static func start(_ configuration: SimulatorConfiguration, script: [InjectedFault] = []) async throws -> VerifyReceiptSimulator {
+        let state = SimulatorState(configuration: configuration, script: script)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.backlog, value: 512)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(SimulatorHandler(state: state))
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port).get()
+        let port = channel.localAddress?.port ?? configuration.port
+        return VerifyReceiptSimulator(port: port, host: configuration.host, channel: channel, state: state)
+    }
+
+    private init(port: Int, host: String, channel: any Channel, state: SimulatorState) {
+        self.port = port
+        self.host = host
+        self.channel = channel
+        self.state = state
+    }
+
+    public func stop() async throws {
+        try await channel.close()
+    }
+
+    /// Blocks until the listening socket closes.
+    public func wait() async throws {
+        try await channel.closeFuture.get()
+    }
+}
+
+/// Shared, locked state: the fault script and the seeded random sequence.
+final class SimulatorState: @unchecked Sendable {
+    let configuration: SimulatorConfiguration
+    private let lock = NSLock()
+    private var script: [InjectedFault]
+    private var random: SplitMix64
+    private(set) var requestsUnlocked = 0
+
+    init(configuration: SimulatorConfiguration, script: [InjectedFault]) {
+        self.configuration = configuration
+        self.script = script
+        random = SplitMix64(seed: configuration.seed)
+    }
+
+    var requests: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return requestsUnlocked
+    }
+
+    /// The fault for the next request, if any.
+    func nextFault() -> InjectedFault? {
+        lock.lock()
+        defer { lock.unlock() }
+        requestsUnlocked += 1
+        if !script.isEmpty { return script.removeFirst() }
+        guard configuration.faultRate > 0, random.nextDouble() < configuration.faultRate else { return nil }
+        switch random.next() % 5 {
+        case 0: return .status(21005)
+        case 1: return .status(21100 + Int(random.next() % 100), isRetryable: true)
+        case 2: return .http(503)
+        case 3: return .drop
+        default: return .slow(configuration.latency * 2 + 0.05)
+        }
+    }
+}
+
+/// A small, seedable generator (SplitMix64): the same seed gives the same faults.
+struct SplitMix64 {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func nextDouble() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+final class SimulatorHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let state: SimulatorState
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
+    private var tooLarge = false
+
+    init(state: SimulatorState) {
+        self.state = state
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = context.channel.allocator.buffer(capacity: 0)
+            tooLarge = false
+        case .body(var chunk):
+            if (body?.readableBytes ?? 0) + chunk.readableBytes > state.configuration.maximumBodyBytes {
+                tooLarge = true
+                body?.clear()
+            } else {
+                body?.writeBuffer(&chunk)
+            }
+        case .end:
+            guard let head else { return }
+            respond(context: context, head: head, body: body.map { Array($0.readableBytesView) } ?? [])
+            self.head = nil
+            body = nil
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, head: HTTPRequestHead, body: [UInt8]) {
+        let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+        let endpoint: SimulatedResponse.Endpoint
+        switch path {
+        case "/production/verifyReceipt": endpoint = .production
+        case "/sandbox/verifyReceipt": endpoint = .sandbox
+        default:
+            send(context: context, keepAlive: head.isKeepAlive, status: .notFound, json: SimulatedResponse.status(21000), delay: 0)
+            return
+        }
+        guard head.method == .POST, !tooLarge else {
+            send(context: context, keepAlive: head.isKeepAlive, status: .ok, json: SimulatedResponse.status(21000), delay: state.configuration.latency)
+            return
+        }
+        var delay = state.configuration.latency
+        switch state.nextFault() {
+        case .status(let code, let retryable)?:
+            send(context: context, keepAlive: head.isKeepAlive, status: .ok, json: SimulatedResponse.status(code, isRetryable: retryable), delay: delay)
+            return
+        case .http(let code, let retryAfter)?:
+            var headers: [(String, String)] = []
+            if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+            send(
+                context: context, keepAlive: head.isKeepAlive, status: HTTPResponseStatus(statusCode: code), json: .object([:]),
+                delay: delay, extraHeaders: headers)
+            return
+        case .drop?:
+            context.close(promise: nil)
+            return
+        case .slow(let seconds)?:
+            delay += seconds
+        case nil:
+            break
+        }
+        let answer = SimulatedResponse.answer(.init(endpoint: endpoint, body: body, now: Date()), secret: state.configuration.secret)
+        send(context: context, keepAlive: head.isKeepAlive, status: .ok, json: answer, delay: delay)
+    }
+
+    private func send(
+        context: ChannelHandlerContext, keepAlive: Bool, status: HTTPResponseStatus, json: JSONValue, delay: Double,
+        extraHeaders: [(String, String)] = []
+    ) {
+        let bytes = Array(json.compactJSON.utf8)
+        var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", String(bytes.count))])
+        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let responseHeaders = headers
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let write: @Sendable () -> Void = {
+            let context = bound.value
+            var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: responseHeaders))), promise: nil)
+            context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                if !keepAlive { bound.value.close(promise: nil) }
+            }
+        }
+        if delay > 0 {
+            context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { write() }
+        } else {
+            write()
+        }
+    }
+}
