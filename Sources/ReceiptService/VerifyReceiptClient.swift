@@ -156,11 +156,17 @@ public final class VerifyReceiptClient: Sendable {
                 if status == 21002 { retried21002 = true }
             } else if let code = attempt.httpStatus {
                 decision = RetryDecision.forHTTP(code)
+            } else if let error = attempt.error, error.hasPrefix("TLS failed") {
+                decision = .final  // a certificate problem does not go away by asking again
             } else {
                 decision = .retry(reason: attempt.error ?? "no answer")
             }
             guard case .retry(let reason) = decision else {
                 attempts.append(attempt)
+                if attempt.status == nil {
+                    let why = attempt.error ?? attempt.httpStatus.map { "HTTP \($0)" } ?? "no answer"
+                    return VerificationOutcome(attempts: attempts, failure: why)
+                }
                 return finish(attempts, parsed)
             }
             retries += 1

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import ReceiptCore
 
 /// A fault the simulator can inject, as Apple's service shows them in bad hours.
@@ -30,6 +31,8 @@ public struct SimulatorConfiguration: Sendable {
     public var secret: SharedSecret?
     /// Larger request bodies get 21000.
     public var maximumBodyBytes: Int
+    /// Serve HTTPS with this configuration (tests of certificate checking).
+    public var tls: TLSConfiguration?
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, latency: Double = 0, faultRate: Double = 0, seed: UInt64 = 1,
@@ -42,6 +45,7 @@ public struct SimulatorConfiguration: Sendable {
         self.seed = seed
         self.secret = secret
         self.maximumBodyBytes = maximumBodyBytes
+        tls = nil
     }
 }
 
@@ -52,11 +56,12 @@ public struct SimulatorConfiguration: Sendable {
 public final class VerifyReceiptSimulator: Sendable {
     public let port: Int
     public let host: String
+    public let scheme: String
     private let channel: any Channel
     let state: SimulatorState
 
-    public var productionURL: String { "http://\(host):\(port)/production/verifyReceipt" }
-    public var sandboxURL: String { "http://\(host):\(port)/sandbox/verifyReceipt" }
+    public var productionURL: String { "\(scheme)://\(host):\(port)/production/verifyReceipt" }
+    public var sandboxURL: String { "\(scheme)://\(host):\(port)/sandbox/verifyReceipt" }
     public var endpoints: VerifyReceiptEndpoints { VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL) }
 
     /// Requests answered so far, by path and by outcome.
@@ -65,23 +70,29 @@ public final class VerifyReceiptSimulator: Sendable {
     /// Starts listening; `script` faults are applied to the first requests, in order.
     public static func start(_ configuration: SimulatorConfiguration, script: [InjectedFault] = []) async throws -> VerifyReceiptSimulator {
         let state = SimulatorState(configuration: configuration, script: script)
+        let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(SimulatorHandler(state: state))
                 }
             }
             .bind(host: configuration.host, port: configuration.port).get()
         let port = channel.localAddress?.port ?? configuration.port
-        return VerifyReceiptSimulator(port: port, host: configuration.host, channel: channel, state: state)
+        return VerifyReceiptSimulator(
+            port: port, host: configuration.host, scheme: configuration.tls == nil ? "http" : "https", channel: channel, state: state)
     }
 
-    private init(port: Int, host: String, channel: any Channel, state: SimulatorState) {
+    private init(port: Int, host: String, scheme: String, channel: any Channel, state: SimulatorState) {
         self.port = port
         self.host = host
+        self.scheme = scheme
         self.channel = channel
         self.state = state
     }

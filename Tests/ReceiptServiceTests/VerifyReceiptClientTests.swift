@@ -1,0 +1,230 @@
+import Crypto
+import Foundation
+import NIOSSL
+import ReceiptCore
+@testable import ReceiptService
+import SwiftASN1
+import Testing
+import X509
+
+/// The client against the simulator on loopback, one behaviour per test.
+@Suite struct VerifyReceiptClientTests {
+    func withSimulator(
+        script: [InjectedFault] = [], secret: ReceiptService.SharedSecret? = nil, clientSecret: ReceiptService.SharedSecret? = nil, timeout: Int64 = 5,
+        _ body: (VerifyReceiptClient, VerifyReceiptSimulator) async throws -> Void
+    ) async throws {
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret), script: script)
+        let client = VerifyReceiptClient(
+            endpoints: simulator.endpoints, secret: clientSecret, retry: quickRetry, requestTimeout: .seconds(timeout))
+        do {
+            try await body(client, simulator)
+        } catch {
+            try? await client.shutdown()
+            try? await simulator.stop()
+            throw error
+        }
+        try await client.shutdown()
+        try await simulator.stop()
+    }
+
+    func paths(_ outcome: VerificationOutcome) -> [String] {
+        outcome.attempts.map { $0.url.contains("/sandbox/") ? "sandbox" : "production" }
+    }
+
+    @Test func productionReceiptIsValidFirstTime() async throws {
+        try await withSimulator { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0)
+            #expect(paths(outcome) == ["production"])
+            #expect(outcome.response?.receipt?.bundleID == "org.getpure.pure-iphone")
+            #expect(outcome.response?.receipt?.inApp.count == 4)
+            #expect(outcome.environment == "Production")
+        }
+    }
+
+    @Test func sandboxReceiptFallsBackToSandbox() async throws {
+        try await withSimulator { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("sandbox-2023.der"))
+            #expect(outcome.status == 0)
+            #expect(outcome.attempts.map(\.status) == [21007, 0])
+            #expect(paths(outcome) == ["production", "sandbox"])
+            #expect(outcome.environment == "Sandbox")
+        }
+    }
+
+    /// A production receipt that lands on sandbox is sent back to production (21008).
+    @Test func productionReceiptSentToSandboxHopsBack() async throws {
+        try await withSimulator(script: [.status(21007)]) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.attempts.map(\.status) == [21007, 21008, 0])
+            #expect(paths(outcome) == ["production", "sandbox", "production"])
+            #expect(outcome.status == 0)
+        }
+    }
+
+    @Test(arguments: [
+        InjectedFault.status(21005), .status(21009), .status(21150, isRetryable: true), .http(503), .http(429, retryAfter: 0),
+        .http(500), .drop,
+    ])
+    func temporaryFailuresAreRetriedThenSucceed(fault: InjectedFault) async throws {
+        try await withSimulator(script: [fault]) { client, simulator in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0, "\(fault)")
+            #expect(outcome.attempts.count == 2, "\(fault)")
+            #expect(outcome.attempts.first?.retryAfterSeconds != nil)
+            #expect(simulator.requestCount == 2)
+        }
+    }
+
+    @Test func retryAfterIsHonoured() async throws {
+        try await withSimulator(script: [.http(503, retryAfter: 1)]) { client, _ in
+            let start = Date()
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0)
+            #expect(outcome.attempts.first?.retryAfterSeconds == 0.05)  // capped by the test policy's maximumDelay
+            #expect(Date().timeIntervalSince(start) >= 0.05)
+        }
+    }
+
+    @Test(arguments: [21000, 21003, 21010, 21150])
+    func permanentCodesAreNotRetried(code: Int) async throws {
+        try await withSimulator(script: [.status(code, isRetryable: code == 21150 ? false : nil)]) { client, simulator in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == code)
+            #expect(outcome.attempts.count == 1)
+            #expect(simulator.requestCount == 1)
+            #expect(outcome.explanation?.retryable == false)
+        }
+    }
+
+    @Test func malformedIsRetriedOnceOnly() async throws {
+        try await withSimulator(script: [.status(21002), .status(21002), .status(21002)]) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.attempts.map(\.status) == [21002, 21002])
+            #expect(outcome.status == 21002)
+        }
+    }
+
+    @Test func wrongSharedSecretIs21004AndNotRetried() async throws {
+        try await withSimulator(secret: ReceiptService.SharedSecret("right-secret-abcdef"), clientSecret: ReceiptService.SharedSecret("wrong-secret-123456")) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 21004)
+            #expect(outcome.attempts.count == 1)
+        }
+    }
+
+    @Test func rightSecretGetsSubscriptionFields() async throws {
+        let secret = ReceiptService.SharedSecret("right-secret-abcdef")
+        try await withSimulator(secret: secret, clientSecret: secret) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0)
+            #expect(outcome.response?.latestReceiptInfo.count == 4)
+            #expect(outcome.response?.pendingRenewalInfo.map(\.originalTransactionID) == ["340001196262039"])
+        }
+    }
+
+    @Test func timeoutIsRetried() async throws {
+        try await withSimulator(script: [.slow(2)], timeout: 1) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.attempts.first?.error?.hasPrefix("timed out") == true, "\(outcome.attempts.first?.error ?? "-")")
+            #expect(outcome.status == 0)
+        }
+    }
+
+    @Test func retriesAreBounded() async throws {
+        try await withSimulator(script: Array(repeating: .http(503), count: 10)) { client, simulator in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == nil)
+            #expect(outcome.attempts.count == quickRetry.maximumRetries + 1)
+            #expect(outcome.failure == "gave up after 5 attempts: HTTP 503")
+            #expect(simulator.requestCount == 5)
+        }
+    }
+
+    @Test func connectionRefused() async throws {
+        let client = VerifyReceiptClient(
+            endpoints: VerifyReceiptEndpoints(production: "http://127.0.0.1:1/verifyReceipt", sandbox: "http://127.0.0.1:1/verifyReceipt"),
+            retry: RetryPolicy(maximumRetries: 1, baseDelay: 0.01, maximumDelay: 0.01))
+        let outcome = await client.verify(receiptData: "MIIT")
+        #expect(outcome.status == nil)
+        #expect(outcome.attempts.count == 2)
+        #expect(outcome.failure?.hasPrefix("gave up after 2 attempts") == true)
+        try await client.shutdown()
+    }
+
+    // MARK: - TLS
+
+    /// A certificate for 127.0.0.1 signed by a throwaway CA.
+    static func tlsMaterial() throws -> (ca: NIOSSLCertificate, chain: NIOSSLCertificate, key: NIOSSLPrivateKey) {
+        let caKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("receiptdash test CA") }
+        let now = Date()
+        let ca = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+            issuerPrivateKey: .init(caKey))
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: caName, subject: try DistinguishedName { CommonName("127.0.0.1") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]) },
+            issuerPrivateKey: .init(caKey))
+        func der(_ c: Certificate) throws -> [UInt8] {
+            var s = DER.Serializer()
+            try s.serialize(c)
+            return s.serializedBytes
+        }
+        return (
+            try NIOSSLCertificate(bytes: der(ca), format: .der), try NIOSSLCertificate(bytes: der(leaf), format: .der),
+            try NIOSSLPrivateKey(bytes: Array(leafKey.derRepresentation), format: .der)
+        )
+    }
+
+    @Test func tlsServerWithAnUntrustedCertificateIsRefused() async throws {
+        let (ca, chain, key) = try Self.tlsMaterial()
+        var configuration = SimulatorConfiguration()
+        configuration.tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(chain)], privateKey: .privateKey(key))
+        let simulator = try await VerifyReceiptSimulator.start(configuration)
+        #expect(simulator.productionURL.hasPrefix("https://127.0.0.1:"))
+
+        let untrusting = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let refused = await untrusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+        #expect(refused.status == nil)
+        #expect(refused.attempts.count == 1, "a certificate failure is not retried")
+        #expect(refused.failure?.hasPrefix("TLS failed") == true, "\(refused.failure ?? "-")")
+        #expect(simulator.requestCount == 0)
+        try await untrusting.shutdown()
+
+        let trusting = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry, extraTrustRoots: [ca])
+        let accepted = await trusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+        #expect(accepted.status == 0)
+        try await trusting.shutdown()
+        try await simulator.stop()
+    }
+
+    // MARK: - Secrets
+
+    @Test func sharedSecretIsMaskedEverywhere() async throws {
+        let secret = ReceiptService.SharedSecret("0123456789abcdef0123456789abcdef")
+        #expect("\(secret)" == "••••…cdef")
+        #expect(String(reflecting: secret) == "SharedSecret(••••…cdef)")
+        try await withSimulator(script: [.status(21005)], secret: secret, clientSecret: secret) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0)
+            let everything = "\(outcome) \(outcome.attempts) \(String(describing: outcome.response))"
+            #expect(!everything.contains("0123456789abcdef0123456789abcdef"))
+        }
+    }
+
+    @Test func secretComesFromFileOrEnvironment() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
+        try Data("from-file-secret\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try ReceiptService.SharedSecret.load(file: file.path, environment: [:])?.value == "from-file-secret")
+        #expect(try ReceiptService.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"])?.value == "from-env")
+        #expect(try ReceiptService.SharedSecret.load(file: nil, environment: [:]) == nil)
+        #expect(throws: ReceiptService.SharedSecret.SecretError.self) { try ReceiptService.SharedSecret.load(file: "/nonexistent/secret", environment: [:]) }
+    }
+}
