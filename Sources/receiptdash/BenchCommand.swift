@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import Dashboard
 import ReceiptCore
+import ReceiptService
 
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure decoding speed on one core (use a release build).",
         discussion: """
@@ -30,10 +31,19 @@ struct Bench: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Instead, time rendering one 200×60 dashboard frame with this many purchase rows.", valueName: "rows"))
     var renderRows: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Instead, verify this many receipts through an in-process simulator (100 ms latency).", valueName: "count"))
+    var onlineReceipts: Int?
+
+    @Option(name: .long, help: "Concurrency for --online-receipts.")
+    var concurrency = 64
+
     @Argument(help: "Receipt files or folders.")
     var paths: [String] = []
 
-    func run() throws {
+    func run() async throws {
+        if let count = onlineReceipts {
+            return try await benchOnline(count: count)
+        }
         if let rows = analyzeRows {
             return try benchAnalysis(rows: rows)
         }
@@ -156,5 +166,42 @@ struct Bench: ParsableCommand {
         print(String(
             format: "render 200×60 with %d purchase rows: median %.3f ms, best %.3f ms, worst %.3f ms over %d frames (one thread)",
             rows, times[times.count / 2], times[0], times[times.count - 1], times.count))
+    }
+
+    /// `count` distinct receipts, generated one by one as the batch pulls them (so the queue
+    /// never holds them all), through the simulator at 100 ms latency.
+    private func benchOnline(count: Int) async throws {
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.1))
+        let client = VerifyReceiptClient(endpoints: simulator.endpoints, requestTimeout: .seconds(10))
+        let items = BatchItems((0..<count).lazy.map { BatchItem(id: $0, source: "synthetic \($0)", receiptData: Self.syntheticReceipt($0)) })
+        let start = DispatchTime.now().uptimeNanoseconds
+        let summary = await BatchVerifier(client: client, concurrency: concurrency).run(items) { _ in }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await client.shutdown()
+        try await simulator.stop()
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let ideal = Double(concurrency) / 0.1
+        print(String(
+            format: "online: %d receipts, concurrency %d, 100 ms latency: %.1f s, %.0f receipts/s (ideal %.0f: %.1f%%), %d valid, %d failed, peak RSS %.1f MB",
+            summary.queued, concurrency, seconds, Double(summary.queued) / seconds, ideal, 100 * Double(summary.queued) / seconds / ideal,
+            summary.valid, summary.failed, Double(usage.ru_maxrss) / 1024))
+    }
+
+    /// A minimal production PKCS#7 receipt with a distinct bundle id.
+    static func syntheticReceipt(_ n: Int) -> String {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            let c = content.count
+            if c < 0x80 { return [tag, UInt8(c)] + content }
+            if c < 0x100 { return [tag, 0x81, UInt8(c)] + content }
+            return [tag, 0x82, UInt8(c >> 8), UInt8(c & 0xFF)] + content
+        }
+        func attribute(_ type: UInt8, _ value: [UInt8]) -> [UInt8] {
+            tlv(0x30, [0x02, 0x01, type, 0x02, 0x01, 0x01] + tlv(0x04, value))
+        }
+        let payload = tlv(0x31, attribute(0, tlv(0x0C, Array("Production".utf8))) + attribute(2, tlv(0x0C, Array("com.example.app\(n)".utf8))))
+        let content = tlv(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01] + tlv(0xA0, tlv(0x04, payload)))
+        let signed = tlv(0x30, [0x02, 0x01, 0x01] + tlv(0x31, []) + content + tlv(0x31, []))
+        return Data(tlv(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] + tlv(0xA0, signed))).base64EncodedString()
     }
 }
