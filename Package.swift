@@ -45,7 +45,8 @@ let package = Package(
             name: "CNcurses",
             providers: [.apt(["libncurses-dev"]), .brew(["ncurses"])]
         ),
-        .target(name: "TerminalNcurses", dependencies: ["CNcurses", "TerminalUI"]),
+        .target(name: "CWindowSignal"),
+        .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI"]),
         .executableTarget(
             name: "receiptdash",

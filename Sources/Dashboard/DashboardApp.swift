@@ -5,15 +5,32 @@ import TerminalUI
 /// The UI loop: render, draw, wait for a key (blocking: no CPU while idle), update, and carry
 /// out the effects the update asked for.
 public enum DashboardApp {
-    public static func run(_ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live) {
+    public static func run(
+        _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
+        verifier: (any OnlineVerifying)? = nil
+    ) {
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
+        state.onlineAvailable = verifier != nil
+        let inbox = EventInbox()
+        var tasks: [Task<Void, Never>] = []
+        defer { tasks.forEach { $0.cancel() } }
         while true {
+            for event in inbox.drain() { state.apply(event, at: environment.now()) }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
-            guard let event = backend.readEvent() else { return }
+            // Block while idle (no CPU); poll only while verifications are running.
+            let busy = inbox.active > 0 || inbox.pending
+            guard let event = backend.readEvent(timeoutMilliseconds: busy ? 100 : nil) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {
                 case .quit: return
+                case .verify(let requests):
+                    guard let verifier else { continue }
+                    inbox.begin()
+                    tasks.append(Task.detached {
+                        await verifier.verify(requests) { inbox.post($0) }
+                        inbox.end()
+                    })
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
                 case .export(let json, let fileName):
                     do {
@@ -48,6 +65,51 @@ public enum DashboardApp {
         let payload = Data(text.utf8.prefix(74_994)).base64EncodedString()
         let sequence = "\u{1B}]52;c;\(payload)\u{07}"
         return inTmux ? "\u{1B}Ptmux;\u{1B}\(sequence)\u{1B}\\" : sequence
+    }
+}
+
+/// Events from verification tasks, handed to the UI loop (which alone touches the state).
+final class EventInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [OnlineEvent] = []
+    private var running = 0
+
+    func post(_ event: OnlineEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    func drain() -> [OnlineEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        let out = events
+        events.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    func begin() {
+        lock.lock()
+        running += 1
+        lock.unlock()
+    }
+
+    func end() {
+        lock.lock()
+        running -= 1
+        lock.unlock()
+    }
+
+    var active: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return running
+    }
+
+    var pending: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !events.isEmpty
     }
 }
 

@@ -12,6 +12,10 @@ public struct LoadedItem: Sendable {
     public var analysis: PurchaseAnalysis?
     /// Every purchase row, in source order.
     public var rows: [Purchase]
+    /// What verifyReceipt takes for this input, when it takes it.
+    public var receiptData: String?
+    /// Apple's decoded answer, once verified online.
+    public var onlineResponse: DecodedInput?
 }
 
 /// A line in the Log pane.
@@ -40,6 +44,8 @@ public enum Effect: Sendable, Hashable {
     case export(json: String, fileName: String)
     /// Read a file or folder and load it.
     case load(path: String)
+    /// Verify these receipts online.
+    case verify([OnlineRequest])
 }
 
 /// What the update may ask of the outside world, injectable for tests.
@@ -89,6 +95,10 @@ public struct DashboardState: Sendable {
     /// Indices into the selected item's rows, filtered and sorted.
     public private(set) var rowOrder: [Int] = []
     public var log: [LogEntry] = []
+    /// Online verification state by item id.
+    public var online: [Int: OnlineState] = [:]
+    /// Whether online verification is wired in (a verifier was given).
+    public var onlineAvailable = false
     public var message: (text: String, role: ColorRole)?
     /// The instant subscriptions are judged at.
     public var now: Date
@@ -130,6 +140,7 @@ public struct DashboardState: Sendable {
             item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
             item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
             item.rows = decoded.allPurchases
+            item.receiptData = VerifyReceiptData.base64(bytes: bytes, decoded: decoded)
             let verdict = item.trust?.verdict.rawValue ?? "?"
             addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
         } catch let error as ReceiptDecodingError {
@@ -182,8 +193,9 @@ public struct DashboardState: Sendable {
 
     private var pasteCount = 0
 
-    public mutating func addLog(_ text: String, role: ColorRole = .text) {
-        log.append(LogEntry(time: now, text: text, role: role))
+    /// Adds a log line; `time` defaults to the judged-at instant (loading happens "now").
+    public mutating func addLog(_ text: String, role: ColorRole = .text, at time: Date? = nil) {
+        log.append(LogEntry(time: time ?? now, text: text, role: role))
         if log.count > 5000 { log.removeFirst(log.count - 5000) }
         var s = scroll[.log] ?? ScrollState()
         s.selected = log.count - 1

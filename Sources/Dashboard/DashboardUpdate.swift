@@ -5,6 +5,7 @@ import TerminalUI
 extension DashboardState {
     /// Applies one key event; returns what the shell must do.
     public mutating func handle(_ event: KeyEvent, environment: DashboardEnvironment = .live) -> [Effect] {
+        if case .tick = event { return [] }
         if case .resize(let w, let h) = event {
             width = w
             height = h
@@ -88,9 +89,18 @@ extension DashboardState {
             message = ("sorted by \(sortColumn.title) \(ascending ? "ascending" : "descending")", .info)
         case .paste: mode = .paste("")
         case .load: mode = .open("")
-        case .verify:
-            message = ("online verification (verifyReceipt) is not in this build yet; the Status pane shows the offline checks", .warning)
-            addLog("verify online: not available in this build; offline checks shown", role: .warning)
+        case .verify, .verifyAll:
+            guard onlineAvailable else {
+                message = ("online verification is not set up: start with --production-url/--sandbox-url (or Apple's defaults)", .warning)
+                break
+            }
+            let requests = verificationRequests(all: action == .verifyAll)
+            if requests.isEmpty {
+                message = ("nothing to verify: only app receipts and iOS 6 receipts go to verifyReceipt, and not twice at once", .info)
+                break
+            }
+            message = ("verifying \(requests.count) receipt\(requests.count == 1 ? "" : "s") online…", .info)
+            return [.verify(requests)]
         case .copy:
             if let value = copyValue() {
                 message = ("copied \(value.count > 40 ? String(value.prefix(40)) + "…" : value)", .ok)

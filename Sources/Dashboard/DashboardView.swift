@@ -66,7 +66,7 @@ public enum DashboardView {
     static func receipts(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         b.box(r, title: "Receipts [\(s.items.count)]", focused: s.focus == .receipts)
         let inner = r.inset
-        let listHeight = max(0, inner.height - 3)
+        let listHeight = max(0, inner.height - 4)
         var scroll = s.scroll[.receipts] ?? ScrollState()
         scroll.reveal(visible: listHeight, count: s.items.count)
         for line in 0..<listHeight {
@@ -81,20 +81,47 @@ public enum DashboardView {
             let (mark, role) = icon(item)
             let base = selected ? Style(s.focus == .receipts ? .selection : .selectionInactive) : Style(.text)
             b.write(mark, x: inner.x, y: y, style: selected ? base : Style(role, bold: true))
+            let (onlineMark, onlineRole) = onlineGlyph(s.online[item.id])
+            b.write(onlineMark, x: inner.x + 1, y: y, style: selected ? base : Style(onlineRole, bold: true))
             let format = item.decoded.map { shortFormat($0.format) } ?? "error"
             let env = item.decoded?.environment.map { shortEnvironment($0) } ?? ""
             let name = item.decoded?.bundleID ?? (item.source as NSString).lastPathComponent
             let text = TextWidth.pad(format, to: 8) + TextWidth.pad(env, to: 6) + name
-            b.write(TextWidth.truncate(text, to: inner.width - 2), x: inner.x + 2, y: y, limit: inner.width - 2, style: base)
+            b.write(TextWidth.truncate(text, to: inner.width - 3), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
         }
-        // Counts and progress: every input is decoded and checked offline as it loads.
+        // Counts and progress: decoding and offline checks happen as inputs load; online
+        // verification (v / V) reports queued, verifying, done and failed live.
         let y = inner.maxY - 2
-        let failed = s.items.filter { $0.error != nil }.count
-        let done = s.items.count - failed
-        b.write("decoded \(done) · failed \(failed) · queued 0", x: inner.x, y: y, limit: inner.width, style: Style(.muted))
-        Widgets.progress(
-            into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: s.items.isEmpty ? 0 : 1,
-            label: s.items.isEmpty ? "nothing loaded" : "offline checks done")
+        let counts = s.onlineCounts
+        let total = counts.queued + counts.verifying + counts.done + counts.failed
+        if total == 0 {
+            let failed = s.items.filter { $0.error != nil }.count
+            b.write("decoded \(s.items.count - failed) · failed \(failed)", x: inner.x, y: y, limit: inner.width, style: Style(.muted))
+            Widgets.progress(
+                into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: s.items.isEmpty ? 0 : 1,
+                label: s.items.isEmpty ? "nothing loaded" : s.onlineAvailable ? "v/V verify online" : "offline checks done")
+        } else {
+            b.write("queued \(counts.queued) · verifying \(counts.verifying)", x: inner.x, y: y - 1, limit: inner.width, style: Style(.muted))
+            b.write(
+                "done \(counts.done) · failed \(counts.failed)", x: inner.x, y: y, limit: inner.width,
+                style: Style(counts.failed > 0 ? .warning : .muted))
+            let finished = counts.done + counts.failed
+            Widgets.progress(
+                into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: Double(finished) / Double(total),
+                label: "\(finished)/\(total) online")
+        }
+    }
+
+    /// One character for where an item stands online (blank: not sent).
+    static func onlineGlyph(_ state: OnlineState?) -> (String, ColorRole) {
+        switch state {
+        case nil: return (" ", .text)
+        case .queued?: return ("…", .muted)
+        case .sending?: return ("⇄", .info)
+        case .retrying?: return ("↻", .warning)
+        case .done(let status, _, _)?: return status == 0 ? ("●", .ok) : ("◆", .warning)
+        case .failed?: return ("✗", .error)
+        }
     }
 
     static func shortFormat(_ f: ReceiptFormat) -> String {
@@ -234,6 +261,25 @@ public enum DashboardView {
                     lines.append(("Apple status \(status): \(explained.title)", Style(status == 0 ? .ok : .warning, bold: true)))
                     lines.append((explained.explanation, Style(.text)))
                     lines.append(("Next: " + explained.nextStep, Style(.info)))
+                }
+            }
+            if let state = s.online[item.id] {
+                switch state {
+                case .queued: lines.append(("Online: queued", Style(.muted)))
+                case .sending(let attempt): lines.append(("Online: sending attempt \(attempt)…", Style(.info)))
+                case .retrying(let seconds, let reason):
+                    lines.append((String(format: "Online: retrying in %.1f s (%@)", seconds, reason), Style(.warning)))
+                case .done(let status, let environment, let attempts):
+                    let explained = AppleStatus.explain(status)
+                    lines.append(
+                        ("Online: status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? ""), \(attempts.count) attempt\(attempts.count == 1 ? "" : "s")",
+                         Style(status == 0 ? .ok : .warning, bold: true)))
+                    for a in attempts { lines.append(("  \(a.url): \(a.result), \(Int(a.latencyMilliseconds)) ms", Style(.muted))) }
+                    lines.append((explained.explanation, Style(.text)))
+                    lines.append(("Next: " + explained.nextStep, Style(.info)))
+                case .failed(let reason, let attempts):
+                    lines.append(("Online: failed: \(reason)", Style(.error, bold: true)))
+                    for a in attempts { lines.append(("  \(a.url): \(a.result), \(Int(a.latencyMilliseconds)) ms", Style(.muted))) }
                 }
             }
             if let trust = item.trust {

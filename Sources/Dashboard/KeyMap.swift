@@ -6,7 +6,7 @@ public enum Action: String, Sendable, CaseIterable {
     case up, down, pageUp, pageDown, top, bottom
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
-    case help, quit, paste, load, verify, copy, export
+    case help, quit, paste, load, verify, verifyAll, copy, export
 }
 
 /// The panes of the dashboard.
@@ -46,6 +46,7 @@ public struct KeyBinding: Sendable {
         case .load: "open"
         case .copy: "copy"
         case .export: "export"
+        case .verify: "verify"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -85,7 +86,8 @@ public enum KeyMap {
             footerPanes: [.purchases], inFooter: true),
         .init(keys: [.character("p")], label: "p", action: .paste, description: "paste receipts", footerPanes: [], inFooter: true),
         .init(keys: [.character("o")], label: "o", action: .load, description: "open a file or folder", footerPanes: [], inFooter: true),
-        .init(keys: [.character("v")], label: "v", action: .verify, description: "verify online", footerPanes: [], inFooter: false),
+        .init(keys: [.character("v")], label: "v", action: .verify, description: "verify the selected receipt online", footerPanes: [.receipts], inFooter: true),
+        .init(keys: [.character("V")], label: "V", action: .verifyAll, description: "verify all receipts online", footerPanes: [], inFooter: false),
         .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
         .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),

@@ -68,7 +68,7 @@ public struct BatchVerifier: Sendable {
                 ledger.queued()
                 inFlight += 1
                 group.addTask {
-                    let key = SHA256.hash(data: Data(item.receiptData.utf8)).map { String(format: "%02x", $0) }.joined()
+                    let key = ReceiptKey(item.receiptData)
                     switch ledger.claim(key, id: item.id) {
                     case .first:
                         let outcome = await client.verify(receiptData: item.receiptData) { event in
@@ -103,18 +103,43 @@ public struct BatchVerifier: Sendable {
     }
 }
 
-/// Counts and the deduplication table, behind a lock. Only statuses of finished receipts are
-/// kept for duplicates (not whole responses), so the table stays small.
+/// A receipt's identity for deduplication: its SHA-256, 32 bytes inline.
+struct ReceiptKey: Hashable, Sendable {
+    var a: UInt64, b: UInt64, c: UInt64, d: UInt64
+
+    init(_ receiptData: String) {
+        var words = [UInt64](repeating: 0, count: 4)
+        for (i, byte) in SHA256.hash(data: Data(receiptData.utf8)).enumerated() {
+            words[i / 8] = words[i / 8] << 8 | UInt64(byte)
+        }
+        (a, b, c, d) = (words[0], words[1], words[2], words[3])
+    }
+}
+
+/// Counts and the deduplication table, behind a lock. For each distinct receipt only its
+/// answer's status and environment are kept (about a hundred bytes), so the table stays small
+/// however many receipts pass through.
 final class Ledger: @unchecked Sendable {
     enum Claim {
         case first
         case duplicate(firstID: Int)
     }
 
+    /// What a duplicate reports: the first receipt's answer, without attempts of its own.
+    struct Answer: Sendable {
+        var status: Int?
+        var environment: String?
+        var failure: String?
+
+        var outcome: VerificationOutcome {
+            VerificationOutcome(status: status, environment: environment, attempts: [], response: nil, failure: failure)
+        }
+    }
+
     private let lock = NSLock()
     private var summaryStorage = BatchSummary()
-    private var seen: [String: (id: Int, outcome: VerificationOutcome?)] = [:]
-    private var waiters: [String: [CheckedContinuation<VerificationOutcome, Never>]] = [:]
+    private var seen: [ReceiptKey: (id: Int, answer: Answer?)] = [:]
+    private var waiters: [ReceiptKey: [CheckedContinuation<VerificationOutcome, Never>]] = [:]
 
     var summary: BatchSummary {
         lock.lock()
@@ -134,7 +159,7 @@ final class Ledger: @unchecked Sendable {
         }
     }
 
-    func claim(_ key: String, id: Int) -> Claim {
+    func claim(_ key: ReceiptKey, id: Int) -> Claim {
         locked {
             if let existing = seen[key] { return .duplicate(firstID: existing.id) }
             seen[key] = (id, nil)
@@ -142,21 +167,19 @@ final class Ledger: @unchecked Sendable {
         }
     }
 
-    func settle(_ key: String, _ outcome: VerificationOutcome) {
-        // Keep what duplicates need (status, environment, attempts), not the decoded response.
-        var light = outcome
-        light.response = nil
+    func settle(_ key: ReceiptKey, _ outcome: VerificationOutcome) {
+        let answer = Answer(status: outcome.status, environment: outcome.environment, failure: outcome.failure)
         let continuations: [CheckedContinuation<VerificationOutcome, Never>] = locked {
-            seen[key]?.outcome = light
+            seen[key]?.answer = answer
             return waiters.removeValue(forKey: key) ?? []
         }
-        for c in continuations { c.resume(returning: light) }
+        for c in continuations { c.resume(returning: answer.outcome) }
     }
 
-    func wait(_ key: String) async -> VerificationOutcome {
+    func wait(_ key: ReceiptKey) async -> VerificationOutcome {
         await withCheckedContinuation { continuation in
             let ready: VerificationOutcome? = locked {
-                if let outcome = seen[key]?.outcome { return outcome }
+                if let answer = seen[key]?.answer { return answer.outcome }
                 waiters[key, default: []].append(continuation)
                 return nil
             }

@@ -1,4 +1,5 @@
 import CNcurses
+import CWindowSignal
 import Foundation
 import TerminalUI
 
@@ -45,6 +46,8 @@ public final class NcursesTerminal: TerminalBackend {
             _ = use_default_colors()
             colors = Int(rd_colors())
         }
+        // Resize signals must wake this thread, the one blocked reading keys (CWindowSignal).
+        rd_forward_window_signal_to_this_thread()
         // Bracketed paste: the terminal wraps pasted text in ESC [200~ … ESC [201~.
         sendRaw("\u{1B}[?2004h")
     }
@@ -109,9 +112,11 @@ public final class NcursesTerminal: TerminalBackend {
         FileHandle.standardOutput.write(Data(sequence.utf8))
     }
 
-    public func readEvent() -> KeyEvent? {
+    public func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
         while true {
-            guard let (code, isKey) = nextCode(timeout: -1) else { return nil }
+            guard let (code, isKey) = nextCode(timeout: timeoutMilliseconds ?? -1) else {
+                return timeoutMilliseconds == nil ? nil : .tick
+            }
             if isKey {
                 if let event = mapKey(code) { return event }
                 continue

@@ -8,4 +8,6 @@ public enum KeyEvent: Sendable, Hashable {
     /// Text delivered by bracketed paste, whole.
     case paste(String)
     case resize(width: Int, height: Int)
+    /// No input before the wait ran out (only when the loop asked for a timeout).
+    case tick
 }

@@ -7,8 +7,9 @@ public protocol TerminalBackend: AnyObject {
     var size: (width: Int, height: Int) { get }
     /// Shows the buffer (only changed cells need to be sent).
     func draw(_ buffer: ScreenBuffer)
-    /// Waits for the next key, paste or resize; `nil` when input has ended.
-    func readEvent() -> KeyEvent?
+    /// Waits for the next key, paste or resize; `nil` when input has ended. With a timeout,
+    /// returns ``KeyEvent/tick`` when nothing arrived in time; without one it blocks (no CPU).
+    func readEvent(timeoutMilliseconds: Int?) -> KeyEvent?
     /// Sends an escape sequence the screen library does not know (OSC 52 clipboard).
     func sendRaw(_ sequence: String)
 }

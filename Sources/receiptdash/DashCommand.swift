@@ -2,10 +2,11 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import ReceiptCore
+import ReceiptService
 import TerminalNcurses
 import TerminalUI
 
-struct Dash: ParsableCommand {
+struct Dash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
         discussion: """
@@ -24,6 +25,21 @@ struct Dash: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Judge subscriptions at this instant (ISO 8601; default: now).", valueName: "time"))
     var at: String?
 
+    @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL for v/V.", valueName: "url"))
+    var productionURL: String = VerifyReceiptEndpoints.apple.production
+
+    @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL for v/V.", valueName: "url"))
+    var sandboxURL: String = VerifyReceiptEndpoints.apple.sandbox
+
+    @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
+    var sharedSecretFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Extra trusted root certificates (PEM or DER).", valueName: "file"))
+    var caFile: String?
+
+    @Option(name: .long, help: "Receipts verified online at the same time.")
+    var concurrency = 8
+
     @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
     var files: [String] = []
 
@@ -33,7 +49,7 @@ struct Dash: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         guard isatty(STDOUT_FILENO) != 0 else {
             Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
             throw ExitCode(2)
@@ -55,9 +71,25 @@ struct Dash: ParsableCommand {
                 }
             }
         }
-        let terminal = NcursesTerminal(theme: chosenTheme)
-        defer { terminal.shutdown() }
-        DashboardApp.run(&state, backend: terminal)
+        let secret: SharedSecret?
+        do {
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let client = VerifyReceiptClient(
+            endpoints: VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL), secret: secret,
+            extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+        let verifier = ServiceVerifier(client: client, concurrency: concurrency)
+        let loaded = state
+        // One thread owns ncurses for the whole session (it never suspends in between).
+        await MainActor.run {
+            var state = loaded
+            let terminal = NcursesTerminal(theme: chosenTheme)
+            DashboardApp.run(&state, backend: terminal, verifier: verifier)
+            terminal.shutdown()
+        }
+        try? await client.shutdown()
     }
 }
 

@@ -76,7 +76,7 @@ struct Verify: AsyncParsableCommand {
         for input in InputFiles.load(files, limit: decoder.limits.maximumInputBytes) {
             switch input.result.flatMap({ bytes in Result { try decoder.decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? .init(.invalidBase64, "\($0)") }.map { (bytes, $0) } }) {
             case .success(let (bytes, decoded)):
-                guard let data = Self.receiptData(bytes: bytes, decoded: decoded) else {
+                guard let data = VerifyReceiptData.base64(bytes: bytes, decoded: decoded) else {
                     Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(decoded.format.rawValue) is not a receipt verifyReceipt accepts")
                     decodeFailures += 1
                     continue
@@ -106,19 +106,6 @@ struct Verify: AsyncParsableCommand {
         }
         if format == .json { print(InspectJSON.encode(outputs.count == 1 ? outputs[0] : .array(outputs))) }
         if decodeFailures > 0 || summary.valid != items.count { throw ExitCode.failure }
-    }
-
-    /// The base64 Apple wants: the receipt bytes as given when they were base64 text (cleaned),
-    /// or the binary receipt encoded.
-    static func receiptData(bytes: [UInt8], decoded: DecodedInput) -> String? {
-        guard decoded.format == .pkcs7 || decoded.format == .legacy else { return nil }
-        if decoded.wrapping.first == "binary" { return Data(bytes).base64EncodedString() }
-        guard let raw = try? Base64Text.decode(bytes.filter { !($0 == 0x22 || $0 == 0x27) }) else {
-            // Wrapped in JSON or a log line: take the receipt-data field's own text.
-            if let json = try? JSONValue.parse(bytes), case .string(let inner)? = json["receipt-data"] { return inner }
-            return nil
-        }
-        return Data(raw).base64EncodedString()
     }
 
     static func json(_ item: BatchItem, _ result: Result<VerificationOutcome, String>?) -> JSONValue {

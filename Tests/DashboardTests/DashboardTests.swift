@@ -181,10 +181,53 @@ import TerminalUI
         #expect(DashboardApp.osc52("ab", inTmux: true) == "\u{1B}Ptmux;\u{1B}\u{1B}]52;c;YWI=\u{07}\u{1B}\\")
     }
 
-    @Test func verifyOnlineSaysItIsNotAvailableRatherThanFaking() {
+    @Test func verifyWithoutAVerifierSaysSoRatherThanFaking() {
         var state = Self.demoState()
-        press(&state, .character("v"))
-        #expect(state.message?.text.hasPrefix("online verification (verifyReceipt) is not in this build yet") == true)
+        #expect(press(&state, .character("v")).isEmpty)
+        #expect(state.message?.text.hasPrefix("online verification is not set up") == true)
+    }
+
+    @Test func verifySelectedOrAllAndShowProgress() throws {
+        var state = Self.demoState()
+        state.onlineAvailable = true
+        press(&state, .down, .down)  // production receipt
+        guard case .verify(let one)? = press(&state, .character("v")).first else {
+            Issue.record("no verify effect")
+            return
+        }
+        #expect(one.map(\.itemID) == [state.selectedItem!.id])
+        let fileBytes = [UInt8](try Data(contentsOf: Self.demoFile("production-subscriptions.b64")))
+        #expect(one.first?.receiptData == Data(try Base64Text.decode(fileBytes)).base64EncodedString())
+        // V: every input verifyReceipt takes (not JWS, not responses), not the one in flight.
+        guard case .verify(let rest)? = press(&state, .character("V")).first else {
+            Issue.record("no verify-all effect")
+            return
+        }
+        let sources = rest.map { id in state.items.first { $0.id == id.itemID }!.source }
+        #expect(sources == ["demo/ios6-transaction.b64", "demo/sandbox-weekly-intro.b64", "demo/xcode-storekit-test.der"])
+        // Events drive counts, glyphs, the Status pane and the log.
+        let id = one[0].itemID
+        let at = Self.now.addingTimeInterval(5)
+        state.apply(.queued(itemID: id), at: at)
+        state.apply(.sending(itemID: id, attempt: 1, url: "http://sim/production"), at: at)
+        #expect(state.onlineCounts.verifying == 1)
+        state.apply(.retrying(itemID: id, inSeconds: 0.5, reason: "21005 receipt server unavailable"), at: at)
+        state.apply(
+            .done(itemID: id, status: 0, environment: "Production", attempts: [
+                OnlineAttempt(url: "http://sim/production", result: "status 21005", latencyMilliseconds: 12),
+                OnlineAttempt(url: "http://sim/production", result: "status 0", latencyMilliseconds: 9),
+            ], response: nil), at: at)
+        for other in rest { state.apply(.failed(itemID: other.itemID, reason: "timed out", attempts: []), at: at) }
+        #expect(state.onlineCounts.done == 1)
+        #expect(state.onlineCounts.failed == 3)
+        let text = screen(state).text
+        #expect(text.contains("queued 0 · verifying 0"))
+        #expect(text.contains("done 1 · failed 3"))
+        #expect(text.contains("4/4 online"))
+        #expect(text.contains("Online: status 0 Valid"))
+        #expect(state.log.contains { $0.text == "demo/production-subscriptions.b64: retrying in 0.5 s (21005 receipt server unavailable)" && $0.time == at })
+        #expect(text.contains("✓● pkcs7"))
+        #expect(text.contains("?✗ ios6"))
     }
 
     @Test func quit() {

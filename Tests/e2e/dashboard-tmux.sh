@@ -26,21 +26,35 @@ wait_gone() { # text, timeout in tenths of a second
   for _ in $(seq 1 "${2:-50}"); do screen | grep -qF -- "$1" || return 0; sleep 0.1; done
   return 1
 }
-cleanup() { t kill-server 2>/dev/null; rm -rf "$work"; }
+cleanup() { t kill-server 2>/dev/null; [ -n "${simulator_pid:-}" ] && kill "$simulator_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 # A verifyReceipt response whose product id and bundle id carry escape sequences: clear
 # screen, set the window title, ring the bell.
 printf '%s' '{"status": 0, "receipt": {"bundle_id": "evil.app\u001b[2J", "in_app": [{"transaction_id": "42", "product_id": "evil\u001b]0;pwned\u0007\u001b[31m", "purchase_date_ms": "1700000000000"}]}}' > "$work/evil.json"
 
+# The local verifyReceipt simulator on a free loopback port, for v/V.
+"$bin" simulator --port 0 --latency 50 > "$work/simulator.txt" &
+simulator_pid=$!
+for _ in $(seq 1 50); do grep -q "^sandbox:" "$work/simulator.txt" 2>/dev/null && break; sleep 0.1; done
+production_url=$(awk '/^production:/ {print $2}' "$work/simulator.txt")
+sandbox_url=$(awk '/^sandbox:/ {print $2}' "$work/simulator.txt")
+
 t new-session -d -s "$session" -x 120 -y 40 \
-  "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $fixtures/production.b64 $fixtures/sandbox-2023.der $fixtures/notification-v2.jws $work/evil.json; echo EXIT=\$?; sleep 60"
+  "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z --production-url $production_url --sandbox-url $sandbox_url $fixtures/production.b64 $fixtures/sandbox-2023.der $fixtures/notification-v2.jws $work/evil.json; echo EXIT=\$?; sleep 60"
 t set-option -t "$session" -g allow-rename off >/dev/null 2>&1
 
 check "dashboard starts with the inputs listed" wait_for "Receipts [4]"
 check "bundle id on screen" wait_for "bundle org.getpure.pure-iphone"
 check "product ids of the selected receipt on screen" wait_for "org.getpure.pure.Week"
 check "trust verdict shown" wait_for "Trust: valid"
+
+# Verify every receipt online through the simulator (the JWS and the response are not sent).
+t send-keys -t "$session" V
+check "online verification finishes" wait_for "done 2 · failed 0"
+check "progress shows all sent receipts" wait_for "2/2 online"
+check "Apple's answer in the Status pane" wait_for "Online: status 0 Valid"
+check "the sandbox hop is logged" wait_for "status 0 Valid (Sandbox"
 
 # Paste a receipt with bracketed paste.
 t send-keys -t "$session" p

@@ -1,0 +1,117 @@
+import Foundation
+import ReceiptCore
+
+/// One request to verify online: the dashboard item and its receipt data.
+public struct OnlineRequest: Sendable, Hashable {
+    public var itemID: Int
+    public var receiptData: String
+
+    public init(itemID: Int, receiptData: String) {
+        self.itemID = itemID
+        self.receiptData = receiptData
+    }
+}
+
+/// One exchange with verifyReceipt, as the panes show it.
+public struct OnlineAttempt: Sendable, Hashable {
+    public var url: String
+    /// "status 21007", "HTTP 503", "timed out …".
+    public var result: String
+    public var latencyMilliseconds: Double
+
+    public init(url: String, result: String, latencyMilliseconds: Double) {
+        self.url = url
+        self.result = result
+        self.latencyMilliseconds = latencyMilliseconds
+    }
+}
+
+/// What verification reports while it works. The dashboard does no networking itself: the
+/// executable plugs a verifier (the ReceiptService batch engine) in through ``OnlineVerifying``.
+public enum OnlineEvent: Sendable {
+    case queued(itemID: Int)
+    case sending(itemID: Int, attempt: Int, url: String)
+    case retrying(itemID: Int, inSeconds: Double, reason: String)
+    case done(itemID: Int, status: Int, environment: String?, attempts: [OnlineAttempt], response: DecodedInput?)
+    case failed(itemID: Int, reason: String, attempts: [OnlineAttempt])
+}
+
+public protocol OnlineVerifying: Sendable {
+    /// Verifies the requests, reporting as it goes; returns when all have ended.
+    func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async
+}
+
+/// Where an item stands online.
+public enum OnlineState: Sendable {
+    case queued
+    case sending(attempt: Int)
+    case retrying(inSeconds: Double, reason: String)
+    case done(status: Int, environment: String?, attempts: [OnlineAttempt])
+    case failed(reason: String, attempts: [OnlineAttempt])
+
+    var isFinal: Bool {
+        switch self {
+        case .done, .failed: true
+        default: false
+        }
+    }
+}
+
+extension DashboardState {
+    /// Applies a verification event that happened at `time` (wall clock, for the log).
+    public mutating func apply(_ event: OnlineEvent, at time: Date) {
+        switch event {
+        case .queued(let id):
+            online[id] = .queued
+        case .sending(let id, let attempt, let url):
+            online[id] = .sending(attempt: attempt)
+            addLog("\(name(id)): sending attempt \(attempt) to \(url)", role: .info, at: time)
+        case .retrying(let id, let seconds, let reason):
+            online[id] = .retrying(inSeconds: seconds, reason: reason)
+            addLog(String(format: "%@: retrying in %.1f s (%@)", name(id), seconds, reason), role: .warning, at: time)
+        case .done(let id, let status, let environment, let attempts, let response):
+            online[id] = .done(status: status, environment: environment, attempts: attempts)
+            if let index = items.firstIndex(where: { $0.id == id }) { items[index].onlineResponse = response }
+            let explained = AppleStatus.explain(status)
+            let latency = attempts.map(\.latencyMilliseconds).reduce(0, +)
+            addLog(
+                "\(name(id)): status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? "") in \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"), \(Int(latency)) ms",
+                role: status == 0 ? .ok : .warning, at: time)
+        case .failed(let id, let reason, let attempts):
+            online[id] = .failed(reason: reason, attempts: attempts)
+            addLog("\(name(id)): failed after \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): \(reason)", role: .error, at: time)
+        }
+    }
+
+    private func name(_ id: Int) -> String {
+        items.first { $0.id == id }?.source ?? "#\(id)"
+    }
+
+    /// Counts for the Receipts pane: queued, verifying, done, failed.
+    public var onlineCounts: (queued: Int, verifying: Int, done: Int, failed: Int) {
+        var counts = (queued: 0, verifying: 0, done: 0, failed: 0)
+        for state in online.values {
+            switch state {
+            case .queued: counts.queued += 1
+            case .sending, .retrying: counts.verifying += 1
+            case .done: counts.done += 1
+            case .failed: counts.failed += 1
+            }
+        }
+        return counts
+    }
+
+    /// The requests for `v` (the selected receipt) or `V` (all), skipping inputs verifyReceipt
+    /// does not take and those already in flight.
+    mutating func verificationRequests(all: Bool) -> [OnlineRequest] {
+        let candidates = all ? items : selectedItem.map { [$0] } ?? []
+        var requests: [OnlineRequest] = []
+        for item in candidates {
+            guard let data = item.receiptData else { continue }
+            if let state = online[item.id], !state.isFinal { continue }
+            online[item.id] = .queued
+            requests.append(OnlineRequest(itemID: item.id, receiptData: data))
+        }
+        return requests
+    }
+}

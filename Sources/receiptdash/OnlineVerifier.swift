@@ -1,0 +1,33 @@
+import Dashboard
+import Foundation
+import ReceiptCore
+import ReceiptService
+
+/// Plugs the ReceiptService batch engine into the dashboard, which does no networking itself.
+struct ServiceVerifier: OnlineVerifying {
+    let client: VerifyReceiptClient
+    let concurrency: Int
+
+    func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async {
+        let items = requests.map { BatchItem(id: $0.itemID, source: "#\($0.itemID)", receiptData: $0.receiptData) }
+        _ = await BatchVerifier(client: client, concurrency: concurrency).run(BatchItems(items)) { event in
+            switch event {
+            case .queued(let id, _): onEvent(.queued(itemID: id))
+            case .sending(let id, let attempt, let url): onEvent(.sending(itemID: id, attempt: attempt, url: url))
+            case .retrying(let id, let seconds, let reason): onEvent(.retrying(itemID: id, inSeconds: seconds, reason: reason))
+            case .done(let id, let outcome, _):
+                onEvent(
+                    .done(
+                        itemID: id, status: outcome.status ?? -1, environment: outcome.environment,
+                        attempts: outcome.attempts.map(Self.line), response: outcome.response))
+            case .failed(let id, let reason):
+                onEvent(.failed(itemID: id, reason: reason, attempts: []))
+            }
+        }
+    }
+
+    static func line(_ a: VerificationAttempt) -> OnlineAttempt {
+        let result = a.status.map { "status \($0)" } ?? a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? "no answer"
+        return OnlineAttempt(url: a.url, result: result, latencyMilliseconds: a.latencyMilliseconds)
+    }
+}
