@@ -173,7 +173,7 @@ struct Bench: AsyncParsableCommand {
     private func benchOnline(count: Int) async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.1))
         let client = VerifyReceiptClient(endpoints: simulator.endpoints, requestTimeout: .seconds(10))
-        let items = BatchItems((0..<count).lazy.map { BatchItem(id: $0, source: "synthetic \($0)", receiptData: Self.syntheticReceipt($0)) })
+        let items = BatchItems((0..<count).lazy.map { BatchItem(id: $0, source: "synthetic \($0)", receiptData: SyntheticReceipt.base64($0)) })
         let start = DispatchTime.now().uptimeNanoseconds
         let summary = await BatchVerifier(client: client, concurrency: concurrency).run(items) { _ in }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -186,22 +186,5 @@ struct Bench: AsyncParsableCommand {
             format: "online: %d receipts, concurrency %d, 100 ms latency: %.1f s, %.0f receipts/s (ideal %.0f: %.1f%%), %d valid, %d failed, peak RSS %.1f MB",
             summary.queued, concurrency, seconds, Double(summary.queued) / seconds, ideal, 100 * Double(summary.queued) / seconds / ideal,
             summary.valid, summary.failed, Double(usage.ru_maxrss) / 1024))
-    }
-
-    /// A minimal production PKCS#7 receipt with a distinct bundle id.
-    static func syntheticReceipt(_ n: Int) -> String {
-        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-            let c = content.count
-            if c < 0x80 { return [tag, UInt8(c)] + content }
-            if c < 0x100 { return [tag, 0x81, UInt8(c)] + content }
-            return [tag, 0x82, UInt8(c >> 8), UInt8(c & 0xFF)] + content
-        }
-        func attribute(_ type: UInt8, _ value: [UInt8]) -> [UInt8] {
-            tlv(0x30, [0x02, 0x01, type, 0x02, 0x01, 0x01] + tlv(0x04, value))
-        }
-        let payload = tlv(0x31, attribute(0, tlv(0x0C, Array("Production".utf8))) + attribute(2, tlv(0x0C, Array("com.example.app\(n)".utf8))))
-        let content = tlv(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01] + tlv(0xA0, tlv(0x04, payload)))
-        let signed = tlv(0x30, [0x02, 0x01, 0x01] + tlv(0x31, []) + content + tlv(0x31, []))
-        return Data(tlv(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] + tlv(0xA0, signed))).base64EncodedString()
     }
 }

@@ -25,20 +25,7 @@ struct Dash: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Judge subscriptions at this instant (ISO 8601; default: now).", valueName: "time"))
     var at: String?
 
-    @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL for v/V.", valueName: "url"))
-    var productionURL: String = VerifyReceiptEndpoints.apple.production
-
-    @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL for v/V.", valueName: "url"))
-    var sandboxURL: String = VerifyReceiptEndpoints.apple.sandbox
-
-    @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
-    var sharedSecretFile: String?
-
-    @Option(name: .long, help: ArgumentHelp("Extra trusted root certificates (PEM or DER).", valueName: "file"))
-    var caFile: String?
-
-    @Option(name: .long, help: "Receipts verified online at the same time.")
-    var concurrency = 8
+    @OptionGroup(title: "Online verification (v / V)") var online: OnlineOptions
 
     @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
     var files: [String] = []
@@ -71,16 +58,8 @@ struct Dash: AsyncParsableCommand {
                 }
             }
         }
-        let secret: SharedSecret?
-        do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        let client = VerifyReceiptClient(
-            endpoints: VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL), secret: secret,
-            extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
-        let verifier = ServiceVerifier(client: client, concurrency: concurrency)
+        let client = try online.makeClient()
+        let verifier = ServiceVerifier(client: client, concurrency: online.concurrency)
         let loaded = state
         // One thread owns ncurses for the whole session (it never suspends in between).
         await MainActor.run {

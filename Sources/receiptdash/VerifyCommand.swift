@@ -29,23 +29,10 @@ struct Verify: AsyncParsableCommand {
     @Option(name: .long, help: "Output format: text or json.")
     var format: OutputFormat = .text
 
-    @Option(name: .long, help: "Receipts verified at the same time.")
-    var concurrency: Int = 8
-
-    @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret.", valueName: "file"))
-    var sharedSecretFile: String?
-
     @Flag(name: .long, help: "Ask Apple for only the latest renewal of each subscription.")
     var excludeOldTransactions = false
 
-    @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL.", valueName: "url"))
-    var productionURL: String = VerifyReceiptEndpoints.apple.production
-
-    @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL.", valueName: "url"))
-    var sandboxURL: String = VerifyReceiptEndpoints.apple.sandbox
-
-    @Option(name: .long, help: ArgumentHelp("Extra trusted root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var online: OnlineOptions
 
     @Option(name: .long, help: ArgumentHelp("Seconds a single request may take.", valueName: "seconds"))
     var timeout: Double = 20
@@ -55,21 +42,10 @@ struct Verify: AsyncParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("No input. Name receipt files or folders, or '-' for standard input.") }
-        if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024.") }
     }
 
     func run() async throws {
-        let secret: SharedSecret?
-        do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        let roots = try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? []
-        let client = VerifyReceiptClient(
-            endpoints: VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL), secret: secret,
-            excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-            extraTrustRoots: roots)
+        let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         let decoder = ReceiptDecoder()
         var items: [BatchItem] = []
         var decodeFailures = 0
@@ -89,7 +65,7 @@ struct Verify: AsyncParsableCommand {
         }
         let progress = ProgressPrinter(total: items.count, interactive: isatty(STDERR_FILENO) != 0 && format == .text)
         let results = ResultCollector()
-        let summary = await BatchVerifier(client: client, concurrency: concurrency).run(BatchItems(items)) { event in
+        let summary = await BatchVerifier(client: client, concurrency: online.concurrency).run(BatchItems(items)) { event in
             progress.handle(event)
             if case .done(let id, let outcome, _) = event { results.add(id, .success(outcome)) }
             if case .failed(let id, let reason) = event { results.add(id, .failure(reason)) }

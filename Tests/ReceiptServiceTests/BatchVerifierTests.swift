@@ -8,7 +8,7 @@ import Testing
     @Test func countsBalanceUnderFaults() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(faultRate: 0.3, seed: 42))
         let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5), requestTimeout: .seconds(2))
-        let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: ServiceFixture.syntheticReceipt($0)) }
+        let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0, environment: "ProductionSandbox")) }
         let log = EventLog()
         let summary = await BatchVerifier(client: client, concurrency: 16).run(BatchItems(items)) { log.add($0) }
         try await client.shutdown()
@@ -58,7 +58,7 @@ import Testing
     @Test func concurrencyIsBounded() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
         let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
-        let items = (0..<40).map { BatchItem(id: $0, source: "r\($0)", receiptData: ServiceFixture.syntheticReceipt($0, environment: "Production")) }
+        let items = (0..<40).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let tracker = InFlight()
         _ = await BatchVerifier(client: client, concurrency: 4).run(BatchItems(items)) { event in
             switch event {
@@ -77,7 +77,7 @@ import Testing
     @Test func cancellationKeepsCountsBalanced() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.2))
         let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
-        let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: ServiceFixture.syntheticReceipt($0, environment: "Production")) }
+        let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let log = EventLog()
         let task = Task { await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { log.add($0) } }
         try await Task.sleep(nanoseconds: 300_000_000)
