@@ -140,7 +140,7 @@ public struct DashboardState: Sendable {
             item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
             item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
             item.rows = decoded.allPurchases
-            item.receiptData = VerifyReceiptData.base64(bytes: bytes, decoded: decoded)
+            item.receiptData = VerifyReceiptData.base64(decoded)
             let verdict = item.trust?.verdict.rawValue ?? "?"
             addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
         } catch let error as ReceiptDecodingError {

@@ -93,7 +93,7 @@ public struct ReceiptDecoder: Sendable {
             if jsonError.code == .invalidJSON, let plist = try? OpenStepPlist.parse(text, maximumDepth: limits.maximumNestingDepth),
                 plist["purchase-info"] != nil
             {
-                return try decodeLegacy(plist: plist, wrapping: wrapping + ["plist"])
+                return try decodeLegacy(plist: plist, source: Array(text), wrapping: wrapping + ["plist"])
             }
             if jsonError.code == .invalidJSON, text.first == UInt8(ascii: "{"), containsPlistAssignment(text) {
                 // Report the plist problem: that is what the input is trying to be.
@@ -153,7 +153,7 @@ public struct ReceiptDecoder: Sendable {
         let text = trimmed(bytes[...])
         if text.first == UInt8(ascii: "{") {
             let plist = try OpenStepPlist.parse(text, maximumDepth: limits.maximumNestingDepth)
-            return try decodeLegacy(plist: plist, wrapping: wrapping + ["plist"])
+            return try decodeLegacy(plist: plist, source: bytes, wrapping: wrapping + ["plist"])
         }
         let first = bytes.first.map { String(format: "0x%02X", $0) } ?? "nothing"
         throw ReceiptDecodingError(
@@ -213,11 +213,12 @@ public struct ReceiptDecoder: Sendable {
         result.rawEnvironment = receipt.receiptType
         result.environment = receipt.receiptType.flatMap(StoreEnvironment.init(appleValue:))
         result.signature = .pkcs7(signedData)
+        result.receiptBytes = bytes
         result.warnings = payloadDecoder.warnings
         return result
     }
 
-    private func decodeLegacy(plist: OpenStepPlist, wrapping: [String]) throws -> DecodedInput {
+    private func decodeLegacy(plist: OpenStepPlist, source: [UInt8], wrapping: [String]) throws -> DecodedInput {
         guard case .dictionary(let entries) = plist else {
             throw ReceiptDecodingError(.invalidLegacyReceipt, "transaction receipt is not a plist dictionary")
         }
@@ -252,6 +253,7 @@ public struct ReceiptDecoder: Sendable {
         }
         var result = DecodedInput(format: .legacy)
         result.wrapping = wrapping
+        result.receiptBytes = source
         result.transactions = [Purchase(snakeCase: object, source: .purchaseInfo)]
         if let env = plist["environment"]?.string {
             result.rawEnvironment = env

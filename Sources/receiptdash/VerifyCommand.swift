@@ -34,6 +34,12 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var online: OnlineOptions
 
+    @Option(name: .long, help: ArgumentHelp("Record receipts, attempts and results in this audit database.", valueName: "path"))
+    var db: String?
+
+    @Flag(name: .long, help: "Also verify the receipts an interrupted run left pending in --db.")
+    var resume = false
+
     @Option(name: .long, help: ArgumentHelp("Seconds a single request may take.", valueName: "seconds"))
     var timeout: Double = 20
 
@@ -41,35 +47,58 @@ struct Verify: AsyncParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("No input. Name receipt files or folders, or '-' for standard input.") }
+        if files.isEmpty && !resume { throw ValidationError("No input. Name receipt files or folders, or '-' for standard input.") }
+        if resume && db == nil { throw ValidationError("--resume needs --db PATH.") }
     }
 
     func run() async throws {
         let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         let decoder = ReceiptDecoder()
+        let store = try db.map { try AuditStore(path: $0) }
         var items: [BatchItem] = []
         var decodeFailures = 0
         for input in InputFiles.load(files, limit: decoder.limits.maximumInputBytes) {
             switch input.result.flatMap({ bytes in Result { try decoder.decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? .init(.invalidBase64, "\($0)") }.map { (bytes, $0) } }) {
             case .success(let (bytes, decoded)):
-                guard let data = VerifyReceiptData.base64(bytes: bytes, decoded: decoded) else {
+                guard let data = VerifyReceiptData.base64(decoded) else {
                     Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(decoded.format.rawValue) is not a receipt verifyReceipt accepts")
                     decodeFailures += 1
                     continue
                 }
-                items.append(BatchItem(id: items.count, source: input.source, receiptData: data))
+                if let store {
+                    let recorded = try store.record([
+                        AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: input.source == "-" ? .stdin : .file, source: input.source, seenAt: Date())
+                    ])
+                    try store.markPending(recorded.map(\.id), again: true)
+                    items.append(BatchItem(id: Int(recorded[0].id), source: input.source, receiptData: data))
+                } else {
+                    items.append(BatchItem(id: items.count, source: input.source, receiptData: data))
+                }
             case .failure(let error):
                 Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
                 decodeFailures += 1
             }
         }
+        if let store, resume {
+            let given = Set(items.map(\.id))
+            for (id, data) in try store.pending() where !given.contains(Int(id)) {
+                items.append(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
+            }
+        }
         let progress = ProgressPrinter(total: items.count, interactive: isatty(STDERR_FILENO) != 0 && format == .text)
         let results = ResultCollector()
-        let summary = await BatchVerifier(client: client, concurrency: online.concurrency).run(BatchItems(items)) { event in
+        let batch = BatchVerifier(client: client, concurrency: online.concurrency)
+        let onEvent: @Sendable (BatchEvent) -> Void = { event in
             progress.handle(event)
             if case .done(let id, let outcome, _) = event { results.add(id, .success(outcome)) }
             if case .failed(let id, let reason) = event { results.add(id, .failure(reason)) }
         }
+        let summary =
+            if let store {
+                await AuditedVerification(store: store, verifier: batch).run(BatchItems(items), onEvent: onEvent)
+            } else {
+                await batch.run(BatchItems(items), onEvent: onEvent)
+            }
         progress.finish(summary)
         try await client.shutdown()
         var outputs: [JSONValue] = []

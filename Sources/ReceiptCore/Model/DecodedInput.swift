@@ -34,6 +34,10 @@ public struct DecodedInput: Sendable, Hashable {
     public var legacyEnvelope: [Field]
     /// What a signature check needs.
     public var signature: SignatureMaterial?
+    /// The receipt itself as Apple issued it, whatever it was wrapped in: the PKCS#7 DER of an
+    /// app receipt, or the plist text of an iOS 6 transaction receipt (what verifyReceipt takes,
+    /// base64-encoded). Nil for other formats.
+    public var receiptBytes: [UInt8]?
     /// Tokens carried inside this one and decoded too (a V2 notification's
     /// `signedTransactionInfo` and `signedRenewalInfo`).
     public var nested: [NestedInput]

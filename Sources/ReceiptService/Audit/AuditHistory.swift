@@ -1,0 +1,170 @@
+import Foundation
+import GRDB
+import ReceiptCore
+
+/// What `receiptdash history` looks for.
+public struct HistoryQuery: Sendable, Hashable {
+    public var transactionID: String?
+    public var originalTransactionID: String?
+    public var bundleID: String?
+    public var productID: String?
+    public var status: Int?
+    public var since: Date?
+    public var limit: Int
+
+    public init(
+        transactionID: String? = nil, originalTransactionID: String? = nil, bundleID: String? = nil, productID: String? = nil,
+        status: Int? = nil, since: Date? = nil, limit: Int = 10_000
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.bundleID = bundleID
+        self.productID = productID
+        self.status = status
+        self.since = since
+        self.limit = limit
+    }
+}
+
+/// One distinct receipt with its sightings and purchases.
+public struct HistoryRow: Sendable, Hashable {
+    public struct PurchaseRow: Sendable, Hashable {
+        public var productID: String?
+        public var transactionID: String?
+        public var originalTransactionID: String?
+        public var quantity: Int?
+        public var purchaseDate: Date?
+        public var expiresDate: Date?
+        public var cancellationDate: Date?
+    }
+
+    public var id: Int64
+    public var format: String
+    public var bundleID: String?
+    public var environment: String?
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var sightings: Int
+    public var state: String
+    public var status: Int?
+    public var purchases: [PurchaseRow]
+}
+
+extension AuditStore {
+    /// Distinct receipts matching `query`, most recently seen first.
+    public func history(_ query: HistoryQuery) throws -> [HistoryRow] {
+        try database.read { db in
+            var conditions: [String] = []
+            var arguments: [any DatabaseValueConvertible] = []
+            func purchase(_ column: String, _ value: String?) {
+                guard let value else { return }
+                conditions.append("r.id IN (SELECT receipt_id FROM purchase WHERE \(column) = ?)")
+                arguments.append(value)
+            }
+            purchase("transaction_id", query.transactionID)
+            purchase("original_transaction_id", query.originalTransactionID)
+            purchase("product_id", query.productID)
+            if let bundle = query.bundleID {
+                conditions.append("r.bundle_id = ?")
+                arguments.append(bundle)
+            }
+            if let status = query.status {
+                conditions.append("r.status = ?")
+                arguments.append(status)
+            }
+            if let since = query.since {
+                conditions.append("r.last_seen >= ?")
+                arguments.append(since.timeIntervalSince1970)
+            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, r.format, r.bundle_id, r.environment, r.first_seen, r.last_seen, r.state, r.status,
+                           (SELECT COUNT(*) FROM sighting s WHERE s.receipt_id = r.id) AS sightings
+                    FROM receipt r \(whereClause)
+                    ORDER BY r.last_seen DESC, r.id DESC LIMIT ?
+                    """,
+                arguments: StatementArguments(arguments + [query.limit]))
+            return try rows.map { row in
+                let id: Int64 = row["id"]
+                let purchases = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT product_id, transaction_id, original_transaction_id, quantity, purchase_date, expires_date, cancellation_date
+                        FROM purchase WHERE receipt_id = ? ORDER BY purchase_date, id
+                        """, arguments: [id]
+                ).map { p in
+                    HistoryRow.PurchaseRow(
+                        productID: p["product_id"], transactionID: p["transaction_id"], originalTransactionID: p["original_transaction_id"],
+                        quantity: p["quantity"], purchaseDate: (p["purchase_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                        expiresDate: (p["expires_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                        cancellationDate: (p["cancellation_date"] as Double?).map(Date.init(timeIntervalSince1970:)))
+                }
+                return HistoryRow(
+                    id: id, format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
+                    firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
+                    sightings: row["sightings"], state: row["state"], status: row["status"], purchases: purchases)
+            }
+        }
+    }
+}
+
+/// `history` output in JSON and CSV.
+public enum HistoryRendering {
+    public static func json(_ rows: [HistoryRow]) -> JSONValue {
+        func date(_ d: Date?) -> JSONValue { d.map { .string(AppleDate.iso8601($0)) } ?? .null }
+        return .array(
+            rows.map { r in
+                .object([
+                    "id": .integer(r.id), "format": .string(r.format), "bundle_id": r.bundleID.map(JSONValue.string) ?? .null,
+                    "environment": r.environment.map(JSONValue.string) ?? .null, "first_seen": date(r.firstSeen),
+                    "last_seen": date(r.lastSeen), "sightings": .integer(Int64(r.sightings)), "state": .string(r.state),
+                    "status": r.status.map { .integer(Int64($0)) } ?? .null,
+                    "in_app": .array(
+                        r.purchases.map { p in
+                            .object([
+                                "product_id": p.productID.map(JSONValue.string) ?? .null,
+                                "transaction_id": p.transactionID.map(JSONValue.string) ?? .null,
+                                "original_transaction_id": p.originalTransactionID.map(JSONValue.string) ?? .null,
+                                "quantity": p.quantity.map { .integer(Int64($0)) } ?? .null,
+                                "purchase_date": date(p.purchaseDate), "expires_date": date(p.expiresDate),
+                                "cancellation_date": date(p.cancellationDate),
+                            ])
+                        }),
+                ])
+            })
+    }
+
+    /// One line per purchase (receipts without purchases get one line), RFC 4180 quoting.
+    public static func csv(_ rows: [HistoryRow]) -> String {
+        var lines = [
+            "receipt_id,format,bundle_id,environment,first_seen,last_seen,sightings,state,status,product_id,transaction_id,original_transaction_id,purchase_date,expires_date,cancellation_date"
+        ]
+        func field(_ s: String?) -> String {
+            guard let s else { return "" }
+            var safe = SafeText.escaped(s)
+            // A leading = + - @ would be read as a formula by spreadsheets.
+            if let first = safe.first, "=+-@".contains(first) { safe = "'" + safe }
+            return safe.contains(where: { $0 == "," || $0 == "\"" }) ? "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : safe
+        }
+        func date(_ d: Date?) -> String { d.map(AppleDate.iso8601) ?? "" }
+        for r in rows {
+            let head = [
+                String(r.id), field(r.format), field(r.bundleID), field(r.environment), date(r.firstSeen), date(r.lastSeen),
+                String(r.sightings), field(r.state), r.status.map(String.init) ?? "",
+            ]
+            if r.purchases.isEmpty {
+                lines.append((head + ["", "", "", "", "", ""]).joined(separator: ","))
+            }
+            for p in r.purchases {
+                lines.append(
+                    (head + [
+                        field(p.productID), field(p.transactionID), field(p.originalTransactionID), date(p.purchaseDate),
+                        date(p.expiresDate), date(p.cancellationDate),
+                    ]).joined(separator: ","))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,261 @@
+import Crypto
+import Foundation
+import GRDB
+import ReceiptCore
+
+/// The durable record of what was seen and what Apple said: every receipt ingested (by content
+/// hash, with each sighting), every verification attempt, the final result, and the decoded
+/// purchases (transaction ids indexed). SQLite through GRDB, in WAL mode, with migrations from
+/// the first version on. The shared secret is never stored: attempts keep the URL only.
+public final class AuditStore: Sendable {
+    let database: any DatabaseWriter
+    public let path: String
+
+    /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
+    public static func defaultPath(environment: [String: String]) -> String {
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return base + "/receiptdash/audit.sqlite"
+    }
+
+    /// Opens (creating and migrating) the store at `path`.
+    public init(path: String) throws {
+        self.path = path
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+        database = pool
+    }
+
+    /// Opens an existing store read-only (a second dashboard following a validator).
+    public init(readOnlyPath path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        database = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE receipt (
+                        id INTEGER PRIMARY KEY,
+                        content_hash TEXT NOT NULL UNIQUE,
+                        format TEXT NOT NULL,
+                        bundle_id TEXT,
+                        environment TEXT,
+                        receipt_data TEXT,
+                        first_seen DOUBLE NOT NULL,
+                        last_seen DOUBLE NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'decoded',
+                        status INTEGER,
+                        status_environment TEXT,
+                        verified_at DOUBLE,
+                        failure TEXT
+                    );
+                    CREATE INDEX receipt_bundle ON receipt(bundle_id);
+                    CREATE INDEX receipt_status ON receipt(status);
+                    CREATE INDEX receipt_state ON receipt(state);
+                    CREATE INDEX receipt_last_seen ON receipt(last_seen);
+                    CREATE TABLE sighting (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        source_kind TEXT NOT NULL,
+                        source TEXT,
+                        seen_at DOUBLE NOT NULL
+                    );
+                    CREATE INDEX sighting_receipt ON sighting(receipt_id);
+                    CREATE TABLE attempt (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        at DOUBLE NOT NULL,
+                        url TEXT NOT NULL,
+                        environment TEXT,
+                        http_status INTEGER,
+                        apple_status INTEGER,
+                        is_retryable INTEGER,
+                        latency_ms DOUBLE,
+                        error TEXT
+                    );
+                    CREATE INDEX attempt_receipt ON attempt(receipt_id);
+                    CREATE TABLE purchase (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        source TEXT,
+                        product_id TEXT,
+                        transaction_id TEXT,
+                        original_transaction_id TEXT,
+                        quantity INTEGER,
+                        purchase_date DOUBLE,
+                        expires_date DOUBLE,
+                        cancellation_date DOUBLE
+                    );
+                    CREATE INDEX purchase_transaction ON purchase(transaction_id);
+                    CREATE INDEX purchase_original ON purchase(original_transaction_id);
+                    CREATE INDEX purchase_product ON purchase(product_id);
+                    CREATE INDEX purchase_receipt ON purchase(receipt_id);
+                    """)
+        }
+        return migrator
+    }
+
+    /// Where an input came from.
+    public enum SourceKind: String, Sendable {
+        case paste, file, watch, stdin
+    }
+
+    /// One input to record.
+    public struct Ingest: Sendable {
+        public var decoded: DecodedInput
+        public var bytes: [UInt8]
+        public var kind: SourceKind
+        public var source: String?
+        public var seenAt: Date
+
+        public init(decoded: DecodedInput, bytes: [UInt8], kind: SourceKind, source: String?, seenAt: Date) {
+            self.decoded = decoded
+            self.bytes = bytes
+            self.kind = kind
+            self.source = source
+            self.seenAt = seenAt
+        }
+    }
+
+    /// The row id of each recorded input and whether it was new.
+    public struct Recorded: Sendable, Hashable {
+        public var id: Int64
+        public var isNew: Bool
+        /// What verifyReceipt takes for it, if anything.
+        public var receiptData: String?
+    }
+
+    /// Records inputs in one transaction: a new receipt row for unseen content, a sighting
+    /// either way (the same receipt seen twice is one row with two sightings).
+    public func record(_ ingests: [Ingest]) throws -> [Recorded] {
+        try database.write { db in
+            var out: [Recorded] = []
+            for ingest in ingests {
+                let receiptData = VerifyReceiptData.base64(ingest.decoded)
+                let hash = Self.contentHash(receiptData.map { Array($0.utf8) } ?? ingest.bytes)
+                let seen = ingest.seenAt.timeIntervalSince1970
+                var isNew = false
+                let id: Int64
+                if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM receipt WHERE content_hash = ?", arguments: [hash]) {
+                    id = existing
+                    try db.execute(sql: "UPDATE receipt SET last_seen = MAX(last_seen, ?) WHERE id = ?", arguments: [seen, id])
+                } else {
+                    isNew = true
+                    let d = ingest.decoded
+                    try db.execute(
+                        sql: """
+                            INSERT INTO receipt (content_hash, format, bundle_id, environment, receipt_data, first_seen, last_seen, status)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            hash, d.format.rawValue, d.bundleID, d.environment?.rawValue ?? d.rawEnvironment, receiptData, seen, seen,
+                            d.status,
+                        ])
+                    id = db.lastInsertedRowID
+                    try insertPurchases(db, receipt: id, d.allPurchases)
+                }
+                try db.execute(
+                    sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
+                    arguments: [id, ingest.kind.rawValue, ingest.source, seen])
+                out.append(Recorded(id: id, isNew: isNew, receiptData: receiptData))
+            }
+            return out
+        }
+    }
+
+    private func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO purchase (receipt_id, source, product_id, transaction_id, original_transaction_id, quantity,
+                                      purchase_date, expires_date, cancellation_date)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for p in purchases {
+            try statement.execute(arguments: [
+                id, p.source.rawValue, p.productID, p.transactionID, p.originalTransactionID, p.quantity,
+                p.purchaseDate?.timeIntervalSince1970, p.expiresDate?.timeIntervalSince1970,
+                p.cancellationDate?.timeIntervalSince1970,
+            ])
+        }
+    }
+
+    static func contentHash(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Marks receipts as queued for verification (before any request is sent), so a batch
+    /// killed half-way leaves them visibly pending.
+    ///
+    /// - Parameter again: also re-queue receipts already verified (an explicit new request).
+    public func markPending(_ ids: [Int64], again: Bool = false) throws {
+        try database.write { db in
+            for id in ids {
+                try db.execute(
+                    sql: "UPDATE receipt SET state = 'pending' WHERE id = ?" + (again ? "" : " AND state != 'done'"), arguments: [id])
+            }
+        }
+    }
+
+    /// Records one verification's attempts and final result in one transaction.
+    public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) throws {
+        try database.write { db in
+            var at = time.timeIntervalSince1970
+            for a in outcome.attempts {
+                try db.execute(
+                    sql: """
+                        INSERT INTO attempt (receipt_id, at, url, environment, http_status, apple_status, is_retryable, latency_ms, error)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [id, at, a.url, a.endpoint, a.httpStatus, a.status, a.isRetryable, a.latencyMilliseconds, a.error])
+                at += 0.000_001
+            }
+            let state = outcome.failure == nil ? "done" : "failed"
+            try db.execute(
+                sql: "UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ? WHERE id = ?",
+                arguments: [state, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure, id])
+            if let response = outcome.response {
+                let known = Set(try String.fetchAll(db, sql: "SELECT transaction_id FROM purchase WHERE receipt_id = ? AND transaction_id IS NOT NULL", arguments: [id]))
+                try insertPurchases(db, receipt: id, response.latestReceiptInfo.filter { !known.contains($0.transactionID ?? "") })
+            }
+        }
+    }
+
+    /// Receipts queued but not finished (after a crash or a kill), oldest first.
+    public func pending() throws -> [(id: Int64, receiptData: String)] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, receipt_data FROM receipt WHERE state = 'pending' AND receipt_data IS NOT NULL ORDER BY id")
+                .map { ($0["id"], $0["receipt_data"]) }
+        }
+    }
+
+    /// Counts by state.
+    public func counts() throws -> [String: Int] {
+        try database.read { db in
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM receipt GROUP BY state").map {
+                    ($0["state"] as String, $0["n"] as Int)
+                })
+        }
+    }
+
+    /// Deletes receipts not seen for `days` days (their sightings, attempts and purchases go
+    /// with them). Returns how many receipts were removed.
+    @discardableResult
+    public func prune(keepDays days: Int, now: Date) throws -> Int {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM receipt WHERE last_seen < ?", arguments: [now.timeIntervalSince1970 - Double(days) * 86_400])
+            return db.changesCount
+        }
+    }
+}

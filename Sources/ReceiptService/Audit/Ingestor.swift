@@ -1,0 +1,77 @@
+import Foundation
+import ReceiptCore
+
+/// Turns lines and files into recorded receipts: each line that holds a receipt (raw base64,
+/// `{"receipt-data": …}`, a verifyReceipt response, a JWS…) is decoded and stored; other lines
+/// are counted as skipped, never fatal.
+public final class Ingestor: @unchecked Sendable {
+    public struct Counts: Sendable, Hashable {
+        public var lines = 0
+        public var files = 0
+        public var newReceipts = 0
+        public var seenAgain = 0
+        public var skipped = 0
+    }
+
+    public let store: AuditStore
+    private let decoder = ReceiptDecoder()
+    private let lock = NSLock()
+    private var countsStorage = Counts()
+
+    public init(store: AuditStore) {
+        self.store = store
+    }
+
+    public var counts: Counts {
+        lock.lock()
+        defer { lock.unlock() }
+        return countsStorage
+    }
+
+    /// Ingests lines (a log, stdin), 1,000 to a transaction. Returns the receipts recorded.
+    public func ingest(lines: [String], kind: AuditStore.SourceKind, source: String?, at time: Date) throws -> [AuditStore.Recorded] {
+        var recorded: [AuditStore.Recorded] = []
+        var skipped = 0
+        for chunk in stride(from: 0, to: lines.count, by: 1000).map({ lines[$0..<min($0 + 1000, lines.count)] }) {
+            var batch: [AuditStore.Ingest] = []
+            for line in chunk {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                let bytes = Array(trimmed.utf8)
+                guard bytes.count >= 20, let decoded = try? decoder.decode(bytes) else {
+                    skipped += 1
+                    continue
+                }
+                batch.append(AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: kind, source: source, seenAt: time))
+            }
+            if !batch.isEmpty { recorded += try store.record(batch) }
+        }
+        update(lines: lines.count, files: 0, recorded: recorded, skipped: skipped)
+        return recorded
+    }
+
+    /// Ingests whole files (a watched folder, command-line inputs).
+    public func ingest(files: [(path: String, bytes: [UInt8])], kind: AuditStore.SourceKind, at time: Date) throws -> [AuditStore.Recorded] {
+        var batch: [AuditStore.Ingest] = []
+        var skipped = 0
+        for file in files {
+            guard let decoded = try? decoder.decode(file.bytes) else {
+                skipped += 1
+                continue
+            }
+            batch.append(AuditStore.Ingest(decoded: decoded, bytes: file.bytes, kind: kind, source: file.path, seenAt: time))
+        }
+        let recorded = batch.isEmpty ? [] : try store.record(batch)
+        update(lines: 0, files: files.count, recorded: recorded, skipped: skipped)
+        return recorded
+    }
+
+    private func update(lines: Int, files: Int, recorded: [AuditStore.Recorded], skipped: Int) {
+        lock.lock()
+        countsStorage.lines += lines
+        countsStorage.files += files
+        countsStorage.newReceipts += recorded.filter(\.isNew).count
+        countsStorage.seenAgain += recorded.filter { !$0.isNew }.count
+        countsStorage.skipped += skipped
+        lock.unlock()
+    }
+}

@@ -1,0 +1,180 @@
+import ArgumentParser
+import Dashboard
+import Foundation
+import ReceiptCore
+import ReceiptService
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Watch folders, log files or standard input for receipts and record them (and verify with --verify).",
+        discussion: """
+            A SOURCE is a folder (each new file is read once), a log file followed like tail -F \
+            (rotation and truncation handled; each line that holds a receipt, a \
+            {"receipt-data": …} body or a verifyReceipt response is ingested, other lines are \
+            counted as skipped), or - for lines from standard input.
+
+            Everything goes to the audit database; receipts already there are one row with \
+            another sighting. With --verify, new receipts are verified online as they arrive; \
+            receipts left pending by an interrupted run are picked up first (--resume is implied).
+
+            Examples:
+              receiptdash watch --verify incoming/ /var/log/app/receipts.log
+              tail -f app.log | receiptdash watch -
+            """
+    )
+
+    @OptionGroup var database: DatabaseOption
+
+    @Flag(name: .long, help: "Verify new receipts online as they arrive.")
+    var verify = false
+
+    @OptionGroup(title: "Online verification (--verify)") var online: OnlineOptions
+
+    @Flag(name: .long, help: "Read what is there now, verify it, and exit (no following).")
+    var once = false
+
+    @Flag(name: .long, help: "Follow log files from their end (skip what is already there).")
+    var fromEnd = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds between polls of folders and files.", valueName: "seconds"))
+    var interval: Double = 0.5
+
+    @Option(name: .long, help: ArgumentHelp("Delete receipts not seen for this many days.", valueName: "days"))
+    var keepDays: Int?
+
+    @Argument(help: "Folders, log files, or - for standard input.")
+    var sources: [String] = []
+
+    func validate() throws {
+        if sources.isEmpty { throw ValidationError("No source. Name folders, log files, or '-' for standard input.") }
+        if interval <= 0 { throw ValidationError("--interval must be positive.") }
+    }
+
+    func run() async throws {
+        let store = try AuditStore(path: database.path)
+        if let keepDays {
+            let removed = try store.prune(keepDays: keepDays, now: Date())
+            log("pruned \(removed) receipt\(removed == 1 ? "" : "s") not seen for \(keepDays) days")
+        }
+        let ingestor = Ingestor(store: store)
+        var folders: [FolderWatcher] = []
+        var logs: [LogFollower] = []
+        var readStdin = false
+        for source in sources {
+            var isDirectory: ObjCBool = false
+            if source == "-" {
+                readStdin = true
+            } else if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue {
+                folders.append(FolderWatcher(path: source))
+            } else {
+                logs.append(LogFollower(path: source, fromStart: !fromEnd))
+            }
+        }
+        let stdinLines = readStdin ? StandardInputLines() : nil
+
+        // Verification runs beside the polling, fed through a stream.
+        let (stream, continuation) = AsyncStream<BatchItem>.makeStream()
+        var verification: Task<BatchSummary, Never>?
+        var client: VerifyReceiptClient?
+        if verify {
+            let made = try online.makeClient()
+            client = made
+            let audited = AuditedVerification(store: store, verifier: BatchVerifier(client: made, concurrency: online.concurrency))
+            verification = Task {
+                await audited.run(stream) { event in
+                    switch event {
+                    case .done(let id, let outcome, _): log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
+                    case .failed(let id, let reason): log("failed #\(id): \(reason)")
+                    case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: %@", id, seconds, reason))
+                    default: break
+                    }
+                }
+            }
+            for (id, data) in try store.pending() {
+                continuation.yield(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
+            }
+        }
+        func enqueue(_ recorded: [AuditStore.Recorded]) throws {
+            guard verify else { return }
+            let fresh = recorded.filter { $0.isNew && $0.receiptData != nil }
+            try store.markPending(fresh.map(\.id))
+            for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
+        }
+
+        var firstPass = true
+        while true {
+            let now = Date()
+            for folder in folders {
+                var paths = folder.poll()
+                if once && firstPass { paths += (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.sorted().map { (folder.path as NSString).appendingPathComponent($0) }.filter { !paths.contains($0) && !$0.hasPrefix(".") } ?? [] }
+                let files = paths.compactMap { path in FileManager.default.contents(atPath: path).map { (path, [UInt8]($0)) } }
+                if !files.isEmpty {
+                    let recorded = try ingestor.ingest(files: files, kind: .watch, at: now)
+                    try enqueue(recorded)
+                    log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
+                }
+            }
+            for follower in logs {
+                let lines = follower.poll()
+                if !lines.isEmpty {
+                    let recorded = try ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
+                    try enqueue(recorded)
+                    log("\(follower.path): \(lines.count) line\(lines.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
+                }
+            }
+            var stdinDone = false
+            if let stdinLines {
+                let (lines, ended) = stdinLines.drain()
+                stdinDone = ended
+                if !lines.isEmpty {
+                    let recorded = try ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now)
+                    try enqueue(recorded)
+                }
+            }
+            firstPass = false
+            let onlyStdin = folders.isEmpty && logs.isEmpty
+            if once || (onlyStdin && stdinDone) { break }
+            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+        }
+        continuation.finish()
+        if let verification {
+            let summary = await verification.value
+            log("verification: \(summary.done) answered, \(summary.failed) failed")
+        }
+        try? await client?.shutdown()
+        let c = ingestor.counts
+        log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped) skipped")
+    }
+}
+
+private func log(_ line: String) {
+    FileHandle.standardOutput.write(Data((SafeText.escaped(line) + "\n").utf8))
+}
+
+/// Lines from standard input, read on a thread of their own and drained by the poll loop.
+final class StandardInputLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    private var ended = false
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while let line = readLine(strippingNewline: true) {
+                lock.lock()
+                lines.append(line)
+                lock.unlock()
+            }
+            lock.lock()
+            ended = true
+            lock.unlock()
+        }
+    }
+
+    func drain() -> (lines: [String], ended: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        let out = lines
+        lines.removeAll()
+        return (out, ended && out.isEmpty)
+    }
+}
