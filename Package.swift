@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.70.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         .target(
@@ -38,6 +39,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(name: "TerminalUI"),
@@ -80,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
-            dependencies: ["receiptdash"]
+            dependencies: ["receiptdash", "ReceiptService"]
         ),
     ],
     swiftLanguageModes: [.v6]

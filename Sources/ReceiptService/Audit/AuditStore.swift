@@ -239,6 +239,16 @@ public final class AuditStore: Sendable {
         }
     }
 
+    /// How many attempts each receipt has on record.
+    public func attemptsPerReceipt() throws -> [Int64: Int] {
+        try database.read { db in
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT receipt_id, COUNT(*) AS n FROM attempt GROUP BY receipt_id").map {
+                    ($0["receipt_id"] as Int64, $0["n"] as Int)
+                })
+        }
+    }
+
     /// Counts by state.
     public func counts() throws -> [String: Int] {
         try database.read { db in

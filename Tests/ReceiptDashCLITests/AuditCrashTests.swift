@@ -1,0 +1,82 @@
+import Foundation
+import ReceiptService
+import Testing
+
+/// A verifying process killed with SIGKILL mid-batch leaves a consistent audit database;
+/// resuming finishes the rest without doing anything twice.
+@Suite struct AuditCrashTests {
+    let cli = InspectCommandTests()
+
+    @Test func killedBatchResumesWithoutDuplicates() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID())")
+        let receipts = folder.appendingPathComponent("receipts")
+        try FileManager.default.createDirectory(at: receipts, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for n in 0..<1000 {
+            try Data(SyntheticReceipt.base64(n).utf8).write(to: receipts.appendingPathComponent(String(format: "r%04d.b64", n)))
+        }
+        let secretFile = folder.appendingPathComponent("secret")
+        try Data("crash-test-secret-value".utf8).write(to: secretFile)
+        let simulator = Process()
+        simulator.executableURL = InspectCommandTests.binary
+        simulator.arguments = ["simulator", "--port", "0", "--latency", "20"]
+        let out = Pipe()
+        simulator.standardOutput = out
+        try simulator.run()
+        defer { simulator.terminate() }
+        var banner = ""
+        while !banner.contains("sandbox:") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        let urls = banner.split(separator: "\n").compactMap { line -> String? in
+            line.hasPrefix("production:") || line.hasPrefix("sandbox:") ? String(line.split(separator: " ").last!) : nil
+        }
+        #expect(urls.count == 2)
+        let db = folder.appendingPathComponent("audit.sqlite").path
+        let common = ["--db", db, "--production-url", urls[0], "--sandbox-url", urls[1], "--concurrency", "8", "--format", "json"]
+
+        // First run: killed with SIGKILL once some results are on record.
+        let victim = Process()
+        victim.executableURL = InspectCommandTests.binary
+        victim.arguments = ["verify"] + common + [receipts.path]
+        victim.standardOutput = FileHandle.nullDevice
+        victim.standardError = FileHandle.nullDevice
+        try victim.run()
+        var counts: [String: Int] = [:]
+        for _ in 0..<200 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            if FileManager.default.fileExists(atPath: db), let store = try? AuditStore(readOnlyPath: db),
+                let c = try? store.counts(), (c["done"] ?? 0) >= 100
+            {
+                counts = c
+                break
+            }
+        }
+        kill(victim.processIdentifier, SIGKILL)
+        victim.waitUntilExit()
+        #expect(victim.terminationReason == .uncaughtSignal)
+        #expect((counts["done"] ?? 0) >= 100)
+
+        let afterKill = try AuditStore(path: db).counts()
+        let done = afterKill["done"] ?? 0
+        let pending = afterKill["pending"] ?? 0
+        #expect(done > 0 && done < 1000, "killed mid-batch: \(afterKill)")
+        #expect(done + pending == 1000, "every receipt is done or pending: \(afterKill)")
+        #expect(afterKill["failed"] == nil)
+
+        // Resume: only the pending ones are verified.
+        let resumed = try cli.run(["verify"] + common + ["--resume"])
+        #expect(resumed.status == 0)
+        #expect(resumed.stderr.contains("verified \(pending): \(pending) answered"), "\(resumed.stderr)")
+        let store = try AuditStore(path: db)
+        #expect(try store.counts() == ["done": 1000])
+        let attempts = try store.attemptsPerReceipt()
+        #expect(attempts.count == 1000)
+        #expect(attempts.values.allSatisfy { $0 == 1 }, "no receipt was recorded twice")
+        // And the history has one row per receipt.
+        let history = try cli.run(["history", "--db", db, "--format", "json", "--status", "0"])
+        #expect((history.json as? [Any])?.count == 1000)
+    }
+}
