@@ -7,7 +7,7 @@ import TerminalUI
 public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
-        verifier: (any OnlineVerifying)? = nil
+        verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil
     ) {
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
@@ -16,10 +16,20 @@ public enum DashboardApp {
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
         while true {
-            for event in inbox.drain() { state.apply(event, at: environment.now()) }
+            state.wallClock = environment.now()
+            for event in inbox.drain() { state.apply(event, at: state.wallClock) }
+            if let audit {
+                // Record what was loaded here; in follow mode, take in what others wrote.
+                for item in state.items where !state.auditedItems.contains(item.id) {
+                    state.auditedItems.insert(item.id)
+                    guard let decoded = item.decoded, let bytes = item.sourceBytes else { continue }
+                    if let row = audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
+                }
+                for event in audit.poll() { state.apply(event, at: state.wallClock) }
+            }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); poll only while verifications are running.
-            let busy = inbox.active > 0 || inbox.pending
+            let busy = inbox.active > 0 || inbox.pending || state.followingStore
             guard let event = backend.readEvent(timeoutMilliseconds: busy ? 100 : nil) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {

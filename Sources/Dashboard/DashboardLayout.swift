@@ -9,6 +9,8 @@ public struct DashboardLayout: Sendable, Hashable {
     public var panes: [Pane: Rect]
     public var message: Rect
     public var footer: Rect
+    /// The live metrics, beside the log on wide screens.
+    public var metrics: Rect?
 
     public init?(width: Int, height: Int) {
         guard width >= Self.minimumWidth, height >= Self.minimumHeight else { return nil }
@@ -21,7 +23,9 @@ public struct DashboardLayout: Sendable, Hashable {
         let (upper, log) = right.splitTop(right.height - logHeight)
         let (purchases, lower) = upper.splitTop(max(6, upper.height * 11 / 20))
         let (subscriptions, status) = lower.splitLeft(lower.width * 11 / 20)
-        panes = [.receipts: left, .purchases: purchases, .subscriptions: subscriptions, .status: status, .log: log]
+        let (logPane, metricsPane) = log.splitLeft(log.width >= 90 ? log.width - 46 : log.width)
+        panes = [.receipts: left, .purchases: purchases, .subscriptions: subscriptions, .status: status, .log: logPane]
+        metrics = metricsPane.width > 0 ? metricsPane : nil
     }
 
     /// Rows of the purchase table that fit (header and border excluded).

@@ -16,6 +16,8 @@ public struct LoadedItem: Sendable {
     public var receiptData: String?
     /// Apple's decoded answer, once verified online.
     public var onlineResponse: DecodedInput?
+    /// The bytes as loaded (kept for the audit record).
+    public var sourceBytes: [UInt8]?
 }
 
 /// A line in the Log pane.
@@ -99,6 +101,16 @@ public struct DashboardState: Sendable {
     public var online: [Int: OnlineState] = [:]
     /// Whether online verification is wired in (a verifier was given).
     public var onlineAvailable = false
+    /// Live validation metrics (throughput, latency, status mix, outage).
+    public var metrics = LiveMetrics()
+    /// True while attached to an audit database that another process writes (the loop polls).
+    public var followingStore = false
+    /// Audit row id → dashboard item id, for results that arrive by row.
+    public var auditRows: [Int64: Int] = [:]
+    /// Items already offered to the audit database.
+    public var auditedItems: Set<Int> = []
+    /// The wall clock, for the metrics window (the loop updates it; tests set it).
+    public var wallClock: Date
     public var message: (text: String, role: ColorRole)?
     /// The instant subscriptions are judged at.
     public var now: Date
@@ -112,6 +124,7 @@ public struct DashboardState: Sendable {
 
     public init(now: Date) {
         self.now = now
+        wallClock = now
     }
 
     public var selectedItem: LoadedItem? {
@@ -141,6 +154,7 @@ public struct DashboardState: Sendable {
             item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
             item.rows = decoded.allPurchases
             item.receiptData = VerifyReceiptData.base64(decoded)
+            item.sourceBytes = bytes
             let verdict = item.trust?.verdict.rawValue ?? "?"
             addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
         } catch let error as ReceiptDecodingError {

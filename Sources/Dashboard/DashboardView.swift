@@ -16,6 +16,7 @@ public enum DashboardView {
         subscriptions(state, layout.panes[.subscriptions]!, &b)
         status(state, layout.panes[.status]!, &b)
         log(state, layout.panes[.log]!, &b)
+        if let rect = layout.metrics { metrics(state, rect, &b) }
         messageLine(state, layout.message, &b)
         Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus))
         switch state.mode {
@@ -47,6 +48,11 @@ public enum DashboardView {
         if failed > 0 { text += " · \(failed) failed" }
         if !mix.isEmpty { text += " │ " + mix.joined(separator: " · ") }
         b.write(text, x: 0, y: r.y, limit: r.width, style: Style(.statusBar, bold: true))
+        if let since = s.metrics.outageSince {
+            let banner = " ⚠ APPLE OUTAGE since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)) "
+            b.write(banner, x: TextWidth.of(text) + 1, y: r.y, style: Style(.error, bold: true, reverse: true))
+            return
+        }
         let clock = " judged at \(AppleDate.iso8601(s.now).prefix(16).replacingOccurrences(of: "T", with: " ")) UTC "
         if TextWidth.of(text) + TextWidth.of(clock) < r.width {
             b.write(clock, x: r.width - TextWidth.of(clock), y: r.y, style: Style(.statusBar))
@@ -301,6 +307,34 @@ public enum DashboardView {
             lines.append(("Nothing selected.", Style(.muted)))
         }
         wrapAndDraw(lines, inner, offset: s.scroll[.status]?.selected ?? 0, &b)
+    }
+
+    static func metrics(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        let m = s.metrics
+        b.box(r, title: "Metrics", focused: false)
+        let inner = r.inset
+        var lines: [(String, Style)] = []
+        if let since = m.outageSince {
+            let (temporary, total) = m.outageWindowCounts
+            lines.append((
+                "OUTAGE since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)): \(temporary)/\(total) temporary failures in \(Int(LiveMetrics.outageWindow)) s",
+                Style(.error, bold: true, reverse: true)))
+        }
+        lines.append(("answered \(m.answered) · failed \(m.failures) · retries \(m.retries)", Style(.text)))
+        let width = max(4, inner.width - 9)
+        let series = m.throughput(endingAt: s.wallClock, seconds: width)
+        let perSecond = Double(series.suffix(10).reduce(0, +)) / 10
+        lines.append(("/s " + String(format: "%5.1f ", perSecond) + LiveMetrics.sparkline(series), Style(.accent)))
+        if let p50 = m.latencyPercentile(50), let p95 = m.latencyPercentile(95), let p99 = m.latencyPercentile(99) {
+            lines.append((String(format: "latency p50 %.0f · p95 %.0f · p99 %.0f ms", p50, p95, p99), Style(.text)))
+        } else {
+            lines.append(("latency: no answers yet", Style(.muted)))
+        }
+        let statuses = m.statusCounts.sorted { $0.value > $1.value }.prefix(4).map { "\($0.key): \($0.value)" }
+        if !statuses.isEmpty { lines.append(("status " + statuses.joined(separator: " · "), Style(.text))) }
+        let environments = m.environments.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        if !environments.isEmpty { lines.append(("env " + environments.joined(separator: " · "), Style(.muted))) }
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
     }
 
     static func log(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {

@@ -5,10 +5,13 @@ import ReceiptCore
 public struct OnlineRequest: Sendable, Hashable {
     public var itemID: Int
     public var receiptData: String
+    /// The receipt's row in the audit database, when the dashboard records one.
+    public var auditID: Int64?
 
-    public init(itemID: Int, receiptData: String) {
+    public init(itemID: Int, receiptData: String, auditID: Int64? = nil) {
         self.itemID = itemID
         self.receiptData = receiptData
+        self.auditID = auditID
     }
 }
 
@@ -60,6 +63,8 @@ public enum OnlineState: Sendable {
 extension DashboardState {
     /// Applies a verification event that happened at `time` (wall clock, for the log).
     public mutating func apply(_ event: OnlineEvent, at time: Date) {
+        metrics.record(event, at: time)
+        if time > wallClock { wallClock = time }
         switch event {
         case .queued(let id):
             online[id] = .queued
@@ -110,7 +115,8 @@ extension DashboardState {
             guard let data = item.receiptData else { continue }
             if let state = online[item.id], !state.isFinal { continue }
             online[item.id] = .queued
-            requests.append(OnlineRequest(itemID: item.id, receiptData: data))
+            let row = auditRows.first { $0.value == item.id }?.key
+            requests.append(OnlineRequest(itemID: item.id, receiptData: data, auditID: row))
         }
         return requests
     }

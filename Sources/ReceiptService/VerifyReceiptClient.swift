@@ -33,6 +33,20 @@ public struct VerificationAttempt: Sendable, Hashable {
     public var latencyMilliseconds: Double
     /// The wait before the next attempt, when this one was retried.
     public var retryAfterSeconds: Double?
+
+    public init(
+        url: String, endpoint: String, httpStatus: Int? = nil, status: Int? = nil, isRetryable: Bool? = nil, error: String? = nil,
+        latencyMilliseconds: Double, retryAfterSeconds: Double? = nil
+    ) {
+        self.url = url
+        self.endpoint = endpoint
+        self.httpStatus = httpStatus
+        self.status = status
+        self.isRetryable = isRetryable
+        self.error = error
+        self.latencyMilliseconds = latencyMilliseconds
+        self.retryAfterSeconds = retryAfterSeconds
+    }
 }
 
 /// The end of one receipt's verification: Apple's answer, or why there was none.
@@ -46,6 +60,17 @@ public struct VerificationOutcome: Sendable {
     public var failure: String?
 
     public var explanation: AppleStatus? { status.map { AppleStatus.explain($0, isRetryable: attempts.last?.isRetryable) } }
+
+    public init(
+        status: Int? = nil, environment: String? = nil, attempts: [VerificationAttempt] = [], response: DecodedInput? = nil,
+        failure: String? = nil
+    ) {
+        self.status = status
+        self.environment = environment
+        self.attempts = attempts
+        self.response = response
+        self.failure = failure
+    }
     public var isValid: Bool { status == 0 }
 }
 

@@ -37,6 +37,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Instead, ingest a generated log of this many lines (receipts and noise) into a fresh audit database.", valueName: "lines"))
     var ingestLines: Int?
 
+    @Option(name: .long, help: ArgumentHelp("With --render-rows: validations per second streaming in while frames render (60 frames a second).", valueName: "per-second"))
+    var streamRate: Int = 0
+
     @Option(name: .long, help: "Concurrency for --online-receipts.")
     var concurrency = 64
 
@@ -159,19 +162,37 @@ struct Bench: AsyncParsableCommand {
         _ = state.handle(.resize(width: 200, height: 60))
         _ = state.handle(.tab)
         for _ in 0..<(rows / 2 / max(1, state.pageSize)) { _ = state.handle(.pageDown) }
+        // Live items for the stream: each validation finishes one of them (and feeds the metrics).
+        for i in 0..<50 { state.load(source: "live \(i)", bytes: Array(SyntheticReceipt.base64(i).utf8)) }
+        let liveIDs = state.items.suffix(50).map(\.id)
         _ = DashboardView.render(state, width: 200, height: 60)  // warm up
         var times: [Double] = []
+        var streamed = 0
+        var clock = now
         let begin = DispatchTime.now().uptimeNanoseconds
         repeat {
             let t0 = DispatchTime.now().uptimeNanoseconds
+            // One frame's worth of validations at `streamRate` per second and 60 frames per second.
+            let perFrame = streamRate / 60 + (streamed % 60 < streamRate % 60 ? 1 : 0)
+            clock = clock.addingTimeInterval(1.0 / 60)
+            for _ in 0..<perFrame {
+                let id = liveIDs[streamed % liveIDs.count]
+                state.apply(.sending(itemID: id, attempt: 1, url: "http://127.0.0.1/production/verifyReceipt"), at: clock)
+                state.apply(
+                    .done(itemID: id, status: streamed % 9 == 0 ? 21005 : 0, environment: "Production",
+                          attempts: [OnlineAttempt(url: "http://127.0.0.1/production/verifyReceipt", result: "status 0", latencyMilliseconds: Double(40 + streamed % 60))],
+                          response: nil), at: clock)
+                streamed += 1
+            }
             let frame = DashboardView.render(state, width: 200, height: 60)
             times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
             precondition(frame.width == 200)
         } while Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 < seconds
         times.sort()
         print(String(
-            format: "render 200×60 with %d purchase rows: median %.3f ms, best %.3f ms, worst %.3f ms over %d frames (one thread)",
-            rows, times[times.count / 2], times[0], times[times.count - 1], times.count))
+            format: "render 200×60 with %d purchase rows%@: median %.3f ms, best %.3f ms, worst %.3f ms over %d frames (one thread)",
+            rows, streamRate > 0 ? " while \(streamRate) validations/s stream in (events applied per frame, timed with it)" : "",
+            times[times.count / 2], times[0], times[times.count - 1], times.count))
     }
 
     /// `count` distinct receipts, generated one by one as the batch pulls them (so the queue

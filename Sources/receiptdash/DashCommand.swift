@@ -27,6 +27,12 @@ struct Dash: AsyncParsableCommand {
 
     @OptionGroup(title: "Online verification (v / V)") var online: OnlineOptions
 
+    @Option(name: .long, help: ArgumentHelp("Record what is loaded and verified in this audit database.", valueName: "path"))
+    var db: String?
+
+    @Flag(name: .long, help: "Attach read-only to --db and show what another process (watch, verify) records, live.")
+    var follow = false
+
     @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
     var files: [String] = []
 
@@ -34,6 +40,7 @@ struct Dash: AsyncParsableCommand {
         if let at, AppleDate.parse(at) == nil {
             throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
         }
+        if follow && db == nil { throw ValidationError("--follow needs --db PATH (the database another process writes).") }
     }
 
     func run() async throws {
@@ -48,7 +55,16 @@ struct Dash: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
-        if files.isEmpty {
+        let audit: StoreAuditLink?
+        if let db {
+            audit = StoreAuditLink(store: follow ? try AuditStore(readOnlyPath: db) : try AuditStore(path: db), follow: follow)
+            state.followingStore = follow
+        } else {
+            audit = nil
+        }
+        if follow {
+            state.addLog("following \(db ?? "?") read-only", role: .info)
+        } else if files.isEmpty {
             for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
         } else {
             for input in InputFiles.load(files, limit: ReceiptDecoder().limits.maximumInputBytes) {
@@ -59,13 +75,13 @@ struct Dash: AsyncParsableCommand {
             }
         }
         let client = try online.makeClient()
-        let verifier = ServiceVerifier(client: client, concurrency: online.concurrency)
+        let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let loaded = state
         // One thread owns ncurses for the whole session (it never suspends in between).
         await MainActor.run {
             var state = loaded
             let terminal = NcursesTerminal(theme: chosenTheme)
-            DashboardApp.run(&state, backend: terminal, verifier: verifier)
+            DashboardApp.run(&state, backend: terminal, verifier: follow ? nil : verifier, audit: audit)
             terminal.shutdown()
         }
         try? await client.shutdown()

@@ -7,8 +7,12 @@ import ReceiptService
 struct ServiceVerifier: OnlineVerifying {
     let client: VerifyReceiptClient
     let concurrency: Int
+    /// Where results are recorded too (the dashboard's `--db`).
+    var audit: StoreAuditLink?
 
     func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async {
+        let rows = Dictionary(requests.compactMap { r in r.auditID.map { (r.itemID, $0) } }, uniquingKeysWith: { a, _ in a })
+        if let audit { try? audit.store.markPending(Array(rows.values), again: true) }
         let items = requests.map { BatchItem(id: $0.itemID, source: "#\($0.itemID)", receiptData: $0.receiptData) }
         _ = await BatchVerifier(client: client, concurrency: concurrency).run(BatchItems(items)) { event in
             switch event {
@@ -16,11 +20,15 @@ struct ServiceVerifier: OnlineVerifying {
             case .sending(let id, let attempt, let url): onEvent(.sending(itemID: id, attempt: attempt, url: url))
             case .retrying(let id, let seconds, let reason): onEvent(.retrying(itemID: id, inSeconds: seconds, reason: reason))
             case .done(let id, let outcome, _):
+                if let audit, let row = rows[id] { audit.recordResult(row, outcome) }
                 onEvent(
                     .done(
                         itemID: id, status: outcome.status ?? -1, environment: outcome.environment,
                         attempts: outcome.attempts.map(Self.line), response: outcome.response))
             case .failed(let id, let reason):
+                if let audit, let row = rows[id] {
+                    audit.recordResult(row, VerificationOutcome(status: nil, environment: nil, attempts: [], response: nil, failure: reason))
+                }
                 onEvent(.failed(itemID: id, reason: reason, attempts: []))
             }
         }

@@ -239,6 +239,62 @@ public final class AuditStore: Sendable {
         }
     }
 
+    /// A receipt row for a follower.
+    public struct FeedReceipt: Sendable {
+        public var id: Int64
+        public var receiptData: String?
+        public var source: String?
+    }
+
+    /// A finished verification for a follower.
+    public struct FeedResult: Sendable {
+        public var id: Int64
+        public var status: Int?
+        public var environment: String?
+        public var failure: String?
+        public var verifiedAt: Double
+        public var attempts: [VerificationAttempt]
+    }
+
+    /// Receipts recorded after row `id`, oldest first.
+    public func receipts(after id: Int64, limit: Int = 500) throws -> [FeedReceipt] {
+        try database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, r.receipt_data, (SELECT source FROM sighting s WHERE s.receipt_id = r.id ORDER BY s.id LIMIT 1) AS source
+                    FROM receipt r WHERE r.id > ? ORDER BY r.id LIMIT ?
+                    """, arguments: [id, limit]
+            ).map { FeedReceipt(id: $0["id"], receiptData: $0["receipt_data"], source: $0["source"]) }
+        }
+    }
+
+    /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
+    public func results(after time: Double, limit: Int = 500) throws -> [FeedResult] {
+        try database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, status, status_environment, failure, verified_at FROM receipt
+                    WHERE verified_at > ? AND state IN ('done', 'failed') ORDER BY verified_at LIMIT ?
+                    """, arguments: [time, limit]
+            ).map { row in
+                let id: Int64 = row["id"]
+                let attempts = try Row.fetchAll(
+                    db, sql: "SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error FROM attempt WHERE receipt_id = ? ORDER BY id",
+                    arguments: [id]
+                ).map { a in
+                    VerificationAttempt(
+                        url: a["url"], endpoint: a["environment"] ?? "", httpStatus: a["http_status"], status: a["apple_status"],
+                        isRetryable: a["is_retryable"], error: a["error"], latencyMilliseconds: a["latency_ms"] ?? 0)
+                }
+                return FeedResult(
+                    id: id, status: row["status"], environment: row["status_environment"], failure: row["failure"],
+                    verifiedAt: row["verified_at"], attempts: attempts)
+            }
+        }
+    }
+
     /// How many attempts each receipt has on record.
     public func attemptsPerReceipt() throws -> [Int64: Int] {
         try database.read { db in

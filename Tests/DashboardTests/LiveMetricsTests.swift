@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import Dashboard
+import ReceiptCore
+
+@Suite struct LiveMetricsTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func done(_ id: Int, status: Int, latency: Double, env: String = "Production") -> OnlineEvent {
+        .done(itemID: id, status: status, environment: env, attempts: [OnlineAttempt(url: "u", result: "status \(status)", latencyMilliseconds: latency)], response: nil)
+    }
+
+    @Test func throughputPercentilesAndMix() {
+        var m = LiveMetrics()
+        for i in 0..<100 {
+            m.record(done(i, status: i % 10 == 0 ? 21007 : 0, latency: Double(i + 1), env: i % 2 == 0 ? "Production" : "Sandbox"), at: t0.addingTimeInterval(Double(i / 10)))
+        }
+        m.record(.retrying(itemID: 1, inSeconds: 0.5, reason: "x"), at: t0.addingTimeInterval(9))
+        #expect(m.answered == 100)
+        #expect(m.retries == 1)
+        #expect(m.throughput(endingAt: t0.addingTimeInterval(9), seconds: 10) == Array(repeating: 10, count: 10))
+        #expect(m.throughput(endingAt: t0.addingTimeInterval(11), seconds: 3) == [10, 0, 0])
+        #expect(m.latencyPercentile(50) == 50)
+        #expect(m.latencyPercentile(95) == 95)
+        #expect(m.latencyPercentile(99) == 99)
+        #expect(m.statusCounts == [0: 90, 21007: 10])
+        #expect(m.environments == ["Production": 50, "Sandbox": 50])
+        #expect(m.outageSince == nil)
+        #expect(LiveMetrics.sparkline([0, 1, 4, 8]) == " ▁▄█")
+    }
+
+    /// Temporary failures past 30% over the last minute raise the banner, with when it began;
+    /// it clears when answers are healthy again.
+    @Test func outageStartsAndEnds() {
+        var m = LiveMetrics()
+        for i in 0..<10 { m.record(done(i, status: 0, latency: 10), at: t0.addingTimeInterval(Double(i))) }
+        #expect(m.outageSince == nil)
+        for i in 10..<16 { m.record(done(i, status: 21005, latency: 10), at: t0.addingTimeInterval(Double(i))) }
+        #expect(m.outageSince == t0.addingTimeInterval(10))
+        for i in 16..<22 { m.record(.failed(itemID: i, reason: "timed out", attempts: []), at: t0.addingTimeInterval(Double(i))) }
+        #expect(m.outageSince == t0.addingTimeInterval(10))
+        // A minute later, only healthy answers in the window.
+        for i in 0..<20 { m.record(done(100 + i, status: 0, latency: 10), at: t0.addingTimeInterval(100 + Double(i))) }
+        #expect(m.outageSince == nil)
+    }
+
+    @Test func followerRetriesComeFromRecordedAttempts() {
+        var m = LiveMetrics()
+        m.recordRetries(in: [
+            OnlineAttempt(url: "p", result: "status 21007", latencyMilliseconds: 1), OnlineAttempt(url: "s", result: "HTTP 503", latencyMilliseconds: 1),
+            OnlineAttempt(url: "s", result: "status 0", latencyMilliseconds: 1),
+        ])
+        #expect(m.retries == 1)
+    }
+}
+
+/// A follower: receipts and results another process recorded arrive through the audit link.
+@Suite struct FollowTests {
+    @Test func feedEventsLoadReceiptsAndResults() throws {
+        var state = DashboardState(now: Date(timeIntervalSince1970: 1_800_000_000))
+        state.followingStore = true
+        let bytes = [UInt8](try Data(contentsOf: DashboardTests.demoFile("production-subscriptions.b64")))
+        let at = Date(timeIntervalSince1970: 1_800_000_010)
+        state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)
+        state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)  // seen twice: one item
+        #expect(state.items.count == 1)
+        state.apply(.result(rowID: 41, status: 21005, environment: nil, failure: nil, attempts: []), at: at)
+        state.apply(.result(rowID: 99, status: 0, environment: nil, failure: nil, attempts: []), at: at)  // unknown row: ignored
+        guard case .done(let status, _, _)? = state.online[state.items[0].id] else {
+            Issue.record("no result")
+            return
+        }
+        #expect(status == 21005)
+        #expect(state.metrics.answered == 1)
+        _ = state.handle(.resize(width: 140, height: 40))
+        let text = DashboardView.render(state, width: 140, height: 40).text
+        #expect(text.contains("Metrics"))
+        #expect(text.contains("status 21005: 1"))
+    }
+}
