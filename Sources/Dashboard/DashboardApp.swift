@@ -12,6 +12,16 @@ public enum DashboardApp {
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
+        if let audit {
+            let pending = audit.pending()
+            for event in pending { state.apply(event, at: environment.now()) }
+            for case .receipt(let row, _, _) in pending {
+                if let id = state.auditRows[row] { state.online[id] = .queued }
+            }
+            if !pending.isEmpty {
+                state.message = ("\(pending.count) receipt\(pending.count == 1 ? " was" : "s were") left pending by an interrupted run: press R to resume", .warning)
+            }
+        }
         let inbox = EventInbox()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
@@ -34,6 +44,11 @@ public enum DashboardApp {
             for effect in state.handle(event, environment: environment) {
                 switch effect {
                 case .quit: return
+                case .search(let search):
+                    if let audit {
+                        for event in audit.search(search) { state.apply(event, at: environment.now()) }
+                    }
+                    state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }
                     inbox.begin()

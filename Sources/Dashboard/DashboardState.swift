@@ -35,6 +35,8 @@ public enum Mode: Sendable, Hashable {
     case paste(String)
     case open(String)
     case detail(row: Int, scroll: Int)
+    /// The `:` command line.
+    case command(String)
 }
 
 /// What the shell around the pure update must do.
@@ -48,6 +50,8 @@ public enum Effect: Sendable, Hashable {
     case load(path: String)
     /// Verify these receipts online.
     case verify([OnlineRequest])
+    /// Search the audit history and load what matches.
+    case search(HistorySearch)
 }
 
 /// What the update may ask of the outside world, injectable for tests.

@@ -20,6 +20,7 @@ extension DashboardState {
         case .paste(let text): return handlePaste(event, text: text)
         case .open(let text): return handleOpen(event, text: text, environment: environment)
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
+        case .command(let text): return handleCommand(event, text: text)
         }
     }
 
@@ -87,6 +88,27 @@ extension DashboardState {
             }
             rebuildRows()
             message = ("sorted by \(sortColumn.title) \(ascending ? "ascending" : "descending")", .info)
+        case .command: mode = .command("")
+        case .resume:
+            guard onlineAvailable else {
+                message = ("online verification is not set up", .warning)
+                break
+            }
+            let pendingIDs = Set(online.compactMap { id, state in
+                if case .queued = state { return id }
+                return nil
+            })
+            let requests = items.filter { pendingIDs.contains($0.id) }.compactMap { item in
+                item.receiptData.map { data in
+                    OnlineRequest(itemID: item.id, receiptData: data, auditID: auditRows.first { $0.value == item.id }?.key)
+                }
+            }
+            if requests.isEmpty {
+                message = ("nothing pending to resume", .info)
+                break
+            }
+            message = ("resuming \(requests.count) pending receipt\(requests.count == 1 ? "" : "s")", .info)
+            return [.verify(requests)]
         case .paste: mode = .paste("")
         case .load: mode = .open("")
         case .verify, .verifyAll:
@@ -256,6 +278,45 @@ extension DashboardState {
         var completed = base + common
         if matches.count == 1, environment.listDirectory(completed) != nil { completed += "/" }
         return completed
+    }
+
+    private mutating func handleCommand(_ event: KeyEvent, text: String) -> [Effect] {
+        switch event {
+        case .escape: mode = .normal
+        case .backspace: mode = .command(String(text.dropLast()))
+        case .character(let c): mode = .command(text + String(c))
+        case .paste(let pasted): mode = .command(text + pasted.replacingOccurrences(of: "\n", with: " "))
+        case .control("c"): return [.quit]
+        case .enter:
+            mode = .normal
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed == "q" || trimmed == "quit" { return [.quit] }
+            guard let search = HistorySearch(parsing: trimmed) else {
+                message = ("unknown command \"\(trimmed)\": try :tx ID, :otx ID, :bundle B, :product P, :status N", .warning)
+                return []
+            }
+            return [.search(search)]
+        default: break
+        }
+        return []
+    }
+
+    /// Selects the first loaded item matching `search` and says how many match.
+    public mutating func showMatches(_ search: HistorySearch) {
+        let matches = items.indices.filter { search.matches(items[$0]) }
+        guard let first = matches.first else {
+            message = ("no receipt matches :\(search.field.rawValue) \(search.value)", .warning)
+            return
+        }
+        select(item: first)
+        focus = .purchases
+        if search.field == .tx, let row = rowOrder.firstIndex(where: { items[first].rows[$0].transactionID == search.value }) {
+            var s = scroll[.purchases] ?? ScrollState()
+            s.selected = row
+            s.reveal(visible: pageSize, count: visibleRowCount)
+            scroll[.purchases] = s
+        }
+        message = ("\(matches.count) receipt\(matches.count == 1 ? "" : "s") match :\(search.field.rawValue) \(search.value)", .ok)
     }
 
     private mutating func handleDetail(_ event: KeyEvent, row: Int, scroll: Int) -> [Effect] {

@@ -357,6 +357,9 @@ public enum DashboardView {
         case .filter(let text):
             b.fill(r, style: Style(.input))
             b.write("/" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .command(let text):
+            b.fill(r, style: Style(.input))
+            b.write(":" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
         case .open(let text):
             b.fill(r, style: Style(.input))
             b.write("Open (Tab completes, Enter loads, Esc cancels): " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
@@ -370,7 +373,7 @@ public enum DashboardView {
     static func help(_ offset: Int, _ b: inout ScreenBuffer) {
         let lines = KeyMap.bindings.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
             + ["", "Any key closes this help.", "Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono."]
-        let inner = Widgets.overlay(into: &b, width: 64, height: min(lines.count + 2, b.height - 2), title: "Keys")
+        let inner = Widgets.overlay(into: &b, width: 96, height: min(lines.count + 2, b.height - 2), title: "Keys")
         Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
     }
 

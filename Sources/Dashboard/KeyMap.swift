@@ -6,7 +6,7 @@ public enum Action: String, Sendable, CaseIterable {
     case up, down, pageUp, pageDown, top, bottom
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
-    case help, quit, paste, load, verify, verifyAll, copy, export
+    case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
 }
 
 /// The panes of the dashboard.
@@ -88,6 +88,8 @@ public enum KeyMap {
         .init(keys: [.character("o")], label: "o", action: .load, description: "open a file or folder", footerPanes: [], inFooter: true),
         .init(keys: [.character("v")], label: "v", action: .verify, description: "verify the selected receipt online", footerPanes: [.receipts], inFooter: true),
         .init(keys: [.character("V")], label: "V", action: .verifyAll, description: "verify all receipts online", footerPanes: [], inFooter: false),
+        .init(keys: [.character("R")], label: "R", action: .resume, description: "resume receipts left pending by an interrupted run", footerPanes: [], inFooter: false),
+        .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
         .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
         .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),

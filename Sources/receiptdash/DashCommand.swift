@@ -10,7 +10,8 @@ struct Dash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
         discussion: """
-            With no FILE the bundled demo receipts load, so there is something to look at at once. \
+            With no FILE the bundled demo receipts load, so there is something to look at at once \
+            (not with --db: demo data stays out of an audit database). \
             FILE may be a file, a folder or - for standard input. Keys: press ? in the dashboard, \
             or run `receiptdash keys`.
 
@@ -64,6 +65,9 @@ struct Dash: AsyncParsableCommand {
         }
         if follow {
             state.addLog("following \(db ?? "?") read-only", role: .info)
+        } else if files.isEmpty, db != nil {
+            // Demo receipts stay out of a real audit database.
+            state.addLog("no input: p pastes, o opens, : searches the history in \(db ?? "")", role: .info)
         } else if files.isEmpty {
             for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
         } else {

@@ -43,6 +43,29 @@ final class StoreAuditLink: AuditLink, @unchecked Sendable {
         return events
     }
 
+    func search(_ query: HistorySearch) -> [AuditFeedEvent] {
+        var q = HistoryQuery(limit: 200)
+        switch query.field {
+        case .tx: q.transactionID = query.value
+        case .otx: q.originalTransactionID = query.value
+        case .bundle: q.bundleID = query.value
+        case .product: q.productID = query.value
+        case .status: q.status = Int(query.value)
+        }
+        let rows = (try? store.history(q)) ?? []
+        return rows.compactMap { row in
+            guard let data = try? store.receiptData(row.id), let bytes = Data(base64Encoded: data) else { return nil }
+            return .receipt(rowID: row.id, source: "history #\(row.id)", bytes: [UInt8](bytes))
+        }
+    }
+
+    func pending() -> [AuditFeedEvent] {
+        guard !follow else { return [] }
+        return ((try? store.pending()) ?? []).compactMap { id, data in
+            Data(base64Encoded: data).map { .receipt(rowID: id, source: "pending #\(id)", bytes: [UInt8]($0)) }
+        }
+    }
+
     /// Records a verification result for a row (the dashboard's own verifications).
     func recordResult(_ row: Int64, _ outcome: VerificationOutcome) {
         try? store.recordResult(row, outcome: outcome, at: Date())

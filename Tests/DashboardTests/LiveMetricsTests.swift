@@ -78,3 +78,48 @@ import ReceiptCore
         #expect(text.contains("status 21005: 1"))
     }
 }
+
+@Suite struct CommandLineTests {
+    @Test func historySearchParsing() {
+        #expect(HistorySearch(parsing: "tx 1000000472106082") == HistorySearch(parsing: "TX 1000000472106082"))
+        #expect(HistorySearch(parsing: "tx 1000000472106082")?.field == .tx)
+        #expect(HistorySearch(parsing: "status 21007")?.value == "21007")
+        #expect(HistorySearch(parsing: "status many") == nil)
+        #expect(HistorySearch(parsing: "tx") == nil)
+        #expect(HistorySearch(parsing: "frobnicate 1") == nil)
+    }
+
+    /// `:tx ID` finds the receipt holding that transaction and selects the row.
+    @Test func colonCommandFindsATransaction() {
+        var state = DashboardTests.demoState()
+        _ = state.handle(.character(":"), environment: DashboardTests.env)
+        for c in "tx 340001264290434" { _ = state.handle(.character(c), environment: DashboardTests.env) }
+        #expect(DashboardView.render(state, width: 120, height: 40).text.contains(":tx 340001264290434"))
+        let effects = state.handle(.enter, environment: DashboardTests.env)
+        guard case .search(let search)? = effects.first else {
+            Issue.record("no search effect")
+            return
+        }
+        state.showMatches(search)
+        #expect(state.selectedItem?.source == "demo/production-subscriptions.b64")
+        #expect(state.selectedPurchase?.transactionID == "340001264290434")
+        #expect(state.message?.text == "1 receipt match :tx 340001264290434")
+        _ = state.handle(.character(":"), environment: DashboardTests.env)
+        for c in "nonsense" { _ = state.handle(.character(c), environment: DashboardTests.env) }
+        #expect(state.handle(.enter, environment: DashboardTests.env).isEmpty)
+        #expect(state.message?.text.hasPrefix("unknown command \"nonsense\"") == true)
+    }
+
+    /// Receipts left pending (queued) are resumed with R.
+    @Test func resumeKeyVerifiesPendingReceipts() {
+        var state = DashboardTests.demoState()
+        state.onlineAvailable = true
+        let pendingID = state.items[2].id
+        state.online[pendingID] = .queued
+        guard case .verify(let requests)? = state.handle(.character("R"), environment: DashboardTests.env).first else {
+            Issue.record("no verify effect")
+            return
+        }
+        #expect(requests.map(\.itemID) == [pendingID])
+    }
+}

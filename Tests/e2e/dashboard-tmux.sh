@@ -93,5 +93,24 @@ t send-keys -t "$session" q
 check "q exits with status 0" wait_for "EXIT=0"
 check "alternate screen left" bash -c "[ \"\$(tmux -L $socket display-message -p -t $session '#{alternate_on}')\" = 0 ]"
 
+# On-call: a validator (watch --verify) writes the audit database; a second dashboard follows
+# it read-only and shows the same feed and the live metrics.
+mkdir -p "$work/incoming"
+"$bin" watch --db "$work/audit.sqlite" --verify --interval 0.2 --production-url "$production_url" --sandbox-url "$sandbox_url" \
+  "$work/incoming" > "$work/watch.txt" 2>&1 &
+watch_pid=$!
+for _ in $(seq 1 50); do [ -e "$work/audit.sqlite" ] && break; sleep 0.1; done
+t new-session -d -s follower -x 140 -y 42 "TERM=xterm-256color $bin --db $work/audit.sqlite --follow; echo EXIT=\$?; sleep 60"
+session=follower
+check "follower attaches read-only" wait_for "following $work/audit.sq"
+cp "$fixtures/production.b64" "$work/incoming/a.b64"
+cp "$fixtures/sandbox-2023.der" "$work/incoming/b.der"
+check "the watched receipts appear in the follower" wait_for "com.hannesoid.Purchas"
+check "their results arrive" wait_for "answered 2 · failed 0"
+check "the metrics pane shows the status mix" wait_for "status 0: 2"
+t send-keys -t "$session" q
+check "the follower quits cleanly" wait_for "EXIT=0"
+kill "$watch_pid" 2>/dev/null
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

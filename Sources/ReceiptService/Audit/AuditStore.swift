@@ -305,6 +305,11 @@ public final class AuditStore: Sendable {
         }
     }
 
+    /// The stored receipt data of a row, if it has any.
+    public func receiptData(_ id: Int64) throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "SELECT receipt_data FROM receipt WHERE id = ?", arguments: [id]) }
+    }
+
     /// Counts by state.
     public func counts() throws -> [String: Int] {
         try database.read { db in
