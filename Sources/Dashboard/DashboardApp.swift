@@ -7,7 +7,7 @@ import TerminalUI
 public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
-        verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil
+        verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil, feed: (any InputFeed)? = nil
     ) {
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
@@ -28,6 +28,13 @@ public enum DashboardApp {
         while true {
             state.wallClock = environment.now()
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
+            if let feed {
+                let arrived = feed.poll()
+                for input in arrived { state.load(source: input.source, bytes: input.bytes) }
+                if !arrived.isEmpty {
+                    state.message = ("\(arrived.count) new input\(arrived.count == 1 ? "" : "s") from watched sources", .info)
+                }
+            }
             if let audit {
                 // Record what was loaded here; in follow mode, take in what others wrote.
                 for item in state.items where !state.auditedItems.contains(item.id) {
@@ -39,8 +46,10 @@ public enum DashboardApp {
             }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); poll only while verifications are running.
-            let busy = inbox.active > 0 || inbox.pending || state.followingStore
-            guard let event = backend.readEvent(timeoutMilliseconds: busy ? 100 : nil) else { return }
+            let busy = inbox.active > 0 || inbox.pending || state.followingStore || feed != nil
+            // While watching or following, poll twice a second; otherwise 10 times while verifying.
+            let timeout: Int? = busy ? (inbox.active > 0 || inbox.pending ? 100 : 500) : nil
+            guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {
                 case .quit: return

@@ -11,9 +11,13 @@ struct Dash: AsyncParsableCommand {
         abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
         discussion: """
             With no FILE the bundled demo receipts load, so there is something to look at at once \
-            (not with --db: demo data stays out of an audit database). \
+            (not with --db or --watch: demo data stays out of an audit database). \
             FILE may be a file, a folder or - for standard input. Keys: press ? in the dashboard, \
             or run `receiptdash keys`.
+
+            Live: --watch DIR lists each file dropped into DIR as it lands; --watch LOG follows \
+            a log file (tail -F: rotation and truncation handled) and lists each line that holds \
+            a receipt. Add --db to record them, or use `receiptdash watch` with no screen.
 
             Themes: --theme default|light|high-contrast|colorblind|mono or a path to a .theme \
             file (see Themes/README.md). NO_COLOR or TERM=dumb always give mono.
@@ -34,6 +38,9 @@ struct Dash: AsyncParsableCommand {
     @Flag(name: .long, help: "Attach read-only to --db and show what another process (watch, verify) records, live.")
     var follow = false
 
+    @Option(name: .long, help: ArgumentHelp("Watch a folder or follow a log file for new receipts (repeatable).", valueName: "source"))
+    var watch: [String] = []
+
     @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
     var files: [String] = []
 
@@ -42,6 +49,12 @@ struct Dash: AsyncParsableCommand {
             throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
         }
         if follow && db == nil { throw ValidationError("--follow needs --db PATH (the database another process writes).") }
+        if watch.contains("-") {
+            throw ValidationError("--watch takes folders and log files; to read receipts from standard input, pass - as an input instead.")
+        }
+        if follow && !watch.isEmpty {
+            throw ValidationError("--follow shows what another process records; run `receiptdash watch` there instead of --watch here.")
+        }
     }
 
     func run() async throws {
@@ -65,9 +78,11 @@ struct Dash: AsyncParsableCommand {
         }
         if follow {
             state.addLog("following \(db ?? "?") read-only", role: .info)
-        } else if files.isEmpty, db != nil {
+        } else if files.isEmpty, let db {
             // Demo receipts stay out of a real audit database.
-            state.addLog("no input: p pastes, o opens, : searches the history in \(db ?? "")", role: .info)
+            state.addLog("no input: p pastes, o opens, : searches the history in \(db)", role: .info)
+        } else if files.isEmpty, !watch.isEmpty {
+            state.addLog("no input yet: new receipts appear as they arrive; p pastes, o opens", role: .info)
         } else if files.isEmpty {
             for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
         } else {
@@ -78,6 +93,9 @@ struct Dash: AsyncParsableCommand {
                 }
             }
         }
+        for source in watch {
+            state.addLog("watching \(source)", role: .info)
+        }
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let loaded = state
@@ -85,7 +103,9 @@ struct Dash: AsyncParsableCommand {
         await MainActor.run {
             var state = loaded
             let terminal = NcursesTerminal(theme: chosenTheme)
-            DashboardApp.run(&state, backend: terminal, verifier: follow ? nil : verifier, audit: audit)
+            DashboardApp.run(
+                &state, backend: terminal, verifier: follow ? nil : verifier, audit: audit,
+                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false))
             terminal.shutdown()
         }
         try? await client.shutdown()

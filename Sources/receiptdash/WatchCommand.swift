@@ -57,20 +57,9 @@ struct Watch: AsyncParsableCommand {
             log("pruned \(removed) receipt\(removed == 1 ? "" : "s") not seen for \(keepDays) days")
         }
         let ingestor = Ingestor(store: store)
-        var folders: [FolderWatcher] = []
-        var logs: [LogFollower] = []
-        var readStdin = false
-        for source in sources {
-            var isDirectory: ObjCBool = false
-            if source == "-" {
-                readStdin = true
-            } else if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue {
-                folders.append(FolderWatcher(path: source))
-            } else {
-                logs.append(LogFollower(path: source, fromStart: !fromEnd))
-            }
-        }
-        let stdinLines = readStdin ? StandardInputLines() : nil
+        let watched = WatchedSources(sources, logsFromStart: !fromEnd)
+        let (folders, logs) = (watched.folders, watched.logs)
+        let stdinLines = watched.readsStandardInput ? StandardInputLines() : nil
 
         // Verification runs beside the polling, fed through a stream.
         let (stream, continuation) = AsyncStream<BatchItem>.makeStream()

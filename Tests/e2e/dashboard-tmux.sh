@@ -112,5 +112,20 @@ t send-keys -t "$session" q
 check "the follower quits cleanly" wait_for "EXIT=0"
 kill "$watch_pid" 2>/dev/null
 
+# QA: the dashboard itself watches a folder and follows a log; new receipts appear as they land.
+mkdir -p "$work/drop"
+: > "$work/app.log"
+t new-session -d -s watcher -x 120 -y 40 "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z --watch $work/drop --watch $work/app.log; echo EXIT=\$?; sleep 60"
+session=watcher
+check "the watcher says what it watches" wait_for "watching $work/drop"
+cp "$fixtures/sandbox-2023.der" "$work/drop/new.der"
+check "a file dropped in the folder appears" wait_for "Receipts [1]"
+check "its bundle id is shown" wait_for "com.hannesoid.Purchas"
+{ echo "INFO unrelated line"; tr -d '\n' < "$fixtures/production.b64"; echo; } >> "$work/app.log"
+check "a receipt logged to the followed file appears" wait_for "Receipts [2]"
+check "unrelated log lines are skipped, not listed as inputs" bash -c "! tmux -L $socket capture-pane -t watcher -p | grep -qF 'Receipts [3]'"
+t send-keys -t "$session" q
+check "the watcher quits cleanly" wait_for "EXIT=0"
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

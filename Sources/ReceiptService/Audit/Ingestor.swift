@@ -35,18 +35,24 @@ public final class Ingestor: @unchecked Sendable {
         for chunk in stride(from: 0, to: lines.count, by: 1000).map({ lines[$0..<min($0 + 1000, lines.count)] }) {
             var batch: [AuditStore.Ingest] = []
             for line in chunk {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                let bytes = Array(trimmed.utf8)
-                guard bytes.count >= 20, let decoded = try? decoder.decode(bytes) else {
+                guard let found = Self.receipt(inLine: line, decoder: decoder) else {
                     skipped += 1
                     continue
                 }
-                batch.append(AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: kind, source: source, seenAt: time))
+                batch.append(AuditStore.Ingest(decoded: found.decoded, bytes: found.bytes, kind: kind, source: source, seenAt: time))
             }
             if !batch.isEmpty { recorded += try store.record(batch) }
         }
         update(lines: lines.count, files: 0, recorded: recorded, skipped: skipped)
         return recorded
+    }
+
+    /// The receipt a log line holds, decoded, or nil for a line that holds none (too short
+    /// to be one, or not decodable): the rule `watch` and the dashboard's `--watch` share.
+    public static func receipt(inLine line: String, decoder: ReceiptDecoder) -> (bytes: [UInt8], decoded: DecodedInput)? {
+        let bytes = Array(line.trimmingCharacters(in: .whitespaces).utf8)
+        guard bytes.count >= 20, let decoded = try? decoder.decode(bytes) else { return nil }
+        return (bytes, decoded)
     }
 
     /// Ingests whole files (a watched folder, command-line inputs).

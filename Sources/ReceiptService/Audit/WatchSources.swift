@@ -1,5 +1,26 @@
 import Foundation
 
+/// What `watch` and the dashboard's `--watch` are given, sorted by kind: a folder is watched
+/// for new files, `-` is standard input, and anything else is a log file followed like `tail -F`.
+public struct WatchedSources: Sendable {
+    public var folders: [FolderWatcher] = []
+    public var logs: [LogFollower] = []
+    public var readsStandardInput = false
+
+    public init(_ sources: [String], logsFromStart: Bool) {
+        for source in sources {
+            var isDirectory: ObjCBool = false
+            if source == "-" {
+                readsStandardInput = true
+            } else if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), isDirectory.boolValue {
+                folders.append(FolderWatcher(path: source))
+            } else {
+                logs.append(LogFollower(path: source, fromStart: logsFromStart))
+            }
+        }
+    }
+}
+
 /// Follows a log file like `tail -F`: new complete lines on each poll; a rotated file (new
 /// inode) or a truncated one (shorter than what was read) is read again from its start. The
 /// first poll starts at the end unless `fromStart`.

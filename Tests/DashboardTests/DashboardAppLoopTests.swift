@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import Dashboard
+import ReceiptCore
+import TerminalUI
+
+/// The UI loop itself, driven by a scripted terminal: what it draws, how long it waits, and
+/// what it takes in from watched sources.
+@Suite struct DashboardAppLoopTests {
+    /// A terminal that replays keys and remembers every frame and every wait it was asked for.
+    final class ScriptedTerminal: TerminalBackend {
+        var keys: [KeyEvent]
+        var frames: [ScreenBuffer] = []
+        var waits: [Int?] = []
+        let size: (width: Int, height: Int)
+
+        init(keys: [KeyEvent], width: Int = 120, height: Int = 40) {
+            self.keys = keys
+            self.size = (width, height)
+        }
+
+        func draw(_ buffer: ScreenBuffer) { frames.append(buffer) }
+
+        func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
+            waits.append(timeoutMilliseconds)
+            return keys.isEmpty ? nil : keys.removeFirst()
+        }
+
+        func sendRaw(_ sequence: String) {}
+
+        func text(frame: Int) -> String {
+            let buffer = frames[frame]
+            return (0..<buffer.height).map { buffer.row(at: $0) }.joined(separator: "\n")
+        }
+    }
+
+    /// A watched source that hands over prepared inputs on the given polls (0-based).
+    final class ScriptedFeed: InputFeed, @unchecked Sendable {
+        private let lock = NSLock()
+        private var polls = 0
+        let arrivals: [Int: [(source: String, bytes: [UInt8])]]
+
+        init(arrivals: [Int: [(source: String, bytes: [UInt8])]]) { self.arrivals = arrivals }
+
+        func poll() -> [(source: String, bytes: [UInt8])] {
+            lock.lock()
+            defer { lock.unlock() }
+            defer { polls += 1 }
+            return arrivals[polls] ?? []
+        }
+
+        var pollCount: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return polls
+        }
+    }
+
+    static let env = DashboardEnvironment(listDirectory: { _ in nil }, now: { DashboardTests.now })
+
+    @Test func idleLoopBlocksInsteadOfPolling() {
+        var state = DashboardState(now: DashboardTests.now)
+        let terminal = ScriptedTerminal(keys: [.down, .character("q")])
+        DashboardApp.run(&state, backend: terminal, environment: Self.env)
+        // Nothing running, nothing watched: every wait is unbounded (no CPU while idle).
+        #expect(terminal.waits == [nil, nil])
+        #expect(terminal.frames.count == 2)
+    }
+
+    @Test func watchedInputsArriveWhileTheScreenIsUp() throws {
+        let demo = DemoCorpus.items()
+        let first = try #require(demo.first { $0.name.hasPrefix("production-subscriptions") })
+        let second = try #require(demo.first { $0.name.hasPrefix("ios6") })
+        let feed = ScriptedFeed(arrivals: [
+            1: [(source: "/inbox/\(first.name)", bytes: first.bytes)],
+            3: [(source: "/inbox/\(second.name)", bytes: second.bytes)],
+        ])
+        var state = DashboardState(now: DashboardTests.now)
+        let terminal = ScriptedTerminal(keys: [.tick, .tick, .tick, .character("q")])
+        DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
+
+        // Watching polls twice a second rather than blocking.
+        #expect(terminal.waits == [500, 500, 500, 500])
+        #expect(feed.pollCount == 4)
+        #expect(state.items.map(\.source) == ["/inbox/\(first.name)", "/inbox/\(second.name)"])
+        #expect(state.items.allSatisfy { $0.decoded != nil })
+        // The frame after each arrival shows it, with a message saying where it came from.
+        #expect(!terminal.text(frame: 0).contains(first.name))
+        #expect(terminal.text(frame: 1).contains(first.name))
+        #expect(terminal.text(frame: 1).contains("1 new input from watched sources"))
+        #expect(terminal.text(frame: 3).contains(second.name))
+    }
+
+    @Test func endOfInputEndsTheLoop() {
+        var state = DashboardState(now: DashboardTests.now)
+        let feed = ScriptedFeed(arrivals: [:])
+        let terminal = ScriptedTerminal(keys: [])
+        DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
+        #expect(terminal.frames.count == 1)
+        #expect(terminal.waits == [500])
+    }
+}
