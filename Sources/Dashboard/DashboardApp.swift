@@ -30,7 +30,12 @@ public enum DashboardApp {
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             if let feed {
                 let arrived = feed.poll()
-                for input in arrived { state.load(source: input.source, bytes: input.bytes) }
+                for input in arrived {
+                    switch input.result {
+                    case .success(let bytes): state.load(source: input.source, bytes: bytes)
+                    case .failure(let error): state.addLog("could not read \(input.source): \(error.reason)", role: .error)
+                    }
+                }
                 if !arrived.isEmpty {
                     state.message = ("\(arrived.count) new input\(arrived.count == 1 ? "" : "s") from watched sources", .info)
                 }

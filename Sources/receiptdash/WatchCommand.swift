@@ -91,12 +91,22 @@ struct Watch: AsyncParsableCommand {
         }
 
         var firstPass = true
+        var unreadable = 0
         while true {
             let now = Date()
             for folder in folders {
                 var paths = folder.poll()
                 if once && firstPass { paths += (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.sorted().map { (folder.path as NSString).appendingPathComponent($0) }.filter { !paths.contains($0) && !$0.hasPrefix(".") } ?? [] }
-                let files = paths.compactMap { path in FileManager.default.contents(atPath: path).map { (path, [UInt8]($0)) } }
+                var files: [(path: String, bytes: [UInt8])] = []
+                for path in paths {
+                    // Read no more than the decoder takes: a huge file dropped in is skipped, not a stall.
+                    switch InputFiles.readFile(path, limit: ReceiptDecoder().limits.maximumInputBytes) {
+                    case .success(let bytes): files.append((path, bytes))
+                    case .failure(let error):
+                        unreadable += 1
+                        log("\(path): skipped: \(error.reason)")
+                    }
+                }
                 if !files.isEmpty {
                     let recorded = try ingestor.ingest(files: files, kind: .watch, at: now)
                     try enqueue(recorded)
@@ -132,7 +142,7 @@ struct Watch: AsyncParsableCommand {
         }
         try? await client?.shutdown()
         let c = ingestor.counts
-        log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped) skipped")
+        log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
     }
 }
 

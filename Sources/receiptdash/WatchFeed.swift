@@ -14,18 +14,21 @@ final class WatchFeed: InputFeed, @unchecked Sendable {
         self.sources = WatchedSources(sources, logsFromStart: !fromEnd)
     }
 
-    func poll() -> [(source: String, bytes: [UInt8])] {
+    func poll() -> [LoadedInput] {
         lock.lock()
         defer { lock.unlock() }
-        var out: [(source: String, bytes: [UInt8])] = []
+        var out: [LoadedInput] = []
         for folder in sources.folders {
             for path in folder.poll() {
-                if let data = FileManager.default.contents(atPath: path) { out.append((path, [UInt8](data))) }
+                // Read no more than the decoder takes: a huge file dropped in is an error, not a stall.
+                out.append(LoadedInput(source: path, result: InputFiles.readFile(path, limit: decoder.limits.maximumInputBytes)))
             }
         }
         for log in sources.logs {
             for line in log.poll() {
-                if let found = Ingestor.receipt(inLine: line, decoder: decoder) { out.append((log.path, found.bytes)) }
+                if let found = Ingestor.receipt(inLine: line, decoder: decoder) {
+                    out.append(LoadedInput(source: log.path, result: .success(found.bytes)))
+                }
             }
         }
         return out

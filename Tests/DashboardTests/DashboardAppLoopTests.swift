@@ -39,11 +39,11 @@ import TerminalUI
     final class ScriptedFeed: InputFeed, @unchecked Sendable {
         private let lock = NSLock()
         private var polls = 0
-        let arrivals: [Int: [(source: String, bytes: [UInt8])]]
+        let arrivals: [Int: [LoadedInput]]
 
-        init(arrivals: [Int: [(source: String, bytes: [UInt8])]]) { self.arrivals = arrivals }
+        init(arrivals: [Int: [LoadedInput]]) { self.arrivals = arrivals }
 
-        func poll() -> [(source: String, bytes: [UInt8])] {
+        func poll() -> [LoadedInput] {
             lock.lock()
             defer { lock.unlock() }
             defer { polls += 1 }
@@ -73,8 +73,11 @@ import TerminalUI
         let first = try #require(demo.first { $0.name.hasPrefix("production-subscriptions") })
         let second = try #require(demo.first { $0.name.hasPrefix("ios6") })
         let feed = ScriptedFeed(arrivals: [
-            1: [(source: "/inbox/\(first.name)", bytes: first.bytes)],
-            3: [(source: "/inbox/\(second.name)", bytes: second.bytes)],
+            1: [LoadedInput(source: "/inbox/\(first.name)", result: .success(first.bytes))],
+            3: [
+                LoadedInput(source: "/inbox/\(second.name)", result: .success(second.bytes)),
+                LoadedInput(source: "/inbox/huge.der", result: .failure(.init(.inputTooLarge, "is 3 GB; the limit is 64 MB"))),
+            ],
         ])
         var state = DashboardState(now: DashboardTests.now)
         let terminal = ScriptedTerminal(keys: [.tick, .tick, .tick, .character("q")])
@@ -90,6 +93,10 @@ import TerminalUI
         #expect(terminal.text(frame: 1).contains(first.name))
         #expect(terminal.text(frame: 1).contains("1 new input from watched sources"))
         #expect(terminal.text(frame: 3).contains(second.name))
+        // A file that could not be read is logged, and what was loaded stays.
+        #expect(terminal.text(frame: 3).contains("2 new inputs from watched sources"))
+        #expect(state.log.contains { $0.text == "could not read /inbox/huge.der: is 3 GB; the limit is 64 MB" && $0.role == .error })
+        #expect(state.items.count == 2)
     }
 
     @Test func endOfInputEndsTheLoop() {

@@ -38,6 +38,13 @@ public struct HistoryRow: Sendable, Hashable {
         public var cancellationDate: Date?
     }
 
+    /// One time the receipt was ingested: how (paste, file, watch, stdin), from where, when.
+    public struct Sighting: Sendable, Hashable {
+        public var kind: String
+        public var source: String?
+        public var seenAt: Date
+    }
+
     public var id: Int64
     public var format: String
     public var bundleID: String?
@@ -48,6 +55,8 @@ public struct HistoryRow: Sendable, Hashable {
     public var state: String
     public var status: Int?
     public var purchases: [PurchaseRow]
+    /// Every sighting, oldest first (`sightings` is their count).
+    public var seen: [Sighting]
 }
 
 extension AuditStore {
@@ -101,10 +110,15 @@ extension AuditStore {
                         expiresDate: (p["expires_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
                         cancellationDate: (p["cancellation_date"] as Double?).map(Date.init(timeIntervalSince1970:)))
                 }
+                let seen = try Row.fetchAll(
+                    db, sql: "SELECT source_kind, source, seen_at FROM sighting WHERE receipt_id = ? ORDER BY seen_at, id", arguments: [id]
+                ).map { s in
+                    HistoryRow.Sighting(kind: s["source_kind"], source: s["source"], seenAt: Date(timeIntervalSince1970: s["seen_at"]))
+                }
                 return HistoryRow(
                     id: id, format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
                     firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
-                    sightings: row["sightings"], state: row["state"], status: row["status"], purchases: purchases)
+                    sightings: row["sightings"], state: row["state"], status: row["status"], purchases: purchases, seen: seen)
             }
         }
     }
@@ -121,6 +135,10 @@ public enum HistoryRendering {
                     "environment": r.environment.map(JSONValue.string) ?? .null, "first_seen": date(r.firstSeen),
                     "last_seen": date(r.lastSeen), "sightings": .integer(Int64(r.sightings)), "state": .string(r.state),
                     "status": r.status.map { .integer(Int64($0)) } ?? .null,
+                    "seen": .array(
+                        r.seen.map { s in
+                            .object(["kind": .string(s.kind), "source": s.source.map(JSONValue.string) ?? .null, "at": date(s.seenAt)])
+                        }),
                     "in_app": .array(
                         r.purchases.map { p in
                             .object([
