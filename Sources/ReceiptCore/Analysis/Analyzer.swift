@@ -127,8 +127,6 @@ struct Analyzer {
                 notes.append(
                     "\(missing.count) consumable purchase\(missing.count == 1 ? " is" : "s are") in the receipt but not in latest_receipt_info: finished consumables are dropped from later receipts, which is normal")
             }
-        } else if !oneTime.contains(where: { $0.productType == .consumable }), !rows.isEmpty {
-            // Nothing to flag: consumables the app finished never show again.
         }
         let started = chainOrder.filter { id in
             let begun = chains[id]?.contains { (rows[$0].purchaseDate ?? .distantPast) <= at } ?? false

@@ -21,9 +21,8 @@ public struct SignatureSummary: Sendable, Hashable {
             if let cert = try? Certificate(derEncoded: der) {
                 self.init(
                     subject: cert.subject.description, issuer: cert.issuer.description,
-                    serial: Hex.encode(cert.serialNumber.bytes, separator: ":"), notBefore: cert.notValidBefore,
-                    notAfter: cert.notValidAfter,
-                    commonName: SignatureSummary.commonName(cert.subject) ?? cert.subject.description)
+                    serial: cert.serialText, notBefore: cert.notValidBefore, notAfter: cert.notValidAfter,
+                    commonName: cert.displayName)
                 return
             }
             guard let parts = ASN1Reading.tbsCertificateFields(der), parts.count >= 5,

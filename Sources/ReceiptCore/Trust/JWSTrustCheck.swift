@@ -62,7 +62,7 @@ struct JWSTrustCheck {
                 .init(
                     name: "test certificate", outcome: .warning,
                     reason: "signed by Xcode's self-signed \"\(leaf.0.displayName)\" key: StoreKit testing data, never from the App Store",
-                    details: evaluator.details(leaf.0)))
+                    details: evaluator.details(leaf.0, der: leaf.1)))
             evaluator.validity([("certificate", leaf.0)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
             return TrustReport(
                 verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,

@@ -85,11 +85,7 @@ struct LegacyTrustCheck {
     /// Apple's "iTunes Store Certification Authority" is not published with the roots, so the
     /// step says plainly when the chain cannot be completed offline.
     private func chainStep(_ der: [UInt8], issuer: String) -> TrustReport.Step {
-        if let cert = try? Certificate(derEncoded: der),
-            let root = zip(evaluator.anchors.roots, evaluator.anchors.rootDERs).first(where: {
-                $0.0.subject == cert.issuer && evaluator.cache.issuerSigned(cert, subjectDER: der, by: $0.0, issuerDER: $0.1)
-            })
-        {
+        if let cert = try? evaluator.cache.certificate(der), let root = evaluator.bundledRoot(issuing: cert, der: der) {
             return .init(name: "chain", outcome: .pass, reason: "issued by \(root.0.displayName), a bundled Apple root")
         }
         return .init(

@@ -46,11 +46,11 @@ struct PKCS7TrustCheck {
         let signerCert = signer.flatMap { info in
             parsed.first { cert, _ in Array(cert.serialNumber.bytes) == info.serialNumber && signerIssuer == cert.issuer }
         }
-        if let (cert, _) = signerCert {
+        if let (cert, der) = signerCert {
             steps.append(
                 .init(
                     name: "signer certificate", outcome: .pass,
-                    reason: "the signer is \(cert.displayName), serial \(cert.serialText)", details: evaluator.details(cert)))
+                    reason: "the signer is \(cert.displayName), serial \(cert.serialText)", details: evaluator.details(cert, der: der)))
         } else {
             steps.append(
                 .init(
@@ -62,17 +62,14 @@ struct PKCS7TrustCheck {
         // Signature over the payload.
         steps.append(signatureStep(signer, signerCert?.0, content: signed.content))
 
+        // An Xcode receipt is judged against its own certificate (success: test); anything else
+        // must chain to Apple (success: valid).
+        var success = TrustReport.Verdict.valid
         if let (cert, der) = signerCert, isXcodeTestCertificate(cert, receipt: receipt) {
+            success = .test
             xcodeSteps(cert, der: der, steps: &steps)
-            validityStep(cert, time: time, timeSource: timeSource, steps: &steps)
-            if let device = options.deviceIdentifier {
-                steps.append(DeviceHash.step(receipt: receipt, identifier: device))
-            }
-            return TrustReport(
-                verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
-                validationTimeSource: timeSource)
-        }
-        if let leaf = signerCert {
+            evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
+        } else if let leaf = signerCert {
             evaluator.appleChain(
                 leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
         } else {
@@ -82,7 +79,7 @@ struct PKCS7TrustCheck {
             steps.append(DeviceHash.step(receipt: receipt, identifier: device))
         }
         return TrustReport(
-            verdict: TrustEvaluator.verdict(steps, success: .valid), steps: steps, validationTime: time,
+            verdict: TrustEvaluator.verdict(steps, success: success), steps: steps, validationTime: time,
             validationTimeSource: timeSource)
     }
 
@@ -170,7 +167,7 @@ struct PKCS7TrustCheck {
             .init(
                 name: "test certificate", outcome: .warning,
                 reason: "signed by Xcode's self-signed \"\(cert.displayName)\" certificate: a StoreKit-testing receipt, never from the App Store (Apple's servers answer 21002 for it)",
-                details: evaluator.details(cert)))
+                details: evaluator.details(cert, der: der)))
         if let expected = options.storeKitCertificate {
             if expected == der {
                 steps.append(
@@ -194,10 +191,6 @@ struct PKCS7TrustCheck {
                     name: "storekit certificate", outcome: .skipped,
                     reason: "pass --storekit-cert FILE (exported from your Xcode project) to check it is yours"))
         }
-    }
-
-    private func validityStep(_ cert: Certificate, time: Date?, timeSource: String, steps: inout [TrustReport.Step]) {
-        evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
     }
 }
 

@@ -42,30 +42,26 @@ public final class TrustCache: @unchecked Sendable {
         return parsed
     }
 
-    /// The subject, issuer, serial and validity of a certificate, as report details.
-    func details(_ cert: Certificate) -> [Field] {
-        var serializer = DER.Serializer()
-        let key = (try? serializer.serialize(cert)).map { Data(serializer.serializedBytes) }
-        if let key {
-            lock.lock()
-            if let cached = descriptions[key] {
-                lock.unlock()
-                return cached
-            }
+    /// The subject, issuer, serial and validity of a certificate, as report details; keyed by
+    /// the DER the caller already holds, so a lookup costs no re-encoding.
+    func details(_ cert: Certificate, der: [UInt8]) -> [Field] {
+        let key = Data(der)
+        lock.lock()
+        if let cached = descriptions[key] {
             lock.unlock()
+            return cached
         }
+        lock.unlock()
         let fields = [
             Field(name: "subject", value: cert.subject.description),
             Field(name: "issuer", value: cert.issuer.description),
             Field(name: "serial", value: cert.serialText),
             Field(name: "valid", value: cert.validityText),
         ]
-        if let key {
-            lock.lock()
-            if descriptions.count >= limit { descriptions.removeAll(keepingCapacity: true) }
-            descriptions[key] = fields
-            lock.unlock()
-        }
+        lock.lock()
+        if descriptions.count >= limit { descriptions.removeAll(keepingCapacity: true) }
+        descriptions[key] = fields
+        lock.unlock()
         return fields
     }
 

@@ -92,11 +92,11 @@ public struct TrustEvaluator: Sendable {
                 ? .init(
                     name: "leaf certificate", outcome: .pass,
                     reason: "\(leafCert.displayName) carries Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
-                    details: details(leafCert))
+                    details: details(leafCert, der: leafDER))
                 : .init(
                     name: "leaf certificate", outcome: .fail,
                     reason: "\(leafCert.displayName) lacks Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
-                    details: details(leafCert)))
+                    details: details(leafCert, der: leafDER)))
 
         let issuers = candidates.filter { $0.0.subject == leafCert.issuer && $0.1 != leafDER }
         let intermediate = issuers.first { cache.issuerSigned(leafCert, subjectDER: leafDER, by: $0.0, issuerDER: $0.1) }
@@ -113,24 +113,23 @@ public struct TrustEvaluator: Sendable {
                     ? .init(
                         name: "intermediate", outcome: .pass,
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf and carries \(AppleOID.wwdrIntermediate)",
-                        details: details(cert))
+                        details: details(cert, der: der))
                     : .init(
                         name: "intermediate", outcome: .fail,
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf but " + problems.joined(separator: " and "),
-                        details: details(cert)))
-            let roots = zip(anchors.roots, anchors.rootDERs).filter { $0.0.subject == cert.issuer }
-            if let root = roots.first(where: { cache.issuerSigned(cert, subjectDER: der, by: $0.0, issuerDER: $0.1) }) {
+                        details: details(cert, der: der)))
+            if let root = bundledRoot(issuing: cert, der: der) {
                 chain.append(("root", root.0))
                 steps.append(
                     .init(
                         name: "root", outcome: .pass,
                         reason: "the intermediate is signed by \(root.0.displayName), a bundled Apple root",
-                        details: details(root.0)))
+                        details: details(root.0, der: root.1)))
             } else {
                 steps.append(
                     .init(
                         name: "root", outcome: .fail,
-                        reason: roots.isEmpty
+                        reason: !anchors.roots.contains(where: { $0.subject == cert.issuer })
                             ? "the intermediate's issuer \(cert.issuer) is not a trusted root"
                             : "the intermediate claims \(cert.issuer) as issuer but that root's signature on it does not verify"))
             }
@@ -182,8 +181,15 @@ public struct TrustEvaluator: Sendable {
         steps.append(.init(name: "expiry warning", outcome: .warning, reason: text))
     }
 
-    func details(_ cert: Certificate) -> [Field] {
-        cache.details(cert)
+    /// The bundled root, with its DER, that issued and signed `cert`, if any.
+    func bundledRoot(issuing cert: Certificate, der: [UInt8]) -> (Certificate, [UInt8])? {
+        zip(anchors.roots, anchors.rootDERs).first {
+            $0.0.subject == cert.issuer && cache.issuerSigned(cert, subjectDER: der, by: $0.0, issuerDER: $0.1)
+        }
+    }
+
+    func details(_ cert: Certificate, der: [UInt8]) -> [Field] {
+        cache.details(cert, der: der)
     }
 
     private func ou(_ cert: Certificate) -> String {
