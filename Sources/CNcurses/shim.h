@@ -23,7 +23,6 @@ static inline attr_t rd_a_reverse(void) { return A_REVERSE; }
 static inline attr_t rd_a_dim(void) { return A_DIM; }
 static inline attr_t rd_a_underline(void) { return A_UNDERLINE; }
 static inline attr_t rd_a_normal(void) { return A_NORMAL; }
-static inline attr_t rd_color_pair(int n) { return COLOR_PAIR(n); }
 static inline int rd_key_resize(void) { return KEY_RESIZE; }
 static inline int rd_key_f(int n) { return KEY_F(n); }
 static inline void rd_set_escdelay(int ms) { set_escdelay(ms); }

@@ -30,12 +30,7 @@ public enum DashboardApp {
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             if let feed {
                 let arrived = feed.poll()
-                for input in arrived {
-                    switch input.result {
-                    case .success(let bytes): state.load(source: input.source, bytes: bytes)
-                    case .failure(let error): state.addLog("could not read \(input.source): \(error.reason)", role: .error)
-                    }
-                }
+                for input in arrived { state.load(input) }
                 if !arrived.isEmpty {
                     state.message = ("\(arrived.count) new input\(arrived.count == 1 ? "" : "s") from watched sources", .info)
                 }
@@ -50,10 +45,10 @@ public enum DashboardApp {
                 for event in audit.poll() { state.apply(event, at: state.wallClock) }
             }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
-            // Block while idle (no CPU); poll only while verifications are running.
-            let busy = inbox.active > 0 || inbox.pending || state.followingStore || feed != nil
-            // While watching or following, poll twice a second; otherwise 10 times while verifying.
-            let timeout: Int? = busy ? (inbox.active > 0 || inbox.pending ? 100 : 500) : nil
+            // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
+            // while watching sources or following another process's database.
+            let verifying = inbox.active > 0 || inbox.pending
+            let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {
@@ -81,13 +76,8 @@ public enum DashboardApp {
                     }
                 case .load(let path):
                     let before = state.items.count
-                    for input in InputFiles.load([path], limit: ReceiptDecoder().limits.maximumInputBytes) {
-                        switch input.result {
-                        case .success(let bytes): state.load(source: input.source, bytes: bytes)
-                        case .failure(let error):
-                            state.addLog("could not read \(input.source): \(error.reason)", role: .error)
-                            state.message = ("could not read \(input.source): \(error.reason)", .error)
-                        }
+                    for input in InputFiles.load([path], limit: DecodingLimits.default.maximumInputBytes) {
+                        if let reason = state.load(input) { state.message = (reason, .error) }
                     }
                     let added = state.items.count - before
                     if added > 0 {

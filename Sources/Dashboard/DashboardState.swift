@@ -14,8 +14,6 @@ public struct LoadedItem: Sendable {
     public var rows: [Purchase]
     /// What verifyReceipt takes for this input, when it takes it.
     public var receiptData: String?
-    /// Apple's decoded answer, once verified online.
-    public var onlineResponse: DecodedInput?
     /// The bytes as loaded (kept for the audit record).
     public var sourceBytes: [UInt8]?
 }
@@ -153,10 +151,7 @@ public struct DashboardState: Sendable {
         var item = LoadedItem(id: nextID, source: source, rows: [])
         do {
             let decoded = try decoder.decode(bytes)
-            item.decoded = decoded
-            item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
-            item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
-            item.rows = decoded.allPurchases
+            item = checkedItem(source: source, decoded)
             item.receiptData = VerifyReceiptData.base64(decoded)
             item.sourceBytes = bytes
             let verdict = item.trust?.verdict.rawValue ?? "?"
@@ -175,13 +170,33 @@ public struct DashboardState: Sendable {
     /// Adds an input that was decoded elsewhere (e.g. a watch source), with its checks.
     public mutating func loadDecoded(source: String, _ decoded: DecodedInput) {
         nextID += 1
+        items.append(checkedItem(source: source, decoded))
+        addLog("loaded \(source): \(decoded.format.rawValue)", role: .ok)
+        if items.count == 1 { rebuildRows() }
+    }
+
+    /// Loads an input read from a file, a folder or a watched source, or logs why it could
+    /// not be read. Returns that reason when it could not.
+    @discardableResult
+    public mutating func load(_ input: LoadedInput) -> String? {
+        switch input.result {
+        case .success(let bytes):
+            load(source: input.source, bytes: bytes)
+            return nil
+        case .failure(let error):
+            let reason = "could not read \(input.source): \(error.reason)"
+            addLog(reason, role: .error)
+            return reason
+        }
+    }
+
+    /// A new item for a decoded input, with its trust checks and analysis at `now`.
+    private func checkedItem(source: String, _ decoded: DecodedInput) -> LoadedItem {
         var item = LoadedItem(id: nextID, source: source, rows: decoded.allPurchases)
         item.decoded = decoded
         item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
         item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
-        items.append(item)
-        addLog("loaded \(source): \(decoded.format.rawValue)", role: .ok)
-        if items.count == 1 { rebuildRows() }
+        return item
     }
 
     /// Loads pasted text: one receipt, or several separated by blank lines or one per line.

@@ -98,11 +98,7 @@ extension DashboardState {
                 if case .queued = state { return id }
                 return nil
             })
-            let requests = items.filter { pendingIDs.contains($0.id) }.compactMap { item in
-                item.receiptData.map { data in
-                    OnlineRequest(itemID: item.id, receiptData: data, auditID: auditRows.first { $0.value == item.id }?.key)
-                }
-            }
+            let requests = requests(for: items.filter { pendingIDs.contains($0.id) })
             if requests.isEmpty {
                 message = ("nothing pending to resume", .info)
                 break

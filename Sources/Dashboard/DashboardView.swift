@@ -70,7 +70,7 @@ public enum DashboardView {
     }
 
     static func receipts(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
-        b.box(r, title: "Receipts [\(s.items.count)]", focused: s.focus == .receipts)
+        b.box(r, title: "\(Pane.receipts.title) [\(s.items.count)]", focused: s.focus == .receipts)
         let inner = r.inset
         let listHeight = max(0, inner.height - 4)
         var scroll = s.scroll[.receipts] ?? ScrollState()
@@ -154,7 +154,7 @@ public enum DashboardView {
 
     static func purchases(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         let total = s.selectedItem?.rows.count ?? 0
-        var title = "Purchases [\(s.visibleRowCount)"
+        var title = "\(Pane.purchases.title) [\(s.visibleRowCount)"
         if !s.filter.isEmpty { title += " of \(total), filter \"\(s.filter)\"" }
         title += "]"
         b.box(r, title: title, focused: s.focus == .purchases)
@@ -213,7 +213,7 @@ public enum DashboardView {
 
     static func subscriptions(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         let subs = s.selectedItem?.analysis?.subscriptions ?? []
-        b.box(r, title: "Subscriptions [\(subs.count)]", focused: s.focus == .subscriptions)
+        b.box(r, title: "\(Pane.subscriptions.title) [\(subs.count)]", focused: s.focus == .subscriptions)
         let inner = r.inset
         var lines: [(String, Style)] = []
         let selected = s.scroll[.subscriptions]?.selected ?? 0
@@ -247,7 +247,7 @@ public enum DashboardView {
     }
 
     static func status(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
-        b.box(r, title: "Status", focused: s.focus == .status)
+        b.box(r, title: Pane.status.title, focused: s.focus == .status)
         let inner = r.inset
         var lines: [(String, Style)] = []
         if let item = s.selectedItem {
@@ -325,8 +325,8 @@ public enum DashboardView {
         let series = m.throughput(endingAt: s.wallClock, seconds: width)
         let perSecond = Double(series.suffix(10).reduce(0, +)) / 10
         lines.append(("/s " + String(format: "%5.1f ", perSecond) + LiveMetrics.sparkline(series), Style(.accent)))
-        if let p50 = m.latencyPercentile(50), let p95 = m.latencyPercentile(95), let p99 = m.latencyPercentile(99) {
-            lines.append((String(format: "latency p50 %.0f · p95 %.0f · p99 %.0f ms", p50, p95, p99), Style(.text)))
+        if let p = m.latencyPercentiles([50, 95, 99]) {
+            lines.append((String(format: "latency p50 %.0f · p95 %.0f · p99 %.0f ms", p[0], p[1], p[2]), Style(.text)))
         } else {
             lines.append(("latency: no answers yet", Style(.muted)))
         }
@@ -338,7 +338,7 @@ public enum DashboardView {
     }
 
     static func log(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
-        b.box(r, title: "Log", focused: s.focus == .log)
+        b.box(r, title: Pane.log.title, focused: s.focus == .log)
         let inner = r.inset
         let count = s.log.count
         var scroll = s.scroll[.log] ?? ScrollState(selected: max(0, count - 1))

@@ -89,10 +89,17 @@ public struct LiveMetrics: Sendable {
 
     /// The p-th latency percentile in milliseconds (nearest rank), or nil with no data.
     public func latencyPercentile(_ p: Double) -> Double? {
+        latencyPercentiles([p])?[0]
+    }
+
+    /// Several latency percentiles from one sort of the samples, or nil with no data.
+    public func latencyPercentiles(_ ps: [Double]) -> [Double]? {
         guard !latencies.isEmpty else { return nil }
         let sorted = latencies.sorted()
-        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(rank, 0), sorted.count - 1)]
+        return ps.map { p in
+            let rank = Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1
+            return sorted[min(max(rank, 0), sorted.count - 1)]
+        }
     }
 
     /// Eight-level bars for a series.

@@ -74,9 +74,8 @@ extension DashboardState {
         case .retrying(let id, let seconds, let reason):
             online[id] = .retrying(inSeconds: seconds, reason: reason)
             addLog(String(format: "%@: retrying in %.1f s (%@)", name(id), seconds, reason), role: .warning, at: time)
-        case .done(let id, let status, let environment, let attempts, let response):
+        case .done(let id, let status, let environment, let attempts, _):
             online[id] = .done(status: status, environment: environment, attempts: attempts)
-            if let index = items.firstIndex(where: { $0.id == id }) { items[index].onlineResponse = response }
             let explained = AppleStatus.explain(status)
             let latency = attempts.map(\.latencyMilliseconds).reduce(0, +)
             addLog(
@@ -109,15 +108,20 @@ extension DashboardState {
     /// The requests for `v` (the selected receipt) or `V` (all), skipping inputs verifyReceipt
     /// does not take and those already in flight.
     mutating func verificationRequests(all: Bool) -> [OnlineRequest] {
-        let candidates = all ? items : selectedItem.map { [$0] } ?? []
-        var requests: [OnlineRequest] = []
-        for item in candidates {
-            guard let data = item.receiptData else { continue }
-            if let state = online[item.id], !state.isFinal { continue }
-            online[item.id] = .queued
-            let row = auditRows.first { $0.value == item.id }?.key
-            requests.append(OnlineRequest(itemID: item.id, receiptData: data, auditID: row))
+        let candidates = (all ? items : selectedItem.map { [$0] } ?? []).filter { item in
+            guard item.receiptData != nil else { return false }
+            if let state = online[item.id], !state.isFinal { return false }
+            return true
         }
-        return requests
+        for item in candidates { online[item.id] = .queued }
+        return requests(for: candidates)
+    }
+
+    /// Requests for the inputs verifyReceipt takes, each tied to its audit row when it has one.
+    func requests(for candidates: [LoadedItem]) -> [OnlineRequest] {
+        let rowOfItem = Dictionary(auditRows.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        return candidates.compactMap { item in
+            item.receiptData.map { OnlineRequest(itemID: item.id, receiptData: $0, auditID: rowOfItem[item.id]) }
+        }
     }
 }

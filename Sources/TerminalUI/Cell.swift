@@ -38,5 +38,4 @@ public struct Cell: Sendable, Hashable {
     }
 
     public static let blank = Cell()
-    static let continuation = Cell(" ", width: 0)
 }

@@ -149,9 +149,7 @@ public enum Widgets {
         let h = min(height, buffer.height - 2)
         let rect = Rect(x: (buffer.width - w) / 2, y: (buffer.height - h) / 2, width: w, height: h)
         buffer.fill(rect, style: Style(.overlay))
-        var framed = buffer
-        framed.box(rect, title: title, focused: true)
-        buffer = framed
+        buffer.box(rect, title: title, focused: true)
         return rect.inset
     }
 }

@@ -86,12 +86,7 @@ struct Dash: AsyncParsableCommand {
         } else if files.isEmpty {
             for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
         } else {
-            for input in InputFiles.load(files, limit: ReceiptDecoder().limits.maximumInputBytes) {
-                switch input.result {
-                case .success(let bytes): state.load(source: input.source, bytes: bytes)
-                case .failure(let error): state.addLog("could not read \(input.source): \(error.reason)", role: .error)
-                }
-            }
+            for input in InputFiles.load(files, limit: DecodingLimits.default.maximumInputBytes) { state.load(input) }
         }
         for source in watch {
             state.addLog("watching \(source)", role: .info)
