@@ -25,8 +25,19 @@ public enum BatchEvent: Sendable {
     case retrying(id: Int, inSeconds: Double, reason: String)
     /// Apple answered (any status); `duplicateOf` names the receipt whose answer was reused.
     case done(id: Int, outcome: VerificationOutcome, duplicateOf: Int?)
-    /// No answer could be had (after retries), or the batch was cancelled first.
-    case failed(id: Int, reason: String)
+    /// No answer could be had (after retries), or the batch was cancelled first; with the
+    /// attempts that were made.
+    case failed(id: Int, reason: String, attempts: [VerificationAttempt])
+
+    /// A final event's receipt id and outcome (a failure as an outcome with `failure` set);
+    /// nil for progress events.
+    public var result: (id: Int, outcome: VerificationOutcome)? {
+        switch self {
+        case .done(let id, let outcome, _): (id, outcome)
+        case .failed(let id, let reason, let attempts): (id, VerificationOutcome(attempts: attempts, failure: reason))
+        default: nil
+        }
+    }
 }
 
 /// Totals that always balance: `queued == done + failed`.
@@ -69,31 +80,28 @@ public struct BatchVerifier: Sendable {
                 inFlight += 1
                 group.addTask {
                     let key = ReceiptKey(item.receiptData)
+                    let outcome: VerificationOutcome
+                    let duplicateOf: Int?
                     switch ledger.claim(key, id: item.id) {
                     case .first:
-                        let outcome = await client.verify(receiptData: item.receiptData) { event in
+                        outcome = await client.verify(receiptData: item.receiptData) { event in
                             switch event {
                             case .sending(let attempt, let url): onEvent(.sending(id: item.id, attempt: attempt, url: url))
                             case .retrying(let seconds, let reason): onEvent(.retrying(id: item.id, inSeconds: seconds, reason: reason))
                             }
                         }
                         ledger.settle(key, outcome)
-                        if let failure = outcome.failure {
-                            ledger.failed()
-                            onEvent(.failed(id: item.id, reason: failure))
-                        } else {
-                            ledger.done(outcome, duplicate: false)
-                            onEvent(.done(id: item.id, outcome: outcome, duplicateOf: nil))
-                        }
+                        duplicateOf = nil
                     case .duplicate(let firstID):
-                        let outcome = await ledger.wait(key)
-                        if let failure = outcome.failure {
-                            ledger.failed()
-                            onEvent(.failed(id: item.id, reason: failure))
-                        } else {
-                            ledger.done(outcome, duplicate: true)
-                            onEvent(.done(id: item.id, outcome: outcome, duplicateOf: firstID))
-                        }
+                        outcome = await ledger.wait(key)
+                        duplicateOf = firstID
+                    }
+                    if let failure = outcome.failure {
+                        ledger.failed()
+                        onEvent(.failed(id: item.id, reason: failure, attempts: outcome.attempts))
+                    } else {
+                        ledger.done(outcome, duplicate: duplicateOf != nil)
+                        onEvent(.done(id: item.id, outcome: outcome, duplicateOf: duplicateOf))
                     }
                 }
             }

@@ -15,21 +15,18 @@ struct ServiceVerifier: OnlineVerifying {
         if let audit { try? audit.store.markPending(Array(rows.values), again: true) }
         let items = requests.map { BatchItem(id: $0.itemID, source: "#\($0.itemID)", receiptData: $0.receiptData) }
         _ = await BatchVerifier(client: client, concurrency: concurrency).run(BatchItems(items)) { event in
+            if let audit, let (id, outcome) = event.result, let row = rows[id] { audit.recordResult(row, outcome) }
             switch event {
             case .queued(let id, _): onEvent(.queued(itemID: id))
             case .sending(let id, let attempt, let url): onEvent(.sending(itemID: id, attempt: attempt, url: url))
             case .retrying(let id, let seconds, let reason): onEvent(.retrying(itemID: id, inSeconds: seconds, reason: reason))
             case .done(let id, let outcome, _):
-                if let audit, let row = rows[id] { audit.recordResult(row, outcome) }
                 onEvent(
                     .done(
                         itemID: id, status: outcome.status ?? -1, environment: outcome.environment,
                         attempts: outcome.attempts.map(Self.line), response: outcome.response))
-            case .failed(let id, let reason):
-                if let audit, let row = rows[id] {
-                    audit.recordResult(row, VerificationOutcome(status: nil, environment: nil, attempts: [], response: nil, failure: reason))
-                }
-                onEvent(.failed(itemID: id, reason: reason, attempts: []))
+            case .failed(let id, let reason, let attempts):
+                onEvent(.failed(itemID: id, reason: reason, attempts: attempts.map(Self.line)))
             }
         }
     }

@@ -91,7 +91,7 @@ struct Verify: AsyncParsableCommand {
         let onEvent: @Sendable (BatchEvent) -> Void = { event in
             progress.handle(event)
             if case .done(let id, let outcome, _) = event { results.add(id, .success(outcome)) }
-            if case .failed(let id, let reason) = event { results.add(id, .failure(reason)) }
+            if case .failed(let id, let reason, _) = event { results.add(id, .failure(reason)) }
         }
         let summary =
             if let store {
@@ -220,7 +220,7 @@ final class ProgressPrinter: @unchecked Sendable {
         case .done(let id, let outcome, _):
             finished += 1
             if !interactive { line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))") }
-        case .failed(let id, let reason):
+        case .failed(let id, let reason, _):
             finished += 1
             failed += 1
             if !interactive { line("failed \(id): \(reason)") }

@@ -73,7 +73,7 @@ struct Watch: AsyncParsableCommand {
                 await audited.run(stream) { event in
                     switch event {
                     case .done(let id, let outcome, _): log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
-                    case .failed(let id, let reason): log("failed #\(id): \(reason)")
+                    case .failed(let id, let reason, _): log("failed #\(id): \(reason)")
                     case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: %@", id, seconds, reason))
                     default: break
                     }

@@ -105,6 +105,32 @@ import Testing
 
     /// Verified through the simulator with a shared secret: the secret's bytes are nowhere in
     /// the database files.
+    /// A receipt that never got an answer still has every attempt on record (the issue asks
+    /// for every attempt, not only those of receipts Apple answered).
+    @Test func failedVerificationKeepsItsAttempts() async throws {
+        let store = try AuditStore(path: temporaryPath())
+        let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 5, jitter: 0)
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
+        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: retry)
+        let recorded = try store.record([try ingest("production.b64")])
+        try store.markPending(recorded.map(\.id))
+        let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
+        let events = EventLog()
+        let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) {
+            events.add($0)
+        }
+        try await client.shutdown()
+        try await simulator.stop()
+        #expect(summary.failed == 1)
+        let failed = events.events.compactMap { event -> [VerificationAttempt]? in
+            if case .failed(_, _, let attempts) = event { return attempts }
+            return nil
+        }
+        #expect(failed.map { $0.map(\.httpStatus) } == [[503, 503, 503]])
+        #expect(try store.counts() == ["failed": 1])
+        #expect(try store.attemptsPerReceipt() == [recorded[0].id: 3])
+    }
+
     @Test func sharedSecretNeverReachesTheDatabase() async throws {
         let path = temporaryPath()
         let store = try AuditStore(path: path)

@@ -22,7 +22,7 @@ import Testing
         for event in log.events {
             switch event {
             case .queued(let id, _): queued.insert(id)
-            case .done(let id, _, _), .failed(let id, _): finals[id, default: 0] += 1
+            case .done(let id, _, _), .failed(let id, _, _): finals[id, default: 0] += 1
             case .retrying: retries += 1
             case .sending: break
             }

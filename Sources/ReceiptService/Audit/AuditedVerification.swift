@@ -19,16 +19,7 @@ public struct AuditedVerification: Sendable {
     where S.Element == BatchItem {
         let store = self.store
         return await verifier.run(items) { event in
-            switch event {
-            case .done(let id, let outcome, _):
-                try? store.recordResult(Int64(id), outcome: outcome, at: Date())
-            case .failed(let id, let reason):
-                try? store.recordResult(
-                    Int64(id), outcome: VerificationOutcome(status: nil, environment: nil, attempts: [], response: nil, failure: reason),
-                    at: Date())
-            default:
-                break
-            }
+            if let (id, outcome) = event.result { try? store.recordResult(Int64(id), outcome: outcome, at: Date()) }
             onEvent(event)
         }
     }
