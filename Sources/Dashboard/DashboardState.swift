@@ -149,19 +149,16 @@ public struct DashboardState: Sendable {
     public mutating func load(source: String, bytes: [UInt8]) {
         nextID += 1
         var item = LoadedItem(id: nextID, source: source, rows: [])
-        do {
-            let decoded = try decoder.decode(bytes)
+        switch decoder.result(bytes) {
+        case .success(let decoded):
             item = checkedItem(source: source, decoded)
             item.receiptData = VerifyReceiptData.base64(decoded)
             item.sourceBytes = bytes
             let verdict = item.trust?.verdict.rawValue ?? "?"
             addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
-        } catch let error as ReceiptDecodingError {
+        case .failure(let error):
             item.error = error
             addLog("could not decode \(source): \(error.reason)", role: .error)
-        } catch {
-            item.error = ReceiptDecodingError(.unrecognisedFormat, "\(error)")
-            addLog("could not decode \(source): \(error)", role: .error)
         }
         items.append(item)
         if items.count == 1 { rebuildRows() }

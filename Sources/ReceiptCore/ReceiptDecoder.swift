@@ -35,6 +35,11 @@ public struct ReceiptDecoder: Sendable {
         return try decode(Array(bytes)[...], depth: 0, wrapping: [])
     }
 
+    /// ``decode(_:)`` as a `Result`, for callers that collect failures rather than stop.
+    public func result(_ bytes: some Collection<UInt8>) -> Result<DecodedInput, ReceiptDecodingError> {
+        Result { try decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? ReceiptDecodingError(.unrecognisedFormat, "\($0)") }
+    }
+
     /// Decodes text (a paste).
     public func decode(text: String) throws -> DecodedInput {
         try decode(Array(text.utf8))

@@ -76,24 +76,20 @@ public enum SimulatedResponse {
             "status": .integer(0), "environment": .string(environment.rawValue), "receipt": .object(receiptObject),
         ]
         if includeSubscriptions {
-            var rows = receipt.inApp.filter { $0.expiresDate != nil }
-            if excludeOld {
-                var latest: [String: Purchase] = [:]
-                for r in rows {
-                    let key = r.originalTransactionID ?? r.transactionID ?? ""
-                    if (latest[key]?.expiresDate ?? .distantPast) < (r.expiresDate ?? .distantPast) { latest[key] = r }
-                }
-                rows = Array(latest.values)
-            }
-            o["latest_receipt_info"] = .array(rows.map { .object(row($0, legacy: false)) })
-            var renewals: [String: Purchase] = [:]
-            for r in receipt.inApp where r.expiresDate != nil {
+            let subscriptionRows = receipt.inApp.filter { $0.expiresDate != nil }
+            // The latest-expiring row of each subscription: its renewal info, and all that
+            // exclude-old-transactions keeps.
+            var latest: [String: Purchase] = [:]
+            for r in subscriptionRows {
                 let key = r.originalTransactionID ?? r.transactionID ?? ""
-                if (renewals[key]?.expiresDate ?? .distantPast) < (r.expiresDate ?? .distantPast) { renewals[key] = r }
+                if (latest[key]?.expiresDate ?? .distantPast) < (r.expiresDate ?? .distantPast) { latest[key] = r }
             }
+            let latestKeys = latest.keys.sorted()
+            let rows = excludeOld ? latestKeys.map { latest[$0]! } : subscriptionRows
+            o["latest_receipt_info"] = .array(rows.map { .object(row($0, legacy: false)) })
             o["pending_renewal_info"] = .array(
-                renewals.keys.sorted().map { key in
-                    let r = renewals[key]!
+                latestKeys.map { key in
+                    let r = latest[key]!
                     return .object([
                         "original_transaction_id": .string(key), "product_id": .string(r.productID ?? ""),
                         "auto_renew_product_id": .string(r.productID ?? ""), "auto_renew_status": .string("1"),

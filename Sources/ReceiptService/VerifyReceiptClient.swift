@@ -34,6 +34,11 @@ public struct VerificationAttempt: Sendable, Hashable {
     /// The wait before the next attempt, when this one was retried.
     public var retryAfterSeconds: Double?
 
+    /// What came back, in a few words: `status N`, `HTTP N`, the transport error, or `no answer`.
+    public var resultText: String {
+        status.map { "status \($0)" } ?? httpStatus.map { "HTTP \($0)" } ?? error ?? "no answer"
+    }
+
     public init(
         url: String, endpoint: String, httpStatus: Int? = nil, status: Int? = nil, isRetryable: Bool? = nil, error: String? = nil,
         latencyMilliseconds: Double, retryAfterSeconds: Double? = nil
@@ -71,7 +76,6 @@ public struct VerificationOutcome: Sendable {
         self.response = response
         self.failure = failure
     }
-    public var isValid: Bool { status == 0 }
 }
 
 /// Progress of one verification, for the live log and progress bars.

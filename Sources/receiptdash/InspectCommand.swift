@@ -95,9 +95,7 @@ struct Inspect: ParsableCommand {
         var decodedInputs: [DecodedInput] = []
         var failures = 0
         for input in loaded {
-            let decoded = input.result.flatMap { bytes in
-                Result { try decoder.decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? .init(.invalidASN1, "\($0)") }
-            }
+            let decoded = input.result.flatMap(decoder.result)
             switch decoded {
             case .success(let value):
                 let trust = noVerify ? nil : evaluator.evaluate(value, options: options)

@@ -32,7 +32,6 @@ struct ServiceVerifier: OnlineVerifying {
     }
 
     static func line(_ a: VerificationAttempt) -> OnlineAttempt {
-        let result = a.status.map { "status \($0)" } ?? a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? "no answer"
-        return OnlineAttempt(url: a.url, result: result, latencyMilliseconds: a.latencyMilliseconds)
+        OnlineAttempt(url: a.url, result: a.resultText, latencyMilliseconds: a.latencyMilliseconds)
     }
 }

@@ -55,29 +55,31 @@ struct Verify: AsyncParsableCommand {
         let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         let decoder = ReceiptDecoder()
         let store = try db.map { try AuditStore(path: $0) }
-        var items: [BatchItem] = []
+        var accepted: [(source: String, receiptData: String, ingest: AuditStore.Ingest)] = []
         var decodeFailures = 0
         for input in InputFiles.load(files, limit: decoder.limits.maximumInputBytes) {
-            switch input.result.flatMap({ bytes in Result { try decoder.decode(bytes) }.mapError { $0 as? ReceiptDecodingError ?? .init(.invalidBase64, "\($0)") }.map { (bytes, $0) } }) {
+            switch input.result.flatMap({ bytes in decoder.result(bytes).map { (bytes, $0) } }) {
             case .success(let (bytes, decoded)):
                 guard let data = VerifyReceiptData.base64(decoded) else {
                     Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(decoded.format.rawValue) is not a receipt verifyReceipt accepts")
                     decodeFailures += 1
                     continue
                 }
-                if let store {
-                    let recorded = try store.record([
-                        AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: input.source == "-" ? .stdin : .file, source: input.source, seenAt: Date())
-                    ])
-                    try store.markPending(recorded.map(\.id), again: true)
-                    items.append(BatchItem(id: Int(recorded[0].id), source: input.source, receiptData: data))
-                } else {
-                    items.append(BatchItem(id: items.count, source: input.source, receiptData: data))
-                }
+                let kind: AuditStore.SourceKind = input.source == "-" ? .stdin : .file
+                accepted.append((input.source, data, AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: kind, source: input.source, seenAt: Date())))
             case .failure(let error):
                 Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
                 decodeFailures += 1
             }
+        }
+        var items: [BatchItem]
+        if let store {
+            // One write for all the inputs, then one marking them pending.
+            let recorded = try store.record(accepted.map(\.ingest))
+            try store.markPending(recorded.map(\.id), again: true)
+            items = zip(accepted, recorded).map { BatchItem(id: Int($1.id), source: $0.source, receiptData: $0.receiptData) }
+        } else {
+            items = accepted.enumerated().map { BatchItem(id: $0.offset, source: $0.element.source, receiptData: $0.element.receiptData) }
         }
         if let store, resume {
             let given = Set(items.map(\.id))
@@ -160,7 +162,7 @@ struct Verify: AsyncParsableCommand {
             lines.append("  Environment     \(outcome.environment ?? "?")")
             for (i, a) in outcome.attempts.enumerated() {
                 var text = "  Attempt \(i + 1)       \(a.url) → "
-                text += a.status.map { "status \($0)" } ?? a.httpStatus.map { "HTTP \($0)" } ?? (a.error ?? "no answer")
+                text += a.resultText
                 text += String(format: " in %.0f ms", a.latencyMilliseconds)
                 if let w = a.retryAfterSeconds { text += String(format: ", retried after %.2f s", w) }
                 lines.append(text)

@@ -100,7 +100,7 @@ struct Watch: AsyncParsableCommand {
                 var files: [(path: String, bytes: [UInt8])] = []
                 for path in paths {
                     // Read no more than the decoder takes: a huge file dropped in is skipped, not a stall.
-                    switch InputFiles.readFile(path, limit: ReceiptDecoder().limits.maximumInputBytes) {
+                    switch InputFiles.readFile(path, limit: DecodingLimits.default.maximumInputBytes) {
                     case .success(let bytes): files.append((path, bytes))
                     case .failure(let error):
                         unreadable += 1
