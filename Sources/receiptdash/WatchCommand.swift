@@ -90,13 +90,12 @@ struct Watch: AsyncParsableCommand {
             for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
         }
 
-        var firstPass = true
         var unreadable = 0
         while true {
             let now = Date()
             for folder in folders {
-                var paths = folder.poll()
-                if once && firstPass { paths += (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.sorted().map { (folder.path as NSString).appendingPathComponent($0) }.filter { !paths.contains($0) && !$0.hasPrefix(".") } ?? [] }
+                // --once takes the folder as it is; a long watch waits for each file to settle.
+                let paths = folder.poll(settled: !once)
                 var files: [(path: String, bytes: [UInt8])] = []
                 for path in paths {
                     // Read no more than the decoder takes: a huge file dropped in is skipped, not a stall.
@@ -130,7 +129,6 @@ struct Watch: AsyncParsableCommand {
                     try enqueue(recorded)
                 }
             }
-            firstPass = false
             let onlyStdin = folders.isEmpty && logs.isEmpty
             if once || (onlyStdin && stdinDone) { break }
             try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))

@@ -23,10 +23,11 @@ import Testing
         return dir.appendingPathComponent("receiptdash")
     }
 
-    func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
+    func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil) throws -> Run {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let out = Pipe()
         let err = Pipe()
         let input = Pipe()

@@ -7,6 +7,22 @@ import Testing
 @Suite struct WatchCommandTests {
     let cli = InspectCommandTests()
 
+    /// `watch --once .` takes the files of the current folder (a path starting with a dot is
+    /// not a hidden file), and skips hidden files and subfolders.
+    @Test func onceOverTheCurrentFolderSkipsOnlyHiddenFilesAndFolders() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watch-once-\(UUID())")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: folder.appendingPathComponent("a.der").path)
+        try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: folder.appendingPathComponent(".hidden.b64").path)
+        let db = FileManager.default.temporaryDirectory.appendingPathComponent("watch-once-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        let result = try cli.run(["watch", "--once", "--db", db, "."], currentDirectory: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(".: 1 file, 1 new"), "\(result.stdout)")
+        #expect(result.stdout.contains("ingested 0 lines and 1 files: 1 new receipts, 0 seen again, 0 skipped"), "\(result.stdout)")
+    }
+
     @Test func folderAndLogIngestedOnceEachWithSkipsCounted() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())")
         let drop = folder.appendingPathComponent("drop")

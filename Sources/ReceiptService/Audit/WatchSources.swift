@@ -81,8 +81,9 @@ public final class FolderWatcher: @unchecked Sendable {
         self.path = path
     }
 
-    /// Paths of files that appeared and settled since the last poll.
-    public func poll() -> [String] {
+    /// Paths of files that appeared and settled since the last poll. With `settled: false`,
+    /// every regular file not yet reported, at once (for a one-shot pass over the folder).
+    public func poll(settled: Bool = true) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
         var ready: [String] = []
         for name in names.sorted() where !name.hasPrefix(".") {
@@ -92,7 +93,7 @@ public final class FolderWatcher: @unchecked Sendable {
                 attributes[.type] as? FileAttributeType == .typeRegular
             else { continue }
             let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
-            if let previous = sizes[file], previous == size, size > 0 {
+            if !settled || (sizes[file] == size && size > 0) {
                 reported.insert(file)
                 sizes[file] = nil
                 ready.append(file)
