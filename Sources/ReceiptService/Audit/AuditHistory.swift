@@ -89,36 +89,48 @@ extension AuditStore {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.id, r.format, r.bundle_id, r.environment, r.first_seen, r.last_seen, r.state, r.status,
-                           (SELECT COUNT(*) FROM sighting s WHERE s.receipt_id = r.id) AS sightings
+                    SELECT r.id, r.format, r.bundle_id, r.environment, r.first_seen, r.last_seen, r.state, r.status
                     FROM receipt r \(whereClause)
                     ORDER BY r.last_seen DESC, r.id DESC LIMIT ?
                     """,
                 arguments: StatementArguments(arguments + [query.limit]))
-            return try rows.map { row in
-                let id: Int64 = row["id"]
-                let purchases = try Row.fetchAll(
+            // Purchases and sightings of all the rows, a few queries in all rather than two per row.
+            let ids: [Int64] = rows.map { $0["id"] }
+            var purchases: [Int64: [HistoryRow.PurchaseRow]] = [:]
+            var seen: [Int64: [HistoryRow.Sighting]] = [:]
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = databaseQuestionMarks(count: chunk.count)
+                for p in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT product_id, transaction_id, original_transaction_id, quantity, purchase_date, expires_date, cancellation_date
-                        FROM purchase WHERE receipt_id = ? ORDER BY purchase_date, id
-                        """, arguments: [id]
-                ).map { p in
-                    HistoryRow.PurchaseRow(
-                        productID: p["product_id"], transactionID: p["transaction_id"], originalTransactionID: p["original_transaction_id"],
-                        quantity: p["quantity"], purchaseDate: (p["purchase_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                        expiresDate: (p["expires_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                        cancellationDate: (p["cancellation_date"] as Double?).map(Date.init(timeIntervalSince1970:)))
+                        SELECT receipt_id, product_id, transaction_id, original_transaction_id, quantity, purchase_date, expires_date, cancellation_date
+                        FROM purchase WHERE receipt_id IN (\(marks)) ORDER BY purchase_date, id
+                        """, arguments: StatementArguments(chunk))
+                {
+                    purchases[p["receipt_id"], default: []].append(
+                        HistoryRow.PurchaseRow(
+                            productID: p["product_id"], transactionID: p["transaction_id"], originalTransactionID: p["original_transaction_id"],
+                            quantity: p["quantity"], purchaseDate: (p["purchase_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                            expiresDate: (p["expires_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                            cancellationDate: (p["cancellation_date"] as Double?).map(Date.init(timeIntervalSince1970:))))
                 }
-                let seen = try Row.fetchAll(
-                    db, sql: "SELECT source_kind, source, seen_at FROM sighting WHERE receipt_id = ? ORDER BY seen_at, id", arguments: [id]
-                ).map { s in
-                    HistoryRow.Sighting(kind: s["source_kind"], source: s["source"], seenAt: Date(timeIntervalSince1970: s["seen_at"]))
+                for s in try Row.fetchAll(
+                    db,
+                    sql: "SELECT receipt_id, source_kind, source, seen_at FROM sighting WHERE receipt_id IN (\(marks)) ORDER BY seen_at, id",
+                    arguments: StatementArguments(chunk))
+                {
+                    seen[s["receipt_id"], default: []].append(
+                        HistoryRow.Sighting(kind: s["source_kind"], source: s["source"], seenAt: Date(timeIntervalSince1970: s["seen_at"])))
                 }
+            }
+            return rows.map { row in
+                let id: Int64 = row["id"]
                 return HistoryRow(
                     id: id, format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
                     firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
-                    sightings: row["sightings"], state: row["state"], status: row["status"], purchases: purchases, seen: seen)
+                    sightings: seen[id]?.count ?? 0, state: row["state"], status: row["status"], purchases: purchases[id] ?? [],
+                    seen: seen[id] ?? [])
             }
         }
     }
