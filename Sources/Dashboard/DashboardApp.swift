@@ -25,6 +25,8 @@ public enum DashboardApp {
         let inbox = EventInbox()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
+        // Items are only ever appended: each pass offers the audit store only those added since.
+        var offeredToAudit = 0
         while true {
             state.wallClock = environment.now()
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
@@ -37,11 +39,12 @@ public enum DashboardApp {
             }
             if let audit {
                 // Record what was loaded here; in follow mode, take in what others wrote.
-                for item in state.items where !state.auditedItems.contains(item.id) {
+                for item in state.items[offeredToAudit...] where !state.auditedItems.contains(item.id) {
                     state.auditedItems.insert(item.id)
                     guard let decoded = item.decoded, let bytes = item.sourceBytes else { continue }
                     if let row = audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
                 }
+                offeredToAudit = state.items.count
                 for event in audit.poll() { state.apply(event, at: state.wallClock) }
             }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
