@@ -133,16 +133,15 @@ public enum AppleDate {
         var out = [UInt8]()
         out.reserveCapacity(24)
         func put(_ value: Int, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var v = abs(value)
-            var i = width - 1
-            while i >= 0 {
-                digits[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                i -= 1
-            }
             if value < 0 { out.append(UInt8(ascii: "-")) }
-            out += digits
+            // Room for `width` digits, filled from the right, in place.
+            let start = out.count
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
+            var v = abs(value)
+            for i in stride(from: start + width - 1, through: start, by: -1) {
+                out[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
         }
         put(y, 4)
         out.append(UInt8(ascii: "-"))
