@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "receiptdash",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),

@@ -53,17 +53,15 @@ public struct HistorySearch: Sendable, Hashable {
 }
 
 extension DashboardState {
-    /// Applies what a follower learned: new receipts load, finished results show as online
+    /// Applies what a follower learned: new receipts load (judged by the pipeline first:
+    /// `judged` is the event's receipt taken through it), finished results show as online
     /// states and feed the metrics.
-    public mutating func apply(_ event: AuditFeedEvent, at time: Date) {
+    public mutating func apply(_ event: AuditFeedEvent, judged: JudgedInput?, at time: Date) {
         switch event {
-        case .receipt(let rowID, let source, let bytes):
-            guard auditRows[rowID] == nil else { return }
-            load(source: source, bytes: bytes)
-            if let item = items.last {
-                auditRows[rowID] = item.id
-                auditedItems.insert(item.id)
-            }
+        case .receipt(let rowID, _, _):
+            guard auditRows[rowID] == nil, let judged, let itemID = add(judged) else { return }
+            auditRows[rowID] = itemID
+            auditedItems.insert(itemID)
         case .result(let rowID, let status, let environment, let failure, let attempts):
             guard let itemID = auditRows[rowID] else { return }
             metrics.recordRetries(in: attempts)

@@ -1,20 +1,29 @@
 import Foundation
 import ReceiptCore
+import Synchronization
 import TerminalUI
 
 /// The UI loop: render, draw, wait for a key (blocking: no CPU while idle), update, and carry
 /// out the effects the update asked for.
+///
+/// Inputs go through the one pipeline (``ReceiptPipeline``: decode, trust, analysis), awaited
+/// in the loop: they are on screen in the very next frame. The caller decides which thread the
+/// loop runs on (the executable pins it to one thread that owns the terminal, see
+/// ``SingleThreadExecutor``); online verification runs in tasks of its own and reports through
+/// an inbox the loop drains.
 public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
-        verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil, feed: (any InputFeed)? = nil
-    ) {
+        pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
+        feed: (any InputFeed)? = nil
+    ) async {
+        let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
         if let audit {
             let pending = audit.pending()
-            for event in pending { state.apply(event, at: environment.now()) }
+            await apply(pending, to: &state, pipeline: pipeline)
             for case .receipt(let row, _, _) in pending {
                 if let id = state.auditRows[row] { state.online[id] = .queued }
             }
@@ -32,10 +41,7 @@ public enum DashboardApp {
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             if let feed {
                 let arrived = feed.poll()
-                for input in arrived { state.load(input) }
-                if !arrived.isEmpty {
-                    state.message = ("\(arrived.count) new input\(arrived.count == 1 ? "" : "s") from watched sources", .info)
-                }
+                if !arrived.isEmpty { state.add(await pipeline.judge(arrived), from: .watch) }
             }
             if let audit {
                 // Record what was loaded here; in follow mode, take in what others wrote.
@@ -45,7 +51,7 @@ public enum DashboardApp {
                     if let row = audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
                 }
                 offeredToAudit = state.items.count
-                for event in audit.poll() { state.apply(event, at: state.wallClock) }
+                await apply(audit.poll(), to: &state, pipeline: pipeline)
             }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
@@ -57,9 +63,7 @@ public enum DashboardApp {
                 switch effect {
                 case .quit: return
                 case .search(let search):
-                    if let audit {
-                        for event in audit.search(search) { state.apply(event, at: environment.now()) }
-                    }
+                    if let audit { await apply(audit.search(search), to: &state, pipeline: pipeline) }
                     state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }
@@ -78,16 +82,21 @@ public enum DashboardApp {
                         state.message = ("could not write \(fileName): \(error.localizedDescription)", .error)
                     }
                 case .load(let path):
-                    let before = state.items.count
-                    for input in InputFiles.load([path], limit: DecodingLimits.default.maximumInputBytes) {
-                        if let reason = state.load(input) { state.message = (reason, .error) }
-                    }
-                    let added = state.items.count - before
-                    if added > 0 {
-                        state.message = ("loaded \(added) input\(added == 1 ? "" : "s") from \(path)", .ok)
-                    }
+                    let inputs = InputFiles.load([path], limit: pipeline.inputLimit)
+                    state.add(await pipeline.judge(inputs), from: .open(path: path))
+                case .judge(let inputs, let origin):
+                    state.add(await pipeline.judge(inputs), from: origin)
                 }
             }
+        }
+    }
+
+    /// Applies audit feed events in order, taking each receipt through the pipeline first.
+    private static func apply(_ events: [AuditFeedEvent], to state: inout DashboardState, pipeline: ReceiptPipeline) async {
+        for event in events {
+            var judged: JudgedInput?
+            if case .receipt(_, let source, let bytes) = event { judged = await pipeline.judge(source: source, bytes: bytes) }
+            state.apply(event, judged: judged, at: state.wallClock)
         }
     }
 
@@ -101,48 +110,29 @@ public enum DashboardApp {
 }
 
 /// Events from verification tasks, handed to the UI loop (which alone touches the state).
-final class EventInbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var events: [OnlineEvent] = []
-    private var running = 0
+final class EventInbox: Sendable {
+    private struct Contents {
+        var events: [OnlineEvent] = []
+        var running = 0
+    }
+
+    private let contents = Mutex(Contents())
 
     func post(_ event: OnlineEvent) {
-        lock.lock()
-        events.append(event)
-        lock.unlock()
+        contents.withLock { $0.events.append(event) }
     }
 
     func drain() -> [OnlineEvent] {
-        lock.lock()
-        defer { lock.unlock() }
-        let out = events
-        events.removeAll(keepingCapacity: true)
-        return out
+        contents.withLock { contents in
+            defer { contents.events.removeAll(keepingCapacity: true) }
+            return contents.events
+        }
     }
 
-    func begin() {
-        lock.lock()
-        running += 1
-        lock.unlock()
-    }
-
-    func end() {
-        lock.lock()
-        running -= 1
-        lock.unlock()
-    }
-
-    var active: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return running
-    }
-
-    var pending: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !events.isEmpty
-    }
+    func begin() { contents.withLock { $0.running += 1 } }
+    func end() { contents.withLock { $0.running -= 1 } }
+    var active: Int { contents.withLock { $0.running } }
+    var pending: Bool { contents.withLock { !$0.events.isEmpty } }
 }
 
 /// Finds and loads themes: a path, or a name looked up in `./Themes`, the `Themes` folder of

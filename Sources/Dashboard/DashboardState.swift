@@ -37,6 +37,19 @@ public enum Mode: Sendable, Hashable {
     case command(String)
 }
 
+/// Where inputs handed to the pipeline came from, which decides what the dashboard says and
+/// selects when they arrive.
+public enum InputOrigin: Sendable, Hashable {
+    /// Named on the command line (or the demo).
+    case startup
+    /// Pasted: the first one is selected.
+    case paste
+    /// Opened with `o`.
+    case open(path: String)
+    /// A watched folder or log file.
+    case watch
+}
+
 /// What the shell around the pure update must do.
 public enum Effect: Sendable, Hashable {
     case quit
@@ -46,6 +59,8 @@ public enum Effect: Sendable, Hashable {
     case export(json: String, fileName: String)
     /// Read a file or folder and load it.
     case load(path: String)
+    /// Take these inputs through the pipeline (decode, trust, analysis) and add them.
+    case judge([LoadedInput], from: InputOrigin)
     /// Verify these receipts online.
     case verify([OnlineRequest])
     /// Search the audit history and load what matches.
@@ -121,8 +136,6 @@ public struct DashboardState: Sendable {
     /// Page size used by PgUp/PgDn (the view sets it from the layout).
     public var pageSize = 10
     private var nextID = 0
-    let decoder = ReceiptDecoder()
-    let evaluator = TrustEvaluator()
 
     public init(now: Date) {
         self.now = now
@@ -144,81 +157,65 @@ public struct DashboardState: Sendable {
 
     // MARK: - Loading
 
-    /// Decodes, verifies and analyses one input, and adds it (an error is kept as an item too:
-    /// nothing already loaded is lost).
-    public mutating func load(source: String, bytes: [UInt8]) {
+    /// Adds one input judged by the pipeline (``ReceiptPipeline``): decoded, its trust checked,
+    /// its purchases analysed. An input that could not be decoded is kept as an item with its
+    /// error, so nothing already loaded is lost; one that could not even be read is only logged.
+    /// Returns the new item's id, or nil when nothing was added.
+    @discardableResult
+    public mutating func add(_ judged: JudgedInput) -> Int? {
+        guard let bytes = judged.bytes else {
+            let reason = "could not read \(judged.source): \(judged.error?.reason ?? "no data")"
+            addLog(reason, role: .error)
+            message = (reason, .error)
+            return nil
+        }
         nextID += 1
-        var item = LoadedItem(id: nextID, source: source, rows: [])
-        switch decoder.result(bytes) {
+        var item = LoadedItem(id: nextID, source: judged.source, rows: [])
+        item.sourceBytes = bytes
+        switch judged.result {
         case .success(let decoded):
-            item = checkedItem(source: source, decoded)
+            item.rows = decoded.allPurchases
+            item.decoded = decoded
+            item.trust = judged.trust
+            item.analysis = judged.analysis
             item.receiptData = VerifyReceiptData.base64(decoded)
-            item.sourceBytes = bytes
-            let verdict = item.trust?.verdict.rawValue ?? "?"
-            addLog("loaded \(source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
+            let verdict = judged.trust?.verdict.rawValue ?? "?"
+            addLog("loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
         case .failure(let error):
             item.error = error
-            addLog("could not decode \(source): \(error.reason)", role: .error)
+            addLog("could not decode \(judged.source): \(error.reason)", role: .error)
         }
         items.append(item)
         if items.count == 1 { rebuildRows() }
+        return item.id
     }
 
-    /// Adds an input that was decoded elsewhere (e.g. a watch source), with its checks.
-    public mutating func loadDecoded(source: String, _ decoded: DecodedInput) {
-        nextID += 1
-        items.append(checkedItem(source: source, decoded))
-        addLog("loaded \(source): \(decoded.format.rawValue)", role: .ok)
-        if items.count == 1 { rebuildRows() }
-    }
-
-    /// Loads an input read from a file, a folder or a watched source, or logs why it could
-    /// not be read. Returns that reason when it could not.
-    @discardableResult
-    public mutating func load(_ input: LoadedInput) -> String? {
-        switch input.result {
-        case .success(let bytes):
-            load(source: input.source, bytes: bytes)
-            return nil
-        case .failure(let error):
-            let reason = "could not read \(input.source): \(error.reason)"
-            addLog(reason, role: .error)
-            return reason
-        }
-    }
-
-    /// A new item for a decoded input, with its trust checks and analysis at `now`.
-    private func checkedItem(source: String, _ decoded: DecodedInput) -> LoadedItem {
-        var item = LoadedItem(id: nextID, source: source, rows: decoded.allPurchases)
-        item.decoded = decoded
-        item.trust = evaluator.evaluate(decoded, options: TrustOptions(now: now))
-        item.analysis = PurchaseAnalysis.analyze([decoded], at: now)
-        return item
-    }
-
-    /// Loads pasted text: one receipt, or several separated by blank lines or one per line.
-    public mutating func loadPaste(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { return }
+    /// Adds a batch the pipeline judged, and says what arrived from where.
+    public mutating func add(_ batch: [JudgedInput], from origin: InputOrigin) {
         let before = items.count
-        for chunk in Self.pasteChunks(trimmed, decoder: decoder) {
-            pasteCount += 1
-            load(source: "paste \(pasteCount)", bytes: Array(chunk.utf8))
+        for judged in batch { add(judged) }
+        let added = items.count - before
+        let inputs = "\(added) input\(added == 1 ? "" : "s")"
+        switch origin {
+        case .startup:
+            break
+        case .paste:
+            message = ("pasted \(inputs)", added > 0 ? .ok : .warning)
+            focus = .receipts
+            if added > 0 { select(item: before) }
+        case .open(let path):
+            if added > 0 { message = ("loaded \(inputs) from \(path)", .ok) }
+        case .watch:
+            if !batch.isEmpty { message = ("\(batch.count) new input\(batch.count == 1 ? "" : "s") from watched sources", .info) }
         }
-        if items.count > before { select(item: before) }
     }
 
-    /// Splits a paste into receipts: blocks separated by blank lines; within a block, one
-    /// receipt per line when every line decodes on its own, else the block is one receipt
-    /// (base64 wrapped over several lines).
-    static func pasteChunks(_ text: String, decoder: ReceiptDecoder) -> [String] {
-        let blocks = text.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { !$0.isEmpty }
-        return blocks.flatMap { block -> [String] in
-            let lines = block.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            if lines.count >= 2, lines.allSatisfy({ (try? decoder.decode(text: $0)) != nil }) { return lines }
-            return [block]
-        }
+    /// Splits pasted text into inputs for the pipeline (see ``InputFiles/paste(_:firstNumber:decoder:)``),
+    /// numbering pastes on from the last one.
+    mutating func pasteInputs(_ text: String) -> [LoadedInput] {
+        let inputs = InputFiles.paste(text, firstNumber: pasteCount + 1)
+        pasteCount += inputs.count
+        return inputs
     }
 
     private var pasteCount = 0

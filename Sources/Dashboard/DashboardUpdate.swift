@@ -27,8 +27,8 @@ extension DashboardState {
     private mutating func handleNormal(_ event: KeyEvent) -> [Effect] {
         if case .paste(let text) = event {
             // A paste with no box open: take it as receipts all the same.
-            loadPaste(text)
-            return []
+            let inputs = pasteInputs(text)
+            return inputs.isEmpty ? [] : [.judge(inputs, from: .paste)]
         }
         guard let action = KeyMap.action(for: event) else { return [] }
         message = nil
@@ -222,11 +222,12 @@ extension DashboardState {
                 mode = .normal
             } else {
                 mode = .normal
-                let before = items.count
-                loadPaste(text)
-                let added = items.count - before
-                message = ("pasted \(added) input\(added == 1 ? "" : "s")", added > 0 ? .ok : .warning)
-                focus = .receipts
+                let inputs = pasteInputs(text)
+                if inputs.isEmpty {
+                    message = ("pasted 0 inputs", .warning)
+                } else {
+                    return [.judge(inputs, from: .paste)]
+                }
             }
         case .control("c"): return [.quit]
         default: break

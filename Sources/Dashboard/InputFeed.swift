@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// New inputs arriving from watched sources (folders, followed log files), offered to the
 /// dashboard on each tick. The executable implements it with the ReceiptService watchers.

@@ -57,7 +57,7 @@ struct Bench: AsyncParsableCommand {
             return try benchAnalysis(rows: rows)
         }
         if let rows = renderRows {
-            return benchRender(rows: rows)
+            return await benchRender(rows: rows)
         }
         let decoder = ReceiptDecoder()
         var chosen = paths
@@ -143,7 +143,7 @@ struct Bench: AsyncParsableCommand {
 
     /// One receipt with `rows` purchases in the dashboard at 200×60, the Purchases pane focused
     /// and scrolled to the middle; times `DashboardView.render`.
-    private func benchRender(rows: Int) {
+    private func benchRender(rows: Int) async {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         var state = DashboardState(now: now)
         var input = DecodedInput(format: .verifyResponse)
@@ -158,12 +158,13 @@ struct Bench: AsyncParsableCommand {
             p.expiresDate = p.purchaseDate?.addingTimeInterval(30 * 86_400)
             input.latestReceiptInfo.append(p)
         }
-        state.loadDecoded(source: "bench", input)
+        let pipeline = ReceiptPipeline(at: now, trustOptions: TrustOptions(now: now))
+        state.add(await pipeline.judge(source: "bench", decoded: input, bytes: []))
         _ = state.handle(.resize(width: 200, height: 60))
         _ = state.handle(.tab)
         for _ in 0..<(rows / 2 / max(1, state.pageSize)) { _ = state.handle(.pageDown) }
         // Live items for the stream: each validation finishes one of them (and feeds the metrics).
-        for i in 0..<50 { state.load(source: "live \(i)", bytes: Array(SyntheticReceipt.base64(i).utf8)) }
+        for i in 0..<50 { state.add(await pipeline.judge(source: "live \(i)", bytes: Array(SyntheticReceipt.base64(i).utf8))) }
         let liveIDs = state.items.suffix(50).map(\.id)
         _ = DashboardView.render(state, width: 200, height: 60)  // warm up
         var times: [Double] = []

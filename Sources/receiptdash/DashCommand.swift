@@ -69,6 +69,7 @@ struct Dash: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
+        let pipeline = ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let audit: StoreAuditLink?
         if let db {
             audit = StoreAuditLink(store: follow ? try AuditStore(readOnlyPath: db) : try AuditStore(path: db), follow: follow)
@@ -84,22 +85,22 @@ struct Dash: AsyncParsableCommand {
         } else if files.isEmpty, !watch.isEmpty {
             state.addLog("no input yet: new receipts appear as they arrive; p pastes, o opens", role: .info)
         } else if files.isEmpty {
-            for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
+            state.add(await pipeline.judge(InputFiles.demo()), from: .startup)
         } else {
-            for input in InputFiles.load(files, limit: DecodingLimits.default.maximumInputBytes) { state.load(input) }
+            state.add(await pipeline.judge(InputFiles.load(files, limit: pipeline.inputLimit)), from: .startup)
         }
         for source in watch {
             state.addLog("watching \(source)", role: .info)
         }
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
-        let loaded = state
-        // One thread owns ncurses for the whole session (it never suspends in between).
-        await MainActor.run {
-            var state = loaded
+        // One thread owns the terminal for the whole session: the loop, before and after each
+        // await, runs there.
+        let ui = SingleThreadExecutor(name: "receiptdash-ui")
+        await withTaskExecutorPreference(ui) {
             let terminal = NcursesTerminal(theme: chosenTheme)
-            DashboardApp.run(
-                &state, backend: terminal, verifier: follow ? nil : verifier, audit: audit,
+            await DashboardApp.run(
+                &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
                 feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false))
             terminal.shutdown()
         }

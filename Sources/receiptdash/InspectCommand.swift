@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Dashboard
 import ReceiptCore
 
 /// Output formats of `inspect`.
@@ -8,7 +7,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 
-struct Inspect: ParsableCommand {
+struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode receipts offline and show what they contain.",
         discussion: """
@@ -81,25 +80,21 @@ struct Inspect: ParsableCommand {
         return options
     }
 
-    func run() throws {
-        let decoder = ReceiptDecoder()
-        let evaluator = TrustEvaluator()
-        let options = try trustOptions()
-        var loaded = InputFiles.load(files, limit: decoder.limits.maximumInputBytes)
-        if demo {
-            loaded += DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
-        }
+    func run() async throws {
         let instant = at.flatMap(AppleDate.parse) ?? Date()
+        let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)
+        var loaded = InputFiles.load(files, limit: pipeline.inputLimit)
+        if demo { loaded += InputFiles.demo() }
         var outputs: [JSONValue] = []
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
         var failures = 0
         for input in loaded {
-            let decoded = input.result.flatMap(decoder.result)
-            switch decoded {
+            let judged = await pipeline.judge(input)
+            switch judged.result {
             case .success(let value):
-                let trust = noVerify ? nil : evaluator.evaluate(value, options: options)
-                let analysis = PurchaseAnalysis.analyze([value], at: instant)
+                let trust = judged.trust
+                let analysis = judged.analysis ?? PurchaseAnalysis.analyze([value], at: instant)
                 decodedInputs.append(value)
                 switch format {
                 case .json:
@@ -114,7 +109,7 @@ struct Inspect: ParsableCommand {
                 }
             case .failure(let error):
                 failures += 1
-                Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
+                Standard.error("receiptdash: \(input.source): \(error.reason)")
                 var entry: [String: JSONValue] = [
                     "source": .string(input.source),
                     "error": .object(["code": .string(error.code.description), "message": .string(error.reason)]),
@@ -152,8 +147,10 @@ struct Inspect: ParsableCommand {
     }
 }
 
+/// The process's standard error. Every line written here may carry text from an input (a file
+/// name, a JSON key in an error message), so every line goes through the one sanitiser.
 enum Standard {
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((SafeText.escaped(line) + "\n").utf8))
     }
 }

@@ -59,16 +59,16 @@ import TerminalUI
 
     static let env = DashboardEnvironment(listDirectory: { _ in nil }, now: { DashboardTests.now })
 
-    @Test func idleLoopBlocksInsteadOfPolling() {
+    @Test func idleLoopBlocksInsteadOfPolling() async {
         var state = DashboardState(now: DashboardTests.now)
         let terminal = ScriptedTerminal(keys: [.down, .character("q")])
-        DashboardApp.run(&state, backend: terminal, environment: Self.env)
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env)
         // Nothing running, nothing watched: every wait is unbounded (no CPU while idle).
         #expect(terminal.waits == [nil, nil])
         #expect(terminal.frames.count == 2)
     }
 
-    @Test func watchedInputsArriveWhileTheScreenIsUp() throws {
+    @Test func watchedInputsArriveWhileTheScreenIsUp() async throws {
         let demo = DemoCorpus.items()
         let first = try #require(demo.first { $0.name.hasPrefix("production-subscriptions") })
         let second = try #require(demo.first { $0.name.hasPrefix("ios6") })
@@ -81,7 +81,7 @@ import TerminalUI
         ])
         var state = DashboardState(now: DashboardTests.now)
         let terminal = ScriptedTerminal(keys: [.tick, .tick, .tick, .character("q")])
-        DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
 
         // Watching polls twice a second rather than blocking.
         #expect(terminal.waits == [500, 500, 500, 500])
@@ -99,11 +99,11 @@ import TerminalUI
         #expect(state.items.count == 2)
     }
 
-    @Test func endOfInputEndsTheLoop() {
+    @Test func endOfInputEndsTheLoop() async {
         var state = DashboardState(now: DashboardTests.now)
         let feed = ScriptedFeed(arrivals: [:])
         let terminal = ScriptedTerminal(keys: [])
-        DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env, feed: feed)
         #expect(terminal.frames.count == 1)
         #expect(terminal.waits == [500])
     }

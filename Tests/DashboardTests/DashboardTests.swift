@@ -8,9 +8,9 @@ import TerminalUI
 @Suite struct DashboardTests {
     static let now = AppleDate.parse("2026-11-22T00:00:00Z")!
 
-    static func demoState(width: Int = 120, height: Int = 40) -> DashboardState {
+    static func demoState(width: Int = 120, height: Int = 40) async -> DashboardState {
         var state = DashboardState(now: now)
-        for item in DemoCorpus.items() { state.load(source: "demo/\(item.name)", bytes: item.bytes) }
+        state.add(await state.pipeline.judge(InputFiles.demo()), from: .startup)
         // Log times are the judged-at instant, so snapshots do not depend on the clock.
         _ = state.handle(.resize(width: width, height: height), environment: env)
         return state
@@ -35,27 +35,27 @@ import TerminalUI
         keys.flatMap { state.handle($0, environment: Self.env) }
     }
 
-    @Test func firstScreenSnapshot() {
-        let state = Self.demoState()
+    @Test func firstScreenSnapshot() async {
+        let state = await Self.demoState()
         assertSnapshot(screen(state).text, named: "demo-120x40")
     }
 
-    @Test func purchasesOfAReceiptSnapshot() {
-        var state = Self.demoState()
+    @Test func purchasesOfAReceiptSnapshot() async {
+        var state = await Self.demoState()
         press(&state, .down, .down, .tab)
         #expect(state.focus == .purchases)
         #expect(state.selectedItem?.source == "demo/production-subscriptions.b64")
         assertSnapshot(screen(state).text, named: "production-purchases-120x40")
     }
 
-    @Test func narrowScreenSnapshot() {
-        var state = Self.demoState(width: 80, height: 24)
+    @Test func narrowScreenSnapshot() async {
+        var state = await Self.demoState(width: 80, height: 24)
         press(&state, .down, .down, .down)
         assertSnapshot(screen(state).text, named: "sandbox-80x24")
     }
 
-    @Test func tooSmallScreen() {
-        var state = Self.demoState()
+    @Test func tooSmallScreen() async {
+        var state = await Self.demoState()
         press(&state, .resize(width: 60, height: 15))
         let text = screen(state).text
         #expect(text.contains("Terminal too small: 60×15"))
@@ -64,8 +64,8 @@ import TerminalUI
         #expect(screen(state).text.contains("Receipts [6]"))
     }
 
-    @Test func bundleIDsAndProductsAreOnScreen() {
-        var state = Self.demoState()
+    @Test func bundleIDsAndProductsAreOnScreen() async {
+        var state = await Self.demoState()
         let first = screen(state).text
         for bundle in ["com.mindmobapp.Mi", "org.getpure.pure-", "com.revenuecat.sa", "net.zachariadis.c"] {
             #expect(first.contains(bundle), "\(bundle)")
@@ -75,8 +75,8 @@ import TerminalUI
         #expect(screen(state).text.contains("Trust: valid: genuine Apple"))
     }
 
-    @Test func helpOverlayListsEveryBinding() {
-        var state = Self.demoState()
+    @Test func helpOverlayListsEveryBinding() async {
+        var state = await Self.demoState()
         press(&state, .character("?"))
         let text = screen(state).text
         for binding in KeyMap.bindings { #expect(text.contains(binding.description), "\(binding.description)") }
@@ -84,8 +84,8 @@ import TerminalUI
         #expect(state.mode == .normal)
     }
 
-    @Test func filterAndMatches() {
-        var state = Self.demoState()
+    @Test func filterAndMatches() async {
+        var state = await Self.demoState()
         press(&state, .down, .down, .down, .character("/"))
         for c in "annual" { press(&state, .character(c)) }
         #expect(state.visibleRowCount == 1)
@@ -98,8 +98,8 @@ import TerminalUI
         #expect(state.visibleRowCount == 9)
     }
 
-    @Test func sortByColumnAndReverse() {
-        var state = Self.demoState()
+    @Test func sortByColumnAndReverse() async {
+        var state = await Self.demoState()
         press(&state, .down, .down, .down, .tab)
         press(&state, .right)  // column cursor: Expires
         #expect(state.columnCursor == .expires)
@@ -113,8 +113,8 @@ import TerminalUI
         #expect(screen(state).text.contains("Expires ▼"))
     }
 
-    @Test func detailShowsEveryFieldAndUnknownAttributesInHex() {
-        var state = Self.demoState()
+    @Test func detailShowsEveryFieldAndUnknownAttributesInHex() async {
+        var state = await Self.demoState()
         press(&state, .down, .down, .tab, .enter)
         guard case .detail = state.mode else {
             Issue.record("no detail")
@@ -127,21 +127,29 @@ import TerminalUI
         #expect(state.mode == .normal)
     }
 
-    @Test func pasteSeveralReceiptsAtOnce() throws {
-        var state = Self.demoState()
+    @Test func pasteSeveralReceiptsAtOnce() async throws {
+        var state = await Self.demoState()
         let production = try String(decoding: Data(contentsOf: Self.demoFile("production-subscriptions.b64")), as: UTF8.self)
         let jws = try String(decoding: Data(contentsOf: Self.demoFile("notification-v2-expired.jws")), as: UTF8.self)
         press(&state, .character("p"))
         press(&state, .paste(production.trimmingCharacters(in: .whitespacesAndNewlines) + "\n\n" + jws))
         #expect(screen(state).text.contains("Paste receipts"))
-        press(&state, .enter)
+        let effects = press(&state, .enter)
+        // The update only asks for the pasted text to be judged; nothing is decoded in the keystroke.
+        #expect(state.items.count == 6)
+        guard case .judge(let inputs, from: .paste)? = effects.first else {
+            Issue.record("no judge effect: \(effects)")
+            return
+        }
+        #expect(inputs.map(\.source) == ["paste 1", "paste 2"])
+        await state.perform(effects)
         #expect(state.items.count == 8)
         #expect(state.items[6].source == "paste 1")
         #expect(state.items[6].decoded?.format == .pkcs7)
         #expect(state.items[7].decoded?.format == .jwsNotification)
         #expect(state.message?.text == "pasted 2 inputs")
         // A bad paste is kept as an error item; nothing already loaded is lost.
-        press(&state, .character("p"), .paste("MIIT!!!not base64"), .enter)
+        await state.perform(press(&state, .character("p"), .paste("MIIT!!!not base64"), .enter))
         #expect(state.items.count == 9)
         #expect(state.items[8].error?.code == .invalidBase64)
         #expect(state.items.prefix(8).allSatisfy { $0.decoded != nil })
@@ -152,8 +160,8 @@ import TerminalUI
             .appendingPathComponent("Sources/ReceiptCore/Resources/Demo/\(name)")
     }
 
-    @Test func openWithTabCompletion() {
-        var state = Self.demoState()
+    @Test func openWithTabCompletion() async {
+        var state = await Self.demoState()
         press(&state, .character("o"))
         for c in "/data/re" { press(&state, .character(c)) }
         press(&state, .tab)
@@ -163,8 +171,8 @@ import TerminalUI
         #expect(press(&state, .enter) == [.load(path: "/data/receipts/")])
     }
 
-    @Test func copyAndExportEffects() throws {
-        var state = Self.demoState()
+    @Test func copyAndExportEffects() async throws {
+        var state = await Self.demoState()
         press(&state, .down, .down, .tab)
         #expect(press(&state, .character("y")) == [.copy("340001196262039")])
         let effects = press(&state, .character("e"))
@@ -181,14 +189,14 @@ import TerminalUI
         #expect(DashboardApp.osc52("ab", inTmux: true) == "\u{1B}Ptmux;\u{1B}\u{1B}]52;c;YWI=\u{07}\u{1B}\\")
     }
 
-    @Test func verifyWithoutAVerifierSaysSoRatherThanFaking() {
-        var state = Self.demoState()
+    @Test func verifyWithoutAVerifierSaysSoRatherThanFaking() async {
+        var state = await Self.demoState()
         #expect(press(&state, .character("v")).isEmpty)
         #expect(state.message?.text.hasPrefix("online verification is not set up") == true)
     }
 
-    @Test func verifySelectedOrAllAndShowProgress() throws {
-        var state = Self.demoState()
+    @Test func verifySelectedOrAllAndShowProgress() async throws {
+        var state = await Self.demoState()
         state.onlineAvailable = true
         press(&state, .down, .down)  // production receipt
         guard case .verify(let one)? = press(&state, .character("v")).first else {
@@ -230,16 +238,16 @@ import TerminalUI
         #expect(text.contains("?✗ ios6"))
     }
 
-    @Test func quit() {
-        var state = Self.demoState()
+    @Test func quit() async {
+        var state = await Self.demoState()
         #expect(press(&state, .character("q")) == [.quit])
     }
 
     /// A product id carrying an escape sequence is shown escaped: no cell holds ESC.
-    @Test func escapeSequencesInReceiptTextAreShownEscaped() {
+    @Test func escapeSequencesInReceiptTextAreShownEscaped() async {
         var state = DashboardState(now: Self.now)
         let row = #"{"transaction_id": "1", "product_id": "evil\u001b[2J\u001b]0;owned\u0007", "purchase_date_ms": "1700000000000"}"#
-        state.load(source: "evil.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "x\u001b[31m", "in_app": [\#(row)]}}"#.utf8))
+        await state.load(source: "evil.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "x\u001b[31m", "in_app": [\#(row)]}}"#.utf8))
         _ = state.handle(.resize(width: 120, height: 40), environment: Self.env)
         _ = state.handle(.tab, environment: Self.env)
         let buffer = screen(state)
@@ -249,12 +257,12 @@ import TerminalUI
     }
 
     /// Wide characters take two columns and keep the table aligned.
-    @Test func wideCharactersKeepColumnsAligned() {
+    @Test func wideCharactersKeepColumnsAligned() async {
         var state = DashboardState(now: Self.now)
         let rows = ["订阅高级版", "プレミアム", "premium", "🎁 gift"].enumerated().map { i, name in
             #"{"transaction_id": "\#(i + 1)", "product_id": "\#(name)", "purchase_date_ms": "1700000000000"}"#
         }
-        state.load(source: "wide.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "w", "in_app": [\#(rows.joined(separator: ","))]}}"#.utf8))
+        await state.load(source: "wide.json", bytes: Array(#"{"status": 0, "receipt": {"bundle_id": "w", "in_app": [\#(rows.joined(separator: ","))]}}"#.utf8))
         _ = state.handle(.resize(width: 120, height: 40), environment: Self.env)
         let buffer = screen(state)
         let lines = buffer.text.split(separator: "\n").filter { $0.contains("1700") || $0.contains("2023-11-14") }
@@ -267,7 +275,7 @@ import TerminalUI
     }
 
     /// 100,000 rows: only the visible ones are drawn, and moving to the end is instant.
-    @Test func hundredThousandRows() {
+    @Test func hundredThousandRows() async {
         var state = DashboardState(now: Self.now)
         var input = DecodedInput(format: .verifyResponse)
         for i in 0..<100_000 {
@@ -277,7 +285,7 @@ import TerminalUI
             p.purchaseDate = Date(timeIntervalSince1970: 1_600_000_000 + Double(i) * 60)
             input.latestReceiptInfo.append(p)
         }
-        state.loadDecoded(source: "big", input)
+        await state.loadDecoded(source: "big", input)
         _ = state.handle(.resize(width: 200, height: 60), environment: Self.env)
         _ = state.handle(.tab, environment: Self.env)
         _ = state.handle(.character("G"), environment: Self.env)

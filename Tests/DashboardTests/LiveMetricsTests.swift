@@ -56,16 +56,16 @@ import ReceiptCore
 
 /// A follower: receipts and results another process recorded arrive through the audit link.
 @Suite struct FollowTests {
-    @Test func feedEventsLoadReceiptsAndResults() throws {
+    @Test func feedEventsLoadReceiptsAndResults() async throws {
         var state = DashboardState(now: Date(timeIntervalSince1970: 1_800_000_000))
         state.followingStore = true
         let bytes = [UInt8](try Data(contentsOf: DashboardTests.demoFile("production-subscriptions.b64")))
         let at = Date(timeIntervalSince1970: 1_800_000_010)
-        state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)
-        state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)  // seen twice: one item
+        await state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)
+        await state.apply(.receipt(rowID: 41, source: "incoming/a.b64", bytes: bytes), at: at)  // seen twice: one item
         #expect(state.items.count == 1)
-        state.apply(.result(rowID: 41, status: 21005, environment: nil, failure: nil, attempts: []), at: at)
-        state.apply(.result(rowID: 99, status: 0, environment: nil, failure: nil, attempts: []), at: at)  // unknown row: ignored
+        await state.apply(.result(rowID: 41, status: 21005, environment: nil, failure: nil, attempts: []), at: at)
+        await state.apply(.result(rowID: 99, status: 0, environment: nil, failure: nil, attempts: []), at: at)  // unknown row: ignored
         guard case .done(let status, _, _)? = state.online[state.items[0].id] else {
             Issue.record("no result")
             return
@@ -90,8 +90,8 @@ import ReceiptCore
     }
 
     /// `:tx ID` finds the receipt holding that transaction and selects the row.
-    @Test func colonCommandFindsATransaction() {
-        var state = DashboardTests.demoState()
+    @Test func colonCommandFindsATransaction() async {
+        var state = await DashboardTests.demoState()
         _ = state.handle(.character(":"), environment: DashboardTests.env)
         for c in "tx 340001264290434" { _ = state.handle(.character(c), environment: DashboardTests.env) }
         #expect(DashboardView.render(state, width: 120, height: 40).text.contains(":tx 340001264290434"))
@@ -111,8 +111,8 @@ import ReceiptCore
     }
 
     /// Receipts left pending (queued) are resumed with R.
-    @Test func resumeKeyVerifiesPendingReceipts() {
-        var state = DashboardTests.demoState()
+    @Test func resumeKeyVerifiesPendingReceipts() async {
+        var state = await DashboardTests.demoState()
         state.onlineAvailable = true
         let pendingID = state.items[2].id
         state.online[pendingID] = .queued

@@ -1,8 +1,8 @@
 import Foundation
-import ReceiptCore
 
-/// One input named on the command line, read into memory.
-public struct LoadedInput: Sendable {
+/// One input read into memory (a file, standard input, a pasted chunk, a watched line), or why
+/// it could not be read, with where it came from.
+public struct LoadedInput: Sendable, Hashable {
     public var source: String
     public var result: Result<[UInt8], ReceiptDecodingError>
 
@@ -12,8 +12,10 @@ public struct LoadedInput: Sendable {
     }
 }
 
-/// Reads the inputs named on the command line: files, folders (their files, sorted), `-` for
-/// standard input. Nothing larger than the decoder's limit is read into memory.
+/// Reads inputs: the files and folders named on a command line (a folder's files in name
+/// order), `-` for standard input, and pasted text split into receipts. Nothing larger than the
+/// decoder's limit is read into memory. The first stage of the one pipeline (``ReceiptPipeline``)
+/// that `inspect`, `verify`, `watch` and the dashboard share.
 public enum InputFiles {
     public static func load(_ arguments: [String], limit: Int) -> [LoadedInput] {
         var inputs: [LoadedInput] = []
@@ -67,5 +69,25 @@ public enum InputFiles {
         } catch {
             return .failure(.init(.emptyInput, "could not be read: \(error.localizedDescription)"))
         }
+    }
+
+    /// The inputs of the bundled demo, named `demo/NAME`.
+    public static func demo() -> [LoadedInput] {
+        DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
+    }
+
+    /// Splits pasted text into receipts: blocks separated by blank lines; within a block, one
+    /// receipt per line when every line decodes on its own, else the block is one receipt
+    /// (base64 wrapped over several lines). Sources are `paste N`, counting on from `firstNumber`.
+    public static func paste(_ text: String, firstNumber: Int = 1, decoder: ReceiptDecoder = ReceiptDecoder()) -> [LoadedInput] {
+        let normalised = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let blocks = normalised.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+        let chunks = blocks.flatMap { block -> [String] in
+            let lines = block.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if lines.count >= 2, lines.allSatisfy({ (try? decoder.decode(text: $0)) != nil }) { return lines }
+            return [block]
+        }
+        return chunks.enumerated().map { LoadedInput(source: "paste \(firstNumber + $0.offset)", result: .success(Array($0.element.utf8))) }
     }
 }
