@@ -20,9 +20,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
+        // The one sanitiser for untrusted text; depends on nothing.
+        .target(name: "UntrustedText"),
         .target(
             name: "ReceiptCore",
             dependencies: [
+                "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -34,6 +37,7 @@ let package = Package(
             name: "ReceiptService",
             dependencies: [
                 "ReceiptCore",
+                "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -42,20 +46,21 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .target(name: "TerminalUI"),
+        .target(name: "TerminalUI", dependencies: ["UntrustedText"]),
         .systemLibrary(
             name: "CNcurses",
             providers: [.apt(["libncurses-dev"]), .brew(["ncurses"])]
         ),
         .target(name: "CWindowSignal"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
-        .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI"]),
+        .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
         .executableTarget(
             name: "receiptdash",
             dependencies: [
                 "ReceiptCore",
                 "ReceiptService",
                 "Dashboard",
+                "UntrustedText",
                 "TerminalUI",
                 "TerminalNcurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

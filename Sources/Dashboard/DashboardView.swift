@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCore
 import TerminalUI
+import UntrustedText
 
 /// Renders the dashboard: a pure function of the state and the size.
 public enum DashboardView {
@@ -443,7 +444,7 @@ public enum DashboardView {
         var wrapped: [(String, Style)] = []
         for (text, style) in lines {
             if wrapped.count >= offset + rect.height { break }
-            var rest = Substring(TerminalText.sanitize(text))
+            var rest = Substring(SafeText.escaped(text))
             repeat {
                 // Take what fits; break at the last space when there is one.
                 var end = rest.startIndex

@@ -1,3 +1,5 @@
+import UntrustedText
+
 /// A rectangle of cells.
 public struct Rect: Sendable, Hashable {
     public var x: Int
@@ -55,7 +57,7 @@ public struct ScreenBuffer: Sendable, Hashable {
         guard y >= 0, y < height else { return 0 }
         let end = min(width, x + (limit ?? width))
         var column = x
-        for character in TerminalText.sanitize(text) {
+        for character in SafeText.escaped(text) {
             let w = TextWidth.of(character)
             if w == 0 { continue }
             if column + w > end {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptCore
 import ReceiptService
+import UntrustedText
 
 /// Where the audit database is.
 struct DatabaseOption: ParsableArguments {

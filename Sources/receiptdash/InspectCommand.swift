@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 /// Output formats of `inspect`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {

@@ -3,6 +3,7 @@ import Dashboard
 import Foundation
 import ReceiptCore
 import ReceiptService
+import UntrustedText
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

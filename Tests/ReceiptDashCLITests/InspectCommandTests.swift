@@ -132,4 +132,19 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE:"))
     }
+
+    /// An error message that quotes the input (here a JSON key) reaches standard error escaped:
+    /// no raw ESC or BEL from the file gets to the operator's terminal.
+    @Test func errorMessagesOnStandardErrorAreEscaped() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("evil\u{1B}[2J.json")
+        try Data(#"{"\u001b[31mevil\u001b]0;title\u0007":1}"#.utf8).write(to: file)
+        let result = try run(["inspect", file.path])
+        #expect(result.status == 1)
+        #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(result.stderr.contains(#"evil\x1b[2J.json"#))
+        #expect(result.stderr.contains(#"\x1b[31mevil\x1b]0;title\x07"#))
+    }
 }

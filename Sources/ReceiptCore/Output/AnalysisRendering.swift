@@ -1,4 +1,5 @@
 import Foundation
+import UntrustedText
 
 /// Renders a ``PurchaseAnalysis`` for `inspect`: text blocks with an ASCII timeline, and the
 /// `subscriptions` / `one_time_purchases` JSON.

@@ -1,4 +1,5 @@
 import Foundation
+import UntrustedText
 
 /// The readable summary `receiptdash inspect` prints: what the input is, whose app, which
 /// versions and dates, who signed it, and each purchase. Every value that came from the input

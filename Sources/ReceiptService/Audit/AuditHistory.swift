@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ReceiptCore
+import UntrustedText
 
 /// What `receiptdash history` looks for.
 public struct HistoryQuery: Sendable, Hashable {

@@ -1,4 +1,7 @@
-/// Makes untrusted text (anything read from a receipt) safe to print on a terminal.
+/// Makes untrusted text (anything read from a receipt or a notification) safe to print on a
+/// terminal, in a text or CSV file, or in a log line. The one sanitiser: every path that prints
+/// input-derived text (the core's renderings, the commands, standard error, the dashboard's
+/// cells) goes through it.
 ///
 /// Control characters (C0, DEL, C1) are shown as `\xNN` escapes, so an escape sequence hidden in
 /// a product id can neither move the cursor nor change the terminal's state. Bidirectional
