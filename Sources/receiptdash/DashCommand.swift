@@ -95,15 +95,18 @@ struct Dash: AsyncParsableCommand {
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let loaded = state
         // One thread owns ncurses for the whole session (it never suspends in between).
-        await MainActor.run {
+        let interruption = await MainActor.run {
             var state = loaded
             let terminal = NcursesTerminal(theme: chosenTheme)
             DashboardApp.run(
                 &state, backend: terminal, verifier: follow ? nil : verifier, audit: audit,
                 feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false))
             terminal.shutdown()
+            return terminal.interruption
         }
         try? await client.shutdown()
+        // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
+        if let interruption { throw ExitCode(128 + interruption) }
     }
 }
 
