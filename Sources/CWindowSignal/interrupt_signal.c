@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
@@ -21,7 +22,9 @@ static const int handled[] = {SIGINT, SIGTERM, SIGHUP};
 static struct sigaction original[HANDLED_COUNT];
 static int have_original = 0;
 static int installed[HANDLED_COUNT];
-static volatile sig_atomic_t pending = 0;
+// Written by the handler on any thread, read by the UI thread: a lock-free atomic, which is
+// both async-signal-safe and visible across threads.
+static atomic_int pending = 0;
 static int wake[2] = {-1, -1};
 
 static struct termios saved_modes;
@@ -46,8 +49,7 @@ static void last_resort(int sig) {
 
 static void on_signal(int sig) {
     int saved_errno = errno;
-    if (pending != 0) last_resort(sig);
-    pending = sig;
+    if (atomic_exchange(&pending, sig) != 0) last_resort(sig);
     if (wake[1] >= 0) {
         char byte = 1;
         (void)!write(wake[1], &byte, 1);
@@ -92,7 +94,7 @@ int rd_interrupt_install(int out_fd, const char *restore_sequence) {
         memcpy(restore, restore_sequence, length);
         restore_length = length;
     }
-    pending = 0;
+    atomic_store(&pending, 0);
 
     struct sigaction action;
     memset(&action, 0, sizeof action);
@@ -119,7 +121,7 @@ void rd_interrupt_uninstall(void) {
     }
 }
 
-int rd_interrupt_signal(void) { return pending; }
+int rd_interrupt_signal(void) { return atomic_load(&pending); }
 
 void rd_interrupt_drain(void) {
     char buffer[64];
