@@ -27,6 +27,17 @@ static inline int rd_key_resize(void) { return KEY_RESIZE; }
 static inline int rd_key_f(int n) { return KEY_F(n); }
 static inline void rd_set_escdelay(int ms) { set_escdelay(ms); }
 
+/// The C library's wcwidth, which ncurses uses to place characters (declared here because the
+/// C library's module hides it behind _XOPEN_SOURCE).
+extern int wcwidth(wchar_t c);
+static inline int rd_wcwidth(wchar_t c) { return wcwidth(c); }
+
+/// A terminfo string capability of the current terminal, or "" when it has none.
+static inline const char *rd_capability(const char *name) {
+    char *value = tigetstr((NCURSES_CONST char *)name);
+    return (value == NULL || value == (char *)-1) ? "" : value;
+}
+
 /// Writes one wide-character cell with attributes and a colour pair at (y, x).
 static inline int rd_put_cell(int y, int x, const wchar_t *text, attr_t attrs, short pair) {
     cchar_t cell;

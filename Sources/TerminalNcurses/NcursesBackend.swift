@@ -16,6 +16,16 @@ public final class NcursesTerminal: TerminalBackend {
     /// a key code (e.g. KEY_RESIZE), which must not be lost.
     private var pushedBack: [(UInt32, Bool)] = []
     private var active = false
+    /// The terminal's input descriptor (standard input, or /dev/tty when that was a pipe).
+    private var inputDescriptor: Int32 = STDIN_FILENO
+    /// Readable once SIGINT, SIGTERM or SIGHUP arrived (CWindowSignal); -1 when not handled.
+    private var wakeDescriptor: Int32 = -1
+    /// Set once input can no longer arrive (the terminal hung up).
+    private var inputEnded = false
+
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the session, if one did: ``readEvent(timeoutMilliseconds:)``
+    /// then returns nil, the loop ends, and after ``shutdown()`` the caller exits with 128 + its number.
+    public private(set) var interruption: Int32?
 
     private struct PairKey: Hashable {
         var fg: Int
@@ -30,8 +40,11 @@ public final class NcursesTerminal: TerminalBackend {
         }
         if isatty(STDIN_FILENO) == 0, let tty = fopen("/dev/tty", "r+") {
             // Standard input was a pipe (receipts read from `-`): take keys from the terminal.
+            inputDescriptor = fileno(tty)
+            rd_interrupt_prepare(inputDescriptor)
             _ = set_term(newterm(nil, fdopen(STDOUT_FILENO, "w"), tty))
         } else {
+            rd_interrupt_prepare(STDIN_FILENO)
             _ = initscr()
         }
         active = true
@@ -48,15 +61,27 @@ public final class NcursesTerminal: TerminalBackend {
         }
         // Resize signals must wake this thread, the one blocked reading keys (CWindowSignal).
         rd_forward_window_signal_to_this_thread()
+        // Ctrl-C (cbreak keeps it a signal), SIGTERM and SIGHUP wake the key wait below, so the
+        // terminal is restored here, on this thread, before the process exits.
+        wakeDescriptor = rd_interrupt_install(STDOUT_FILENO, Self.restoreSequence())
         // Bracketed paste: the terminal wraps pasted text in ESC [200~ … ESC [201~.
         sendRaw("\u{1B}[?2004h")
     }
 
-    /// Restores the terminal.
+    /// What puts the terminal back if the UI thread cannot: bracketed paste off, attributes
+    /// reset, keypad mode off, the alternate screen left, the cursor shown.
+    private static func restoreSequence() -> String {
+        let capabilities: [String] = ["sgr0", "rmkx", "rmcup", "cnorm"]
+        return "\u{1B}[?2004l" + capabilities.map { (name: String) in String(cString: rd_capability(name)) }.joined()
+    }
+
+    /// Restores the terminal: bracketed paste off, then `endwin` (alternate screen left, cursor
+    /// shown, terminal modes back). Safe to call more than once.
     public func shutdown() {
         guard active else { return }
         sendRaw("\u{1B}[?2004l")
         _ = endwin()
+        rd_interrupt_uninstall()
         active = false
     }
 
@@ -81,11 +106,30 @@ public final class NcursesTerminal: TerminalBackend {
 
     private func put(_ cell: Cell, x: Int, y: Int) {
         let (attributes, pair) = attributes(for: cell.style)
-        var wide: [wchar_t] = cell.character.unicodeScalars.prefix(4).map { wchar_t(bitPattern: $0.value) }
+        var wide = Self.drawnScalars(cell.character)
         wide.append(0)
         _ = wide.withUnsafeBufferPointer { pointer in
             rd_put_cell(Int32(y), Int32(x), pointer.baseAddress, attributes, pair)
         }
+    }
+
+    /// The scalars of a cell as ncurses will keep them: the base, then up to three non-spacing
+    /// marks (setcchar drops everything from the next spacing character on, and refuses a
+    /// cell whose non-printable base has marks). U+FE0F is left out: ncurses and our layout give
+    /// e.g. ❤️ the base's one column, and without the selector no terminal draws it two wide.
+    static func drawnScalars(_ character: Character) -> [wchar_t] {
+        var wide: [wchar_t] = []
+        for scalar in character.unicodeScalars {
+            let c = wchar_t(bitPattern: scalar.value)
+            if wide.isEmpty {
+                wide.append(c)
+                if rd_wcwidth(c) < 0 { break }
+                continue
+            }
+            if wide.count == 4 || rd_wcwidth(c) != 0 { break }
+            if scalar.value != 0xFE0F { wide.append(c) }
+        }
+        return wide
     }
 
     private func attributes(for style: Style) -> (attr_t, Int16) {
@@ -112,9 +156,12 @@ public final class NcursesTerminal: TerminalBackend {
         FileHandle.standardOutput.write(Data(sequence.utf8))
     }
 
+    /// Also returns nil once a signal (see ``interruption``) arrived or the terminal hung up,
+    /// so the loop ends and the caller can restore the terminal.
     public func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
         while true {
             guard let (code, isKey) = nextCode(timeout: timeoutMilliseconds ?? -1) else {
+                if interruption != nil || inputEnded { return nil }
                 return timeoutMilliseconds == nil ? nil : .tick
             }
             if isKey {
@@ -144,14 +191,52 @@ public final class NcursesTerminal: TerminalBackend {
         }
     }
 
-    /// The next code point or key code; `timeout` in ms, -1 blocks (no polling while idle).
+    /// The next code point or key code; `timeout` in ms, -1 blocks (no CPU while idle). Nil
+    /// when the time ran out, a signal arrived (``interruption``) or input ended.
+    ///
+    /// Waits in `poll` on the terminal and the signal pipe together, so a signal that arrives
+    /// at any moment (not only during a read) ends the wait; ncurses then reads what is there.
     private func nextCode(timeout milliseconds: Int) -> (UInt32, Bool)? {
         if !pushedBack.isEmpty { return pushedBack.removeFirst() }
-        CNcurses.timeout(Int32(milliseconds))
-        var wide: wint_t = 0
-        let result = wget_wch(rd_stdscr(), &wide)
-        if result == ERR { return nil }
-        return (UInt32(wide), result == KEY_CODE_YES)
+        let start = milliseconds >= 0 ? Self.monotonicMilliseconds() : 0
+        while true {
+            if let signal = Self.pendingSignal() {
+                interruption = signal
+                return nil
+            }
+            // Whatever ncurses holds (read ahead, or a resize it was told of) comes first.
+            CNcurses.timeout(0)
+            var wide: wint_t = 0
+            let result = wget_wch(rd_stdscr(), &wide)
+            if result != ERR { return (UInt32(wide), result == KEY_CODE_YES) }
+            if inputEnded { return nil }
+            var remaining: Int32 = -1
+            if milliseconds >= 0 {
+                remaining = Int32(clamping: max(0, milliseconds - (Self.monotonicMilliseconds() - start)))
+            }
+            var fds = [
+                pollfd(fd: inputDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&fds, wakeDescriptor >= 0 ? 2 : 1, remaining)
+            if ready == 0 { return nil }  // time ran out
+            if ready < 0 { continue }  // EINTR: a resize or a signal; look again
+            if fds[1].revents != 0 { rd_interrupt_drain() }
+            if fds[0].revents & Int16(POLLIN) == 0, fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                inputEnded = true  // the terminal is gone; one last look at what ncurses holds
+            }
+        }
+    }
+
+    private static func pendingSignal() -> Int32? {
+        let signal = rd_interrupt_signal()
+        return signal == 0 ? nil : signal
+    }
+
+    private static func monotonicMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
     }
 
     private func mapKey(_ code: UInt32) -> KeyEvent? {

@@ -1,47 +1,50 @@
-/// Display width of text in terminal columns, independent of the C library's locale tables so
-/// layout is the same in tests and on every terminal: East Asian wide and emoji characters
-/// take 2 columns, combining marks and zero-width characters none.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Display width of text in terminal columns, as the screen library lays it out.
+///
+/// ncurses places every character by the C library's `wcwidth`, so that is the authority: the
+/// widths come from `wcwidth` itself, read once (at first use) into a compact table under a
+/// UTF-8 locale that is set for the reading thread only (`uselocale`), never for the process.
+///
+/// A grapheme cluster takes the width of its first scalar: that is what ncurses does with a
+/// multi-scalar cell (`setcchar` keeps the base character and the non-spacing marks after it,
+/// `add_wch` advances by the base's width). So U+2764 U+FE0F (❤️) is one column, as in tmux and
+/// ncurses, though some terminals draw the emoji presentation two columns wide; the ncurses
+/// backend therefore sends such a cell without the U+FE0F. A non-printable scalar other than a
+/// control character counts one column (ncurses gives it one cell); controls count none and
+/// never reach a cell (`SafeText.escaped` escapes them first).
 public enum TextWidth {
+    @inlinable
     public static func of(_ character: Character) -> Int {
-        var width = 0
-        for scalar in character.unicodeScalars {
-            let w = of(scalar)
-            if w > width { width = w }
-        }
-        // An emoji presentation selector makes a text symbol wide.
-        if character.unicodeScalars.contains(where: { $0.value == 0xFE0F }) { width = max(width, 2) }
-        return width
+        if let ascii = character.asciiValue { return ascii >= 0x20 && ascii != 0x7F ? 1 : 0 }
+        guard let first = character.unicodeScalars.first else { return 0 }
+        return of(first)
     }
 
+    @inlinable
     public static func of(_ scalar: Unicode.Scalar) -> Int {
         let v = scalar.value
-        if v == 0 { return 0 }
-        if v < 0x20 || (0x7F..<0xA0).contains(v) { return 0 }
-        if (0x300...0x36F).contains(v) || (0x200B...0x200F).contains(v) || (0xFE00...0xFE0F).contains(v)
-            || (0x20D0...0x20FF).contains(v) || (0x1AB0...0x1AFF).contains(v) || (0x1DC0...0x1DFF).contains(v)
-            || v == 0x2060 || v == 0xFEFF || (0xE0100...0xE01EF).contains(v)
-        {
-            return 0
-        }
-        let wide: [ClosedRange<UInt32>] = [
-            0x1100...0x115F, 0x231A...0x231B, 0x2329...0x232A, 0x23E9...0x23EC, 0x23F0...0x23F0, 0x23F3...0x23F3,
-            0x25FD...0x25FE, 0x2614...0x2615, 0x2648...0x2653, 0x267F...0x267F, 0x2693...0x2693, 0x26A1...0x26A1,
-            0x26AA...0x26AB, 0x26BD...0x26BE, 0x26C4...0x26C5, 0x26CE...0x26CE, 0x26D4...0x26D4, 0x26EA...0x26EA,
-            0x26F2...0x26F5, 0x26FA...0x26FD, 0x2705...0x2705, 0x270A...0x270B, 0x2728...0x2728, 0x274C...0x274C,
-            0x274E...0x274E, 0x2753...0x2755, 0x2757...0x2757, 0x2795...0x2797, 0x27B0...0x27B0, 0x27BF...0x27BF,
-            0x2B1B...0x2B1C, 0x2B50...0x2B50, 0x2B55...0x2B55, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF,
-            0x4E00...0x9FFF, 0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19,
-            0xFE30...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x16FE0...0x18AFF, 0x1B000...0x1B2FF,
-            0x1F004...0x1F004, 0x1F0CF...0x1F0CF, 0x1F18E...0x1F18E, 0x1F191...0x1F19A, 0x1F200...0x1F2FF,
-            0x1F300...0x1F64F, 0x1F680...0x1F6FF, 0x1F7E0...0x1F7EB, 0x1F90C...0x1F9FF, 0x1FA70...0x1FAFF,
-            0x20000...0x3FFFD,
-        ]
-        for range in wide where range.contains(v) { return 2 }
-        return 1
+        if v < 0x7F { return v >= 0x20 ? 1 : 0 }
+        return WidthTable.width(of: v)
     }
 
     public static func of(_ text: String) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        // Most text on screen is plain ASCII: count bytes, without grapheme breaking.
+        var ascii = true
+        for byte in text.utf8 where byte < 0x20 || byte >= 0x7F {
+            ascii = false
+            break
+        }
+        if ascii { return text.utf8.count }
+        var columns = 0
+        for character in text { columns += of(character) }
+        return columns
     }
 
     /// `text` cut to at most `columns` columns, with `…` when it was cut.

@@ -97,14 +97,17 @@ struct Dash: AsyncParsableCommand {
         // One thread owns the terminal for the whole session: the loop, before and after each
         // await, runs there.
         let ui = SingleThreadExecutor(name: "receiptdash-ui")
-        await withTaskExecutorPreference(ui) {
+        let interruption = await withTaskExecutorPreference(ui) {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
                 feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false))
             terminal.shutdown()
+            return terminal.interruption
         }
         try? await client.shutdown()
+        // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
+        if let interruption { throw ExitCode(128 + interruption) }
     }
 }
 

@@ -93,6 +93,64 @@ t send-keys -t "$session" q
 check "q exits with status 0" wait_for "EXIT=0"
 check "alternate screen left" bash -c "[ \"\$(tmux -L $socket display-message -p -t $session '#{alternate_on}')\" = 0 ]"
 
+# Ctrl-C and SIGTERM: exit status 130 / 143 and the terminal as found. run.sh runs the
+# dashboard in the foreground (recording its pid), prints its exit status, then reads one line
+# and prints it escaped: a paste arrives there wrapped in ESC [200~ … ESC [201~ if the
+# dashboard left bracketed paste on.
+cat > "$work/run.sh" <<'SCRIPT'
+#!/usr/bin/env bash
+trap : INT  # the shell outlives a Ctrl-C meant for the dashboard (a handler, unlike '', is not inherited)
+pidfile=$1
+shift
+bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@"
+echo "EXIT=$?"
+IFS= read -r line
+printf 'READ=%q\n' "$line"
+sleep 60
+SCRIPT
+restored() { # session: alternate screen left, cursor shown, bracketed paste off
+  local s=$1
+  [ "$(t display-message -p -t "$s" '#{alternate_on}')" = 0 ] || { echo "     alternate screen still on"; return 1; }
+  [ "$(t display-message -p -t "$s" '#{cursor_flag}')" = 1 ] || { echo "     cursor hidden"; return 1; }
+  t set-buffer -b probe "plain"
+  t paste-buffer -p -b probe -t "$s"
+  t send-keys -t "$s" Enter
+  for _ in $(seq 1 30); do t capture-pane -t "$s" -p | grep -q '^READ=' && break; sleep 0.1; done
+  t capture-pane -t "$s" -p | grep -qxF 'READ=plain' || { echo "     paste arrived as: $(t capture-pane -t "$s" -p | grep '^READ=')"; return 1; }
+}
+for how in INT TERM; do
+  session=signal-$how
+  t new-session -d -s "$session" -x 120 -y 40 \
+    "exec bash $work/run.sh $work/dash-$how.pid env TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $fixtures/production.b64"
+  check "dashboard up for SIG$how" wait_for "Receipts [1]"
+  if [ "$how" = INT ]; then t send-keys -t "$session" C-c; else kill -TERM "$(cat "$work/dash-$how.pid")"; fi
+  expected=$([ "$how" = INT ] && echo 130 || echo 143)
+  check "SIG$how exits with status $expected" wait_for "EXIT=$expected"
+  check "SIG$how leaves the terminal restored (alternate screen, cursor, bracketed paste)" restored "$session"
+done
+
+# Characters whose width the old table got wrong (U+1F321, U+2764 U+FE0F): the product id is
+# drawn whole, with no gap, and the next column starts where it does in a plain row.
+heart=$(printf '\xe2\x9d\xa4\xef\xb8\x8f')        # U+2764 U+FE0F, as bytes whatever the locale
+thermometer=$(printf '\xf0\x9f\x8c\xa1')             # U+1F321
+product="pro.$heart.$thermometer.weekly"
+# On screen without the U+FE0F: the backend leaves it out so that no terminal draws the heart
+# two columns wide where ncurses (wcwidth) counts one.
+drawn="pro.$(printf '\xe2\x9d\xa4').$thermometer.weekly"
+printf '{"status": 0, "receipt": {"bundle_id": "com.example.widths", "in_app": [{"transaction_id": "1000000001", "product_id": "%s", "purchase_date_ms": "1700000000000"}, {"transaction_id": "1000000002", "product_id": "pro.plain.weekly", "purchase_date_ms": "1700000000000"}]}}' "$product" > "$work/widths.json"
+t new-session -d -s widths -x 120 -y 40 "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $work/widths.json; echo EXIT=\$?; sleep 60"
+session=widths
+check "receipt with emoji product ids listed" wait_for "com.example.widths"
+check "the product id is drawn whole" wait_for "$drawn"
+columns_before() { # text: display columns before it on its row (wcwidth, as the terminal counts)
+  screen | grep -F -- "$1" | head -1 | awk -v m="$1" '{ print substr($0, 1, index($0, m) - 1) }' | LC_ALL=C.UTF-8 wc -L
+}
+check "the next column lines up with a plain row" \
+  bash -c "[ -n \"\$1\" ] && [ \"\$1\" = \"\$2\" ] || { echo \"     1000000001 at \$1, 1000000002 at \$2\"; false; }" _ \
+  "$(columns_before 1000000001)" "$(columns_before 1000000002)"
+t send-keys -t "$session" q
+check "the widths dashboard quits cleanly" wait_for "EXIT=0"
+
 # On-call: a validator (watch --verify) writes the audit database; a second dashboard follows
 # it read-only and shows the same feed and the live metrics.
 mkdir -p "$work/incoming"
