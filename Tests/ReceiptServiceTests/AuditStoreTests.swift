@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCore
 @testable import ReceiptService
+import ReceiptSimulator
 import Testing
 
 @Suite struct AuditStoreTests {
@@ -57,8 +58,8 @@ import Testing
         let outcome = VerificationOutcome(
             status: 0, environment: "Sandbox",
             attempts: [
-                VerificationAttempt(url: "http://x/production", endpoint: "Production", httpStatus: 200, status: 21007, latencyMilliseconds: 5),
-                VerificationAttempt(url: "http://x/sandbox", endpoint: "Sandbox", httpStatus: 200, status: 0, latencyMilliseconds: 4),
+                VerificationAttempt(url: "http://x/production", endpoint: .production, result: .apple(status: 21007), httpStatus: 200, latencyMilliseconds: 5),
+                VerificationAttempt(url: "http://x/sandbox", endpoint: .sandbox, result: .apple(status: 0), httpStatus: 200, latencyMilliseconds: 4),
             ], response: nil, failure: nil)
         try store.recordResult(recorded[1].id, outcome: outcome, at: Date())
         #expect(try store.pending().map(\.id) == [recorded[0].id])
@@ -111,7 +112,7 @@ import Testing
         let store = try AuditStore(path: temporaryPath())
         let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 5, jitter: 0)
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: retry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
         let recorded = try store.record([try ingest("production.b64")])
         try store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
@@ -121,7 +122,8 @@ import Testing
         }
         try await client.shutdown()
         try await simulator.stop()
-        #expect(summary.failed == 1)
+        #expect(summary.batch.failed == 1)
+        #expect(summary.auditErrors.isEmpty)
         let failed = events.events.compactMap { event -> [VerificationAttempt]? in
             if case .failed(_, _, let attempts) = event { return attempts }
             return nil
@@ -136,12 +138,12 @@ import Testing
         let store = try AuditStore(path: path)
         let secret = SharedSecret("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e")
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, secret: secret, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, secret: secret, retry: quickRetry)
         let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
         try store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) { _ in }
-        #expect(summary.valid == 2)
+        #expect(summary.batch.valid == 2)
         #expect(try store.counts() == ["done": 2])
         try await client.shutdown()
         try await simulator.stop()

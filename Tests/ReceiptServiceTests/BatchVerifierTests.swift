@@ -1,13 +1,15 @@
 import Foundation
 import ReceiptCore
 @testable import ReceiptService
+import ReceiptSimulator
+import Synchronization
 import Testing
 
 @Suite struct BatchVerifierTests {
     /// Under a 30% fault rate every receipt ends in exactly one final state, and counts balance.
     @Test func countsBalanceUnderFaults() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(faultRate: 0.3, seed: 42))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5), requestTimeout: .seconds(2))
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5), requestTimeout: .seconds(2))
         let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0, environment: "ProductionSandbox")) }
         let log = EventLog()
         let summary = await BatchVerifier(client: client, concurrency: 16).run(BatchItems(items)) { log.add($0) }
@@ -38,7 +40,7 @@ import Testing
 
     @Test func identicalReceiptsAreVerifiedOnce() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let data = try ServiceFixture.receiptData("production.b64")
         let items = (0..<5).map { BatchItem(id: $0, source: "copy \($0)", receiptData: data) }
         let log = EventLog()
@@ -57,7 +59,7 @@ import Testing
 
     @Test func concurrencyIsBounded() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let items = (0..<40).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let tracker = InFlight()
         _ = await BatchVerifier(client: client, concurrency: 4).run(BatchItems(items)) { event in
@@ -76,7 +78,7 @@ import Testing
     /// Cancelling a batch: whatever was queued still ends in one final state.
     @Test func cancellationKeepsCountsBalanced() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.2))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let log = EventLog()
         let task = Task { await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { log.add($0) } }
@@ -90,15 +92,15 @@ import Testing
     }
 }
 
-final class InFlight: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = 0
-    private(set) var peak = 0
+final class InFlight: Sendable {
+    private let state = Mutex<(current: Int, peak: Int)>((0, 0))
+
+    var peak: Int { state.withLock { $0.peak } }
 
     func change(_ delta: Int) {
-        lock.lock()
-        current += delta
-        peak = max(peak, current)
-        lock.unlock()
+        state.withLock { s in
+            s.current += delta
+            s.peak = max(s.peak, s.current)
+        }
     }
 }
