@@ -38,7 +38,7 @@ import Testing
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
         #expect(result.stdout.contains("Status          0 Valid"), "Apple's answer is still shown")
         #expect(
-            result.stderr.contains("audit database write failed recording the result of #1: SQLite error 1: disk quota exceeded (test)"),
+            result.stderr.contains("audit database write failed recording the result of #1: SQLite error 19: disk quota exceeded (test)"),
             "\(result.stderr)")
     }
 
@@ -54,7 +54,7 @@ import Testing
         let result = try cli.run(["watch", "--once", "--verify", "--db", db] + online + [drop.path])
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
         #expect(
-            result.stderr.contains("audit database write failed recording the result of #1: SQLite error 1: disk quota exceeded (test)"),
+            result.stderr.contains("audit database write failed recording the result of #1: SQLite error 19: disk quota exceeded (test)"),
             "\(result.stderr)")
     }
 }

@@ -172,7 +172,7 @@ import Testing
         #expect(rows.map { $0["source"] as? String } == [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
         #expect((rows[0]["error"] as? [String: Any])?["code"] as? String == "unrecognised format")
         #expect(rows[1]["status"] as? Int == 0)
-        #expect(rows[2]["error"] as? [String: String] == ["code": "not a verifyReceipt input", "message": "jws is not a receipt verifyReceipt accepts"])
+        #expect(rows[2]["error"] as? [String: String] == ["code": "not a verifyReceipt input", "message": "jws-notification is not a receipt verifyReceipt accepts"])
     }
 
     /// `--send-undecodable` sends what the decoder cannot read as it is, and records Apple's

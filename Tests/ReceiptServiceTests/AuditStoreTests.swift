@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ReceiptCore
 @testable import ReceiptService
 import ReceiptSimulator
@@ -93,6 +94,56 @@ import Testing
         let reopened = try AuditStore(path: path)
         #expect(try reopened.history(HistoryQuery()).count == 1)
         #expect(FileManager.default.fileExists(atPath: path + "-wal"), "WAL mode")
+    }
+
+    /// Attempts and failures go in typed and come back typed (codes in the v2 columns).
+    @Test func typedOutcomesRoundTrip() throws {
+        let store = try AuditStore(path: temporaryPath())
+        let recorded = try store.record([try ingest("production.b64")])
+        let tls = TransportFailure(.tls, detail: "handshake failed: certificate verify failed")
+        let outcome = VerificationOutcome(
+            attempts: [
+                VerificationAttempt(url: "https://x/p", result: .http(status: 503), httpStatus: 503, latencyMilliseconds: 3),
+                VerificationAttempt(url: "https://x/p", result: .transport(TransportFailure(.timeout, detail: "read")), latencyMilliseconds: 9),
+                VerificationAttempt(url: "https://x/p", endpoint: .sandbox, result: .transport(tls), latencyMilliseconds: 2),
+            ],
+            failure: .final(.transport(tls)))
+        try store.recordResult(recorded[0].id, outcome: outcome, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let result = try #require(try store.results(after: 0).first)
+        #expect(result.attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.timeout)), .transport(TransportFailure(.tls))])
+        #expect(result.attempts.map(\.endpoint) == [.production, .production, .sandbox])
+        #expect(result.attempts.last?.result.description == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.code == .tls)
+        #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.isTemporaryFailure == false)
+        #expect(try store.history(HistoryQuery()).first?.state == "failed")
+    }
+
+    /// A v1 database (texts only) is migrated to v2 once: its failures get their codes.
+    @Test func version1DatabaseIsMigrated() throws {
+        let path = temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try AuditStore.migrator.migrate(queue, upTo: "v1")
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO receipt (id, content_hash, format, first_seen, last_seen, state, failure, verified_at)
+                VALUES (1, 'h1', 'pkcs7', 1, 1, 'failed', 'TLS failed: bad certificate', 5),
+                       (2, 'h2', 'pkcs7', 1, 1, 'failed', 'gave up after 5 attempts: HTTP 503', 6);
+                INSERT INTO attempt (receipt_id, at, url, environment, http_status, error)
+                VALUES (1, 5, 'https://x/p', 'Production', NULL, 'TLS failed: bad certificate'),
+                       (2, 6, 'https://x/p', 'Production', 503, NULL),
+                       (2, 6.1, 'https://x/p', 'Production', NULL, 'the connection was closed without an answer');
+                """)
+        }
+        try queue.close()
+        let store = try AuditStore(path: path)
+        let results = try store.results(after: 0)
+        #expect(results.map { $0.failure?.code } == [.tls, .retriesExhausted])
+        #expect(results[0].attempts.map(\.result) == [.transport(TransportFailure(.tls))])
+        #expect(results[0].attempts[0].result.description == "TLS failed: bad certificate")
+        #expect(results[1].attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.dropped))])
+        #expect(results[1].failure?.isTemporaryFailure == true)
     }
 
     @Test func pruneRemovesOldReceiptsWithTheirRows() throws {

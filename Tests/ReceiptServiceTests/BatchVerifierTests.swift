@@ -9,7 +9,10 @@ import Testing
     /// Under a 30% fault rate every receipt ends in exactly one final state, and counts balance.
     @Test func countsBalanceUnderFaults() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(faultRate: 0.3, seed: 42))
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5), requestTimeout: .seconds(2))
+        let clock = TestClock()
+        let client = VerifyReceiptClient(
+            endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5),
+            requestTimeout: .seconds(2), clock: clock.clock)
         let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0, environment: "ProductionSandbox")) }
         let log = EventLog()
         let summary = await BatchVerifier(client: client, concurrency: 16).run(BatchItems(items)) { log.add($0) }
@@ -33,6 +36,7 @@ import Testing
         #expect(finals.count == 120)
         #expect(finals.values.allSatisfy { $0 == 1 }, "every receipt ends exactly once")
         #expect(retries > 0, "a 30% fault rate makes retries")
+        #expect(clock.waits.count == retries, "every retry waited on the injected clock, none for real")
         // Synthetic sandbox receipts: 21007 then 0 unless a fault outlasted the retries.
         #expect(summary.byStatus[0, default: 0] + summary.failed + summary.byStatus.filter { $0.key != 0 }.values.reduce(0, +) == 120)
         #expect(summary.valid >= 90)

@@ -281,7 +281,7 @@ import X509
         // Reflection too: dump(), Mirror, and a value holding the secret.
         var dumped = ""
         dump(secret, to: &dumped)
-        #expect(dumped == "▿ ••••…cdef\n  - masked: \"••••…cdef\"\n")
+        #expect(dumped == "▿ SharedSecret(••••…cdef)\n  - masked: \"••••…cdef\"\n")
         #expect(Mirror(reflecting: secret).children.map { "\($0.value)" } == ["••••…cdef"])
         struct Holder { var secret: ReceiptService.SharedSecret }
         var nested = ""
