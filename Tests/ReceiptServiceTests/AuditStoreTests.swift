@@ -137,6 +137,9 @@ import Testing
                 """)
         }
         try queue.close()
+        // A read-only follower of a database no v2 writer has opened yet still reads it.
+        let follower = try AuditStore(readOnlyPath: path)
+        #expect(try follower.results(after: 0).map { $0.attempts.count } == [1, 2])
         let store = try AuditStore(path: path)
         let results = try store.results(after: 0)
         #expect(results.map { $0.failure?.code } == [.tls, .retriesExhausted])

@@ -338,10 +338,14 @@ public final class AuditStore: Sendable {
     /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
     public func results(after time: Double, limit: Int = 500) throws -> [FeedResult] {
         try database.read { db in
-            try Row.fetchAll(
+            // A read-only follower may open a database an older writer has not migrated to v2.
+            let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
+            let failureCode = typed ? "failure_code" : "NULL AS failure_code"
+            let errorCode = typed ? "error_code" : "NULL AS error_code"
+            return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, status, status_environment, failure, failure_code, verified_at FROM receipt
+                    SELECT id, status, status_environment, failure, \(failureCode), verified_at FROM receipt
                     WHERE verified_at > ? AND state IN ('done', 'failed') ORDER BY verified_at LIMIT ?
                     """, arguments: [time, limit]
             ).map { row in
@@ -349,7 +353,7 @@ public final class AuditStore: Sendable {
                 let attempts = try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error, error_code
+                        SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error, \(errorCode)
                         FROM attempt WHERE receipt_id = ? ORDER BY id
                         """,
                     arguments: [id]
