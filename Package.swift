@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "receiptdash",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15)],  // Synchronization.Mutex
     products: [
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
@@ -39,11 +39,25 @@ let package = Package(
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // A local verifyReceipt for tests, demos and QA: not part of the service library.
+        .target(
+            name: "ReceiptSimulator",
+            dependencies: [
+                "ReceiptCore",
+                "ReceiptService",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(name: "TerminalUI", dependencies: ["UntrustedText"]),
@@ -59,6 +73,7 @@ let package = Package(
             dependencies: [
                 "ReceiptCore",
                 "ReceiptService",
+                "ReceiptSimulator",
                 "Dashboard",
                 "UntrustedText",
                 "TerminalUI",
@@ -68,16 +83,26 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: ["ReceiptCore"],
+            dependencies: [
+                "ReceiptCore",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ReceiptServiceTests",
             dependencies: [
-                "ReceiptService", "ReceiptCore",
+                "ReceiptService", "ReceiptCore", "ReceiptSimulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
@@ -87,7 +112,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
-            dependencies: ["receiptdash", "ReceiptService"]
+            dependencies: ["receiptdash", "ReceiptService", "ReceiptSimulator", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,47 @@
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 /// Something a follower learns from the audit database that another process writes.
 public enum AuditFeedEvent: Sendable {
     /// A receipt another process recorded.
     case receipt(rowID: Int64, source: String, bytes: [UInt8])
     /// Its verification finished there.
-    case result(rowID: Int64, status: Int?, environment: String?, failure: String?, attempts: [OnlineAttempt])
+    case result(rowID: Int64, status: Int?, environment: String?, failure: VerificationFailure?, attempts: [OnlineAttempt])
+    /// A read or write of the audit database failed: shown in the Log pane and the status
+    /// line, never dropped.
+    case auditFailed(AuditLinkError)
+}
+
+/// A failed read or write of the audit database, as the link reports it. Equality compares
+/// only the ``Code``.
+public struct AuditLinkError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Kind: String {
+            case writeFailed = "write failed"
+            case readFailed = "read failed"
+        }
+
+        let kind: Kind
+
+        public static let writeFailed = Code(kind: .writeFailed)
+        public static let readFailed = Code(kind: .readFailed)
+
+        public var description: String { kind.rawValue }
+    }
+
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The dashboard's link to the audit database (the executable implements it with the
@@ -14,7 +49,9 @@ public enum AuditFeedEvent: Sendable {
 public protocol AuditLink: Sendable {
     /// Records an input the dashboard loaded; returns its row id.
     func record(source: String, bytes: [UInt8], decoded: DecodedInput) -> Int64?
-    /// What other processes wrote since the last poll (follow mode); empty otherwise.
+    /// What other processes wrote since the last poll (follow mode), and every audit read or
+    /// write that failed since the last poll (`.auditFailed`, in any mode). The loop calls it
+    /// on every pass, so a failed write reaches the Log pane and the status line at once.
     func poll() -> [AuditFeedEvent]
     /// Receipts matching a history search (`:tx ID`, …), as feed events to load.
     func search(_ query: HistorySearch) -> [AuditFeedEvent]
@@ -68,8 +105,13 @@ extension DashboardState {
             if let status, failure == nil {
                 apply(.done(itemID: itemID, status: status, environment: environment, attempts: attempts, response: nil), at: time)
             } else {
-                apply(.failed(itemID: itemID, reason: failure ?? "no answer", attempts: attempts), at: time)
+                let failure = failure ?? VerificationFailure(.notVerified, "no answer recorded", last: attempts.last?.result)
+                apply(.failed(itemID: itemID, reason: failure, attempts: attempts), at: time)
             }
+        case .auditFailed(let error):
+            let words = "audit database \(error.code): \(SafeText.escaped(error.reason))"
+            addLog(words, role: .error, at: time)
+            message = (words, .error)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// Live validation metrics for the on-call view: throughput per second over the last minutes,
 /// latency percentiles, the status mix, retries, the environment split, and an outage signal
@@ -25,18 +26,16 @@ public struct LiveMetrics: Sendable {
 
     public init() {}
 
-    /// Temporary failures: 21005, 21009, 21100–21199, HTTP 5xx, timeouts and dropped connections.
-    static func isTemporary(status: Int?, failure: String?) -> Bool {
-        if let status { return status == 21005 || status == 21009 || (21100...21199).contains(status) }
-        return failure != nil
-    }
+    // What counts as a temporary failure (an outage sign) is the core's retryability table:
+    // `AttemptResult.isTemporaryFailure` and `VerificationFailure.isTemporaryFailure`. A TLS
+    // failure or a cancellation is not Apple's outage.
 
     public mutating func record(_ event: OnlineEvent, at time: Date) {
         let t = time.timeIntervalSince1970
         switch event {
-        case .retrying:
+        case .retrying(_, _, let reason):
             retries += 1
-            note(t, temporary: true)
+            note(t, temporary: reason.result.isTemporaryFailure)
         case .done(_, let status, let environment, let attempts, _):
             answered += 1
             buckets[Int(t), default: 0] += 1
@@ -44,11 +43,11 @@ public struct LiveMetrics: Sendable {
             if let environment { environments[environment, default: 0] += 1 }
             for a in attempts { latencies.append(a.latencyMilliseconds) }
             if latencies.count > 8_000 { latencies.removeFirst(latencies.count - 4_000) }
-            note(t, temporary: Self.isTemporary(status: status, failure: nil))
-        case .failed(_, let reason, _):
+            note(t, temporary: AttemptResult.apple(status: status, isRetryable: attempts.last?.isRetryable).isTemporaryFailure)
+        case .failed(_, let failure, _):
             failures += 1
             buckets[Int(t), default: 0] += 1
-            note(t, temporary: Self.isTemporary(status: nil, failure: reason))
+            note(t, temporary: failure.isTemporaryFailure)
         default:
             break
         }
@@ -72,7 +71,7 @@ public struct LiveMetrics: Sendable {
     /// Retries seen by another process (a follower counts them from the recorded attempts:
     /// every attempt after the first that was not a 21007/21008 hop).
     public mutating func recordRetries(in attempts: [OnlineAttempt]) {
-        let hops = attempts.filter { $0.result == "status 21007" || $0.result == "status 21008" }.count
+        let hops = attempts.filter(\.isEnvironmentHop).count
         retries += max(0, attempts.count - 1 - hops)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 /// One request to verify online: the dashboard item and its receipt data.
 public struct OnlineRequest: Sendable, Hashable {
@@ -15,28 +16,19 @@ public struct OnlineRequest: Sendable, Hashable {
     }
 }
 
-/// One exchange with verifyReceipt, as the panes show it.
-public struct OnlineAttempt: Sendable, Hashable {
-    public var url: String
-    /// "status 21007", "HTTP 503", "timed out …".
-    public var result: String
-    public var latencyMilliseconds: Double
-
-    public init(url: String, result: String, latencyMilliseconds: Double) {
-        self.url = url
-        self.result = result
-        self.latencyMilliseconds = latencyMilliseconds
-    }
-}
+/// One exchange with verifyReceipt, as the panes show it: the core's typed attempt (its
+/// `result` prints as "status 21007", "HTTP 503", "timed out …").
+public typealias OnlineAttempt = VerificationAttempt
 
 /// What verification reports while it works. The dashboard does no networking itself: the
 /// executable plugs a verifier (the ReceiptService batch engine) in through ``OnlineVerifying``.
+/// Reasons and failures are typed (ReceiptCore's verification model); words are rendered here.
 public enum OnlineEvent: Sendable {
     case queued(itemID: Int)
     case sending(itemID: Int, attempt: Int, url: String)
-    case retrying(itemID: Int, inSeconds: Double, reason: String)
+    case retrying(itemID: Int, inSeconds: Double, reason: RetryReason)
     case done(itemID: Int, status: Int, environment: String?, attempts: [OnlineAttempt], response: DecodedInput?)
-    case failed(itemID: Int, reason: String, attempts: [OnlineAttempt])
+    case failed(itemID: Int, reason: VerificationFailure, attempts: [OnlineAttempt])
 }
 
 public protocol OnlineVerifying: Sendable {
@@ -44,7 +36,7 @@ public protocol OnlineVerifying: Sendable {
     func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async
 }
 
-/// Where an item stands online.
+/// Where an item stands online (reasons already rendered in words, for the panes).
 public enum OnlineState: Sendable {
     case queued
     case sending(attempt: Int)
@@ -72,8 +64,9 @@ extension DashboardState {
             online[id] = .sending(attempt: attempt)
             addLog("\(name(id)): sending attempt \(attempt) to \(url)", role: .info, at: time)
         case .retrying(let id, let seconds, let reason):
-            online[id] = .retrying(inSeconds: seconds, reason: reason)
-            addLog(String(format: "%@: retrying in %.1f s (%@)", name(id), seconds, reason), role: .warning, at: time)
+            let words = SafeText.escaped(reason.description)
+            online[id] = .retrying(inSeconds: seconds, reason: words)
+            addLog(String(format: "%@: retrying in %.1f s (%@)", name(id), seconds, words), role: .warning, at: time)
         case .done(let id, let status, let environment, let attempts, _):
             online[id] = .done(status: status, environment: environment, attempts: attempts)
             let explained = AppleStatus.explain(status)
@@ -81,9 +74,10 @@ extension DashboardState {
             addLog(
                 "\(name(id)): status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? "") in \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"), \(Int(latency)) ms",
                 role: status == 0 ? .ok : .warning, at: time)
-        case .failed(let id, let reason, let attempts):
-            online[id] = .failed(reason: reason, attempts: attempts)
-            addLog("\(name(id)): failed after \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): \(reason)", role: .error, at: time)
+        case .failed(let id, let failure, let attempts):
+            let words = SafeText.escaped(failure.reason)
+            online[id] = .failed(reason: words, attempts: attempts)
+            addLog("\(name(id)): failed after \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): \(words)", role: .error, at: time)
         }
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ReceiptCore
+import Synchronization
 
 /// One receipt to verify.
 public struct BatchItem: Sendable {
@@ -14,29 +15,6 @@ public struct BatchItem: Sendable {
         self.id = id
         self.source = source
         self.receiptData = receiptData
-    }
-}
-
-/// What happens to each receipt, in order. Every queued receipt ends in exactly one final
-/// event, `done` or `failed`: none is lost or counted twice.
-public enum BatchEvent: Sendable {
-    case queued(id: Int, source: String)
-    case sending(id: Int, attempt: Int, url: String)
-    case retrying(id: Int, inSeconds: Double, reason: String)
-    /// Apple answered (any status); `duplicateOf` names the receipt whose answer was reused.
-    case done(id: Int, outcome: VerificationOutcome, duplicateOf: Int?)
-    /// No answer could be had (after retries), or the batch was cancelled first; with the
-    /// attempts that were made.
-    case failed(id: Int, reason: String, attempts: [VerificationAttempt])
-
-    /// A final event's receipt id and outcome (a failure as an outcome with `failure` set);
-    /// nil for progress events.
-    public var result: (id: Int, outcome: VerificationOutcome)? {
-        switch self {
-        case .done(let id, let outcome, _): (id, outcome)
-        case .failed(let id, let reason, let attempts): (id, VerificationOutcome(attempts: attempts, failure: reason))
-        default: nil
-        }
     }
 }
 
@@ -86,7 +64,7 @@ public struct BatchVerifier: Sendable {
                     case .first:
                         outcome = await client.verify(receiptData: item.receiptData) { event in
                             switch event {
-                            case .sending(let attempt, let url): onEvent(.sending(id: item.id, attempt: attempt, url: url))
+                            case .sending(let attempt, let endpoint): onEvent(.sending(id: item.id, attempt: attempt, endpoint: endpoint))
                             case .retrying(let seconds, let reason): onEvent(.retrying(id: item.id, inSeconds: seconds, reason: reason))
                             }
                         }
@@ -98,7 +76,7 @@ public struct BatchVerifier: Sendable {
                     }
                     if let failure = outcome.failure {
                         ledger.failed()
-                        onEvent(.failed(id: item.id, reason: failure, attempts: outcome.attempts))
+                        onEvent(.failed(id: item.id, failure: failure, attempts: outcome.attempts))
                     } else {
                         ledger.done(outcome, duplicate: duplicateOf != nil)
                         onEvent(.done(id: item.id, outcome: outcome, duplicateOf: duplicateOf))
@@ -124,10 +102,10 @@ struct ReceiptKey: Hashable, Sendable {
     }
 }
 
-/// Counts and the deduplication table, behind a lock. For each distinct receipt only its
+/// Counts and the deduplication table, behind a `Mutex`. For each distinct receipt only its
 /// answer's status and environment are kept (about a hundred bytes), so the table stays small
 /// however many receipts pass through.
-final class Ledger: @unchecked Sendable {
+final class Ledger: Sendable {
     enum Claim {
         case first
         case duplicate(firstID: Int)
@@ -137,68 +115,61 @@ final class Ledger: @unchecked Sendable {
     struct Answer: Sendable {
         var status: Int?
         var environment: String?
-        var failure: String?
+        var failure: VerificationFailure?
 
         var outcome: VerificationOutcome {
             VerificationOutcome(status: status, environment: environment, attempts: [], response: nil, failure: failure)
         }
     }
 
-    private let lock = NSLock()
-    private var summaryStorage = BatchSummary()
-    private var seen: [ReceiptKey: (id: Int, answer: Answer?)] = [:]
-    private var waiters: [ReceiptKey: [CheckedContinuation<VerificationOutcome, Never>]] = [:]
-
-    var summary: BatchSummary {
-        lock.lock()
-        defer { lock.unlock() }
-        return summaryStorage
+    struct State {
+        var summary = BatchSummary()
+        var seen: [ReceiptKey: (id: Int, answer: Answer?)] = [:]
+        var waiters: [ReceiptKey: [CheckedContinuation<VerificationOutcome, Never>]] = [:]
     }
 
-    func queued() { locked { summaryStorage.queued += 1 } }
-    func failed() { locked { summaryStorage.failed += 1 } }
+    private let state = Mutex(State())
+
+    var summary: BatchSummary { state.withLock { $0.summary } }
+
+    func queued() { state.withLock { $0.summary.queued += 1 } }
+    func failed() { state.withLock { $0.summary.failed += 1 } }
 
     func done(_ outcome: VerificationOutcome, duplicate: Bool) {
-        locked {
-            summaryStorage.done += 1
-            if duplicate { summaryStorage.duplicates += 1 }
-            if let status = outcome.status { summaryStorage.byStatus[status, default: 0] += 1 }
-            if outcome.status == 0 { summaryStorage.valid += 1 }
+        state.withLock { s in
+            s.summary.done += 1
+            if duplicate { s.summary.duplicates += 1 }
+            if let status = outcome.status { s.summary.byStatus[status, default: 0] += 1 }
+            if outcome.status == 0 { s.summary.valid += 1 }
         }
     }
 
     func claim(_ key: ReceiptKey, id: Int) -> Claim {
-        locked {
-            if let existing = seen[key] { return .duplicate(firstID: existing.id) }
-            seen[key] = (id, nil)
+        state.withLock { s in
+            if let existing = s.seen[key] { return .duplicate(firstID: existing.id) }
+            s.seen[key] = (id, nil)
             return .first
         }
     }
 
     func settle(_ key: ReceiptKey, _ outcome: VerificationOutcome) {
         let answer = Answer(status: outcome.status, environment: outcome.environment, failure: outcome.failure)
-        let continuations: [CheckedContinuation<VerificationOutcome, Never>] = locked {
-            seen[key]?.answer = answer
-            return waiters.removeValue(forKey: key) ?? []
+        let continuations = state.withLock { s in
+            s.seen[key]?.answer = answer
+            return s.waiters.removeValue(forKey: key) ?? []
         }
         for c in continuations { c.resume(returning: answer.outcome) }
     }
 
     func wait(_ key: ReceiptKey) async -> VerificationOutcome {
         await withCheckedContinuation { continuation in
-            let ready: VerificationOutcome? = locked {
-                if let answer = seen[key]?.answer { return answer.outcome }
-                waiters[key, default: []].append(continuation)
+            let ready: VerificationOutcome? = state.withLock { s in
+                if let answer = s.seen[key]?.answer { return answer.outcome }
+                s.waiters[key, default: []].append(continuation)
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
         }
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
     }
 }
 

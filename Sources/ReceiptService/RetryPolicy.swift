@@ -1,11 +1,17 @@
 import Foundation
+import ReceiptCore
 
 /// When and how often to retry: exponential backoff with jitter, bounded by attempts and by
-/// total time. `Retry-After` from Apple wins over the computed delay.
+/// total time. Which results are retried at all is `AttemptResult.retryDecision` (ReceiptCore).
+///
+/// `Retry-After` from Apple (seconds or an HTTP date) replaces the computed delay and is not
+/// capped by ``maximumDelay``: it is honoured as long as it fits in ``totalBudget``. A wait that
+/// would pass the budget ends the retries (failure code `retryBudgetExhausted`).
 public struct RetryPolicy: Sendable, Hashable {
     /// Most retries after the first try (sandbox/production hops do not count).
     public var maximumRetries: Int
     public var baseDelay: Double
+    /// Cap of the computed (backoff) delay; `Retry-After` is not capped by it.
     public var maximumDelay: Double
     /// Give up when the next wait would pass this many seconds since the first try.
     public var totalBudget: Double
@@ -20,34 +26,11 @@ public struct RetryPolicy: Sendable, Hashable {
         self.jitter = jitter
     }
 
-    /// The wait before retry number `retry` (1-based).
+    /// The wait before retry number `retry` (1-based): `retryAfter` when the server sent one,
+    /// else the jittered backoff.
     public func delay(forRetry retry: Int, retryAfter: Double?, random: Double) -> Double {
-        if let retryAfter { return min(max(0, retryAfter), maximumDelay) }
+        if let retryAfter { return max(0, retryAfter) }
         let raw = min(maximumDelay, baseDelay * pow(2, Double(retry - 1)))
         return max(0, raw * (1 + jitter * (2 * random - 1)))
-    }
-}
-
-/// Whether an answer from Apple is worth retrying, and why.
-public enum RetryDecision: Sendable, Hashable {
-    case final
-    case retry(reason: String)
-
-    /// The decision for a verifyReceipt status. 21002 is retried once at most (Apple uses it for
-    /// temporary problems too); 21100–21199 only when `is-retryable` says so.
-    public static func forStatus(_ status: Int, isRetryable: Bool?, alreadyRetried21002: Bool) -> RetryDecision {
-        switch status {
-        case 21005: return .retry(reason: "21005 receipt server unavailable")
-        case 21009: return .retry(reason: "21009 internal data access error")
-        case 21100...21199:
-            return isRetryable == true ? .retry(reason: "\(status) internal error, is-retryable 1") : .final
-        case 21002: return alreadyRetried21002 ? .final : .retry(reason: "21002 malformed or temporary; retried once")
-        default: return .final
-        }
-    }
-
-    /// The decision for an HTTP status without a usable body.
-    public static func forHTTP(_ code: Int) -> RetryDecision {
-        code == 429 || (500...599).contains(code) ? .retry(reason: "HTTP \(code)") : .final
     }
 }

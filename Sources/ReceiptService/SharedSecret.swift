@@ -3,9 +3,10 @@ import Foundation
 /// The app-specific shared secret for `verifyReceipt`.
 ///
 /// It comes from `RECEIPTDASH_SHARED_SECRET` or a file, never from a command-line argument.
-/// Its descriptions are masked (`••••…3f2a`), so it cannot reach logs, errors or output by
-/// string interpolation; only the request body builder reads ``value``.
-public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+/// Every representation is masked (`••••…3f2a`): `description`, `debugDescription`, and its
+/// reflection (`dump()`, `Mirror`, what a test failure or debugger prints), so it cannot reach
+/// logs, errors or output; only the request body builder and the simulator read ``value``.
+public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let value: String
 
     public init(_ value: String) {
@@ -36,8 +37,13 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
 
     public var description: String { masked }
     public var debugDescription: String { "SharedSecret(\(masked))" }
+    /// One masked child: `dump()` and `Mirror` never see the value.
+    public var customMirror: Mirror { Mirror(self, children: ["masked": masked], displayStyle: .struct) }
 
-    public struct SecretError: Error, CustomStringConvertible {
+    /// Whether `candidate` is this secret (the simulator's check of a request's password).
+    public func matches(_ candidate: String) -> Bool { candidate == value }
+
+    public struct SecretError: Error, Sendable, CustomStringConvertible {
         public var message: String
         public var description: String { message }
     }

@@ -2,99 +2,29 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import ReceiptCore
 
-/// Where verifyReceipt lives.
-public struct VerifyReceiptEndpoints: Sendable, Hashable {
-    public var production: String
-    public var sandbox: String
-
-    public init(production: String, sandbox: String) {
-        self.production = production
-        self.sandbox = sandbox
-    }
-
-    /// Apple's servers.
-    public static let apple = VerifyReceiptEndpoints(
-        production: "https://buy.itunes.apple.com/verifyReceipt", sandbox: "https://sandbox.itunes.apple.com/verifyReceipt")
-}
-
-/// One HTTP exchange with verifyReceipt.
-public struct VerificationAttempt: Sendable, Hashable {
-    public var url: String
-    /// `Production` or `Sandbox`: which endpoint was asked.
-    public var endpoint: String
-    public var httpStatus: Int?
-    public var status: Int?
-    public var isRetryable: Bool?
-    /// Transport error in words (timeout, connection refused, TLS), if any.
-    public var error: String?
-    public var latencyMilliseconds: Double
-    /// The wait before the next attempt, when this one was retried.
-    public var retryAfterSeconds: Double?
-
-    /// What came back, in a few words: `status N`, `HTTP N`, the transport error, or `no answer`.
-    public var resultText: String {
-        status.map { "status \($0)" } ?? httpStatus.map { "HTTP \($0)" } ?? error ?? "no answer"
-    }
-
-    public init(
-        url: String, endpoint: String, httpStatus: Int? = nil, status: Int? = nil, isRetryable: Bool? = nil, error: String? = nil,
-        latencyMilliseconds: Double, retryAfterSeconds: Double? = nil
-    ) {
-        self.url = url
-        self.endpoint = endpoint
-        self.httpStatus = httpStatus
-        self.status = status
-        self.isRetryable = isRetryable
-        self.error = error
-        self.latencyMilliseconds = latencyMilliseconds
-        self.retryAfterSeconds = retryAfterSeconds
-    }
-}
-
-/// The end of one receipt's verification: Apple's answer, or why there was none.
-public struct VerificationOutcome: Sendable {
-    public var status: Int?
-    public var environment: String?
-    public var attempts: [VerificationAttempt]
-    /// The decoded response body (the same model `inspect` prints).
-    public var response: DecodedInput?
-    /// Why no status could be had, after retries.
-    public var failure: String?
-
-    public var explanation: AppleStatus? { status.map { AppleStatus.explain($0, isRetryable: attempts.last?.isRetryable) } }
-
-    public init(
-        status: Int? = nil, environment: String? = nil, attempts: [VerificationAttempt] = [], response: DecodedInput? = nil,
-        failure: String? = nil
-    ) {
-        self.status = status
-        self.environment = environment
-        self.attempts = attempts
-        self.response = response
-        self.failure = failure
-    }
-}
-
 /// Progress of one verification, for the live log and progress bars.
 public enum ClientEvent: Sendable, Hashable {
-    case sending(attempt: Int, url: String)
-    case retrying(inSeconds: Double, reason: String)
+    case sending(attempt: Int, endpoint: VerifyEndpoint)
+    case retrying(inSeconds: Double, reason: RetryReason)
 }
 
 /// A verifyReceipt client: production first, sandbox on 21007, production on 21008, retries with
-/// backoff on temporary failures, TLS certificates always verified.
+/// backoff on temporary failures (the table in `AttemptResult.retryDecision`), TLS certificates
+/// always verified. Time and waiting come from an injected ``ServiceClock``.
 ///
 /// ```swift
-/// let client = try VerifyReceiptClient(secret: try SharedSecret.load(file: nil, environment: env))
+/// let client = VerifyReceiptClient(secret: try SharedSecret.load(file: nil, environment: env))
 /// let outcome = await client.verify(receiptData: base64)
 /// try await client.shutdown()
 /// ```
 public final class VerifyReceiptClient: Sendable {
     public let endpoints: VerifyReceiptEndpoints
     public let retry: RetryPolicy
+    public let clock: ServiceClock
     let secret: SharedSecret?
     let excludeOldTransactions: Bool
     let requestTimeout: TimeAmount
@@ -107,12 +37,13 @@ public final class VerifyReceiptClient: Sendable {
     public init(
         endpoints: VerifyReceiptEndpoints = .apple, secret: SharedSecret? = nil, excludeOldTransactions: Bool = false,
         retry: RetryPolicy = RetryPolicy(), connectTimeout: TimeAmount = .seconds(5), requestTimeout: TimeAmount = .seconds(20),
-        extraTrustRoots: [NIOSSLCertificate] = []
+        extraTrustRoots: [NIOSSLCertificate] = [], clock: ServiceClock = .system
     ) {
         self.endpoints = endpoints
         self.secret = secret
         self.excludeOldTransactions = excludeOldTransactions
         self.retry = retry
+        self.clock = clock
         self.requestTimeout = requestTimeout
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
@@ -156,120 +87,156 @@ public final class VerifyReceiptClient: Sendable {
             body = try JSONEncoder().encode(
                 RequestBody(receiptData: receiptData, password: secret?.value, excludeOldTransactions: excludeOldTransactions ? true : nil))
         } catch {
-            return VerificationOutcome(attempts: [], failure: "could not build the request")
+            return VerificationOutcome(failure: VerificationFailure(.invalidRequest, "could not build the request"))
         }
         var attempts: [VerificationAttempt] = []
-        var url = endpoints.production
-        var endpoint = "Production"
+        var endpoint = endpoints.production
         var hops = 0
         var retries = 0
         var retried21002 = false
-        let started = Date()
+        let started = clock.now()
         while true {
-            if Task.isCancelled { return VerificationOutcome(attempts: attempts, failure: "cancelled") }
-            onEvent?(.sending(attempt: attempts.count + 1, url: url))
-            var (attempt, parsed) = await post(body, to: url, endpoint: endpoint)
-            var decision: RetryDecision
-            if let status = attempt.status {
-                if status == 21007, endpoint == "Production", hops < 2 {
-                    attempts.append(attempt)
-                    (url, endpoint, hops) = (endpoints.sandbox, "Sandbox", hops + 1)
-                    continue
-                }
-                if status == 21008, endpoint == "Sandbox", hops < 2 {
-                    attempts.append(attempt)
-                    (url, endpoint, hops) = (endpoints.production, "Production", hops + 1)
-                    continue
-                }
-                decision = RetryDecision.forStatus(status, isRetryable: attempt.isRetryable, alreadyRetried21002: retried21002)
-                if status == 21002 { retried21002 = true }
-            } else if let code = attempt.httpStatus {
-                decision = RetryDecision.forHTTP(code)
-            } else if let error = attempt.error, error.hasPrefix("TLS failed") {
-                decision = .final  // a certificate problem does not go away by asking again
-            } else {
-                decision = .retry(reason: attempt.error ?? "no answer")
+            if Task.isCancelled {
+                return VerificationOutcome(attempts: attempts, failure: VerificationFailure(.cancelled, "cancelled", last: attempts.last?.result))
             }
+            onEvent?(.sending(attempt: attempts.count + 1, endpoint: endpoint))
+            let posted = await post(body, to: endpoint)
+            var attempt = posted.attempt
+            let parsed = posted.parsed
+            if let status = attempt.status, hops < 2 {
+                if status == 21007, endpoint.kind == .production {
+                    attempts.append(attempt)
+                    (endpoint, hops) = (endpoints.sandbox, hops + 1)
+                    continue
+                }
+                if status == 21008, endpoint.kind == .sandbox {
+                    attempts.append(attempt)
+                    (endpoint, hops) = (endpoints.production, hops + 1)
+                    continue
+                }
+            }
+            let decision = attempt.result.retryDecision(alreadyRetried21002: retried21002)
+            if attempt.status == 21002 { retried21002 = true }
             guard case .retry(let reason) = decision else {
                 attempts.append(attempt)
-                if attempt.status == nil {
-                    let why = attempt.error ?? attempt.httpStatus.map { "HTTP \($0)" } ?? "no answer"
-                    return VerificationOutcome(attempts: attempts, failure: why)
-                }
+                if attempt.status == nil { return VerificationOutcome(attempts: attempts, failure: .final(attempt.result)) }
                 return finish(attempts, parsed)
             }
             retries += 1
-            let wait = retry.delay(forRetry: retries, retryAfter: parsed.retryAfter, random: Double.random(in: 0...1))
-            guard retries <= retry.maximumRetries, Date().timeIntervalSince(started) + wait <= retry.totalBudget else {
+            let retryAfter = parsed.retryAfter.flatMap { RetryAfter.seconds($0, now: clock.now()) }
+            let wait = retry.delay(forRetry: retries, retryAfter: retryAfter, random: Double.random(in: 0...1))
+            let elapsed = clock.now().timeIntervalSince(started)
+            if retries > retry.maximumRetries || elapsed + wait > retry.totalBudget {
                 attempts.append(attempt)
                 if attempt.status != nil { return finish(attempts, parsed) }
-                return VerificationOutcome(
-                    attempts: attempts, failure: "gave up after \(attempts.count) attempts: \(reason)")
+                let failure: VerificationFailure
+                if retries > retry.maximumRetries {
+                    failure = VerificationFailure(.retriesExhausted, "gave up after \(attempts.count) attempts: \(reason)", last: attempt.result)
+                } else {
+                    let asked = retryAfter.map { String(format: "Retry-After asked for %.0f s", $0) } ?? String(format: "the next wait is %.1f s", wait)
+                    failure = VerificationFailure(
+                        .retryBudgetExhausted,
+                        String(
+                            format: "gave up after %d attempts: %@ (%@), which would pass the %.0f s retry budget (%.1f s used)",
+                            attempts.count, reason.description, asked, retry.totalBudget, elapsed),
+                        last: attempt.result)
+                }
+                return VerificationOutcome(attempts: attempts, failure: failure)
             }
             attempt.retryAfterSeconds = wait
             attempts.append(attempt)
             onEvent?(.retrying(inSeconds: wait, reason: reason))
-            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+            try? await clock.sleep(wait)
         }
     }
 
     private func finish(_ attempts: [VerificationAttempt], _ parsed: Parsed) -> VerificationOutcome {
         VerificationOutcome(
-            status: attempts.last?.status, environment: parsed.response?.rawEnvironment ?? attempts.last?.endpoint,
+            status: attempts.last?.status, environment: parsed.response?.rawEnvironment ?? attempts.last?.endpoint.rawValue,
             attempts: attempts, response: parsed.response, failure: nil)
     }
 
     struct Parsed {
         var response: DecodedInput?
-        var retryAfter: Double?
+        /// The `Retry-After` header as sent.
+        var retryAfter: String?
     }
 
-    private func post(_ body: Data, to url: String, endpoint: String) async -> (VerificationAttempt, Parsed) {
-        var attempt = VerificationAttempt(url: url, endpoint: endpoint, latencyMilliseconds: 0)
+    private func post(_ body: Data, to endpoint: VerifyEndpoint) async -> (attempt: VerificationAttempt, parsed: Parsed) {
         var parsed = Parsed()
+        var httpStatus: Int?
+        let result: AttemptResult
         let start = DispatchTime.now().uptimeNanoseconds
         do {
-            var request = HTTPClientRequest(url: url)
+            var request = HTTPClientRequest(url: endpoint.url)
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
             request.headers.add(name: "User-Agent", value: "receiptdash/0.1")
             request.body = .bytes(ByteBuffer(bytes: body))
             let response = try await http.execute(request, timeout: requestTimeout)
-            attempt.httpStatus = Int(response.status.code)
-            parsed.retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+            httpStatus = Int(response.status.code)
+            parsed.retryAfter = response.headers.first(name: "Retry-After")
             let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
             if response.status == .ok {
                 let data = [UInt8](buffer: bytes)
                 if let json = try? JSONValue.parse(data), let status = json["status"]?.int64 {
-                    attempt.status = Int(status)
-                    attempt.isRetryable = json["is-retryable"]?.bool ?? json["is_retryable"]?.bool
+                    result = .apple(status: Int(status), isRetryable: json["is-retryable"]?.bool ?? json["is_retryable"]?.bool)
                     parsed.response = try? ReceiptDecoder().decode(data)
                 } else {
-                    attempt.error = "the answer is not verifyReceipt JSON"
+                    result = .transport(TransportFailure(.invalidResponse))
                 }
+            } else {
+                result = .http(status: Int(response.status.code))
             }
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            attempt.error = "timed out (\(error))"
-        } catch let error as NIOSSLError {
-            attempt.error = "TLS failed: \(error)"
-        } catch let error as NIOSSLExtraError {
-            attempt.error = "TLS failed: \(error)"
         } catch {
-            attempt.error = Self.describe(error)
+            result = .transport(Self.classify(error))
         }
         let latency = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        attempt.latencyMilliseconds = latency
+        let attempt = VerificationAttempt(
+            url: endpoint.url, endpoint: endpoint.kind, result: result, httpStatus: httpStatus, latencyMilliseconds: latency)
         return (attempt, parsed)
     }
 
-    static func describe(_ error: any Error) -> String {
-        let text = "\(error)"
-        if text.contains("certificate") || text.contains("handshake") || text.contains("SSL") { return "TLS failed: \(text)" }
-        if text.contains("remoteConnectionClosed") || text.contains("connectionClosed") || text.contains("EOF") {
-            return "the connection was closed without an answer"
+    /// The kind of a network error, by its type (never by its text).
+    static func classify(_ error: any Error) -> TransportFailure {
+        let detail = "\(error)"
+        switch error {
+        case is CancellationError:
+            return TransportFailure(.cancelled)
+        case let error as HTTPClientError:
+            switch error {
+            case .cancelled, .requestStreamCancelled: return TransportFailure(.cancelled)
+            case .readTimeout, .connectTimeout, .deadlineExceeded, .writeTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+                return TransportFailure(.timeout, detail: detail)
+            case .remoteConnectionClosed: return TransportFailure(.dropped, detail: detail)
+            default: return TransportFailure(.other, detail: detail)
+            }
+        case let error as NIOSSLError:
+            if case .uncleanShutdown = error { return TransportFailure(.dropped, detail: detail) }
+            return TransportFailure(.tls, detail: detail)
+        case is NIOSSLExtraError, is BoringSSLError:
+            return TransportFailure(.tls, detail: detail)
+        case let error as NIOConnectionError:
+            let refused = !error.connectionErrors.isEmpty
+                && error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+            return TransportFailure(refused ? .refused : .other, detail: detail)
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return TransportFailure(.refused, detail: detail)
+            case ECONNRESET, EPIPE: return TransportFailure(.dropped, detail: detail)
+            case ETIMEDOUT: return TransportFailure(.timeout, detail: detail)
+            default: return TransportFailure(.other, detail: detail)
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return TransportFailure(.timeout, detail: detail)
+            case .eof, .ioOnClosedChannel, .outputClosed, .alreadyClosed, .inputClosed: return TransportFailure(.dropped, detail: detail)
+            default: return TransportFailure(.other, detail: detail)
+            }
+        case is HTTPParserError:
+            return TransportFailure(.dropped, detail: detail)
+        default:
+            return TransportFailure(.other, detail: detail)
         }
-        if text.contains("connectTimeout") || text.contains("Timeout") || text.contains("deadline") { return "timed out (\(text))" }
-        if text.contains("refused") { return "connection refused" }
-        return text
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Dashboard
 import ReceiptCore
 import ReceiptService
+import ReceiptSimulator
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -181,7 +182,7 @@ struct Bench: AsyncParsableCommand {
                 state.apply(.sending(itemID: id, attempt: 1, url: "http://127.0.0.1/production/verifyReceipt"), at: clock)
                 state.apply(
                     .done(itemID: id, status: streamed % 9 == 0 ? 21005 : 0, environment: "Production",
-                          attempts: [OnlineAttempt(url: "http://127.0.0.1/production/verifyReceipt", result: "status 0", latencyMilliseconds: Double(40 + streamed % 60))],
+                          attempts: [OnlineAttempt(url: "http://127.0.0.1/production/verifyReceipt", result: .apple(status: 0), latencyMilliseconds: Double(40 + streamed % 60))],
                           response: nil), at: clock)
                 streamed += 1
             }
@@ -200,7 +201,7 @@ struct Bench: AsyncParsableCommand {
     /// never holds them all), through the simulator at 100 ms latency.
     private func benchOnline(count: Int) async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.1))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, requestTimeout: .seconds(10))
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, requestTimeout: .seconds(10))
         let items = BatchItems((0..<count).lazy.map { BatchItem(id: $0, source: "synthetic \($0)", receiptData: SyntheticReceipt.base64($0)) })
         let start = DispatchTime.now().uptimeNanoseconds
         let summary = await BatchVerifier(client: client, concurrency: concurrency).run(items) { _ in }

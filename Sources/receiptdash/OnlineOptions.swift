@@ -1,14 +1,15 @@
 import ArgumentParser
 import Foundation
+import ReceiptCore
 import ReceiptService
 
-/// The options every command that talks to verifyReceipt takes (`verify`, the dashboard).
+/// The options every command that talks to verifyReceipt takes (`verify`, `watch`, the dashboard).
 struct OnlineOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL.", valueName: "url"))
-    var productionURL: String = VerifyReceiptEndpoints.apple.production
+    @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL (https; plain http on loopback only).", valueName: "url"))
+    var productionURL: String = VerifyReceiptEndpoints.appleProductionURL
 
-    @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL.", valueName: "url"))
-    var sandboxURL: String = VerifyReceiptEndpoints.apple.sandbox
+    @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL (https; plain http on loopback only).", valueName: "url"))
+    var sandboxURL: String = VerifyReceiptEndpoints.appleSandboxURL
 
     @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
     var sharedSecretFile: String?
@@ -21,6 +22,18 @@ struct OnlineOptions: ParsableArguments {
 
     func validate() throws {
         if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024.") }
+        // A usage error (exit 64) before anything is sent: the secret must not cross the
+        // network in clear.
+        _ = try endpoints()
+    }
+
+    /// The endpoints these options name, checked (https, or http on a loopback host).
+    func endpoints() throws -> VerifyReceiptEndpoints {
+        do {
+            return try VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL)
+        } catch {
+            throw ValidationError(error.reason)
+        }
     }
 
     /// The client these options describe. The secret is read here, never from an argument.
@@ -32,7 +45,7 @@ struct OnlineOptions: ParsableArguments {
             throw ValidationError("\(error)")
         }
         return VerifyReceiptClient(
-            endpoints: VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL), secret: secret,
+            endpoints: try endpoints(), secret: secret,
             excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
             extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
     }

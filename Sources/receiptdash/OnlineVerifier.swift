@@ -7,31 +7,28 @@ import ReceiptService
 struct ServiceVerifier: OnlineVerifying {
     let client: VerifyReceiptClient
     let concurrency: Int
-    /// Where results are recorded too (the dashboard's `--db`).
+    /// Where results are recorded too (the dashboard's `--db`); its write failures reach the
+    /// Log pane through the link's poll.
     var audit: StoreAuditLink?
 
     func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async {
         let rows = Dictionary(requests.compactMap { r in r.auditID.map { (r.itemID, $0) } }, uniquingKeysWith: { a, _ in a })
-        if let audit { try? audit.store.markPending(Array(rows.values), again: true) }
+        audit?.markPending(Array(rows.values))
         let items = requests.map { BatchItem(id: $0.itemID, source: "#\($0.itemID)", receiptData: $0.receiptData) }
         _ = await BatchVerifier(client: client, concurrency: concurrency).run(BatchItems(items)) { event in
             if let audit, let (id, outcome) = event.result, let row = rows[id] { audit.recordResult(row, outcome) }
             switch event {
             case .queued(let id, _): onEvent(.queued(itemID: id))
-            case .sending(let id, let attempt, let url): onEvent(.sending(itemID: id, attempt: attempt, url: url))
+            case .sending(let id, let attempt, let endpoint): onEvent(.sending(itemID: id, attempt: attempt, url: endpoint.url))
             case .retrying(let id, let seconds, let reason): onEvent(.retrying(itemID: id, inSeconds: seconds, reason: reason))
             case .done(let id, let outcome, _):
                 onEvent(
                     .done(
-                        itemID: id, status: outcome.status ?? -1, environment: outcome.environment,
-                        attempts: outcome.attempts.map(Self.line), response: outcome.response))
-            case .failed(let id, let reason, let attempts):
-                onEvent(.failed(itemID: id, reason: reason, attempts: attempts.map(Self.line)))
+                        itemID: id, status: outcome.status ?? -1, environment: outcome.environment, attempts: outcome.attempts,
+                        response: outcome.response))
+            case .failed(let id, let failure, let attempts):
+                onEvent(.failed(itemID: id, reason: failure, attempts: attempts))
             }
         }
-    }
-
-    static func line(_ a: VerificationAttempt) -> OnlineAttempt {
-        OnlineAttempt(url: a.url, result: a.resultText, latencyMilliseconds: a.latencyMilliseconds)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptService
+import ReceiptSimulator
 
 struct Simulator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,7 +15,8 @@ struct Simulator: AsyncParsableCommand {
             HTTP 503, dropped connections and slow answers, repeatably with --seed.
 
             The simulator's own shared secret (the password subscription receipts must come with) \
-            is --secret, --secret-file, or RECEIPTDASH_SHARED_SECRET.
+            is read from --secret-file or RECEIPTDASH_SHARED_SECRET, never from an argument \
+            (the command line is visible to every user in ps).
             """
     )
 
@@ -33,9 +35,6 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: "Seed for the fault sequence.")
     var seed: UInt64 = 1
 
-    @Option(name: .long, help: ArgumentHelp("The shared secret this simulator expects (test value).", valueName: "secret"))
-    var secret: String?
-
     @Option(name: .long, help: ArgumentHelp("A file holding the shared secret this simulator expects.", valueName: "file"))
     var secretFile: String?
 
@@ -45,7 +44,12 @@ struct Simulator: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let expected = try secret.map(SharedSecret.init) ?? SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
+        let expected: SharedSecret?
+        do {
+            expected = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
         let simulator = try await VerifyReceiptSimulator.start(
             SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: expected))
         let banner = """

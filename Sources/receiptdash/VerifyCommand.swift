@@ -3,6 +3,7 @@ import Dashboard
 import Foundation
 import ReceiptCore
 import ReceiptService
+import Synchronization
 import UntrustedText
 
 struct Verify: AsyncParsableCommand {
@@ -17,7 +18,15 @@ struct Verify: AsyncParsableCommand {
             RECEIPTDASH_SHARED_SECRET environment variable, never from an argument, and is never \
             printed.
 
-            Exit status: 0 when every receipt got status 0, 1 otherwise.
+            With --format json there is one row per input, in order: inputs that are not sent \
+            (they cannot be decoded, or are not receipts verifyReceipt takes) get \
+            {"source", "error": {"code", "message"}}, as with inspect. --send-undecodable sends \
+            an input the decoder cannot read as it is (its text when it is base64, else the \
+            base64 of its bytes) and records Apple's answer.
+
+            Exit status: 0 when every input got status 0; 1 otherwise, or when a write to --db \
+            failed (the error is named); 64 for a usage error (e.g. a plain http:// URL that is \
+            not loopback).
 
             Examples:
               RECEIPTDASH_SHARED_SECRET=… receiptdash verify receipts/
@@ -44,6 +53,9 @@ struct Verify: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds a single request may take.", valueName: "seconds"))
     var timeout: Double = 20
 
+    @Flag(name: .long, help: "Send inputs the decoder cannot read as they are, and record Apple's answer.")
+    var sendUndecodable = false
+
     @Argument(help: "Receipt files or folders, or - for standard input.")
     var files: [String] = []
 
@@ -52,40 +64,84 @@ struct Verify: AsyncParsableCommand {
         if resume && db == nil { throw ValidationError("--resume needs --db PATH.") }
     }
 
+    /// One input, in order: sent (its batch item), or not sent and why.
+    enum Row {
+        case sent(BatchItem)
+        case notSent(source: String, code: String, message: String, offset: Int?)
+    }
+
+    /// What an input is sent as.
+    struct Accepted {
+        var row: Int
+        var source: String
+        var receiptData: String
+        var kind: AuditStore.SourceKind
+        var bytes: [UInt8]
+        /// Nil for an undecodable input sent as it is.
+        var decoded: DecodedInput?
+    }
+
     func run() async throws {
         let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         let decoder = ReceiptDecoder()
         let store = try db.map { try AuditStore(path: $0) }
-        var accepted: [(source: String, receiptData: String, ingest: AuditStore.Ingest)] = []
+        var rows: [Row] = []
+        var accepted: [Accepted] = []
         var decodeFailures = 0
         for input in InputFiles.load(files, limit: decoder.limits.maximumInputBytes) {
+            let kind: AuditStore.SourceKind = input.source == "-" ? .stdin : .file
             switch input.result.flatMap({ bytes in decoder.result(bytes).map { (bytes, $0) } }) {
             case .success(let (bytes, decoded)):
                 guard let data = VerifyReceiptData.base64(decoded) else {
-                    Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(decoded.format.rawValue) is not a receipt verifyReceipt accepts")
+                    let message = "\(decoded.format.rawValue) is not a receipt verifyReceipt accepts"
+                    Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(message)")
+                    rows.append(.notSent(source: input.source, code: "not a verifyReceipt input", message: message, offset: nil))
                     decodeFailures += 1
                     continue
                 }
-                let kind: AuditStore.SourceKind = input.source == "-" ? .stdin : .file
-                accepted.append((input.source, data, AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: kind, source: input.source, seenAt: Date())))
+                accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: decoded))
+                rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))  // replaced below
             case .failure(let error):
+                if sendUndecodable, case .success(let bytes) = input.result, let data = Self.asIs(bytes) {
+                    Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
+                    accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: nil))
+                    rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))
+                    continue
+                }
                 Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
+                rows.append(.notSent(source: input.source, code: error.code.description, message: error.reason, offset: error.offset))
                 decodeFailures += 1
             }
         }
-        var items: [BatchItem]
+        var items: [BatchItem] = []
         if let store {
-            // One write for all the inputs, then one marking them pending.
-            let recorded = try store.record(accepted.map(\.ingest))
-            try store.markPending(recorded.map(\.id), again: true)
-            items = zip(accepted, recorded).map { BatchItem(id: Int($1.id), source: $0.source, receiptData: $0.receiptData) }
+            // One write for the decoded inputs, one per input sent as it is, then one marking
+            // them pending.
+            let decoded = accepted.filter { $0.decoded != nil }
+            let recorded = try audited("recording \(decoded.count) inputs") {
+                try store.record(
+                    decoded.compactMap { a in
+                        a.decoded.map { AuditStore.Ingest(decoded: $0, bytes: a.bytes, kind: a.kind, source: a.source, seenAt: Date()) }
+                    })
+            }
+            var ids = Dictionary(uniqueKeysWithValues: zip(decoded.map(\.row), recorded.map(\.id)))
+            for a in accepted where a.decoded == nil {
+                ids[a.row] = try audited("recording \(a.source)") {
+                    try store.recordUndecodable(bytes: a.bytes, receiptData: a.receiptData, kind: a.kind, source: a.source, seenAt: Date()).id
+                }
+            }
+            try audited("marking \(accepted.count) inputs pending") { try store.markPending(accepted.compactMap { ids[$0.row] }, again: true) }
+            items = accepted.compactMap { a in ids[a.row].map { BatchItem(id: Int($0), source: a.source, receiptData: a.receiptData) } }
         } else {
             items = accepted.enumerated().map { BatchItem(id: $0.offset, source: $0.element.source, receiptData: $0.element.receiptData) }
         }
+        for (a, item) in zip(accepted, items) { rows[a.row] = .sent(item) }
         if let store, resume {
             let given = Set(items.map(\.id))
             for (id, data) in try store.pending() where !given.contains(Int(id)) {
-                items.append(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
+                let item = BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data)
+                items.append(item)
+                rows.append(.sent(item))
             }
         }
         let progress = ProgressPrinter(total: items.count, interactive: isatty(STDERR_FILENO) != 0 && format == .text)
@@ -94,30 +150,53 @@ struct Verify: AsyncParsableCommand {
         let onEvent: @Sendable (BatchEvent) -> Void = { event in
             progress.handle(event)
             if case .done(let id, let outcome, _) = event { results.add(id, .success(outcome)) }
-            if case .failed(let id, let reason, _) = event { results.add(id, .failure(reason)) }
+            if case .failed(let id, let failure, _) = event { results.add(id, .failure(failure)) }
         }
-        let summary =
-            if let store {
-                await AuditedVerification(store: store, verifier: batch).run(BatchItems(items), onEvent: onEvent)
-            } else {
-                await batch.run(BatchItems(items), onEvent: onEvent)
-            }
+        let summary: BatchSummary
+        var auditErrors: [AuditError] = []
+        if let store {
+            let audited = await AuditedVerification(store: store, verifier: batch).run(BatchItems(items), onEvent: onEvent)
+            summary = audited.batch
+            auditErrors = audited.auditErrors
+        } else {
+            summary = await batch.run(BatchItems(items), onEvent: onEvent)
+        }
         progress.finish(summary)
         try await client.shutdown()
         var outputs: [JSONValue] = []
-        for item in items {
-            let result = results.get(item.id)
-            switch format {
-            case .json: outputs.append(Self.json(item, result))
-            case .text: print(Self.text(item, result), terminator: "")
+        for row in rows {
+            switch (row, format) {
+            case (.sent(let item), .json): outputs.append(Self.json(item, results.get(item.id)))
+            case (.sent(let item), .text): print(Self.text(item, results.get(item.id)), terminator: "")
+            case (.notSent(let source, let code, let message, let offset), .json):
+                var error: [String: JSONValue] = ["code": .string(code), "message": .string(message)]
+                if let offset { error["offset"] = .integer(Int64(offset)) }
+                outputs.append(.object(["source": .string(source), "error": .object(error)]))
+            case (.notSent, .text): break  // said on standard error above
             }
         }
         if format == .json { print(InspectJSON.encode(outputs.count == 1 ? outputs[0] : .array(outputs))) }
+        if let first = auditErrors.first {
+            for error in auditErrors.dropFirst() { Standard.error("receiptdash: \(SafeText.escaped(error.reason))") }
+            throw first
+        }
         if decodeFailures > 0 || summary.valid != items.count { throw ExitCode.failure }
     }
 
-    static func json(_ item: BatchItem, _ result: Result<VerificationOutcome, String>?) -> JSONValue {
+    /// What `--send-undecodable` sends for an input: its text without whitespace when that is
+    /// base64, else the base64 of its bytes; nil for an empty input.
+    static func asIs(_ bytes: [UInt8]) -> String? {
+        let text = bytes.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        guard !text.isEmpty else { return nil }
+        let alphabet = text.allSatisfy { b in
+            (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) || b == 0x2B || b == 0x2F || b == 0x3D
+        }
+        return alphabet ? String(decoding: text, as: UTF8.self) : Data(bytes).base64EncodedString()
+    }
+
+    static func json(_ item: BatchItem, _ result: Result<VerificationOutcome, VerificationFailure>?) -> JSONValue {
         var o: [String: JSONValue] = ["source": .string(item.source)]
+        func error(code: String, message: String) -> JSONValue { .object(["code": .string(code), "message": .string(message)]) }
         switch result {
         case .success(let outcome)?:
             o["status"] = outcome.status.map { .integer(Int64($0)) } ?? .null
@@ -127,10 +206,14 @@ struct Verify: AsyncParsableCommand {
                     var attempt: [String: JSONValue] = [
                         "url": .string(a.url), "latency_ms": .number((a.latencyMilliseconds * 10).rounded() / 10),
                     ]
-                    if let s = a.status { attempt["status"] = .integer(Int64(s)) }
-                    if let h = a.httpStatus { attempt["http_status"] = .integer(Int64(h)) }
-                    if let e = a.error { attempt["error"] = .string(e) }
-                    if let r = a.isRetryable { attempt["is-retryable"] = .bool(r) }
+                    switch a.result {
+                    case .apple(let status, let retryable):
+                        attempt["status"] = .integer(Int64(status))
+                        if let retryable { attempt["is-retryable"] = .bool(retryable) }
+                    case .http(let status): attempt["http_status"] = .integer(Int64(status))
+                    case .transport(let failure):
+                        attempt["error"] = error(code: failure.code.description, message: failure.description)
+                    }
                     if let w = a.retryAfterSeconds { attempt["retried_after_s"] = .number((w * 1000).rounded() / 1000) }
                     return .object(attempt)
                 })
@@ -141,16 +224,17 @@ struct Verify: AsyncParsableCommand {
                 ])
             }
             if let response = outcome.response { o["response"] = InspectJSON.object(for: response) }
-        case .failure(let reason)?:
+        case .failure(let failure)?:
             o["status"] = .null
-            o["error"] = .string(reason)
+            o["error"] = error(code: failure.code.description, message: failure.reason)
         case nil:
-            o["error"] = .string("not verified")
+            o["status"] = .null
+            o["error"] = error(code: VerificationFailure.Code.notVerified.description, message: "not verified")
         }
         return .object(o)
     }
 
-    static func text(_ item: BatchItem, _ result: Result<VerificationOutcome, String>?) -> String {
+    static func text(_ item: BatchItem, _ result: Result<VerificationOutcome, VerificationFailure>?) -> String {
         var lines = [SafeText.escaped(item.source)]
         switch result {
         case .success(let outcome)?:
@@ -160,10 +244,10 @@ struct Verify: AsyncParsableCommand {
                 lines.append("                  \(e.explanation)")
                 lines.append("  Next            \(e.nextStep)")
             }
-            lines.append("  Environment     \(outcome.environment ?? "?")")
+            lines.append("  Environment     \(SafeText.escaped(outcome.environment ?? "?"))")
             for (i, a) in outcome.attempts.enumerated() {
-                var text = "  Attempt \(i + 1)       \(a.url) → "
-                text += a.resultText
+                var text = "  Attempt \(i + 1)       \(SafeText.escaped(a.url)) → "
+                text += SafeText.escaped(a.result.description)
                 text += String(format: " in %.0f ms", a.latencyMilliseconds)
                 if let w = a.retryAfterSeconds { text += String(format: ", retried after %.2f s", w) }
                 lines.append(text)
@@ -172,8 +256,8 @@ struct Verify: AsyncParsableCommand {
                 lines.append("  Bundle id       \(SafeText.escaped(bundle))")
                 lines.append("  Purchases       \(response.allPurchases.count)")
             }
-        case .failure(let reason)?:
-            lines.append("  Failed          \(SafeText.escaped(reason))")
+        case .failure(let failure)?:
+            lines.append("  Failed          \(SafeText.escaped(failure.reason))")
         case nil:
             lines.append("  Failed          not verified")
         }
@@ -182,34 +266,30 @@ struct Verify: AsyncParsableCommand {
 }
 
 /// Results by receipt id, filled from concurrent events.
-final class ResultCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var results: [Int: Result<VerificationOutcome, String>] = [:]
+final class ResultCollector: Sendable {
+    private let results = Mutex<[Int: Result<VerificationOutcome, VerificationFailure>]>([:])
 
-    func add(_ id: Int, _ result: Result<VerificationOutcome, String>) {
-        lock.lock()
-        results[id] = result
-        lock.unlock()
+    func add(_ id: Int, _ result: Result<VerificationOutcome, VerificationFailure>) {
+        results.withLock { $0[id] = result }
     }
 
-    func get(_ id: Int) -> Result<VerificationOutcome, String>? {
-        lock.lock()
-        defer { lock.unlock() }
-        return results[id]
+    func get(_ id: Int) -> Result<VerificationOutcome, VerificationFailure>? {
+        results.withLock { $0[id] }
     }
 }
 
-extension String: @retroactive Error {}
-
 /// A progress bar on a terminal (standard error), plain lines otherwise.
-final class ProgressPrinter: @unchecked Sendable {
-    private let lock = NSLock()
+final class ProgressPrinter: Sendable {
     private let total: Int
     private let interactive: Bool
-    private var finished = 0
-    private var failed = 0
-    private var retrying = 0
-    private var lastDraw = DispatchTime.now().uptimeNanoseconds
+    private let state = Mutex(State())
+
+    struct State {
+        var finished = 0
+        var failed = 0
+        var retrying = 0
+        var lastDraw = DispatchTime.now().uptimeNanoseconds
+    }
 
     init(total: Int, interactive: Bool) {
         self.total = total
@@ -217,40 +297,45 @@ final class ProgressPrinter: @unchecked Sendable {
     }
 
     func handle(_ event: BatchEvent) {
-        lock.lock()
-        defer { lock.unlock() }
-        switch event {
-        case .done(let id, let outcome, _):
-            finished += 1
-            if !interactive { line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))") }
-        case .failed(let id, let reason, _):
-            finished += 1
-            failed += 1
-            if !interactive { line("failed \(id): \(reason)") }
-        case .retrying(let id, let seconds, let reason):
-            retrying += 1
-            if !interactive { line(String(format: "retrying %d in %.2f s: %@", id, seconds, reason)) }
-        default: break
-        }
-        let now = DispatchTime.now().uptimeNanoseconds
-        if interactive, now - lastDraw > 50_000_000 || finished == total {
-            lastDraw = now
-            let width = 30
-            let filled = total == 0 ? width : width * finished / total
-            let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-            FileHandle.standardError.write(Data("\r[\(bar)] \(finished)/\(total) done, \(failed) failed, \(retrying) retries ".utf8))
+        let total = total
+        let interactive = interactive
+        state.withLock { s in
+            switch event {
+            case .done(let id, let outcome, _):
+                s.finished += 1
+                if !interactive {
+                    Self.line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
+                }
+            case .failed(let id, let failure, _):
+                s.finished += 1
+                s.failed += 1
+                if !interactive { Self.line("failed \(id): \(SafeText.escaped(failure.reason))") }
+            case .retrying(let id, let seconds, let reason):
+                s.retrying += 1
+                if !interactive { Self.line(String(format: "retrying %d in %.2f s: ", id, seconds) + SafeText.escaped(reason.description)) }
+            default: break
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if interactive, now - s.lastDraw > 50_000_000 || s.finished == total {
+                s.lastDraw = now
+                let width = 30
+                let filled = total == 0 ? width : width * s.finished / total
+                let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+                FileHandle.standardError.write(Data("\r[\(bar)] \(s.finished)/\(total) done, \(s.failed) failed, \(s.retrying) retries ".utf8))
+            }
         }
     }
 
     func finish(_ summary: BatchSummary) {
-        lock.lock()
-        defer { lock.unlock() }
-        if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
-        let statuses = summary.byStatus.keys.sorted().map { "\($0): \(summary.byStatus[$0]!)" }.joined(separator: ", ")
-        line("verified \(summary.queued): \(summary.done) answered (\(statuses.isEmpty ? "none" : statuses)), \(summary.failed) failed, \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s")")
+        let interactive = interactive
+        state.withLock { _ in
+            if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
+            let statuses = summary.byStatus.keys.sorted().map { "\($0): \(summary.byStatus[$0]!)" }.joined(separator: ", ")
+            Self.line("verified \(summary.queued): \(summary.done) answered (\(statuses.isEmpty ? "none" : statuses)), \(summary.failed) failed, \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s")")
+        }
     }
 
-    private func line(_ text: String) {
+    private static func line(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }

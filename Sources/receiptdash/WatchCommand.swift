@@ -3,6 +3,7 @@ import Dashboard
 import Foundation
 import ReceiptCore
 import ReceiptService
+import Synchronization
 import UntrustedText
 
 struct Watch: AsyncParsableCommand {
@@ -17,6 +18,9 @@ struct Watch: AsyncParsableCommand {
             Everything goes to the audit database; receipts already there are one row with \
             another sighting. With --verify, new receipts are verified online as they arrive; \
             receipts left pending by an interrupted run are picked up first (--resume is implied).
+
+            A failed write to the audit database stops the watch: the error is named and the \
+            exit status is 1.
 
             Examples:
               receiptdash watch --verify incoming/ /var/log/app/receipts.log
@@ -62,23 +66,32 @@ struct Watch: AsyncParsableCommand {
         let (folders, logs) = (watched.folders, watched.logs)
         let stdinLines = watched.readsStandardInput ? StandardInputLines() : nil
 
-        // Verification runs beside the polling, fed through a stream.
+        // Verification runs beside the polling, fed through a stream. A result it cannot
+        // write stops the loop below.
         let (stream, continuation) = AsyncStream<BatchItem>.makeStream()
-        var verification: Task<BatchSummary, Never>?
+        var verification: Task<AuditedSummary, Never>?
         var client: VerifyReceiptClient?
+        let auditFailure = Locked<AuditError?>(nil)
         if verify {
             let made = try online.makeClient()
             client = made
             let audited = AuditedVerification(store: store, verifier: BatchVerifier(client: made, concurrency: online.concurrency))
-            verification = Task {
-                await audited.run(stream) { event in
-                    switch event {
-                    case .done(let id, let outcome, _): log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
-                    case .failed(let id, let reason, _): log("failed #\(id): \(reason)")
-                    case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: %@", id, seconds, reason))
-                    default: break
-                    }
-                }
+            verification = Task { [auditFailure] in
+                await audited.run(
+                    stream,
+                    onEvent: { event in
+                        switch event {
+                        case .done(let id, let outcome, _):
+                            log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
+                        case .failed(let id, let failure, _): log("failed #\(id): \(failure.reason)")
+                        case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: ", id, seconds) + reason.description)
+                        default: break
+                        }
+                    },
+                    onAuditError: { error in
+                        log(error.reason)
+                        auditFailure.withLock { if $0 == nil { $0 = error } }
+                    })
             }
             for (id, data) in try store.pending() {
                 continuation.yield(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
@@ -87,7 +100,7 @@ struct Watch: AsyncParsableCommand {
         func enqueue(_ recorded: [AuditStore.Recorded]) throws {
             guard verify else { return }
             let fresh = recorded.filter { $0.isNew && $0.receiptData != nil }
-            try store.markPending(fresh.map(\.id))
+            try audited("marking \(fresh.count) receipts pending") { try store.markPending(fresh.map(\.id)) }
             for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
         }
 
@@ -108,7 +121,7 @@ struct Watch: AsyncParsableCommand {
                     }
                 }
                 if !files.isEmpty {
-                    let recorded = try ingestor.ingest(files: files, kind: .watch, at: now)
+                    let recorded = try audited("recording files from \(folder.path)") { try ingestor.ingest(files: files, kind: .watch, at: now) }
                     try enqueue(recorded)
                     log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
                 }
@@ -116,7 +129,7 @@ struct Watch: AsyncParsableCommand {
             for follower in logs {
                 let lines = follower.poll()
                 if !lines.isEmpty {
-                    let recorded = try ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
+                    let recorded = try audited("recording lines of \(follower.path)") { try ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now) }
                     try enqueue(recorded)
                     log("\(follower.path): \(lines.count) line\(lines.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
                 }
@@ -126,22 +139,47 @@ struct Watch: AsyncParsableCommand {
                 let (lines, ended) = stdinLines.drain()
                 stdinDone = ended
                 if !lines.isEmpty {
-                    let recorded = try ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now)
+                    let recorded = try audited("recording lines of standard input") { try ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now) }
                     try enqueue(recorded)
                 }
             }
             let onlyStdin = folders.isEmpty && logs.isEmpty
+            if auditFailure.withLock({ $0 != nil }) { break }
             if once || (onlyStdin && stdinDone) { break }
             try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
         }
         continuation.finish()
         if let verification {
-            let summary = await verification.value
+            let summary = await verification.value.batch
             log("verification: \(summary.done) answered, \(summary.failed) failed")
         }
         try? await client?.shutdown()
         let c = ingestor.counts
         log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
+        if let failure = auditFailure.withLock({ $0 }) { throw failure }
+    }
+}
+
+/// Runs a write to the audit database; its failure becomes an ``AuditError`` that names what
+/// was being written (the command then exits non-zero with it).
+func audited<T>(_ what: String, _ body: () throws -> T) throws(AuditError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw AuditError(.writeFailed, doing: SafeText.escaped(what), error)
+    }
+}
+
+/// A value behind a `Mutex`, shareable between tasks.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
+        mutex.withLock { body(&$0) }
     }
 }
 
@@ -150,29 +188,23 @@ private func log(_ line: String) {
 }
 
 /// Lines from standard input, read on a thread of their own and drained by the poll loop.
-final class StandardInputLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var ended = false
+final class StandardInputLines: Sendable {
+    private let state = Mutex<(lines: [String], ended: Bool)>(([], false))
 
     init() {
         Thread.detachNewThread { [self] in
             while let line = readLine(strippingNewline: true) {
-                lock.lock()
-                lines.append(line)
-                lock.unlock()
+                state.withLock { $0.lines.append(line) }
             }
-            lock.lock()
-            ended = true
-            lock.unlock()
+            state.withLock { $0.ended = true }
         }
     }
 
     func drain() -> (lines: [String], ended: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        let out = lines
-        lines.removeAll()
-        return (out, ended && out.isEmpty)
+        state.withLock { s in
+            let out = s.lines
+            s.lines.removeAll()
+            return (out, s.ended && out.isEmpty)
+        }
     }
 }

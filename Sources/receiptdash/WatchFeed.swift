@@ -4,19 +4,17 @@ import ReceiptCore
 import ReceiptService
 
 /// The dashboard's `--watch` sources: new files in folders and receipt-bearing lines of
-/// followed log files (other lines are skipped, as `watch` skips them).
-final class WatchFeed: InputFeed, @unchecked Sendable {
+/// followed log files (other lines are skipped, as `watch` skips them). The watchers keep their
+/// own positions behind locks, so the feed itself holds no mutable state.
+final class WatchFeed: InputFeed, Sendable {
     private let sources: WatchedSources
     private let decoder = ReceiptDecoder()
-    private let lock = NSLock()
 
     init(sources: [String], fromEnd: Bool) {
         self.sources = WatchedSources(sources, logsFromStart: !fromEnd)
     }
 
     func poll() -> [LoadedInput] {
-        lock.lock()
-        defer { lock.unlock() }
         var out: [LoadedInput] = []
         for folder in sources.folders {
             for path in folder.poll() {

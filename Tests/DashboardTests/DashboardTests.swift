@@ -219,13 +219,13 @@ import TerminalUI
         state.apply(.queued(itemID: id), at: at)
         state.apply(.sending(itemID: id, attempt: 1, url: "http://sim/production"), at: at)
         #expect(state.onlineCounts.verifying == 1)
-        state.apply(.retrying(itemID: id, inSeconds: 0.5, reason: "21005 receipt server unavailable"), at: at)
+        state.apply(.retrying(itemID: id, inSeconds: 0.5, reason: RetryReason(.apple(status: 21005))), at: at)
         state.apply(
             .done(itemID: id, status: 0, environment: "Production", attempts: [
-                OnlineAttempt(url: "http://sim/production", result: "status 21005", latencyMilliseconds: 12),
-                OnlineAttempt(url: "http://sim/production", result: "status 0", latencyMilliseconds: 9),
+                OnlineAttempt(url: "http://sim/production", result: .apple(status: 21005), latencyMilliseconds: 12),
+                OnlineAttempt(url: "http://sim/production", result: .apple(status: 0), latencyMilliseconds: 9),
             ], response: nil), at: at)
-        for other in rest { state.apply(.failed(itemID: other.itemID, reason: "timed out", attempts: []), at: at) }
+        for other in rest { state.apply(.failed(itemID: other.itemID, reason: VerificationFailure(.retriesExhausted, "timed out"), attempts: []), at: at) }
         #expect(state.onlineCounts.done == 1)
         #expect(state.onlineCounts.failed == 3)
         let text = screen(state).text

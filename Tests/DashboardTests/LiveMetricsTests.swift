@@ -7,7 +7,7 @@ import ReceiptCore
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     func done(_ id: Int, status: Int, latency: Double, env: String = "Production") -> OnlineEvent {
-        .done(itemID: id, status: status, environment: env, attempts: [OnlineAttempt(url: "u", result: "status \(status)", latencyMilliseconds: latency)], response: nil)
+        .done(itemID: id, status: status, environment: env, attempts: [OnlineAttempt(url: "u", result: .apple(status: status), latencyMilliseconds: latency)], response: nil)
     }
 
     @Test func throughputPercentilesAndMix() {
@@ -15,7 +15,7 @@ import ReceiptCore
         for i in 0..<100 {
             m.record(done(i, status: i % 10 == 0 ? 21007 : 0, latency: Double(i + 1), env: i % 2 == 0 ? "Production" : "Sandbox"), at: t0.addingTimeInterval(Double(i / 10)))
         }
-        m.record(.retrying(itemID: 1, inSeconds: 0.5, reason: "x"), at: t0.addingTimeInterval(9))
+        m.record(.retrying(itemID: 1, inSeconds: 0.5, reason: RetryReason(.apple(status: 21005))), at: t0.addingTimeInterval(9))
         #expect(m.answered == 100)
         #expect(m.retries == 1)
         #expect(m.throughput(endingAt: t0.addingTimeInterval(9), seconds: 10) == Array(repeating: 10, count: 10))
@@ -37,7 +37,8 @@ import ReceiptCore
         #expect(m.outageSince == nil)
         for i in 10..<16 { m.record(done(i, status: 21005, latency: 10), at: t0.addingTimeInterval(Double(i))) }
         #expect(m.outageSince == t0.addingTimeInterval(10))
-        for i in 16..<22 { m.record(.failed(itemID: i, reason: "timed out", attempts: []), at: t0.addingTimeInterval(Double(i))) }
+        let timedOut = VerificationFailure(.retriesExhausted, "gave up after 5 attempts: timed out", last: .transport(TransportFailure(.timeout)))
+        for i in 16..<22 { m.record(.failed(itemID: i, reason: timedOut, attempts: []), at: t0.addingTimeInterval(Double(i))) }
         #expect(m.outageSince == t0.addingTimeInterval(10))
         // A minute later, only healthy answers in the window.
         for i in 0..<20 { m.record(done(100 + i, status: 0, latency: 10), at: t0.addingTimeInterval(100 + Double(i))) }
@@ -47,10 +48,47 @@ import ReceiptCore
     @Test func followerRetriesComeFromRecordedAttempts() {
         var m = LiveMetrics()
         m.recordRetries(in: [
-            OnlineAttempt(url: "p", result: "status 21007", latencyMilliseconds: 1), OnlineAttempt(url: "s", result: "HTTP 503", latencyMilliseconds: 1),
-            OnlineAttempt(url: "s", result: "status 0", latencyMilliseconds: 1),
+            OnlineAttempt(url: "p", result: .apple(status: 21007), latencyMilliseconds: 1),
+            OnlineAttempt(url: "s", endpoint: .sandbox, result: .http(status: 503), latencyMilliseconds: 1),
+            OnlineAttempt(url: "s", endpoint: .sandbox, result: .apple(status: 0), latencyMilliseconds: 1),
         ])
         #expect(m.retries == 1)
+    }
+
+    /// A TLS failure (our side: a proxy, a pinned root) and a cancellation (the operator) are
+    /// not an Apple outage: 20 of them after 10 healthy answers raise no banner. Temporary
+    /// failures (timeouts after retries, 21005) still do.
+    @Test func tlsFailuresAndCancellationsAreNotAnOutage() {
+        var m = LiveMetrics()
+        for i in 0..<10 { m.record(done(i, status: 0, latency: 10), at: t0.addingTimeInterval(Double(i))) }
+        let tls = VerificationFailure(.tls, "TLS failed: certificate verify failed", last: .transport(TransportFailure(.tls, detail: "certificate verify failed")))
+        let cancelled = VerificationFailure(.cancelled, "cancelled", last: .transport(TransportFailure(.cancelled)))
+        for i in 10..<20 { m.record(.failed(itemID: i, reason: tls, attempts: []), at: t0.addingTimeInterval(Double(i))) }
+        for i in 20..<30 { m.record(.failed(itemID: i, reason: cancelled, attempts: []), at: t0.addingTimeInterval(Double(i))) }
+        #expect(m.failures == 20)
+        #expect(m.outageWindowCounts.temporary == 0)
+        #expect(m.outageWindowCounts.total == 30)
+        #expect(m.outageSince == nil)
+        // A retry for a once-only 21002 is no outage sign either; retries for 21005 are.
+        m.record(.retrying(itemID: 40, inSeconds: 0.5, reason: RetryReason(.apple(status: 21002))), at: t0.addingTimeInterval(30))
+        #expect(m.outageWindowCounts.temporary == 0)
+        let exhausted = VerificationFailure(.retriesExhausted, "gave up after 5 attempts: HTTP 503", last: .http(status: 503))
+        for i in 31..<50 { m.record(.failed(itemID: i, reason: exhausted, attempts: []), at: t0.addingTimeInterval(Double(i))) }
+        #expect(m.outageSince == t0.addingTimeInterval(31))
+    }
+}
+
+/// Audit database failures reach the Log pane and the status line (never dropped).
+@Suite struct AuditFailureDisplayTests {
+    @Test func writeFailureShowsInLogAndStatusLine() async {
+        var state = DashboardState(now: Date(timeIntervalSince1970: 1_800_000_000))
+        let at = Date(timeIntervalSince1970: 1_800_000_005)
+        await state.apply(.auditFailed(AuditLinkError(.writeFailed, "recording the result of #3: SQLite error 13: database or disk is full\u{1B}[2J")), at: at)
+        let words = "audit database write failed: recording the result of #3: SQLite error 13: database or disk is full\\x1b[2J"
+        #expect(state.log.last?.text == words)
+        #expect(state.log.last?.time == at)
+        #expect(state.message?.text == words)
+        #expect(state.message?.role == .error)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptService
+import ReceiptSimulator
 import Testing
 
 /// A verifying process killed with SIGKILL mid-batch leaves a consistent audit database;

@@ -84,4 +84,123 @@ import Testing
         #expect(result.status == 64)
         #expect(result.stderr.contains("Unknown option '--password'"))
     }
+
+    // MARK: - Plain http only on loopback (exit 64 before anything is sent)
+
+    /// A non-loopback http URL is a usage error naming https, for verify, watch and dash alike.
+    @Test(arguments: [
+        ["verify", "--production-url", "http://example.invalid/verifyReceipt"],
+        ["verify", "--sandbox-url", "http://sandbox.example.invalid/verifyReceipt"],
+        ["watch", "--verify", "--once", "--db", "/nonexistent/never-created.sqlite", "--production-url", "http://127.0.0.1.example.com/v"],
+    ])
+    func plainHTTPToANonLoopbackHostIsAUsageError(arguments: [String]) throws {
+        let result = try cli.run(arguments + [cli.fixture("production.b64")])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("must use https: plain http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost)"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    // MARK: - The simulator's secret: a file or the environment, never argv
+
+    /// `--secret` is gone (argv is visible in ps): a usage error, and the simulator never
+    /// starts. A watchdog ends the process if it does start.
+    @Test func simulatorRefusesASecretOnTheCommandLine() throws {
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments = ["simulator", "--port", "0", "--secret", "visible-in-ps-0000"]
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let watchdog = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: watchdog)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        watchdog.cancel()
+        #expect(process.terminationStatus == 64)
+        #expect(stderr.contains("Unknown option '--secret'"), "\(stderr)")
+    }
+
+    /// The simulator takes its secret from RECEIPTDASH_SHARED_SECRET and shows it masked.
+    @Test func simulatorReadsItsSecretFromTheEnvironment() throws {
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments = ["simulator", "--port", "0"]
+        process.environment = ["RECEIPTDASH_SHARED_SECRET": "env-secret-abcdef-9876"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        defer { process.terminate() }
+        var text = ""
+        while !text.contains("shared secret:") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(text.contains("shared secret: required (••••…9876)"), "\(text)")
+        #expect(!text.contains("env-secret-abcdef"))
+    }
+
+    // MARK: - Every input accounted for
+
+    /// One row per input, in order: the undecodable input gets an error row as `inspect`
+    /// writes it (today it has none: `[]` for it alone).
+    @Test func jsonHasARowForEveryInput() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rows-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let junk = folder.appendingPathComponent("junk.txt").path
+        try Data("not a receipt at all\n".utf8).write(to: URL(fileURLWithPath: junk))
+        let secret = folder.appendingPathComponent("secret")
+        try Data("row-test-secret-value".utf8).write(to: secret)
+        let (simulator, production, sandbox) = try startSimulator(secretFile: secret.path)
+        defer { simulator.terminate() }
+        let online = ["--shared-secret-file", secret.path, "--production-url", production, "--sandbox-url", sandbox]
+
+        let alone = try cli.run(["verify", "--format", "json"] + online + [junk])
+        #expect(alone.status == 1)
+        let row = try #require(alone.json as? [String: Any], "\(alone.stdout)")
+        #expect(row["source"] as? String == junk)
+        #expect(row.keys.sorted() == ["error", "source"])
+        let error = try #require(row["error"] as? [String: Any])
+        #expect(error["code"] as? String == "unrecognised format")
+        #expect(error["message"] as? String == "base64 decoded to 12 bytes that are neither a PKCS#7 receipt (starts with 0x30) nor a transaction receipt plist (starts with '{'); the first byte is 0x9E")
+
+        let both = try cli.run(["verify", "--format", "json"] + online + [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
+        #expect(both.status == 1)
+        let rows = try #require(both.json as? [[String: Any]], "\(both.stdout)")
+        #expect(rows.map { $0["source"] as? String } == [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
+        #expect((rows[0]["error"] as? [String: Any])?["code"] as? String == "unrecognised format")
+        #expect(rows[1]["status"] as? Int == 0)
+        #expect(rows[2]["error"] as? [String: String] == ["code": "not a verifyReceipt input", "message": "jws-notification is not a receipt verifyReceipt accepts"])
+    }
+
+    /// `--send-undecodable` sends what the decoder cannot read as it is, and records Apple's
+    /// answer (the simulator cannot read it either: 21002, retried once).
+    @Test func sendUndecodableSendsItAsItIs() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("undecodable-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let odd = folder.appendingPathComponent("odd.b64").path
+        try Data("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n".utf8).write(to: URL(fileURLWithPath: odd))
+        let secret = folder.appendingPathComponent("secret")
+        try Data("row-test-secret-value".utf8).write(to: secret)
+        let (simulator, production, sandbox) = try startSimulator(secretFile: secret.path)
+        defer { simulator.terminate() }
+        let db = folder.appendingPathComponent("audit.sqlite").path
+        let result = try cli.run([
+            "verify", "--format", "json", "--send-undecodable", "--db", db, "--shared-secret-file", secret.path, "--production-url", production,
+            "--sandbox-url", sandbox, odd,
+        ])
+        #expect(result.status == 1)
+        let row = try #require(result.json as? [String: Any], "\(result.stdout) \(result.stderr)")
+        #expect(row["source"] as? String == odd)
+        #expect(row["status"] as? Int == 21002)
+        #expect((row["attempts"] as? [[String: Any]])?.map { $0["status"] as? Int } == [21002, 21002])
+        #expect(result.stderr.contains("sent as it is (--send-undecodable)"))
+        let history = try cli.run(["history", "--db", db, "--format", "json"])
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(rows.map { $0["format"] as? String } == ["undecodable"])
+        #expect(rows.map { $0["status"] as? Int } == [21002])
+    }
 }

@@ -34,7 +34,7 @@ import Testing
         try Data("not a receipt\n".utf8).write(to: drop.appendingPathComponent("notes.txt"))
         // A file one byte over the decoder's limit (sparse, so it costs no disk): skipped unread.
         let huge = drop.appendingPathComponent("huge.der")
-        FileManager.default.createFile(atPath: huge.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: huge.path, contents: nil)
         let handle = try FileHandle(forWritingTo: huge)
         try handle.truncate(atOffset: UInt64(8 * 1024 * 1024 + 1))
         try handle.close()

@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 import ReceiptCore
 @testable import ReceiptService
+import ReceiptSimulator
 import Testing
 
 @Suite struct AuditStoreTests {
@@ -57,8 +59,8 @@ import Testing
         let outcome = VerificationOutcome(
             status: 0, environment: "Sandbox",
             attempts: [
-                VerificationAttempt(url: "http://x/production", endpoint: "Production", httpStatus: 200, status: 21007, latencyMilliseconds: 5),
-                VerificationAttempt(url: "http://x/sandbox", endpoint: "Sandbox", httpStatus: 200, status: 0, latencyMilliseconds: 4),
+                VerificationAttempt(url: "http://x/production", endpoint: .production, result: .apple(status: 21007), httpStatus: 200, latencyMilliseconds: 5),
+                VerificationAttempt(url: "http://x/sandbox", endpoint: .sandbox, result: .apple(status: 0), httpStatus: 200, latencyMilliseconds: 4),
             ], response: nil, failure: nil)
         try store.recordResult(recorded[1].id, outcome: outcome, at: Date())
         #expect(try store.pending().map(\.id) == [recorded[0].id])
@@ -94,6 +96,59 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: path + "-wal"), "WAL mode")
     }
 
+    /// Attempts and failures go in typed and come back typed (codes in the v2 columns).
+    @Test func typedOutcomesRoundTrip() throws {
+        let store = try AuditStore(path: temporaryPath())
+        let recorded = try store.record([try ingest("production.b64")])
+        let tls = TransportFailure(.tls, detail: "handshake failed: certificate verify failed")
+        let outcome = VerificationOutcome(
+            attempts: [
+                VerificationAttempt(url: "https://x/p", result: .http(status: 503), httpStatus: 503, latencyMilliseconds: 3),
+                VerificationAttempt(url: "https://x/p", result: .transport(TransportFailure(.timeout, detail: "read")), latencyMilliseconds: 9),
+                VerificationAttempt(url: "https://x/p", endpoint: .sandbox, result: .transport(tls), latencyMilliseconds: 2),
+            ],
+            failure: .final(.transport(tls)))
+        try store.recordResult(recorded[0].id, outcome: outcome, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let result = try #require(try store.results(after: 0).first)
+        #expect(result.attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.timeout)), .transport(TransportFailure(.tls))])
+        #expect(result.attempts.map(\.endpoint) == [.production, .production, .sandbox])
+        #expect(result.attempts.last?.result.description == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.code == .tls)
+        #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.isTemporaryFailure == false)
+        #expect(try store.history(HistoryQuery()).first?.state == "failed")
+    }
+
+    /// A v1 database (texts only) is migrated to v2 once: its failures get their codes.
+    @Test func version1DatabaseIsMigrated() throws {
+        let path = temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try AuditStore.migrator.migrate(queue, upTo: "v1")
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO receipt (id, content_hash, format, first_seen, last_seen, state, failure, verified_at)
+                VALUES (1, 'h1', 'pkcs7', 1, 1, 'failed', 'TLS failed: bad certificate', 5),
+                       (2, 'h2', 'pkcs7', 1, 1, 'failed', 'gave up after 5 attempts: HTTP 503', 6);
+                INSERT INTO attempt (receipt_id, at, url, environment, http_status, error)
+                VALUES (1, 5, 'https://x/p', 'Production', NULL, 'TLS failed: bad certificate'),
+                       (2, 6, 'https://x/p', 'Production', 503, NULL),
+                       (2, 6.1, 'https://x/p', 'Production', NULL, 'the connection was closed without an answer');
+                """)
+        }
+        try queue.close()
+        // A read-only follower of a database no v2 writer has opened yet still reads it.
+        let follower = try AuditStore(readOnlyPath: path)
+        #expect(try follower.results(after: 0).map { $0.attempts.count } == [1, 2])
+        let store = try AuditStore(path: path)
+        let results = try store.results(after: 0)
+        #expect(results.map { $0.failure?.code } == [.tls, .retriesExhausted])
+        #expect(results[0].attempts.map(\.result) == [.transport(TransportFailure(.tls))])
+        #expect(results[0].attempts[0].result.description == "TLS failed: bad certificate")
+        #expect(results[1].attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.dropped))])
+        #expect(results[1].failure?.isTemporaryFailure == true)
+    }
+
     @Test func pruneRemovesOldReceiptsWithTheirRows() throws {
         let store = try AuditStore(path: temporaryPath())
         _ = try store.record([try ingest("production.b64", at: Date(timeIntervalSince1970: 1_000_000_000))])
@@ -111,7 +166,7 @@ import Testing
         let store = try AuditStore(path: temporaryPath())
         let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 5, jitter: 0)
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: retry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
         let recorded = try store.record([try ingest("production.b64")])
         try store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
@@ -121,7 +176,8 @@ import Testing
         }
         try await client.shutdown()
         try await simulator.stop()
-        #expect(summary.failed == 1)
+        #expect(summary.batch.failed == 1)
+        #expect(summary.auditErrors.isEmpty)
         let failed = events.events.compactMap { event -> [VerificationAttempt]? in
             if case .failed(_, _, let attempts) = event { return attempts }
             return nil
@@ -136,12 +192,12 @@ import Testing
         let store = try AuditStore(path: path)
         let secret = SharedSecret("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e")
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, secret: secret, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, secret: secret, retry: quickRetry)
         let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
         try store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) { _ in }
-        #expect(summary.valid == 2)
+        #expect(summary.batch.valid == 2)
         #expect(try store.counts() == ["done": 2])
         try await client.shutdown()
         try await simulator.stop()

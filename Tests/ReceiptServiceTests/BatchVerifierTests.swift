@@ -1,13 +1,18 @@
 import Foundation
 import ReceiptCore
 @testable import ReceiptService
+import ReceiptSimulator
+import Synchronization
 import Testing
 
 @Suite struct BatchVerifierTests {
     /// Under a 30% fault rate every receipt ends in exactly one final state, and counts balance.
     @Test func countsBalanceUnderFaults() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(faultRate: 0.3, seed: 42))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5), requestTimeout: .seconds(2))
+        let clock = TestClock()
+        let client = VerifyReceiptClient(
+            endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5),
+            requestTimeout: .seconds(2), clock: clock.clock)
         let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0, environment: "ProductionSandbox")) }
         let log = EventLog()
         let summary = await BatchVerifier(client: client, concurrency: 16).run(BatchItems(items)) { log.add($0) }
@@ -31,6 +36,7 @@ import Testing
         #expect(finals.count == 120)
         #expect(finals.values.allSatisfy { $0 == 1 }, "every receipt ends exactly once")
         #expect(retries > 0, "a 30% fault rate makes retries")
+        #expect(clock.waits.count == retries, "every retry waited on the injected clock, none for real")
         // Synthetic sandbox receipts: 21007 then 0 unless a fault outlasted the retries.
         #expect(summary.byStatus[0, default: 0] + summary.failed + summary.byStatus.filter { $0.key != 0 }.values.reduce(0, +) == 120)
         #expect(summary.valid >= 90)
@@ -38,7 +44,7 @@ import Testing
 
     @Test func identicalReceiptsAreVerifiedOnce() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let data = try ServiceFixture.receiptData("production.b64")
         let items = (0..<5).map { BatchItem(id: $0, source: "copy \($0)", receiptData: data) }
         let log = EventLog()
@@ -57,7 +63,7 @@ import Testing
 
     @Test func concurrencyIsBounded() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let items = (0..<40).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let tracker = InFlight()
         _ = await BatchVerifier(client: client, concurrency: 4).run(BatchItems(items)) { event in
@@ -76,7 +82,7 @@ import Testing
     /// Cancelling a batch: whatever was queued still ends in one final state.
     @Test func cancellationKeepsCountsBalanced() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.2))
-        let client = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let log = EventLog()
         let task = Task { await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { log.add($0) } }
@@ -90,15 +96,15 @@ import Testing
     }
 }
 
-final class InFlight: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = 0
-    private(set) var peak = 0
+final class InFlight: Sendable {
+    private let state = Mutex<(current: Int, peak: Int)>((0, 0))
+
+    var peak: Int { state.withLock { $0.peak } }
 
     func change(_ delta: Int) {
-        lock.lock()
-        current += delta
-        peak = max(peak, current)
-        lock.unlock()
+        state.withLock { s in
+            s.current += delta
+            s.peak = max(s.peak, s.current)
+        }
     }
 }

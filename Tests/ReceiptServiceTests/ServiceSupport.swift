@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCore
 @testable import ReceiptService
+import Synchronization
 
 enum ServiceFixture {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -15,21 +16,36 @@ enum ServiceFixture {
 }
 
 /// Collects events from concurrent callbacks.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [BatchEvent] = []
+final class EventLog: Sendable {
+    private let storage = Mutex<[BatchEvent]>([])
 
     func add(_ event: BatchEvent) {
-        lock.lock()
-        storage.append(event)
-        lock.unlock()
+        storage.withLock { $0.append(event) }
     }
 
-    var events: [BatchEvent] {
-        lock.lock()
-        defer { lock.unlock() }
-        return storage
+    var events: [BatchEvent] { storage.withLock { $0 } }
+}
+
+/// A clock for the retry loop that never really sleeps: each wait is recorded, exactly as
+/// asked, and moves `now` on by as much.
+final class TestClock: Sendable {
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    private let state = Mutex<(now: Date, waits: [Double])>((TestClock.start, []))
+
+    var clock: ServiceClock {
+        ServiceClock(
+            now: { self.state.withLock { $0.now } },
+            sleep: { seconds in
+                try Task.checkCancellation()
+                self.state.withLock { s in
+                    s.now += seconds
+                    s.waits.append(seconds)
+                }
+            })
     }
+
+    /// Every wait asked for, in order.
+    var waits: [Double] { state.withLock { $0.waits } }
 }
 
 /// Fast retries for tests.

@@ -2,7 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import ReceiptCore
-@testable import ReceiptService
+import ReceiptService
+@testable import ReceiptSimulator
 import Testing
 
 /// What the simulator answers, on its pure part and over HTTP.

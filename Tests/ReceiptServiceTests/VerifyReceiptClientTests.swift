@@ -3,19 +3,21 @@ import Foundation
 import NIOSSL
 import ReceiptCore
 @testable import ReceiptService
+import ReceiptSimulator
 import SwiftASN1
 import Testing
 import X509
 
 /// The client against the simulator on loopback, one behaviour per test.
 @Suite struct VerifyReceiptClientTests {
+    /// The client's waits go to `clock`: no test here really sleeps.
     func withSimulator(
         script: [InjectedFault] = [], secret: ReceiptService.SharedSecret? = nil, clientSecret: ReceiptService.SharedSecret? = nil, timeout: Int64 = 5,
-        _ body: (VerifyReceiptClient, VerifyReceiptSimulator) async throws -> Void
+        clock: TestClock = TestClock(), _ body: (VerifyReceiptClient, VerifyReceiptSimulator) async throws -> Void
     ) async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret), script: script)
         let client = VerifyReceiptClient(
-            endpoints: simulator.endpoints, secret: clientSecret, retry: quickRetry, requestTimeout: .seconds(timeout))
+            endpoints: try simulator.endpoints, secret: clientSecret, retry: quickRetry, requestTimeout: .seconds(timeout), clock: clock.clock)
         do {
             try await body(client, simulator)
         } catch {
@@ -67,22 +69,65 @@ import X509
         .http(500), .drop,
     ])
     func temporaryFailuresAreRetriedThenSucceed(fault: InjectedFault) async throws {
-        try await withSimulator(script: [fault]) { client, simulator in
+        let clock = TestClock()
+        try await withSimulator(script: [fault], clock: clock) { client, simulator in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == 0, "\(fault)")
             #expect(outcome.attempts.count == 2, "\(fault)")
             #expect(outcome.attempts.first?.retryAfterSeconds != nil)
+            #expect(clock.waits.count == 1)
+            #expect(clock.waits.first == outcome.attempts.first?.retryAfterSeconds)
             #expect(simulator.requestCount == 2)
         }
     }
 
-    @Test func retryAfterIsHonoured() async throws {
-        try await withSimulator(script: [.http(503, retryAfter: 1)]) { client, _ in
-            let start = Date()
+    /// Each kind of failure arrives typed: no text to parse back.
+    @Test(arguments: [
+        (InjectedFault.http(503), AttemptResult.http(status: 503)), (.drop, .transport(TransportFailure(.dropped))),
+        (.status(21005), .apple(status: 21005)),
+    ])
+    func failuresAreTyped(fault: InjectedFault, expected: AttemptResult) async throws {
+        try await withSimulator(script: [fault]) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.attempts.first?.result == expected, "\(outcome.attempts.first?.result.description ?? "-")")
+            #expect(outcome.attempts.first?.endpoint == .production)
+        }
+    }
+
+    /// `Retry-After: 3` is waited for exactly, though the policy caps computed delays at 0.05 s.
+    @Test func retryAfterIsHonouredUpToTheBudget() async throws {
+        let clock = TestClock()
+        try await withSimulator(script: [.http(503, retryAfter: 3)], clock: clock) { client, _ in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == 0)
-            #expect(outcome.attempts.first?.retryAfterSeconds == 0.05)  // capped by the test policy's maximumDelay
-            #expect(Date().timeIntervalSince(start) >= 0.05)
+            #expect(outcome.attempts.first?.retryAfterSeconds == 3)
+            #expect(clock.waits == [3])
+        }
+    }
+
+    /// `Retry-After` as an HTTP date: the wait is the date less the clock's now (7 s).
+    @Test func retryAfterAsAnHTTPDate() async throws {
+        let clock = TestClock()
+        try await withSimulator(script: [.httpRetryAfter(429, value: "Fri, 15 Jan 2027 08:00:07 GMT")], clock: clock) { client, _ in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == 0)
+            #expect(clock.waits == [7])
+        }
+    }
+
+    /// A `Retry-After` past the total budget (10 s here) ends the retries at once, saying why.
+    @Test func retryAfterPastTheBudgetEndsTheRetries() async throws {
+        let clock = TestClock()
+        try await withSimulator(script: [.http(503, retryAfter: 30)], clock: clock) { client, simulator in
+            let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
+            #expect(outcome.status == nil)
+            #expect(outcome.failure?.code == .retryBudgetExhausted)
+            #expect(
+                outcome.failure?.reason
+                    == "gave up after 1 attempts: HTTP 503 (Retry-After asked for 30 s), which would pass the 10 s retry budget (0.0 s used)")
+            #expect(outcome.attempts.count == 1)
+            #expect(clock.waits == [])
+            #expect(simulator.requestCount == 1)
         }
     }
 
@@ -126,30 +171,52 @@ import X509
     @Test func timeoutIsRetried() async throws {
         try await withSimulator(script: [.slow(2)], timeout: 1) { client, _ in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
-            #expect(outcome.attempts.first?.error?.hasPrefix("timed out") == true, "\(outcome.attempts.first?.error ?? "-")")
+            #expect(outcome.attempts.first?.transportFailure?.code == .timeout, "\(outcome.attempts.first?.result.description ?? "-")")
             #expect(outcome.status == 0)
         }
     }
 
+    /// Four retries with backoff 0.01, 0.02, 0.04, 0.05 s (±20% jitter), then a typed failure.
     @Test func retriesAreBounded() async throws {
-        try await withSimulator(script: Array(repeating: .http(503), count: 10)) { client, simulator in
+        let clock = TestClock()
+        try await withSimulator(script: Array(repeating: .http(503), count: 10), clock: clock) { client, simulator in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == nil)
             #expect(outcome.attempts.count == quickRetry.maximumRetries + 1)
-            #expect(outcome.failure == "gave up after 5 attempts: HTTP 503")
+            #expect(outcome.failure?.code == .retriesExhausted)
+            #expect(outcome.failure?.reason == "gave up after 5 attempts: HTTP 503")
+            #expect(outcome.failure?.isTemporaryFailure == true)
             #expect(simulator.requestCount == 5)
+            #expect(clock.waits.count == 4)
+            for (wait, base) in zip(clock.waits, [0.01, 0.02, 0.04, 0.05]) { #expect(abs(wait - base) <= base * 0.2 + 1e-12, "\(wait)") }
         }
     }
 
     @Test func connectionRefused() async throws {
+        let clock = TestClock()
         let client = VerifyReceiptClient(
-            endpoints: VerifyReceiptEndpoints(production: "http://127.0.0.1:1/verifyReceipt", sandbox: "http://127.0.0.1:1/verifyReceipt"),
-            retry: RetryPolicy(maximumRetries: 1, baseDelay: 0.01, maximumDelay: 0.01))
+            endpoints: try VerifyReceiptEndpoints(production: "http://127.0.0.1:1/verifyReceipt", sandbox: "http://127.0.0.1:1/verifyReceipt"),
+            retry: RetryPolicy(maximumRetries: 1, baseDelay: 0.01, maximumDelay: 0.01), clock: clock.clock)
         let outcome = await client.verify(receiptData: "MIIT")
         #expect(outcome.status == nil)
         #expect(outcome.attempts.count == 2)
-        #expect(outcome.failure?.hasPrefix("gave up after 2 attempts") == true)
+        #expect(outcome.attempts.map { $0.transportFailure?.code } == [.refused, .refused])
+        #expect(outcome.failure?.code == .retriesExhausted)
+        #expect(outcome.failure?.reason.hasPrefix("gave up after 2 attempts") == true)
+        #expect(clock.waits.count == 1)
         try await client.shutdown()
+    }
+
+    /// Plain http is for loopback only: anything else is refused before a request exists.
+    @Test func plainHTTPOnlyOnLoopback() throws {
+        for url in ["http://127.0.0.1:8099/p", "http://127.1.2.3/p", "http://localhost:1/p", "http://[::1]:8080/p", "https://example.com/p"] {
+            #expect(throws: Never.self, "\(url)") { try VerifyEndpoint(.production, url: url) }
+        }
+        for url in ["http://example.com/p", "http://127.0.0.1.evil.example/p", "http://10.0.0.1/p", "http://[::2]/p", "http://128.0.0.1/p"] {
+            #expect(throws: VerificationError(.insecureEndpoint, ""), "\(url)") { try VerifyEndpoint(.production, url: url) }
+        }
+        #expect(throws: VerificationError(.invalidEndpoint, "")) { try VerifyEndpoint(.sandbox, url: "ftp://127.0.0.1/p") }
+        #expect(throws: VerificationError(.invalidEndpoint, "")) { try VerifyEndpoint(.sandbox, url: "not a url") }
     }
 
     // MARK: - TLS
@@ -189,15 +256,16 @@ import X509
         let simulator = try await VerifyReceiptSimulator.start(configuration)
         #expect(simulator.productionURL.hasPrefix("https://127.0.0.1:"))
 
-        let untrusting = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry)
+        let untrusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let refused = await untrusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
         #expect(refused.status == nil)
         #expect(refused.attempts.count == 1, "a certificate failure is not retried")
-        #expect(refused.failure?.hasPrefix("TLS failed") == true, "\(refused.failure ?? "-")")
+        #expect(refused.failure?.code == .tls, "\(refused.failure?.reason ?? "-")")
+        #expect(refused.failure?.isTemporaryFailure == false, "a certificate problem is not Apple's outage")
         #expect(simulator.requestCount == 0)
         try await untrusting.shutdown()
 
-        let trusting = VerifyReceiptClient(endpoints: simulator.endpoints, retry: quickRetry, extraTrustRoots: [ca])
+        let trusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry, extraTrustRoots: [ca])
         let accepted = await trusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
         #expect(accepted.status == 0)
         try await trusting.shutdown()
@@ -210,6 +278,15 @@ import X509
         let secret = ReceiptService.SharedSecret("0123456789abcdef0123456789abcdef")
         #expect("\(secret)" == "••••…cdef")
         #expect(String(reflecting: secret) == "SharedSecret(••••…cdef)")
+        // Reflection too: dump(), Mirror, and a value holding the secret.
+        var dumped = ""
+        dump(secret, to: &dumped)
+        #expect(dumped == "▿ SharedSecret(••••…cdef)\n  - masked: \"••••…cdef\"\n")
+        #expect(Mirror(reflecting: secret).children.map { "\($0.value)" } == ["••••…cdef"])
+        struct Holder { var secret: ReceiptService.SharedSecret }
+        var nested = ""
+        dump(Holder(secret: secret), to: &nested)
+        #expect(!nested.contains("0123456789abcdef0123456789abcdef"), "\(nested)")
         try await withSimulator(script: [.status(21005)], secret: secret, clientSecret: secret) { client, _ in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == 0)

@@ -103,6 +103,34 @@ public final class AuditStore: Sendable {
                     CREATE INDEX purchase_receipt ON purchase(receipt_id);
                     """)
         }
+        // v2: the typed outcome beside the words: the transport failure's code of each
+        // attempt and the failure code of each receipt (v1 rows are classified once, from
+        // the texts v1 wrote). The v1 columns are still written, so `history` and older
+        // readers see what they saw.
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE attempt ADD COLUMN error_code TEXT;
+                    ALTER TABLE receipt ADD COLUMN failure_code TEXT;
+                    UPDATE attempt SET error_code = CASE
+                        WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
+                        WHEN error LIKE 'TLS failed%' THEN 'tls'
+                        WHEN error LIKE 'timed out%' THEN 'timeout'
+                        WHEN error = 'connection refused' THEN 'refused'
+                        WHEN error = 'the connection was closed without an answer' THEN 'dropped'
+                        WHEN error = 'cancelled' THEN 'cancelled'
+                        WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                        ELSE 'other' END;
+                    UPDATE receipt SET failure_code = CASE
+                        WHEN failure IS NULL THEN NULL
+                        WHEN failure LIKE 'TLS failed%' THEN 'tls'
+                        WHEN failure = 'cancelled' THEN 'cancelled'
+                        WHEN failure LIKE 'HTTP %' THEN 'http'
+                        WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                        WHEN failure = 'could not build the request' THEN 'invalid-request'
+                        ELSE 'retries-exhausted' END;
+                    """)
+        }
         return migrator
     }
 
@@ -174,6 +202,35 @@ public final class AuditStore: Sendable {
         }
     }
 
+    /// Records an input the decoder could not read that is sent as it is
+    /// (`verify --send-undecodable`): a receipt row of format `undecodable` holding what was
+    /// sent, and a sighting.
+    public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: SourceKind, source: String?, seenAt: Date) throws -> Recorded {
+        try database.write { db in
+            let hash = Self.contentHash(Array(receiptData.utf8))
+            let seen = seenAt.timeIntervalSince1970
+            var isNew = false
+            let id: Int64
+            if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM receipt WHERE content_hash = ?", arguments: [hash]) {
+                id = existing
+                try db.execute(sql: "UPDATE receipt SET last_seen = MAX(last_seen, ?) WHERE id = ?", arguments: [seen, id])
+            } else {
+                isNew = true
+                try db.execute(
+                    sql: """
+                        INSERT INTO receipt (content_hash, format, receipt_data, first_seen, last_seen)
+                        VALUES (?, 'undecodable', ?, ?, ?)
+                        """,
+                    arguments: [hash, receiptData, seen, seen])
+                id = db.lastInsertedRowID
+            }
+            try db.execute(
+                sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
+                arguments: [id, kind.rawValue, source, seen])
+            return Recorded(id: id, isNew: isNew, receiptData: receiptData)
+        }
+    }
+
     private func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
         let statement = try db.cachedStatement(
             sql: """
@@ -214,16 +271,25 @@ public final class AuditStore: Sendable {
             for a in outcome.attempts {
                 try db.execute(
                     sql: """
-                        INSERT INTO attempt (receipt_id, at, url, environment, http_status, apple_status, is_retryable, latency_ms, error)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO attempt (receipt_id, at, url, environment, http_status, apple_status, is_retryable, latency_ms, error, error_code)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [id, at, a.url, a.endpoint, a.httpStatus, a.status, a.isRetryable, a.latencyMilliseconds, a.error])
+                    arguments: [
+                        id, at, a.url, a.endpoint.rawValue, a.httpStatus, a.status, a.isRetryable, a.latencyMilliseconds,
+                        a.transportFailure?.description, a.transportFailure?.code.description,
+                    ])
                 at += 0.000_001
             }
             let state = outcome.failure == nil ? "done" : "failed"
             try db.execute(
-                sql: "UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ? WHERE id = ?",
-                arguments: [state, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure, id])
+                sql: """
+                    UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ?, failure_code = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    state, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure?.reason,
+                    outcome.failure?.code.description, id,
+                ])
             if let response = outcome.response {
                 let known = Set(try String.fetchAll(db, sql: "SELECT transaction_id FROM purchase WHERE receipt_id = ? AND transaction_id IS NOT NULL", arguments: [id]))
                 try insertPurchases(db, receipt: id, response.latestReceiptInfo.filter { !known.contains($0.transactionID ?? "") })
@@ -251,7 +317,7 @@ public final class AuditStore: Sendable {
         public var id: Int64
         public var status: Int?
         public var environment: String?
-        public var failure: String?
+        public var failure: VerificationFailure?
         public var verifiedAt: Double
         public var attempts: [VerificationAttempt]
     }
@@ -272,27 +338,56 @@ public final class AuditStore: Sendable {
     /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
     public func results(after time: Double, limit: Int = 500) throws -> [FeedResult] {
         try database.read { db in
-            try Row.fetchAll(
+            // A read-only follower may open a database an older writer has not migrated to v2.
+            let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
+            let failureCode = typed ? "failure_code" : "NULL AS failure_code"
+            let errorCode = typed ? "error_code" : "NULL AS error_code"
+            return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, status, status_environment, failure, verified_at FROM receipt
+                    SELECT id, status, status_environment, failure, \(failureCode), verified_at FROM receipt
                     WHERE verified_at > ? AND state IN ('done', 'failed') ORDER BY verified_at LIMIT ?
                     """, arguments: [time, limit]
             ).map { row in
                 let id: Int64 = row["id"]
                 let attempts = try Row.fetchAll(
-                    db, sql: "SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error FROM attempt WHERE receipt_id = ? ORDER BY id",
+                    db,
+                    sql: """
+                        SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error, \(errorCode)
+                        FROM attempt WHERE receipt_id = ? ORDER BY id
+                        """,
                     arguments: [id]
-                ).map { a in
-                    VerificationAttempt(
-                        url: a["url"], endpoint: a["environment"] ?? "", httpStatus: a["http_status"], status: a["apple_status"],
-                        isRetryable: a["is_retryable"], error: a["error"], latencyMilliseconds: a["latency_ms"] ?? 0)
+                ).map(Self.attempt)
+                let failure = (row["failure"] as String?).map { reason in
+                    VerificationFailure(
+                        VerificationFailure.Code(storedName: row["failure_code"] ?? "") ?? .retriesExhausted, reason,
+                        last: attempts.last?.result)
                 }
                 return FeedResult(
-                    id: id, status: row["status"], environment: row["status_environment"], failure: row["failure"],
+                    id: id, status: row["status"], environment: row["status_environment"], failure: failure,
                     verifiedAt: row["verified_at"], attempts: attempts)
             }
         }
+    }
+
+    /// An attempt as recorded: Apple's status, else the transport failure's code, else the
+    /// HTTP status.
+    static func attempt(_ a: Row) -> VerificationAttempt {
+        let result: AttemptResult
+        let httpStatus: Int? = a["http_status"]
+        if let status: Int = a["apple_status"] {
+            result = .apple(status: status, isRetryable: a["is_retryable"])
+        } else if let name: String = a["error_code"] {
+            let code = TransportFailure.Code(storedName: name) ?? .other
+            result = .transport(TransportFailure(code, recordedDescription: a["error"] ?? ""))
+        } else if let httpStatus, httpStatus != 200 {
+            result = .http(status: httpStatus)
+        } else {
+            result = .transport(TransportFailure(.other, detail: a["error"] ?? "no answer"))
+        }
+        return VerificationAttempt(
+            url: a["url"], endpoint: VerifyEndpoint.Kind(rawValue: a["environment"] ?? "") ?? .production, result: result,
+            httpStatus: httpStatus, latencyMilliseconds: a["latency_ms"] ?? 0)
     }
 
     /// How many attempts each receipt has on record.

@@ -1,10 +1,54 @@
 import Foundation
+import NIOConcurrencyHelpers
 import ReceiptCore
+
+/// A failed read or write of the audit database. Equality compares only the ``Code``.
+public struct AuditError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Kind: String {
+            case writeFailed = "write failed"
+            case readFailed = "read failed"
+        }
+
+        let kind: Kind
+
+        public static let writeFailed = Code(kind: .writeFailed)
+        public static let readFailed = Code(kind: .readFailed)
+
+        public var description: String { kind.rawValue }
+    }
+
+    public let code: Code
+    /// What was being done and the database's own words.
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// Wraps a database error thrown while doing `what` ("recording the result of #12").
+    public init(_ code: Code, doing what: String, _ error: any Error) {
+        self.init(code, "audit database \(code) \(what): \(error)")
+    }
+
+    public var description: String { reason }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+/// What an audited batch did: the batch's totals and every audit write that failed.
+public struct AuditedSummary: Sendable {
+    public var batch: BatchSummary
+    public var auditErrors: [AuditError]
+}
 
 /// Verification that writes through to the audit store: receipts are marked pending before
 /// anything is sent, and each result (attempts, status) is written in its own transaction as it
 /// arrives. A process killed half-way leaves done receipts done and the rest pending, to be
-/// resumed: nothing done is lost or done twice.
+/// resumed: nothing done is lost or done twice. A write that fails is never dropped: it is
+/// reported through `onAuditError` as it happens and in the summary.
 public struct AuditedVerification: Sendable {
     public let store: AuditStore
     public let verifier: BatchVerifier
@@ -15,12 +59,23 @@ public struct AuditedVerification: Sendable {
     }
 
     /// Verifies the items (their ids are receipt row ids) and records every result.
-    public func run<S: AsyncSequence & Sendable>(_ items: S, onEvent: @escaping @Sendable (BatchEvent) -> Void) async -> BatchSummary
-    where S.Element == BatchItem {
+    public func run<S: AsyncSequence & Sendable>(
+        _ items: S, onEvent: @escaping @Sendable (BatchEvent) -> Void, onAuditError: (@Sendable (AuditError) -> Void)? = nil
+    ) async -> AuditedSummary where S.Element == BatchItem {
         let store = self.store
-        return await verifier.run(items) { event in
-            if let (id, outcome) = event.result { try? store.recordResult(Int64(id), outcome: outcome, at: Date()) }
+        let errors = NIOLockedValueBox<[AuditError]>([])
+        let summary = await verifier.run(items) { event in
+            if let (id, outcome) = event.result {
+                do {
+                    try store.recordResult(Int64(id), outcome: outcome, at: Date())
+                } catch {
+                    let failure = AuditError(.writeFailed, doing: "recording the result of #\(id)", error)
+                    errors.withLockedValue { $0.append(failure) }
+                    onAuditError?(failure)
+                }
+            }
             onEvent(event)
         }
+        return AuditedSummary(batch: summary, auditErrors: errors.withLockedValue { $0 })
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import ReceiptCore
+import Synchronization
 
 /// Turns lines and files into recorded receipts: each line that holds a receipt (raw base64,
 /// `{"receipt-data": …}`, a verifyReceipt response, a JWS…) is decoded and stored; other lines
 /// are counted as skipped, never fatal.
-public final class Ingestor: @unchecked Sendable {
+public final class Ingestor: Sendable {
     public struct Counts: Sendable, Hashable {
         public var lines = 0
         public var files = 0
@@ -15,18 +16,13 @@ public final class Ingestor: @unchecked Sendable {
 
     public let store: AuditStore
     private let decoder = ReceiptDecoder()
-    private let lock = NSLock()
-    private var countsStorage = Counts()
+    private let countsStorage = Mutex(Counts())
 
     public init(store: AuditStore) {
         self.store = store
     }
 
-    public var counts: Counts {
-        lock.lock()
-        defer { lock.unlock() }
-        return countsStorage
-    }
+    public var counts: Counts { countsStorage.withLock { $0 } }
 
     /// Ingests lines (a log, stdin), 1,000 to a transaction. Returns the receipts recorded.
     public func ingest(lines: [String], kind: AuditStore.SourceKind, source: String?, at time: Date) throws -> [AuditStore.Recorded] {
@@ -72,12 +68,12 @@ public final class Ingestor: @unchecked Sendable {
     }
 
     private func update(lines: Int, files: Int, recorded: [AuditStore.Recorded], skipped: Int) {
-        lock.lock()
-        countsStorage.lines += lines
-        countsStorage.files += files
-        countsStorage.newReceipts += recorded.filter(\.isNew).count
-        countsStorage.seenAgain += recorded.filter { !$0.isNew }.count
-        countsStorage.skipped += skipped
-        lock.unlock()
+        countsStorage.withLock { c in
+            c.lines += lines
+            c.files += files
+            c.newReceipts += recorded.filter(\.isNew).count
+            c.seenAgain += recorded.filter { !$0.isNew }.count
+            c.skipped += skipped
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What `watch` and the dashboard's `--watch` are given, sorted by kind: a folder is watched
 /// for new files, `-` is standard input, and anything else is a log file followed like `tail -F`.
@@ -23,17 +24,22 @@ public struct WatchedSources: Sendable {
 
 /// Follows a log file like `tail -F`: new complete lines on each poll; a rotated file (new
 /// inode) or a truncated one (shorter than what was read) is read again from its start. The
-/// first poll starts at the end unless `fromStart`.
-public final class LogFollower: @unchecked Sendable {
+/// first poll starts at the end unless `fromStart`. Its read position lives in a `Mutex`, so
+/// polls from different tasks never interleave.
+public final class LogFollower: Sendable {
     public let path: String
-    private var handle: FileHandle?
-    private var inode: UInt64 = 0
-    private var offset: UInt64 = 0
-    private var partial: [UInt8] = []
-    private var started = false
     private let fromStart: Bool
+    private let state = Mutex(State())
     /// Longest line kept; longer ones are cut (and then skipped as not a receipt).
     static let maximumLineBytes = 8 * 1024 * 1024
+
+    struct State {
+        var handle: FileHandle?
+        var inode: UInt64 = 0
+        var offset: UInt64 = 0
+        var partial: [UInt8] = []
+        var started = false
+    }
 
     public init(path: String, fromStart: Bool = true) {
         self.path = path
@@ -45,37 +51,44 @@ public final class LogFollower: @unchecked Sendable {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return [] }
         let currentInode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
         let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
-        if handle == nil || currentInode != inode || size < offset {
-            try? handle?.close()
-            handle = FileHandle(forReadingAtPath: path)
-            inode = currentInode
-            offset = (!started && !fromStart) ? size : 0
-            partial = []
-        }
-        started = true
-        guard let handle, size > offset else { return [] }
-        try? handle.seek(toOffset: offset)
-        let data = (try? handle.read(upToCount: Int(min(size - offset, 64 * 1024 * 1024)))) ?? Data()
-        offset += UInt64(data.count)
-        var lines: [String] = []
-        for byte in data {
-            if byte == 0x0A {
-                lines.append(String(decoding: partial, as: UTF8.self))
-                partial.removeAll(keepingCapacity: true)
-            } else if partial.count < Self.maximumLineBytes {
-                partial.append(byte)
+        return state.withLock { s in
+            if s.handle == nil || currentInode != s.inode || size < s.offset {
+                try? s.handle?.close()
+                s.handle = FileHandle(forReadingAtPath: path)
+                s.inode = currentInode
+                s.offset = (!s.started && !fromStart) ? size : 0
+                s.partial = []
             }
+            s.started = true
+            guard let handle = s.handle, size > s.offset else { return [] }
+            try? handle.seek(toOffset: s.offset)
+            let data = (try? handle.read(upToCount: Int(min(size - s.offset, 64 * 1024 * 1024)))) ?? Data()
+            s.offset += UInt64(data.count)
+            var lines: [String] = []
+            for byte in data {
+                if byte == 0x0A {
+                    lines.append(String(decoding: s.partial, as: UTF8.self))
+                    s.partial.removeAll(keepingCapacity: true)
+                } else if s.partial.count < Self.maximumLineBytes {
+                    s.partial.append(byte)
+                }
+            }
+            return lines
         }
-        return lines
     }
 }
 
 /// Watches a folder: each new file is reported once, when its size has stopped changing
-/// between two polls (so a file still being written is not read half-way).
-public final class FolderWatcher: @unchecked Sendable {
+/// between two polls (so a file still being written is not read half-way). What it has
+/// reported lives in a `Mutex`.
+public final class FolderWatcher: Sendable {
     public let path: String
-    private var reported: Set<String> = []
-    private var sizes: [String: UInt64] = [:]
+    private let state = Mutex(State())
+
+    struct State {
+        var reported: Set<String> = []
+        var sizes: [String: UInt64] = [:]
+    }
 
     public init(path: String) {
         self.path = path
@@ -85,22 +98,24 @@ public final class FolderWatcher: @unchecked Sendable {
     /// every regular file not yet reported, at once (for a one-shot pass over the folder).
     public func poll(settled: Bool = true) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
-        var ready: [String] = []
-        for name in names.sorted() where !name.hasPrefix(".") {
-            let file = (path as NSString).appendingPathComponent(name)
-            guard !reported.contains(file),
-                let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-                attributes[.type] as? FileAttributeType == .typeRegular
-            else { continue }
-            let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
-            if !settled || (sizes[file] == size && size > 0) {
-                reported.insert(file)
-                sizes[file] = nil
-                ready.append(file)
-            } else {
-                sizes[file] = size
+        return state.withLock { s in
+            var ready: [String] = []
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let file = (path as NSString).appendingPathComponent(name)
+                guard !s.reported.contains(file),
+                    let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+                    attributes[.type] as? FileAttributeType == .typeRegular
+                else { continue }
+                let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+                if !settled || (s.sizes[file] == size && size > 0) {
+                    s.reported.insert(file)
+                    s.sizes[file] = nil
+                    ready.append(file)
+                } else {
+                    s.sizes[file] = size
+                }
             }
+            return ready
         }
-        return ready
     }
 }

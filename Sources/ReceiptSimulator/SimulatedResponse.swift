@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ReceiptService
 
 /// What a local verifyReceipt answers for a request, as Apple would: the pure part of the
 /// simulator, testable without a socket.
@@ -17,10 +18,7 @@ public enum SimulatedResponse {
         }
     }
 
-    public enum Endpoint: String, Sendable {
-        case production = "Production"
-        case sandbox = "Sandbox"
-    }
+    public typealias Endpoint = VerifyEndpoint.Kind
 
     /// The JSON answer for `request`, given the simulator's configured shared secret.
     public static func answer(_ request: Request, secret: SharedSecret?) -> JSONValue {
@@ -39,8 +37,8 @@ public enum SimulatedResponse {
         if environment == .production, request.endpoint == .sandbox { return status(21008) }
         let password = fields["password"]?.text
         let hasSubscriptions = decoded.allPurchases.contains { $0.expiresDate != nil }
-        if hasSubscriptions, let secret, let password, password != secret.value { return status(21004) }
-        let includeSubscriptions = hasSubscriptions && password != nil && (secret == nil || password == secret?.value)
+        if hasSubscriptions, let secret, let password, !secret.matches(password) { return status(21004) }
+        let includeSubscriptions = hasSubscriptions && password.map { candidate in secret?.matches(candidate) ?? true } == true
         let excludeOld = fields["exclude-old-transactions"]?.bool == true
 
         if decoded.format == .legacy, let p = decoded.transactions.first {

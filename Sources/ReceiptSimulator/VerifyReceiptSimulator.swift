@@ -4,6 +4,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ReceiptCore
+import ReceiptService
+import Synchronization
 
 /// A fault the simulator can inject, as Apple's service shows them in bad hours.
 public enum InjectedFault: Sendable, Hashable {
@@ -11,6 +13,8 @@ public enum InjectedFault: Sendable, Hashable {
     case status(Int, isRetryable: Bool? = nil)
     /// An HTTP error, e.g. 503, optionally with `Retry-After` seconds.
     case http(Int, retryAfter: Int? = nil)
+    /// An HTTP error with this `Retry-After` header as written (an HTTP date, say).
+    case httpRetryAfter(Int, value: String)
     /// Close the connection without an answer.
     case drop
     /// Answer normally, but only after this many seconds.
@@ -62,7 +66,11 @@ public final class VerifyReceiptSimulator: Sendable {
 
     public var productionURL: String { "\(scheme)://\(host):\(port)/production/verifyReceipt" }
     public var sandboxURL: String { "\(scheme)://\(host):\(port)/sandbox/verifyReceipt" }
-    public var endpoints: VerifyReceiptEndpoints { VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL) }
+    /// The client's endpoints for this simulator: https, or http on loopback (the default
+    /// host); plain http on another host throws `insecureEndpoint`, as it would for any URL.
+    public var endpoints: VerifyReceiptEndpoints {
+        get throws(VerificationError) { try VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL) }
+    }
 
     /// Requests answered so far, by path and by outcome.
     public var requestCount: Int { state.requests }
@@ -107,45 +115,45 @@ public final class VerifyReceiptSimulator: Sendable {
     }
 }
 
-/// Shared, locked state: the fault script and the seeded random sequence.
-final class SimulatorState: @unchecked Sendable {
+/// Shared state behind a `Mutex`: the fault script, the seeded random sequence, the count.
+final class SimulatorState: Sendable {
     let configuration: SimulatorConfiguration
-    private let lock = NSLock()
-    private var script: [InjectedFault]
-    private var random: SplitMix64
-    private(set) var requestsUnlocked = 0
+    private let state: Mutex<State>
+
+    struct State {
+        var script: [InjectedFault]
+        var random: SplitMix64
+        var requests = 0
+    }
 
     init(configuration: SimulatorConfiguration, script: [InjectedFault]) {
         self.configuration = configuration
-        self.script = script
-        random = SplitMix64(seed: configuration.seed)
+        state = Mutex(State(script: script, random: SplitMix64(seed: configuration.seed)))
     }
 
-    var requests: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return requestsUnlocked
-    }
+    var requests: Int { state.withLock { $0.requests } }
 
     /// The fault for the next request, if any.
     func nextFault() -> InjectedFault? {
-        lock.lock()
-        defer { lock.unlock() }
-        requestsUnlocked += 1
-        if !script.isEmpty { return script.removeFirst() }
-        guard configuration.faultRate > 0, random.nextDouble() < configuration.faultRate else { return nil }
-        switch random.next() % 5 {
-        case 0: return .status(21005)
-        case 1: return .status(21100 + Int(random.next() % 100), isRetryable: true)
-        case 2: return .http(503)
-        case 3: return .drop
-        default: return .slow(configuration.latency * 2 + 0.05)
+        let rate = configuration.faultRate
+        let latency = configuration.latency
+        return state.withLock { s in
+            s.requests += 1
+            if !s.script.isEmpty { return s.script.removeFirst() }
+            guard rate > 0, s.random.nextDouble() < rate else { return nil }
+            switch s.random.next() % 5 {
+            case 0: return .status(21005)
+            case 1: return .status(21100 + Int(s.random.next() % 100), isRetryable: true)
+            case 2: return .http(503)
+            case 3: return .drop
+            default: return .slow(latency * 2 + 0.05)
+            }
         }
     }
 }
 
 /// A small, seedable generator (SplitMix64): the same seed gives the same faults.
-struct SplitMix64 {
+struct SplitMix64: Sendable {
     var state: UInt64
 
     init(seed: UInt64) { state = seed }
@@ -220,6 +228,11 @@ final class SimulatorHandler: ChannelInboundHandler {
             send(
                 context: context, keepAlive: head.isKeepAlive, status: HTTPResponseStatus(statusCode: code), json: .object([:]),
                 delay: delay, extraHeaders: headers)
+            return
+        case .httpRetryAfter(let code, let value)?:
+            send(
+                context: context, keepAlive: head.isKeepAlive, status: HTTPResponseStatus(statusCode: code), json: .object([:]),
+                delay: delay, extraHeaders: [("Retry-After", value)])
             return
         case .drop?:
             context.close(promise: nil)
