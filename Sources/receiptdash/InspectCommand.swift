@@ -8,7 +8,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 
-struct Inspect: ParsableCommand {
+struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode receipts offline and show what they contain.",
         discussion: """
@@ -81,7 +81,7 @@ struct Inspect: ParsableCommand {
         return options
     }
 
-    func run() throws {
+    func run() async throws {
         let decoder = ReceiptDecoder()
         let evaluator = TrustEvaluator()
         let options = try trustOptions()
@@ -98,7 +98,7 @@ struct Inspect: ParsableCommand {
             let decoded = input.result.flatMap(decoder.result)
             switch decoded {
             case .success(let value):
-                let trust = noVerify ? nil : evaluator.evaluate(value, options: options)
+                let trust = noVerify ? nil : await evaluator.evaluate(value, options: options)
                 let analysis = PurchaseAnalysis.analyze([value], at: instant)
                 decodedInputs.append(value)
                 switch format {
