@@ -694,6 +694,26 @@ fileprivate func evaluate(
                 == "ReceiptDash Test Receipt Signing carries an unknown critical extension 2.5.29.37")
     }
 
+    /// Only certificates that could issue the leaf are offered to the verifier, self-issued ones
+    /// never: a self-signed decoy named like the intermediate is ignored, the real one chains.
+    @Test func selfIssuedDecoyNamedLikeTheIntermediateIsIgnored() async throws {
+        let decoy = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x66]), publicKey: .init(pki.rootKey.publicKey),
+            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
+            issuer: pki.intermediateName, subject: pki.intermediateName, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try TestPKI.intermediateExtensions(), issuerPrivateKey: .init(pki.rootKey))
+        let decoyDER = try TestPKI.der(decoy)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, decoyDER, pki.intermediateDER])
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        let alone = try await evaluate(
+            try SignedReceipt.make(pki, certificates: [pki.leafDER, decoyDER]), with: pki.evaluator)
+        expectReport(
+            alone, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
+        #expect(alone.reason("intermediate").hasPrefix("no certificate in the input is the leaf's issuer"))
+    }
+
     /// One evaluator (one cache) judges the same chain at two signing times: the cached chain
     /// result must not carry validity from one to the other.
     @Test func cachedChainIsJudgedAtEachSigningTime() async throws {

@@ -27,11 +27,21 @@ struct ChainAnalysis: Sendable {
 extension TrustEvaluator {
     private static let appleChainPurpose: UInt8 = 0
     private static let storeKitPurpose: UInt8 = 1
+    private static let maximumCandidates = 8
 
     /// The verifier's verdict on leaf → one of `candidates` → a bundled root; cached.
     func analyseAppleChain(leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])]) async -> ChainAnalysis {
         let leaf = CertificateLink(certificate: leaf.0, der: leaf.1)
-        let intermediates = candidates.filter { $0.1 != leaf.der }.map { CertificateLink(certificate: $0.0, der: $0.1) }
+        // Only certificates that could be the leaf's issuer, and not self-issued, are offered:
+        // Apple's chains have one intermediate, and this keeps the verifier's search to
+        // leaf → candidate → root, so hostile input with many cross-signed certificates cannot
+        // make it explore an exponential number of paths. Beyond `maximumCandidates` the rest
+        // are ignored (a genuine receipt carries one).
+        let intermediates = Array(
+            candidates.lazy
+                .filter { $0.1 != leaf.der && $0.0.subject == leaf.certificate.issuer && !$0.0.isSelfIssued }
+                .prefix(Self.maximumCandidates)
+                .map { CertificateLink(certificate: $0.0, der: $0.1) })
         let key = TrustCache.ChainKey(
             purpose: Self.appleChainPurpose, anchors: anchors.fingerprint, leaf: Data(leaf.der),
             intermediates: intermediates.map { Data($0.der) })
