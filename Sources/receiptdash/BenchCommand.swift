@@ -72,9 +72,11 @@ struct Bench: AsyncParsableCommand {
         let evaluator = TrustEvaluator()
         // The instant is fixed so the run does the same work whatever the date.
         let options = TrustOptions(now: Date(timeIntervalSince1970: 1_800_000_000))
-        let decodable = inputs.filter { input in
-            guard let decoded = try? decoder.decode(input.1) else { return false }
-            return !verify || evaluator.evaluate(decoded, options: options).verdict == .valid
+        var decodable: [(String, [UInt8])] = []
+        for input in inputs {
+            guard let decoded = try? decoder.decode(input.1) else { continue }
+            if verify, await evaluator.evaluate(decoded, options: options).verdict != .valid { continue }
+            decodable.append(input)
         }
         guard !decodable.isEmpty else { throw ValidationError("No decodable receipts found.") }
         let bytes = decodable.reduce(0) { $0 + $1.1.count }
@@ -93,7 +95,7 @@ struct Bench: AsyncParsableCommand {
             for (_, data) in decodable {
                 if let result = try? decoder.decode(data) {
                     purchases &+= result.allPurchases.count
-                    if verify, evaluator.evaluate(result, options: options).verdict == .valid { valid += 1 }
+                    if verify, await evaluator.evaluate(result, options: options).verdict == .valid { valid += 1 }
                 }
                 decoded += 1
             }

@@ -9,24 +9,24 @@ import Testing
     let evaluator = TrustEvaluator()
     let options = TrustOptions(now: utc("2026-11-22T00:00:00Z"))
 
-    func report(_ path: String, options: TrustOptions? = nil) throws -> TrustReport {
-        evaluator.evaluate(try ReceiptDecoder().decode(try SharedCorpus.bytes(path)), options: options ?? self.options)
+    func report(_ path: String, options: TrustOptions? = nil) async throws -> TrustReport {
+        await evaluator.evaluate(try ReceiptDecoder().decode(try SharedCorpus.bytes(path)), options: options ?? self.options)
     }
 
-    @Test func everyPKCS7Receipt() throws {
+    @Test func everyPKCS7Receipt() async throws {
         let files = SharedCorpus.files(in: "pkcs7", suffix: ".der").filter { !$0.contains("/DERIVED_") && !$0.contains("/TAMPERED_") }
         #expect(files.count >= 30)
         var counts: [TrustReport.Verdict: Int] = [:]
         for path in files {
             let notes = SharedCorpus.notes[path] ?? ""
-            let r = try report(path)
+            let r = try await report(path)
             counts[r.verdict, default: 0] += 1
             #expect(notes.contains("sigOK"), "\(path): manifest has no sigOK")
             if notes.contains("chain->StoreKitTestCert(now:OK,atCreation:OK)") {
                 #expect(r.verdict == .test, "\(path): \(r.headline)")
                 var withCert = options
                 withCert.storeKitCertificate = try SharedCorpus.bytes("certs/StoreKitTestCertificate.der")
-                let checked = try report(path, options: withCert)
+                let checked = try await report(path, options: withCert)
                 #expect(checked.steps.first { $0.name == "storekit certificate" }?.outcome == .pass, "\(path)")
             } else {
                 #expect(notes.contains("chain->AppleRoot(now:fail,atCreation:OK)"), "\(path): unexpected manifest chain")
@@ -39,7 +39,7 @@ import Testing
 
     /// Wherever a source test gave a device identifier that matches, the hash step passes with
     /// it and fails with the others.
-    @Test func deviceHashesRecordedInTheManifest() throws {
+    @Test func deviceHashesRecordedInTheManifest() async throws {
         var checked = 0
         for path in SharedCorpus.files(in: "pkcs7", suffix: ".der") {
             let notes = SharedCorpus.notes[path] ?? ""
@@ -47,20 +47,20 @@ import Testing
             let uuid = String(notes[range.upperBound...].prefix(36))
             var options = self.options
             options.deviceIdentifier = DeviceIdentifier(parsing: uuid)
-            #expect(try report(path, options: options).steps.first { $0.name == "device hash" }?.outcome == .pass, "\(path)")
+            #expect(try await report(path, options: options).steps.first { $0.name == "device hash" }?.outcome == .pass, "\(path)")
             options.deviceIdentifier = DeviceIdentifier(parsing: "0E02AA79-F31C-4C74-A12C-7B2816C494D3")
-            #expect(try report(path, options: options).steps.first { $0.name == "device hash" }?.outcome == .fail, "\(path)")
+            #expect(try await report(path, options: options).steps.first { $0.name == "device hash" }?.outcome == .fail, "\(path)")
             checked += 1
         }
         #expect(checked >= 3)
     }
 
-    @Test func everyJWS() throws {
+    @Test func everyJWS() async throws {
         let files = SharedCorpus.files(in: "jws", suffix: ".jws")
         #expect(files.count >= 20)
         for path in files {
             let notes = SharedCorpus.notes[path] ?? ""
-            let r = try report(path)
+            let r = try await report(path)
             let name = (path as NSString).lastPathComponent
             if name.hasPrefix("MOCK_") {
                 // Signed by the App Store Server Library's own test PKI, not Apple.
@@ -76,10 +76,10 @@ import Testing
         }
     }
 
-    @Test func everyLegacyReceipt() throws {
+    @Test func everyLegacyReceipt() async throws {
         for path in SharedCorpus.files(in: "legacy", suffix: ".b64") {
             let notes = SharedCorpus.notes[path] ?? ""
-            let r = try report(path)
+            let r = try await report(path)
             if notes.contains("sigcheck=valid") {
                 // Apple's signature verifies; the issuing CA is not published, so the chain
                 // cannot be completed offline, and the report says so rather than passing.
@@ -94,10 +94,10 @@ import Testing
     }
 
     /// The trust report never depends on "now" except for the expiry warning.
-    @Test func verdictsDoNotDependOnNow() throws {
+    @Test func verdictsDoNotDependOnNow() async throws {
         for path in ["pkcs7/tikhop_receipt-sandbox-legacy.der", "jws/go-iap_signedRenewalInfo_sandbox_2000000335310644.jws"] {
-            let early = try report(path, options: TrustOptions(now: utc("2020-01-01T00:00:00Z")))
-            let late = try report(path, options: TrustOptions(now: utc("2040-01-01T00:00:00Z")))
+            let early = try await report(path, options: TrustOptions(now: utc("2020-01-01T00:00:00Z")))
+            let late = try await report(path, options: TrustOptions(now: utc("2040-01-01T00:00:00Z")))
             #expect(early.verdict == .valid)
             #expect(late.verdict == .valid)
         }

@@ -8,16 +8,16 @@ import Testing
     let evaluator = TrustEvaluator()
     let options = TrustOptions(now: utc("2026-11-22T00:00:00Z"))
 
-    func report(_ name: String, options: TrustOptions? = nil) throws -> TrustReport {
-        evaluator.evaluate(try ReceiptDecoder().decode(try Fixture.bytes(name)), options: options ?? self.options)
+    func report(_ name: String, options: TrustOptions? = nil) async throws -> TrustReport {
+        await evaluator.evaluate(try ReceiptDecoder().decode(try Fixture.bytes(name)), options: options ?? self.options)
     }
 
     func outcome(_ report: TrustReport, _ step: String) -> TrustReport.Outcome? {
         report.steps.first { $0.name == step }?.outcome
     }
 
-    @Test func productionReceiptIsValidAtCreationDespiteExpiredLeaf() throws {
-        let r = try report("production.b64")
+    @Test func productionReceiptIsValidAtCreationDespiteExpiredLeaf() async throws {
+        let r = try await report("production.b64")
         #expect(r.verdict == .valid)
         #expect(r.steps.map(\.name) == [
             "structure", "signer certificate", "signature", "leaf certificate", "intermediate", "root", "validity",
@@ -34,46 +34,46 @@ import Testing
     }
 
     /// Manifest: digest=sha1, sigOK, chain to Apple Root at creation OK.
-    @Test func sha1SandboxReceiptIsValid() throws {
-        let r = try report("sandbox-2023.der")
+    @Test func sha1SandboxReceiptIsValid() async throws {
+        let r = try await report("sandbox-2023.der")
         #expect(r.verdict == .valid)
         #expect(r.steps.first { $0.name == "signature" }?.details.first { $0.name == "digest" }?.value == "sha1")
     }
 
-    @Test func xcodeReceiptIsTestData() throws {
-        let r = try report("xcode.der")
+    @Test func xcodeReceiptIsTestData() async throws {
+        let r = try await report("xcode.der")
         #expect(r.verdict == .test)
         #expect(outcome(r, "signature") == .pass)
         #expect(outcome(r, "test certificate") == .warning)
         #expect(outcome(r, "storekit certificate") == .skipped)
         var withCert = options
         withCert.storeKitCertificate = try Fixture.bytes("StoreKitTestCertificate.der")
-        let checked = try report("xcode.der", options: withCert)
+        let checked = try await report("xcode.der", options: withCert)
         #expect(checked.verdict == .test)
         #expect(outcome(checked, "storekit certificate") == .pass)
         var wrongCert = options
         wrongCert.storeKitCertificate = try Fixture.der("production.b64")  // not a certificate at all
-        let wrong = try report("xcode.der", options: wrongCert)
+        let wrong = try await report("xcode.der", options: wrongCert)
         #expect(wrong.verdict == .invalid)
         #expect(wrong.firstFailure?.name == "storekit certificate")
     }
 
     /// TPInAppReceipt: the G5 sandbox receipt's hash matches UUID 956328D9-…, not the zero UUID.
-    @Test func deviceHash() throws {
+    @Test func deviceHash() async throws {
         var good = options
         good.deviceIdentifier = DeviceIdentifier(parsing: "956328D9-CC6A-47F4-BE40-6953FB0AB6C7")
-        let matched = try report("sandbox-g5.der", options: good)
+        let matched = try await report("sandbox-g5.der", options: good)
         #expect(matched.verdict == .valid)
         #expect(outcome(matched, "device hash") == .pass)
         var bad = options
         bad.deviceIdentifier = DeviceIdentifier(parsing: "00000000-0000-0000-0000-000000000000")
-        let mismatched = try report("sandbox-g5.der", options: bad)
+        let mismatched = try await report("sandbox-g5.der", options: bad)
         #expect(mismatched.verdict == .invalid)
         #expect(mismatched.firstFailure?.name == "device hash")
     }
 
-    @Test func legacyReceiptSignatureVerifiesButChainCannotBeCompletedOffline() throws {
-        let r = try report("legacy-sandbox.b64")
+    @Test func legacyReceiptSignatureVerifiesButChainCannotBeCompletedOffline() async throws {
+        let r = try await report("legacy-sandbox.b64")
         #expect(r.verdict == .unverifiable)
         #expect(outcome(r, "signature") == .pass)
         #expect(outcome(r, "certificate") == .pass)
@@ -82,19 +82,19 @@ import Testing
         #expect(r.headline.hasPrefix("unverifiable: chain cannot be completed offline"))
     }
 
-    @Test func tamperedLegacyPurchaseInfoFailsTheSignature() throws {
+    @Test func tamperedLegacyPurchaseInfoFailsTheSignature() async throws {
         var decoded = try ReceiptDecoder().decode(try Fixture.bytes("legacy-sandbox.b64"))
         guard case .legacy(let blob, var info) = decoded.signature else { Issue.record("no signature"); return }
         let index = try #require(info.firstIndex(of: UInt8(ascii: "7")))
         info[index] = UInt8(ascii: "8")
         decoded.signature = .legacy(signatureBlob: blob, purchaseInfo: info)
-        let r = evaluator.evaluate(decoded, options: options)
+        let r = await evaluator.evaluate(decoded, options: options)
         #expect(r.verdict == .invalid)
         #expect(r.firstFailure?.name == "signature")
     }
 
-    @Test func notificationAndItsNestedTokensAreValid() throws {
-        let r = try report("notification-v2.jws")
+    @Test func notificationAndItsNestedTokensAreValid() async throws {
+        let r = try await report("notification-v2.jws")
         #expect(r.verdict == .valid)
         #expect(outcome(r, "nested data.signedTransactionInfo") == .pass)
         #expect(outcome(r, "nested data.signedRenewalInfo") == .pass)
@@ -103,7 +103,7 @@ import Testing
         #expect(r.steps.first { $0.name == "root" }?.reason == "the intermediate is signed by Apple Root CA - G3, a bundled Apple root")
     }
 
-    @Test func tamperedJWSPayloadFailsTheSignature() throws {
+    @Test func tamperedJWSPayloadFailsTheSignature() async throws {
         let text = try Fixture.text("notification-v2.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         var parts = text.split(separator: ".").map(String.init)
         var payload = try Base64Text.decode(Array(parts[1].utf8))
@@ -111,32 +111,32 @@ import Testing
         payload[index] = UInt8(ascii: "6")
         parts[1] = Data(payload).base64EncodedString().replacingOccurrences(of: "=", with: "")
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        let r = evaluator.evaluate(try ReceiptDecoder().decode(text: parts.joined(separator: ".")), options: options)
+        let r = await evaluator.evaluate(try ReceiptDecoder().decode(text: parts.joined(separator: ".")), options: options)
         #expect(r.verdict == .invalid)
         #expect(r.firstFailure?.name == "signature")
         #expect(r.steps.contains { $0.name == "root" && $0.outcome == .pass }, "later steps still run")
     }
 
-    @Test func xcodeAppTransactionIsTestData() throws {
-        let r = try report("xcode-app-transaction.jws")
+    @Test func xcodeAppTransactionIsTestData() async throws {
+        let r = try await report("xcode-app-transaction.jws")
         #expect(r.verdict == .test)
         #expect(outcome(r, "signature") == .pass)
         #expect(r.validationTimeSource == "receiptCreationDate")
     }
 
-    @Test func unsignedInputsAreUnverifiable() throws {
-        let r = try report("verify-response.json")
+    @Test func unsignedInputsAreUnverifiable() async throws {
+        let r = try await report("verify-response.json")
         #expect(r.verdict == .unverifiable)
         #expect(r.steps.map(\.outcome) == [.skipped])
     }
 
-    @Test func expiryWarningWithin90Days() throws {
+    @Test func expiryWarningWithin90Days() async throws {
         // The G5 sandbox receipt's leaf expires 2026-08-23: "now" = 2026-07-01 is within 90 days.
-        let r = try report("sandbox-g5.der", options: TrustOptions(now: utc("2026-07-01T00:00:00Z")))
+        let r = try await report("sandbox-g5.der", options: TrustOptions(now: utc("2026-07-01T00:00:00Z")))
         #expect(r.verdict == .valid)
         let warning = try #require(r.steps.first { $0.name == "expiry warning" })
         #expect(warning.outcome == .warning)
         #expect(warning.reason.contains("expires 2026-08-23 (in 53 days)"))
-        #expect(try report("sandbox-g5.der").steps.contains { $0.name == "expiry warning" } == false)
+        #expect(try await report("sandbox-g5.der").steps.contains { $0.name == "expiry warning" } == false)
     }
 }

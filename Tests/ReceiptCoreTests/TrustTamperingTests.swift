@@ -75,25 +75,38 @@ fileprivate enum TestPKI {
         }
     }
 
-    static func intermediateExtensions(marker: Bool = true, ca: Bool = true) throws -> Certificate.Extensions {
-        try Certificate.Extensions {
+    static func intermediateExtensions(
+        marker: Bool = true, ca: Bool = true, keyUsage: KeyUsage? = nil, extra: [Certificate.Extension] = []
+    ) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
             if ca {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
             } else {
                 Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
             }
+            Critical(keyUsage ?? (ca ? KeyUsage(keyCertSign: true, cRLSign: true) : KeyUsage(digitalSignature: true)))
             if marker { TestPKI.marker(wwdrMarker) }
         }
+        for ext in extra { try extensions.append(ext) }
+        return extensions
     }
 
-    static func leafExtensions(marker: Bool = true) throws -> Certificate.Extensions {
-        try Certificate.Extensions {
+    static func leafExtensions(marker: Bool = true, extra: [Certificate.Extension] = []) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
             if marker { TestPKI.marker(leafMarker) }
         }
+        for ext in extra { try extensions.append(ext) }
+        return extensions
+    }
+
+    /// A private-arc extension no policy knows, marked critical.
+    static let unknownCritical = Certificate.Extension(oid: [1, 2, 3, 4], critical: true, value: [0x05, 0x00])
+
+    /// extendedKeyUsage codeSigning, marked critical, as on Xcode's StoreKit certificate.
+    static func criticalCodeSigning() throws -> Certificate.Extension {
+        try Certificate.Extension(ExtendedKeyUsage([.codeSigning]), critical: true)
     }
 }
 
@@ -144,47 +157,62 @@ fileprivate struct RSAHierarchy: Sendable {
 
     static func makeIntermediate(
         rootKey: _RSA.Signing.PrivateKey, rootName: DistinguishedName, key: _RSA.Signing.PrivateKey,
-        name: DistinguishedName, marker: Bool = true, ca: Bool = true
+        name: DistinguishedName, marker: Bool = true, ca: Bool = true, keyUsage: KeyUsage? = nil,
+        extra: [Certificate.Extension] = []
     ) throws -> Certificate {
         try Certificate(
             version: .v3, serialNumber: .init(bytes: [0x02, 0x11]), publicKey: .init(key.publicKey),
             notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
             issuer: rootName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try TestPKI.intermediateExtensions(marker: marker, ca: ca), issuerPrivateKey: .init(rootKey))
+            extensions: try TestPKI.intermediateExtensions(marker: marker, ca: ca, keyUsage: keyUsage, extra: extra),
+            issuerPrivateKey: .init(rootKey))
     }
 
     static func makeLeaf(
         intermediateKey: _RSA.Signing.PrivateKey, intermediateName: DistinguishedName, key: _RSA.Signing.PrivateKey,
-        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true
+        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true,
+        extra: [Certificate.Extension] = []
     ) throws -> Certificate {
         try Certificate(
             version: .v3, serialNumber: leafSerial, publicKey: .init(key.publicKey),
             notValidBefore: validity.0, notValidAfter: validity.1,
             issuer: intermediateName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try TestPKI.leafExtensions(marker: marker), issuerPrivateKey: .init(intermediateKey))
+            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerPrivateKey: .init(intermediateKey))
     }
 
     /// A leaf variant: same key, name and issuer as ``leaf``.
-    func leaf(validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true) throws -> Certificate {
+    func leaf(
+        validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true, extra: [Certificate.Extension] = []
+    ) throws -> Certificate {
         try Self.makeLeaf(
             intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName,
-            validity: validity, marker: marker)
+            validity: validity, marker: marker, extra: extra)
     }
 
     /// An intermediate variant: same key, name and issuer as ``intermediate``.
-    func intermediate(marker: Bool = true, ca: Bool = true) throws -> Certificate {
+    func intermediate(
+        marker: Bool = true, ca: Bool = true, keyUsage: KeyUsage? = nil, extra: [Certificate.Extension] = []
+    ) throws -> Certificate {
         try Self.makeIntermediate(
-            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName, marker: marker, ca: ca)
+            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName, marker: marker, ca: ca,
+            keyUsage: keyUsage, extra: extra)
     }
 
-    /// A self-signed certificate named like Xcode's StoreKit testing certificate.
-    func storeKit(key: _RSA.Signing.PrivateKey, serial: UInt8) throws -> Certificate {
+    /// A self-signed certificate like Xcode's StoreKit testing certificate: CA:TRUE, key usage
+    /// digitalSignature + keyCertSign, and extendedKeyUsage codeSigning marked critical.
+    func storeKit(key: _RSA.Signing.PrivateKey, serial: UInt8, extra: [Certificate.Extension] = []) throws -> Certificate {
         let name = try DistinguishedName { CommonName("StoreKit") }
+        var extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+        }
+        try extensions.append(try TestPKI.criticalCodeSigning())
+        for ext in extra { try extensions.append(ext) }
         return try Certificate(
             version: .v3, serialNumber: .init(bytes: [serial]), publicKey: .init(key.publicKey),
             notValidBefore: utc("2023-01-01T00:00:00Z"), notValidAfter: utc("2043-01-01T00:00:00Z"),
             issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: Certificate.Extensions(), issuerPrivateKey: .init(key))
+            extensions: extensions, issuerPrivateKey: .init(key))
     }
 
     var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }
@@ -230,19 +258,31 @@ fileprivate struct ECHierarchy: Sendable {
 
     static func makeLeaf(
         intermediateKey: P256.Signing.PrivateKey, intermediateName: DistinguishedName, key: P256.Signing.PrivateKey,
-        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true
+        name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true,
+        extra: [Certificate.Extension] = []
     ) throws -> Certificate {
         try Certificate(
             version: .v3, serialNumber: .init(bytes: [0x5E, 0x01, 0x02]), publicKey: .init(key.publicKey),
             notValidBefore: validity.0, notValidAfter: validity.1,
             issuer: intermediateName, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try TestPKI.leafExtensions(marker: marker), issuerPrivateKey: .init(intermediateKey))
+            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerPrivateKey: .init(intermediateKey))
     }
 
-    func leaf(validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true) throws -> Certificate {
+    func leaf(
+        validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true, extra: [Certificate.Extension] = []
+    ) throws -> Certificate {
         try Self.makeLeaf(
             intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName,
-            validity: validity, marker: marker)
+            validity: validity, marker: marker, extra: extra)
+    }
+
+    /// An intermediate variant: same key, name and issuer as ``intermediate``.
+    func intermediate(ca: Bool = true, keyUsage: KeyUsage? = nil) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x04, 0x22]), publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
+            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try TestPKI.intermediateExtensions(ca: ca, keyUsage: keyUsage), issuerPrivateKey: .init(rootKey))
     }
 
     var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }
@@ -405,14 +445,14 @@ fileprivate extension TrustReport {
 
 fileprivate func evaluate(
     _ bytes: [UInt8], with evaluator: TrustEvaluator, options: TrustOptions = TamperClock.options
-) throws -> TrustReport {
-    evaluator.evaluate(try ReceiptDecoder().decode(bytes), options: options)
+) async throws -> TrustReport {
+    await evaluator.evaluate(try ReceiptDecoder().decode(bytes), options: options)
 }
 
 fileprivate func evaluate(
     _ token: String, with evaluator: TrustEvaluator, options: TrustOptions = TamperClock.options
-) throws -> TrustReport {
-    evaluator.evaluate(try ReceiptDecoder().decode(text: token), options: options)
+) async throws -> TrustReport {
+    await evaluator.evaluate(try ReceiptDecoder().decode(text: token), options: options)
 }
 
 // MARK: - PKCS#7 receipts
@@ -424,34 +464,34 @@ fileprivate func evaluate(
         pki = try RSAHierarchy.shared.get()
     }
 
-    @Test func untouchedReceiptIsValid() throws {
+    @Test func untouchedReceiptIsValid() async throws {
         let receipt = try SignedReceipt.make(pki)
         let decoded = try ReceiptDecoder().decode(receipt)
         #expect(decoded.receipt?.bundleID == SignedReceipt.bundleID)
         #expect(decoded.receipt?.receiptCreationDate == TamperClock.signed)
         #expect(decoded.receipt?.inApp.first?.productID == "com.example.receiptdash.pro")
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
         #expect(report.validationTime == TamperClock.signed)
         #expect(report.reason("validity") == "chain valid on 2024-03-01 (receipt creation)")
         #expect(report.reason("root").contains("ReceiptDash Test Root CA"))
     }
 
-    @Test func changedPayloadByteBreaksTheSignature() throws {
+    @Test func changedPayloadByteBreaksTheSignature() async throws {
         let receipt = try SignedReceipt.changingBundleID(try SignedReceipt.make(pki))
         let decoded = try ReceiptDecoder().decode(receipt)
         #expect(decoded.receipt?.bundleID == "com.Example.receiptdash")
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
             report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
         #expect(report.reason("signature").contains("the payload or the signature was changed"))
     }
 
-    @Test func changedSignatureByteBreaksTheSignature() throws {
+    @Test func changedSignatureByteBreaksTheSignature() async throws {
         var receipt = try SignedReceipt.make(pki)
         // The signature OCTET STRING is the last thing in the container.
         receipt[receipt.count - 1] ^= 0x01
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
     }
@@ -459,10 +499,10 @@ fileprivate func evaluate(
     /// A byte of the leaf's own signature changed: the intermediate no longer verifies as its
     /// issuer, so the chain stops at "intermediate" (and "root" is skipped). The receipt
     /// signature itself still verifies: the leaf's key is untouched.
-    @Test func changedLeafCertificateSignatureFailsAtIntermediate() throws {
+    @Test func changedLeafCertificateSignatureFailsAtIntermediate() async throws {
         let leaf = try TestPKI.tampered(pki.leafDER)
         let receipt = try SignedReceipt.make(pki, certificates: [leaf, pki.intermediateDER])
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["intermediate"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
@@ -471,30 +511,30 @@ fileprivate func evaluate(
 
     /// A byte of the intermediate's signature changed: it still issued the leaf, but the root's
     /// signature on it does not verify.
-    @Test func changedIntermediateCertificateSignatureFailsAtRoot() throws {
+    @Test func changedIntermediateCertificateSignatureFailsAtRoot() async throws {
         let intermediate = try TestPKI.tampered(pki.intermediateDER)
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").contains("that root's signature on it does not verify"))
     }
 
     /// One evaluator (one cache) sees the good chain first, then the tampered one: the cached
     /// result for the good intermediate must not leak to its tampered copy.
-    @Test func sharedCacheDoesNotHideATamperedCertificate() throws {
+    @Test func sharedCacheDoesNotHideATamperedCertificate() async throws {
         let evaluator = pki.evaluator
-        let good = try evaluate(try SignedReceipt.make(pki), with: evaluator)
+        let good = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
         #expect(good.verdict == .valid)
         let intermediate = try TestPKI.tampered(pki.intermediateDER)
         let tampered = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
-        let report = try evaluate(tampered, with: evaluator)
+        let report = try await evaluate(tampered, with: evaluator)
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
-        let again = try evaluate(try SignedReceipt.make(pki), with: evaluator)
+        let again = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
         #expect(again.verdict == .valid)
     }
 
     /// With signed attributes the signature covers them, and their messageDigest binds the payload.
-    @Test func signedAttributesBindThePayload() throws {
+    @Test func signedAttributesBindThePayload() async throws {
         let receipt = try SignedReceipt.make(pki, signedAttributes: true)
         let decoded = try ReceiptDecoder().decode(receipt)
         guard case .pkcs7(let signed) = decoded.signature else {
@@ -502,24 +542,24 @@ fileprivate func evaluate(
             return
         }
         #expect(signed.signerInfos.first?.signedAttributesDER?.first == 0x31)
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
 
-        let changed = try evaluate(try SignedReceipt.changingBundleID(receipt), with: pki.evaluator)
+        let changed = try await evaluate(try SignedReceipt.changingBundleID(receipt), with: pki.evaluator)
         expectReport(
             changed, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
         #expect(changed.reason("signature") == "the signed attributes' message digest does not match the receipt payload")
 
         var badSignature = receipt
         badSignature[badSignature.count - 1] ^= 0x01
-        let forged = try evaluate(badSignature, with: pki.evaluator)
+        let forged = try await evaluate(badSignature, with: pki.evaluator)
         expectReport(
             forged, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
     }
 
     /// Certificates are a SET: their order does not matter, the signer is found by issuer and
     /// serial number.
-    @Test func certificateOrderDoesNotMatter() throws {
+    @Test func certificateOrderDoesNotMatter() async throws {
         let receipt = try SignedReceipt.make(pki, certificates: [pki.intermediateDER, pki.leafDER])
         let decoded = try ReceiptDecoder().decode(receipt)
         guard case .pkcs7(let signed) = decoded.signature else {
@@ -527,14 +567,14 @@ fileprivate func evaluate(
             return
         }
         #expect(signed.certificates == [pki.intermediateDER, pki.leafDER])
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
         #expect(report.reason("signer certificate").contains("ReceiptDash Test Receipt Signing"))
     }
 
-    @Test func missingIntermediateFailsAtIntermediate() throws {
+    @Test func missingIntermediateFailsAtIntermediate() async throws {
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER])
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["intermediate"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
@@ -542,9 +582,9 @@ fileprivate func evaluate(
     }
 
     /// Our root is not one of Apple's: with the bundled Apple anchors the chain stops at "root".
-    @Test func untrustedRootFailsAtRoot() throws {
+    @Test func untrustedRootFailsAtRoot() async throws {
         let receipt = try SignedReceipt.make(pki)
-        let report = try evaluate(receipt, with: TrustEvaluator())
+        let report = try await evaluate(receipt, with: TrustEvaluator())
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").hasPrefix("the intermediate's issuer"))
         #expect(report.reason("root").hasSuffix("is not a trusted root"))
@@ -552,51 +592,150 @@ fileprivate func evaluate(
 
     /// An impostor root with exactly Apple Inc. Root's name: the name matches a bundled root, the
     /// signature does not.
-    @Test func impostorRootWithApplesNameFailsAtRoot() throws {
+    @Test func impostorRootWithApplesNameFailsAtRoot() async throws {
         let appleRoot = try #require(TrustAnchors.apple.roots.first { $0.displayName == "Apple Root CA" })
         let intermediate = try RSAHierarchy.makeIntermediate(
             rootKey: pki.rootKey, rootName: appleRoot.subject, key: pki.intermediateKey, name: pki.intermediateName)
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
-        let report = try evaluate(receipt, with: TrustEvaluator())
+        let report = try await evaluate(receipt, with: TrustEvaluator())
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").contains("that root's signature on it does not verify"))
     }
 
-    @Test func leafWithoutReceiptMarkerFailsAtLeaf() throws {
+    @Test func leafWithoutReceiptMarkerFailsAtLeaf() async throws {
         let leaf = try pki.leaf(marker: false)
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["leaf certificate"],
             steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
         #expect(report.reason("leaf certificate").contains("lacks Apple's receipt-signing marker 1.2.840.113635.100.6.11.1"))
     }
 
-    @Test func intermediateWithoutWWDRMarkerFailsAtIntermediate() throws {
+    @Test func intermediateWithoutWWDRMarkerFailsAtIntermediate() async throws {
         let intermediate = try pki.intermediate(marker: false)
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["intermediate"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
         #expect(report.reason("intermediate").hasSuffix("issued the leaf but lacks Apple's WWDR marker 1.2.840.113635.100.6.2.1"))
     }
 
-    @Test func intermediateThatIsNotACAFailsAtIntermediate() throws {
-        let intermediate = try pki.intermediate(ca: false)
+    // MARK: Certificate policies (swift-certificates' Verifier)
+
+    /// basicConstraints CA:FALSE on the intermediate (its key usage still allows keyCertSign,
+    /// so basic constraints is the only thing wrong): not an issuer, the step says why.
+    @Test func intermediateThatIsNotACAFailsAtIntermediate() async throws {
+        let intermediate = try pki.intermediate(ca: false, keyUsage: KeyUsage(keyCertSign: true, cRLSign: true))
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["intermediate"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
-        #expect(report.reason("intermediate").hasSuffix("issued the leaf but is not a CA certificate"))
+        #expect(
+            report.reason("intermediate")
+                == "ReceiptDash Test WWDR Intermediate (G9) issued the leaf but is not a CA certificate (basic constraints CA:FALSE)")
+    }
+
+    /// A critical extension nobody enforces on the leaf: RFC 5280 says reject the certificate.
+    @Test func leafWithUnknownCriticalExtensionFailsAtLeaf() async throws {
+        let leaf = try pki.leaf(extra: [TestPKI.unknownCritical])
+        let receipt = try SignedReceipt.make(pki, leaf: leaf)
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["leaf certificate"],
+            steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
+        #expect(
+            report.reason("leaf certificate")
+                == "ReceiptDash Test Receipt Signing carries an unknown critical extension 1.2.3.4")
+        // The same extension, not critical, is ignored as RFC 5280 allows.
+        var harmless = TestPKI.unknownCritical
+        harmless.critical = false
+        let relaxed = try await evaluate(try SignedReceipt.make(pki, leaf: try pki.leaf(extra: [harmless])), with: pki.evaluator)
+        expectReport(relaxed, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+    }
+
+    @Test func intermediateWithUnknownCriticalExtensionFailsAtIntermediate() async throws {
+        let intermediate = try pki.intermediate(extra: [TestPKI.unknownCritical])
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
+        #expect(
+            report.reason("intermediate")
+                == "ReceiptDash Test WWDR Intermediate (G9) issued the leaf but carries an unknown critical extension 1.2.3.4")
+    }
+
+    /// A CA whose key usage does not allow certificate signing cannot issue the leaf.
+    @Test func intermediateWithoutKeyCertSignFailsAtIntermediate() async throws {
+        let intermediate = try pki.intermediate(keyUsage: KeyUsage(digitalSignature: true, cRLSign: true))
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
+        #expect(
+            report.reason("intermediate")
+                == "ReceiptDash Test WWDR Intermediate (G9) issued the leaf but has a key usage without keyCertSign")
+    }
+
+    /// The critical code-signing extendedKeyUsage is accepted on Xcode's StoreKit test root
+    /// only: on an Apple-chain leaf it is an unknown critical extension.
+    @Test func criticalCodeSigningIsAcceptedForTheStoreKitRootOnly() async throws {
+        let leaf = try pki.leaf(extra: [try TestPKI.criticalCodeSigning()])
+        let report = try await evaluate(try SignedReceipt.make(pki, leaf: leaf), with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["leaf certificate"],
+            steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
+        #expect(
+            report.reason("leaf certificate")
+                == "ReceiptDash Test Receipt Signing carries an unknown critical extension 2.5.29.37")
+    }
+
+    /// Only certificates that could issue the leaf are offered to the verifier, self-issued ones
+    /// never: a self-signed decoy named like the intermediate is ignored, the real one chains.
+    @Test func selfIssuedDecoyNamedLikeTheIntermediateIsIgnored() async throws {
+        let decoy = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x66]), publicKey: .init(pki.rootKey.publicKey),
+            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
+            issuer: pki.intermediateName, subject: pki.intermediateName, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try TestPKI.intermediateExtensions(), issuerPrivateKey: .init(pki.rootKey))
+        let decoyDER = try TestPKI.der(decoy)
+        let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, decoyDER, pki.intermediateDER])
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        let alone = try await evaluate(
+            try SignedReceipt.make(pki, certificates: [pki.leafDER, decoyDER]), with: pki.evaluator)
+        expectReport(
+            alone, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
+        #expect(alone.reason("intermediate").hasPrefix("no certificate in the input is the leaf's issuer"))
+    }
+
+    /// One evaluator (one cache) judges the same chain at two signing times: the cached chain
+    /// result must not carry validity from one to the other.
+    @Test func cachedChainIsJudgedAtEachSigningTime() async throws {
+        let evaluator = pki.evaluator
+        let before = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
+        expectReport(before, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
+        // Created 2025-07-01: the leaf had expired on 2025-06-01.
+        let late = try SignedReceipt.make(pki, payload: SignedReceipt.payload(created: "2025-07-01T00:00:00Z"))
+        let after = try await evaluate(late, with: evaluator)
+        expectReport(
+            after, verdict: .invalid, failing: ["validity"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
+        #expect(
+            after.reason("validity") == "not valid on 2025-07-01 (receipt creation): the leaf was valid 2023-01-01 to 2025-06-01")
+        let again = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
+        #expect(again == before)
     }
 
     /// Created after the leaf had expired: not valid at signing time.
-    @Test func receiptCreatedAfterLeafExpiryFailsValidity() throws {
+    @Test func receiptCreatedAfterLeafExpiryFailsValidity() async throws {
         let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-02-01T00:00:00Z")))
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
         #expect(
@@ -605,10 +744,10 @@ fileprivate func evaluate(
     }
 
     /// Expired since, but valid when the receipt was created: still valid, and the reason says so.
-    @Test func leafThatExpiredAfterCreationIsStillValid() throws {
+    @Test func leafThatExpiredAfterCreationIsStillValid() async throws {
         let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-04-01T00:00:00Z")))
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
         #expect(
             report.reason("validity")
@@ -616,11 +755,11 @@ fileprivate func evaluate(
         )
     }
 
-    @Test func leafExpiringSoonAddsAWarning() throws {
+    @Test func leafExpiringSoonAddsAWarning() async throws {
         let expiry = TamperClock.now.addingTimeInterval(30 * 86_400)
         let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), expiry))
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .valid, failing: [],
             steps: expectedSteps(pkcs7StepNames, extra: [("expiry warning", .warning)]))
@@ -630,7 +769,7 @@ fileprivate func evaluate(
         // Outside the window: no warning.
         var options = TamperClock.options
         options.expiryWarningDays = 29
-        let later = try evaluate(receipt, with: pki.evaluator, options: options)
+        let later = try await evaluate(receipt, with: pki.evaluator, options: options)
         expectReport(later, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames))
     }
 
@@ -638,7 +777,7 @@ fileprivate func evaluate(
 
     static let xcodeSteps = ["structure", "signer certificate", "signature", "test certificate", "storekit certificate", "validity"]
 
-    @Test func selfSignedStoreKitReceiptIsTest() throws {
+    @Test func selfSignedStoreKitReceiptIsTest() async throws {
         let storeKit = try pki.storeKit(key: pki.leafKey, serial: 0x41)
         let storeKitDER = try TestPKI.der(storeKit)
         let receipt = try SignedReceipt.pkcs7(
@@ -647,14 +786,14 @@ fileprivate func evaluate(
         let decoded = try ReceiptDecoder().decode(receipt)
         #expect(decoded.receipt?.receiptType == "Xcode")
 
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
             report, verdict: .test, failing: [],
             steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning, "storekit certificate": .skipped]))
 
         var mine = TamperClock.options
         mine.storeKitCertificate = storeKitDER
-        let checked = pki.evaluator.evaluate(decoded, options: mine)
+        let checked = await pki.evaluator.evaluate(decoded, options: mine)
         expectReport(
             checked, verdict: .test, failing: [], steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning]))
         #expect(checked.reason("storekit certificate") == "the receipt's certificate is the StoreKit certificate you supplied")
@@ -663,7 +802,7 @@ fileprivate func evaluate(
         var sameKey = TamperClock.options
         sameKey.storeKitCertificate = try TestPKI.der(try pki.storeKit(key: pki.leafKey, serial: 0x43))
         #expect(sameKey.storeKitCertificate != storeKitDER)
-        let byKey = pki.evaluator.evaluate(decoded, options: sameKey)
+        let byKey = await pki.evaluator.evaluate(decoded, options: sameKey)
         expectReport(
             byKey, verdict: .test, failing: [], steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning]))
         #expect(
@@ -673,19 +812,35 @@ fileprivate func evaluate(
         // Another project's StoreKit certificate (another key).
         var other = TamperClock.options
         other.storeKitCertificate = try TestPKI.der(try pki.storeKit(key: pki.rootKey, serial: 0x42))
-        let wrong = pki.evaluator.evaluate(decoded, options: other)
+        let wrong = await pki.evaluator.evaluate(decoded, options: other)
         expectReport(
             wrong, verdict: .invalid, failing: ["storekit certificate"],
             steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning, "storekit certificate": .fail]))
     }
 
-    @Test func storeKitReceiptWithChangedPayloadIsInvalid() throws {
+    /// Only the code-signing extendedKeyUsage is accepted on the StoreKit certificate: another
+    /// unknown critical extension makes it invalid.
+    @Test func storeKitCertificateWithUnknownCriticalExtensionIsInvalid() async throws {
+        let storeKit = try pki.storeKit(key: pki.leafKey, serial: 0x44, extra: [TestPKI.unknownCritical])
+        let receipt = try SignedReceipt.pkcs7(
+            payload: SignedReceipt.payload(receiptType: "Xcode"), certificates: [try TestPKI.der(storeKit)],
+            signer: storeKit, key: pki.leafKey)
+        let report = try await evaluate(receipt, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["test certificate"],
+            steps: expectedSteps(Self.xcodeSteps, ["test certificate": .fail, "storekit certificate": .skipped]))
+        #expect(
+            report.reason("test certificate")
+                == "Xcode's self-signed \"StoreKit\" certificate carries an unknown critical extension 1.2.3.4")
+    }
+
+    @Test func storeKitReceiptWithChangedPayloadIsInvalid() async throws {
         let storeKit = try pki.storeKit(key: pki.leafKey, serial: 0x41)
         let receipt = try SignedReceipt.changingBundleID(
             try SignedReceipt.pkcs7(
                 payload: SignedReceipt.payload(receiptType: "Xcode"), certificates: [try TestPKI.der(storeKit)],
                 signer: storeKit, key: pki.leafKey))
-        let report = try evaluate(receipt, with: pki.evaluator)
+        let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["signature"],
             steps: expectedSteps(
@@ -696,7 +851,7 @@ fileprivate func evaluate(
 
     static let deviceUUID = "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"
 
-    @Test func deviceHash() throws {
+    @Test func deviceHash() async throws {
         let uuid = try #require(UUID(uuidString: Self.deviceUUID)).uuid
         let uuidBytes = withUnsafeBytes(of: uuid) { Array($0) }
         #expect(uuidBytes.count == 16 && uuidBytes.first == 0x95 && uuidBytes.last == 0xC7)
@@ -711,24 +866,24 @@ fileprivate func evaluate(
         var options = TamperClock.options
         options.deviceIdentifier = DeviceIdentifier(parsing: Self.deviceUUID)
         #expect(options.deviceIdentifier?.bytes == uuidBytes)
-        let report = pki.evaluator.evaluate(decoded, options: options)
+        let report = await pki.evaluator.evaluate(decoded, options: options)
         expectReport(
             report, verdict: .valid, failing: [], steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .pass)]))
         #expect(report.reason("device hash") == "the receipt was issued to this device (UUID)")
 
         options.deviceIdentifier = DeviceIdentifier(parsing: "00000000-1111-2222-3333-444444444444")
-        let other = pki.evaluator.evaluate(decoded, options: options)
+        let other = await pki.evaluator.evaluate(decoded, options: options)
         expectReport(
             other, verdict: .invalid, failing: ["device hash"],
             steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .fail)]))
         #expect(other.step("device hash")?.details.first { $0.name == "expected" }?.value == Hex.encode(hash))
     }
 
-    @Test func deviceHashWithoutTheFieldsIsSkipped() throws {
+    @Test func deviceHashWithoutTheFieldsIsSkipped() async throws {
         let receipt = try SignedReceipt.make(pki)
         var options = TamperClock.options
         options.deviceIdentifier = DeviceIdentifier(parsing: Self.deviceUUID)
-        let report = try evaluate(receipt, with: pki.evaluator, options: options)
+        let report = try await evaluate(receipt, with: pki.evaluator, options: options)
         expectReport(
             report, verdict: .valid, failing: [],
             steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .skipped)]))
@@ -748,61 +903,61 @@ fileprivate func evaluate(
         token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
-    @Test func untouchedTokenIsValid() throws {
+    @Test func untouchedTokenIsValid() async throws {
         let token = try SignedJWS.make(pki)
         let decoded = try ReceiptDecoder().decode(text: token)
         #expect(decoded.format == .jwsTransaction)
         #expect(decoded.transactions.first?.productID == "com.example.receiptdash.pro")
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(report, verdict: .valid, failing: [], steps: expectedSteps(jwsStepNames))
         #expect(report.validationTime == TamperClock.signed)
         #expect(report.reason("validity") == "chain valid on 2024-03-01 (signedDate)")
     }
 
-    @Test func changedPayloadBreaksTheSignature() throws {
+    @Test func changedPayloadBreaksTheSignature() async throws {
         let token = try SignedJWS.make(pki)
         var parts = Self.parts(token)
         parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
         let tampered = parts.joined(separator: ".")
         let decoded = try ReceiptDecoder().decode(text: tampered)
         #expect(decoded.transactions.first?.bundleID == "com.Example.receiptdash")
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
             report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
     }
 
-    @Test func changedSignatureByteBreaksTheSignature() throws {
+    @Test func changedSignatureByteBreaksTheSignature() async throws {
         let token = try SignedJWS.make(pki)
         var parts = Self.parts(token)
         var signature = try Base64Text.decode(Array(parts[2].utf8))
         #expect(signature.count == 64)
         signature[63] ^= 0x01
         parts[2] = SignedJWS.base64URL(signature)
-        let report = try evaluate(parts.joined(separator: "."), with: pki.evaluator)
+        let report = try await evaluate(parts.joined(separator: "."), with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
     }
 
-    @Test func changedLeafCertificateSignatureFailsAtIntermediate() throws {
+    @Test func changedLeafCertificateSignatureFailsAtIntermediate() async throws {
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.tampered(pki.leafDER), pki.intermediateDER, pki.rootDER])
-        let report = try evaluate(token, with: pki.evaluator)
+        let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["intermediate"],
             steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
     }
 
-    @Test func changedIntermediateCertificateSignatureFailsAtRoot() throws {
+    @Test func changedIntermediateCertificateSignatureFailsAtRoot() async throws {
         let token = try SignedJWS.make(pki, x5c: [pki.leafDER, try TestPKI.tampered(pki.intermediateDER), pki.rootDER])
-        let report = try evaluate(token, with: pki.evaluator)
+        let report = try await evaluate(token, with: pki.evaluator)
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
     }
 
     /// x5c is ordered, leaf first: with x5c[0] and x5c[1] swapped the "leaf" is the
     /// intermediate, whose key did not sign the token, which lacks the leaf marker, and whose
     /// issuer (the root) is not x5c[1].
-    @Test func swappedX5CIsInvalid() throws {
+    @Test func swappedX5CIsInvalid() async throws {
         let token = try SignedJWS.make(pki, x5c: [pki.intermediateDER, pki.leafDER, pki.rootDER])
-        let report = try evaluate(token, with: pki.evaluator)
+        let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["signature", "leaf certificate", "intermediate"],
             steps: expectedSteps(
@@ -810,35 +965,59 @@ fileprivate func evaluate(
                 ["signature": .fail, "leaf certificate": .fail, "intermediate": .fail, "root": .skipped]))
     }
 
-    @Test func missingIntermediateFailsAtIntermediate() throws {
+    @Test func missingIntermediateFailsAtIntermediate() async throws {
         for x5c in [[pki.leafDER, pki.rootDER], [pki.leafDER]] {
             let token = try SignedJWS.make(pki, x5c: x5c)
-            let report = try evaluate(token, with: pki.evaluator)
+            let report = try await evaluate(token, with: pki.evaluator)
             expectReport(
                 report, verdict: .invalid, failing: ["intermediate"],
                 steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
         }
     }
 
-    @Test func untrustedRootFailsAtRoot() throws {
+    @Test func untrustedRootFailsAtRoot() async throws {
         let token = try SignedJWS.make(pki)
-        let report = try evaluate(token, with: TrustEvaluator())
+        let report = try await evaluate(token, with: TrustEvaluator())
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
     }
 
-    @Test func leafWithoutMarkerFailsAtLeaf() throws {
+    @Test func leafWithoutMarkerFailsAtLeaf() async throws {
         let leaf = try pki.leaf(marker: false)
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
-        let report = try evaluate(token, with: pki.evaluator)
+        let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["leaf certificate"],
             steps: expectedSteps(jwsStepNames, ["leaf certificate": .fail]))
     }
 
-    @Test func signedAfterLeafExpiryFailsValidity() throws {
+    @Test func leafWithUnknownCriticalExtensionFailsAtLeaf() async throws {
+        let leaf = try pki.leaf(extra: [TestPKI.unknownCritical])
+        let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
+        let report = try await evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["leaf certificate"],
+            steps: expectedSteps(jwsStepNames, ["leaf certificate": .fail]))
+        #expect(
+            report.reason("leaf certificate")
+                == "ReceiptDash Test StoreKit Signing carries an unknown critical extension 1.2.3.4")
+    }
+
+    @Test func intermediateThatIsNotACAFailsAtIntermediate() async throws {
+        let intermediate = try pki.intermediate(ca: false, keyUsage: KeyUsage(keyCertSign: true, cRLSign: true))
+        let token = try SignedJWS.make(pki, x5c: [pki.leafDER, try TestPKI.der(intermediate), pki.rootDER])
+        let report = try await evaluate(token, with: pki.evaluator)
+        expectReport(
+            report, verdict: .invalid, failing: ["intermediate"],
+            steps: expectedSteps(jwsStepNames, ["intermediate": .fail]))
+        #expect(
+            report.reason("intermediate")
+                == "ReceiptDash Test WWDR Intermediate - EC (G9) issued the leaf but is not a CA certificate (basic constraints CA:FALSE)")
+    }
+
+    @Test func signedAfterLeafExpiryFailsValidity() async throws {
         let leaf = try pki.leaf(validity: (utc("2023-01-01T00:00:00Z"), utc("2024-02-01T00:00:00Z")))
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
-        let report = try evaluate(token, with: pki.evaluator)
+        let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(jwsStepNames, ["validity": .fail]))
         #expect(
@@ -854,13 +1033,13 @@ fileprivate func evaluate(
 
     /// A genuine notification carrying a nested transaction token: the nested token is checked
     /// on its own, and a forged one makes the whole notification invalid.
-    @Test func nestedTransactionIsCheckedToo() throws {
+    @Test func nestedTransactionIsCheckedToo() async throws {
         let inner = try SignedJWS.make(pki)
         let outer = try SignedJWS.make(pki, payload: Self.notification(signedTransactionInfo: inner))
         let decoded = try ReceiptDecoder().decode(text: outer)
         #expect(decoded.format == .jwsNotification)
         #expect(decoded.nested.count == 1)
-        let report = pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
             report, verdict: .valid, failing: [],
             steps: expectedSteps(jwsStepNames, extra: [("nested data.signedTransactionInfo", .pass)]))
@@ -870,7 +1049,7 @@ fileprivate func evaluate(
         parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
         let forgedOuter = try SignedJWS.make(
             pki, payload: Self.notification(signedTransactionInfo: parts.joined(separator: ".")))
-        let forged = try evaluate(forgedOuter, with: pki.evaluator)
+        let forged = try await evaluate(forgedOuter, with: pki.evaluator)
         expectReport(
             forged, verdict: .invalid, failing: ["nested data.signedTransactionInfo"],
             steps: expectedSteps(jwsStepNames, extra: [("nested data.signedTransactionInfo", .fail)]))

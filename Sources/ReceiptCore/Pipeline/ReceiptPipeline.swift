@@ -99,7 +99,7 @@ public struct ReceiptPipeline: Sendable {
     /// it first); `bytes` are what it was decoded from.
     public func judge(source: String, decoded: DecodedInput, bytes: [UInt8]) async -> JudgedInput {
         var judged = JudgedInput(source: source, bytes: bytes, result: .success(decoded))
-        if checksTrust { judged.trust = evaluator.evaluate(decoded, options: trustOptions) }
+        if checksTrust { judged.trust = await evaluator.evaluate(decoded, options: trustOptions) }
         if analyses { judged.analysis = PurchaseAnalysis.analyze([decoded], at: instant) }
         return judged
     }

@@ -9,7 +9,7 @@ struct JWSTrustCheck {
     let evaluator: TrustEvaluator
     let options: TrustOptions
 
-    func run(_ token: JWSToken, environment: String?) -> TrustReport {
+    func run(_ token: JWSToken, environment: String?) async -> TrustReport {
         var steps: [TrustReport.Step] = []
         // signedDate where the payload has one; an AppTransaction may carry only receiptCreationDate.
         func milliseconds(_ key: String) -> Date? {
@@ -58,11 +58,19 @@ struct JWSTrustCheck {
         if chain.count == 1, leaf.0.isSelfIssued, kid == "Apple_Xcode_Key" || environment == "Xcode"
             || leaf.0.displayName.contains("StoreKit")
         {
-            steps.append(
-                .init(
-                    name: "test certificate", outcome: .warning,
-                    reason: "signed by Xcode's self-signed \"\(leaf.0.displayName)\" key: StoreKit testing data, never from the App Store",
-                    details: evaluator.details(leaf.0, der: leaf.1)))
+            if let problems = await evaluator.storeKitCertificateProblems(leaf.0, der: leaf.1) {
+                steps.append(
+                    .init(
+                        name: "test certificate", outcome: .fail,
+                        reason: "Xcode's self-signed \"\(leaf.0.displayName)\" certificate " + problems.joined(separator: " and "),
+                        details: evaluator.details(leaf.0, der: leaf.1)))
+            } else {
+                steps.append(
+                    .init(
+                        name: "test certificate", outcome: .warning,
+                        reason: "signed by Xcode's self-signed \"\(leaf.0.displayName)\" key: StoreKit testing data, never from the App Store",
+                        details: evaluator.details(leaf.0, der: leaf.1)))
+            }
             evaluator.validity([("certificate", leaf.0)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
             return TrustReport(
                 verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
@@ -70,7 +78,7 @@ struct JWSTrustCheck {
         }
         // The chain must be leaf, intermediate[, root]: the intermediate is taken from x5c[1] only.
         let candidates = chain.count > 1 ? [chain[1]] : []
-        evaluator.appleChain(
+        await evaluator.appleChain(
             leaf: leaf, candidates: candidates, time: time, timeSource: timeSource, options: options, steps: &steps)
         return TrustReport(
             verdict: TrustEvaluator.verdict(steps, success: .valid), steps: steps, validationTime: time,

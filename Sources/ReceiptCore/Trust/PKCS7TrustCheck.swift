@@ -11,7 +11,7 @@ struct PKCS7TrustCheck {
     let evaluator: TrustEvaluator
     let options: TrustOptions
 
-    func run(_ signed: PKCS7SignedData, receipt: AppReceipt?) -> TrustReport {
+    func run(_ signed: PKCS7SignedData, receipt: AppReceipt?) async -> TrustReport {
         var steps: [TrustReport.Step] = []
         let time = receipt?.receiptCreationDate
         let timeSource = "receipt creation"
@@ -67,10 +67,10 @@ struct PKCS7TrustCheck {
         var success = TrustReport.Verdict.valid
         if let (cert, der) = signerCert, isXcodeTestCertificate(cert, receipt: receipt) {
             success = .test
-            xcodeSteps(cert, der: der, steps: &steps)
+            await xcodeSteps(cert, der: der, steps: &steps)
             evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
         } else if let leaf = signerCert {
-            evaluator.appleChain(
+            await evaluator.appleChain(
                 leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
         } else {
             steps.append(.init(name: "chain", outcome: .skipped, reason: "no signer certificate to build a chain from"))
@@ -162,12 +162,20 @@ struct PKCS7TrustCheck {
         cert.isSelfIssued && (cert.displayName == "StoreKit" || receipt?.receiptType == "Xcode")
     }
 
-    private func xcodeSteps(_ cert: Certificate, der: [UInt8], steps: inout [TrustReport.Step]) {
-        steps.append(
-            .init(
-                name: "test certificate", outcome: .warning,
-                reason: "signed by Xcode's self-signed \"\(cert.displayName)\" certificate: a StoreKit-testing receipt, never from the App Store (Apple's servers answer 21002 for it)",
-                details: evaluator.details(cert, der: der)))
+    private func xcodeSteps(_ cert: Certificate, der: [UInt8], steps: inout [TrustReport.Step]) async {
+        if let problems = await evaluator.storeKitCertificateProblems(cert, der: der) {
+            steps.append(
+                .init(
+                    name: "test certificate", outcome: .fail,
+                    reason: "Xcode's self-signed \"\(cert.displayName)\" certificate " + problems.joined(separator: " and "),
+                    details: evaluator.details(cert, der: der)))
+        } else {
+            steps.append(
+                .init(
+                    name: "test certificate", outcome: .warning,
+                    reason: "signed by Xcode's self-signed \"\(cert.displayName)\" certificate: a StoreKit-testing receipt, never from the App Store (Apple's servers answer 21002 for it)",
+                    details: evaluator.details(cert, der: der)))
+        }
         if let expected = options.storeKitCertificate {
             if expected == der {
                 steps.append(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SwiftASN1
 import X509
@@ -12,6 +13,11 @@ public struct TrustAnchors: Sendable {
     public private(set) var roots: [Certificate]
     /// DER of each root, in the same order.
     private(set) var rootDERs: [[UInt8]]
+    /// The roots as the verifier's store.
+    private(set) var store: CertificateStore
+    /// SHA-256 over every root's DER: part of ``TrustCache``'s chain key, so one cache shared
+    /// by evaluators with different anchors never answers for the wrong roots.
+    private(set) var fingerprint: Data
 
     public init(roots: [Certificate]) {
         self.roots = roots
@@ -19,6 +25,13 @@ public struct TrustAnchors: Sendable {
             var serializer = DER.Serializer()
             return (try? serializer.serialize(root)).map { serializer.serializedBytes } ?? []
         }
+        store = CertificateStore(roots)
+        var hasher = SHA256()
+        for der in rootDERs {
+            hasher.update(data: withUnsafeBytes(of: UInt32(der.count).bigEndian) { Array($0) })
+            hasher.update(data: der)
+        }
+        fingerprint = Data(hasher.finalize())
     }
 
     /// Reads DER certificates.
@@ -45,6 +58,8 @@ enum AppleOID {
     static let receiptSigningLeaf: ASN1ObjectIdentifierString = "1.2.840.113635.100.6.11.1"
     /// On the Worldwide Developer Relations intermediates.
     static let wwdrIntermediate: ASN1ObjectIdentifierString = "1.2.840.113635.100.6.2.1"
+    static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 }
 
 typealias ASN1ObjectIdentifierString = String

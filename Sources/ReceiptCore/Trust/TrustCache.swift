@@ -1,20 +1,34 @@
 import Foundation
 import SwiftASN1
+import Synchronization
 import X509
 
-/// Remembers parsed certificates and issuer-signature results, so a fleet that sees the same
-/// few Apple intermediates millions of times checks each pair once.
+/// Remembers parsed certificates, issuer-signature results and the verifier's time-independent
+/// verdict on each chain, so a fleet that sees the same few Apple intermediates millions of
+/// times builds and checks each chain once.
 ///
-/// Signature results do not depend on time, so they are safe to cache; validity windows are
-/// always judged afresh. Both tables are bounded: when one grows past its limit it is cleared,
-/// so hostile input cannot grow memory without bound.
-public final class TrustCache: @unchecked Sendable {
-    private let lock = NSLock()
-    // Keyed by `Data`: its hash reads a bounded prefix, equality compares all bytes, so
-    // lookups stay cheap for 1-2 KB certificates.
-    private var certificates: [Data: Certificate] = [:]
-    private var descriptions: [Data: [Field]] = [:]
-    private var signatures: [SignaturePair: Bool] = [:]
+/// Why caching a chain is exact: the verifier's answer for a (roots, leaf, intermediates) set
+/// depends on time only through certificate expiry. ``TrustEvaluator`` therefore asks it with
+/// RFC 5280 judged at an instant when every certificate of the candidate chain was valid
+/// (``StructuralRFC5280Policy``), caches that answer, and judges validity at the signing time
+/// on every call (the "validity" step). For one chain, "RFC 5280 at signing time" is exactly
+/// "structural RFC 5280" and "every certificate valid at signing time". Signature results do
+/// not depend on time either. Keys hold the full DER (and the roots' fingerprint), so a
+/// tampered copy of a known certificate never hits the entry of the genuine one.
+///
+/// Every table is bounded: when one grows past its limit it is cleared, so hostile input
+/// cannot grow memory without bound.
+public final class TrustCache: Sendable {
+    private struct State {
+        // Keyed by `Data`: its hash reads a bounded prefix, equality compares all bytes, so
+        // lookups stay cheap for 1-2 KB certificates.
+        var certificates: [Data: Certificate] = [:]
+        var descriptions: [Data: [Field]] = [:]
+        var signatures: [SignaturePair: Bool] = [:]
+        var chains: [ChainKey: ChainAnalysis] = [:]
+    }
+
+    private let state = Mutex(State())
     private let limit: Int
 
     struct SignaturePair: Hashable {
@@ -22,23 +36,33 @@ public final class TrustCache: @unchecked Sendable {
         var subject: Data
     }
 
+    /// One chain question: which verifier (Apple's, or the StoreKit test root's), the roots,
+    /// the leaf and the intermediates offered, in order.
+    struct ChainKey: Hashable, Sendable {
+        var purpose: UInt8
+        var anchors: Data
+        var leaf: Data
+        var intermediates: [Data]
+    }
+
     public init(limit: Int = 4096) {
         self.limit = limit
     }
 
+    private func remember<Key: Hashable & Sendable, Value: Sendable>(
+        _ table: WritableKeyPath<State, [Key: Value]> & Sendable, _ key: Key, _ value: Value
+    ) {
+        state.withLock { state in
+            if state[keyPath: table].count >= limit { state[keyPath: table].removeAll(keepingCapacity: true) }
+            state[keyPath: table][key] = value
+        }
+    }
+
     func certificate(_ der: [UInt8]) throws -> Certificate {
         let key = Data(der)
-        lock.lock()
-        if let cached = certificates[key] {
-            lock.unlock()
-            return cached
-        }
-        lock.unlock()
+        if let cached = state.withLock({ $0.certificates[key] }) { return cached }
         let parsed = try Certificate(derEncoded: der)
-        lock.lock()
-        if certificates.count >= limit { certificates.removeAll(keepingCapacity: true) }
-        certificates[key] = parsed
-        lock.unlock()
+        remember(\.certificates, key, parsed)
         return parsed
     }
 
@@ -46,39 +70,31 @@ public final class TrustCache: @unchecked Sendable {
     /// the DER the caller already holds, so a lookup costs no re-encoding.
     func details(_ cert: Certificate, der: [UInt8]) -> [Field] {
         let key = Data(der)
-        lock.lock()
-        if let cached = descriptions[key] {
-            lock.unlock()
-            return cached
-        }
-        lock.unlock()
+        if let cached = state.withLock({ $0.descriptions[key] }) { return cached }
         let fields = [
             Field(name: "subject", value: cert.subject.description),
             Field(name: "issuer", value: cert.issuer.description),
             Field(name: "serial", value: cert.serialText),
             Field(name: "valid", value: cert.validityText),
         ]
-        lock.lock()
-        if descriptions.count >= limit { descriptions.removeAll(keepingCapacity: true) }
-        descriptions[key] = fields
-        lock.unlock()
+        remember(\.descriptions, key, fields)
         return fields
     }
 
     /// Whether `issuer`'s key verifies the signature on `subject`.
     func issuerSigned(_ subject: Certificate, subjectDER: [UInt8], by issuer: Certificate, issuerDER: [UInt8]) -> Bool {
         let key = SignaturePair(issuer: Data(issuerDER), subject: Data(subjectDER))
-        lock.lock()
-        if let cached = signatures[key] {
-            lock.unlock()
-            return cached
-        }
-        lock.unlock()
+        if let cached = state.withLock({ $0.signatures[key] }) { return cached }
         let result = issuer.publicKey.isValidSignature(subject.signature, for: subject)
-        lock.lock()
-        if signatures.count >= limit { signatures.removeAll(keepingCapacity: true) }
-        signatures[key] = result
-        lock.unlock()
+        remember(\.signatures, key, result)
         return result
+    }
+
+    /// The cached analysis for `key`, or `compute()`'s, remembered.
+    func chain(_ key: ChainKey, compute: () async -> ChainAnalysis) async -> ChainAnalysis {
+        if let cached = state.withLock({ $0.chains[key] }) { return cached }
+        let analysis = await compute()
+        remember(\.chains, key, analysis)
+        return analysis
     }
 }

@@ -8,12 +8,16 @@ import _CryptoExtras
 /// test receipts, iOS 6 transaction receipts and StoreKit 2 JWS (with a notification's nested
 /// tokens).
 ///
+/// Chains are checked by swift-certificates' `Verifier` with RFC 5280 and our own policies
+/// (``AppleMarkerPolicy``, ``KeyUsagePolicy``, ``StoreKitTestRootPolicy``); its time-independent
+/// answer is cached per chain (see ``TrustCache``).
+///
 /// Certificates are judged at the time the receipt was signed (receipt creation date, JWS
 /// `signedDate`), not at "now": every Apple intermediate in old receipts has expired since, and
 /// that does not make those receipts forged.
 ///
 /// ```swift
-/// let report = TrustEvaluator().evaluate(decoded)
+/// let report = await TrustEvaluator().evaluate(decoded)
 /// print(report.verdict, report.headline)
 /// ```
 public struct TrustEvaluator: Sendable {
@@ -26,13 +30,13 @@ public struct TrustEvaluator: Sendable {
     }
 
     /// Evaluates one decoded input.
-    public func evaluate(_ input: DecodedInput, options: TrustOptions = TrustOptions()) -> TrustReport {
+    public func evaluate(_ input: DecodedInput, options: TrustOptions = TrustOptions()) async -> TrustReport {
         switch input.signature {
         case .pkcs7(let signed):
-            return PKCS7TrustCheck(evaluator: self, options: options).run(signed, receipt: input.receipt)
+            return await PKCS7TrustCheck(evaluator: self, options: options).run(signed, receipt: input.receipt)
         case .jws(let token):
-            var report = JWSTrustCheck(evaluator: self, options: options).run(token, environment: input.rawEnvironment)
-            addNested(input.nested, to: &report, options: options)
+            var report = await JWSTrustCheck(evaluator: self, options: options).run(token, environment: input.rawEnvironment)
+            await addNested(input.nested, to: &report, options: options)
             return report
         case .legacy(let blob, let purchaseInfo):
             return LegacyTrustCheck(evaluator: self, options: options).run(
@@ -58,9 +62,9 @@ public struct TrustEvaluator: Sendable {
         return TrustReport(verdict: .unverifiable, steps: [.init(name: "signature", outcome: .skipped, reason: reason)])
     }
 
-    private func addNested(_ nested: [NestedInput], to report: inout TrustReport, options: TrustOptions) {
+    private func addNested(_ nested: [NestedInput], to report: inout TrustReport, options: TrustOptions) async {
         for item in nested {
-            let inner = evaluate(item.input, options: options)
+            let inner = await evaluate(item.input, options: options)
             let outcome: TrustReport.Outcome
             switch inner.verdict {
             case .valid: outcome = .pass
@@ -80,34 +84,36 @@ public struct TrustEvaluator: Sendable {
 
     // MARK: - Shared checks
 
-    /// Checks leaf → intermediate (from the input) → bundled root, Apple's marker OIDs, and
-    /// validity at `time`. Appends one step per check.
+    /// Checks leaf → intermediate (from the input) → bundled root with swift-certificates'
+    /// `Verifier` (RFC 5280, Apple's marker OIDs, key usage, unknown critical extensions), and
+    /// validity at `time`. Appends one step per check: leaf certificate, intermediate, root,
+    /// validity, and an expiry warning when one is due.
     func appleChain(
         leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
         options: TrustOptions, steps: inout [TrustReport.Step]
-    ) {
+    ) async {
         let (leafCert, leafDER) = leaf
+        let analysis = await analyseAppleChain(leaf: leaf, candidates: candidates)
+        let at = { (position: Int) in analysis.problems.filter { $0.position == position }.map(\.text) }
+        let stepsBefore = steps.count
+
+        let leafProblems = at(0)
         steps.append(
-            leafCert.hasExtension(AppleOID.receiptSigningLeaf)
+            leafProblems.isEmpty
                 ? .init(
                     name: "leaf certificate", outcome: .pass,
                     reason: "\(leafCert.displayName) carries Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
                     details: details(leafCert, der: leafDER))
                 : .init(
                     name: "leaf certificate", outcome: .fail,
-                    reason: "\(leafCert.displayName) lacks Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
+                    reason: "\(leafCert.displayName) " + leafProblems.joined(separator: " and "),
                     details: details(leafCert, der: leafDER)))
 
-        let issuers = candidates.filter { $0.0.subject == leafCert.issuer && $0.1 != leafDER }
-        let intermediate = issuers.first { cache.issuerSigned(leafCert, subjectDER: leafDER, by: $0.0, issuerDER: $0.1) }
         var chain: [(String, Certificate)] = [("leaf", leafCert)]
-        if let (cert, der) = intermediate {
+        if let intermediate = analysis.intermediate {
+            let (cert, der) = (intermediate.certificate, intermediate.der)
             chain.append(("intermediate", cert))
-            var problems: [String] = []
-            if !cert.hasExtension(AppleOID.wwdrIntermediate) {
-                problems.append("lacks Apple's WWDR marker \(AppleOID.wwdrIntermediate)")
-            }
-            if !cert.isCertificateAuthority { problems.append("is not a CA certificate") }
+            let problems = at(1)
             steps.append(
                 problems.isEmpty
                     ? .init(
@@ -118,31 +124,42 @@ public struct TrustEvaluator: Sendable {
                         name: "intermediate", outcome: .fail,
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf but " + problems.joined(separator: " and "),
                         details: details(cert, der: der)))
-            if let root = bundledRoot(issuing: cert, der: der) {
-                chain.append(("root", root.0))
+            if let root = analysis.root {
+                chain.append(("root", root.certificate))
+                let problems = at(2)
                 steps.append(
-                    .init(
-                        name: "root", outcome: .pass,
-                        reason: "the intermediate is signed by \(root.0.displayName), a bundled Apple root",
-                        details: details(root.0, der: root.1)))
+                    problems.isEmpty
+                        ? .init(
+                            name: "root", outcome: .pass,
+                            reason: "the intermediate is signed by \(root.certificate.displayName), a bundled Apple root",
+                            details: details(root.certificate, der: root.der))
+                        : .init(
+                            name: "root", outcome: .fail,
+                            reason: "the intermediate is signed by \(root.certificate.displayName), a bundled root, but the root "
+                                + problems.joined(separator: " and "),
+                            details: details(root.certificate, der: root.der)))
             } else {
                 steps.append(
-                    .init(
-                        name: "root", outcome: .fail,
-                        reason: !anchors.roots.contains(where: { $0.subject == cert.issuer })
-                            ? "the intermediate's issuer \(cert.issuer) is not a trusted root"
-                            : "the intermediate claims \(cert.issuer) as issuer but that root's signature on it does not verify"))
+                    .init(name: "root", outcome: .fail, reason: analysis.missingRoot ?? "no bundled root issued the intermediate"))
             }
         } else {
             steps.append(
                 .init(
                     name: "intermediate", outcome: .fail,
-                    reason: issuers.isEmpty
-                        ? "no certificate in the input is the leaf's issuer (\(leafCert.issuer))"
-                        : "the leaf's issuer is present but its signature on the leaf does not verify"))
+                    reason: analysis.missingIntermediate ?? "no certificate in the input issued the leaf"))
             steps.append(.init(name: "root", outcome: .skipped, reason: "no intermediate to chain from"))
         }
+        let unplaced = analysis.problems.filter { $0.position == nil && $0.kind != .disjointValidity }
+        if !unplaced.isEmpty {
+            steps.append(
+                .init(name: "chain", outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
+        }
         validity(chain, time: time, timeSource: timeSource, now: options.now, steps: &steps)
+        // The verifier has the last word: a chain it rejected never reads as all-pass.
+        if !analysis.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
+            steps.append(
+                .init(name: "chain", outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
+        }
         expiryWarning(chain.filter { $0.0 != "root" }, options: options, steps: &steps)
     }
 
