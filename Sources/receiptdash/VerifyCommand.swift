@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dashboard
 import Foundation
 import ReceiptCore
 import ReceiptService
@@ -83,15 +82,18 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
-        let decoder = ReceiptDecoder()
+        // Decoding only: verify sends receipts, it does not judge them offline.
+        let pipeline = ReceiptPipeline(at: Date(), checksTrust: false, analyses: false)
         let store = try db.map { try AuditStore(path: $0) }
         var rows: [Row] = []
         var accepted: [Accepted] = []
         var decodeFailures = 0
-        for input in InputFiles.load(files, limit: decoder.limits.maximumInputBytes) {
+        for input in InputFiles.load(files, limit: pipeline.inputLimit) {
             let kind: AuditStore.SourceKind = input.source == "-" ? .stdin : .file
-            switch input.result.flatMap({ bytes in decoder.result(bytes).map { (bytes, $0) } }) {
-            case .success(let (bytes, decoded)):
+            let judged = pipeline.decode(input)
+            switch judged.result {
+            case .success(let decoded):
+                let bytes = judged.bytes ?? []
                 guard let data = VerifyReceiptData.base64(decoded) else {
                     let message = "\(decoded.format.rawValue) is not a receipt verifyReceipt accepts"
                     Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(message)")
@@ -102,7 +104,7 @@ struct Verify: AsyncParsableCommand {
                 accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: decoded))
                 rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))  // replaced below
             case .failure(let error):
-                if sendUndecodable, case .success(let bytes) = input.result, let data = Self.asIs(bytes) {
+                if sendUndecodable, let bytes = judged.bytes, let data = Self.asIs(bytes) {
                     Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
                     accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: nil))
                     rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))

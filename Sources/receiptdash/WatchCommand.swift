@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dashboard
 import Foundation
 import ReceiptCore
 import ReceiptService
