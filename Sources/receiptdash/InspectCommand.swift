@@ -90,7 +90,9 @@ struct Inspect: ParsableCommand {
             loaded += DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
         }
         let instant = at.flatMap(AppleDate.parse) ?? Date()
-        var outputs: [JSONValue] = []
+        // JSON is streamed to standard output: one object for one input, else an array.
+        var json = JSONOutput(flushingTo: STDOUT_FILENO)
+        if format == .json && loaded.count != 1 { json.beginArray() }
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
         var failures = 0
@@ -103,9 +105,7 @@ struct Inspect: ParsableCommand {
                 decodedInputs.append(value)
                 switch format {
                 case .json:
-                    var object = InspectJSON.object(for: value, source: input.source, trust: trust).object ?? [:]
-                    object.merge(AnalysisRendering.json(analysis)) { _, new in new }
-                    outputs.append(.object(object))
+                    InspectJSON.write(value, source: input.source, trust: trust, analysis: analysis, into: &json)
                 case .text:
                     let extra = AnalysisRendering.text(analysis)
                     texts.append(
@@ -115,36 +115,23 @@ struct Inspect: ParsableCommand {
             case .failure(let error):
                 failures += 1
                 Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
-                var entry: [String: JSONValue] = [
-                    "source": .string(input.source),
-                    "error": .object(["code": .string(error.code.description), "message": .string(error.reason)]),
-                ]
-                if let offset = error.offset, case .object(var e) = entry["error"] {
-                    e["offset"] = .integer(Int64(offset))
-                    entry["error"] = .object(e)
-                }
-                if format == .json { outputs.append(.object(entry)) }
+                if format == .json { InspectJSON.write(error: error, source: input.source, into: &json) }
             }
         }
         if combine && decodedInputs.count > 1 {
             let analysis = PurchaseAnalysis.analyze(decodedInputs, at: instant)
             switch format {
             case .json:
-                var object = AnalysisRendering.json(analysis)
-                object["source"] = .string("combined")
-                object["format"] = .string("analysis")
-                outputs.append(.object(object))
+                AnalysisRendering.write(analysis, extra: ["source": "combined", "format": "analysis"], into: &json)
             case .text:
                 texts.append("combined analysis of \(decodedInputs.count) inputs\n" + AnalysisRendering.text(analysis).joined(separator: "\n") + "\n")
             }
         }
         switch format {
         case .json:
-            if outputs.count == 1 && loaded.count == 1 {
-                print(InspectJSON.encode(outputs[0]))
-            } else {
-                print(InspectJSON.encode(.array(outputs)))
-            }
+            if loaded.count != 1 { json.endArray() }
+            json.newline()
+            json.flush()
         case .text:
             print(texts.joined(separator: "\n"), terminator: "")
         }
