@@ -187,11 +187,15 @@ public enum InspectJSON {
     }()
 
     static func purchase(_ p: Purchase, into out: inout JSONOutput) {
+        withUnsafePointer(to: p) { purchase(at: $0, into: &out) }
+    }
+
+    private static func purchase(at pointer: UnsafePointer<Purchase>, into out: inout JSONOutput) {
         out.beginObject()
         for member in purchaseMembers {
             switch member {
             case .field(let field):
-                guard let value = field.value(in: p) else { continue }
+                guard let value = field.value(at: pointer) else { continue }
                 out.key(field.name)
                 switch value {
                 case .text(let text): out.string(text)
@@ -200,9 +204,9 @@ public enum InspectJSON {
                 case .date(let date): out.date(date)
                 }
             case .otherFields:
-                if !p.otherFields.isEmpty { fields("other_fields", p.otherFields, into: &out) }
+                if !pointer.pointee.otherFields.isEmpty { fields("other_fields", pointer.pointee.otherFields, into: &out) }
             case .unknownAttributes:
-                attributes(p.unknownAttributes, into: &out)
+                attributes(pointer.pointee.unknownAttributes, into: &out)
             }
         }
         out.endObject()
@@ -287,7 +291,8 @@ public enum InspectJSON {
         for a in list {
             out.beginObject()
             out.member("type", a.type)
-            out.member("value_hex", Hex.encode(a.value))
+            out.key("value_hex")
+            out.hex(a.value)
             out.member("version", a.version)
             out.endObject()
         }

@@ -89,11 +89,15 @@ public struct JSONOutput {
 
     @inline(__always)
     private mutating func writeIndent() {
-        for _ in 0..<indent {
-            bytes.append(0x20)
-            bytes.append(0x20)
+        var width = 2 * indent
+        while width > 0 {
+            let run = min(width, Self.spaces.count)
+            bytes.append(contentsOf: Self.spaces[..<run])
+            width -= run
         }
     }
+
+    private static let spaces = [UInt8](repeating: 0x20, count: 64)
 
     public mutating func beginObject() { open(0x7B) }
     public mutating func endObject() { close(0x7D) }
@@ -176,7 +180,23 @@ public struct JSONOutput {
     private static let nullBytes = Array("null".utf8)
 
     /// A date as `inspect` writes it: ISO 8601 in UTC.
-    public mutating func date(_ date: Date) { string(AppleDate.iso8601(date)) }
+    public mutating func date(_ date: Date) {
+        prefix()
+        bytes.append(0x22)
+        AppleDate.iso8601(date, into: &bytes)  // digits and punctuation: nothing to escape
+        bytes.append(0x22)
+    }
+
+    /// Bytes as a string of lower-case hexadecimal digits (as ``Hex/encode(_:separator:)``).
+    public mutating func hex(_ data: [UInt8]) {
+        prefix()
+        bytes.append(0x22)
+        for b in data {
+            bytes.append(Self.hex[Int(b >> 4)])
+            bytes.append(Self.hex[Int(b & 0x0F)])
+        }
+        bytes.append(0x22)
+    }
 
     /// Any ``JSONValue``, keys sorted as `JSONEncoder` sorts them.
     public mutating func value(_ value: JSONValue) {
