@@ -7,7 +7,8 @@ import Foundation
 /// detail overlay shows), the receipt ASN.1 attribute type it is decoded from (when a receipt
 /// carries it), the verifyReceipt/iOS 6 JSON key and the StoreKit 2 JWS key it is read from, and
 /// a typed accessor on ``Purchase``. Add a field here and every view of a purchase gains it.
-public struct PurchaseField: Sendable {
+/// A class: a row of a constant table, passed around by reference rather than copied.
+public final class PurchaseField: Sendable {
     /// Where a field lives in ``Purchase``, with its type.
     public enum Accessor: Sendable {
         /// ``Purchase/source`` (never read from a source field).
