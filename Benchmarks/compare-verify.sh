@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side: receiptdash's offline verification against the PyPI package
 # apple-purchase-receipt-verifier on the genuine receipts of ../shared/corpus/pkcs7.
-# Release build, one thread each. Usage: Benchmarks/compare-verify.sh [SECONDS]
+# Release build, one thread each. Then whole-process `inspect --format json` (and text) over a
+# folder of 480 real-size receipts (Benchmarks/make-receipt-folder.sh) beside the package's
+# verify_receipt on the same receipts. Usage: Benchmarks/compare-verify.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
@@ -32,4 +34,34 @@ for item in json.load(sys.stdin):
 ')
 creation="${creation%,}}"
 echo "== apple-purchase-receipt-verifier $("$venv/bin/pip" show apple-purchase-receipt-verifier | awk '/^Version/ {print $2}')"
+"$venv/bin/python" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"
+
+# Whole process, start to exit, output read through a pipe: receipts/s and bytes written.
+folder=${TMPDIR:-/tmp}/receiptdash-bench-receipts
+Benchmarks/make-receipt-folder.sh "$folder" 480
+for format in json text; do
+  python3 - "$format" .build/release/receiptdash "$folder" <<'PY'
+import os, subprocess, sys, time
+fmt, binary, folder = sys.argv[1:4]
+count = len(os.listdir(folder))
+start = time.perf_counter()
+out = subprocess.run([binary, "inspect", "--format", fmt, folder], stdout=subprocess.PIPE).stdout
+elapsed = time.perf_counter() - start
+print(f"receiptdash inspect --format {fmt}: {count} receipts in {elapsed:.3f} s: {count / elapsed:.0f} receipts/s, {len(out) / 1e6:.1f} MB written")
+PY
+done
+files=()
+creation="{"
+while IFS=$'\t' read -r path ms; do
+  files+=("$path")
+  creation+="\"$path\": $ms,"
+done < <(.build/release/receiptdash inspect --format json "$folder" 2>/dev/null | python3 -c '
+import json, sys, datetime
+for item in json.load(sys.stdin):
+    created = item["receipt"]["receipt_creation_date"]
+    ms = int(datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() * 1000)
+    print(item["source"] + "\t" + str(ms))
+')
+creation="${creation%,}}"
+echo "== apple-purchase-receipt-verifier on the same $(ls "$folder" | wc -l) receipts"
 "$venv/bin/python" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"

@@ -70,13 +70,15 @@ struct History: ParsableCommand {
         case .csv: print(HistoryRendering.csv(rows), terminator: "")
         case .text:
             if rows.isEmpty { print("no receipts match") }
+            // Everything after the id is receipt-derived: escaped, so it cannot drive the terminal.
+            let safe = SafeText.escaped
             for r in rows {
                 print(
-                    "#\(r.id) \(r.format) \(SafeText.escaped(r.bundleID ?? "-")) \(r.environment ?? "-") \(r.state)\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))"
+                    "#\(r.id) \(safe(r.format)) \(safe(r.bundleID ?? "-")) \(safe(r.environment ?? "-")) \(safe(r.state))\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))"
                 )
                 for p in r.purchases {
                     print(
-                        "    \(SafeText.escaped(p.productID ?? "?"))  \(p.transactionID ?? "")  \(p.originalTransactionID ?? "")  \(p.purchaseDate.map(AppleDate.iso8601) ?? "")\(p.expiresDate.map { " → " + AppleDate.iso8601($0) } ?? "")"
+                        "    \(safe(p.productID ?? "?"))  \(safe(p.transactionID ?? ""))  \(safe(p.originalTransactionID ?? ""))  \(p.purchaseDate.map(AppleDate.iso8601) ?? "")\(p.expiresDate.map { " → " + AppleDate.iso8601($0) } ?? "")"
                     )
                 }
             }

@@ -86,7 +86,9 @@ struct Inspect: AsyncParsableCommand {
         let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)
         var loaded = InputFiles.load(files, limit: pipeline.inputLimit)
         if demo { loaded += InputFiles.demo() }
-        var outputs: [JSONValue] = []
+        // JSON is streamed to standard output: one object for one input, else an array.
+        var json = JSONOutput(flushingTo: STDOUT_FILENO)
+        if format == .json && loaded.count != 1 { json.beginArray() }
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
         var failures = 0
@@ -99,9 +101,7 @@ struct Inspect: AsyncParsableCommand {
                 decodedInputs.append(value)
                 switch format {
                 case .json:
-                    var object = InspectJSON.object(for: value, source: input.source, trust: trust).object ?? [:]
-                    object.merge(AnalysisRendering.json(analysis)) { _, new in new }
-                    outputs.append(.object(object))
+                    InspectJSON.write(value, source: input.source, trust: trust, analysis: analysis, into: &json)
                 case .text:
                     let extra = AnalysisRendering.text(analysis)
                     texts.append(
@@ -111,36 +111,23 @@ struct Inspect: AsyncParsableCommand {
             case .failure(let error):
                 failures += 1
                 Standard.error("receiptdash: \(input.source): \(error.reason)")
-                var entry: [String: JSONValue] = [
-                    "source": .string(input.source),
-                    "error": .object(["code": .string(error.code.description), "message": .string(error.reason)]),
-                ]
-                if let offset = error.offset, case .object(var e) = entry["error"] {
-                    e["offset"] = .integer(Int64(offset))
-                    entry["error"] = .object(e)
-                }
-                if format == .json { outputs.append(.object(entry)) }
+                if format == .json { InspectJSON.write(error: error, source: input.source, into: &json) }
             }
         }
         if combine && decodedInputs.count > 1 {
             let analysis = PurchaseAnalysis.analyze(decodedInputs, at: instant)
             switch format {
             case .json:
-                var object = AnalysisRendering.json(analysis)
-                object["source"] = .string("combined")
-                object["format"] = .string("analysis")
-                outputs.append(.object(object))
+                AnalysisRendering.write(analysis, extra: ["source": "combined", "format": "analysis"], into: &json)
             case .text:
                 texts.append("combined analysis of \(decodedInputs.count) inputs\n" + AnalysisRendering.text(analysis).joined(separator: "\n") + "\n")
             }
         }
         switch format {
         case .json:
-            if outputs.count == 1 && loaded.count == 1 {
-                print(InspectJSON.encode(outputs[0]))
-            } else {
-                print(InspectJSON.encode(.array(outputs)))
-            }
+            if loaded.count != 1 { json.endArray() }
+            json.newline()
+            json.flush()
         case .text:
             print(texts.joined(separator: "\n"), terminator: "")
         }

@@ -127,6 +127,28 @@ import TerminalUI
         #expect(state.mode == .normal)
     }
 
+    /// The overlay lists every field of ``PurchaseField/all`` the purchase has, under its label
+    /// (a StoreKit 2 transaction fills most of them, `storefront_id` included).
+    @Test func detailListsEveryFieldOfTheTable() async throws {
+        var state = DashboardState(now: Self.now)
+        await state.load(source: "jws", bytes: try [UInt8](Data(contentsOf: Self.demoFile("notification-v2-expired.jws"))))
+        _ = state.handle(.resize(width: 120, height: 60), environment: Self.env)
+        press(&state, .tab, .enter)
+        let purchase = try #require(state.selectedPurchase)
+        guard case .detail = state.mode else {
+            Issue.record("no detail")
+            return
+        }
+        let text = screen(state).text
+        let shown = PurchaseField.all.compactMap { field in field.displayText(in: purchase).map { (field.label, $0) } }
+        #expect(shown.count >= 20)
+        for (label, value) in shown {
+            #expect(text.contains(TextWidth.pad(label, to: 30) + value), "\(label)")
+        }
+        #expect(text.contains("storefront_id                 143460"))
+        #expect(text.contains("price (milliunits)"))
+    }
+
     @Test func pasteSeveralReceiptsAtOnce() async throws {
         var state = await Self.demoState()
         let production = try String(decoding: Data(contentsOf: Self.demoFile("production-subscriptions.b64")), as: UTF8.self)

@@ -11,26 +11,7 @@ extension Purchase {
     init(snakeCase object: [String: JSONValue], source: Source) {
         self.init(source: source)
         var r = JSONFieldReader(object)
-        quantity = r.int("quantity").map { Int(clamping: $0) }
-        productID = r.string("product_id")
-        transactionID = r.string("transaction_id")
-        originalTransactionID = r.string("original_transaction_id")
-        webOrderLineItemID = r.string("web_order_line_item_id")
-        purchaseDate = r.appleDate("purchase_date")
-        originalPurchaseDate = r.appleDate("original_purchase_date")
-        expiresDate = r.appleDate("expires_date")
-        cancellationDate = r.appleDate("cancellation_date")
-        cancellationReason = r.int("cancellation_reason").map { Int(clamping: $0) }
-        isTrialPeriod = r.bool("is_trial_period")
-        isInIntroOfferPeriod = r.bool("is_in_intro_offer_period")
-        isUpgraded = r.bool("is_upgraded")
-        promotionalOfferID = r.string("promotional_offer_id")
-        offerCodeRefName = r.string("offer_code_ref_name")
-        subscriptionGroupIdentifier = r.string("subscription_group_identifier")
-        inAppOwnershipType = r.string("in_app_ownership_type")
-        appAccountToken = r.string("app_account_token")
-        bundleID = r.string("bid")
-        bundleVersion = r.string("bvrs")
+        readFields(&r, key: \.receiptKey, epochDates: false)
         otherFields = r.remainingFields()
     }
 
@@ -38,33 +19,7 @@ extension Purchase {
     init(jwsTransaction object: [String: JSONValue]) {
         self.init(source: .jwsTransaction)
         var r = JSONFieldReader(object)
-        transactionID = r.string("transactionId")
-        originalTransactionID = r.string("originalTransactionId")
-        webOrderLineItemID = r.string("webOrderLineItemId")
-        bundleID = r.string("bundleId")
-        productID = r.string("productId")
-        subscriptionGroupIdentifier = r.string("subscriptionGroupIdentifier")
-        purchaseDate = r.epochMillisecondsDate("purchaseDate")
-        originalPurchaseDate = r.epochMillisecondsDate("originalPurchaseDate")
-        expiresDate = r.epochMillisecondsDate("expiresDate")
-        cancellationDate = r.epochMillisecondsDate("revocationDate")
-        cancellationReason = r.int("revocationReason").map { Int(clamping: $0) }
-        revocationType = r.string("revocationType")
-        quantity = r.int("quantity").map { Int(clamping: $0) }
-        if let type = r.string("type") { productType = ProductType(rawValue: type) ?? .unknown }
-        inAppOwnershipType = r.string("inAppOwnershipType")
-        appAccountToken = r.string("appAccountToken")
-        isUpgraded = r.bool("isUpgraded")
-        offerType = r.int("offerType").map { Int(clamping: $0) }
-        offerIdentifier = r.string("offerIdentifier")
-        offerDiscountType = r.string("offerDiscountType")
-        environment = r.string("environment")
-        storefront = r.string("storefront")
-        storefrontID = r.string("storefrontId")
-        transactionReason = r.string("transactionReason")
-        currency = r.string("currency")
-        priceMilliunits = r.int("price")
-        signedDate = r.epochMillisecondsDate("signedDate")
+        readFields(&r, key: \.jwsKey, epochDates: true)
         if offerType == 1 {
             // An introductory offer; a free one is what receipts call a trial.
             isInIntroOfferPeriod = offerDiscountType != "FREE_TRIAL"

@@ -114,6 +114,14 @@ public enum AppleDate {
     /// Formats a date as ISO 8601 in UTC: `2019-08-15T12:00:00Z`, with milliseconds when the
     /// date has them (`2019-08-15T12:00:00.123Z`).
     public static func iso8601(_ date: Date) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        iso8601(date, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends ``iso8601(_:)``'s text as UTF-8 to `out` (for writers that stream bytes).
+    public static func iso8601(_ date: Date, into out: inout [UInt8]) {
         let totalMs = (date.timeIntervalSince1970 * 1000).rounded()
         let ms = Int64(totalMs)
         var secs = ms / 1000
@@ -130,8 +138,6 @@ public enum AppleDate {
         }
         let (y, m, d) = civilFromDays(days)
         // Built by hand: String(format:) goes through Foundation's formatter and is slow.
-        var out = [UInt8]()
-        out.reserveCapacity(24)
         func put(_ value: Int, _ width: Int) {
             if value < 0 { out.append(UInt8(ascii: "-")) }
             // Room for `width` digits, filled from the right, in place.
@@ -159,7 +165,6 @@ public enum AppleDate {
             put(rem, 3)
         }
         out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {

@@ -78,54 +78,118 @@ public enum AnalysisRendering {
         return lines
     }
 
-    /// `subscriptions` and `one_time_purchases` for the JSON output.
+    /// `subscriptions` and `one_time_purchases` for the JSON output, as values.
     public static func json(_ analysis: PurchaseAnalysis) -> [String: JSONValue] {
-        func date(_ d: Date?) -> JSONValue { d.map { .string(AppleDate.iso8601($0)) } ?? .null }
-        let subscriptions: [JSONValue] = analysis.subscriptions.map { s in
-            var o: [String: JSONValue] = [
-                "original_transaction_id": .string(s.originalTransactionID),
-                "product_id": s.productID.map(JSONValue.string) ?? .null,
-                "state": .string(s.state.rawValue),
-                "explanation": .string(s.explanation),
-                "expires_date": date(s.expiresDate),
-                "auto_renew": s.autoRenew.map(JSONValue.bool) ?? .null,
-                "periods": .array(
-                    s.periods.map { p in
-                        var period: [String: JSONValue] = [
-                            "start": date(p.start), "end": date(p.end), "kind": .string(p.kind.rawValue),
-                        ]
-                        if let t = p.transactionID { period["transaction_id"] = .string(t) }
-                        if let id = p.productID { period["product_id"] = .string(id) }
-                        return .object(period)
-                    }),
-                "warnings": .array(s.warnings.map(JSONValue.string)),
-                "evidence": .array(s.evidence.map(JSONValue.string)),
-                "renewal_count": .integer(Int64(s.renewalCount)),
-                "paid_periods": .integer(Int64(s.paidPeriods)),
-                "product_ids": .array(s.productIDs.map(JSONValue.string)),
-                "sandbox": .bool(s.isSandbox),
-            ]
-            if let next = s.autoRenewProductID { o["auto_renew_product_id"] = .string(next) }
-            if let grace = s.gracePeriodExpiresDate { o["grace_period_expires_date"] = date(grace) }
-            if let intent = s.expirationIntent { o["expiration_intent"] = .integer(Int64(intent)) }
-            if let group = s.subscriptionGroup { o["subscription_group_identifier"] = .string(group) }
-            return .object(o)
+        var out = JSONOutput()
+        write(analysis, into: &out)
+        return (try? JSONValue.parse(out.bytes))?.object ?? [:]
+    }
+
+    /// The members ``write(_:_:into:)`` writes, in key order.
+    public enum Member: CaseIterable, Sendable {
+        /// `analysis_notes` (left out when there are none).
+        case analysisNotes
+        /// `analyzed_at`.
+        case analyzedAt
+        /// `one_time_purchases`.
+        case oneTimePurchases
+        /// `subscriptions`.
+        case subscriptions
+    }
+
+    /// Writes the analysis as an object of its own, with `extra` text members (e.g. `source`)
+    /// merged in key order.
+    public static func write(_ analysis: PurchaseAnalysis, extra: [String: String] = [:], into out: inout JSONOutput) {
+        let keys = ["analysis_notes", "analyzed_at", "one_time_purchases", "subscriptions"]
+        let all = JSONOutput.sortedKeys(Set(keys).union(extra.keys))
+        out.beginObject()
+        for key in all {
+            if let text = extra[key] {
+                out.member(key, text)
+            } else if let index = keys.firstIndex(of: key) {
+                write(analysis, Member.allCases[index], into: &out)
+            }
         }
-        let oneTime: [JSONValue] = analysis.oneTimePurchases.map { p in
-            .object([
-                "product_id": p.productID.map(JSONValue.string) ?? .null,
-                "transaction_id": p.transactionID.map(JSONValue.string) ?? .null,
-                "product_type": .string(p.productType.rawValue),
-                "product_type_inferred": .bool(p.typeInferred),
-                "purchase_date": date(p.purchaseDate),
-                "refunded": .bool(p.refunded),
-                "explanation": .string(p.explanation),
-            ])
+        out.endObject()
+    }
+
+    /// Writes one member of the analysis into the object open in `out` (the caller keeps the
+    /// object's keys in order).
+    public static func write(_ analysis: PurchaseAnalysis, _ member: Member, into out: inout JSONOutput) {
+        switch member {
+        case .analysisNotes:
+            out.member("analysis_notes", strings: analysis.notes.isEmpty ? nil : analysis.notes)
+        case .analyzedAt:
+            out.member("analyzed_at", analysis.at)
+        case .oneTimePurchases:
+            out.key("one_time_purchases")
+            out.beginArray()
+            for p in analysis.oneTimePurchases {
+                out.beginObject()
+                out.member("explanation", p.explanation)
+                nullable("product_id", p.productID, into: &out)
+                out.member("product_type", p.productType.rawValue)
+                out.member("product_type_inferred", p.typeInferred)
+                nullable("purchase_date", p.purchaseDate, into: &out)
+                out.member("refunded", p.refunded)
+                nullable("transaction_id", p.transactionID, into: &out)
+                out.endObject()
+            }
+            out.endArray()
+        case .subscriptions:
+            out.key("subscriptions")
+            out.beginArray()
+            for s in analysis.subscriptions { subscription(s, into: &out) }
+            out.endArray()
         }
-        var out: [String: JSONValue] = ["analyzed_at": .string(AppleDate.iso8601(analysis.at))]
-        out["subscriptions"] = .array(subscriptions)
-        out["one_time_purchases"] = .array(oneTime)
-        if !analysis.notes.isEmpty { out["analysis_notes"] = .array(analysis.notes.map(JSONValue.string)) }
-        return out
+    }
+
+    private static func subscription(_ s: SubscriptionSummary, into out: inout JSONOutput) {
+        out.beginObject()
+        nullable("auto_renew", s.autoRenew, into: &out)
+        out.member("auto_renew_product_id", s.autoRenewProductID)
+        out.member("evidence", strings: s.evidence)
+        out.member("expiration_intent", s.expirationIntent)
+        nullable("expires_date", s.expiresDate, into: &out)
+        out.member("explanation", s.explanation)
+        out.member("grace_period_expires_date", s.gracePeriodExpiresDate)
+        out.member("original_transaction_id", s.originalTransactionID)
+        out.member("paid_periods", s.paidPeriods)
+        out.key("periods")
+        out.beginArray()
+        for p in s.periods {
+            out.beginObject()
+            nullable("end", p.end, into: &out)
+            out.member("kind", p.kind.rawValue)
+            out.member("product_id", p.productID)
+            out.member("start", p.start)
+            out.member("transaction_id", p.transactionID)
+            out.endObject()
+        }
+        out.endArray()
+        nullable("product_id", s.productID, into: &out)
+        out.member("product_ids", strings: s.productIDs)
+        out.member("renewal_count", s.renewalCount)
+        out.member("sandbox", s.isSandbox)
+        out.member("state", s.state.rawValue)
+        out.member("subscription_group_identifier", s.subscriptionGroup)
+        out.member("warnings", strings: s.warnings)
+        out.endObject()
+    }
+
+    /// A member written as `null` when absent (the analysis keeps its keys).
+    private static func nullable(_ key: String, _ text: String?, into out: inout JSONOutput) {
+        out.key(key)
+        if let text { out.string(text) } else { out.null() }
+    }
+
+    private static func nullable(_ key: String, _ date: Date?, into out: inout JSONOutput) {
+        out.key(key)
+        if let date { out.date(date) } else { out.null() }
+    }
+
+    private static func nullable(_ key: String, _ flag: Bool?, into out: inout JSONOutput) {
+        out.key(key)
+        if let flag { out.bool(flag) } else { out.null() }
     }
 }

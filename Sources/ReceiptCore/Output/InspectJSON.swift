@@ -1,234 +1,320 @@
 import Foundation
 
-/// Builds the JSON that `receiptdash inspect --format json` prints for a decoded input.
+/// Writes the JSON that `receiptdash inspect --format json` prints for a decoded input.
 ///
 /// Keys use Apple's verifyReceipt names wherever one exists (`bundle_id`, `in_app`,
 /// `original_transaction_id`, …), so people can compare our output with Apple's. Dates are ISO
 /// 8601 in UTC, integers and booleans are typed, absent fields are left out, and raw bytes are
 /// base64 (unknown ASN.1 attributes are hex, for the byte-level view). The names are a
 /// contract: add keys, never rename them.
+///
+/// Everything is streamed through ``JSONOutput``: members are written in the order
+/// `JSONEncoder`'s `.sortedKeys` put them (by UTF-8 bytes), so the bytes are those the
+/// tree-and-encoder version wrote.
 public enum InspectJSON {
-    /// The JSON object for one input.
+    /// Writes the object for one input, with the analysis's members (``AnalysisRendering``)
+    /// merged in when given.
+    ///
+    /// - Parameters:
+    ///   - source: where the input came from (a path, `-`, `paste`), or `nil`.
+    ///   - field: for a nested input, the field it was found in.
+    public static func write(
+        _ input: DecodedInput, source: String? = nil, trust: TrustReport? = nil, analysis: PurchaseAnalysis? = nil,
+        field: String? = nil, into out: inout JSONOutput
+    ) {
+        out.beginObject()
+        if let analysis {
+            AnalysisRendering.write(analysis, .analysisNotes, into: &out)
+            AnalysisRendering.write(analysis, .analyzedAt, into: &out)
+        }
+        out.member("environment", input.environment?.rawValue ?? input.rawEnvironment)
+        out.member("field", field)
+        out.member("format", input.format.rawValue)
+        out.member("is-retryable", input.isRetryable)
+        out.member("latest_receipt", input.latestReceipt)
+        purchases("latest_receipt_info", input.latestReceiptInfo, into: &out)
+        if !input.nested.isEmpty {
+            out.key("nested")
+            out.beginArray()
+            for nested in input.nested { write(nested.input, field: nested.field, into: &out) }
+            out.endArray()
+        }
+        if let n = input.notification {
+            out.key("notification")
+            notification(n, into: &out)
+        }
+        if let analysis { AnalysisRendering.write(analysis, .oneTimePurchases, into: &out) }
+        if !input.pendingRenewalInfo.isEmpty {
+            out.key("pending_renewal_info")
+            out.beginArray()
+            for r in input.pendingRenewalInfo { renewal(r, into: &out) }
+            out.endArray()
+        }
+        if let r = input.receipt {
+            out.key("receipt")
+            receipt(r, into: &out)
+        }
+        if let s = input.signature {
+            out.key("signature")
+            signature(s, into: &out)
+        }
+        out.member("source", source)
+        out.member("status", input.status)
+        if let status = input.status {
+            let explained = AppleStatus.explain(status, isRetryable: input.isRetryable)
+            out.key("status_explanation")
+            out.beginObject()
+            out.member("explanation", explained.explanation)
+            out.member("next_step", explained.nextStep)
+            out.member("retryable", explained.retryable)
+            out.member("title", explained.title)
+            out.endObject()
+        }
+        if let analysis { AnalysisRendering.write(analysis, .subscriptions, into: &out) }
+        if !input.legacyEnvelope.isEmpty { fields("transaction_receipt", input.legacyEnvelope, into: &out) }
+        purchases("transactions", input.transactions, into: &out)
+        if let trust {
+            out.key("trust")
+            self.trust(trust, into: &out)
+        }
+        out.member("warnings", strings: input.warnings.isEmpty ? nil : input.warnings)
+        out.member("wrapping", strings: input.wrapping.isEmpty ? nil : input.wrapping)
+        out.endObject()
+    }
+
+    /// Writes `{"error": {"code", "message", "offset"}, "source"}` for an input that could not
+    /// be decoded.
+    public static func write(error: ReceiptDecodingError, source: String, into out: inout JSONOutput) {
+        out.beginObject()
+        out.key("error")
+        out.beginObject()
+        out.member("code", error.code.description)
+        out.member("message", error.reason)
+        out.member("offset", error.offset)
+        out.endObject()
+        out.member("source", source)
+        out.endObject()
+    }
+
+    /// The JSON object for one input, as a value (for callers that embed it in other JSON).
     ///
     /// - Parameter source: where the input came from (a path, `-`, `paste`), or `nil`.
     public static func object(for input: DecodedInput, source: String? = nil, trust: TrustReport? = nil) -> JSONValue {
-        var o = ObjectBuilder()
-        o["trust"] = trust.map(Self.trust)
-        o["source"] = source.map(JSONValue.string)
-        o["format"] = .string(input.format.rawValue)
-        o["wrapping"] = input.wrapping.isEmpty ? nil : .array(input.wrapping.map(JSONValue.string))
-        o["environment"] = (input.environment?.rawValue ?? input.rawEnvironment).map(JSONValue.string)
-        o["status"] = input.status.map { .integer(Int64($0)) }
-        o["is-retryable"] = input.isRetryable.map(JSONValue.bool)
-        if let status = input.status {
-            let explained = AppleStatus.explain(status, isRetryable: input.isRetryable)
-            o["status_explanation"] = .object([
-                "title": .string(explained.title), "explanation": .string(explained.explanation),
-                "retryable": .bool(explained.retryable), "next_step": .string(explained.nextStep),
-            ])
-        }
-        o["receipt"] = input.receipt.map(receipt)
-        o["transactions"] = input.transactions.isEmpty ? nil : .array(input.transactions.map(purchase))
-        o["latest_receipt_info"] = input.latestReceiptInfo.isEmpty ? nil : .array(input.latestReceiptInfo.map(purchase))
-        o["pending_renewal_info"] =
-            input.pendingRenewalInfo.isEmpty ? nil : .array(input.pendingRenewalInfo.map(renewal))
-        o["latest_receipt"] = input.latestReceipt.map(JSONValue.string)
-        o["notification"] = input.notification.map(notification)
-        if !input.legacyEnvelope.isEmpty { o["transaction_receipt"] = fields(input.legacyEnvelope) }
-        o["signature"] = input.signature.map(signature)
-        if !input.nested.isEmpty {
-            o["nested"] = .array(
-                input.nested.map { nested in
-                    var inner = object(for: nested.input).object ?? [:]
-                    inner["field"] = .string(nested.field)
-                    return .object(inner)
-                })
-        }
-        o["warnings"] = input.warnings.isEmpty ? nil : .array(input.warnings.map(JSONValue.string))
-        return o.value
+        var out = JSONOutput()
+        write(input, source: source, trust: trust, into: &out)
+        return (try? JSONValue.parse(out.bytes)) ?? .null
     }
 
     /// Encodes values as pretty-printed JSON with sorted keys.
     public static func encode(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        var out = JSONOutput()
+        out.value(value)
+        return out.text
     }
 
     /// `{"verdict", "validation_time", "steps": [{"name", "outcome", "reason", "details"}]}`.
     public static func trust(_ report: TrustReport) -> JSONValue {
-        var o = ObjectBuilder()
-        o["verdict"] = .string(report.verdict.rawValue)
-        o["summary"] = .string(report.headline)
-        o["validation_time"] = date(report.validationTime)
-        o["validation_time_source"] = report.validationTimeSource.map(JSONValue.string)
-        o["steps"] = .array(
-            report.steps.map { step in
-                var s = ObjectBuilder()
-                s["name"] = .string(step.name)
-                s["outcome"] = .string(step.outcome.rawValue)
-                s["reason"] = .string(step.reason)
-                s["details"] = step.details.isEmpty ? nil : fields(step.details)
-                return s.value
-            })
-        return o.value
+        var out = JSONOutput()
+        trust(report, into: &out)
+        return (try? JSONValue.parse(out.bytes)) ?? .null
     }
 
-    static func receipt(_ r: AppReceipt) -> JSONValue {
-        var o = ObjectBuilder()
-        o["receipt_type"] = r.receiptType.map(JSONValue.string)
-        o["app_item_id"] = r.appItemID.map(JSONValue.integer)
-        o["bundle_id"] = r.bundleID.map(JSONValue.string)
-        o["application_version"] = r.applicationVersion.map(JSONValue.string)
-        o["original_application_version"] = r.originalApplicationVersion.map(JSONValue.string)
-        o["receipt_creation_date"] = date(r.receiptCreationDate)
-        o["request_date"] = date(r.requestDate)
-        o["original_purchase_date"] = date(r.originalPurchaseDate)
-        o["expiration_date"] = date(r.expirationDate)
-        o["preorder_date"] = date(r.preorderDate)
-        o["transaction_date"] = date(r.transactionDate)
-        o["version_external_identifier"] = r.versionExternalIdentifier.map(JSONValue.integer)
-        o["download_id"] = r.downloadID.map(JSONValue.integer)
-        o["developer_id"] = r.developerID.map(JSONValue.integer)
-        o["age_rating"] = r.ageRating.map(JSONValue.string)
-        o["fulfillment_tool_version"] = r.fulfillmentToolVersion.map(JSONValue.string)
-        o["opaque_value"] = r.opaqueValue.map(base64)
-        o["sha1_hash"] = r.sha1Hash.map(base64)
-        o["device_verification"] = r.deviceVerification.map(JSONValue.string)
-        o["device_verification_nonce"] = r.deviceVerificationNonce.map(JSONValue.string)
-        o["app_transaction_id"] = r.appTransactionID.map(JSONValue.string)
-        o["original_platform"] = r.originalPlatform.map(JSONValue.string)
-        o["in_app"] = .array(r.inApp.map(purchase))
-        o["unknown_attributes"] = r.unknownAttributes.isEmpty ? nil : .array(r.unknownAttributes.map(attribute))
-        o["other_fields"] = r.otherFields.isEmpty ? nil : fields(r.otherFields)
-        return o.value
-    }
-
-    static func purchase(_ p: Purchase) -> JSONValue {
-        var o = ObjectBuilder()
-        o["source"] = .string(p.source.rawValue)
-        o["quantity"] = p.quantity.map { .integer(Int64($0)) }
-        o["product_id"] = p.productID.map(JSONValue.string)
-        o["product_type"] = p.productType.map { .string($0.rawValue) }
-        o["transaction_id"] = p.transactionID.map(JSONValue.string)
-        o["original_transaction_id"] = p.originalTransactionID.map(JSONValue.string)
-        o["web_order_line_item_id"] = p.webOrderLineItemID.map(JSONValue.string)
-        o["purchase_date"] = date(p.purchaseDate)
-        o["original_purchase_date"] = date(p.originalPurchaseDate)
-        o["expires_date"] = date(p.expiresDate)
-        o["cancellation_date"] = date(p.cancellationDate)
-        o["cancellation_reason"] = p.cancellationReason.map { .integer(Int64($0)) }
-        o["is_trial_period"] = p.isTrialPeriod.map(JSONValue.bool)
-        o["is_in_intro_offer_period"] = p.isInIntroOfferPeriod.map(JSONValue.bool)
-        o["is_upgraded"] = p.isUpgraded.map(JSONValue.bool)
-        o["promotional_offer_id"] = p.promotionalOfferID.map(JSONValue.string)
-        o["offer_code_ref_name"] = p.offerCodeRefName.map(JSONValue.string)
-        o["subscription_group_identifier"] = p.subscriptionGroupIdentifier.map(JSONValue.string)
-        o["in_app_ownership_type"] = p.inAppOwnershipType.map(JSONValue.string)
-        o["app_account_token"] = p.appAccountToken.map(JSONValue.string)
-        o["bid"] = p.bundleID.map(JSONValue.string)
-        o["bvrs"] = p.bundleVersion.map(JSONValue.string)
-        o["environment"] = p.environment.map(JSONValue.string)
-        o["offer_type"] = p.offerType.map { .integer(Int64($0)) }
-        o["offer_identifier"] = p.offerIdentifier.map(JSONValue.string)
-        o["offer_discount_type"] = p.offerDiscountType.map(JSONValue.string)
-        o["revocation_type"] = p.revocationType.map(JSONValue.string)
-        o["transaction_reason"] = p.transactionReason.map(JSONValue.string)
-        o["storefront"] = p.storefront.map(JSONValue.string)
-        o["storefront_id"] = p.storefrontID.map(JSONValue.string)
-        o["currency"] = p.currency.map(JSONValue.string)
-        o["price"] = p.priceMilliunits.map(JSONValue.integer)
-        o["signed_date"] = date(p.signedDate)
-        o["unknown_attributes"] = p.unknownAttributes.isEmpty ? nil : .array(p.unknownAttributes.map(attribute))
-        o["other_fields"] = p.otherFields.isEmpty ? nil : fields(p.otherFields)
-        return o.value
-    }
-
-    static func renewal(_ r: RenewalInfo) -> JSONValue {
-        var o = ObjectBuilder()
-        o["original_transaction_id"] = r.originalTransactionID.map(JSONValue.string)
-        o["product_id"] = r.productID.map(JSONValue.string)
-        o["auto_renew_product_id"] = r.autoRenewProductID.map(JSONValue.string)
-        o["auto_renew_status"] = r.autoRenewStatus.map(JSONValue.bool)
-        o["expiration_intent"] = r.expirationIntent.map { .integer(Int64($0)) }
-        o["is_in_billing_retry_period"] = r.isInBillingRetryPeriod.map(JSONValue.bool)
-        o["grace_period_expires_date"] = date(r.gracePeriodExpiresDate)
-        o["price_consent_status"] = r.priceConsentStatus.map { .integer(Int64($0)) }
-        o["price_increase_status"] = r.priceIncreaseStatus.map { .integer(Int64($0)) }
-        o["offer_type"] = r.offerType.map { .integer(Int64($0)) }
-        o["offer_identifier"] = r.offerIdentifier.map(JSONValue.string)
-        o["offer_code_ref_name"] = r.offerCodeRefName.map(JSONValue.string)
-        o["promotional_offer_id"] = r.promotionalOfferID.map(JSONValue.string)
-        o["environment"] = r.environment.map(JSONValue.string)
-        o["signed_date"] = date(r.signedDate)
-        o["recent_subscription_start_date"] = date(r.recentSubscriptionStartDate)
-        o["renewal_date"] = date(r.renewalDate)
-        o["renewal_price"] = r.renewalPriceMilliunits.map(JSONValue.integer)
-        o["currency"] = r.currency.map(JSONValue.string)
-        o["other_fields"] = r.otherFields.isEmpty ? nil : fields(r.otherFields)
-        return o.value
-    }
-
-    static func notification(_ n: NotificationInfo) -> JSONValue {
-        var o = ObjectBuilder()
-        o["notification_type"] = n.notificationType.map(JSONValue.string)
-        o["subtype"] = n.subtype.map(JSONValue.string)
-        o["notification_uuid"] = n.notificationUUID.map(JSONValue.string)
-        o["version"] = n.version.map(JSONValue.string)
-        o["signed_date"] = date(n.signedDate)
-        o["app_apple_id"] = n.appAppleID.map(JSONValue.integer)
-        o["bundle_id"] = n.bundleID.map(JSONValue.string)
-        o["bundle_version"] = n.bundleVersion.map(JSONValue.string)
-        o["status"] = n.subscriptionStatus.map { .integer(Int64($0)) }
-        o["consumption_request_reason"] = n.consumptionRequestReason.map(JSONValue.string)
-        if n.containedSharedSecret { o["password"] = .string("(shared secret present; not shown)") }
-        o["other_fields"] = n.otherFields.isEmpty ? nil : fields(n.otherFields)
-        return o.value
-    }
-
-    static func signature(_ s: SignatureMaterial) -> JSONValue {
-        let summary = SignatureSummary(s)
-        var o = ObjectBuilder()
-        o["kind"] = .string(summary.kind)
-        o["algorithm"] = summary.algorithm.map(JSONValue.string)
-        o["certificates"] = .array(
-            summary.certificates.map { c in
-                var cert = ObjectBuilder()
-                cert["subject"] = .string(c.subject)
-                cert["issuer"] = .string(c.issuer)
-                cert["serial"] = .string(c.serial)
-                cert["not_before"] = date(c.notBefore)
-                cert["not_after"] = date(c.notAfter)
-                return cert.value
-            })
-        o["problems"] = summary.problems.isEmpty ? nil : .array(summary.problems.map(JSONValue.string))
-        return o.value
-    }
-
-    static func attribute(_ a: ASN1Attribute) -> JSONValue {
-        .object([
-            "type": .integer(Int64(a.type)), "version": .integer(Int64(a.version)),
-            "value_hex": .string(Hex.encode(a.value)),
-        ])
-    }
-
-    static func fields(_ list: [Field]) -> JSONValue {
-        .object(Dictionary(list.map { ($0.name, JSONValue.string($0.value)) }, uniquingKeysWith: { _, last in last }))
-    }
-
-    static func date(_ d: Date?) -> JSONValue? { d.map { .string(AppleDate.iso8601($0)) } }
-    static func base64(_ bytes: [UInt8]) -> JSONValue { .string(Data(bytes).base64EncodedString()) }
-
-    /// Collects keys, leaving out `nil` values.
-    struct ObjectBuilder {
-        private(set) var storage: [String: JSONValue] = [:]
-        subscript(key: String) -> JSONValue? {
-            get { storage[key] }
-            set { storage[key] = newValue }
+    static func trust(_ report: TrustReport, into out: inout JSONOutput) {
+        out.beginObject()
+        out.key("steps")
+        out.beginArray()
+        for step in report.steps {
+            out.beginObject()
+            if !step.details.isEmpty { fields("details", step.details, into: &out) }
+            out.member("name", step.name)
+            out.member("outcome", step.outcome.rawValue)
+            out.member("reason", step.reason)
+            out.endObject()
         }
-        var value: JSONValue { .object(storage) }
+        out.endArray()
+        out.member("summary", report.headline)
+        out.member("validation_time", report.validationTime)
+        out.member("validation_time_source", report.validationTimeSource)
+        out.member("verdict", report.verdict.rawValue)
+        out.endObject()
     }
+
+    static func receipt(_ r: AppReceipt, into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("age_rating", r.ageRating)
+        out.member("app_item_id", r.appItemID)
+        out.member("app_transaction_id", r.appTransactionID)
+        out.member("application_version", r.applicationVersion)
+        out.member("bundle_id", r.bundleID)
+        out.member("developer_id", r.developerID)
+        out.member("device_verification", r.deviceVerification)
+        out.member("device_verification_nonce", r.deviceVerificationNonce)
+        out.member("download_id", r.downloadID)
+        out.member("expiration_date", r.expirationDate)
+        out.member("fulfillment_tool_version", r.fulfillmentToolVersion)
+        out.key("in_app")
+        out.beginArray()
+        for p in r.inApp { purchase(p, into: &out) }
+        out.endArray()
+        out.member("opaque_value", r.opaqueValue.map(base64))
+        out.member("original_application_version", r.originalApplicationVersion)
+        out.member("original_platform", r.originalPlatform)
+        out.member("original_purchase_date", r.originalPurchaseDate)
+        if !r.otherFields.isEmpty { fields("other_fields", r.otherFields, into: &out) }
+        out.member("preorder_date", r.preorderDate)
+        out.member("receipt_creation_date", r.receiptCreationDate)
+        out.member("receipt_type", r.receiptType)
+        out.member("request_date", r.requestDate)
+        out.member("sha1_hash", r.sha1Hash.map(base64))
+        out.member("transaction_date", r.transactionDate)
+        attributes(r.unknownAttributes, into: &out)
+        out.member("version_external_identifier", r.versionExternalIdentifier)
+        out.endObject()
+    }
+
+    /// A purchase's members: the fields of ``PurchaseField/all`` plus the kept extras, in key order.
+    private enum PurchaseMember {
+        case field(PurchaseField)
+        case otherFields
+        case unknownAttributes
+    }
+
+    private static let purchaseMembers: [PurchaseMember] = {
+        let members = PurchaseField.all.map { (key: $0.name, member: PurchaseMember.field($0)) } + [
+            (key: "other_fields", member: .otherFields), (key: "unknown_attributes", member: .unknownAttributes),
+        ]
+        return members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map(\.member)
+    }()
+
+    static func purchase(_ p: Purchase, into out: inout JSONOutput) {
+        withUnsafePointer(to: p) { purchase(at: $0, into: &out) }
+    }
+
+    private static func purchase(at pointer: UnsafePointer<Purchase>, into out: inout JSONOutput) {
+        out.beginObject()
+        for member in purchaseMembers {
+            switch member {
+            case .field(let field):
+                guard let value = field.value(at: pointer) else { continue }
+                out.key(field.name)
+                switch value {
+                case .text(let text): out.string(text)
+                case .integer(let number): out.integer(number)
+                case .flag(let flag): out.bool(flag)
+                case .date(let date): out.date(date)
+                }
+            case .otherFields:
+                if !pointer.pointee.otherFields.isEmpty { fields("other_fields", pointer.pointee.otherFields, into: &out) }
+            case .unknownAttributes:
+                attributes(pointer.pointee.unknownAttributes, into: &out)
+            }
+        }
+        out.endObject()
+    }
+
+    private static func purchases(_ name: String, _ list: [Purchase], into out: inout JSONOutput) {
+        guard !list.isEmpty else { return }
+        out.key(name)
+        out.beginArray()
+        for p in list { purchase(p, into: &out) }
+        out.endArray()
+    }
+
+    static func renewal(_ r: RenewalInfo, into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("auto_renew_product_id", r.autoRenewProductID)
+        out.member("auto_renew_status", r.autoRenewStatus)
+        out.member("currency", r.currency)
+        out.member("environment", r.environment)
+        out.member("expiration_intent", r.expirationIntent)
+        out.member("grace_period_expires_date", r.gracePeriodExpiresDate)
+        out.member("is_in_billing_retry_period", r.isInBillingRetryPeriod)
+        out.member("offer_code_ref_name", r.offerCodeRefName)
+        out.member("offer_identifier", r.offerIdentifier)
+        out.member("offer_type", r.offerType)
+        out.member("original_transaction_id", r.originalTransactionID)
+        if !r.otherFields.isEmpty { fields("other_fields", r.otherFields, into: &out) }
+        out.member("price_consent_status", r.priceConsentStatus)
+        out.member("price_increase_status", r.priceIncreaseStatus)
+        out.member("product_id", r.productID)
+        out.member("promotional_offer_id", r.promotionalOfferID)
+        out.member("recent_subscription_start_date", r.recentSubscriptionStartDate)
+        out.member("renewal_date", r.renewalDate)
+        out.member("renewal_price", r.renewalPriceMilliunits)
+        out.member("signed_date", r.signedDate)
+        out.endObject()
+    }
+
+    static func notification(_ n: NotificationInfo, into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("app_apple_id", n.appAppleID)
+        out.member("bundle_id", n.bundleID)
+        out.member("bundle_version", n.bundleVersion)
+        out.member("consumption_request_reason", n.consumptionRequestReason)
+        out.member("notification_type", n.notificationType)
+        out.member("notification_uuid", n.notificationUUID)
+        if !n.otherFields.isEmpty { fields("other_fields", n.otherFields, into: &out) }
+        if n.containedSharedSecret { out.member("password", "(shared secret present; not shown)") }
+        out.member("signed_date", n.signedDate)
+        out.member("status", n.subscriptionStatus)
+        out.member("subtype", n.subtype)
+        out.member("version", n.version)
+        out.endObject()
+    }
+
+    static func signature(_ s: SignatureMaterial, into out: inout JSONOutput) {
+        let summary = SignatureSummary(s)
+        out.beginObject()
+        out.member("algorithm", summary.algorithm)
+        out.key("certificates")
+        out.beginArray()
+        for c in summary.certificates {
+            out.beginObject()
+            out.member("issuer", c.issuer)
+            out.member("not_after", c.notAfter)
+            out.member("not_before", c.notBefore)
+            out.member("serial", c.serial)
+            out.member("subject", c.subject)
+            out.endObject()
+        }
+        out.endArray()
+        out.member("kind", summary.kind)
+        out.member("problems", strings: summary.problems.isEmpty ? nil : summary.problems)
+        out.endObject()
+    }
+
+    /// `unknown_attributes`: `[{"type", "value_hex", "version"}]`, left out when empty.
+    private static func attributes(_ list: [ASN1Attribute], into out: inout JSONOutput) {
+        guard !list.isEmpty else { return }
+        out.key("unknown_attributes")
+        out.beginArray()
+        for a in list {
+            out.beginObject()
+            out.member("type", a.type)
+            out.key("value_hex")
+            out.hex(a.value)
+            out.member("version", a.version)
+            out.endObject()
+        }
+        out.endArray()
+    }
+
+    /// Named text values as an object; for a name given twice, the last value.
+    static func fields(_ name: String, _ list: [Field], into out: inout JSONOutput) {
+        out.key(name)
+        out.beginObject()
+        let ordered = list.indices.sorted { a, b in
+            let (x, y) = (list[a].name, list[b].name)
+            return x == y ? a < b : x.utf8.lexicographicallyPrecedes(y.utf8)
+        }
+        for (n, i) in ordered.enumerated() where n + 1 == ordered.count || list[ordered[n + 1]].name != list[i].name {
+            out.key(list[i].name)
+            out.string(list[i].value)
+        }
+        out.endObject()
+    }
+
+    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 }
 
 /// Lower-case hexadecimal.

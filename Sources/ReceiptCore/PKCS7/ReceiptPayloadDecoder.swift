@@ -117,23 +117,23 @@ struct ReceiptPayloadDecoder {
         index: Int
     ) {
         let context = { "in-app purchase \(index) field \(attribute.type)" }
-        var ok = true
-        switch attribute.type {
-        case 1701: ok = integer(value, context).map { purchase.quantity = Int(clamping: $0) } != nil
-        case 1702: ok = string(value, context).map { purchase.productID = $0 } != nil
-        case 1703: ok = stringOrInteger(value, context).map { purchase.transactionID = $0 } != nil
-        case 1704: ok = date(value, context, into: &purchase.purchaseDate)
-        case 1705: ok = stringOrInteger(value, context).map { purchase.originalTransactionID = $0 } != nil
-        case 1706: ok = date(value, context, into: &purchase.originalPurchaseDate)
-        case 1707: ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int($0)) } != nil
-        case 1708: ok = date(value, context, into: &purchase.expiresDate)
-        case 1711: ok = integer(value, context).map { purchase.webOrderLineItemID = String($0) } != nil
-        case 1712: ok = date(value, context, into: &purchase.cancellationDate)
-        case 1713: ok = integer(value, context).map { purchase.isTrialPeriod = $0 != 0 } != nil
-        case 1719: ok = integer(value, context).map { purchase.isInIntroOfferPeriod = $0 != 0 } != nil
-        case 1721: ok = string(value, context).map { purchase.promotionalOfferID = $0 } != nil
-        default:
+        guard let field = PurchaseField.forASN1Type(attribute.type) else {
             purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))
+            return
+        }
+        let ok: Bool
+        switch (field.accessor, field.asn1Shape) {
+        case (.text(let path), .natural): ok = string(value, context).map { purchase[keyPath: path] = $0 } != nil
+        case (.text(let path), .stringOrInteger):
+            ok = stringOrInteger(value, context).map { purchase[keyPath: path] = $0 } != nil
+        case (.text(let path), .integerText): ok = integer(value, context).map { purchase[keyPath: path] = String($0) } != nil
+        case (.integer(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = Int(clamping: $0) } != nil
+        case (.integer64(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = $0 } != nil
+        case (.flag(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = $0 != 0 } != nil
+        case (.date(let path), _): ok = date(value, context, into: &purchase[keyPath: path])
+        case (.productType, _):
+            ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int(clamping: $0)) } != nil
+        case (.source, _): ok = false
         }
         if !ok {
             purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))

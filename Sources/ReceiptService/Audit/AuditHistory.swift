@@ -29,16 +29,6 @@ public struct HistoryQuery: Sendable, Hashable {
 
 /// One distinct receipt with its sightings and purchases.
 public struct HistoryRow: Sendable, Hashable {
-    public struct PurchaseRow: Sendable, Hashable {
-        public var productID: String?
-        public var transactionID: String?
-        public var originalTransactionID: String?
-        public var quantity: Int?
-        public var purchaseDate: Date?
-        public var expiresDate: Date?
-        public var cancellationDate: Date?
-    }
-
     /// One time the receipt was ingested: how (paste, file, watch, stdin), from where, when.
     public struct Sighting: Sendable, Hashable {
         public var kind: String
@@ -55,7 +45,8 @@ public struct HistoryRow: Sendable, Hashable {
     public var sightings: Int
     public var state: String
     public var status: Int?
-    public var purchases: [PurchaseRow]
+    /// The purchases, with the fields the store keeps (``PurchaseField/audited``).
+    public var purchases: [Purchase]
     /// Every sighting, oldest first (`sightings` is their count).
     public var seen: [Sighting]
 }
@@ -97,7 +88,7 @@ extension AuditStore {
                 arguments: StatementArguments(arguments + [query.limit]))
             // Purchases and sightings of all the rows, a few queries in all rather than two per row.
             let ids: [Int64] = rows.map { $0["id"] }
-            var purchases: [Int64: [HistoryRow.PurchaseRow]] = [:]
+            var purchases: [Int64: [Purchase]] = [:]
             var seen: [Int64: [HistoryRow.Sighting]] = [:]
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = Array(ids[start..<min(start + 500, ids.count)])
@@ -105,16 +96,11 @@ extension AuditStore {
                 for p in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT receipt_id, product_id, transaction_id, original_transaction_id, quantity, purchase_date, expires_date, cancellation_date
+                        SELECT receipt_id, source, \(Self.auditedColumns)
                         FROM purchase WHERE receipt_id IN (\(marks)) ORDER BY purchase_date, id
                         """, arguments: StatementArguments(chunk))
                 {
-                    purchases[p["receipt_id"], default: []].append(
-                        HistoryRow.PurchaseRow(
-                            productID: p["product_id"], transactionID: p["transaction_id"], originalTransactionID: p["original_transaction_id"],
-                            quantity: p["quantity"], purchaseDate: (p["purchase_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                            expiresDate: (p["expires_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                            cancellationDate: (p["cancellation_date"] as Double?).map(Date.init(timeIntervalSince1970:))))
+                    purchases[p["receipt_id"], default: []].append(Self.purchase(p))
                 }
                 for s in try Row.fetchAll(
                     db,
@@ -137,6 +123,26 @@ extension AuditStore {
     }
 }
 
+extension AuditStore {
+    /// The `purchase` table's columns for ``PurchaseField/audited``: each is named as its field.
+    fileprivate static let auditedColumns = PurchaseField.audited.map(\.name).joined(separator: ", ")
+
+    /// A purchase from a `purchase` row: text and integers as stored, dates as epoch seconds.
+    fileprivate static func purchase(_ row: Row) -> Purchase {
+        var purchase = Purchase(source: Purchase.Source(rawValue: row["source"] ?? "") ?? .receiptInApp)
+        for field in PurchaseField.audited {
+            let value: PurchaseField.Value? =
+                switch field.accessor {
+                case .date: (row[field.name] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
+                case .integer, .integer64: (row[field.name] as Int64?).map { .integer($0) }
+                default: (row[field.name] as String?).map { .text($0) }
+                }
+            field.set(value, in: &purchase)
+        }
+        return purchase
+    }
+}
+
 /// `history` output in JSON and CSV.
 public enum HistoryRendering {
     public static func json(_ rows: [HistoryRow]) -> JSONValue {
@@ -154,23 +160,33 @@ public enum HistoryRendering {
                         }),
                     "in_app": .array(
                         r.purchases.map { p in
-                            .object([
-                                "product_id": p.productID.map(JSONValue.string) ?? .null,
-                                "transaction_id": p.transactionID.map(JSONValue.string) ?? .null,
-                                "original_transaction_id": p.originalTransactionID.map(JSONValue.string) ?? .null,
-                                "quantity": p.quantity.map { .integer(Int64($0)) } ?? .null,
-                                "purchase_date": date(p.purchaseDate), "expires_date": date(p.expiresDate),
-                                "cancellation_date": date(p.cancellationDate),
-                            ])
+                            .object(
+                                Dictionary(
+                                    uniqueKeysWithValues: PurchaseField.audited.map { field in
+                                        (field.name, json(field.value(in: p)))
+                                    }))
                         }),
                 ])
             })
     }
 
+    /// A purchase field's value as JSON (`null` when absent).
+    static func json(_ value: PurchaseField.Value?) -> JSONValue {
+        switch value {
+        case .text(let text)?: .string(text)
+        case .integer(let number)?: .integer(number)
+        case .flag(let flag)?: .bool(flag)
+        case .date(let date)?: .string(AppleDate.iso8601(date))
+        case nil: .null
+        }
+    }
+
     /// One line per purchase (receipts without purchases get one line), RFC 4180 quoting.
     public static func csv(_ rows: [HistoryRow]) -> String {
+        let columns = PurchaseField.historyCSV
         var lines = [
-            "receipt_id,format,bundle_id,environment,first_seen,last_seen,sightings,state,status,product_id,transaction_id,original_transaction_id,purchase_date,expires_date,cancellation_date"
+            "receipt_id,format,bundle_id,environment,first_seen,last_seen,sightings,state,status,"
+                + columns.map(\.name).joined(separator: ",")
         ]
         func field(_ s: String?) -> String {
             guard let s else { return "" }
@@ -186,14 +202,11 @@ public enum HistoryRendering {
                 String(r.sightings), field(r.state), r.status.map(String.init) ?? "",
             ]
             if r.purchases.isEmpty {
-                lines.append((head + ["", "", "", "", "", ""]).joined(separator: ","))
+                lines.append((head + columns.map { _ in "" }).joined(separator: ","))
             }
             for p in r.purchases {
                 lines.append(
-                    (head + [
-                        field(p.productID), field(p.transactionID), field(p.originalTransactionID), date(p.purchaseDate),
-                        date(p.expiresDate), date(p.cancellationDate),
-                    ]).joined(separator: ","))
+                    (head + columns.map { field($0.value(in: p)?.text) }).joined(separator: ","))
             }
         }
         return lines.joined(separator: "\n") + "\n"
