@@ -92,26 +92,35 @@ struct Inspect: AsyncParsableCommand {
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
         var failures = 0
-        for input in loaded {
-            let judged = await pipeline.judge(input)
-            switch judged.result {
-            case .success(let value):
-                let trust = judged.trust
-                let analysis = judged.analysis ?? PurchaseAnalysis.analyze([value], at: instant)
-                decodedInputs.append(value)
-                switch format {
-                case .json:
-                    InspectJSON.write(value, source: input.source, trust: trust, analysis: analysis, into: &json)
-                case .text:
-                    let extra = AnalysisRendering.text(analysis)
-                    texts.append(
-                        TextSummary.render(value, title: input.source, trust: trust)
-                            + (extra.isEmpty ? "" : extra.joined(separator: "\n") + "\n"))
+        let format = self.format
+        let keepDecoded = combine
+        let depth = json.depth
+        // Inputs are judged and rendered on every core, and written in their order.
+        let inflight = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+        await withTaskGroup(of: (Int, Rendered).self) { group in
+            var next = 0
+            var arrived: [Int: Rendered] = [:]
+            var written = 0
+            func start() {
+                let index = next
+                let input = loaded[index]
+                next += 1
+                group.addTask { (index, await Self.render(input, with: pipeline, format: format, depth: depth, keepDecoded: keepDecoded)) }
+            }
+            while next < loaded.count && next < inflight { start() }
+            for await (index, rendered) in group {
+                arrived[index] = rendered
+                while let done = arrived.removeValue(forKey: written) {
+                    written += 1
+                    if let error = done.error {
+                        failures += 1
+                        Standard.error("receiptdash: \(loaded[written - 1].source): \(error.reason)")
+                    }
+                    if let decoded = done.decoded { decodedInputs.append(decoded) }
+                    if let fragment = done.json { json.element(fragment) }
+                    if let text = done.text { texts.append(text) }
                 }
-            case .failure(let error):
-                failures += 1
-                Standard.error("receiptdash: \(input.source): \(error.reason)")
-                if format == .json { InspectJSON.write(error: error, source: input.source, into: &json) }
+                if next < loaded.count { start() }
             }
         }
         if combine && decodedInputs.count > 1 {
@@ -132,6 +141,49 @@ struct Inspect: AsyncParsableCommand {
             print(texts.joined(separator: "\n"), terminator: "")
         }
         if failures > 0 { throw ExitCode.failure }
+    }
+}
+
+/// One input judged and rendered, ready to be written in its turn.
+struct Rendered: Sendable {
+    var json: JSONOutput?
+    var text: String?
+    var decoded: DecodedInput?
+    var error: ReceiptDecodingError?
+}
+
+extension Inspect {
+    /// Judges one input and renders it (JSON as a fragment at `depth`, or text). Nonisolated:
+    /// it runs on any core, beside the others.
+    @concurrent nonisolated static func render(
+        _ input: LoadedInput, with pipeline: ReceiptPipeline, format: OutputFormat, depth: Int, keepDecoded: Bool
+    ) async -> Rendered {
+        let judged = await pipeline.judge(input)
+        var rendered = Rendered()
+        switch judged.result {
+        case .success(let value):
+            let analysis = judged.analysis ?? PurchaseAnalysis.analyze([value], at: pipeline.instant)
+            if keepDecoded { rendered.decoded = value }
+            switch format {
+            case .json:
+                var out = JSONOutput(fragmentAtDepth: depth, capacity: 64 * 1024)
+                InspectJSON.write(value, source: input.source, trust: judged.trust, analysis: analysis, into: &out)
+                rendered.json = out
+            case .text:
+                let extra = AnalysisRendering.text(analysis)
+                rendered.text =
+                    TextSummary.render(value, title: input.source, trust: judged.trust)
+                    + (extra.isEmpty ? "" : extra.joined(separator: "\n") + "\n")
+            }
+        case .failure(let error):
+            rendered.error = error
+            if format == .json {
+                var out = JSONOutput(fragmentAtDepth: depth, capacity: 256)
+                InspectJSON.write(error: error, source: input.source, into: &out)
+                rendered.json = out
+            }
+        }
+        return rendered
     }
 }
 

@@ -14,7 +14,7 @@ import Darwin
 /// `[\n\n]` for an empty array, the same string escapes. Keys are written in the order the
 /// caller gives them: callers write them sorted by their UTF-8 bytes (``sortedKeys(_:)``), as
 /// `JSONEncoder` does.
-public struct JSONOutput {
+public struct JSONOutput: Sendable {
     /// What has been written and not yet flushed.
     public private(set) var bytes: [UInt8] = []
     private var indent = 0
@@ -31,6 +31,29 @@ public struct JSONOutput {
         chunkSize = .max
         bytes.reserveCapacity(capacity)
     }
+
+    /// A writer for one value that another writer will place with ``element(_:)`` into a
+    /// container `depth` levels deep, so values can be rendered apart (on other threads) and
+    /// still come out indented as if written in place.
+    public init(fragmentAtDepth depth: Int, capacity: Int = 4096) {
+        descriptor = nil
+        chunkSize = .max
+        indent = depth
+        afterKey = true  // the placing writer writes the separator and indent before it
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Places a value rendered by a fragment writer (``init(fragmentAtDepth:capacity:)``, at
+    /// this writer's current depth) as the next element.
+    public mutating func element(_ fragment: JSONOutput) {
+        prefix()
+        bytes.append(contentsOf: fragment.bytes)
+        first = false
+        flushIfFull()
+    }
+
+    /// How deep the innermost open container is (0 at the top level).
+    public var depth: Int { indent }
 
     /// A writer that hands its bytes to `descriptor` (e.g. `STDOUT_FILENO`) whenever at least
     /// `chunkSize` of them are waiting between values, and in ``flush()``.

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftASN1
+import Synchronization
 import X509
 
 /// What a signature is made of, described for people: the algorithm and each certificate's
@@ -38,6 +39,31 @@ public struct SignatureSummary: Sendable, Hashable {
                 serial: Hex.encode(serialBytes, separator: ":"),
                 notBefore: times[0], notAfter: times[1],
                 commonName: SignatureSummary.commonName(subject) ?? subject.description)
+        }
+
+        /// The summary of `der`, parsed once per process: every receipt of an app carries the
+        /// same few certificates, and parsing them was a sixth of `inspect --format json`'s time.
+        /// The key is the whole DER, so a tampered certificate is never mistaken for a known one.
+        static func cached(der: [UInt8]) -> CertificateInfo? {
+            let key = DERKey(der: der)
+            if let known = summaries.withLock({ $0[key] }) { return known }
+            guard let info = CertificateInfo(der: der) else { return nil }
+            summaries.withLock { table in
+                if table.count >= 256 { table.removeAll() }  // hostile input cannot grow it without bound
+                table[key] = info
+            }
+            return info
+        }
+
+        private static let summaries = Mutex<[DERKey: CertificateInfo]>([:])
+
+        /// DER bytes as a dictionary key, hashed as one block of bytes rather than byte by byte.
+        struct DERKey: Hashable, Sendable {
+            let der: [UInt8]
+
+            func hash(into hasher: inout Hasher) {
+                der.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
         }
 
         init(subject: String, issuer: String, serial: String, notBefore: Date, notAfter: Date, commonName: String) {
@@ -96,7 +122,7 @@ public struct SignatureSummary: Sendable, Hashable {
             ders = token.certificateChain
         }
         for (index, der) in ders.enumerated() {
-            if let info = CertificateInfo(der: der) {
+            if let info = CertificateInfo.cached(der: der) {
                 certificates.append(info)
             } else {
                 problems.append("certificate \(index + 1) of \(ders.count) could not be read")
