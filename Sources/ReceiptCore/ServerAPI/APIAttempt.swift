@@ -88,10 +88,11 @@ public enum APIRetryDecision: Sendable, Hashable {
 public enum APIRetryAfter {
     /// The instant `value` names. A number of at least 10¹¹ is UNIX milliseconds (Apple's form;
     /// 10¹¹ ms is 1973); a smaller number is delay-seconds and an HTTP date is a date
-    /// (RFC 9110), both read relative to `now`. Nil for anything else.
+    /// (RFC 9110), both read relative to `now`. Nil for anything else (and for more than 18 digits).
     public static func instant(_ value: String, now: Date) -> Date? {
         let text = value.trimmingCharacters(in: .whitespaces)
-        if !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int64(text) {
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            guard text.count <= 18, let number = Int64(text) else { return nil }
             if number >= 100_000_000_000 { return Date(timeIntervalSince1970: Double(number) / 1000) }
             return now.addingTimeInterval(Double(number))
         }
