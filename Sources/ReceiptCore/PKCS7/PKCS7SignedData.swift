@@ -46,7 +46,7 @@ extension PKCS7SignedData {
     }
 
     /// - Parameter fastPath: `false` forces the swift-asn1 path (tests compare the two).
-    init(berEncoded bytes: [UInt8], fastPath: Bool) throws {
+    @_spi(Fuzzing) public init(berEncoded bytes: [UInt8], fastPath: Bool) throws {
         if fastPath, let fast = try Self.scanDefiniteLength(bytes) {
             self = fast
             return
