@@ -33,7 +33,8 @@ esac
 build_flags=(-c release --package-path "$here" --sanitize=fuzzer --sanitize=address
     -Xswiftc -sanitize=fuzzer,address --product "fuzz-$target")
 # swift build is quick when nothing changed; it also rebuilds after a source edit.
-nice -n 19 swift build "${build_flags[@]}" >&2
+# FUZZ_NO_BUILD=1 runs the binary already built (e.g. while another build holds the CPU).
+if [[ ${FUZZ_NO_BUILD:-0} != 1 ]]; then nice -n 19 swift build "${build_flags[@]}" >&2; fi
 bin=$(swift build "${build_flags[@]}" --show-bin-path)/fuzz-$target
 
 work=$here/.build-corpus/$target

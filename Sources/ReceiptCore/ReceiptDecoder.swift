@@ -15,7 +15,7 @@ import Foundation
 public struct ReceiptDecoder: Sendable {
     public var limits: DecodingLimits
     /// `false` reads PKCS#7 receipts with swift-asn1 only (tests compare both paths).
-    @_spi(Fuzzing) public var fastPaths = true
+    var fastPaths = true
 
     public init(limits: DecodingLimits = .default) {
         self.limits = limits

@@ -12,13 +12,9 @@ import Foundation
 // Static members, not top-level globals: main.swift globals would only be set up by a `main`
 // that libFuzzer replaces.
 enum Harness {
-    static let fastDecoder = ReceiptDecoder()
+    static let fastDecoder = FuzzingEntryPoints.decoder(fastPaths: true)
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
-    static let slowDecoder: ReceiptDecoder = {
-        var d = ReceiptDecoder()
-        d.fastPaths = false
-        return d
-    }()
+    static let slowDecoder = FuzzingEntryPoints.decoder(fastPaths: false)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

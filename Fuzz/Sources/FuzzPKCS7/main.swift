@@ -8,18 +8,18 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPKCS7(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    if let problem = BERStructureCheck.firstProblem(in: bytes[...]) {
+    if let problem = FuzzingEntryPoints.firstBERProblem(in: bytes[...]) {
         precondition(problem.offset >= 0 && problem.offset <= bytes.count, "problem offset outside the input")
     }
     // The same walk over a slice that does not start at index 0 (offsets are the slice's own).
     if bytes.count > 1 {
         let tail = bytes[1...]
-        if let problem = BERStructureCheck.firstProblem(in: tail) {
+        if let problem = FuzzingEntryPoints.firstBERProblem(in: tail) {
             precondition(problem.offset >= 1 && problem.offset <= bytes.count, "problem offset outside the slice")
         }
     }
-    let fast = Result { try PKCS7SignedData(berEncoded: bytes, fastPath: true) }
-    let slow = Result { try PKCS7SignedData(berEncoded: bytes, fastPath: false) }
+    let fast = Result { try FuzzingEntryPoints.pkcs7(bytes, fastPath: true) }
+    let slow = Result { try FuzzingEntryPoints.pkcs7(bytes, fastPath: false) }
     switch (fast, slow) {
     case (.success(let a), .success(let b)):
         precondition(a == b, "fast scan and swift-asn1 read the same container differently")

@@ -4,18 +4,18 @@
 /// field") but not *where*. This walker re-reads the tag-length structure only, with the same
 /// depth bound, and reports the first problem with its byte offset, so a support engineer sees
 /// "ASN.1 length at byte 1734 says 300 bytes but only 120 remain" instead of a bare code.
-@_spi(Fuzzing) public enum BERStructureCheck {
+enum BERStructureCheck {
     /// Deepest nesting accepted, the same as swift-asn1's own bound.
     static let maximumDepth = 50
 
-    @_spi(Fuzzing) public struct Problem: Error, Equatable {
-        @_spi(Fuzzing) public var offset: Int
+    struct Problem: Error, Equatable {
+        var offset: Int
         var message: String
     }
 
     /// Returns the first structural problem in `bytes`, or `nil` if the tag-length structure is
     /// well formed. Offsets are `bytes`' own indices.
-    @_spi(Fuzzing) public static func firstProblem(in bytes: ArraySlice<UInt8>) -> Problem? {
+    static func firstProblem(in bytes: ArraySlice<UInt8>) -> Problem? {
         do {
             guard !bytes.isEmpty else { return Problem(offset: bytes.startIndex, message: "no ASN.1 data") }
             let end = try element(bytes, at: bytes.startIndex, limit: bytes.endIndex, depth: 1)
