@@ -52,6 +52,7 @@ log=$artifacts/last-run.log
 # Swift's own crash backtracer fights ASan over the crashed process; let libFuzzer and ASan
 # report (they print the stack and write the input to $artifacts).
 export SWIFT_BACKTRACE=enable=no
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
 nice -n 19 "$bin" "$work" \
     -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=$max_len \
