@@ -46,4 +46,21 @@ import Testing
         #expect(AppleDate.iso8601(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
         #expect(AppleDate.iso8601(Date(timeIntervalSince1970: 1_505_122_714)) == "2017-09-11T09:38:34Z")
     }
+
+    /// fuzz-decode: an in-app purchase whose transaction id (field 1703) holds `00 00`, BER's
+    /// end-of-contents marker, not a value. The fast DER scan took it as a primitive with tag 0
+    /// and warned "should be a string but has ASN.1 tag 0"; the swift-asn1 path (BER receipts)
+    /// refuses it and warned "is not a single ASN.1 value", so the same field read two ways.
+    @Test func endOfContentsAsAFieldValueWarnsTheSameOnBothPaths() throws {
+        let bytes = try Fixture.bytes("fuzz/pkcs7-in-app-field-tag-0.der")
+        var slow = ReceiptDecoder()
+        slow.fastPaths = false
+        let fast = try ReceiptDecoder().decode(bytes)
+        let viaBER = try slow.decode(bytes)
+        let warning = "in-app purchase 0 field 1703 is not a single ASN.1 value; kept as raw bytes"
+        #expect(fast.warnings.contains(warning))
+        #expect(viaBER.warnings.contains(warning))
+        #expect(fast.receipt?.inApp.first?.transactionID == nil)
+        #expect(fast == viaBER)
+    }
 }
