@@ -65,9 +65,12 @@ enum ASN1Reading {
     }
 
     /// The dotted OID of an OBJECT IDENTIFIER node.
+    /// Written by ``PKCS7SignedData/dottedOID(_:)``, not swift-asn1's `description`: that one
+    /// splits a first subidentifier of 80 or more by 40 ("281.38" for X.690's 2.11198), so the
+    /// fast DER scan and this BER path printed the same OID two ways (found by fuzz-pkcs7).
     static func oid(_ node: ASN1Node) -> String? {
-        guard let oid = try? ASN1ObjectIdentifier(berEncoded: node) else { return nil }
-        return oid.description
+        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content else { return nil }
+        return PKCS7SignedData.dottedOID(bytes)
     }
 
     static func name(_ identifier: ASN1Identifier) -> String {

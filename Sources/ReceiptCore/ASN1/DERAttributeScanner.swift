@@ -80,9 +80,11 @@ enum DERAttributeScanner {
     }
 
     /// The single primitive universal TLV that spans exactly `bytes`: its tag number and content.
+    /// Tag 0 (BER's end-of-contents marker, no value) is left to swift-asn1, which refuses it:
+    /// taken here, it gave another warning than the BER path for the same field (fuzz-decode).
     static func primitive(_ b: ArraySlice<UInt8>) -> (tag: UInt8, content: Range<Int>)? {
         guard let v = tlv(b, at: b.startIndex, end: b.endIndex), v.content.upperBound == b.endIndex,
-            v.tag & 0xE0 == 0  // universal class, primitive
+            v.tag & 0xE0 == 0, v.tag != 0  // universal class, primitive, not end-of-contents
         else { return nil }
         return (v.tag, v.content)
     }

@@ -122,7 +122,10 @@ public enum AppleDate {
 
     /// Appends ``iso8601(_:)``'s text as UTF-8 to `out` (for writers that stream bytes).
     public static func iso8601(_ date: Date, into out: inout [UInt8]) {
-        let totalMs = (date.timeIntervalSince1970 * 1000).rounded()
+        // Dates from hostile input can lie far outside Int64 milliseconds (`"purchaseDate":
+        // 1e300` in JSON): clamp, as Int64(_:) traps there (found by fuzz-decode).
+        var totalMs = (date.timeIntervalSince1970 * 1000).rounded()
+        if !(totalMs > -9.2e18) { totalMs = -9.2e18 } else if !(totalMs < 9.2e18) { totalMs = 9.2e18 }
         let ms = Int64(totalMs)
         var secs = ms / 1000
         var rem = Int(ms % 1000)
@@ -140,11 +143,18 @@ public enum AppleDate {
         // Built by hand: String(format:) goes through Foundation's formatter and is slow.
         func put(_ value: Int, _ width: Int) {
             if value < 0 { out.append(UInt8(ascii: "-")) }
-            // Room for `width` digits, filled from the right, in place.
+            // Room for `width` digits, or more (years past 9999), filled from the right, in place.
+            var v = value.magnitude
+            var count = 1
+            var rest = v / 10
+            while rest > 0 {
+                count += 1
+                rest /= 10
+            }
+            count = max(count, width)
             let start = out.count
-            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
-            var v = abs(value)
-            for i in stride(from: start + width - 1, through: start, by: -1) {
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+            for i in stride(from: start + count - 1, through: start, by: -1) {
                 out[i] = UInt8(ascii: "0") + UInt8(v % 10)
                 v /= 10
             }

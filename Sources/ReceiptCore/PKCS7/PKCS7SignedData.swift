@@ -204,12 +204,15 @@ extension PKCS7SignedData {
     private static let signedDataOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
     private static let dataOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
 
-    /// Dotted form of OBJECT IDENTIFIER content bytes.
+    /// Dotted form of OBJECT IDENTIFIER content bytes (X.690 8.19: a first subidentifier of 80
+    /// or more is arc 2); `nil` for a subidentifier padded with a leading 0x80, as swift-asn1.
     static func dottedOID(_ bytes: ArraySlice<UInt8>) -> String? {
         var arcs: [UInt64] = []
         var value: UInt64 = 0
+        var startOfArc = true
         for byte in bytes {
-            guard value >> 57 == 0 else { return nil }
+            guard value >> 57 == 0, !(startOfArc && byte == 0x80) else { return nil }
+            startOfArc = byte & 0x80 == 0
             value = value << 7 | UInt64(byte & 0x7F)
             if byte & 0x80 == 0 {
                 arcs.append(value)

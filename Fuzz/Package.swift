@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// libFuzzer targets for receiptdash. A package of its own so that the main `swift build`,
+// `swift test` and CI never build them. See README.md: `./run.sh TARGET SECONDS`.
+import PackageDescription
+
+let core: Target.Dependency = .product(name: "ReceiptCore", package: "receiptdash")
+let terminal: Target.Dependency = .product(name: "TerminalUI", package: "receiptdash")
+
+let package = Package(
+    name: "receiptdash-fuzz",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "receiptdash", path: "..")
+    ],
+    targets: [
+        // Input sniffing and every decoder, through `ReceiptDecoder().decode(_:)`.
+        .executableTarget(name: "fuzz-decode", dependencies: [core], path: "Sources/FuzzDecode"),
+        // PKCS#7 container and BER structure reading (fast DER scan against swift-asn1).
+        .executableTarget(name: "fuzz-pkcs7", dependencies: [core], path: "Sources/FuzzPKCS7"),
+        // The OpenStep plist reader of iOS 6 transaction receipts.
+        .executableTarget(name: "fuzz-plist", dependencies: [core], path: "Sources/FuzzPlist"),
+        // The JSON reader.
+        .executableTarget(name: "fuzz-json", dependencies: [core], path: "Sources/FuzzJSON"),
+        // JWS (and any other signed input) decoded, then judged by the trust evaluator.
+        .executableTarget(name: "fuzz-jws-trust", dependencies: [core], path: "Sources/FuzzJWSTrust"),
+        // The terminal escape-sequence / bracketed-paste parser.
+        .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),
+    ],
+    swiftLanguageModes: [.v6]
+)
