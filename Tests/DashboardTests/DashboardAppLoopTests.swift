@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Dashboard
@@ -36,25 +37,20 @@ import TerminalUI
     }
 
     /// A watched source that hands over prepared inputs on the given polls (0-based).
-    final class ScriptedFeed: InputFeed, @unchecked Sendable {
-        private let lock = NSLock()
-        private var polls = 0
+    final class ScriptedFeed: InputFeed {
+        private let polls = Mutex(0)
         let arrivals: [Int: [LoadedInput]]
 
         init(arrivals: [Int: [LoadedInput]]) { self.arrivals = arrivals }
 
         func poll() -> [LoadedInput] {
-            lock.lock()
-            defer { lock.unlock() }
-            defer { polls += 1 }
-            return arrivals[polls] ?? []
+            polls.withLock { count in
+                defer { count += 1 }
+                return arrivals[count] ?? []
+            }
         }
 
-        var pollCount: Int {
-            lock.lock()
-            defer { lock.unlock() }
-            return polls
-        }
+        var pollCount: Int { polls.withLock { $0 } }
     }
 
     static let env = DashboardEnvironment(listDirectory: { _ in nil }, now: { DashboardTests.now })
