@@ -3,6 +3,7 @@
 import Dispatch
 import Foundation
 import ReceiptCore
+import Synchronization
 
 enum Harness {
     static let decoder = ReceiptDecoder()
@@ -10,13 +11,25 @@ enum Harness {
     static let options = TrustOptions(now: Date(timeIntervalSince1970: 1_790_000_000))
 }
 
-/// The one place that calls the trust evaluator. `TrustEvaluator.evaluate` is becoming
-/// `async`: then this becomes `Task { await … }` plus a semaphore wait. Blocking is acceptable
-/// here only because libFuzzer calls `LLVMFuzzerTestOneInput` on the main thread, outside
-/// Swift's cooperative pool.
+/// The one place that calls the trust evaluator, which is `async` (swift-certificates'
+/// `Verifier`). It runs in a task and this thread waits for it: blocking is acceptable here only
+/// because libFuzzer calls `LLVMFuzzerTestOneInput` on the main thread, outside Swift's
+/// cooperative pool, so the task always has a thread to run on.
 func evaluateTrust(_ input: DecodedInput) -> TrustReport {
-    // A fresh cache per input: a run stays deterministic (no state carried between inputs).
-    TrustEvaluator(cache: TrustCache()).evaluate(input, options: Harness.options)
+    let result = ReportBox()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        // A fresh cache per input: a run stays deterministic (no state carried between inputs).
+        let report = await TrustEvaluator(cache: TrustCache()).evaluate(input, options: Harness.options)
+        result.report.withLock { $0 = report }
+        done.signal()
+    }
+    done.wait()
+    return result.report.withLock { $0! }
+}
+
+final class ReportBox: Sendable {
+    let report = Mutex<TrustReport?>(nil)
 }
 
 /// Builds the process-wide trust anchors (`TrustAnchors.apple`, parsed once behind a
