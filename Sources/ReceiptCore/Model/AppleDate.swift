@@ -122,6 +122,12 @@ public enum AppleDate {
 
     /// Appends ``iso8601(_:)``'s text as UTF-8 to `out` (for writers that stream bytes).
     public static func iso8601(_ date: Date, into out: inout [UInt8]) {
+        withISO8601Bytes(date) { out.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with ``iso8601(_:)``'s text as UTF-8 bytes (on the stack for years
+    /// 0…9999), for writers that copy them into a buffer of their own.
+    public static func withISO8601Bytes(_ date: Date, _ body: (UnsafeRawBufferPointer) -> Void) {
         // Dates from hostile input can lie far outside Int64 milliseconds (`"purchaseDate":
         // 1e300` in JSON): clamp, as Int64(_:) traps there (found by fuzz-decode).
         var totalMs = (date.timeIntervalSince1970 * 1000).rounded()
@@ -140,6 +146,43 @@ public enum AppleDate {
             days -= 1
         }
         let (y, m, d) = civilFromDays(days)
+        if (0...9999).contains(y) {
+            // The common case: fixed width, digits into a buffer on the stack, one append.
+            var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            let length = withUnsafeMutableBytes(of: &buffer) { raw -> Int in
+                @inline(__always) func digits(_ value: Int, _ width: Int, at end: Int) {
+                    var v = value
+                    for i in stride(from: end - 1, through: end - width, by: -1) {
+                        raw[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                        v /= 10
+                    }
+                }
+                digits(y, 4, at: 4)
+                raw[4] = UInt8(ascii: "-")
+                digits(m, 2, at: 7)
+                raw[7] = UInt8(ascii: "-")
+                digits(d, 2, at: 10)
+                raw[10] = UInt8(ascii: "T")
+                digits(sod / 3600, 2, at: 13)
+                raw[13] = UInt8(ascii: ":")
+                digits((sod / 60) % 60, 2, at: 16)
+                raw[16] = UInt8(ascii: ":")
+                digits(sod % 60, 2, at: 19)
+                guard rem != 0 else {
+                    raw[19] = UInt8(ascii: "Z")
+                    return 20
+                }
+                raw[19] = UInt8(ascii: ".")
+                digits(rem, 3, at: 23)
+                raw[23] = UInt8(ascii: "Z")
+                return 24
+            }
+            withUnsafeBytes(of: &buffer) { body(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+            return
+        }
+        var out: [UInt8] = []
+        defer { out.withUnsafeBytes(body) }
+        // Years outside 0…9999 (hostile input): variable width, a sign when negative.
         // Built by hand: String(format:) goes through Foundation's formatter and is slow.
         func put(_ value: Int, _ width: Int) {
             if value < 0 { out.append(UInt8(ascii: "-")) }

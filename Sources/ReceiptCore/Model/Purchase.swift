@@ -84,12 +84,24 @@ public struct Field: Sendable, Hashable {
 public struct ASN1Attribute: Sendable, Hashable {
     public var type: Int
     public var version: Int
-    /// The raw bytes of the value's OCTET STRING content (usually DER of the real value).
-    public var value: [UInt8]
+    /// The raw bytes of the value's OCTET STRING content (usually DER of the real value), as a
+    /// view into the decoded payload: a real receipt has about seven such attributes per
+    /// purchase, and copying each into an array of its own was a tenth of decoding it.
+    public var bytes: ArraySlice<UInt8>
+
+    /// ``bytes`` as an array of its own.
+    public var value: [UInt8] {
+        get { Array(bytes) }
+        set { bytes = newValue[...] }
+    }
 
     public init(type: Int, version: Int, value: [UInt8]) {
+        self.init(type: type, version: version, bytes: value[...])
+    }
+
+    public init(type: Int, version: Int, bytes: ArraySlice<UInt8>) {
         self.type = type
         self.version = version
-        self.value = value
+        self.bytes = bytes
     }
 }

@@ -54,6 +54,8 @@ public final class PurchaseField: Sendable {
 
     /// The verifyReceipt-style key: `inspect`'s JSON key and the detail overlay's label.
     public let name: String
+    /// ``name`` as a constant, for writers that copy its bytes without reference counting.
+    public let key: StaticString
     /// The detail overlay's label when it differs from ``name`` (e.g. to give the unit).
     public let label: String
     public let accessor: Accessor
@@ -69,12 +71,14 @@ public final class PurchaseField: Sendable {
     /// The stored property's byte offset in ``Purchase``: reading through it costs one copy of
     /// the field, where a key path read copies the whole purchase (measured: a third of
     /// `inspect --format json`).
-    private let offset: Int?
+    let offset: Int?
 
     init(
-        _ name: String, _ accessor: Accessor, asn1: Int? = nil, shape: ASN1Shape = .natural, receipt: String? = nil,
+        _ key: StaticString, _ accessor: Accessor, asn1: Int? = nil, shape: ASN1Shape = .natural, receipt: String? = nil,
         jws: String? = nil, label: String? = nil, explain: (@Sendable (Int) -> String)? = nil
     ) {
+        let name = key.description
+        self.key = key
         self.name = name
         self.label = label ?? name
         self.accessor = accessor

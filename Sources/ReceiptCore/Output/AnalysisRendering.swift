@@ -105,7 +105,7 @@ public enum AnalysisRendering {
         out.beginObject()
         for key in all {
             if let text = extra[key] {
-                out.member(key, text)
+                out.member(text: key, text)
             } else if let index = keys.firstIndex(of: key) {
                 write(analysis, Member.allCases[index], into: &out)
             }
@@ -178,17 +178,17 @@ public enum AnalysisRendering {
     }
 
     /// A member written as `null` when absent (the analysis keeps its keys).
-    private static func nullable(_ key: String, _ text: String?, into out: inout JSONOutput) {
+    private static func nullable(_ key: StaticString, _ text: String?, into out: inout JSONOutput) {
         out.key(key)
         if let text { out.string(text) } else { out.null() }
     }
 
-    private static func nullable(_ key: String, _ date: Date?, into out: inout JSONOutput) {
+    private static func nullable(_ key: StaticString, _ date: Date?, into out: inout JSONOutput) {
         out.key(key)
         if let date { out.date(date) } else { out.null() }
     }
 
-    private static func nullable(_ key: String, _ flag: Bool?, into out: inout JSONOutput) {
+    private static func nullable(_ key: StaticString, _ flag: Bool?, into out: inout JSONOutput) {
         out.key(key)
         if let flag { out.bool(flag) } else { out.null() }
     }
