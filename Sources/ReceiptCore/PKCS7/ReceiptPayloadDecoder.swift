@@ -66,8 +66,8 @@ struct ReceiptPayloadDecoder {
     private mutating func apply(
         _ attribute: (type: Int, version: Int, offset: Int), value: ArraySlice<UInt8>, to receipt: inout AppReceipt
     ) throws {
-        let raw = ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value))
-        let context = { "receipt field \(attribute.type)" }
+        var raw: ASN1Attribute { ASN1Attribute(type: attribute.type, version: attribute.version, bytes: value) }
+        let context = FieldPlace(type: attribute.type, purchase: nil)
         var ok = true
         switch attribute.type {
         case 0: ok = string(value, context).map { receipt.receiptType = $0 } != nil
@@ -116,27 +116,78 @@ struct ReceiptPayloadDecoder {
         _ attribute: (type: Int, version: Int, offset: Int), value: ArraySlice<UInt8>, to purchase: inout Purchase,
         index: Int
     ) {
-        let context = { "in-app purchase \(index) field \(attribute.type)" }
-        guard let field = PurchaseField.forASN1Type(attribute.type) else {
-            purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))
-            return
+        let context = FieldPlace(type: attribute.type, purchase: index)
+        let slot = (1700..<1800).contains(attribute.type) ? Self.purchaseSlots[attribute.type - 1700] : .unknown
+        /// Stores a decoded value in the purchase's stored property at the slot's offset.
+        func store<T>(_ value: T?) -> Bool {
+            guard let value else { return false }
+            withUnsafeMutablePointer(to: &purchase) {
+                UnsafeMutableRawPointer($0).advanced(by: slot.offset).assumingMemoryBound(to: T?.self).pointee = value
+            }
+            return true
         }
         let ok: Bool
-        switch (field.accessor, field.asn1Shape) {
-        case (.text(let path), .natural): ok = string(value, context).map { purchase[keyPath: path] = $0 } != nil
-        case (.text(let path), .stringOrInteger):
-            ok = stringOrInteger(value, context).map { purchase[keyPath: path] = $0 } != nil
-        case (.text(let path), .integerText): ok = integer(value, context).map { purchase[keyPath: path] = String($0) } != nil
-        case (.integer(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = Int(clamping: $0) } != nil
-        case (.integer64(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = $0 } != nil
-        case (.flag(let path), _): ok = integer(value, context).map { purchase[keyPath: path] = $0 != 0 } != nil
-        case (.date(let path), _): ok = date(value, context, into: &purchase[keyPath: path])
-        case (.productType, _):
+        switch slot.kind {
+        case .unknown: ok = false
+        case .text:
+            switch slot.shape {
+            case .natural: ok = store(string(value, context))
+            case .stringOrInteger: ok = store(stringOrInteger(value, context))
+            case .integerText: ok = store(integer(value, context).map { String($0) })
+            }
+        case .integer: ok = store(integer(value, context).map { Int(clamping: $0) })
+        case .integer64: ok = store(integer(value, context))
+        case .flag: ok = store(integer(value, context).map { $0 != 0 })
+        case .date:
+            var date: Date?
+            ok = self.date(value, context, into: &date)
+            if let date { _ = store(date) }
+        case .productType:
             ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int(clamping: $0)) } != nil
-        case (.source, _): ok = false
         }
         if !ok {
-            purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, value: Array(value)))
+            purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, bytes: value))
+        }
+    }
+
+    /// Where an in-app attribute type goes in ``Purchase``: plain values read from
+    /// ``PurchaseField``'s table once, so decoding a field costs no key path or reference
+    /// counting (key path writes were a third of decoding a receipt).
+    private struct PurchaseSlot {
+        enum Kind { case unknown, text, integer, integer64, flag, date, productType }
+        var kind: Kind
+        var shape: PurchaseField.ASN1Shape
+        var offset: Int
+
+        static let unknown = PurchaseSlot(kind: .unknown, shape: .natural, offset: 0)
+    }
+
+    /// Types 1700…1799.
+    private static let purchaseSlots: [PurchaseSlot] = (1700..<1800).map { type in
+        guard let field = PurchaseField.forASN1Type(type) else { return .unknown }
+        let kind: PurchaseSlot.Kind
+        switch field.accessor {
+        case .source: return .unknown
+        case .productType: return PurchaseSlot(kind: .productType, shape: field.asn1Shape, offset: 0)
+        case .text: kind = .text
+        case .integer: kind = .integer
+        case .integer64: kind = .integer64
+        case .flag: kind = .flag
+        case .date: kind = .date
+        }
+        guard let offset = field.offset else { return .unknown }
+        return PurchaseSlot(kind: kind, shape: field.asn1Shape, offset: offset)
+    }
+
+    /// Names the attribute a warning is about (built only when there is a warning).
+    private struct FieldPlace: CustomStringConvertible {
+        var type: Int
+        /// The in-app purchase's index, or `nil` for a receipt field.
+        var purchase: Int?
+
+        var description: String {
+            if let purchase { return "in-app purchase \(purchase) field \(type)" }
+            return "receipt field \(type)"
         }
     }
 
@@ -153,34 +204,34 @@ struct ReceiptPayloadDecoder {
         return (UInt8(truncatingIfNeeded: node.identifier.tagNumber), content)
     }
 
-    private mutating func string(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> String? {
+    private mutating func string(_ bytes: ArraySlice<UInt8>, _ context: FieldPlace) -> String? {
         guard let (tag, content) = primitive(bytes) else {
-            warnings.append("\(context()) is not a single ASN.1 value; kept as raw bytes")
+            warnings.append("\(context) is not a single ASN.1 value; kept as raw bytes")
             return nil
         }
         switch tag {
         case 0x0C, 0x16, 0x13, 0x1A, 0x14:  // UTF8String, IA5String, PrintableString, VisibleString, T61String
             guard let text = String(validating: content, as: UTF8.self) else {
-                warnings.append("\(context()) is not valid UTF-8; invalid bytes shown as U+FFFD")
+                warnings.append("\(context) is not valid UTF-8; invalid bytes shown as U+FFFD")
                 return String(decoding: content, as: UTF8.self)
             }
             return text
         default:
-            warnings.append("\(context()) should be a string but has ASN.1 tag \(tag); kept as raw bytes")
+            warnings.append("\(context) should be a string but has ASN.1 tag \(tag); kept as raw bytes")
             return nil
         }
     }
 
-    private mutating func integer(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> Int64? {
+    private mutating func integer(_ bytes: ArraySlice<UInt8>, _ context: FieldPlace) -> Int64? {
         guard let (tag, content) = primitive(bytes), tag == 0x02, let value = ASN1Reading.integer(contentBytes: content)
         else {
-            warnings.append("\(context()) should be an INTEGER; kept as raw bytes")
+            warnings.append("\(context) should be an INTEGER; kept as raw bytes")
             return nil
         }
         return value
     }
 
-    private mutating func stringOrInteger(_ bytes: ArraySlice<UInt8>, _ context: () -> String) -> String? {
+    private mutating func stringOrInteger(_ bytes: ArraySlice<UInt8>, _ context: FieldPlace) -> String? {
         if let (tag, content) = primitive(bytes), tag == 0x02, let value = ASN1Reading.integer(contentBytes: content) {
             return String(value)
         }
@@ -189,7 +240,7 @@ struct ReceiptPayloadDecoder {
 
     /// Reads a date field; an empty string means "no date" (Apple writes that for, e.g., an
     /// absent expiry) and is not an error.
-    private mutating func date(_ bytes: ArraySlice<UInt8>, _ context: () -> String, into target: inout Date?) -> Bool {
+    private mutating func date(_ bytes: ArraySlice<UInt8>, _ context: FieldPlace, into target: inout Date?) -> Bool {
         if fastPath, let (tag, content) = primitive(bytes), tag == 0x16 || tag == 0x0C {
             if content.isEmpty { return true }
             if let date = AppleDate.parse(bytes: content) {
@@ -203,7 +254,7 @@ struct ReceiptPayloadDecoder {
             target = date
             return true
         }
-        warnings.append("\(context()) is not a date: \(text.debugDescription)")
+        warnings.append("\(context) is not a date: \(text.debugDescription)")
         return false
     }
 }
