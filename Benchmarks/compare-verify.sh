@@ -44,10 +44,15 @@ for format in json text; do
 import os, subprocess, sys, time
 fmt, binary, folder = sys.argv[1:4]
 count = len(os.listdir(folder))
-start = time.perf_counter()
-out = subprocess.run([binary, "inspect", "--format", fmt, folder], stdout=subprocess.PIPE).stdout
-elapsed = time.perf_counter() - start
-print(f"receiptdash inspect --format {fmt}: {count} receipts in {elapsed:.3f} s: {count / elapsed:.0f} receipts/s, {len(out) / 1e6:.1f} MB written")
+# The median of 11 runs after one warm-up: one run alone varies by a tenth on a busy machine.
+times = []
+for run in range(12):
+    start = time.perf_counter()
+    out = subprocess.run([binary, "inspect", "--format", fmt, folder], stdout=subprocess.PIPE).stdout
+    if run > 0:
+        times.append(time.perf_counter() - start)
+elapsed = sorted(times)[len(times) // 2]
+print(f"receiptdash inspect --format {fmt}: {count} receipts in {elapsed:.3f} s (median of {len(times)}; fastest {min(times):.3f} s): {count / elapsed:.0f} receipts/s, {len(out) / 1e6:.1f} MB written")
 PY
 done
 files=()
