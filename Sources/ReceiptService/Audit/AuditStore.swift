@@ -231,19 +231,28 @@ public final class AuditStore: Sendable {
         }
     }
 
+    /// The `purchase` table's columns after `receipt_id` and `source`: those of
+    /// ``PurchaseField/audited``, named as the field is (the one table of purchase fields).
+    private static let purchaseInsertSQL: String = {
+        let columns = ["receipt_id", "source"] + PurchaseField.audited.map(\.name)
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        return "INSERT INTO purchase (\(columns.joined(separator: ", "))) VALUES (\(marks))"
+    }()
+
     private func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO purchase (receipt_id, source, product_id, transaction_id, original_transaction_id, quantity,
-                                      purchase_date, expires_date, cancellation_date)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+        let statement = try db.cachedStatement(sql: Self.purchaseInsertSQL)
         for p in purchases {
-            try statement.execute(arguments: [
-                id, p.source.rawValue, p.productID, p.transactionID, p.originalTransactionID, p.quantity,
-                p.purchaseDate?.timeIntervalSince1970, p.expiresDate?.timeIntervalSince1970,
-                p.cancellationDate?.timeIntervalSince1970,
-            ])
+            var arguments: [(any DatabaseValueConvertible)?] = [id, p.source.rawValue]
+            for field in PurchaseField.audited {
+                switch field.value(in: p) {
+                case nil: arguments.append(nil)
+                case .text(let text)?: arguments.append(text)
+                case .integer(let number)?: arguments.append(number)
+                case .flag(let flag)?: arguments.append(flag)
+                case .date(let date)?: arguments.append(date.timeIntervalSince1970)  // seconds, as the column always held
+                }
+            }
+            try statement.execute(arguments: StatementArguments(arguments))
         }
     }
 
