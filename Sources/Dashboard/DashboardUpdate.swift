@@ -164,16 +164,17 @@ extension DashboardState {
         }
     }
 
+    /// The selected input as `inspect --format json` writes it (the same writer, analysis
+    /// merged in), or `{"error": {"code", "message", "offset"}, "source"}` when it did not decode.
     func exportJSON(_ item: LoadedItem) -> String {
-        guard let decoded = item.decoded else {
-            return InspectJSON.encode(.object([
-                "source": .string(item.source),
-                "error": .object(["message": .string(item.error?.reason ?? "unknown")]),
-            ]))
+        var out = JSONOutput()
+        if let decoded = item.decoded {
+            InspectJSON.write(decoded, source: item.source, trust: item.trust, analysis: item.analysis, into: &out)
+        } else {
+            let error = item.error ?? ReceiptDecodingError(.emptyInput, "unknown")
+            InspectJSON.write(error: error, source: item.source, into: &out)
         }
-        var object = InspectJSON.object(for: decoded, source: item.source, trust: item.trust).object ?? [:]
-        if let analysis = item.analysis { object.merge(AnalysisRendering.json(analysis)) { _, new in new } }
-        return InspectJSON.encode(.object(object))
+        return out.text
     }
 
     private mutating func handleHelp(_ event: KeyEvent, offset: Int) -> [Effect] {
