@@ -191,7 +191,9 @@ extension Inspect {
             if keepDecoded { rendered.decoded = value }
             switch format {
             case .json:
-                var out = JSONOutput(fragmentAtDepth: depth, capacity: 64 * 1024)
+                // The JSON runs to about 3.4 times a receipt's size: room for it at once.
+                let size = (try? input.result.get().count) ?? 0
+                var out = JSONOutput(fragmentAtDepth: depth, capacity: max(64 * 1024, 4 * size))
                 InspectJSON.write(value, source: input.source, trust: judged.trust, analysis: analysis, into: &out)
                 rendered.json = out
             case .text:

@@ -30,19 +30,22 @@ struct Analyzer {
         index.reserveCapacity(index.count + total)
         for list in lists {
             var seenInList = Set<String>(minimumCapacity: list.count)
-            for row in list {
-                let key = row.transactionID ?? "row-\(rows.count)"
+            // By index: `for row in list` copies each row (a retain per string) before it is
+            // stored, which is a copy already.
+            let fromReceipt = list.first?.source == .receiptInApp
+            for i in list.indices {
+                let key = list[i].transactionID ?? "row-\(rows.count)"
                 guard seenInList.insert(key).inserted else {
                     duplicates[key, default: 1] += 1
                     continue
                 }
                 if let at = index[key] {
-                    rows[at] = merge(rows[at], row)
+                    rows[at] = merge(rows[at], list[i])
                 } else {
                     index[key] = rows.count
-                    rows.append(row)
+                    rows.append(list[i])
                 }
-                if list.first?.source == .receiptInApp, row.productType == .consumable, let id = row.transactionID {
+                if fromReceipt, list[i].productType == .consumable, let id = list[i].transactionID {
                     receiptConsumables.insert(id)
                 }
             }
@@ -108,14 +111,14 @@ struct Analyzer {
         var chains: [String: [Int]] = [:]
         var chainOrder: [String] = []
         var oneTime: [OneTimePurchase] = []
-        for (position, row) in rows.enumerated() {
-            let (auto, inferred) = isAutoRenewable(row)
+        for position in rows.indices {
+            let (auto, inferred) = isAutoRenewable(rows[position])
             if auto {
-                let chain = row.originalTransactionID ?? row.transactionID ?? "row-\(position)"
+                let chain = rows[position].originalTransactionID ?? rows[position].transactionID ?? "row-\(position)"
                 if chains[chain] == nil { chainOrder.append(chain) }
                 chains[chain, default: []].append(position)
             } else {
-                oneTime.append(oneTimePurchase(row, inferred: inferred))
+                oneTime.append(oneTimePurchase(rows[position], inferred: inferred))
             }
         }
         for (id, count) in duplicates.sorted(by: { $0.key < $1.key }) {

@@ -154,7 +154,7 @@ public enum InspectJSON {
         out.member("fulfillment_tool_version", r.fulfillmentToolVersion)
         out.key("in_app")
         out.beginArray()
-        for p in r.inApp { purchase(p, into: &out) }
+        purchases(r.inApp, into: &out)
         out.endArray()
         out.member("opaque_value", r.opaqueValue.map(base64))
         out.member("original_application_version", r.originalApplicationVersion)
@@ -208,6 +208,15 @@ public enum InspectJSON {
         withUnsafePointer(to: p) { purchase(at: $0, into: &out) }
     }
 
+    /// Each purchase read in place: `for p in list` copies every row, retaining each of its
+    /// strings and arrays (measured: a tenth of the writer's time).
+    private static func purchases(_ list: [Purchase], into out: inout JSONOutput) {
+        list.withUnsafeBufferPointer { rows in
+            guard let base = rows.baseAddress else { return }
+            for i in 0..<rows.count { purchase(at: base + i, into: &out) }
+        }
+    }
+
     private static func purchase(at pointer: UnsafePointer<Purchase>, into out: inout JSONOutput) {
         let base = UnsafeRawPointer(pointer)
         @inline(__always) func stored<T>(_ member: PurchaseMember, _: T.Type) -> T? {
@@ -258,7 +267,7 @@ public enum InspectJSON {
         guard !list.isEmpty else { return }
         out.key(name)
         out.beginArray()
-        for p in list { purchase(p, into: &out) }
+        purchases(list, into: &out)
         out.endArray()
     }
 
