@@ -981,6 +981,23 @@ fileprivate func evaluate(
         expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
     }
 
+    /// `--root-ca`: the same chain, with its root added as a test anchor to Apple's, is `test`
+    /// (the root step a warning saying so), never `valid`; everything else is checked as for
+    /// Apple's roots.
+    @Test func chainToAnAddedTestRootIsTest() async throws {
+        let anchors = try TrustAnchors.apple.addingTestRoots([pki.rootDER])
+        let evaluator = TrustEvaluator(anchors: anchors)
+        let report = try await evaluate(try SignedJWS.make(pki), with: evaluator)
+        expectReport(report, verdict: .test, failing: [], steps: expectedSteps(jwsStepNames, ["root": .warning]))
+        #expect(report.reason("root").contains("a root given for test data (--root-ca), not Apple's"))
+
+        var parts = Self.parts(try SignedJWS.make(pki))
+        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        let tampered = try await evaluate(parts.joined(separator: "."), with: evaluator)
+        #expect(tampered.verdict == .invalid)
+        #expect(tampered.steps.first { $0.name == "signature" }?.outcome == .fail)
+    }
+
     @Test func leafWithoutMarkerFailsAtLeaf() async throws {
         let leaf = try pki.leaf(marker: false)
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])

@@ -78,10 +78,10 @@ struct JWSTrustCheck {
         }
         // The chain must be leaf, intermediate[, root]: the intermediate is taken from x5c[1] only.
         let candidates = chain.count > 1 ? [chain[1]] : []
-        await evaluator.appleChain(
+        let success = await evaluator.appleChain(
             leaf: leaf, candidates: candidates, time: time, timeSource: timeSource, options: options, steps: &steps)
         return TrustReport(
-            verdict: TrustEvaluator.verdict(steps, success: .valid), steps: steps, validationTime: time,
+            verdict: TrustEvaluator.verdict(steps, success: success), steps: steps, validationTime: time,
             validationTimeSource: timeSource)
     }
 

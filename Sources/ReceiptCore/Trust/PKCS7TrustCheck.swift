@@ -70,7 +70,7 @@ struct PKCS7TrustCheck {
             await xcodeSteps(cert, der: der, steps: &steps)
             evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
         } else if let leaf = signerCert {
-            await evaluator.appleChain(
+            success = await evaluator.appleChain(
                 leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
         } else {
             steps.append(.init(name: "chain", outcome: .skipped, reason: "no signer certificate to build a chain from"))

@@ -18,6 +18,9 @@ public struct TrustAnchors: Sendable {
     /// SHA-256 over every root's DER: part of ``TrustCache``'s chain key, so one cache shared
     /// by evaluators with different anchors never answers for the wrong roots.
     private(set) var fingerprint: Data
+    /// DER of the roots added for test data (``addingTestRoots(_:)``): a chain that ends in one
+    /// is judged `test`, never `valid`.
+    private(set) var testRootDERs: Set<[UInt8]> = []
 
     public init(roots: [Certificate]) {
         self.roots = roots
@@ -38,6 +41,18 @@ public struct TrustAnchors: Sendable {
     public init(derCertificates: [[UInt8]]) throws {
         self.init(roots: try derCertificates.map { try Certificate(derEncoded: $0) })
     }
+
+    /// These anchors plus roots for test data (`--root-ca`: the API simulator's root, a staging
+    /// PKI). Chains to them are checked exactly as Apple's are, and judged `test`.
+    public func addingTestRoots(_ derCertificates: [[UInt8]]) throws -> TrustAnchors {
+        let added = try derCertificates.map { try Certificate(derEncoded: $0) }
+        var anchors = TrustAnchors(roots: roots + added)
+        anchors.testRootDERs = testRootDERs.union(derCertificates)
+        return anchors
+    }
+
+    /// Whether `der` is a root added for test data.
+    func isTestRoot(_ der: [UInt8]) -> Bool { testRootDERs.contains(der) }
 
     /// The bundled Apple roots.
     public static let apple: TrustAnchors = {

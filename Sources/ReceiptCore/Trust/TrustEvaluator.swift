@@ -88,10 +88,14 @@ public struct TrustEvaluator: Sendable {
     /// `Verifier` (RFC 5280, Apple's marker OIDs, key usage, unknown critical extensions), and
     /// validity at `time`. Appends one step per check: leaf certificate, intermediate, root,
     /// validity, and an expiry warning when one is due.
+    /// - Returns: the verdict a clean chain earns: `valid` for Apple's roots, `test` for a root
+    ///   added for test data.
+    @discardableResult
     func appleChain(
         leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
         options: TrustOptions, steps: inout [TrustReport.Step]
-    ) async {
+    ) async -> TrustReport.Verdict {
+        var success = TrustReport.Verdict.valid
         let (leafCert, leafDER) = leaf
         let analysis = await analyseAppleChain(leaf: leaf, candidates: candidates)
         let at = { (position: Int) in analysis.problems.filter { $0.position == position }.map(\.text) }
@@ -127,11 +131,15 @@ public struct TrustEvaluator: Sendable {
             if let root = analysis.root {
                 chain.append(("root", root.certificate))
                 let problems = at(2)
+                let isTestRoot = anchors.isTestRoot(root.der)
+                if isTestRoot { success = .test }
                 steps.append(
                     problems.isEmpty
                         ? .init(
-                            name: "root", outcome: .pass,
-                            reason: "the intermediate is signed by \(root.certificate.displayName), a bundled Apple root",
+                            name: "root", outcome: isTestRoot ? .warning : .pass,
+                            reason: isTestRoot
+                                ? "the intermediate is signed by \(root.certificate.displayName), a root given for test data (--root-ca), not Apple's: test data, never from the App Store"
+                                : "the intermediate is signed by \(root.certificate.displayName), a bundled Apple root",
                             details: details(root.certificate, der: root.der))
                         : .init(
                             name: "root", outcome: .fail,
@@ -161,6 +169,7 @@ public struct TrustEvaluator: Sendable {
                 .init(name: "chain", outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
         }
         expiryWarning(chain.filter { $0.0 != "root" }, options: options, steps: &steps)
+        return success
     }
 
     /// One step: were all certificates valid at `time`?
