@@ -1,0 +1,235 @@
+import Foundation
+import UntrustedText
+
+/// `lookup --format json` (a contract: add keys, never rename them):
+///
+/// `{"query", "environment", "transactions": [{"transaction_id", "original_transaction_id",
+/// "product_id", "type", "purchase_date", "expires_date", "revocation_date",
+/// "revocation_reason", "environment", "trust"}], "subscriptions", "one_time_purchases",
+/// "refunds", "renewal_info", "requests", "error"}`, keys in `JSONEncoder`'s sorted order like
+/// every JSON receiptdash writes. Subscriptions are the analysis `inspect --at` writes, state
+/// names included. `error` is present only on failure.
+public enum LookupJSON {
+    public static func write(_ result: CustomerLookupResult, into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("analyzed_at", result.at)
+        if let status = apiStatusMembers(result) {
+            out.key("api_subscription_statuses")
+            out.beginArray()
+            for (original, value) in status {
+                out.beginObject()
+                out.member("original_transaction_id", original)
+                out.member("status", value.rawValue)
+                out.member("status_name", value.description)
+                out.endObject()
+            }
+            out.endArray()
+        }
+        if let environment = result.environment {
+            out.member("environment", environment.rawValue)
+        } else {
+            out.key("environment")
+            out.null()
+        }
+        if let failure = result.failure {
+            out.key("error")
+            out.beginObject()
+            out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
+            out.member("code", failure.code.description)
+            out.member("message", failure.reason)
+            out.endObject()
+        }
+        out.member("notes", strings: result.notes.isEmpty ? nil : result.notes)
+        if let analysis = result.analysis {
+            AnalysisRendering.write(analysis, .oneTimePurchases, into: &out)
+        } else {
+            out.key("one_time_purchases")
+            out.beginArray()
+            out.endArray()
+        }
+        out.key("query")
+        query(result.query, into: &out)
+        out.member("refunds", strings: result.refunds)
+        out.key("renewal_info")
+        out.beginArray()
+        for item in result.renewals {
+            if let renewal = item.renewal { InspectJSON.renewal(renewal, into: &out) }
+        }
+        out.endArray()
+        out.key("requests")
+        out.beginArray()
+        for record in result.records { out.value(record.json) }
+        out.endArray()
+        if let analysis = result.analysis {
+            AnalysisRendering.write(analysis, .subscriptions, into: &out)
+        } else {
+            out.key("subscriptions")
+            out.beginArray()
+            out.endArray()
+        }
+        out.key("transactions")
+        out.beginArray()
+        for item in result.transactions { transaction(item, into: &out) }
+        out.endArray()
+        out.endObject()
+    }
+
+    private static func apiStatusMembers(_ result: CustomerLookupResult) -> [(String, SubscriptionAPIStatus)]? {
+        guard !result.apiStatuses.isEmpty else { return nil }
+        return result.apiStatuses.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    static func query(_ query: LookupQuery, into out: inout JSONOutput) {
+        out.beginObject()
+        switch query {
+        case .orderID(let id):
+            out.member("order_id", id)
+        case .transactionID(let id):
+            out.member("transaction_id", id)
+        case .receipt(let source, let id, let verdict):
+            out.member("receipt_trust", verdict?.rawValue)
+            out.member("source", source)
+            out.member("transaction_id", id)
+        }
+        out.endObject()
+    }
+
+    /// One transaction: every key always present (`null` when absent), so rows line up.
+    static func transaction(_ item: LookedUpItem, into out: inout JSONOutput) {
+        let p = item.transaction
+        func text(_ key: StaticString, _ value: String?) {
+            out.key(key)
+            if let value { out.string(value) } else { out.null() }
+        }
+        func date(_ key: StaticString, _ value: Date?) {
+            out.key(key)
+            if let value { out.date(value) } else { out.null() }
+        }
+        out.beginObject()
+        text("environment", p?.environment)
+        date("expires_date", p?.expiresDate)
+        text("original_transaction_id", p?.originalTransactionID)
+        text("product_id", p?.productID)
+        date("purchase_date", p?.purchaseDate)
+        date("revocation_date", p?.cancellationDate)
+        out.key("revocation_reason")
+        if let reason = p?.cancellationReason { out.integer(reason) } else { out.null() }
+        text("transaction_id", p?.transactionID)
+        out.key("trust")
+        InspectJSON.trust(item.trust, into: &out)
+        text("type", p?.productType?.rawValue)
+        out.endObject()
+    }
+}
+
+/// `lookup`'s text: the purchases as a table, each subscription's state, explanation and
+/// timeline, refunds, renewal preferences and the requests made. Text from Apple's answers is
+/// escaped like all untrusted text.
+public enum LookupText {
+    public static func render(_ result: CustomerLookupResult) -> String {
+        var lines: [String] = []
+        let asked: String
+        switch result.query {
+        case .orderID(let id): asked = "order \(SafeText.escaped(id))"
+        case .transactionID(let id): asked = "transaction \(SafeText.escaped(id))"
+        case .receipt(let source, let id, let verdict):
+            asked = "transaction \(SafeText.escaped(id)) from \(SafeText.escaped(source))"
+                + (verdict.map { " (receipt trust: \($0.rawValue))" } ?? "")
+        }
+        lines.append("Look-up of \(asked)" + (result.environment.map { " in \($0.rawValue)" } ?? ""))
+        if let failure = result.failure {
+            lines.append("  Failed: \(SafeText.escaped(failure.reason))")
+        }
+        if !result.transactions.isEmpty {
+            lines.append("")
+            lines.append("Transactions (\(result.transactions.count))")
+            let header = ["purchased", "product", "transaction", "original", "type", "expires", "revoked", "trust"]
+            var rows: [[String]] = [header]
+            for item in result.transactions {
+                let p = item.transaction
+                rows.append([
+                    day(p?.purchaseDate), SafeText.escaped(p?.productID ?? "?"), SafeText.escaped(p?.transactionID ?? "?"),
+                    SafeText.escaped(p?.originalTransactionID ?? "?"), shortType(p?.productType), day(p?.expiresDate),
+                    p?.cancellationDate.map { day($0) } ?? "", item.trust.verdict.rawValue,
+                ])
+            }
+            lines += table(rows).map { "  " + $0 }
+            let untrusted = result.transactions.filter { $0.trust.verdict == .invalid }
+            for item in untrusted.prefix(5) {
+                let failing = item.trust.steps.filter { $0.outcome == .fail }.map { "\($0.name): \($0.reason)" }
+                lines.append(
+                    "  ! \(SafeText.escaped(item.transaction?.transactionID ?? "?")) is not trustworthy: "
+                        + SafeText.escaped(failing.joined(separator: "; ")))
+            }
+        }
+        if let analysis = result.analysis {
+            let block = AnalysisRendering.text(analysis)
+            if !block.isEmpty {
+                lines.append("")
+                lines += block
+            }
+        }
+        if !result.apiStatuses.isEmpty {
+            lines.append("")
+            lines.append("Apple's subscription statuses")
+            for (original, status) in result.apiStatuses.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(SafeText.escaped(original)): \(status.rawValue) (\(status.description))")
+            }
+        }
+        for note in result.notes { lines.append("note: " + SafeText.escaped(note)) }
+        lines.append("")
+        lines.append(result.refunds.isEmpty ? "Refunds: none" : "Refunds: " + result.refunds.map(SafeText.escaped).joined(separator: ", "))
+        if !result.renewals.isEmpty {
+            lines.append("")
+            lines.append("Renewal preferences")
+            for item in result.renewals {
+                guard let r = item.renewal else { continue }
+                var facts: [String] = []
+                if let on = r.autoRenewStatus { facts.append(on ? "auto-renew on" : "auto-renew off") }
+                if let next = r.autoRenewProductID { facts.append("renews as \(SafeText.escaped(next))") }
+                if let intent = r.expirationIntent { facts.append("expiration intent \(intent)") }
+                if r.isInBillingRetryPeriod == true { facts.append("in billing retry") }
+                if let grace = r.gracePeriodExpiresDate { facts.append("grace until \(AppleDate.iso8601(grace))") }
+                lines.append(
+                    "  \(SafeText.escaped(r.originalTransactionID ?? "?")) (\(SafeText.escaped(r.productID ?? "?"))): "
+                        + facts.joined(separator: ", ") + " [trust: \(item.trust.verdict.rawValue)]")
+            }
+        }
+        lines.append("")
+        lines.append("Requests (\(result.records.count))")
+        for record in result.records {
+            var text = "  \(record.endpoint.rawValue) \(record.environment.rawValue): \(record.result)"
+            text += String(format: ", %.0f ms", record.latencyMilliseconds)
+            if let wait = record.waitSeconds {
+                text += String(format: ", retried after %.1f s", wait)
+                if let until = record.retryAfter { text += " (Retry-After \(AppleDate.iso8601(until)))" }
+            }
+            lines.append(text)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func day(_ date: Date?) -> String { date.map { String(AppleDate.iso8601($0).prefix(10)) } ?? "" }
+
+    private static func shortType(_ type: ProductType?) -> String {
+        switch type {
+        case .autoRenewable?: "auto-renewable"
+        case .nonRenewing?: "non-renewing"
+        case .consumable?: "consumable"
+        case .nonConsumable?: "non-consumable"
+        default: "?"
+        }
+    }
+
+    /// Left-aligned columns two spaces apart, sized by display width.
+    private static func table(_ rows: [[String]]) -> [String] {
+        guard let columns = rows.first?.count else { return [] }
+        var widths = Array(repeating: 0, count: columns)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == columns - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }.joined(separator: "  ")
+        }
+    }
+}

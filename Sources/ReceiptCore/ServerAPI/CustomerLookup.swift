@@ -1,0 +1,106 @@
+import Foundation
+
+/// What a support engineer starts a look-up from.
+public enum LookupQuery: Sendable, Hashable {
+    /// The order ID on the customer's emailed App Store invoice (production only).
+    case orderID(String)
+    case transactionID(String)
+    /// A receipt the engineer pasted or named: its transaction id, read by our own decoder
+    /// after our own trust check (the migration path off `verifyReceipt`).
+    case receipt(source: String, transactionID: String, verdict: TrustReport.Verdict?)
+
+    /// The transaction id asked about, when the query names one.
+    public var transactionID: String? {
+        switch self {
+        case .orderID: nil
+        case .transactionID(let id), .receipt(_, let id, _): id
+        }
+    }
+}
+
+/// One signed item the API returned (a transaction or renewal info), decoded and judged:
+/// our JWS trust (chain at `signedDate`, each nested token on its own), plus its `bundleId`
+/// and `environment` against what was asked.
+public struct LookedUpItem: Sendable {
+    public var decoded: DecodedInput
+    public var trust: TrustReport
+
+    public init(decoded: DecodedInput, trust: TrustReport) {
+        self.decoded = decoded
+        self.trust = trust
+    }
+
+    /// The transaction, for a signed transaction.
+    public var transaction: Purchase? { decoded.transactions.first }
+    /// The renewal info, for signed renewal info.
+    public var renewal: RenewalInfo? { decoded.pendingRenewalInfo.first }
+
+    /// Adds the `bundle` and `environment` steps: Apple's verifier checks both after the
+    /// signature, and a token for another app or environment must not pass as this one.
+    public mutating func check(bundleID: String, environment: APIEnvironment) {
+        // Renewal info carries no bundleId; its environment is checked.
+        if let payloadBundle = transaction?.bundleID {
+            trust.steps.append(
+                payloadBundle == bundleID
+                    ? .init(name: "bundle", outcome: .pass, reason: "bundleId is \(payloadBundle), the app asked about")
+                    : .init(name: "bundle", outcome: .fail, reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
+        }
+        let payloadEnvironment = transaction?.environment ?? renewal?.environment
+        if let payloadEnvironment {
+            trust.steps.append(
+                payloadEnvironment == environment.rawValue
+                    ? .init(name: "environment", outcome: .pass, reason: "environment is \(payloadEnvironment), where it was asked")
+                    : .init(
+                        name: "environment", outcome: .fail,
+                        reason: "environment is \(payloadEnvironment), but it came from the \(environment.rawValue) API"))
+        }
+        if trust.steps.contains(where: { $0.outcome == .fail }) { trust.verdict = .invalid }
+    }
+}
+
+/// The answer to one look-up: every transaction of the customer, their renewal preferences,
+/// refunds, the same subscription analysis `inspect --at` makes, and every request made. A
+/// failed look-up keeps what it learned and says why in ``failure``.
+public struct CustomerLookupResult: Sendable {
+    public var query: LookupQuery
+    public var at: Date
+    /// Where the customer was found (`auto` may have gone on to sandbox).
+    public var environment: APIEnvironment?
+    /// One per transaction id, oldest purchase first.
+    public var transactions: [LookedUpItem]
+    public var renewals: [LookedUpItem]
+    /// Transaction ids Apple refunded (Get Refund History).
+    public var refunds: [String]
+    /// Subscription statuses as Apple reports them (Get All Subscription Statuses), by original
+    /// transaction id.
+    public var apiStatuses: [String: SubscriptionAPIStatus]
+    public var analysis: PurchaseAnalysis?
+    public var records: [APIRequestRecord]
+    public var failure: APIFailure?
+    /// Signed items that could not be read, in words.
+    public var notes: [String] = []
+
+    public init(
+        query: LookupQuery, at: Date, environment: APIEnvironment? = nil, transactions: [LookedUpItem] = [],
+        renewals: [LookedUpItem] = [], refunds: [String] = [], apiStatuses: [String: SubscriptionAPIStatus] = [:],
+        analysis: PurchaseAnalysis? = nil, records: [APIRequestRecord] = [], failure: APIFailure? = nil
+    ) {
+        self.query = query
+        self.at = at
+        self.environment = environment
+        self.transactions = transactions
+        self.renewals = renewals
+        self.refunds = refunds
+        self.apiStatuses = apiStatuses
+        self.analysis = analysis
+        self.records = records
+        self.failure = failure
+    }
+
+    /// The worst verdict among the signed items (`nil` when there are none).
+    public var verdict: TrustReport.Verdict? {
+        let verdicts = (transactions + renewals).map(\.trust.verdict)
+        for worst in [TrustReport.Verdict.invalid, .unverifiable, .test, .valid] where verdicts.contains(worst) { return worst }
+        return nil
+    }
+}

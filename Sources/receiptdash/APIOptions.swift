@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import ReceiptCore
+import ReceiptService
+
+/// The options every command that talks to the App Store Server API takes: credentials (flags,
+/// else the environment), hosts, test-data anchors and extra TLS roots.
+struct APIOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
+    var issuerId: String?
+
+    @Option(name: .long, help: ArgumentHelp("In-App Purchase key ID (or RECEIPTDASH_API_KEY_ID).", valueName: "id"))
+    var keyId: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The key's .p8 file, PKCS#8 PEM (or RECEIPTDASH_API_PRIVATE_KEY_FILE). Never printed or stored.", valueName: "file"))
+    var privateKeyFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("The app's bundle ID (or RECEIPTDASH_BUNDLE_ID).", valueName: "id"))
+    var bundleId: String?
+
+    @Option(name: .long, help: ArgumentHelp("The app's Apple ID, a number (or RECEIPTDASH_APP_APPLE_ID).", valueName: "id"))
+    var appAppleId: String?
+
+    @Option(name: .long, help: ArgumentHelp("Production API base URL (https; plain http on loopback only).", valueName: "url"))
+    var apiProductionUrl: String = APIHosts.appleProductionURL
+
+    @Option(name: .long, help: ArgumentHelp("Sandbox API base URL (https; plain http on loopback only).", valueName: "url"))
+    var apiSandboxUrl: String = APIHosts.appleSandboxURL
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A root certificate (DER or PEM) to trust for test data, e.g. the simulator's (--api-root-out). Chains to it are judged test, never valid.",
+            valueName: "file"))
+    var rootCa: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
+    var caFile: String?
+
+    func validate() throws {
+        _ = try hosts()
+    }
+
+    /// Both hosts, checked: a usage error (exit 64) before anything is sent.
+    func hosts() throws -> APIHosts {
+        do {
+            return try APIHosts(production: apiProductionUrl, sandbox: apiSandboxUrl)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+    }
+
+    /// The credentials, from the flags or the environment; what to configure when some are
+    /// missing. Warnings (a key file others can read) go to standard error.
+    func credentials() throws -> APICredentials {
+        let flags = APICredentials.Flags(
+            issuerID: issuerId, keyID: keyId, privateKeyFile: privateKeyFile, bundleID: bundleId, appAppleID: appAppleId)
+        do {
+            let loaded = try APICredentials.load(flags, environment: ProcessInfo.processInfo.environment)
+            for warning in loaded.warnings { Standard.error("receiptdash: warning: \(warning)") }
+            return loaded.credentials
+        } catch {
+            throw APIOptionsError(error.reason)
+        }
+    }
+
+    /// Apple's roots plus every `--root-ca` as a test anchor.
+    func trustAnchors() throws -> TrustAnchors {
+        guard !rootCa.isEmpty else { return .apple }
+        var ders: [[UInt8]] = []
+        for path in rootCa {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw APIOptionsError("--root-ca: \(path) cannot be read.")
+            }
+            ders.append(try Self.certificateDER([UInt8](data), what: "--root-ca \(path)"))
+        }
+        do {
+            return try TrustAnchors.apple.addingTestRoots(ders)
+        } catch {
+            throw APIOptionsError("--root-ca: not a certificate (\(error)).")
+        }
+    }
+
+    /// DER as is, or the first PEM certificate block.
+    static func certificateDER(_ bytes: [UInt8], what: String) throws -> [UInt8] {
+        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
+        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END")[0]
+        do {
+            return try Base64Text.decode(Array(body.filter { !$0.isWhitespace }.utf8), what: "\(what) PEM")
+        } catch {
+            throw APIOptionsError("\(what): \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
+        }
+    }
+
+    func makeClient(_ credentials: APICredentials) throws -> AppStoreServerAPIClient {
+        AppStoreServerAPIClient(
+            credentials: credentials, hosts: try hosts(),
+            extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+    }
+}
+
+/// A configuration problem found before anything was sent: printed in words, exit 1.
+struct APIOptionsError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
