@@ -23,11 +23,22 @@ struct APIOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, a number (or RECEIPTDASH_APP_APPLE_ID).", valueName: "id"))
     var appAppleId: String?
 
-    @Option(name: .long, help: ArgumentHelp("Production API base URL (https; plain http on loopback only).", valueName: "url"))
-    var apiProductionUrl: String = APIHosts.appleProductionURL
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Settings from this table of $XDG_CONFIG_HOME/receiptdash/api.toml (flags win over it, it wins over the environment).",
+            valueName: "name"))
+    var apiProfile: String?
 
-    @Option(name: .long, help: ArgumentHelp("Sandbox API base URL (https; plain http on loopback only).", valueName: "url"))
-    var apiSandboxUrl: String = APIHosts.appleSandboxURL
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Production API base URL (https; plain http on loopback only; default \(APIHosts.appleProductionURL)).", valueName: "url"))
+    var apiProductionUrl: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Sandbox API base URL (https; plain http on loopback only; default \(APIHosts.appleSandboxURL)).", valueName: "url"))
+    var apiSandboxUrl: String?
 
     @Option(
         name: .long,
@@ -43,10 +54,25 @@ struct APIOptions: ParsableArguments {
         _ = try hosts()
     }
 
-    /// Both hosts, checked: a usage error (exit 64) before anything is sent.
+    /// Both hosts (flag, else profile, else Apple's), checked: a usage error (exit 64) before
+    /// anything is sent.
     func hosts() throws -> APIHosts {
+        let profile = try self.profile()
         do {
-            return try APIHosts(production: apiProductionUrl, sandbox: apiSandboxUrl)
+            return try APIHosts(
+                production: apiProductionUrl ?? profile?.productionURL ?? APIHosts.appleProductionURL,
+                sandbox: apiSandboxUrl ?? profile?.sandboxURL ?? APIHosts.appleSandboxURL)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+    }
+
+    /// The `--api-profile` table, when one is named.
+    func profile() throws -> APIProfile? {
+        guard let apiProfile else { return nil }
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            return try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
         } catch {
             throw ValidationError(error.reason)
         }
@@ -55,8 +81,9 @@ struct APIOptions: ParsableArguments {
     /// The credentials, from the flags or the environment; what to configure when some are
     /// missing. Warnings (a key file others can read) go to standard error.
     func credentials() throws -> APICredentials {
-        let flags = APICredentials.Flags(
+        var flags = APICredentials.Flags(
             issuerID: issuerId, keyID: keyId, privateKeyFile: privateKeyFile, bundleID: bundleId, appAppleID: appAppleId)
+        if let profile = try profile() { flags = profile.filling(flags) }
         do {
             let loaded = try APICredentials.load(flags, environment: ProcessInfo.processInfo.environment)
             for warning in loaded.warnings { Standard.error("receiptdash: warning: \(warning)") }

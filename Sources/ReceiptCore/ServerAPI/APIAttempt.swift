@@ -142,7 +142,7 @@ public struct APIRequestRecord: Sendable, Hashable {
             "http_status": httpStatus.map { .integer(Int64($0)) } ?? .null,
             "api_error": apiError.map { .integer(Int64($0.rawValue)) } ?? .null,
             "latency_ms": .number((latencyMilliseconds * 1000).rounded() / 1000),
-            "retry_after": waitSeconds.map { .number($0) } ?? .null,
+            "retry_after": waitSeconds.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
         ])
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import ReceiptCore
+import TOMLKit
+
+/// Named App Store Server API settings, one TOML table per app, so a support engineer sets
+/// several apps up once and then says `--api-profile NAME`:
+///
+/// ```toml
+/// # $XDG_CONFIG_HOME/receiptdash/api.toml (default ~/.config/receiptdash/api.toml)
+/// [photos]
+/// issuer_id = "57246542-96fe-1a63-e053-0824d011072a"
+/// key_id = "2X9R4HXF34"
+/// private_key_file = "~/keys/SubscriptionKey_2X9R4HXF34.p8"
+/// bundle_id = "com.example.photos"
+/// app_apple_id = 1234567890          # optional
+/// api_production_url = "…"           # optional, as --api-production-url
+/// api_sandbox_url = "…"              # optional
+/// ```
+///
+/// The private key itself never goes in the file: only the path of its `.p8` (a key pasted
+/// into the profile is refused, so it is not copied around with the configuration).
+public struct APIProfile: Sendable, Hashable {
+    public var name: String
+    public var issuerID: String?
+    public var keyID: String?
+    public var privateKeyFile: String?
+    public var bundleID: String?
+    public var appAppleID: String?
+    public var productionURL: String?
+    public var sandboxURL: String?
+
+    /// The file profiles are read from: `$XDG_CONFIG_HOME/receiptdash/api.toml`, or
+    /// `~/.config/receiptdash/api.toml`.
+    public static func defaultPath(environment: [String: String]) -> String {
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        return base + "/receiptdash/api.toml"
+    }
+
+    /// Reads profile `name` from the TOML file at `path`.
+    public static func load(_ name: String, path: String, environment: [String: String] = [:]) throws(APICredentialError) -> APIProfile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw APICredentialError(
+                .missing, "--api-profile \(name): \(path) cannot be read; create it with one [\(name)] table (see receiptdash lookup --help)")
+        }
+        guard let text = String(validating: [UInt8](data), as: UTF8.self) else {
+            throw APICredentialError(.missing, "\(path) is not UTF-8 text")
+        }
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw APICredentialError(
+                .missing, "\(path) line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+        } catch {
+            throw APICredentialError(.missing, "\(path) is not valid TOML: \(error)")
+        }
+        guard let table = root[name]?.table else {
+            let known = root.keys.sorted()
+            throw APICredentialError(
+                .missing,
+                "\(path) has no [\(name)] profile" + (known.isEmpty ? "" : "; it has: " + known.joined(separator: ", ")))
+        }
+        if table.contains(key: "private_key") {
+            throw APICredentialError(
+                .invalidKey,
+                "\(path) [\(name)] holds a private key: keep the key in its .p8 file (chmod 600) and name it with private_key_file")
+        }
+        func setting(_ key: String) throws(APICredentialError) -> String? {
+            guard let value = table[key] else { return nil }
+            if let string = value.string { return string }
+            if let number = value.int { return String(number) }
+            throw APICredentialError(.missing, "\(path) [\(name)] \(key) must be a string")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return APIProfile(
+            name: name, issuerID: try setting("issuer_id"), keyID: try setting("key_id"),
+            privateKeyFile: try setting("private_key_file").map { $0.hasPrefix("~/") ? home + $0.dropFirst(1) : $0 },
+            bundleID: try setting("bundle_id"), appAppleID: try setting("app_apple_id"),
+            productionURL: try setting("api_production_url"), sandboxURL: try setting("api_sandbox_url"))
+    }
+
+    /// Flags given on the command line win; the profile fills the rest (and the environment
+    /// what neither gives, in ``APICredentials/load(_:environment:)``).
+    public func filling(_ flags: APICredentials.Flags) -> APICredentials.Flags {
+        APICredentials.Flags(
+            issuerID: flags.issuerID ?? issuerID, keyID: flags.keyID ?? keyID,
+            privateKeyFile: flags.privateKeyFile ?? privateKeyFile, bundleID: flags.bundleID ?? bundleID,
+            appAppleID: flags.appAppleID ?? appAppleID)
+    }
+}
