@@ -51,6 +51,9 @@ struct Lookup: AsyncParsableCommand {
     @Option(name: .long, help: "auto (production, then sandbox when production does not know the id), production or sandbox.")
     var environment: APIEnvironmentSelection = .auto
 
+    @Option(name: .long, help: ArgumentHelp("Record the look-up, its requests and the transactions found in this audit database (history finds them).", valueName: "path"))
+    var db: String?
+
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
 
@@ -86,15 +89,34 @@ struct Lookup: AsyncParsableCommand {
                     Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
                 }
             }
+            let store = try db.map { try AuditStore(path: $0) }
             let result = await service.lookUp(query, environment: environment, onEvent: events)
             try? await client.shutdown()
             write(result)
-            failed = result.failure != nil || result.transactions.isEmpty
+            var stored = true
+            if let store {
+                do {
+                    _ = try store.recordLookup(result, bundleID: credentials.bundleID, source: Self.name(query), at: Date())
+                } catch {
+                    Standard.error("receiptdash: the look-up could not be recorded in \(store.path): \(error)")
+                    stored = false
+                }
+            }
+            failed = result.failure != nil || result.transactions.isEmpty || !stored
         } catch let error as APIOptionsError {
             writeError(code: "configuration", message: error.description)
             failed = true
         }
         if failed { throw ExitCode.failure }
+    }
+
+    /// How the look-up is named in the audit store and the dashboard.
+    static func name(_ query: LookupQuery) -> String {
+        switch query {
+        case .orderID(let id): "lookup order \(id)"
+        case .transactionID(let id): "lookup transaction \(id)"
+        case .receipt(let source, let id, _): "lookup transaction \(id) from \(source)"
+        }
     }
 
     /// The query: the id given, or a receipt's newest transaction id after our own decode and

@@ -131,12 +131,88 @@ public final class AuditStore: Sendable {
                         ELSE 'retries-exhausted' END;
                     """)
         }
+        // v3: App Store Server API look-ups. A look-up is a `receipt` row of format `api`
+        // (its transactions in `purchase`, so `history --transaction-id` finds them) with the
+        // requests it made. No token or key is stored: requests keep the URL only.
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_request (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        endpoint TEXT NOT NULL,
+                        environment TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        http_status INTEGER,
+                        api_error INTEGER,
+                        result TEXT NOT NULL,
+                        latency_ms DOUBLE,
+                        retry_after DOUBLE,
+                        wait_seconds DOUBLE
+                    );
+                    CREATE INDEX api_request_receipt ON api_request(receipt_id);
+                    """)
+        }
         return migrator
     }
 
     /// Where an input came from.
     public enum SourceKind: String, Sendable {
         case paste, file, watch, stdin
+        /// An App Store Server API look-up.
+        case lookup
+    }
+
+    /// Records one look-up in one transaction: a `receipt` row of format `api` (bundle,
+    /// environment, `done` or `failed` with the failure's code), a sighting named `source`, the
+    /// transactions found and every request made.
+    public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) throws -> Int64 {
+        var out = JSONOutput()
+        LookupJSON.write(result, into: &out)
+        let hash = Self.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let seen = time.timeIntervalSince1970
+        return try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO receipt (content_hash, format, bundle_id, environment, first_seen, last_seen, state, verified_at,
+                                         failure, failure_code)
+                    VALUES (?, 'api', ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    hash, bundleID, result.environment?.rawValue, seen, seen, result.failure == nil ? "done" : "failed", seen,
+                    result.failure?.reason, result.failure?.code.description,
+                ])
+            let id = db.lastInsertedRowID
+            try insertPurchases(db, receipt: id, result.transactions.compactMap(\.transaction))
+            try db.execute(
+                sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
+                arguments: [id, SourceKind.lookup.rawValue, source, seen])
+            for (position, record) in result.records.enumerated() {
+                try db.execute(
+                    sql: """
+                        INSERT INTO api_request (receipt_id, position, endpoint, environment, url, http_status, api_error, result,
+                                                 latency_ms, retry_after, wait_seconds)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        id, position, record.endpoint.rawValue, record.environment.rawValue, record.url, record.httpStatus,
+                        record.apiError?.rawValue, record.result.description, record.latencyMilliseconds,
+                        record.retryAfter?.timeIntervalSince1970, record.waitSeconds,
+                    ])
+            }
+            return id
+        }
+    }
+
+    /// The requests a look-up made, in order: endpoint, environment, URL, HTTP status, API error.
+    public func lookupRequests(_ id: Int64) throws -> [(endpoint: String, environment: String, url: String, httpStatus: Int?, apiError: Int?)] {
+        try database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT endpoint, environment, url, http_status, api_error FROM api_request WHERE receipt_id = ? ORDER BY position",
+                arguments: [id]
+            ).map { ($0["endpoint"], $0["environment"], $0["url"], $0["http_status"], $0["api_error"]) }
+        }
     }
 
     /// One input to record.
