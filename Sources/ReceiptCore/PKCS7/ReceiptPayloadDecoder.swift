@@ -119,7 +119,7 @@ struct ReceiptPayloadDecoder {
         let context = FieldPlace(type: attribute.type, purchase: index)
         let slot = (1700..<1800).contains(attribute.type) ? Self.purchaseSlots[attribute.type - 1700] : .unknown
         /// Stores a decoded value in the purchase's stored property at the slot's offset.
-        func store<T>(_ value: T?) -> Bool {
+        @inline(__always) func store<T>(_ value: T?) -> Bool {
             guard let value else { return false }
             withUnsafeMutablePointer(to: &purchase) {
                 UnsafeMutableRawPointer($0).advanced(by: slot.offset).assumingMemoryBound(to: T?.self).pointee = value
@@ -211,7 +211,9 @@ struct ReceiptPayloadDecoder {
         }
         switch tag {
         case 0x0C, 0x16, 0x13, 0x1A, 0x14:  // UTF8String, IA5String, PrintableString, VisibleString, T61String
-            guard let text = String(validating: content, as: UTF8.self) else {
+            // Through a buffer pointer: on an ArraySlice, String(validating:) looks its generic
+            // metadata up at run time on every call.
+            guard let text = content.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
                 warnings.append("\(context) is not valid UTF-8; invalid bytes shown as U+FFFD")
                 return String(decoding: content, as: UTF8.self)
             }
