@@ -97,13 +97,15 @@ struct Simulator: AsyncParsableCommand {
         let simulator = try await VerifyReceiptSimulator.start(
             SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: expected),
             api: api)
+        let tokens = apiKeyFile == nil ? "signature not checked (no --api-key-file)" : "checked against --api-key-file"
+        let rootNote = apiRootOut.map { ", signing root written to \($0)" } ?? ""
         let banner = """
             production: \(simulator.productionURL)
             sandbox:    \(simulator.sandboxURL)
             shared secret: \(expected.map { "required (\($0.masked))" } ?? "not checked"), latency \(Int(latency)) ms, fault rate \(faultRate), seed \(seed)
             App Store Server API production: \(simulator.apiProductionURL)
             App Store Server API sandbox:    \(simulator.apiSandboxURL)
-            API data: \(apiData ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(apiKeyFile == nil ? "signature not checked (no --api-key-file)" : "checked against --api-key-file"), fault rate \(apiFaultRate)\(apiRootOut.map { ", signing root written to \($0)" } ?? "")
+            API data: \(apiData ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(tokens), fault rate \(apiFaultRate)\(rootNote)
 
             """
         FileHandle.standardOutput.write(Data(banner.utf8))

@@ -239,6 +239,51 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
         }
     }
 
+    // MARK: The data file
+
+    @Test func theDataFileIsReadAsDocumented() async throws {
+        let day: Int64 = 86_400_000
+        let now = Self.now * 1000
+        let json = """
+            {"bundleId": "com.example.app", "appAppleId": 42,
+             "orders": {"MQ5X7AAAAA": ["2000000000000002"]},
+             "transactions": [
+               {"transactionId": "2000000000000001", "originalTransactionId": "2000000000000001", "productId": "m",
+                "type": "Auto-Renewable Subscription", "subscriptionGroupIdentifier": "g", "purchaseDate": \(now - 40 * day),
+                "expiresDate": \(now - 10 * day), "environment": "Production", "bundleId": "com.example.app"},
+               {"transactionId": "2000000000000002", "originalTransactionId": "2000000000000001", "productId": "m",
+                "type": "Auto-Renewable Subscription", "subscriptionGroupIdentifier": "g", "purchaseDate": \(now - 10 * day),
+                "expiresDate": \(now - 1 * day), "environment": "Production", "bundleId": "com.example.app"}],
+             "renewals": [{"originalTransactionId": "2000000000000001", "environment": "Production", "autoRenewStatus": 1,
+                           "isInBillingRetryPeriod": true}],
+             "notifications": [{"notificationType": "DID_FAIL_TO_RENEW", "signedDate": \(now - day),
+                                "data": {"environment": "Production", "signedTransactionInfo": {"transactionId": "2000000000000002"}},
+                                "sendAttempts": [{"attemptDate": \(now - day), "sendAttemptResult": "TIMED_OUT"}]}]}
+            """
+        let data = try ServerAPIData(json: Array(json.utf8))
+        try await withAPISimulator(data: data, bundleID: "com.example.app") { client, _ in
+            let order = try #require(await client.lookUpOrder("MQ5X7AAAAA").value)
+            #expect(try order.signedTransactions.map { try jwsPayload($0)["transactionId"]?.text } == ["2000000000000002"])
+            let statuses = try #require(await client.subscriptionStatuses("2000000000000001").value)
+            #expect(statuses.appAppleId == 42)
+            #expect(statuses.data.flatMap(\.lastTransactions).map(\.subscriptionStatus) == [.billingRetry])
+            let range = NotificationHistoryFilter(startDate: TestClock.start.addingTimeInterval(-86_400 * 2), endDate: TestClock.start)
+            let items = try #require(await client.notificationHistory(range, environment: .production).value)
+            #expect(items.map { $0.sendAttempts.map(\.sendAttemptResult) } == [["TIMED_OUT"]])
+            let payload = try jwsPayload(try #require(items.first).signedPayload)
+            #expect(payload["sendAttempts"] == nil)
+            let nested = try jwsPayload(try #require(payload["data"]?["signedTransactionInfo"]?.text))
+            #expect(nested["transactionId"]?.text == "2000000000000002")
+        }
+        for bad in [
+            #"{"transactions": [{"transactionId": "1", "purchaseDate": 1}]}"#, #"{"transactions": [{"environment": "Sandbox", "purchaseDate": 1}]}"#,
+            #"{"transactions": [{"transactionId": "1", "environment": "Sandbox"}]}"#, #"{"orders": {"A": "1"}}"#, #"{"renewals": [{}]}"#,
+            #"{"transactions": {}}"#, "[]", "not json",
+        ] {
+            #expect(throws: ServerAPISimulatorError(.invalidData, "")) { try ServerAPIData(json: Array(bad.utf8)) }
+        }
+    }
+
     // MARK: Tokens
 
     @Test func aTokenSignedWithAnotherKeyIs401WithNoBody() async throws {
