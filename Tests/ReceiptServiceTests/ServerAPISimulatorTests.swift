@@ -24,8 +24,10 @@ func withAPISimulator(
         ServerAPIConfiguration(
             faultRate: faultRate, seed: seed, data: data, publicKey: serverKey ?? key.publicKey, clock: clock.clock, pageSize: pageSize),
         script: script)
+    // A long timeout: under a full parallel `swift test` on two cores the test's task can wait
+    // seconds for a thread, and a timed-out page would add a retry to the exact records.
     let client = AppStoreServerAPIClient(
-        credentials: credentials, hosts: try simulator.hosts, retry: quickRetry, requestTimeout: .seconds(10),
+        credentials: credentials, hosts: try simulator.hosts, retry: quickRetry, requestTimeout: .seconds(60),
         clock: clientClock ?? clock.clock, random: { 0.5 })
     do {
         try await body(client, simulator)
@@ -472,7 +474,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer " + (try APIToken.mint(credentials, now: TestClock.start)))
         request.body = .bytes(ByteBuffer(repeating: UInt8(ascii: "["), count: 4 * 1024 * 1024))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 1 << 20)
         try await simulator.stop()
         #expect(response.status.code == 400)
@@ -488,7 +490,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), api: service)
         let client = AppStoreServerAPIClient(
             credentials: credentials, hosts: try APIHosts(production: simulator.apiProductionURL, sandbox: simulator.apiSandboxURL),
-            retry: quickRetry, clock: clock.clock)
+            retry: quickRetry, requestTimeout: .seconds(60), clock: clock.clock)
         let order = await client.lookUpOrder(ServerAPIData.demoRefundedOrderID)
         let verify = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
         let receipt = await verify.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
