@@ -66,6 +66,9 @@ public final class VerifyReceiptSimulator: Sendable {
 
     public var productionURL: String { "\(scheme)://\(host):\(port)/production/verifyReceipt" }
     public var sandboxURL: String { "\(scheme)://\(host):\(port)/sandbox/verifyReceipt" }
+    /// The App Store Server API's base URLs, when it is served too.
+    public var apiProductionURL: String { "\(scheme)://\(host):\(port)/api/production" }
+    public var apiSandboxURL: String { "\(scheme)://\(host):\(port)/api/sandbox" }
     /// The client's endpoints for this simulator: https, or http on loopback (the default
     /// host); plain http on another host throws `insecureEndpoint`, as it would for any URL.
     public var endpoints: VerifyReceiptEndpoints {
@@ -75,9 +78,13 @@ public final class VerifyReceiptSimulator: Sendable {
     /// Requests answered so far, by path and by outcome.
     public var requestCount: Int { state.requests }
 
-    /// Starts listening; `script` faults are applied to the first requests, in order.
-    public static func start(_ configuration: SimulatorConfiguration, script: [InjectedFault] = []) async throws -> VerifyReceiptSimulator {
-        let state = SimulatorState(configuration: configuration, script: script)
+    /// Starts listening; `script` faults are applied to the first requests, in order. With
+    /// `api`, the App Store Server API is served on the same port under `/api/production` and
+    /// `/api/sandbox` (``apiProductionURL``, ``apiSandboxURL``).
+    public static func start(
+        _ configuration: SimulatorConfiguration, script: [InjectedFault] = [], api: ServerAPIService? = nil
+    ) async throws -> VerifyReceiptSimulator {
+        let state = SimulatorState(configuration: configuration, script: script, api: api)
         let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
@@ -118,6 +125,8 @@ public final class VerifyReceiptSimulator: Sendable {
 /// Shared state behind a `Mutex`: the fault script, the seeded random sequence, the count.
 final class SimulatorState: Sendable {
     let configuration: SimulatorConfiguration
+    /// The App Store Server API served beside verifyReceipt, if any.
+    let api: ServerAPIService?
     private let state: Mutex<State>
 
     struct State {
@@ -126,8 +135,9 @@ final class SimulatorState: Sendable {
         var requests = 0
     }
 
-    init(configuration: SimulatorConfiguration, script: [InjectedFault]) {
+    init(configuration: SimulatorConfiguration, script: [InjectedFault], api: ServerAPIService? = nil) {
         self.configuration = configuration
+        self.api = api
         state = Mutex(State(script: script, random: SplitMix64(seed: configuration.seed)))
     }
 
@@ -205,6 +215,11 @@ final class SimulatorHandler: ChannelInboundHandler {
 
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead, body: [UInt8]) {
         let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+        if let api = state.api, path.hasPrefix("/api/") {
+            let tooLarge = tooLarge || body.count > api.configuration.maximumBodyBytes
+            ServerAPIHandler.respond(context: context, head: head, body: tooLarge ? [] : body, tooLarge: tooLarge, service: api)
+            return
+        }
         let endpoint: SimulatedResponse.Endpoint
         switch path {
         case "/production/verifyReceipt": endpoint = .production

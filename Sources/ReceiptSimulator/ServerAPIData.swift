@@ -1,0 +1,241 @@
+import Foundation
+import ReceiptCore
+
+/// The customers the App Store Server API simulator serves: the `--api-data` file, or the
+/// built-in demo customer.
+///
+/// The file is JSON:
+/// ```json
+/// {"bundleId": "com.example.app", "appAppleId": 1234567890,
+///  "orders": {"MQ5X7ABCDE": ["2000000900000001"]},
+///  "transactions": [{"transactionId": "2000000900000001", "originalTransactionId": "…",
+///                    "productId": "…", "type": "Auto-Renewable Subscription",
+///                    "purchaseDate": 1760000000000, "expiresDate": …, "environment": "Production", …}],
+///  "renewals": [{"originalTransactionId": "…", "autoRenewStatus": 1, "environment": "Production", …}],
+///  "notifications": [{"notificationType": "DID_RENEW", "signedDate": …,
+///                     "data": {"environment": "Production", "signedTransactionInfo": {…}},
+///                     "sendAttempts": [{"attemptDate": …, "sendAttemptResult": "SUCCESS"}]}]}
+/// ```
+/// Transactions and renewals are JWSTransactionDecodedPayload and JWSRenewalInfoDecodedPayload
+/// objects with Apple's field names and dates in UNIX milliseconds; a transaction is served
+/// from the environment its `environment` names. Notifications are ResponseBodyV2DecodedPayload
+/// objects; their nested `signedTransactionInfo`/`signedRenewalInfo` may be JWS strings or
+/// decoded objects (signed at start). Beyond Apple's fields: top-level `bundleId` and
+/// `appAppleId` (optional), and `sendAttempts` on a notification (what Get Notification History
+/// reports; one success at its `signedDate` otherwise). A customer is the set of transactions of
+/// one environment that share an `appTransactionId` (those without one form one customer).
+public struct ServerAPIData: Sendable {
+    public var bundleID: String?
+    public var appAppleID: Int64?
+    public var orders: [String: [String]]
+    public var transactions: [[String: JSONValue]]
+    public var renewals: [[String: JSONValue]]
+    public var notifications: [[String: JSONValue]]
+
+    public init(
+        bundleID: String? = nil, appAppleID: Int64? = nil, orders: [String: [String]] = [:], transactions: [[String: JSONValue]] = [],
+        renewals: [[String: JSONValue]] = [], notifications: [[String: JSONValue]] = []
+    ) {
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.orders = orders
+        self.transactions = transactions
+        self.renewals = renewals
+        self.notifications = notifications
+    }
+
+    /// Largest `--api-data` file read.
+    public static let maximumFileBytes = 64 * 1024 * 1024
+
+    /// Parses the JSON described above.
+    public init(json bytes: some Collection<UInt8>) throws(ServerAPISimulatorError) {
+        guard bytes.count <= Self.maximumFileBytes else {
+            throw ServerAPISimulatorError(.invalidData, "the API data is larger than \(Self.maximumFileBytes) bytes")
+        }
+        let value: JSONValue
+        do { value = try JSONValue.parse(bytes) } catch {
+            throw ServerAPISimulatorError(.invalidData, "the API data is not JSON: \(error)")
+        }
+        guard let top = value.object else { throw ServerAPISimulatorError(.invalidData, "the API data is not a JSON object") }
+        func objects(_ key: String) throws(ServerAPISimulatorError) -> [[String: JSONValue]] {
+            guard let entry = top[key] else { return [] }
+            guard let array = entry.array else { throw ServerAPISimulatorError(.invalidData, "\"\(key)\" is not an array") }
+            var out: [[String: JSONValue]] = []
+            for (index, item) in array.enumerated() {
+                guard let object = item.object else {
+                    throw ServerAPISimulatorError(.invalidData, "\(key)[\(index)] is not a JSON object")
+                }
+                out.append(object)
+            }
+            return out
+        }
+        var orders: [String: [String]] = [:]
+        if let entry = top["orders"] {
+            guard let map = entry.object else { throw ServerAPISimulatorError(.invalidData, "\"orders\" is not an object") }
+            for (order, ids) in map {
+                guard let list = ids.array, list.allSatisfy({ $0.text != nil }) else {
+                    throw ServerAPISimulatorError(.invalidData, "orders[\(order.debugDescription)] is not an array of transaction ids")
+                }
+                orders[order] = list.compactMap(\.text)
+            }
+        }
+        self.init(
+            bundleID: top["bundleId"]?.text, appAppleID: top["appAppleId"]?.int64, orders: orders, transactions: try objects("transactions"),
+            renewals: try objects("renewals"), notifications: try objects("notifications"))
+        _ = try ServerAPIStore(self, signer: nil)  // every row checked now, not at the first request
+    }
+
+    /// Reads `--api-data FILE`.
+    public static func load(file: String) throws(ServerAPISimulatorError) -> ServerAPIData {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ServerAPISimulatorError(.invalidData, "the API data file \(file) cannot be read")
+        }
+        return try ServerAPIData(json: data)
+    }
+
+    // MARK: The demo customer
+
+    public static let demoBundleID = "com.example.receiptdash"
+    public static let demoAppAppleID: Int64 = 1_234_567_890
+    /// The demo's order id (production): the monthly subscription's first purchase.
+    public static let demoOrderID = "MQ5X7ABCDE"
+    /// The demo's second order id (production): the refunded consumable.
+    public static let demoRefundedOrderID = "MQ5X7FGHIJ"
+    /// The demo production customer's first transaction (monthly subscription, active).
+    public static let demoTransactionID = "2000000900000001"
+    /// A demo transaction found only in sandbox (a subscription in its grace period).
+    public static let demoSandboxTransactionID = "2000000500000001"
+
+    /// A support engineer's everyday customer, dated relative to `now` (so its statuses stay
+    /// the same whenever it runs). Production: a monthly subscription renewed twice and active
+    /// (order ``demoOrderID``), a refunded consumable (order ``demoRefundedOrderID``), a yearly
+    /// subscription that expired (auto-renew turned off). Sandbox: a monthly subscription in
+    /// its billing grace period and a non-consumable. Notifications for each.
+    public static func demo(now: Date, bundleID: String = demoBundleID) -> ServerAPIData {
+        let nowMS = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let day: Int64 = 86_400_000
+        func at(_ days: Int64) -> JSONValue { .integer(nowMS + days * day) }
+        func transaction(
+            _ id: String, original: String, product: String, type: String, purchase: Int64, expires: Int64? = nil, group: String? = nil,
+            environment: String, reason: String = "PURCHASE", price: Int64, app: String, extra: [String: JSONValue] = [:]
+        ) -> [String: JSONValue] {
+            var t: [String: JSONValue] = [
+                "transactionId": .string(id), "originalTransactionId": .string(original), "bundleId": .string(bundleID),
+                "productId": .string(product), "type": .string(type), "purchaseDate": at(purchase),
+                "originalPurchaseDate": at(purchase), "quantity": .integer(1), "inAppOwnershipType": .string("PURCHASED"),
+                "environment": .string(environment), "transactionReason": .string(reason), "storefront": .string("USA"),
+                "storefrontId": .string("143441"), "price": .integer(price), "currency": .string("USD"),
+                "appTransactionId": .string(app),
+            ]
+            if let expires { t["expiresDate"] = at(expires) }
+            if let group {
+                t["subscriptionGroupIdentifier"] = .string(group)
+                t["webOrderLineItemId"] = .string(String(id.dropLast(2)) + "99")
+            }
+            for (key, value) in extra { t[key] = value }
+            return t
+        }
+        let prod = "704000000000000001"
+        let sand = "704000000000000002"
+        let monthly = "com.example.receiptdash.pro.monthly"
+        let yearly = "com.example.receiptdash.archive.yearly"
+        let auto = "Auto-Renewable Subscription"
+        var monthly1 = transaction(
+            "2000000900000001", original: "2000000900000001", product: monthly, type: auto, purchase: -75, expires: -45, group: "21000001",
+            environment: "Production", price: 4990, app: prod)
+        monthly1["offerType"] = .integer(1)
+        monthly1["offerDiscountType"] = .string("FREE_TRIAL")
+        let transactions: [[String: JSONValue]] = [
+            monthly1,
+            transaction(
+                "2000000900000002", original: "2000000900000001", product: monthly, type: auto, purchase: -45, expires: -15,
+                group: "21000001", environment: "Production", reason: "RENEWAL", price: 4990, app: prod),
+            transaction(
+                "2000000900000003", original: "2000000900000001", product: monthly, type: auto, purchase: -15, expires: 15,
+                group: "21000001", environment: "Production", reason: "RENEWAL", price: 4990, app: prod),
+            transaction(
+                "2000000900000010", original: "2000000900000010", product: "com.example.receiptdash.coins100", type: "Consumable",
+                purchase: -20, environment: "Production", price: 990, app: prod,
+                extra: ["revocationDate": at(-18), "revocationReason": .integer(0)]),
+            transaction(
+                "2000000900000020", original: "2000000900000020", product: yearly, type: auto, purchase: -400, expires: -35,
+                group: "21000002", environment: "Production", price: 29990, app: prod),
+            transaction(
+                "2000000500000001", original: "2000000500000001", product: monthly, type: auto, purchase: -32, expires: -2,
+                group: "21000001", environment: "Sandbox", price: 4990, app: sand),
+            transaction(
+                "2000000500000005", original: "2000000500000005", product: "com.example.receiptdash.lifetime", type: "Non-Consumable",
+                purchase: -10, environment: "Sandbox", price: 9990, app: sand),
+        ]
+        func renewal(_ original: String, product: String, environment: String, extra: [String: JSONValue]) -> [String: JSONValue] {
+            var r: [String: JSONValue] = [
+                "originalTransactionId": .string(original), "productId": .string(product), "autoRenewProductId": .string(product),
+                "environment": .string(environment), "currency": .string("USD"),
+            ]
+            for (key, value) in extra { r[key] = value }
+            return r
+        }
+        let renewals: [[String: JSONValue]] = [
+            renewal(
+                "2000000900000001", product: monthly, environment: "Production",
+                extra: [
+                    "autoRenewStatus": .integer(1), "renewalDate": at(15), "recentSubscriptionStartDate": at(-75),
+                    "renewalPrice": .integer(4990),
+                ]),
+            renewal(
+                "2000000900000020", product: yearly, environment: "Production",
+                extra: [
+                    "autoRenewStatus": .integer(0), "expirationIntent": .integer(1), "renewalDate": at(-35),
+                    "recentSubscriptionStartDate": at(-400),
+                ]),
+            renewal(
+                "2000000500000001", product: monthly, environment: "Sandbox",
+                extra: [
+                    "autoRenewStatus": .integer(1), "isInBillingRetryPeriod": .bool(true), "gracePeriodExpiresDate": at(4),
+                    "expirationIntent": .integer(2), "renewalDate": at(-2), "recentSubscriptionStartDate": at(-32),
+                ]),
+        ]
+        func notification(
+            _ uuid: String, _ type: String, _ subtype: String?, at days: Int64, environment: String, transaction: [String: JSONValue],
+            attempts: [(Int64, String)] = []
+        ) -> [String: JSONValue] {
+            var data: [String: JSONValue] = [
+                "bundleId": .string(bundleID), "environment": .string(environment), "signedTransactionInfo": .object(transaction),
+            ]
+            if environment == "Production" { data["appAppleId"] = .integer(demoAppAppleID) }
+            var n: [String: JSONValue] = [
+                "notificationType": .string(type), "notificationUUID": .string(uuid), "version": .string("2.0"),
+                "signedDate": at(days), "data": .object(data),
+            ]
+            if let subtype { n["subtype"] = .string(subtype) }
+            if !attempts.isEmpty {
+                n["sendAttempts"] = .array(
+                    attempts.map { .object(["attemptDate": .integer(nowMS + $0.0), "sendAttemptResult": .string($0.1)]) })
+            }
+            return n
+        }
+        let notifications: [[String: JSONValue]] = [
+            notification(
+                "5b1a7e1c-0001-4d7e-9c1e-5f1f0a000001", "SUBSCRIBED", "INITIAL_BUY", at: -75, environment: "Production",
+                transaction: transactions[0]),
+            notification(
+                "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "DID_RENEW", nil, at: -45, environment: "Production", transaction: transactions[1]),
+            notification(
+                "5b1a7e1c-0003-4d7e-9c1e-5f1f0a000003", "DID_RENEW", nil, at: -15, environment: "Production", transaction: transactions[2],
+                attempts: [(-15 * day, "TIMED_OUT"), (-15 * day + 3_600_000, "SUCCESS")]),
+            notification(
+                "5b1a7e1c-0004-4d7e-9c1e-5f1f0a000004", "REFUND", nil, at: -18, environment: "Production", transaction: transactions[3],
+                attempts: [(-18 * day, "UNSUCCESSFUL_HTTP_RESPONSE_CODE")]),
+            notification(
+                "5b1a7e1c-0005-4d7e-9c1e-5f1f0a000005", "EXPIRED", "VOLUNTARY", at: -35, environment: "Production",
+                transaction: transactions[4]),
+            notification(
+                "5b1a7e1c-0006-4d7e-9c1e-5f1f0a000006", "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: -2, environment: "Sandbox",
+                transaction: transactions[5]),
+        ]
+        return ServerAPIData(
+            bundleID: bundleID, appAppleID: demoAppAppleID,
+            orders: [demoOrderID: ["2000000900000001"], demoRefundedOrderID: ["2000000900000010"]], transactions: transactions,
+            renewals: renewals, notifications: notifications)
+    }
+}
