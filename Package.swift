@@ -120,7 +120,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
-            dependencies: ["receiptdash", "ReceiptService", "ReceiptSimulator", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "receiptdash", "ReceiptService", "ReceiptSimulator", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

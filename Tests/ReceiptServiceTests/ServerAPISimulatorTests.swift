@@ -422,13 +422,13 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             }
             #expect(tokens.count == 24)  // 1 order + 1 info + 5 history + 1 refund + 6 statuses + 5 notifications × 2
 
-            let ours = TrustEvaluator(anchors: TrustAnchors(roots: [simulator.pki.root]))
+            let ours = TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER]))
             let apple = TrustEvaluator()
             let options = TrustOptions(now: TestClock.start)
             for token in tokens {
                 let decoded = try ReceiptDecoder().decode(text: token)
                 let report = await ours.evaluate(decoded, options: options)
-                #expect(report.verdict == .valid, "\(report.steps.filter { $0.outcome != .pass }.map(\.reason))")
+                #expect(report.verdict == .test, "\(report.steps.filter { $0.outcome != .pass && $0.name != "root" }.map(\.reason))")
                 #expect(await apple.evaluate(decoded, options: options).verdict == .invalid)
             }
             // The root written for --root-ca is the x5c root.
