@@ -41,6 +41,13 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("With --render-rows: validations per second streaming in while frames render (60 frames a second).", valueName: "per-second"))
     var streamRate: Int = 0
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Instead, look up a customer with this many transactions through an in-process App Store Server API simulator (50 ms latency).",
+            valueName: "count"))
+    var lookupTransactions: Int?
+
     @Option(name: .long, help: "Concurrency for --online-receipts.")
     var concurrency = 64
 
@@ -48,6 +55,9 @@ struct Bench: AsyncParsableCommand {
     var paths: [String] = []
 
     func run() async throws {
+        if let count = lookupTransactions {
+            return try await benchLookup(transactions: count)
+        }
         if let count = onlineReceipts {
             return try await benchOnline(count: count)
         }
@@ -217,6 +227,61 @@ struct Bench: AsyncParsableCommand {
             format: "online: %d receipts, concurrency %d, 100 ms latency: %.1f s, %.0f receipts/s (ideal %.0f: %.1f%%), %d valid, %d failed, peak RSS %.1f MB",
             summary.queued, concurrency, seconds, Double(summary.queued) / seconds, ideal, 100 * Double(summary.queued) / seconds / ideal,
             summary.valid, summary.failed, Double(usage.ru_maxrss) / 1024))
+    }
+
+    /// A customer with `transactions` transactions (3 subscriptions) looked up through the API
+    /// simulator at 50 ms latency: the time to the complete answer beside the bound of the
+    /// history's pages asked one after another; then, on one core, what a page costs us: a
+    /// token minted and 20 signed items decoded and judged.
+    private func benchLookup(transactions: Int) async throws {
+        let latency = 0.05
+        let bench = try await LookupBenchmark.start(transactions: transactions, latency: latency)
+        let anchors = try TrustAnchors.apple.addingTestRoots([bench.simulator.pki.rootDER])
+        let client = AppStoreServerAPIClient(credentials: bench.credentials, hosts: try bench.simulator.hosts)
+        let service = CustomerLookupService(client: client, pipeline: ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: anchors)))
+        _ = await service.lookUp(.transactionID(bench.transactionID), environment: .production)  // warm: connections, caches
+        var times: [Double] = []
+        var last: CustomerLookupResult?
+        for _ in 0..<3 {
+            let start = DispatchTime.now().uptimeNanoseconds
+            last = await service.lookUp(.transactionID(bench.transactionID), environment: .production)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        guard let result = last else { return }
+        let pages = (transactions + 19) / 20
+        let bound = Double(pages) * latency
+        let median = times.sorted()[times.count / 2]
+        var verdicts: [String: Int] = [:]
+        for item in result.transactions { verdicts[item.trust.verdict.rawValue, default: 0] += 1 }
+        let runs = times.map { String(format: "%.3f", $0) }.joined(separator: " ")
+        let head = "lookup: \(result.transactions.count) transactions (\(pages) history pages), "
+            + "\(result.analysis?.subscriptions.count ?? 0) subscriptions, \(result.records.count) requests, 50 ms latency: "
+        print(head + String(format: "%.3f s (median of 3: ", median) + runs
+            + String(format: "), bound %d sequential pages %.3f s: %.2f×", pages, bound, median / bound))
+        let counted = verdicts.keys.sorted().map { "\($0) \(verdicts[$0] ?? 0)" }.joined(separator: ", ")
+        print("verdicts: \(counted)" + (result.failure.map { "; failed: \($0.reason)" } ?? ""))
+
+        // One page's own work on one core: a token, and 20 signed items decoded and judged.
+        guard let page = await client.transactionHistory(bench.transactionID, environment: .production).value else {
+            throw ValidationError("the simulator did not answer the history")
+        }
+        let items = Array(page.signedTransactions.prefix(20))
+        let decoder = ReceiptDecoder()
+        let evaluator = TrustEvaluator(anchors: anchors)
+        let options = TrustOptions()
+        let rounds = 200
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<rounds {
+            _ = try APIToken.mint(bench.credentials, now: Date())
+            for token in items {
+                let decoded = try decoder.decode(text: token)
+                _ = await evaluator.evaluate(decoded, options: options)
+            }
+        }
+        let perPage = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(rounds)
+        print(String(format: "per page, one core: %.2f ms (a token minted, %d signed items decoded and judged; chain cache warm)", perPage, items.count))
+        try await client.shutdown()
+        try await bench.simulator.stop()
     }
 
     /// A log of `lines` lines, one in five holding a receipt (raw base64, a receipt-data body,

@@ -138,8 +138,9 @@ import Testing
         #expect(json["environment"] as? String == "Sandbox")
         #expect(
             Self.requests(json) == [
-                "transaction-info Production 404 4040010", "transaction-info Sandbox 200 -", "transaction-history Sandbox 200 -",
-                "subscription-statuses Sandbox 200 -", "refund-history Sandbox 200 -",
+                "transaction-history Production 404 4040010", "transaction-history Sandbox 200 -",
+                "subscription-statuses Production 404 4040010", "subscription-statuses Sandbox 200 -",
+                "refund-history Production 404 4040010", "refund-history Sandbox 200 -",
             ])
         #expect(Self.transactions(json).map { $0["transaction_id"] as? String } == ["2000000500000001", "2000000500000005"])
         let states = (json["subscriptions"] as? [[String: Any]] ?? []).map { $0["state"] as? String }
@@ -166,7 +167,11 @@ import Testing
         let error = try #require((refused.json as? [String: Any])?["error"] as? [String: Any])
         #expect(error["code"] as? String == "unauthorized")
         #expect((error["message"] as? String)?.contains("key") == true)
-        #expect(Self.requests(try #require(refused.json as? [String: Any])) == ["transaction-info Production 401 -"])
+        // Each of the three side-by-side calls is refused once; none goes on to sandbox.
+        #expect(
+            Self.requests(try #require(refused.json as? [String: Any])) == [
+                "transaction-history Production 401 -", "subscription-statuses Production 401 -", "refund-history Production 401 -",
+            ])
 
         let (open, production2, sandbox2) = try startSimulator(["--api-key-file", workspace.keyFile])
         defer { open.terminate() }
@@ -211,6 +216,6 @@ import Testing
         #expect(json["query"] as? [String: String] == ["source": receipt, "transaction_id": id, "receipt_trust": "valid"])
         #expect(json["environment"] as? String == "Sandbox")
         #expect(Self.transactions(json).map { $0["transaction_id"] as? String } == [id])
-        #expect(Self.requests(json).prefix(2) == ["transaction-info Production 404 4040010", "transaction-info Sandbox 200 -"])
+        #expect(Self.requests(json).prefix(2) == ["transaction-history Production 404 4040010", "transaction-history Sandbox 200 -"])
     }
 }

@@ -34,9 +34,11 @@ public struct CustomerLookupService: Sendable {
         var result = CustomerLookupResult(query: query, at: pipeline.instant)
         var judged: [String: LookedUpItem] = [:]
 
-        // 1. One transaction id, and its environment.
+        // 1. One transaction id, and its environment when an order names it. A transaction id
+        //    goes straight to step 2: its history answers "which environment" as well as
+        //    Get Transaction Info would, one round trip sooner.
         let anchorID: String
-        let environment: APIEnvironment
+        let selection3: APIEnvironmentSelection
         switch query {
         case .orderID(let orderID):
             let answer = await client.lookUpOrder(orderID, environment: selection, onEvent: onEvent)
@@ -61,28 +63,22 @@ public struct CustomerLookupService: Sendable {
                 return result
             }
             anchorID = id
-            environment = found
+            selection3 = APIEnvironmentSelection(found)
         case .transactionID(let id), .receipt(_, let id, _):
-            let answer = await client.transactionInfo(id, environment: selection, onEvent: onEvent)
-            result.records += answer.records
-            result.environment = answer.environment
-            guard let info = answer.value, let found = answer.environment else {
-                result.failure = answer.failure
-                return result
-            }
-            _ = await judge([info.signedTransactionInfo], in: found, cache: &judged, notes: &result.notes)
             anchorID = id
-            environment = found
+            selection3 = selection
         }
 
-        // 2. History, statuses and refunds side by side, in the environment found.
-        let fixed = APIEnvironmentSelection(environment)
-        async let historyAnswer = client.transactionHistory(anchorID, environment: fixed, onEvent: onEvent)
-        async let statusAnswer = client.subscriptionStatuses(anchorID, environment: fixed, onEvent: onEvent)
-        async let refundAnswer = client.refundHistory(anchorID, environment: fixed, onEvent: onEvent)
+        // 2. History, statuses and refunds side by side (each through `auto` when asked: in
+        //    production, the common case, that costs nothing extra).
+        async let historyAnswer = client.transactionHistory(anchorID, environment: selection3, onEvent: onEvent)
+        async let statusAnswer = client.subscriptionStatuses(anchorID, environment: selection3, onEvent: onEvent)
+        async let refundAnswer = client.refundHistory(anchorID, environment: selection3, onEvent: onEvent)
         let (history, statuses, refunds) = await (historyAnswer, statusAnswer, refundAnswer)
         result.records += history.records + statuses.records + refunds.records
         result.failure = history.failure ?? statuses.failure ?? refunds.failure
+        guard let environment = history.environment ?? result.environment else { return result }
+        result.environment = environment
 
         // 3. Judge every signed item (each once).
         var signedTransactions = history.value?.signedTransactions ?? []
@@ -120,30 +116,57 @@ public struct CustomerLookupService: Sendable {
         return result
     }
 
-    /// Decodes and judges each signed item not judged before (keyed by the token itself).
+    /// Decodes and judges each signed item not judged before (keyed by the token itself), on
+    /// every core, in chunks; the answer keeps the order of `tokens`.
     private func judge(
         _ tokens: [String], in environment: APIEnvironment, cache: inout [String: LookedUpItem], notes: inout [String]
     ) async -> [LookedUpItem] {
-        var items: [LookedUpItem] = []
-        for token in tokens {
-            if let known = cache[token] {
-                items.append(known)
-                continue
+        var fresh: [String] = []
+        var seen = Set<String>()
+        for token in tokens where cache[token] == nil && seen.insert(token).inserted { fresh.append(token) }
+        let chunks = stride(from: 0, to: fresh.count, by: 25).map { Array(fresh[$0..<min($0 + 25, fresh.count)]) }
+        let bundleID = client.credentials.bundleID
+        let pipeline = self.pipeline
+        let done = await withTaskGroup(of: (Int, [(String, Result<LookedUpItem, ReceiptDecodingError>)]).self) { group in
+            for (index, chunk) in chunks.enumerated() {
+                group.addTask {
+                    var out: [(String, Result<LookedUpItem, ReceiptDecodingError>)] = []
+                    for token in chunk {
+                        do throws(ReceiptDecodingError) {
+                            let decoded = try Self.decode(token, with: pipeline.decoder)
+                            var item = LookedUpItem(
+                                decoded: decoded, trust: await pipeline.evaluator.evaluate(decoded, options: pipeline.trustOptions))
+                            item.check(bundleID: bundleID, environment: environment)
+                            out.append((token, .success(item)))
+                        } catch {
+                            out.append((token, .failure(error)))
+                        }
+                    }
+                    return (index, out)
+                }
             }
-            let decoded: DecodedInput
-            do {
-                decoded = try pipeline.decoder.decode(text: token)
-            } catch {
-                notes.append("a signed item from the \(environment.rawValue) API could not be read: \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
-                continue
-            }
-            let trust = await pipeline.evaluator.evaluate(decoded, options: pipeline.trustOptions)
-            var item = LookedUpItem(decoded: decoded, trust: trust)
-            item.check(bundleID: client.credentials.bundleID, environment: environment)
-            cache[token] = item
-            items.append(item)
+            var all = [[(String, Result<LookedUpItem, ReceiptDecodingError>)]](repeating: [], count: chunks.count)
+            for await (index, out) in group { all[index] = out }
+            return all.flatMap { $0 }
         }
-        return items
+        for (token, outcome) in done {
+            switch outcome {
+            case .success(let item): cache[token] = item
+            case .failure(let error):
+                notes.append("a signed item from the \(environment.rawValue) API could not be read: \(error.reason)")
+            }
+        }
+        return tokens.compactMap { cache[$0] }
+    }
+
+    private static func decode(_ token: String, with decoder: ReceiptDecoder) throws(ReceiptDecodingError) -> DecodedInput {
+        do {
+            return try decoder.decode(text: token)
+        } catch let error as ReceiptDecodingError {
+            throw error
+        } catch {
+            throw ReceiptDecodingError(.invalidJWS, "\(error)")
+        }
     }
 
     private func orderedUnique(_ ids: [String]) -> [String] {
