@@ -62,6 +62,7 @@ public enum DashboardView {
 
     static func icon(_ item: LoadedItem) -> (String, ColorRole) {
         if item.error != nil { return ("!", .error) }
+        if let lookup = item.lookup, lookup.failure != nil, lookup.transactions.isEmpty { return ("!", .error) }
         switch item.trust?.verdict {
         case .valid: return ("✓", .ok)
         case .test: return ("T", .info)
