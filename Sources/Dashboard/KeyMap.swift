@@ -91,16 +91,17 @@ public enum KeyMap {
         .init(keys: [.character("o")], label: "o", action: .load, description: "open a file or folder", footerPanes: [], inFooter: true),
         .init(keys: [.character("v")], label: "v", action: .verify, description: "verify the selected receipt online", footerPanes: [.receipts], inFooter: true),
         .init(keys: [.character("V")], label: "V", action: .verifyAll, description: "verify all receipts online", footerPanes: [], inFooter: false),
+        .init(keys: [.character("R")], label: "R", action: .resume, description: "resume receipts left pending by an interrupted run", footerPanes: [], inFooter: false),
+        .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
+        .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
+        .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
+        // After copy and export: on narrow screens the footer keeps those and drops these.
         .init(
             keys: [.character("l")], label: "l", action: .lookUp,
             description: "look up a customer by order ID or transaction ID (App Store Server API)", footerPanes: [], inFooter: true),
         .init(
             keys: [.character("L")], label: "L", action: .lookUpReceipt,
             description: "look up the selected receipt's customer (its newest transaction ID)", footerPanes: [.receipts], inFooter: true),
-        .init(keys: [.character("R")], label: "R", action: .resume, description: "resume receipts left pending by an interrupted run", footerPanes: [], inFooter: false),
-        .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
-        .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
-        .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
         .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
     ]

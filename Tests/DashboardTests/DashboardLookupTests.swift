@@ -192,7 +192,7 @@ import TerminalUI
         var state = await Self.lookupState()
         let footer = screen(state).split(separator: "\n").last.map(String.init) ?? ""
         #expect(footer.contains(" l look up "))
-        #expect(footer.contains(" L look up receipt "))
+        #expect(footer.contains(" L look up receipt"))
         press(&state, .character("?"))
         let help = screen(state)
         #expect(help.contains("l        look up a customer by order ID or transaction ID (App Store Server API)"))
