@@ -142,12 +142,13 @@ extension DashboardState {
         switch event {
         case .sending:
             break
+        // What happens first, whose look-up last: the Log pane is narrow.
         case .retrying(let endpoint, _, let until?, _):
-            addLog("\(name): rate limited: waiting until \(DashboardView.clock(until)) (\(endpoint.rawValue))", role: .warning, at: time)
+            addLog("rate limited: waiting until \(DashboardView.clock(until)) (\(endpoint.rawValue); \(name))", role: .warning, at: time)
         case .retrying(let endpoint, let seconds, nil, let after):
-            addLog(String(format: "%@: retrying %@ in %.1f s after %@", name, endpoint.rawValue, seconds, after.description), role: .warning, at: time)
+            addLog(String(format: "retrying %@ in %.1f s after %@ (%@)", endpoint.rawValue, seconds, after.description, name), role: .warning, at: time)
         case .switchingToSandbox:
-            addLog("\(name): production does not know it; asking sandbox", role: .info, at: time)
+            addLog("production does not know it; asking sandbox (\(name))", role: .info, at: time)
         }
     }
 

@@ -325,11 +325,89 @@ import TerminalUI
         state.apply(.switchingToSandbox(endpoint: .transactionInfo), for: .transactionID("42"), at: at)
         #expect(
             state.log.suffix(3).map(\.text) == [
-                "lookup order MQ5X7ABCDE: rate limited: waiting until 17:04:12 (transaction-history)",
-                "lookup transaction 42: retrying transaction-history in 1.2 s after HTTP 503",
-                "lookup transaction 42: production does not know it; asking sandbox",
+                "rate limited: waiting until 17:04:12 (transaction-history; lookup order MQ5X7ABCDE)",
+                "retrying transaction-history in 1.2 s after HTTP 503 (lookup transaction 42)",
+                "production does not know it; asking sandbox (lookup transaction 42)",
             ])
         #expect(state.log.suffix(3).map(\.time) == [at, at, at])
-        #expect(screen(state).contains("17:04:10 lookup order MQ5X7ABCDE: rate limited: waiting until 17:04:12"))
+        #expect(screen(state).contains("││17:04:10 rate limited: waiting until 17:04:12 (transaction-history; lookup order M│"))
+    }
+}
+
+/// The `l` flow through the UI loop itself: the look-up runs in a task of its own, and its
+/// progress and answer reach the screen only through the loop.
+@Suite struct DashboardLookupLoopTests {
+    /// Answers every query with a prepared result after reporting a 429 wait and the sandbox hop.
+    final class PreparedLookup: CustomerLookingUp {
+        let answer: CustomerLookupResult
+        let asked = Mutex<[LookupQuery]>([])
+
+        init(answer: CustomerLookupResult) { self.answer = answer }
+
+        func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
+            asked.withLock { $0.append(query) }
+            onEvent(.sending(endpoint: .transactionInfo, environment: .production, attempt: 1))
+            onEvent(.switchingToSandbox(endpoint: .transactionInfo))
+            onEvent(.retrying(endpoint: .transactionHistory, inSeconds: 2, until: DashboardLookupTests.retryAfter, after: .http(status: 429)))
+            var result = answer
+            result.query = query
+            return result
+        }
+    }
+
+    /// Types the keys, then answers ticks until a frame shows `until` (the loop is never
+    /// blocked on a clock: the look-up task runs beside it), then quits.
+    final class TypingTerminal: TerminalBackend {
+        var keys: [KeyEvent]
+        let until: String
+        var frames: [String] = []
+        var waits: [Int?] = []
+        var ticks = 0
+        let size: (width: Int, height: Int) = (160, 60)
+
+        init(keys: [KeyEvent], until: String) {
+            self.keys = keys
+            self.until = until
+        }
+
+        func draw(_ buffer: ScreenBuffer) { frames.append(buffer.text) }
+        func sendRaw(_ sequence: String) {}
+
+        func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
+            waits.append(timeoutMilliseconds)
+            if !keys.isEmpty { return keys.removeFirst() }
+            if frames.last?.contains(until) == true || ticks >= 5000 { return .character("q") }
+            ticks += 1
+            return .tick
+        }
+    }
+
+    @Test func lTypedEnterAndTheAnswerArrivesThroughTheLoop() async throws {
+        let lookup = PreparedLookup(answer: try await DashboardLookupTests.customer())
+        let keys: [KeyEvent] = [.character("l")] + "2000001025686313".map { KeyEvent.character($0) } + [.enter]
+        let terminal = TypingTerminal(keys: keys, until: "Purchases [4]")
+        var state = DashboardState(now: DashboardTests.now)
+        await DashboardApp.run(&state, backend: terminal, environment: DashboardAppLoopTests.env, lookup: lookup)
+
+        #expect(lookup.asked.withLock { $0 } == [.transactionID("2000001025686313")])
+        #expect(state.lookupAvailable)
+        #expect(state.lookupsRunning.isEmpty)
+        #expect(state.items.map(\.source) == ["lookup transaction 2000001025686313"])
+        #expect(state.items.first?.decoded?.format == .api)
+        #expect(
+            state.log.map(\.text) == [
+                "lookup transaction 2000001025686313: asking the App Store Server API",
+                "production does not know it; asking sandbox (lookup transaction 2000001025686313)",
+                "rate limited: waiting until 17:04:12 (transaction-history; lookup transaction 2000001025686313)",
+                "lookup transaction 2000001025686313: 4 transactions, 1 subscription in Sandbox, trust invalid",
+            ])
+        // Idle before the look-up: blocking reads (while it runs the loop wakes every 100 ms,
+        // but this prepared answer may be back before the next read).
+        #expect(terminal.waits.prefix(keys.count) == ArraySlice(Array(repeating: nil, count: keys.count)))
+        #expect(Set(terminal.waits.dropFirst(keys.count)).isSubset(of: [100, nil]))
+        #expect(terminal.ticks < 5000)
+        let last = try #require(terminal.frames.last)
+        #expect(last.contains("│✗  api     Sbx   lookup transaction 20000…│"))
+        #expect(last.contains("rate limited: waiting until 17:04:12"))
     }
 }
