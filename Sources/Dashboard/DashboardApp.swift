@@ -9,18 +9,19 @@ import TerminalUI
 /// Inputs go through the one pipeline (``ReceiptPipeline``: decode, trust, analysis), awaited
 /// in the loop: they are on screen in the very next frame. The caller decides which thread the
 /// loop runs on (the executable pins it to one thread that owns the terminal, see
-/// ``SingleThreadExecutor``); online verification runs in tasks of its own and reports through
-/// an inbox the loop drains.
+/// ``SingleThreadExecutor``); online verification and customer look-ups run in tasks of their
+/// own and report through inboxes the loop drains (only the loop touches the state).
 public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
         pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
-        feed: (any InputFeed)? = nil
+        feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil
     ) async {
         let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
+        state.lookupAvailable = lookup != nil
         if let audit {
             let pending = audit.pending()
             await apply(pending, to: &state, pipeline: pipeline)
@@ -31,7 +32,8 @@ public enum DashboardApp {
                 state.message = ("\(pending.count) receipt\(pending.count == 1 ? " was" : "s were") left pending by an interrupted run: press R to resume", .warning)
             }
         }
-        let inbox = EventInbox()
+        let inbox = EventInbox<OnlineEvent>()
+        let lookups = EventInbox<LookupReport>()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
         // Items are only ever appended: each pass offers the audit store only those added since.
@@ -39,6 +41,12 @@ public enum DashboardApp {
         while true {
             state.wallClock = environment.now()
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
+            for report in lookups.drain() {
+                switch report {
+                case .progress(let query, let event): state.apply(event, for: query, at: state.wallClock)
+                case .finished(let result): state.add(result)
+                }
+            }
             if let feed {
                 let arrived = feed.poll()
                 if !arrived.isEmpty { state.add(await pipeline.judge(arrived), from: .watch) }
@@ -56,7 +64,7 @@ public enum DashboardApp {
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
-            let verifying = inbox.active > 0 || inbox.pending
+            let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending
             let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
@@ -71,6 +79,17 @@ public enum DashboardApp {
                     tasks.append(Task.detached {
                         await verifier.verify(requests) { inbox.post($0) }
                         inbox.end()
+                    })
+                case .lookUp(let query):
+                    guard let lookup else {
+                        state.lookupsRunning.remove(query)
+                        continue
+                    }
+                    lookups.begin()
+                    tasks.append(Task.detached {
+                        let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
+                        lookups.post(.finished(result))
+                        lookups.end()
                     })
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
                 case .export(let json, let fileName):
@@ -109,20 +128,27 @@ public enum DashboardApp {
     }
 }
 
-/// Events from verification tasks, handed to the UI loop (which alone touches the state).
-final class EventInbox: Sendable {
+/// What a look-up task hands the loop: its progress, then its answer.
+enum LookupReport: Sendable {
+    case progress(LookupQuery, LookupEvent)
+    case finished(CustomerLookupResult)
+}
+
+/// Events from background tasks (verification, look-ups), handed to the UI loop (which alone
+/// touches the state).
+final class EventInbox<Event: Sendable>: Sendable {
     private struct Contents {
-        var events: [OnlineEvent] = []
+        var events: [Event] = []
         var running = 0
     }
 
-    private let contents = Mutex(Contents())
+    private let contents: Mutex<Contents> = Mutex(Contents())
 
-    func post(_ event: OnlineEvent) {
+    func post(_ event: Event) {
         contents.withLock { $0.events.append(event) }
     }
 
-    func drain() -> [OnlineEvent] {
+    func drain() -> [Event] {
         contents.withLock { contents in
             defer { contents.events.removeAll(keepingCapacity: true) }
             return contents.events

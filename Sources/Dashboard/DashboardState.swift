@@ -16,6 +16,9 @@ public struct LoadedItem: Sendable {
     public var receiptData: String?
     /// The bytes as loaded (kept for the audit record).
     public var sourceBytes: [UInt8]?
+    /// For a customer looked up through the App Store Server API (format `api`): the whole
+    /// answer, which the Status pane and the export show.
+    public var lookup: CustomerLookupResult?
 }
 
 /// A line in the Log pane.
@@ -35,6 +38,8 @@ public enum Mode: Sendable, Hashable {
     case detail(row: Int, scroll: Int)
     /// The `:` command line.
     case command(String)
+    /// The `l` box: an order ID or a transaction ID to look up.
+    case lookup(String)
 }
 
 /// Where inputs handed to the pipeline came from, which decides what the dashboard says and
@@ -65,6 +70,9 @@ public enum Effect: Sendable, Hashable {
     case verify([OnlineRequest])
     /// Search the audit history and load what matches.
     case search(HistorySearch)
+    /// Look a customer up through the App Store Server API (`l` / `L`); the answer comes back
+    /// through `DashboardState.add(_:)`.
+    case lookUp(LookupQuery)
 }
 
 /// What the update may ask of the outside world, injectable for tests.
@@ -118,6 +126,15 @@ public struct DashboardState: Sendable {
     public var online: [Int: OnlineState] = [:]
     /// Whether online verification is wired in (a verifier was given).
     public var onlineAvailable = false
+    /// Whether customer look-up through the App Store Server API is wired in (`l` / `L`).
+    public var lookupAvailable = false
+    /// Why look-up is not available, when the executable knows more than "no credentials"
+    /// (e.g. an unreadable key file); `l` says it.
+    public var lookupSetupProblem: String?
+    /// Look-ups sent and not yet answered.
+    public var lookupsRunning: Set<LookupQuery> = []
+    /// Whether the settings look-up needs were listed in the Log already.
+    var lookupSetupLogged = false
     /// Live validation metrics (throughput, latency, status mix, outage).
     public var metrics = LiveMetrics()
     /// True while attached to an audit database that another process writes (the loop polls).
@@ -188,6 +205,16 @@ public struct DashboardState: Sendable {
         items.append(item)
         if items.count == 1 { rebuildRows() }
         return item.id
+    }
+
+    /// Adds a customer looked up through the App Store Server API as a new input of format
+    /// `api`, selects it and says what was found. Returns the new item's id.
+    @discardableResult
+    public mutating func add(_ lookup: CustomerLookupResult) -> Int {
+        nextID += 1
+        items.append(LoadedItem(lookup: lookup, id: nextID))
+        lookupArrived(lookup, at: items.count - 1)
+        return nextID
     }
 
     /// Adds a batch the pipeline judged, and says what arrived from where.

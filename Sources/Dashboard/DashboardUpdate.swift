@@ -21,6 +21,7 @@ extension DashboardState {
         case .open(let text): return handleOpen(event, text: text, environment: environment)
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
         case .command(let text): return handleCommand(event, text: text)
+        case .lookup(let text): return handleLookupBox(event, text: text)
         }
     }
 
@@ -107,6 +108,18 @@ extension DashboardState {
             return [.verify(requests)]
         case .paste: mode = .paste("")
         case .load: mode = .open("")
+        case .lookUp:
+            guard lookupAvailable else {
+                explainLookupSetup()
+                break
+            }
+            mode = .lookup("")
+        case .lookUpReceipt:
+            guard lookupAvailable else {
+                explainLookupSetup()
+                break
+            }
+            return lookUpSelectedReceipt()
         case .verify, .verifyAll:
             guard onlineAvailable else {
                 message = ("online verification is not set up: start with --production-url/--sandbox-url (or Apple's defaults)", .warning)
@@ -166,9 +179,12 @@ extension DashboardState {
 
     /// The selected input as `inspect --format json` writes it (the same writer, analysis
     /// merged in), or `{"error": {"code", "message", "offset"}, "source"}` when it did not decode.
+    /// A look-up's answer is written as `lookup --format json` writes it.
     func exportJSON(_ item: LoadedItem) -> String {
         var out = JSONOutput()
-        if let decoded = item.decoded {
+        if let lookup = item.lookup {
+            LookupJSON.write(lookup, into: &out)
+        } else if let decoded = item.decoded {
             InspectJSON.write(decoded, source: item.source, trust: item.trust, analysis: item.analysis, into: &out)
         } else {
             let error = item.error ?? ReceiptDecodingError(.emptyInput, "unknown")

@@ -62,6 +62,7 @@ public enum DashboardView {
 
     static func icon(_ item: LoadedItem) -> (String, ColorRole) {
         if item.error != nil { return ("!", .error) }
+        if let lookup = item.lookup, lookup.failure != nil, lookup.transactions.isEmpty { return ("!", .error) }
         switch item.trust?.verdict {
         case .valid: return ("✓", .ok)
         case .test: return ("T", .info)
@@ -92,7 +93,7 @@ public enum DashboardView {
             b.write(onlineMark, x: inner.x + 1, y: y, style: selected ? base : Style(onlineRole, bold: true))
             let format = item.decoded.map { shortFormat($0.format) } ?? "error"
             let env = item.decoded?.environment.map { shortEnvironment($0) } ?? ""
-            let name = item.decoded?.bundleID ?? (item.source as NSString).lastPathComponent
+            let name = item.lookup != nil ? item.source : item.decoded?.bundleID ?? (item.source as NSString).lastPathComponent
             let text = TextWidth.pad(format, to: 8) + TextWidth.pad(env, to: 6) + name
             b.write(TextWidth.truncate(text, to: inner.width - 3), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
         }
@@ -141,6 +142,7 @@ public enum DashboardView {
         case .jwsRenewal: "jws-rn"
         case .jwsAppTransaction: "jws-app"
         case .jwsNotification: "notif2"
+        case .api: "api"
         }
     }
 
@@ -167,6 +169,10 @@ public enum DashboardView {
         if let error = item.error {
             b.write("Could not decode \(item.source):", x: inner.x, y: inner.y, limit: inner.width, style: Style(.error, bold: true))
             b.write(error.reason, x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.error))
+            return
+        }
+        if item.rows.isEmpty, let failure = item.lookup?.failure {
+            b.write("No transactions: the look-up failed (\(failure.code)); the Status pane says why.", x: inner.x, y: inner.y, limit: inner.width, style: Style(.error))
             return
         }
         if item.rows.isEmpty {
@@ -289,7 +295,9 @@ public enum DashboardView {
                     for a in attempts { lines.append(("  \(a.url): \(a.result), \(Int(a.latencyMilliseconds)) ms", Style(.muted))) }
                 }
             }
-            if let trust = item.trust {
+            if let lookup = item.lookup {
+                lines += lookupLines(lookup)
+            } else if let trust = item.trust {
                 let role: ColorRole = trust.verdict == .valid ? .ok : trust.verdict == .invalid ? .error : .warning
                 lines.append(("Trust: " + trust.headline, Style(role, bold: true)))
                 for step in trust.steps {
@@ -364,6 +372,13 @@ public enum DashboardView {
         case .open(let text):
             b.fill(r, style: Style(.input))
             b.write("Open (Tab completes, Enter loads, Esc cancels): " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .lookup(let text):
+            // The typed text first, so it stays visible on narrow screens; the hint after it.
+            b.fill(r, style: Style(.input))
+            let x = b.write("Look up order ID or transaction ID: " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+            b.write(
+                "  10 letters/digits with a letter: order ID · digits only: transaction ID · Enter looks up · Esc cancels", x: x, y: r.y,
+                limit: max(0, r.width - x), style: Style(.input))
         default:
             if let message = s.message {
                 b.write(message.text, x: 1, y: r.y, limit: r.width - 1, style: Style(message.role))

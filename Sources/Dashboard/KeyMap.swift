@@ -7,6 +7,7 @@ public enum Action: String, Sendable, CaseIterable {
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
+    case lookUp, lookUpReceipt
 }
 
 /// The panes of the dashboard.
@@ -47,6 +48,8 @@ public struct KeyBinding: Sendable {
         case .copy: "copy"
         case .export: "export"
         case .verify: "verify"
+        case .lookUp: "look up"
+        case .lookUpReceipt: "look up receipt"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -70,7 +73,7 @@ public enum KeyMap {
             keys: [.left, .character("h")], label: "←/h", action: .columnLeft,
             description: "previous pane (Purchases: previous sort column)", footerPanes: [.purchases], inFooter: false),
         .init(
-            keys: [.right, .character("l")], label: "→/l", action: .columnRight,
+            keys: [.right], label: "→", action: .columnRight,
             description: "next pane (Purchases: next sort column)", footerPanes: [.purchases], inFooter: false),
         .init(
             keys: [.enter], label: "Enter", action: .open, description: "open every field of the purchase",
@@ -92,6 +95,13 @@ public enum KeyMap {
         .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
         .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
         .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
+        // After copy and export: on narrow screens the footer keeps those and drops these.
+        .init(
+            keys: [.character("l")], label: "l", action: .lookUp,
+            description: "look up a customer by order ID or transaction ID (App Store Server API)", footerPanes: [], inFooter: true),
+        .init(
+            keys: [.character("L")], label: "L", action: .lookUpReceipt,
+            description: "look up the selected receipt's customer (its newest transaction ID)", footerPanes: [.receipts], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
         .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
     ]

@@ -4,7 +4,8 @@ import ReceiptCore
 import ReceiptService
 
 /// The options every command that talks to the App Store Server API takes: credentials (flags,
-/// else the environment), hosts, test-data anchors and extra TLS roots.
+/// else the environment), hosts and test-data anchors. Extra TLS roots (`--ca-file`) are the
+/// command's own option, since the dashboard shares one with its verifyReceipt options.
 struct APIOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
     var issuerId: String?
@@ -46,9 +47,6 @@ struct APIOptions: ParsableArguments {
             "A root certificate (DER or PEM) to trust for test data, e.g. the simulator's (--api-root-out). Chains to it are judged test, never valid.",
             valueName: "file"))
     var rootCa: [String] = []
-
-    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
-    var caFile: String?
 
     func validate() throws {
         _ = try hosts()
@@ -93,6 +91,15 @@ struct APIOptions: ParsableArguments {
         }
     }
 
+    /// Whether any credential is given (flag or variable): when none is, the dashboard's `l`
+    /// lists every setting rather than the loader's error.
+    var namesCredentials: Bool {
+        let variables = ["RECEIPTDASH_API_ISSUER_ID", "RECEIPTDASH_API_KEY_ID", "RECEIPTDASH_API_PRIVATE_KEY_FILE", "RECEIPTDASH_BUNDLE_ID"]
+        let environment = ProcessInfo.processInfo.environment
+        return [issuerId, keyId, privateKeyFile, bundleId].contains { $0 != nil } || variables.contains { environment[$0] != nil }
+            || !rootCa.isEmpty
+    }
+
     /// Apple's roots plus every `--root-ca` as a test anchor.
     func trustAnchors() throws -> TrustAnchors {
         guard !rootCa.isEmpty else { return .apple }
@@ -121,7 +128,8 @@ struct APIOptions: ParsableArguments {
         }
     }
 
-    func makeClient(_ credentials: APICredentials) throws -> AppStoreServerAPIClient {
+    /// The client for `credentials`; `caFile` adds trusted TLS roots (`--ca-file`).
+    func makeClient(_ credentials: APICredentials, caFile: String?) throws -> AppStoreServerAPIClient {
         AppStoreServerAPIClient(
             credentials: credentials, hosts: try hosts(),
             extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])

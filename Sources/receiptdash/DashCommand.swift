@@ -32,6 +32,9 @@ struct Dash: AsyncParsableCommand {
 
     @OptionGroup(title: "Online verification (v / V)") var online: OnlineOptions
 
+    /// Credentials are optional here: without them the dashboard starts and `l` says what to set.
+    @OptionGroup(title: "App Store Server API look-up") var api: APIOptions
+
     @Option(name: .long, help: ArgumentHelp("Record what is loaded and verified in this audit database.", valueName: "path"))
     var db: String?
 
@@ -94,6 +97,15 @@ struct Dash: AsyncParsableCommand {
         }
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
+        let lookup: ServiceLookup?
+        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now) {
+        case .success(let made):
+            lookup = made
+        case .failure(let error):
+            lookup = nil
+            // Nothing configured: `l` lists every setting; something given but wrong: `l` says what.
+            if api.namesCredentials { state.lookupSetupProblem = error.description }
+        }
         // One thread owns the terminal for the whole session: the loop, before and after each
         // await, runs there.
         let ui = SingleThreadExecutor(name: "receiptdash-ui")
@@ -101,11 +113,12 @@ struct Dash: AsyncParsableCommand {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false))
+                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false), lookup: lookup)
             terminal.shutdown()
             return terminal.interruption
         }
         try? await client.shutdown()
+        try? await lookup?.service.client.shutdown()
         // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
         if let interruption { throw ExitCode(128 + interruption) }
     }

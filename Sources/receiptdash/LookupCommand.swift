@@ -57,6 +57,9 @@ struct Lookup: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
 
+    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
+    var caFile: String?
+
     func validate() throws {
         let given = [orderId != nil, transactionId != nil, file != nil].filter { $0 }.count
         if given != 1 {
@@ -81,7 +84,7 @@ struct Lookup: AsyncParsableCommand {
             let pipeline = ReceiptPipeline(at: instant, evaluator: TrustEvaluator(anchors: anchors))
             let query = try await self.query(pipeline)
             let credentials = try api.credentials()
-            let client = try api.makeClient(credentials)
+            let client = try api.makeClient(credentials, caFile: caFile)
             let service = CustomerLookupService(client: client, pipeline: pipeline)
             let events: @Sendable (APIClientEvent) -> Void = { event in
                 if case .retrying(let endpoint, let seconds, let until, let after) = event {

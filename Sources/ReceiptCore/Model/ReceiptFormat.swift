@@ -19,6 +19,9 @@ public enum ReceiptFormat: String, Sendable, Hashable, CaseIterable, Codable {
     case jwsAppTransaction = "jws-app-transaction"
     /// An App Store Server Notification, version 2 (`signedPayload`).
     case jwsNotification = "jws-notification"
+    /// A customer looked up through the App Store Server API (the dashboard's `l` / `L`): the
+    /// transactions and renewal infos Apple returned, each judged on its own.
+    case api = "api"
 
     /// A short human name for the format, for summaries and panes.
     public var displayName: String {
@@ -31,6 +34,7 @@ public enum ReceiptFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .jwsRenewal: "StoreKit 2 renewal info (JWS)"
         case .jwsAppTransaction: "StoreKit 2 AppTransaction (JWS)"
         case .jwsNotification: "Server notification V2 (JWS)"
+        case .api: "App Store Server API look-up"
         }
     }
 }

@@ -1,0 +1,429 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Dashboard
+import ReceiptCore
+import TerminalUI
+
+/// `l` / `L`: customer look-up through the App Store Server API, from the key to the new `api`
+/// input in the panes, with real signed transactions judged by our own trust.
+@Suite struct DashboardLookupTests {
+    static let now = DashboardTests.now
+    static let bundle = "com.loki-project.loki-messenger"
+
+    func screen(_ state: DashboardState) -> String {
+        DashboardView.render(state, width: state.width, height: state.height).text
+    }
+
+    @discardableResult
+    func press(_ state: inout DashboardState, _ keys: KeyEvent...) -> [Effect] {
+        keys.flatMap { state.handle($0, environment: DashboardTests.env) }
+    }
+
+    func type(_ state: inout DashboardState, _ text: String) {
+        for c in text { press(&state, .character(c)) }
+    }
+
+    static func lookupState() async -> DashboardState {
+        var state = await DashboardTests.demoState()
+        state.lookupAvailable = true
+        return state
+    }
+
+    // MARK: - A looked-up customer, as CustomerLookupService assembles it
+
+    /// The raw `signedTransactionInfo` / `signedRenewalInfo` of a signed notification.
+    static func nestedToken(_ notification: String, _ field: String) throws -> String {
+        var payload = notification.split(separator: ".")[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while payload.count % 4 != 0 { payload += "=" }
+        let data = try #require(Data(base64Encoded: payload))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require((json["data"] as? [String: Any])?[field] as? String)
+    }
+
+    /// Decodes and judges one signed item as the service does (our JWS trust, then bundle and
+    /// environment against the request).
+    static func judge(_ token: String, pipeline: ReceiptPipeline) async throws -> LookedUpItem {
+        let decoded = try pipeline.decoder.decode(text: token)
+        var item = LookedUpItem(decoded: decoded, trust: await pipeline.evaluator.evaluate(decoded, options: pipeline.trustOptions))
+        item.check(bundleID: bundle, environment: .sandbox)
+        return item
+    }
+
+    /// One signature character changed: the signature no longer verifies.
+    static func tampered(_ token: String) -> String {
+        var parts = token.split(separator: ".").map(String.init)
+        var signature = Array(parts[2])
+        signature[10] = signature[10] == "A" ? "B" : "A"
+        parts[2] = String(signature)
+        return parts.joined(separator: ".")
+    }
+
+    static let retryAfter = AppleDate.parse("2026-11-22T17:04:12Z")!
+
+    /// Transaction 2000001025686313 looked up with `auto`: production does not know it,
+    /// sandbox does; history was rate limited once. Four transactions (one with a broken
+    /// signature), one renewal info, one refund.
+    static func customer() async throws -> CustomerLookupResult {
+        let pipeline = ReceiptPipeline(at: now, trustOptions: TrustOptions(now: now))
+        let demo = try String(decoding: Data(contentsOf: DashboardTests.demoFile("notification-v2-expired.jws")), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var result = CustomerLookupResult(query: .transactionID("2000001025686313"), at: now, environment: .sandbox)
+        result.transactions = [
+            try await judge(LookupFixtures.renewed, pipeline: pipeline),
+            try await judge(try nestedToken(demo, "signedTransactionInfo"), pipeline: pipeline),
+            try await judge(LookupFixtures.threeMonths, pipeline: pipeline),
+            try await judge(tampered(LookupFixtures.monthlyAgain), pipeline: pipeline),
+        ]
+        result.renewals = [try await judge(try nestedToken(demo, "signedRenewalInfo"), pipeline: pipeline)]
+        result.refunds = ["2000001024998954"]
+        result.apiStatuses = ["2000001024993299": .expired]
+        result.analysis = PurchaseAnalysis.analyze((result.transactions + result.renewals).map(\.decoded), at: now)
+        let base = "https://api.storekit-sandbox.apple.com/inApps"
+        result.records = [
+            APIRequestRecord(
+                endpoint: .transactionInfo, environment: .production, url: "https://api.storekit.apple.com/inApps/v1/transactions/2000001025686313",
+                result: .apiError(httpStatus: 404, code: .transactionIDNotFound), latencyMilliseconds: 41.6),
+            APIRequestRecord(
+                endpoint: .transactionInfo, environment: .sandbox, url: "\(base)/v1/transactions/2000001025686313",
+                result: .success(httpStatus: 200), latencyMilliseconds: 52.2),
+            APIRequestRecord(
+                endpoint: .transactionHistory, environment: .sandbox, url: "\(base)/v2/history/2000001025686313",
+                result: .http(status: 429), latencyMilliseconds: 12, retryAfter: retryAfter, waitSeconds: 1.5),
+            APIRequestRecord(
+                endpoint: .transactionHistory, environment: .sandbox, url: "\(base)/v2/history/2000001025686313",
+                result: .success(httpStatus: 200), latencyMilliseconds: 80.4),
+            APIRequestRecord(
+                endpoint: .subscriptionStatuses, environment: .sandbox, url: "\(base)/v1/subscriptions/2000001025686313",
+                result: .success(httpStatus: 200), latencyMilliseconds: 60),
+            APIRequestRecord(
+                endpoint: .refundHistory, environment: .sandbox, url: "\(base)/v2/refund/lookup/2000001025686313",
+                result: .success(httpStatus: 200), latencyMilliseconds: 45.5),
+        ]
+        return result
+    }
+
+    // MARK: - Keys
+
+    @Test func lOpensTheBoxAndEnterLooksUpAnOrderID() async {
+        var state = await Self.lookupState()
+        #expect(press(&state, .character("l")).isEmpty)
+        #expect(state.mode == .lookup(""))
+        type(&state, "MQ5X7ABCDE")
+        let box = screen(state)
+        #expect(box.contains("Look up order ID or transaction ID: MQ5X7ABCDE▏  10 letters/digits with a letter: order ID · digits only: transaction ID"))
+        #expect(press(&state, .enter) == [.lookUp(.orderID("MQ5X7ABCDE"))])
+        #expect(state.mode == .normal)
+        #expect(state.lookupsRunning == [.orderID("MQ5X7ABCDE")])
+        #expect(state.message?.text == "lookup order MQ5X7ABCDE: asking the App Store Server API…")
+        #expect(state.log.last?.text == "lookup order MQ5X7ABCDE: asking the App Store Server API")
+        // The same look-up again while it runs: nothing sent twice.
+        press(&state, .character("l"))
+        type(&state, "MQ5X7ABCDE")
+        #expect(press(&state, .enter).isEmpty)
+        #expect(state.message?.text == "lookup order MQ5X7ABCDE is still running")
+    }
+
+    @Test func digitsAreATransactionIDAndOtherTextIsRefused() async {
+        var state = await Self.lookupState()
+        press(&state, .character("l"))
+        press(&state, .paste(" 2000001025686313\n"))
+        #expect(press(&state, .enter) == [.lookUp(.transactionID("2000001025686313"))])
+
+        // Esc cancels without an effect.
+        press(&state, .character("l"))
+        type(&state, "MQ5X7ABCDF")
+        #expect(press(&state, .escape).isEmpty)
+        #expect(state.mode == .normal)
+        #expect(state.lookupsRunning == [.transactionID("2000001025686313")])
+
+        // Neither an order ID nor a transaction ID: said, not sent.
+        for bad in ["MQ5X7ABCD", "MQ5X7-ABCD", "ÄQ5X7ABCDE", "2000 0010"] {
+            press(&state, .character("l"))
+            type(&state, bad)
+            #expect(press(&state, .enter).isEmpty, "\(bad)")
+            #expect(state.message?.text == "\"\(bad)\" is neither an order ID (10 letters and digits, with a letter) nor a transaction ID (digits only)")
+        }
+        #expect(LookupQuery(typed: "mq5x7abcde") == .orderID("mq5x7abcde"))
+        #expect(LookupQuery(typed: "1234567890") == .transactionID("1234567890"))
+    }
+
+    /// The receipt's newest purchase (2023-09-19T23:26:23Z, `inspect` shows it), not the first row.
+    @Test func capitalLLooksUpTheSelectedReceiptsNewestTransaction() async {
+        var state = await Self.lookupState()
+        press(&state, .down, .down)
+        #expect(state.selectedItem?.source == "demo/production-subscriptions.b64")
+        let effects = press(&state, .character("L"))
+        #expect(effects == [.lookUp(.receipt(source: "demo/production-subscriptions.b64", transactionID: "340001311555626", verdict: .valid))])
+        #expect(state.log.last?.text == "lookup transaction 340001311555626 from production-subscriptions.b64: asking the App Store Server API")
+        // A receipt without purchases has nothing to look up.
+        press(&state, .up, .up)
+        #expect(state.selectedItem?.decoded?.allPurchases.isEmpty == false)
+    }
+
+    @Test func withoutCredentialsLAndCapitalLSayWhatToConfigure() async {
+        var state = await DashboardTests.demoState()
+        #expect(press(&state, .character("l")).isEmpty)
+        #expect(state.mode == .normal)
+        #expect(
+            state.message?.text
+                == "look-up is not set up: start with --issuer-id, --key-id, --private-key-file and --bundle-id, or set RECEIPTDASH_API_ISSUER_ID, RECEIPTDASH_API_KEY_ID, RECEIPTDASH_API_PRIVATE_KEY_FILE and RECEIPTDASH_BUNDLE_ID"
+        )
+        #expect(
+            state.log.suffix(5).map(\.text) == [
+                "look-up needs an In-App Purchase key (App Store Connect › Users and Access › Integrations):",
+                "  --issuer-id or RECEIPTDASH_API_ISSUER_ID",
+                "  --key-id or RECEIPTDASH_API_KEY_ID",
+                "  --private-key-file or RECEIPTDASH_API_PRIVATE_KEY_FILE",
+                "  --bundle-id or RECEIPTDASH_BUNDLE_ID",
+            ])
+        let logged = state.log.count
+        #expect(press(&state, .down, .down, .character("L")).isEmpty)
+        #expect(state.message?.text.hasPrefix("look-up is not set up: start with --issuer-id") == true)
+        #expect(state.log.count == logged)  // listed once
+        // Something configured but wrong: the loader's words.
+        state.lookupSetupProblem = "the private key file /keys/a.p8 cannot be read"
+        press(&state, .character("l"))
+        #expect(state.message?.text == "look-up is not set up: the private key file /keys/a.p8 cannot be read")
+    }
+
+    @Test func footerAndHelpListTheKeys() async {
+        var state = await Self.lookupState()
+        let footer = screen(state).split(separator: "\n").last.map(String.init) ?? ""
+        #expect(footer.contains(" l look up "))
+        #expect(footer.contains(" L look up receipt"))
+        press(&state, .character("?"))
+        let help = screen(state)
+        #expect(help.contains("l        look up a customer by order ID or transaction ID (App Store Server API)"))
+        #expect(help.contains("L        look up the selected receipt's customer (its newest transaction ID)"))
+    }
+
+    // MARK: - The answer
+
+    @Test func theAnswerIsANewAPIInputInThePanes() async throws {
+        var state = await Self.lookupState()
+        press(&state, .resize(width: 160, height: 60))
+        state.lookupsRunning = [.transactionID("2000001025686313")]
+        let id = state.add(try await Self.customer())
+        let item = try #require(state.selectedItem)
+        #expect(item.id == id)
+        #expect(state.items.count == 7)
+        #expect(item.source == "lookup transaction 2000001025686313")
+        #expect(item.decoded?.format == .api)
+        #expect(item.decoded?.format.displayName == "App Store Server API look-up")
+        #expect(item.decoded?.transactions.count == 4)
+        #expect(item.decoded?.pendingRenewalInfo.count == 1)
+        #expect(item.trust?.verdict == .invalid)
+        #expect(state.lookupsRunning.isEmpty)
+        #expect(state.message?.text == "lookup transaction 2000001025686313: 4 transactions, 1 subscription in Sandbox, trust invalid")
+        let text = screen(state)
+        // Receipts: the new input, its format and worst verdict.
+        #expect(text.contains("│✗  api     Sbx   lookup transaction 20000…│"))
+        #expect(text.contains("7 inputs · 7 decoded │ valid 3 · test 1 · invalid 1 · unverifiable 2"))
+        // Purchases: every looked-up transaction, oldest first.
+        for row in [
+            "│com.getsession.org.pro_… auto-renew  2000001024998954 2000001024993299 2025-10-01 07:09 2025-10-01 07:12 expired  │",
+            "│com.getsession.org.pro_… auto-renew  2000001025686313 2000001024993299 2025-10-02 07:06 2025-10-02 07:09 expired  │",
+            "│com.getsession.org.pro_… auto-renew  2000001027701898 2000001024993299 2025-10-06 05:16 2025-10-06 05:25 expired  │",
+            "│com.getsession.org.pro_… auto-renew  2000001027701928 2000001024993299 2025-10-06 05:16 2025-10-06 05:19 expired  │",
+        ] {
+            #expect(text.contains(row), "\(row)")
+        }
+        #expect(text.contains("Purchases [4]"))
+        // Subscriptions: the analysis of transactions and renewal info (auto-renew turned off).
+        #expect(text.contains("Subscriptions [1]"))
+        #expect(text.contains("││● com.getsession.org.pro_sub_3_months  expired               ││"))
+        #expect(text.contains("││  Expired on 2025-10-06T05:25:18Z (411 days ago): the        ││"))
+        #expect(text.contains("││  customer cancelled (turned auto-renew off); a win-back     ││"))
+        // Status: what was asked, trust with the untrusted item named, Apple's status, refunds, requests.
+        for row in [
+            "││lookup transaction 2000001025686313                │",
+            "││App Store Server API look-up, Sandbox              │",
+            "││Trust: invalid: 1 of 5 signed items not trusted    │",
+            "││✗ transaction 2000001027701928                     │",
+            "││Apple: subscription 2000001024993299 is expired    │",
+            "││Refunds (1): 2000001024998954                      │",
+            "││Requests (6):                                      │",
+            "││  transaction-history Sandbox: HTTP 429, 12 ms,    │",
+            "││  waited 1.5 s (Retry-After 17:04:12)              │",
+        ] {
+            #expect(text.contains(row), "\(row)")
+        }
+        #expect(
+            DashboardView.lookupLines(item.lookup!).map(\.0) == [
+                "Trust: invalid: 1 of 5 signed items not trusted",
+                "✗ transaction 2000001027701928 (com.getsession.org.pro_sub): invalid: signature: the ECDSA signature does not match header.payload: the payload or the signature was changed",
+                "Apple: subscription 2000001024993299 is expired (status 2)",
+                "Refunds (1): 2000001024998954",
+                "Requests (6):",
+                "  transaction-info Production: HTTP 404 error 4040010 the transaction id was not found in this environment, 42 ms",
+                "  transaction-info Sandbox: HTTP 200, 52 ms",
+                "  transaction-history Sandbox: HTTP 429, 12 ms, waited 1.5 s (Retry-After 17:04:12)",
+                "  transaction-history Sandbox: HTTP 200, 80 ms",
+                "  subscription-statuses Sandbox: HTTP 200, 60 ms",
+                "  refund-history Sandbox: HTTP 200, 46 ms",
+            ])
+        // L on the answer looks its customer up again by its newest transaction id.
+        #expect(press(&state, .character("L")) == [.lookUp(.transactionID("2000001027701928"))])
+    }
+
+    @Test func exportWritesTheLookupJSON() async throws {
+        var state = await Self.lookupState()
+        let result = try await Self.customer()
+        state.add(result)
+        let effects = press(&state, .character("e"))
+        var expected = JSONOutput()
+        LookupJSON.write(result, into: &expected)
+        #expect(effects == [.export(json: expected.text, fileName: "receiptdash-export-7.json")])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(expected.text.utf8)) as? [String: Any])
+        #expect(json["query"] as? [String: String] == ["transaction_id": "2000001025686313"])
+        #expect(json["refunds"] as? [String] == ["2000001024998954"])
+        #expect(json["environment"] as? String == "Sandbox")
+        #expect((json["transactions"] as? [Any])?.count == 4)
+    }
+
+    @Test func aFailedLookupIsKeptAndExplained() async {
+        var state = await Self.lookupState()
+        press(&state, .resize(width: 160, height: 60))
+        var result = CustomerLookupResult(query: .orderID("MQ5X7ABCDE"), at: Self.now, environment: .production)
+        result.records = [
+            APIRequestRecord(
+                endpoint: .lookUpOrderID, environment: .production, url: "https://api.storekit.apple.com/inApps/v1/lookup/MQ5X7ABCDE",
+                result: .http(status: 401), latencyMilliseconds: 30)
+        ]
+        result.failure = APIFailure.unauthorized(environment: .production)
+        state.add(result)
+        #expect(state.selectedItem?.source == "lookup order MQ5X7ABCDE")
+        #expect(state.selectedItem?.trust == nil)
+        let reason = APIFailure.unauthorized(environment: .production).reason
+        #expect(state.message?.text == "lookup order MQ5X7ABCDE failed: \(reason)")
+        #expect(state.log.last?.text == "lookup order MQ5X7ABCDE failed: \(reason)")
+        #expect(
+            DashboardView.lookupLines(result).map(\.0) == [
+                "Look-up failed (unauthorized): \(reason)",
+                "Trust: no signed items came back",
+                "Refunds: none",
+                "Requests (1):",
+                "  look-up-order-id Production: HTTP 401, 30 ms",
+            ])
+        let text = screen(state)
+        #expect(text.contains("││Look-up failed (unauthorized): Production answered │"))
+        #expect(text.contains("│!  api     Prod  lookup order MQ5X7ABCDE  ││"))
+        #expect(text.contains("││No transactions: the look-up failed (unauthorized); the Status pane says why."))
+    }
+
+    @Test func progressEventsBecomeLogLines() async {
+        var state = await Self.lookupState()
+        let query = LookupQuery.orderID("MQ5X7ABCDE")
+        let at = AppleDate.parse("2026-11-22T17:04:10Z")!
+        state.apply(.sending(endpoint: .lookUpOrderID, environment: .production, attempt: 1), for: query, at: at)
+        state.apply(
+            .retrying(endpoint: .transactionHistory, inSeconds: 2, until: Self.retryAfter, after: .http(status: 429)), for: query, at: at)
+        state.apply(
+            .retrying(endpoint: .transactionHistory, inSeconds: 1.2, until: nil, after: .http(status: 503)), for: .transactionID("42"), at: at)
+        state.apply(.switchingToSandbox(endpoint: .transactionInfo), for: .transactionID("42"), at: at)
+        #expect(
+            state.log.suffix(3).map(\.text) == [
+                "rate limited: waiting until 17:04:12 (transaction-history; lookup order MQ5X7ABCDE)",
+                "retrying transaction-history in 1.2 s after HTTP 503 (lookup transaction 42)",
+                "production does not know it; asking sandbox (lookup transaction 42)",
+            ])
+        #expect(state.log.suffix(3).map(\.time) == [at, at, at])
+        #expect(screen(state).contains("││17:04:10 rate limited: waiting until 17:04:12 (transaction-history; lookup order M│"))
+    }
+}
+
+/// The `l` flow through the UI loop itself: the look-up runs in a task of its own, and its
+/// progress and answer reach the screen only through the loop.
+@Suite struct DashboardLookupLoopTests {
+    /// Answers every query with a prepared result after reporting a 429 wait and the sandbox hop.
+    final class PreparedLookup: CustomerLookingUp {
+        let answer: CustomerLookupResult
+        let asked = Mutex<[LookupQuery]>([])
+        /// Signalled when an answer is handed back.
+        let answered = DispatchSemaphore(value: 0)
+
+        init(answer: CustomerLookupResult) { self.answer = answer }
+
+        func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
+            asked.withLock { $0.append(query) }
+            onEvent(.sending(endpoint: .transactionInfo, environment: .production, attempt: 1))
+            onEvent(.switchingToSandbox(endpoint: .transactionInfo))
+            onEvent(.retrying(endpoint: .transactionHistory, inSeconds: 2, until: DashboardLookupTests.retryAfter, after: .http(status: 429)))
+            var result = answer
+            result.query = query
+            answered.signal()
+            return result
+        }
+    }
+
+    /// Types the keys, waits until the look-up has answered (as a real terminal's read blocks
+    /// while nothing happens), then answers ticks until a frame shows `until`, then quits.
+    final class TypingTerminal: TerminalBackend {
+        var keys: [KeyEvent]
+        let until: String
+        let answered: DispatchSemaphore
+        var waitedForAnswer = false
+        var frames: [String] = []
+        var waits: [Int?] = []
+        var ticks = 0
+        let size: (width: Int, height: Int) = (160, 60)
+
+        init(keys: [KeyEvent], until: String, answered: DispatchSemaphore) {
+            self.keys = keys
+            self.until = until
+            self.answered = answered
+        }
+
+        func draw(_ buffer: ScreenBuffer) { frames.append(buffer.text) }
+        func sendRaw(_ sequence: String) {}
+
+        func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
+            waits.append(timeoutMilliseconds)
+            if !keys.isEmpty { return keys.removeFirst() }
+            if !waitedForAnswer {
+                // A safety net, not a delay: it returns as soon as the look-up answers.
+                _ = answered.wait(timeout: .now() + 60)
+                waitedForAnswer = true
+            }
+            if frames.last?.contains(until) == true || ticks >= 100_000 { return .character("q") }
+            ticks += 1
+            return .tick
+        }
+    }
+
+    @Test func lTypedEnterAndTheAnswerArrivesThroughTheLoop() async throws {
+        let lookup = PreparedLookup(answer: try await DashboardLookupTests.customer())
+        let keys: [KeyEvent] = [.character("l")] + "2000001025686313".map { KeyEvent.character($0) } + [.enter]
+        let terminal = TypingTerminal(keys: keys, until: "Purchases [4]", answered: lookup.answered)
+        var state = DashboardState(now: DashboardTests.now)
+        // The loop on a thread of its own, as the executable runs it: waiting for keys never
+        // holds up the look-up task on the shared pool.
+        let ui = SingleThreadExecutor(name: "lookup-loop-test")
+        await withTaskExecutorPreference(ui) {
+            await DashboardApp.run(&state, backend: terminal, environment: DashboardAppLoopTests.env, lookup: lookup)
+        }
+
+        #expect(lookup.asked.withLock { $0 } == [.transactionID("2000001025686313")])
+        #expect(state.lookupAvailable)
+        #expect(state.lookupsRunning.isEmpty)
+        #expect(state.items.map(\.source) == ["lookup transaction 2000001025686313"])
+        #expect(state.items.first?.decoded?.format == .api)
+        #expect(
+            state.log.map(\.text) == [
+                "lookup transaction 2000001025686313: asking the App Store Server API",
+                "production does not know it; asking sandbox (lookup transaction 2000001025686313)",
+                "rate limited: waiting until 17:04:12 (transaction-history; lookup transaction 2000001025686313)",
+                "lookup transaction 2000001025686313: 4 transactions, 1 subscription in Sandbox, trust invalid",
+            ])
+        // Idle before the look-up: blocking reads (while it runs the loop wakes every 100 ms,
+        // but this prepared answer may be back before the next read).
+        #expect(terminal.waits.prefix(keys.count) == ArraySlice(Array(repeating: nil, count: keys.count)))
+        #expect(Set(terminal.waits.dropFirst(keys.count)).isSubset(of: [100, nil]))
+        #expect(terminal.ticks < 100_000)
+        let last = try #require(terminal.frames.last)
+        #expect(last.contains("│✗  api     Sbx   lookup transaction 20000…│"))
+        #expect(last.contains("rate limited: waiting until 17:04:12"))
+    }
+}
