@@ -239,12 +239,18 @@ extension DashboardView {
         if let verdict = r.verdict {
             let untrusted = signed.filter { $0.trust.verdict != .valid }
             let role: ColorRole = verdict == .valid ? .ok : verdict == .invalid ? .error : .warning
-            let text =
-                untrusted.isEmpty
-                ? "Trust: valid: all \(signed.count) signed items genuine, bundle and environment as asked"
-                : "Trust: \(verdict.rawValue): \(untrusted.count) of \(signed.count) signed items not trusted"
+            // Test data (Xcode's certificate, a --root-ca root) is named once, not item by item.
+            let allTest = !untrusted.isEmpty && untrusted.allSatisfy { $0.trust.verdict == .test } && untrusted.count == signed.count
+            let text: String
+            if untrusted.isEmpty {
+                text = "Trust: valid: all \(signed.count) signed items genuine, bundle and environment as asked"
+            } else if allTest, let headline = untrusted.first?.trust.headline {
+                text = "Trust: all \(signed.count) signed items are \(headline)"
+            } else {
+                text = "Trust: \(verdict.rawValue): \(untrusted.count) of \(signed.count) signed items not trusted"
+            }
             lines.append((text, Style(role, bold: true)))
-            for item in untrusted {
+            for item in untrusted where !allTest {
                 let invalid = item.trust.verdict == .invalid
                 lines.append(("\(invalid ? "✗" : "!") \(lookedUpName(item)): \(item.trust.headline)", Style(invalid ? .error : .warning)))
             }

@@ -185,5 +185,36 @@ check "unrelated log lines are skipped, not listed as inputs" bash -c "! tmux -L
 t send-keys -t "$session" q
 check "the watcher quits cleanly" wait_for "EXIT=0"
 
+# Support: look a customer up through the App Store Server API simulator with `l` (order ID),
+# and see `l` explain itself when no credentials are given.
+openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8" 2>/dev/null
+chmod 600 "$work/key.p8"
+"$bin" simulator --port 0 --api-key-file "$work/key.p8" --api-root-out "$work/sim-root.der" --api-fault-rate 0.3 --seed 7 > "$work/api.txt" &
+api_pid=$!
+for _ in $(seq 1 50); do grep -q "^API data:" "$work/api.txt" 2>/dev/null && break; sleep 0.1; done
+api_production=$(awk '/^App Store Server API production:/ {print $NF}' "$work/api.txt")
+api_sandbox=$(awk '/^App Store Server API sandbox:/ {print $NF}' "$work/api.txt")
+t new-session -d -s lookup -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+session=lookup
+check "dashboard up for the look-up" wait_for "Receipts [1]"
+t send-keys -t "$session" l
+check "l opens the look-up box" wait_for "Look up order ID or transaction ID"
+t send-keys -t "$session" -l MQ5X7ABCDE
+t send-keys -t "$session" Enter
+check "the answer is a new api input" wait_for "lookup order MQ5X7ABCDE" 150
+check "its transactions fill the Purchases pane" wait_for "Purchases [5]" 150
+check "the refunded consumable is listed" wait_for "consumable  2000000900000010" 50
+check "the Status pane names the test root" wait_for "Trust: all 7 signed items are test: chains" 50
+check "the injected faults were retried, and the Log says so" bash -c "tmux -L $socket capture-pane -t lookup -p | grep -qE 'rate limited: waiting until|retrying '"
+t send-keys -t "$session" q
+check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
+kill "$api_pid" 2>/dev/null
+t new-session -d -s nolookup -x 140 -y 42 "TERM=xterm-256color env -u RECEIPTDASH_API_ISSUER_ID $bin $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+session=nolookup
+check "dashboard up without credentials" wait_for "Receipts [1]"
+t send-keys -t "$session" l
+check "l says what to configure" wait_for "RECEIPTDASH_API_" 30
+t send-keys -t "$session" q
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

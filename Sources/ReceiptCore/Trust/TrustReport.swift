@@ -66,7 +66,11 @@ public struct TrustReport: Sendable, Hashable {
             return "valid: genuine Apple signature"
                 + (validationTime.map { ", chain valid on \(AppleDate.iso8601($0).prefix(10))" } ?? "")
                 + (validationTimeSource.map { " (\($0))" } ?? "")
-        case .test: return "test: signed by Xcode's StoreKit testing certificate, not by the App Store"
+        case .test:
+            if steps.contains(where: { $0.name == "root" && $0.outcome == .warning }) {
+                return "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
+            }
+            return "test: signed by Xcode's StoreKit testing certificate, not by the App Store"
         case .invalid: return "invalid: " + (firstFailure.map { "\($0.name): \($0.reason)" } ?? "a check failed")
         case .unverifiable:
             return "unverifiable: "
