@@ -98,7 +98,7 @@ struct Dash: AsyncParsableCommand {
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let lookup: ServiceLookup?
-        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now) {
+        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now, store: follow ? nil : audit?.store) {
         case .success(let made):
             lookup = made
         case .failure(let error):

@@ -7,9 +7,12 @@ import ReceiptService
 /// networking itself: the client's events become the dashboard's ``LookupEvent``s.
 struct ServiceLookup: CustomerLookingUp {
     let service: CustomerLookupService
+    /// The dashboard's `--db` (not when following another process's database): each look-up is
+    /// recorded there as `lookup --db` records it.
+    var store: AuditStore?
 
     func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
-        await service.lookUp(query, environment: .auto) { event in
+        var result = await service.lookUp(query, environment: .auto) { event in
             switch event {
             case .sending(let endpoint, let environment, let attempt):
                 onEvent(.sending(endpoint: endpoint, environment: environment, attempt: attempt))
@@ -19,17 +22,26 @@ struct ServiceLookup: CustomerLookingUp {
                 onEvent(.switchingToSandbox(endpoint: endpoint))
             }
         }
+        if let store {
+            do {
+                _ = try store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: Lookup.name(query), at: Date())
+            } catch {
+                // Shown with the answer (the Status pane lists notes): nothing is silently lost.
+                result.notes.append("not recorded in the audit database \(store.path): \(error)")
+            }
+        }
+        return result
     }
 
     /// The look-up the options describe, or why there is none (missing credentials, an
     /// unreadable key or root): the dashboard starts all the same and `l` says it.
-    static func make(_ api: APIOptions, caFile: String?, at instant: Date) -> Result<ServiceLookup, APIOptionsError> {
+    static func make(_ api: APIOptions, caFile: String?, at instant: Date, store: AuditStore?) -> Result<ServiceLookup, APIOptionsError> {
         do {
             let anchors = try api.trustAnchors()
             let credentials = try api.credentials()
             let client = try api.makeClient(credentials, caFile: caFile)
             let pipeline = ReceiptPipeline(at: instant, evaluator: TrustEvaluator(anchors: anchors))
-            return .success(ServiceLookup(service: CustomerLookupService(client: client, pipeline: pipeline)))
+            return .success(ServiceLookup(service: CustomerLookupService(client: client, pipeline: pipeline), store: store))
         } catch let error as APIOptionsError {
             return .failure(error)
         } catch {

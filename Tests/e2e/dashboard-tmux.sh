@@ -194,7 +194,7 @@ api_pid=$!
 for _ in $(seq 1 50); do grep -q "^API data:" "$work/api.txt" 2>/dev/null && break; sleep 0.1; done
 api_production=$(awk '/^App Store Server API production:/ {print $NF}' "$work/api.txt")
 api_sandbox=$(awk '/^App Store Server API sandbox:/ {print $NF}' "$work/api.txt")
-t new-session -d -s lookup -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+t new-session -d -s lookup -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox --db $work/lookup.sqlite $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 session=lookup
 check "dashboard up for the look-up" wait_for "Receipts [1]"
 t send-keys -t "$session" l
@@ -208,6 +208,7 @@ check "the Status pane names the test root" wait_for "Trust: all 7 signed items 
 check "the injected faults were retried, and the Log says so" bash -c "tmux -L $socket capture-pane -t lookup -p | grep -qE 'rate limited: waiting until|retrying '"
 t send-keys -t "$session" q
 check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
+check "the look-up is in the audit database, found by transaction id" bash -c "\"$bin\" history --db $work/lookup.sqlite --transaction-id 2000000900000010 | grep -qF 'api com.example.receiptdash Production done'"
 kill "$api_pid" 2>/dev/null
 t new-session -d -s nolookup -x 140 -y 42 "TERM=xterm-256color env -u RECEIPTDASH_API_ISSUER_ID $bin $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 session=nolookup
