@@ -184,7 +184,7 @@ public struct NotificationReceiver: Sendable {
         case .success(let value): decoded = value
         case .failure(let error):
             if object["signedPayload"] != nil { return .bad("signedPayload could not be decoded: \(error.reason)") }
-            return .bad("no signedPayload, and not a V1 notification: \(error.reason)")
+            return .bad("no signedPayload (and not a V1 notification)")
         }
         if let payload = object["signedPayload"] {
             guard let token = payload.text else { return .bad("signedPayload is not a string") }
@@ -350,5 +350,24 @@ public struct ReceiverContext: RequestContext, RemoteAddressRequestContext {
     var peer: String? {
         guard let remoteAddress, let ip = remoteAddress.ipAddress else { return nil }
         return remoteAddress.port.map { "\(ip):\($0)" } ?? ip
+    }
+}
+
+extension NotificationReceiver {
+    /// Serves until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish
+    /// (Hummingbird's graceful shutdown through swift-service-lifecycle) and returns; the
+    /// caller closes the store after.
+    /// - Parameter onListening: called once bound, with the address (`host:port`, the real port
+    ///   when 0 was asked).
+    public func run(host: String, port: Int, onListening: @escaping @Sendable (String) async -> Void) async throws {
+        let app = Application(
+            router: router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "receiptdash"),
+            onServerRunning: { channel in
+                let address = channel.localAddress
+                await onListening("\(address?.ipAddress ?? host):\(address?.port ?? port)")
+            },
+            logger: logger)
+        try await app.runService()
     }
 }
