@@ -120,7 +120,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Read through #filePath, like ReceiptCoreTests' fixtures.
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "DashboardTests",

@@ -287,13 +287,7 @@ public struct NotificationReceiver: Sendable {
                 truncated = true
             } else {
                 do {
-                    for try await chunk in request.body {
-                        if body.count + chunk.readableBytes > policy.maximumBodySize {
-                            truncated = true
-                            break
-                        }
-                        body += chunk.readableBytesView
-                    }
+                    (body, truncated) = try await Self.read(request.body, limit: policy.maximumBodySize)
                 } catch {
                     return Self.response(ReceiveAnswer(status: 400, outcome: .badRequest, reason: "the body could not be read"))
                 }
@@ -311,6 +305,16 @@ public struct NotificationReceiver: Sendable {
                     reason: writable ? "the store is writable" : "the store is not writable"))
         }
         return router
+    }
+
+    /// Reads at most `limit` bytes; stops at the first chunk that would go over (`truncated`).
+    static func read(_ body: RequestBody, limit: Int) async throws -> (bytes: [UInt8], truncated: Bool) {
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            if bytes.count + chunk.readableBytes > limit { return (bytes, true) }
+            bytes += chunk.readableBytesView
+        }
+        return (bytes, false)
     }
 
     static func response(_ answer: ReceiveAnswer, closing: Bool = false) -> Response {
