@@ -180,6 +180,11 @@ public final class NotificationStore: NotificationSink, Sendable {
         writer = Task { [database] in await Self.writeLoop(queue: queue, database: database) }
     }
 
+    deinit {
+        // The writer holds the queue, not the store: without a close it would wait forever.
+        queue.close()
+    }
+
     /// Releases a writer held by `startWriter: false`.
     public func startWriting() { queue.start() }
 
