@@ -36,7 +36,7 @@ struct TestNotifications {
         pki = try AppleTestPKI()
     }
 
-    func body(uuid: String, bundleID: String = "com.example.receiver", signedDate: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws -> [UInt8] {
+    func body(uuid: String, type: String = "DID_RENEW", bundleID: String = "com.example.receiver", signedDate: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws -> [UInt8] {
         let millis = Int64(signedDate.timeIntervalSince1970 * 1000)
         let transaction = try pki.signJWS(payload: [
             "transactionId": "7100000000000001", "originalTransactionId": "7100000000000000", "productId": "pro.monthly",
@@ -44,7 +44,7 @@ struct TestNotifications {
             "type": "Auto-Renewable Subscription",
         ])
         let token = try pki.signJWS(payload: [
-            "notificationType": "DID_RENEW", "notificationUUID": uuid, "version": "2.0", "signedDate": millis,
+            "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": millis,
             "data": ["bundleId": bundleID, "environment": "Sandbox", "appAppleId": 42, "signedTransactionInfo": transaction, "status": 1] as [String: Any],
         ])
         return NotificationFixture.body(token: token)
@@ -93,6 +93,28 @@ final class RecordingSink: NotificationSink {
 
     func reject(_ record: RejectionRecord) async throws(NotificationStoreError) { add("reject \(record.httpStatus)") }
     func isWritable() async -> Bool { !failing }
+}
+
+/// Keeps every log line (message and metadata) for inspection.
+final class CapturedLogs: Sendable {
+    let lines = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
+
+    var handler: @Sendable (String) -> any LogHandler {
+        { _ in Handler(logs: self) }
+    }
+
+    struct Handler: LogHandler {
+        let logs: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            logs.lines.withLock { $0.append((event.level, event.message.description, event.metadata ?? [:])) }
+        }
+    }
 }
 
 @Suite struct NotificationReceiverTests {
@@ -358,6 +380,31 @@ final class RecordingSink: NotificationSink {
             try await request.value
         }
         #expect(sink.events == ["append-start", "committed", "responded 200"])
+    }
+
+    @Test func oneEscapedLogLinePerNotification() async throws {
+        let signer = try TestNotifications()
+        let logs = CapturedLogs()
+        let store = try NotificationStore(path: temporaryPath())
+        let receiver = NotificationReceiver(
+            sink: store, policy: ReceiverPolicy(anchors: try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])),
+            logger: Logger(label: "test", factory: logs.handler), now: { Self.receivedAt })
+        let body = try signer.body(uuid: "0f000000-0000-4000-8000-00000000001b", type: "DID_RENEW\u{1B}]0;pwned\u{07}")
+        let answer = await receiver.handle(body: body, declaredLength: nil, truncated: false, peer: "192.0.2.9:1234")
+        #expect(answer.status == 200)
+        let lines = logs.lines.withLock { $0 }
+        #expect(lines.count == 1)
+        #expect(lines.first?.message == "notification")
+        let metadata = lines.first?.metadata ?? [:]
+        #expect(metadata["type"]?.description == "DID_RENEW\\x1b]0;pwned\\x07")
+        #expect(metadata["uuid"]?.description == "0f000000-0000-4000-8000-00000000001b")
+        #expect(metadata["subtype"]?.description == "-")
+        #expect(metadata["outcome"]?.description == "accepted")
+        #expect(metadata["peer"]?.description == "192.0.2.9:1234")
+        #expect(metadata["latency_ms"] != nil)
+        // The stored row keeps the text as Apple (here: the test signer) sent it; printing escapes it.
+        #expect(try store.notifications().first?.record.notificationType == "DID_RENEW\u{1B}]0;pwned\u{07}")
+        await store.close()
     }
 
     @Test func aFailedCommitIsNever200() async throws {
