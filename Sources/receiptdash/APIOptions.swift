@@ -102,6 +102,11 @@ struct APIOptions: ParsableArguments {
 
     /// Apple's roots plus every `--root-ca` as a test anchor.
     func trustAnchors() throws -> TrustAnchors {
+        try Self.trustAnchors(rootCa: rootCa)
+    }
+
+    /// Apple's roots plus the certificates at `rootCa` as test anchors (`receive --root-ca` too).
+    static func trustAnchors(rootCa: [String]) throws -> TrustAnchors {
         guard !rootCa.isEmpty else { return .apple }
         var ders: [[UInt8]] = []
         for path in rootCa {

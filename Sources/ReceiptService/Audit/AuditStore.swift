@@ -154,6 +154,51 @@ public final class AuditStore: Sendable {
                     CREATE INDEX api_request_receipt ON api_request(receipt_id);
                     """)
         }
+        // v4: App Store Server Notifications received (`receiptdash receive`): one row per
+        // notificationUUID (a redelivery counts in `deliveries`), and the requests refused.
+        // In the audit database rather than a file of its own, so one `--db` serves the
+        // receiver, `history` and a following dashboard, and transaction ids join `purchase`.
+        // A refused request keeps at most a short prefix of its body, never a V1 password.
+        migrator.registerMigration("v4") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE notification (
+                        id INTEGER PRIMARY KEY,
+                        notification_uuid TEXT NOT NULL UNIQUE,
+                        version TEXT NOT NULL,
+                        notification_type TEXT,
+                        subtype TEXT,
+                        bundle_id TEXT,
+                        app_apple_id INTEGER,
+                        environment TEXT,
+                        signed_date DOUBLE,
+                        received_at DOUBLE NOT NULL,
+                        last_received_at DOUBLE NOT NULL,
+                        deliveries INTEGER NOT NULL DEFAULT 1,
+                        verdict TEXT NOT NULL,
+                        reason TEXT,
+                        transaction_id TEXT,
+                        original_transaction_id TEXT,
+                        product_id TEXT,
+                        peer TEXT,
+                        signed_payload TEXT
+                    );
+                    CREATE INDEX notification_received ON notification(received_at);
+                    CREATE INDEX notification_type ON notification(notification_type);
+                    CREATE INDEX notification_transaction ON notification(transaction_id);
+                    CREATE INDEX notification_original ON notification(original_transaction_id);
+                    CREATE TABLE notification_rejection (
+                        id INTEGER PRIMARY KEY,
+                        at DOUBLE NOT NULL,
+                        peer TEXT,
+                        reason TEXT NOT NULL,
+                        http_status INTEGER NOT NULL,
+                        body_size INTEGER,
+                        body_prefix TEXT
+                    );
+                    CREATE INDEX notification_rejection_at ON notification_rejection(at);
+                    """)
+        }
         return migrator
     }
 
