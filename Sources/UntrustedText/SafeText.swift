@@ -7,6 +7,21 @@
 /// a product id can neither move the cursor nor change the terminal's state. Bidirectional
 /// overrides are escaped too (`\u{202E}`), since they reorder what the reader sees.
 public enum SafeText {
+    /// One CSV cell (RFC 4180): escaped as ``escaped(_:)``, a leading `=`, `+`, `-` or `@`
+    /// prefixed with `'` (spreadsheets would read a formula), quoted when it holds a comma or
+    /// a quote.
+    public static func csvCell(_ text: String) -> String {
+        var safe = escaped(text)
+        if let first = safe.first, "=+-@".contains(first) { safe = "'" + safe }
+        guard safe.contains(where: { $0 == "," || $0 == "\"" }) else { return safe }
+        var quoted = "\""
+        for character in safe {
+            if character == "\"" { quoted.append("\"") }
+            quoted.append(character)
+        }
+        return quoted + "\""
+    }
+
     public static func escaped(_ text: String) -> String {
         var needsWork = false
         for scalar in text.unicodeScalars where isUnsafe(scalar) {

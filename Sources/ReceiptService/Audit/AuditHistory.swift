@@ -188,13 +188,7 @@ public enum HistoryRendering {
             "receipt_id,format,bundle_id,environment,first_seen,last_seen,sightings,state,status,"
                 + columns.map(\.name).joined(separator: ",")
         ]
-        func field(_ s: String?) -> String {
-            guard let s else { return "" }
-            var safe = SafeText.escaped(s)
-            // A leading = + - @ would be read as a formula by spreadsheets.
-            if let first = safe.first, "=+-@".contains(first) { safe = "'" + safe }
-            return safe.contains(where: { $0 == "," || $0 == "\"" }) ? "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : safe
-        }
+        func field(_ s: String?) -> String { s.map(SafeText.csvCell) ?? "" }
         func date(_ d: Date?) -> String { d.map(AppleDate.iso8601) ?? "" }
         for r in rows {
             let head = [

@@ -322,6 +322,26 @@ public final class NotificationStore: NotificationSink, Sendable {
         }
     }
 
+    /// Every stored notification in the audit database at `path`, oldest first, read without
+    /// writing (a receiver may be running on it).
+    public static func stored(atPath path: String) throws(NotificationStoreError) -> [StoredNotification] {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw NotificationStoreError(.open, "no audit database at \(path): start `receiptdash receive --db \(path)` first")
+        }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(10)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            return try pool.read { db in
+                guard try db.tableExists("notification") else { return [] }
+                return try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
+            }
+        } catch {
+            throw NotificationStoreError(.database, "could not read notifications from \(path): \(error)")
+        }
+    }
+
     /// Every refused request, oldest first.
     public func rejections() throws(NotificationStoreError) -> [RejectionRecord] {
         do {

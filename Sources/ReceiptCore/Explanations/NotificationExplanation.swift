@@ -1,0 +1,61 @@
+import Foundation
+
+/// App Store Server Notifications V2 types and subtypes in one line of plain words, for the
+/// on-call operator: what happened and what it means for the customer's access.
+public enum NotificationExplanation {
+    /// `DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continues until 2026-11-30
+    /// while Apple retries`. `until` is the date that bounds the news (the grace period's end,
+    /// the new expiry), when the caller knows it.
+    public static func explain(type: String?, subtype: String?, until: Date? = nil) -> String {
+        let name = [type ?? "?", subtype].compactMap { $0 }.joined(separator: " / ")
+        let day = until.map { String(AppleDate.iso8601($0).prefix(10)) }
+        return name + ": " + words(type: type ?? "", subtype: subtype ?? "", until: day)
+    }
+
+    static func words(type: String, subtype: String, until day: String?) -> String {
+        let untilText = day.map { " until \($0)" } ?? ""
+        switch (type, subtype) {
+        case ("SUBSCRIBED", "INITIAL_BUY"): return "a new subscription: first purchase in its group"
+        case ("SUBSCRIBED", "RESUBSCRIBE"): return "subscribed again after it had lapsed, in the same group"
+        case ("SUBSCRIBED", _): return "subscribed"
+        case ("DID_RENEW", "BILLING_RECOVERY"): return "renewed after billing problems: access restored" + untilText
+        case ("DID_RENEW", _): return "renewed: access continues" + untilText
+        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"): return "upgraded: the higher product applies at once, the old one is refunded pro rata"
+        case ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"): return "downgraded: the lower product starts at the next renewal"
+        case ("DID_CHANGE_RENEWAL_PREF", _): return "the renewal product changed back: the current product renews as before"
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"): return "auto-renew turned back on"
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"): return "auto-renew turned off: access lasts to the end of the paid period, then ends"
+        case ("DID_CHANGE_RENEWAL_STATUS", _): return "auto-renew changed"
+        case ("OFFER_REDEEMED", _): return "an offer was redeemed (\(subtype.isEmpty ? "offer" : subtype.lowercased().replacingOccurrences(of: "_", with: " ")))"
+        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): return "billing failed; access continues" + untilText + " while Apple retries"
+        case ("DID_FAIL_TO_RENEW", _): return "billing failed; no access while Apple retries the payment (billing retry)"
+        case ("EXPIRED", "VOLUNTARY"): return "expired: the customer had turned auto-renew off"
+        case ("EXPIRED", "BILLING_RETRY"): return "expired: billing retry ended without a successful payment"
+        case ("EXPIRED", "PRICE_INCREASE"): return "expired: the customer did not consent to a price increase"
+        case ("EXPIRED", "PRODUCT_NOT_FOR_SALE"): return "expired: the product was no longer for sale at renewal"
+        case ("EXPIRED", _): return "expired: access has ended"
+        case ("GRACE_PERIOD_EXPIRED", _): return "the billing grace period ended without payment: access ends now"
+        case ("PRICE_INCREASE", "PENDING"): return "a price increase awaits the customer's consent"
+        case ("PRICE_INCREASE", "ACCEPTED"): return "the customer accepted the price increase (or it needed no consent)"
+        case ("PRICE_INCREASE", _): return "price increase"
+        case ("REFUND", _): return "Apple refunded the purchase: revoke what it granted"
+        case ("REFUND_DECLINED", _): return "Apple declined the refund request: nothing changes"
+        case ("REFUND_REVERSED", _): return "a refund was reversed: grant the purchase again"
+        case ("CONSUMPTION_REQUEST", _): return "Apple asks for consumption information to decide a refund request (answer within 12 hours)"
+        case ("RENEWAL_EXTENDED", _): return "the renewal date was extended" + untilText
+        case ("RENEWAL_EXTENSION", "SUMMARY"): return "a mass renewal-date extension finished"
+        case ("RENEWAL_EXTENSION", "FAILURE"): return "a renewal-date extension failed for this subscription"
+        case ("RENEWAL_EXTENSION", _): return "renewal-date extension"
+        case ("REVOKE", _): return "Family Sharing access was revoked: the purchaser stopped sharing or left the family"
+        case ("TEST", _): return "a test notification (Request a Test Notification): the endpoint works"
+        case ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"): return "an external purchase token was not reported to Apple"
+        case ("EXTERNAL_PURCHASE_TOKEN", _): return "external purchase token"
+        case ("ONE_TIME_CHARGE", _): return "a one-time purchase (consumable, non-consumable or non-renewing)"
+        case ("RESCIND_CONSENT", _): return "a parent withdrew consent for this child's app use"
+        case ("METADATA_UPDATE", _): return "subscription metadata changed"
+        case ("MIGRATION", _): return "the subscription moved to another app"
+        case ("PRICE_CHANGE", _): return "the subscription's price changed"
+        default: return "a notification type receiptdash does not know yet"
+        }
+    }
+}

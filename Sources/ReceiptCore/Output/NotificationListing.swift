@@ -1,0 +1,246 @@
+import Foundation
+import UntrustedText
+
+/// One received notification as `receiptdash notifications` lists it.
+public struct NotificationRow: Sendable, Hashable {
+    public var notificationUUID: String
+    public var notificationType: String?
+    public var subtype: String?
+    public var bundleID: String?
+    public var environment: String?
+    public var signedDate: Date?
+    public var receivedAt: Date
+    public var deliveries: Int
+    public var verdict: String?
+    public var transactionID: String?
+    public var originalTransactionID: String?
+    public var productID: String?
+    /// The type and subtype in words (``NotificationExplanation``).
+    public var explanation: String
+
+    public init(
+        notificationUUID: String, notificationType: String?, subtype: String?, bundleID: String?, environment: String?,
+        signedDate: Date?, receivedAt: Date, deliveries: Int, verdict: String?, transactionID: String?,
+        originalTransactionID: String?, productID: String?, explanation: String
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.bundleID = bundleID
+        self.environment = environment
+        self.signedDate = signedDate
+        self.receivedAt = receivedAt
+        self.deliveries = deliveries
+        self.verdict = verdict
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.explanation = explanation
+    }
+
+    /// The date that bounds the news, from the decoded notification: the grace period's end for
+    /// a grace-period failure, else the nested transaction's expiry.
+    public static func until(_ decoded: DecodedInput?) -> Date? {
+        guard let decoded else { return nil }
+        let renewals = decoded.nested.flatMap(\.input.pendingRenewalInfo) + decoded.pendingRenewalInfo
+        if decoded.notification?.subtype == "GRACE_PERIOD", let grace = renewals.compactMap(\.gracePeriodExpiresDate).first {
+            return grace
+        }
+        let transactions = decoded.nested.flatMap(\.input.transactions) + decoded.transactions
+        return transactions.compactMap(\.expiresDate).first
+    }
+}
+
+/// `notifications --format json|csv|text`. JSON keys are a contract: `notification_uuid`,
+/// `notification_type`, `subtype`, `bundle_id`, `environment`, `signed_date`, `received_at`,
+/// `deliveries`, `verdict`, `transaction_id`, `original_transaction_id`, `product_id`,
+/// `explanation` (absent values are `null`, so rows line up).
+public enum NotificationListing {
+    public static let columns = [
+        "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
+        "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation",
+    ]
+
+    public static func json(_ rows: [NotificationRow], into out: inout JSONOutput) {
+        out.beginArray()
+        for row in rows { object(row, into: &out) }
+        out.endArray()
+    }
+
+    static func object(_ row: NotificationRow, into out: inout JSONOutput) {
+        func text(_ key: StaticString, _ value: String?) {
+            out.key(key)
+            if let value { out.string(value) } else { out.null() }
+        }
+        out.beginObject()
+        text("bundle_id", row.bundleID)
+        out.key("deliveries")
+        out.integer(row.deliveries)
+        text("environment", row.environment)
+        text("explanation", row.explanation)
+        text("notification_type", row.notificationType)
+        text("notification_uuid", row.notificationUUID)
+        text("original_transaction_id", row.originalTransactionID)
+        text("product_id", row.productID)
+        out.key("received_at")
+        out.date(row.receivedAt)
+        out.key("signed_date")
+        if let date = row.signedDate { out.date(date) } else { out.null() }
+        text("subtype", row.subtype)
+        text("transaction_id", row.transactionID)
+        text("verdict", row.verdict)
+        out.endObject()
+    }
+
+    /// RFC 4180 CSV with a header row; cells escaped as `history --format csv` escapes them
+    /// (control characters shown, a leading `=`, `+`, `-`, `@` neutralised for spreadsheets).
+    public static func csv(_ rows: [NotificationRow]) -> String {
+        var lines = [columns.joined(separator: ",")]
+        for r in rows {
+            let cells: [String?] = [
+                r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
+                r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict,
+                r.transactionID, r.originalTransactionID, r.productID, r.explanation,
+            ]
+            lines.append(cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    public static func text(_ rows: [NotificationRow]) -> String {
+        guard !rows.isEmpty else { return "no notifications\n" }
+        var lines: [String] = []
+        for r in rows {
+            let glyph =
+                switch r.verdict {
+                case "valid": "✓"
+                case "test": "T"
+                case "invalid": "✗"
+                default: "?"
+                }
+            let when = String(AppleDate.iso8601(r.receivedAt).prefix(19)).replacingOccurrences(of: "T", with: " ")
+            var line = "\(when)  \(glyph) \(SafeText.escaped(r.explanation))"
+            var facts: [String] = []
+            if let product = r.productID { facts.append(SafeText.escaped(product)) }
+            if let transaction = r.transactionID { facts.append("transaction \(SafeText.escaped(transaction))") }
+            if let environment = r.environment { facts.append(SafeText.escaped(environment)) }
+            if r.deliveries > 1 { facts.append("delivered \(r.deliveries)×") }
+            if !facts.isEmpty { line += "\n                     " + facts.joined(separator: " · ") }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n") + "\n\(rows.count) notification\(rows.count == 1 ? "" : "s")\n"
+    }
+}
+
+/// `notifications --reconcile`: what Apple's Notification History says it sent in a window,
+/// beside what this store received; the missing ones with Apple's send attempts (`TIMED_OUT`,
+/// `TLS_ISSUE`, …): "are we missing events, and why".
+public struct NotificationReconciliation: Sendable {
+    public struct Missing: Sendable, Hashable {
+        public var notificationUUID: String
+        public var notificationType: String?
+        public var subtype: String?
+        public var signedDate: Date?
+        public var transactionID: String?
+        public var attempts: [SendAttempt]
+        public var explanation: String
+
+        public init(
+            notificationUUID: String, notificationType: String?, subtype: String?, signedDate: Date?, transactionID: String?,
+            attempts: [SendAttempt], explanation: String
+        ) {
+            self.notificationUUID = notificationUUID
+            self.notificationType = notificationType
+            self.subtype = subtype
+            self.signedDate = signedDate
+            self.transactionID = transactionID
+            self.attempts = attempts
+            self.explanation = explanation
+        }
+    }
+
+    public var environment: APIEnvironment
+    public var start: Date
+    public var end: Date
+    /// Notifications Apple's history lists for the window.
+    public var sent: Int
+    /// Of those, how many this store holds.
+    public var received: Int
+    public var missing: [Missing]
+    public var records: [APIRequestRecord]
+    public var failure: APIFailure?
+
+    public init(
+        environment: APIEnvironment, start: Date, end: Date, sent: Int, received: Int, missing: [Missing], records: [APIRequestRecord],
+        failure: APIFailure?
+    ) {
+        self.environment = environment
+        self.start = start
+        self.end = end
+        self.sent = sent
+        self.received = received
+        self.missing = missing
+        self.records = records
+        self.failure = failure
+    }
+
+    /// `{"environment", "start", "end", "sent", "received", "missing": [{"notification_uuid",
+    /// "notification_type", "subtype", "signed_date", "transaction_id", "explanation",
+    /// "send_attempts": [{"attempt_date", "result"}]}], "requests", "error"}`.
+    public func json(into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("end", end)
+        out.member("environment", environment.rawValue)
+        if let failure {
+            out.key("error")
+            out.beginObject()
+            out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
+            out.member("code", failure.code.description)
+            out.member("message", failure.reason)
+            out.endObject()
+        }
+        out.key("missing")
+        out.beginArray()
+        for m in missing {
+            out.beginObject()
+            out.member("explanation", m.explanation)
+            out.member("notification_type", m.notificationType)
+            out.member("notification_uuid", m.notificationUUID)
+            out.key("send_attempts")
+            out.beginArray()
+            for a in m.attempts {
+                out.beginObject()
+                out.member("attempt_date", a.date)
+                out.member("result", a.sendAttemptResult)
+                out.endObject()
+            }
+            out.endArray()
+            out.member("signed_date", m.signedDate)
+            out.member("subtype", m.subtype)
+            out.member("transaction_id", m.transactionID)
+            out.endObject()
+        }
+        out.endArray()
+        out.member("received", received)
+        out.key("requests")
+        out.beginArray()
+        for record in records { out.value(record.json) }
+        out.endArray()
+        out.member("sent", sent)
+        out.member("start", start)
+        out.endObject()
+    }
+
+    public var text: String {
+        var lines = [
+            "\(environment.rawValue) \(AppleDate.iso8601(start)) … \(AppleDate.iso8601(end)): Apple sent \(sent), this store holds \(received), missing \(missing.count)"
+        ]
+        if let failure { lines.append("failed: \(SafeText.escaped(failure.reason))") }
+        for m in missing {
+            let attempts = m.attempts.map { "\($0.date.map { AppleDate.iso8601($0) } ?? "?") \(SafeText.escaped($0.sendAttemptResult ?? "?"))" }
+            lines.append("  \(SafeText.escaped(m.notificationUUID))  \(SafeText.escaped(m.explanation))")
+            lines.append("      Apple's attempts: " + (attempts.isEmpty ? "none listed" : attempts.joined(separator: ", ")))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

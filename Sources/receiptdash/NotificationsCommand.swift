@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import ReceiptCore
+import ReceiptService
+
+extension APIEnvironment: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "production": self = .production
+        case "sandbox": self = .sandbox
+        default: return nil
+        }
+    }
+}
+
+/// Formats of `notifications`.
+enum ListFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json, csv
+}
+
+struct Notifications: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the notifications a receiver stored, or reconcile them with Apple's Notification History.",
+        discussion: """
+            Lists what `receiptdash receive --db PATH` stored: one row per notificationUUID, its type \
+            and subtype in words, product, transaction, trust verdict and how often it was delivered.
+
+            With --reconcile, asks Apple's Get Notification History for the window (every page) and \
+            lists what Apple sent that this store never received, with Apple's send attempts \
+            (TIMED_OUT, TLS_ISSUE, …): are we missing events, and why.
+
+            --bundle-id (of the API options) also filters the list to one app.
+
+            Exit status: 0 listed (reconcile: nothing missing); 1 when reconciliation finds missing \
+            notifications or fails; 64 usage.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The receiver's audit database (default: the audit store's default path).", valueName: "path"))
+    var db: String?
+
+    @Option(name: .long, help: "Output format: text, json or csv (csv for the list only).")
+    var format: ListFormat = .text
+
+    @Option(name: .long, help: ArgumentHelp("Only notifications received at or after this time (ISO 8601).", valueName: "time"))
+    var since: String?
+
+    @Option(name: .long, help: ArgumentHelp("Only this notification type (e.g. DID_RENEW).", valueName: "type"))
+    var type: String?
+
+    @Flag(name: .long, help: "Reconcile with Apple's Notification History instead of listing.")
+    var reconcile = false
+
+    @Option(name: .long, help: ArgumentHelp("Reconcile: the window's start (ISO 8601; at most 180 days back, 30 in sandbox).", valueName: "time"))
+    var start: String?
+
+    @Option(name: .long, help: ArgumentHelp("Reconcile: the window's end (ISO 8601; default now).", valueName: "time"))
+    var end: String?
+
+    @Option(name: .long, help: "Reconcile: production or sandbox.")
+    var environment: APIEnvironment = .production
+
+    @OptionGroup(title: "App Store Server API (for --reconcile)")
+    var api: APIOptions
+
+    func validate() throws {
+        for (flag, value) in [("--since", since), ("--start", start), ("--end", end)] {
+            if let value, AppleDate.parse(value) == nil { throw ValidationError("\(flag) must be an ISO 8601 time such as 2026-11-01T00:00:00Z.") }
+        }
+        if reconcile {
+            if start == nil { throw ValidationError("--reconcile needs --start TIME (the window's start).") }
+            if format == .csv { throw ValidationError("--reconcile writes text or json.") }
+        } else if start != nil || end != nil {
+            throw ValidationError("--start and --end belong to --reconcile; to filter the list, use --since.")
+        }
+    }
+
+    func run() async throws {
+        let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        let stored: [StoredNotification]
+        do {
+            stored = try NotificationStore.stored(atPath: path)
+        } catch {
+            Standard.error("receiptdash: \(error.reason)")
+            throw ExitCode.failure
+        }
+        if reconcile {
+            try await runReconcile(stored)
+            return
+        }
+        let since = self.since.flatMap(AppleDate.parse)
+        let decoder = ReceiptDecoder()
+        let rows = stored.filter { n in
+            (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType == $0 } ?? true)
+                && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
+        }.map { n -> NotificationRow in
+            let r = n.record
+            let decoded = r.signedPayload.flatMap { try? decoder.decode(text: $0) }
+            return NotificationRow(
+                notificationUUID: r.notificationUUID, notificationType: r.notificationType, subtype: r.subtype, bundleID: r.bundleID,
+                environment: r.environment, signedDate: r.signedDate, receivedAt: r.receivedAt, deliveries: n.deliveries,
+                verdict: r.verdict, transactionID: r.transactionID, originalTransactionID: r.originalTransactionID,
+                productID: r.productID,
+                explanation: NotificationExplanation.explain(type: r.notificationType, subtype: r.subtype, until: NotificationRow.until(decoded)))
+        }
+        switch format {
+        case .json:
+            var out = JSONOutput(flushingTo: STDOUT_FILENO)
+            NotificationListing.json(rows, into: &out)
+            out.newline()
+            out.flush()
+        case .csv: print(NotificationListing.csv(rows), terminator: "")
+        case .text: print(NotificationListing.text(rows), terminator: "")
+        }
+    }
+
+    private func runReconcile(_ stored: [StoredNotification]) async throws {
+        let startDate = start.flatMap(AppleDate.parse) ?? Date()
+        let endDate = end.flatMap(AppleDate.parse) ?? Date()
+        let credentials: APICredentials
+        do {
+            credentials = try api.credentials()
+        } catch let error as APIOptionsError {
+            Standard.error("receiptdash: \(error.description)")
+            throw ExitCode.failure
+        }
+        let client = try api.makeClient(credentials, caFile: nil)
+        let answer = await client.notificationHistory(
+            NotificationHistoryFilter(startDate: startDate, endDate: endDate), environment: environment) { event in
+                if case .retrying(let endpoint, let seconds, let until, let after) = event {
+                    let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
+                    Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
+                }
+            }
+        try? await client.shutdown()
+        let have = Set(stored.map(\.record.notificationUUID))
+        let decoder = ReceiptDecoder()
+        var sent = 0
+        var received = 0
+        var missing: [NotificationReconciliation.Missing] = []
+        var seen = Set<String>()
+        for item in answer.value ?? [] {
+            guard let decoded = try? decoder.decode(text: item.signedPayload), let n = decoded.notification,
+                let uuid = n.notificationUUID, seen.insert(uuid).inserted
+            else { continue }
+            sent += 1
+            if have.contains(uuid) {
+                received += 1
+                continue
+            }
+            let transactions = decoded.nested.flatMap(\.input.transactions)
+            missing.append(
+                .init(
+                    notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
+                    transactionID: transactions.first?.transactionID, attempts: item.sendAttempts,
+                    explanation: NotificationExplanation.explain(type: n.notificationType, subtype: n.subtype, until: NotificationRow.until(decoded))))
+        }
+        let report = NotificationReconciliation(
+            environment: environment, start: startDate, end: endDate, sent: sent, received: received, missing: missing,
+            records: answer.records, failure: answer.failure)
+        switch format {
+        case .json, .csv:
+            var out = JSONOutput(flushingTo: STDOUT_FILENO)
+            report.json(into: &out)
+            out.newline()
+            out.flush()
+        case .text:
+            print(report.text, terminator: "")
+        }
+        if answer.failure != nil || !missing.isEmpty { throw ExitCode.failure }
+    }
+}

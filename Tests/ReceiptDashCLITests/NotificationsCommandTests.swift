@@ -1,0 +1,96 @@
+import Foundation
+import ReceiptService
+import Testing
+
+/// `receiptdash notifications` on a receiver's database: the list in json, csv and text with
+/// its filters, and `--reconcile` against the simulator's Notification History.
+@Suite struct NotificationsCommandTests {
+    let cli = InspectCommandTests()
+    let lookups = LookupCommandTests()
+
+    /// A database holding two notifications as a receiver stores them: a DID_RENEW (one of the
+    /// simulator demo's, delivered twice) and a TEST.
+    func database() async throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-\(UUID().uuidString).sqlite").path
+        let store = try NotificationStore(path: path)
+        let renew = NotificationRecord(
+            notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: "2.0", notificationType: "DID_RENEW",
+            bundleID: "com.example.receiptdash", environment: "Production", signedDate: Date(timeIntervalSince1970: 1_790_000_000),
+            receivedAt: Date(timeIntervalSince1970: 1_790_000_001), verdict: "test", transactionID: "2000000900000002",
+            originalTransactionID: "2000000900000001", productID: "com.example.receiptdash.pro.monthly")
+        let test = NotificationRecord(
+            notificationUUID: "0c1d2e3f-0000-4000-8000-000000000001", version: "2.0", notificationType: "TEST",
+            bundleID: "com.example.other", environment: "Sandbox", receivedAt: Date(timeIntervalSince1970: 1_790_000_100),
+            verdict: "valid")
+        _ = try await store.append(renew)
+        _ = try await store.append(renew)
+        _ = try await store.append(test)
+        await store.close()
+        return path
+    }
+
+    @Test func listsWhatTheReceiverStored() async throws {
+        let db = try await database()
+        let json = try cli.run(["notifications", "--db", db, "--format", "json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(json.json as? [[String: Any]])
+        #expect(rows.map { $0["notification_uuid"] as? String } == ["5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0c1d2e3f-0000-4000-8000-000000000001"])
+        #expect(rows.map { $0["deliveries"] as? Int } == [2, 1])
+        #expect(rows[0]["explanation"] as? String == "DID_RENEW: renewed: access continues")
+        #expect(rows[0]["received_at"] as? String == "2026-09-21T14:13:21Z")
+        #expect(rows[1]["subtype"] is NSNull)
+        #expect(Set(rows[0].keys) == [
+            "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
+            "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation",
+        ])
+
+        let renewals = try cli.run(["notifications", "--db", db, "--format", "json", "--type", "DID_RENEW"])
+        #expect((renewals.json as? [[String: Any]])?.count == 1)
+        let other = try cli.run(["notifications", "--db", db, "--format", "json", "--bundle-id", "com.example.other"])
+        #expect((other.json as? [[String: Any]])?.map { $0["notification_type"] as? String } == ["TEST"])
+
+        let csv = try cli.run(["notifications", "--db", db, "--format", "csv"])
+        let lines = csv.stdout.components(separatedBy: "\r\n")
+        #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation")
+        #expect(lines.count == 4)  // header, two rows, the final empty line
+        let text = try cli.run(["notifications", "--db", db])
+        #expect(text.stdout.contains("T DID_RENEW: renewed: access continues"))
+        #expect(text.stdout.contains("delivered 2×"))
+        #expect(text.stdout.hasSuffix("2 notifications\n"))
+
+        let missing = try cli.run(["notifications", "--db", db + ".absent"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no audit database at"))
+    }
+
+    /// The simulator's demo history lists 5 production notifications; the database holds one
+    /// of them: the other 4 are reported missing with Apple's send attempts.
+    @Test func reconcileFindsWhatWasMissed() async throws {
+        let db = try await database()
+        let workspace = try LookupCommandTests.Workspace()
+        let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile])
+        defer { simulator.terminate() }
+        let start = String(ISO8601DateFormatter().string(from: Date().addingTimeInterval(-170 * 86_400)))
+        let run = try cli.run([
+            "notifications", "--db", db, "--reconcile", "--start", start, "--format", "json", "--issuer-id",
+            "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile, "--bundle-id",
+            "com.example.receiptdash", "--api-production-url", production, "--api-sandbox-url", sandbox,
+        ])
+        #expect(run.status == 1, "missing notifications make the exit status 1")
+        let report = try #require(run.json as? [String: Any])
+        #expect(report["sent"] as? Int == 5)
+        #expect(report["received"] as? Int == 1)
+        let missing = try #require(report["missing"] as? [[String: Any]])
+        #expect(
+            Set(missing.compactMap { $0["notification_uuid"] as? String }) == [
+                "5b1a7e1c-0001-4d7e-9c1e-5f1f0a000001", "5b1a7e1c-0003-4d7e-9c1e-5f1f0a000003", "5b1a7e1c-0004-4d7e-9c1e-5f1f0a000004",
+                "5b1a7e1c-0005-4d7e-9c1e-5f1f0a000005",
+            ])
+        let timedOut = try #require(missing.first { $0["notification_uuid"] as? String == "5b1a7e1c-0003-4d7e-9c1e-5f1f0a000003" })
+        #expect((timedOut["send_attempts"] as? [[String: Any]])?.map { $0["result"] as? String } == ["TIMED_OUT", "SUCCESS"])
+        #expect((report["requests"] as? [[String: Any]])?.map { $0["endpoint"] as? String } == ["notification-history"])
+
+        let usage = try cli.run(["notifications", "--db", db, "--reconcile"])
+        #expect(usage.status == 64)
+    }
+}
