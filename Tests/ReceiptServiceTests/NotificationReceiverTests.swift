@@ -430,4 +430,38 @@ final class CapturedLogs: Sendable {
             ) { #expect($0.status.code == 503) }
         }
     }
+
+    /// `GET /metrics`: counts by type and outcome, a redelivery counted, latency histograms; a
+    /// type Apple does not document is counted as `other`, never echoed into a label.
+    @Test func metricsCountTypesOutcomesAndRedeliveries() async throws {
+        let store = try NotificationStore(path: temporaryPath())
+        let app = Application(router: receiver(store).router())
+        let renew = NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws"))
+        let text = try await app.test(.router) { client in
+            for body in [renew, renew, Array("{\"signedPayload\": 1}".utf8), Array("not json".utf8)] {
+                try await client.execute(uri: "/notifications", method: .post, body: ByteBuffer(bytes: body)) { _ in }
+            }
+            return try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status.code == 200)
+                #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
+                return String(buffer: response.body)
+            }
+        }
+        let samples = Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
+        #expect(samples.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="accepted"} 1"#))
+        #expect(samples.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="redelivered"} 1"#))
+        #expect(samples.contains(#"receiptdash_notifications_total{type="none",outcome="bad-request"} 2"#))
+        #expect(samples.contains("receiptdash_notification_redeliveries_total 1"))
+        #expect(samples.contains("receiptdash_notification_request_seconds_count 4"))
+        #expect(samples.contains("receiptdash_notification_commit_seconds_count 2"))
+        await store.close()
+    }
+
+    @Test func unknownTypesAreCountedAsOther() {
+        let metrics = ReceiverMetrics()
+        metrics.finished(type: "EVIL\",x=\"1", outcome: .refused, request: .milliseconds(3), verify: .milliseconds(1), commit: nil)
+        let text = String(decoding: metrics.text(), as: UTF8.self)
+        #expect(text.contains(#"receiptdash_notifications_total{type="other",outcome="refused"} 1"#))
+        #expect(!text.contains("EVIL"))
+    }
 }

@@ -3,6 +3,15 @@ import Foundation
 /// App Store Server Notifications V2 types and subtypes in one line of plain words, for the
 /// on-call operator: what happened and what it means for the customer's access.
 public enum NotificationExplanation {
+    /// Every V2 notification type Apple documents (metrics label values are limited to these:
+    /// any other text from a request counts as `other`).
+    public static let knownTypes: Set<String> = [
+        "SUBSCRIBED", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "OFFER_REDEEMED", "DID_RENEW", "EXPIRED",
+        "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "PRICE_INCREASE", "REFUND", "REFUND_DECLINED", "REFUND_REVERSED",
+        "CONSUMPTION_REQUEST", "RENEWAL_EXTENDED", "RENEWAL_EXTENSION", "REVOKE", "TEST", "EXTERNAL_PURCHASE_TOKEN",
+        "ONE_TIME_CHARGE", "RESCIND_CONSENT", "METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE",
+    ]
+
     /// `DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continues until 2026-11-30
     /// while Apple retries`. `until` is the date that bounds the news (the grace period's end,
     /// the new expiry), when the caller knows it.

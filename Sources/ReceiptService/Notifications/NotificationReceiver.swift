@@ -70,6 +70,7 @@ public struct ReceiveAnswer: Sendable, Hashable {
 /// ``router()`` puts it behind `POST /notifications` and `GET /health`.
 public struct NotificationReceiver: Sendable {
     public let sink: any NotificationSink
+    public let metrics: ReceiverMetrics
     public let policy: ReceiverPolicy
     public let logger: Logger
     let evaluator: TrustEvaluator
@@ -77,8 +78,9 @@ public struct NotificationReceiver: Sendable {
 
     public init(
         sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
-        now: @escaping @Sendable () -> Date = { Date() }
+        metrics: ReceiverMetrics = ReceiverMetrics(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.metrics = metrics
         self.sink = sink
         self.policy = policy
         self.logger = logger
@@ -99,13 +101,18 @@ public struct NotificationReceiver: Sendable {
         var answer: ReceiveAnswer
         var type: String?
         var subtype: String?
+        var verifyTime: Duration?
+        var commitTime: Duration?
         if truncated || (declaredLength ?? 0) > policy.maximumBodySize {
             answer = ReceiveAnswer(
                 status: 413, outcome: .tooLarge,
                 reason: "the body is larger than the \(policy.maximumBodySize)-byte limit (--max-body)")
             await recordRejection(answer, at: receivedAt, peer: peer, bodySize: declaredLength, body: body)
         } else {
-            switch await judge(body) {
+            let verifyStarted = ContinuousClock.now
+            let judgement = await judge(body)
+            verifyTime = ContinuousClock.now - verifyStarted
+            switch judgement {
             case .bad(let reason):
                 answer = ReceiveAnswer(status: 400, outcome: .badRequest, reason: reason)
                 await recordRejection(answer, at: receivedAt, peer: peer, bodySize: body.count, body: body)
@@ -120,6 +127,8 @@ public struct NotificationReceiver: Sendable {
                 subtype = record.subtype
                 record.receivedAt = receivedAt
                 record.peer = peer
+                let commitStarted = ContinuousClock.now
+                defer { commitTime = ContinuousClock.now - commitStarted }
                 do {
                     switch try await sink.append(record) {
                     case .stored:
@@ -139,6 +148,7 @@ public struct NotificationReceiver: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - started
+        metrics.finished(type: type, outcome: answer.outcome, request: elapsed, verify: verifyTime, commit: commitTime)
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var metadata: Logger.Metadata = [
             "uuid": .string(SafeText.escaped(answer.notificationUUID ?? "-")),
@@ -296,6 +306,11 @@ public struct NotificationReceiver: Sendable {
             if truncated { context.channel?.close(mode: .input, promise: nil) }
             let answer = await handle(body: body, declaredLength: declared, truncated: truncated, peer: context.peer)
             return Self.response(answer, closing: truncated)
+        }
+        router.get("/metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.text())))
         }
         router.get("/health") { _, _ -> Response in
             let writable = await sink.isWritable()
