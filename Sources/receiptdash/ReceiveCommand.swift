@@ -43,9 +43,16 @@ struct Receive: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The largest body accepted, in bytes.", valueName: "bytes"))
     var maxBody = ReceiverPolicy.defaultMaximumBodySize
 
+    @Option(name: .long, help: ArgumentHelp("Serve HTTPS (TLS 1.2+) with this certificate chain (PEM).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive.") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together.") }
     }
 
     func run() async throws {
@@ -68,11 +75,25 @@ struct Receive: AsyncParsableCommand {
             sink: store,
             policy: ReceiverPolicy(allowedBundleIDs: bundleId, appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody))
         let path = database.path
+        var tls: ReceiverTLS?
+        if let tlsCert, let tlsKey {
+            do {
+                tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)
+            } catch {
+                await store.close()
+                FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped(error.reason))\n".utf8))
+                throw ExitCode.failure
+            }
+        } else if !["127.0.0.1", "::1", "localhost"].contains(host) {
+            FileHandle.standardError.write(
+                Data("receiptdash: note: plain HTTP on \(host): Apple delivers only over HTTPS (TLS 1.2+); use --tls-cert/--tls-key or a reverse proxy that terminates TLS\n".utf8))
+        }
+        let scheme = tls == nil ? "http" : "https"
         do {
-            try await receiver.run(host: host, port: port) { address in
+            try await receiver.run(host: host, port: port, tls: tls) { address in
                 // Written straight to the descriptor: a script waiting for this line gets it now.
                 FileHandle.standardOutput.write(
-                    Data("receiptdash: receiving App Store Server Notifications at http://\(address)/notifications (store: \(path))\n".utf8))
+                    Data("receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))\n".utf8))
             }
         } catch {
             await store.close()

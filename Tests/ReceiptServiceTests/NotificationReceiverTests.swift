@@ -1,4 +1,9 @@
+import AsyncHTTPClient
+import Crypto
 import Foundation
+import NIOSSL
+import SwiftASN1
+import X509
 import GRDB
 import Hummingbird
 import HummingbirdTesting
@@ -463,5 +468,60 @@ final class CapturedLogs: Sendable {
         let text = String(decoding: metrics.text(), as: UTF8.self)
         #expect(text.contains(#"receiptdash_notifications_total{type="other",outcome="refused"} 1"#))
         #expect(!text.contains("EVIL"))
+    }
+
+    /// `--tls-cert/--tls-key`: the receiver on a real loopback socket serves HTTPS with the
+    /// given PEM files, and a client that trusts their CA gets the notification stored.
+    @Test func servesHTTPSWithTheGivenCertificate() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let caKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("receiptdash receiver test CA") }
+        let now = Date()
+        let ca = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+            issuerPrivateKey: .init(caKey))
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: caName, subject: try DistinguishedName { CommonName("127.0.0.1") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]) },
+            issuerPrivateKey: .init(caKey))
+        let certFile = folder.appendingPathComponent("cert.pem").path
+        let keyFile = folder.appendingPathComponent("key.pem").path
+        try leaf.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)
+        try leafKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+
+        let store = try NotificationStore(path: temporaryPath())
+        let receiver = receiver(store)
+        let (addresses, listening) = AsyncStream.makeStream(of: String.self)
+        let server = Task {
+            try await receiver.run(host: "127.0.0.1", port: 0, tls: try ReceiverTLS(certificateFile: certFile, keyFile: keyFile)) {
+                listening.yield($0)
+            }
+        }
+        var iterator = addresses.makeAsyncIterator()
+        let address = try #require(await iterator.next())
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(ca.serializeAsPEM().derBytes), format: .der)])
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        var request = HTTPClientRequest(url: "https://\(address)/notifications")
+        request.method = .POST
+        request.body = .bytes(NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        #expect(response.status.code == 200)
+        try await client.shutdown()
+        #expect(try store.notifications().map(\.record.notificationType) == ["DID_RENEW"])
+        server.cancel()
+        _ = await server.result
+        await store.close()
+
+        #expect(throws: NotificationStoreError(.open, "")) {
+            try ReceiverTLS(certificateFile: keyFile, keyFile: keyFile)
+        }
     }
 }

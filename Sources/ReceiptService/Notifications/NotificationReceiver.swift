@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import NIOSSL
 import Logging
 import NIOCore
 import ReceiptCore
@@ -378,9 +381,16 @@ extension NotificationReceiver {
     /// caller closes the store after.
     /// - Parameter onListening: called once bound, with the address (`host:port`, the real port
     ///   when 0 was asked).
-    public func run(host: String, port: Int, onListening: @escaping @Sendable (String) async -> Void) async throws {
+    /// Serves until SIGTERM or SIGINT (in-flight requests finish) or the task is cancelled.
+    /// - Parameter tls: HTTPS (TLS 1.2 or later, as Apple requires of the public endpoint);
+    ///   `nil` serves plain HTTP (loopback, or behind a reverse proxy that terminates TLS).
+    public func run(
+        host: String, port: Int, tls: ReceiverTLS? = nil, onListening: @escaping @Sendable (String) async -> Void
+    ) async throws {
+        let server: HTTPServerBuilder = try tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1()
         let app = Application(
             router: router(),
+            server: server,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "receiptdash"),
             onServerRunning: { channel in
                 let address = channel.localAddress
@@ -388,5 +398,28 @@ extension NotificationReceiver {
             },
             logger: logger)
         try await app.runService()
+    }
+
+}
+
+/// The server side of `--tls-cert FILE --tls-key FILE` (PEM): TLS 1.2 or later, as Apple requires
+/// of the endpoint it posts to.
+public struct ReceiverTLS: Sendable {
+    let configuration: TLSConfiguration
+
+    public init(certificateFile: String, keyFile: String) throws(NotificationStoreError) {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+            guard !chain.isEmpty else { throw NotificationStoreError(.open, "--tls-cert \(certificateFile) holds no certificate") }
+            let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            self.configuration = configuration
+        } catch let error as NotificationStoreError {
+            throw error
+        } catch {
+            throw NotificationStoreError(.open, "--tls-cert / --tls-key could not be read as PEM: \(error)")
+        }
     }
 }
