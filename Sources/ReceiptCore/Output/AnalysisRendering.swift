@@ -127,12 +127,12 @@ public enum AnalysisRendering {
             for p in analysis.oneTimePurchases {
                 out.beginObject()
                 out.member("explanation", p.explanation)
-                nullable("product_id", p.productID, into: &out)
+                out.nullableMember("product_id", p.productID)
                 out.member("product_type", p.productType.rawValue)
                 out.member("product_type_inferred", p.typeInferred)
-                nullable("purchase_date", p.purchaseDate, into: &out)
+                out.nullableMember("purchase_date", p.purchaseDate)
                 out.member("refunded", p.refunded)
-                nullable("transaction_id", p.transactionID, into: &out)
+                out.nullableMember("transaction_id", p.transactionID)
                 out.endObject()
             }
             out.endArray()
@@ -146,11 +146,11 @@ public enum AnalysisRendering {
 
     private static func subscription(_ s: SubscriptionSummary, into out: inout JSONOutput) {
         out.beginObject()
-        nullable("auto_renew", s.autoRenew, into: &out)
+        out.nullableMember("auto_renew", s.autoRenew)
         out.member("auto_renew_product_id", s.autoRenewProductID)
         out.member("evidence", strings: s.evidence)
         out.member("expiration_intent", s.expirationIntent)
-        nullable("expires_date", s.expiresDate, into: &out)
+        out.nullableMember("expires_date", s.expiresDate)
         out.member("explanation", s.explanation)
         out.member("grace_period_expires_date", s.gracePeriodExpiresDate)
         out.member("original_transaction_id", s.originalTransactionID)
@@ -159,7 +159,7 @@ public enum AnalysisRendering {
         out.beginArray()
         for p in s.periods {
             out.beginObject()
-            nullable("end", p.end, into: &out)
+            out.nullableMember("end", p.end)
             out.member("kind", p.kind.rawValue)
             out.member("product_id", p.productID)
             out.member("start", p.start)
@@ -167,7 +167,7 @@ public enum AnalysisRendering {
             out.endObject()
         }
         out.endArray()
-        nullable("product_id", s.productID, into: &out)
+        out.nullableMember("product_id", s.productID)
         out.member("product_ids", strings: s.productIDs)
         out.member("renewal_count", s.renewalCount)
         out.member("sandbox", s.isSandbox)
@@ -175,21 +175,5 @@ public enum AnalysisRendering {
         out.member("subscription_group_identifier", s.subscriptionGroup)
         out.member("warnings", strings: s.warnings)
         out.endObject()
-    }
-
-    /// A member written as `null` when absent (the analysis keeps its keys).
-    private static func nullable(_ key: StaticString, _ text: String?, into out: inout JSONOutput) {
-        out.key(key)
-        if let text { out.string(text) } else { out.null() }
-    }
-
-    private static func nullable(_ key: StaticString, _ date: Date?, into out: inout JSONOutput) {
-        out.key(key)
-        if let date { out.date(date) } else { out.null() }
-    }
-
-    private static func nullable(_ key: StaticString, _ flag: Bool?, into out: inout JSONOutput) {
-        out.key(key)
-        if let flag { out.bool(flag) } else { out.null() }
     }
 }

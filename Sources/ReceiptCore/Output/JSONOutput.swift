@@ -374,6 +374,28 @@ public struct JSONOutput: Sendable {
         self.date(date)
     }
 
+    // MARK: - Members that stay when absent (written as `null`, so rows line up)
+
+    public mutating func nullableMember(_ name: StaticString, _ text: String?) {
+        key(name)
+        if let text { string(text) } else { null() }
+    }
+
+    public mutating func nullableMember(_ name: StaticString, _ date: Date?) {
+        key(name)
+        if let date { self.date(date) } else { null() }
+    }
+
+    public mutating func nullableMember(_ name: StaticString, _ flag: Bool?) {
+        key(name)
+        if let flag { bool(flag) } else { null() }
+    }
+
+    public mutating func nullableMember<I: BinaryInteger>(_ name: StaticString, _ number: I?) {
+        key(name)
+        if let number { integer(number) } else { null() }
+    }
+
     /// An array of strings, left out when `nil`.
     public mutating func member(_ name: StaticString, strings: [String]?) {
         guard let strings else { return }

@@ -32,21 +32,12 @@ public enum LookupJSON {
             out.null()
         }
         if let failure = result.failure {
-            out.key("error")
-            out.beginObject()
-            out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
-            out.member("code", failure.code.description)
-            out.member("message", failure.reason)
-            out.endObject()
+            LookupJSON.error(failure, into: &out)
         }
         out.member("notes", strings: result.notes.isEmpty ? nil : result.notes)
-        if let analysis = result.analysis {
-            AnalysisRendering.write(analysis, .oneTimePurchases, into: &out)
-        } else {
-            out.key("one_time_purchases")
-            out.beginArray()
-            out.endArray()
-        }
+        // No transactions, no analysis: the keys stay, with empty lists.
+        let analysis = result.analysis ?? PurchaseAnalysis(at: result.at, subscriptions: [], oneTimePurchases: [], notes: [])
+        AnalysisRendering.write(analysis, .oneTimePurchases, into: &out)
         out.key("query")
         query(result.query, into: &out)
         out.member("refunds", strings: result.refunds)
@@ -60,17 +51,22 @@ public enum LookupJSON {
         out.beginArray()
         for record in result.records { out.value(record.json) }
         out.endArray()
-        if let analysis = result.analysis {
-            AnalysisRendering.write(analysis, .subscriptions, into: &out)
-        } else {
-            out.key("subscriptions")
-            out.beginArray()
-            out.endArray()
-        }
+        AnalysisRendering.write(analysis, .subscriptions, into: &out)
         out.key("transactions")
         out.beginArray()
         for item in result.transactions { transaction(item, into: &out) }
         out.endArray()
+        out.endObject()
+    }
+
+    /// `"error": {"api_error", "code", "message"}` for a failed API call (`lookup`,
+    /// `notifications --reconcile`).
+    static func error(_ failure: APIFailure, into out: inout JSONOutput) {
+        out.key("error")
+        out.beginObject()
+        out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
+        out.member("code", failure.code.description)
+        out.member("message", failure.reason)
         out.endObject()
     }
 
@@ -97,27 +93,18 @@ public enum LookupJSON {
     /// One transaction: every key always present (`null` when absent), so rows line up.
     static func transaction(_ item: LookedUpItem, into out: inout JSONOutput) {
         let p = item.transaction
-        func text(_ key: StaticString, _ value: String?) {
-            out.key(key)
-            if let value { out.string(value) } else { out.null() }
-        }
-        func date(_ key: StaticString, _ value: Date?) {
-            out.key(key)
-            if let value { out.date(value) } else { out.null() }
-        }
         out.beginObject()
-        text("environment", p?.environment)
-        date("expires_date", p?.expiresDate)
-        text("original_transaction_id", p?.originalTransactionID)
-        text("product_id", p?.productID)
-        date("purchase_date", p?.purchaseDate)
-        date("revocation_date", p?.cancellationDate)
-        out.key("revocation_reason")
-        if let reason = p?.cancellationReason { out.integer(reason) } else { out.null() }
-        text("transaction_id", p?.transactionID)
+        out.nullableMember("environment", p?.environment)
+        out.nullableMember("expires_date", p?.expiresDate)
+        out.nullableMember("original_transaction_id", p?.originalTransactionID)
+        out.nullableMember("product_id", p?.productID)
+        out.nullableMember("purchase_date", p?.purchaseDate)
+        out.nullableMember("revocation_date", p?.cancellationDate)
+        out.nullableMember("revocation_reason", p?.cancellationReason)
+        out.nullableMember("transaction_id", p?.transactionID)
         out.key("trust")
         InspectJSON.trust(item.trust, into: &out)
-        text("type", p?.productType?.rawValue)
+        out.nullableMember("type", p?.productType?.rawValue)
         out.endObject()
     }
 }

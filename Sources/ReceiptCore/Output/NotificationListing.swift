@@ -68,27 +68,22 @@ public enum NotificationListing {
     }
 
     static func object(_ row: NotificationRow, into out: inout JSONOutput) {
-        func text(_ key: StaticString, _ value: String?) {
-            out.key(key)
-            if let value { out.string(value) } else { out.null() }
-        }
         out.beginObject()
-        text("bundle_id", row.bundleID)
+        out.nullableMember("bundle_id", row.bundleID)
         out.key("deliveries")
         out.integer(row.deliveries)
-        text("environment", row.environment)
-        text("explanation", row.explanation)
-        text("notification_type", row.notificationType)
-        text("notification_uuid", row.notificationUUID)
-        text("original_transaction_id", row.originalTransactionID)
-        text("product_id", row.productID)
+        out.nullableMember("environment", row.environment)
+        out.nullableMember("explanation", row.explanation)
+        out.nullableMember("notification_type", row.notificationType)
+        out.nullableMember("notification_uuid", row.notificationUUID)
+        out.nullableMember("original_transaction_id", row.originalTransactionID)
+        out.nullableMember("product_id", row.productID)
         out.key("received_at")
         out.date(row.receivedAt)
-        out.key("signed_date")
-        if let date = row.signedDate { out.date(date) } else { out.null() }
-        text("subtype", row.subtype)
-        text("transaction_id", row.transactionID)
-        text("verdict", row.verdict)
+        out.nullableMember("signed_date", row.signedDate)
+        out.nullableMember("subtype", row.subtype)
+        out.nullableMember("transaction_id", row.transactionID)
+        out.nullableMember("verdict", row.verdict)
         out.endObject()
     }
 
@@ -192,12 +187,7 @@ public struct NotificationReconciliation: Sendable {
         out.member("end", end)
         out.member("environment", environment.rawValue)
         if let failure {
-            out.key("error")
-            out.beginObject()
-            out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
-            out.member("code", failure.code.description)
-            out.member("message", failure.reason)
-            out.endObject()
+            LookupJSON.error(failure, into: &out)
         }
         out.key("missing")
         out.beginArray()
