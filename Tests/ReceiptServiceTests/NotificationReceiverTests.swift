@@ -475,21 +475,7 @@ final class CapturedLogs: Sendable {
     @Test func servesHTTPSWithTheGivenCertificate() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-tls-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let caKey = P256.Signing.PrivateKey()
-        let leafKey = P256.Signing.PrivateKey()
-        let caName = try DistinguishedName { CommonName("receiptdash receiver test CA") }
-        let now = Date()
-        let ca = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600,
-            notValidAfter: now + 3600, issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
-            issuerPrivateKey: .init(caKey))
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
-            notValidAfter: now + 3600, issuer: caName, subject: try DistinguishedName { CommonName("127.0.0.1") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try .init { SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]) },
-            issuerPrivateKey: .init(caKey))
+        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash receiver test CA")
         let certFile = folder.appendingPathComponent("cert.pem").path
         let keyFile = folder.appendingPathComponent("key.pem").path
         try leaf.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)

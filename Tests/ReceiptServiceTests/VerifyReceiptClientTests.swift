@@ -221,31 +221,13 @@ import X509
 
     // MARK: - TLS
 
-    /// A certificate for 127.0.0.1 signed by a throwaway CA.
+    /// A certificate for 127.0.0.1 signed by a throwaway CA, as NIOSSL takes them.
     static func tlsMaterial() throws -> (ca: NIOSSLCertificate, chain: NIOSSLCertificate, key: NIOSSLPrivateKey) {
-        let caKey = P256.Signing.PrivateKey()
-        let leafKey = P256.Signing.PrivateKey()
-        let caName = try DistinguishedName { CommonName("receiptdash test CA") }
-        let now = Date()
-        let ca = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600,
-            notValidAfter: now + 3600, issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
-            issuerPrivateKey: .init(caKey))
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
-            notValidAfter: now + 3600, issuer: caName, subject: try DistinguishedName { CommonName("127.0.0.1") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try .init { SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]) },
-            issuerPrivateKey: .init(caKey))
-        func der(_ c: Certificate) throws -> [UInt8] {
-            var s = DER.Serializer()
-            try s.serialize(c)
-            return s.serializedBytes
-        }
+        let made = try TestTLS.make()
         return (
-            try NIOSSLCertificate(bytes: der(ca), format: .der), try NIOSSLCertificate(bytes: der(leaf), format: .der),
-            try NIOSSLPrivateKey(bytes: Array(leafKey.derRepresentation), format: .der)
+            try NIOSSLCertificate(bytes: TestTLS.der(made.ca), format: .der),
+            try NIOSSLCertificate(bytes: TestTLS.der(made.leaf), format: .der),
+            try NIOSSLPrivateKey(bytes: Array(made.leafKey.derRepresentation), format: .der)
         )
     }
 
@@ -303,5 +285,36 @@ import X509
         #expect(try ReceiptService.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"])?.value == "from-env")
         #expect(try ReceiptService.SharedSecret.load(file: nil, environment: [:]) == nil)
         #expect(throws: ReceiptService.SharedSecret.SecretError.self) { try ReceiptService.SharedSecret.load(file: "/nonexistent/secret", environment: [:]) }
+    }
+}
+
+/// A throwaway CA and a certificate for 127.0.0.1 it signed, valid for an hour either side of
+/// now: for the tests that serve TLS on loopback.
+enum TestTLS {
+    static func make(caName: String = "receiptdash test CA") throws
+        -> (ca: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey)
+    {
+        let caKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let issuer = try DistinguishedName { CommonName(caName) }
+        let now = Date()
+        let ca = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: issuer, subject: issuer, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+            issuerPrivateKey: .init(caKey))
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 3600,
+            notValidAfter: now + 3600, issuer: issuer, subject: try DistinguishedName { CommonName("127.0.0.1") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]) },
+            issuerPrivateKey: .init(caKey))
+        return (ca, leaf, leafKey)
+    }
+
+    static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
     }
 }

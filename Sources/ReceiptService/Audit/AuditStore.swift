@@ -230,9 +230,7 @@ public final class AuditStore: Sendable {
                 ])
             let id = db.lastInsertedRowID
             try insertPurchases(db, receipt: id, result.transactions.compactMap(\.transaction))
-            try db.execute(
-                sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
-                arguments: [id, SourceKind.lookup.rawValue, source, seen])
+            try Self.insertSighting(db, receipt: id, kind: .lookup, source: source, at: seen)
             for (position, record) in result.records.enumerated() {
                 try db.execute(
                     sql: """
@@ -314,9 +312,7 @@ public final class AuditStore: Sendable {
                     id = db.lastInsertedRowID
                     try insertPurchases(db, receipt: id, d.allPurchases)
                 }
-                try db.execute(
-                    sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
-                    arguments: [id, ingest.kind.rawValue, ingest.source, seen])
+                try Self.insertSighting(db, receipt: id, kind: ingest.kind, source: ingest.source, at: seen)
                 out.append(Recorded(id: id, isNew: isNew, receiptData: receiptData))
             }
             return out
@@ -345,11 +341,16 @@ public final class AuditStore: Sendable {
                     arguments: [hash, receiptData, seen, seen])
                 id = db.lastInsertedRowID
             }
-            try db.execute(
-                sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
-                arguments: [id, kind.rawValue, source, seen])
+            try Self.insertSighting(db, receipt: id, kind: kind, source: source, at: seen)
             return Recorded(id: id, isNew: isNew, receiptData: receiptData)
         }
+    }
+
+    /// One sighting of a recorded input: where it came from and when (seconds since 1970).
+    private static func insertSighting(_ db: Database, receipt id: Int64, kind: SourceKind, source: String?, at seen: Double) throws {
+        try db.execute(
+            sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
+            arguments: [id, kind.rawValue, source, seen])
     }
 
     /// The `purchase` table's columns after `receipt_id` and `source`: those of
