@@ -88,9 +88,6 @@ public struct JSONOutput: Sendable {
     /// The bytes as text.
     public var text: String { String(decoding: UnsafeBufferPointer(start: allocation.base, count: count), as: UTF8.self) }
 
-    /// How many bytes are waiting.
-    public var byteCount: Int { count }
-
     // MARK: - Writing bytes
 
     /// Makes room for `n` more bytes (copying the memory first if another writer shares it)

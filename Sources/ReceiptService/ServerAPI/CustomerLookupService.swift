@@ -38,7 +38,7 @@ public struct CustomerLookupService: Sendable {
         //    goes straight to step 2: its history answers "which environment" as well as
         //    Get Transaction Info would, one round trip sooner.
         let anchorID: String
-        let selection3: APIEnvironmentSelection
+        let customerEnvironment: APIEnvironmentSelection
         switch query {
         case .orderID(let orderID):
             let answer = await client.lookUpOrder(orderID, environment: selection, onEvent: onEvent)
@@ -63,17 +63,17 @@ public struct CustomerLookupService: Sendable {
                 return result
             }
             anchorID = id
-            selection3 = APIEnvironmentSelection(found)
+            customerEnvironment = APIEnvironmentSelection(found)
         case .transactionID(let id), .receipt(_, let id, _):
             anchorID = id
-            selection3 = selection
+            customerEnvironment = selection
         }
 
         // 2. History, statuses and refunds side by side (each through `auto` when asked: in
         //    production, the common case, that costs nothing extra).
-        async let historyAnswer = client.transactionHistory(anchorID, environment: selection3, onEvent: onEvent)
-        async let statusAnswer = client.subscriptionStatuses(anchorID, environment: selection3, onEvent: onEvent)
-        async let refundAnswer = client.refundHistory(anchorID, environment: selection3, onEvent: onEvent)
+        async let historyAnswer = client.transactionHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
+        async let statusAnswer = client.subscriptionStatuses(anchorID, environment: customerEnvironment, onEvent: onEvent)
+        async let refundAnswer = client.refundHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
         let (history, statuses, refunds) = await (historyAnswer, statusAnswer, refundAnswer)
         result.records += history.records + statuses.records + refunds.records
         result.failure = history.failure ?? statuses.failure ?? refunds.failure
