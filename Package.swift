@@ -65,6 +65,9 @@ let package = Package(
             dependencies: [
                 "ReceiptCore",
                 "ReceiptService",
+                "UntrustedText",
+                // The notification sender (POSTs to a receiver as Apple does).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

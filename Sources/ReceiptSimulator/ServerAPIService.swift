@@ -119,6 +119,19 @@ public final class ServerAPIService: Sendable {
     public let pki: AppleTestPKI
     let store: ServerAPIStore
     private let state: Mutex<State>
+    /// What the notification sender sent, with its attempts as they happened: Get Notification
+    /// History reports it beside the data's notifications.
+    private let sentLog = Mutex(SentLog())
+
+    struct SentLog {
+        var index: [String: Int] = [:]
+        var rows: [SentRow] = []
+    }
+
+    struct SentRow {
+        let notification: OutgoingNotification
+        var attempts: [JSONValue]
+    }
 
     struct State {
         var script: [APIFault]
@@ -508,7 +521,7 @@ public final class ServerAPIService: Sendable {
         guard let environment = store.environments[context.environment] else { return ServerAPIReply(status: 500) }
         var customer: String??
         if let transactionID { customer = .some(environment.row(transactionID)?.customer) }
-        let rows = environment.notifications.filter { n in
+        let rows = notifications(environment.notifications, context.environment).filter { n in
             guard n.signedMS >= start, n.signedMS <= end else { return false }
             if let type, n.type != type { return false }
             if let subtype, n.subtype != subtype { return false }
@@ -526,6 +539,58 @@ public final class ServerAPIService: Sendable {
         ]
         if page.hasMore { answer["paginationToken"] = .string(page.next) }
         return json(.object(answer))
+    }
+
+    /// The data's notifications with the sender's: a data notification the sender sent has its
+    /// attempts (after those the data gave, if it gave any); the others follow, ordered by
+    /// `signedDate` (then UUID).
+    private func notifications(_ data: [NotificationRow], _ environment: APIEnvironment) -> [NotificationRow] {
+        var live = sentLog.withLock { log in log.rows.filter { $0.notification.environment == environment } }
+        guard !live.isEmpty else { return data }
+        var byUUID: [String: Int] = [:]
+        for (index, row) in live.enumerated() { byUUID[row.notification.notificationUUID] = index }
+        var used = Set<Int>()
+        let merged: [NotificationRow] = data.map { row in
+            guard let uuid = row.uuid, let index = byUUID[uuid] else { return row }
+            used.insert(index)
+            let attempts = (row.explicitAttempts ? row.sendAttempts.array ?? [] : []) + live[index].attempts
+            return NotificationRow(
+                signedPayload: row.signedPayload, uuid: uuid, sendAttempts: .array(attempts), explicitAttempts: true, type: row.type,
+                subtype: row.subtype, signedMS: row.signedMS, failed: attempts.last?["sendAttemptResult"]?.text != "SUCCESS",
+                customer: row.customer)
+        }
+        live = live.enumerated().filter { !used.contains($0.offset) }.map(\.element)
+        live.sort { ($0.notification.signedMS, $0.notification.notificationUUID) < ($1.notification.signedMS, $1.notification.notificationUUID) }
+        var out: [NotificationRow] = []
+        out.reserveCapacity(merged.count + live.count)
+        var i = 0
+        for sent in live {
+            let n = sent.notification
+            while i < merged.count, merged[i].signedMS <= n.signedMS {
+                out.append(merged[i])
+                i += 1
+            }
+            out.append(
+                NotificationRow(
+                    signedPayload: n.signedPayload, uuid: n.notificationUUID, sendAttempts: .array(sent.attempts), explicitAttempts: true,
+                    type: n.notificationType, subtype: n.subtype, signedMS: n.signedMS,
+                    failed: sent.attempts.last?["sendAttemptResult"]?.text != "SUCCESS", customer: n.customer))
+        }
+        out += merged[i...]
+        return out
+    }
+
+    /// Records one of the sender's attempts: from its first attempt on, the notification is in
+    /// Get Notification History (of its environment) with every attempt so far.
+    public func recordSendAttempt(_ notification: OutgoingNotification, _ attempt: SendAttemptRecord) {
+        sentLog.withLock { log in
+            if let index = log.index[notification.notificationUUID] {
+                log.rows[index].attempts.append(attempt.historyJSON)
+            } else {
+                log.index[notification.notificationUUID] = log.rows.count
+                log.rows.append(SentRow(notification: notification, attempts: [attempt.historyJSON]))
+            }
+        }
     }
 
     private func requestTestNotification(_ context: Context) -> ServerAPIReply {

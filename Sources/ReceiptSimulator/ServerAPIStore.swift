@@ -22,7 +22,12 @@ struct TransactionRow: Sendable {
 /// One notification of the data, signed at start.
 struct NotificationRow: Sendable {
     let signedPayload: String
+    /// `notificationUUID`, when the payload has one.
+    let uuid: String?
     let sendAttempts: JSONValue
+    /// The data gave `sendAttempts` (otherwise one success at `signedDate` stands in for them,
+    /// until the sender's own attempts replace it).
+    let explicitAttempts: Bool
     let type: String?
     let subtype: String?
     let signedMS: Int64
@@ -160,7 +165,8 @@ struct ServerAPIStore: Sendable {
         return (
             environment,
             NotificationRow(
-                signedPayload: signed, sendAttempts: sendAttempts, type: object["notificationType"]?.text,
+                signedPayload: signed, uuid: object["notificationUUID"]?.text, sendAttempts: sendAttempts,
+                explicitAttempts: attempts != nil, type: object["notificationType"]?.text,
                 subtype: object["subtype"]?.text, signedMS: signedMS, failed: last != "SUCCESS", customer: customer)
         )
     }
