@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import ReceiptCore
 import ReceiptService
 import ReceiptSimulator
+import UntrustedText
 
 struct Simulator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +28,20 @@ struct Simulator: AsyncParsableCommand {
             --api-key-file, aud, bid, iss, exp at most 60 minutes after iat and not passed); \
             otherwise 401 with no body. --api-fault-rate injects 429 (Retry-After in UNIX ms), \
             5000001, HTTP 503 and dropped connections, repeatably with --seed.
+
+            --send-notifications URL also makes the simulator send App Store Server Notifications \
+            V2 to a receiver as Apple does: each a POST of {"signedPayload": "<JWS>"} signed by the \
+            test PKI; a 200-206 answer is success, anything else (another status, a timeout, a \
+            refused or dropped connection, a TLS failure) is a failed attempt, retried after \
+            --retry-schedule (Apple waits 1h, 12h, 24h, 48h and 72h; sandbox never retries). The \
+            notifications are those of --api-data, or generated (--notification-count, a mix of \
+            types with nested signed transactions), all signed before the first is sent. Every \
+            attempt shows in Get Notification History (sendAttempts: SUCCESS, NO_RESPONSE, \
+            UNSUCCESSFUL_HTTP_RESPONSE_CODE, ...), so notifications --reconcile against this \
+            simulator lists what the receiver missed. The URL must be https (certificates are \
+            checked), or plain http on a loopback address. Once every retry is over, a summary line \
+            is printed (sent, acknowledged, failed after retries, rate, p50/p99 latency) and the \
+            simulator keeps serving until SIGINT or SIGTERM, or exits with --exit-when-sent.
             """
     )
 
@@ -61,7 +77,81 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Share of API requests that get an injected fault (0 to 1).", valueName: "rate"))
     var apiFaultRate: Double = 0
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Send V2 notifications to this receiver URL (https, or http on loopback), then keep serving.", valueName: "url"))
+    var sendNotifications: String?
+
+    @Option(name: .long, help: ArgumentHelp("Notifications per second (0: as fast as --notification-concurrency allows).", valueName: "n"))
+    var notificationRate: Double = 0
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How many to send: the --api-data notifications first, then generated ones (default: those of --api-data, else 100).",
+            valueName: "n"))
+    var notificationCount: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Requests in flight at most while sending.", valueName: "n"))
+    var notificationConcurrency = 64
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Waits before the retries of a failed notification, e.g. 1s,2s,4s,8s,16s (units ms, s, m, h; none for no retries). Default: Apple's 1h,12h,24h,48h,72h.",
+            valueName: "list"))
+    var retrySchedule: String?
+
+    @Option(name: .long, help: ArgumentHelp("Environment of generated notifications: production or sandbox (sandbox never retries).", valueName: "env"))
+    var sendEnvironment: APIEnvironment = .production
+
+    @Option(name: .long, help: ArgumentHelp("Seconds an attempt may take before it counts as TIMED_OUT.", valueName: "seconds"))
+    var notificationTimeout: Double = 10
+
+    @Flag(name: .long, help: "Exit once every notification is acknowledged or has failed after its retries.")
+    var exitWhenSent = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Before sending, wait up to this many seconds for the receiver's port to accept connections (a receiver started after the simulator).",
+            valueName: "seconds"))
+    var waitForReceiver: Double = 0
+
     func validate() throws {
+        if sendNotifications == nil {
+            let given = [
+                ("--notification-count", notificationCount != nil), ("--retry-schedule", retrySchedule != nil),
+                ("--exit-when-sent", exitWhenSent), ("--wait-for-receiver", waitForReceiver != 0),
+            ].filter(\.1).map(\.0)
+            if let first = given.first { throw ValidationError("\(first) only works with --send-notifications URL.") }
+        }
+        if !notificationRate.isFinite || notificationRate < 0 {
+            throw ValidationError("--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
+        }
+        if let count = notificationCount, !(0...10_000_000).contains(count) {
+            throw ValidationError("--notification-count must be between 0 and 10000000.")
+        }
+        if !(0...3600).contains(waitForReceiver) { throw ValidationError("--wait-for-receiver must be between 0 and 3600 seconds.") }
+        if !(1...4096).contains(notificationConcurrency) { throw ValidationError("--notification-concurrency must be between 1 and 4096.") }
+        if !(notificationTimeout > 0 && notificationTimeout <= 3600) {
+            throw ValidationError("--notification-timeout must be more than 0 and at most 3600 seconds.")
+        }
+        if let retrySchedule {
+            do {
+                _ = try RetrySchedule(parsing: retrySchedule)
+            } catch {
+                throw ValidationError("--retry-schedule: \(error.reason).")
+            }
+        }
+        if let sendNotifications {
+            do {
+                try NotificationSender.check(url: sendNotifications)
+            } catch {
+                throw ValidationError("--send-notifications: \(error.reason).")
+            }
+        }
         if !(0...1).contains(faultRate) { throw ValidationError("--fault-rate must be between 0 and 1.") }
         if !(0...1).contains(apiFaultRate) { throw ValidationError("--api-fault-rate must be between 0 and 1.") }
         if latency < 0 { throw ValidationError("--latency must not be negative.") }
@@ -109,6 +199,61 @@ struct Simulator: AsyncParsableCommand {
 
             """
         FileHandle.standardOutput.write(Data(banner.utf8))
+        if let sendNotifications {
+            try await send(to: sendNotifications, api: api)
+            if exitWhenSent {
+                try await simulator.stop()
+                return
+            }
+        }
         try await simulator.wait()
+    }
+
+    /// Signs every notification, sends them with their retries, prints the summary.
+    private func send(to url: String, api: ServerAPIService) async throws {
+        let notifications: [OutgoingNotification]
+        do {
+            notifications = try await api.outgoingNotifications(
+                includingData: apiData != nil, count: notificationCount ?? (apiData == nil ? 100 : nil), environment: sendEnvironment, seed: seed)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+        let schedule = try retrySchedule.map { try RetrySchedule(parsing: $0) } ?? .apple
+        let sender: NotificationSender
+        do {
+            sender = try NotificationSender(
+                NotificationSenderConfiguration(
+                    url: url, rate: notificationRate, concurrency: notificationConcurrency, retrySchedule: schedule,
+                    timeout: notificationTimeout),
+                onAttempt: api.sendAttemptRecorder)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+        if waitForReceiver > 0, !(await sender.waitForListener(seconds: waitForReceiver)) {
+            Standard.error("receiptdash: nothing accepted connections at \(url) within \(waitForReceiver) s; sending anyway")
+        }
+        let rate = notificationRate > 0 ? "\(notificationRate)/s" : "as fast as possible (\(notificationConcurrency) in flight)"
+        Self.line(
+            "sending \(notifications.count) notifications to \(SafeText.escaped(url)) at \(rate), retries \(schedule) (production only), signed in advance")
+        let latest = Locked<SenderProgress?>(nil)
+        let progress = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+                if Task.isCancelled { break }
+                if let p = latest.withLock({ $0 }) {
+                    Standard.error(
+                        "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts")
+                }
+            }
+        }
+        let report = await sender.send(notifications) { p in latest.withLock { $0 = p } }
+        progress.cancel()
+        await sender.shutdown()
+        Self.line(report.summary.line)
+    }
+
+    /// One line on standard output, written now (a script may be waiting for it).
+    private static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
