@@ -93,16 +93,7 @@ struct Notifications: AsyncParsableCommand {
         let rows = stored.filter { n in
             (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType == $0 } ?? true)
                 && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
-        }.map { n -> NotificationRow in
-            let r = n.record
-            let decoded = r.signedPayload.flatMap { try? decoder.decode(text: $0) }
-            return NotificationRow(
-                notificationUUID: r.notificationUUID, notificationType: r.notificationType, subtype: r.subtype, bundleID: r.bundleID,
-                environment: r.environment, signedDate: r.signedDate, receivedAt: r.receivedAt, deliveries: n.deliveries,
-                verdict: r.verdict, transactionID: r.transactionID, originalTransactionID: r.originalTransactionID,
-                productID: r.productID,
-                explanation: NotificationExplanation.explain(type: r.notificationType, subtype: r.subtype, until: NotificationRow.until(decoded)))
-        }
+        }.map { $0.record.listingRow(deliveries: $0.deliveries, decoder: decoder) }
         switch format {
         case .json:
             var out = JSONOutput(flushingTo: STDOUT_FILENO)

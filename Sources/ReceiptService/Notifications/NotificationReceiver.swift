@@ -376,16 +376,18 @@ public struct ReceiverContext: RequestContext, RemoteAddressRequestContext {
 }
 
 extension NotificationReceiver {
-    /// Serves until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish
-    /// (Hummingbird's graceful shutdown through swift-service-lifecycle) and returns; the
-    /// caller closes the store after.
+    /// Serves until SIGTERM or SIGINT, or the task is cancelled, then stops accepting, lets
+    /// requests in flight finish (Hummingbird's graceful shutdown through
+    /// swift-service-lifecycle) and returns; the caller closes the store after.
     /// - Parameter onListening: called once bound, with the address (`host:port`, the real port
     ///   when 0 was asked).
-    /// Serves until SIGTERM or SIGINT (in-flight requests finish) or the task is cancelled.
     /// - Parameter tls: HTTPS (TLS 1.2 or later, as Apple requires of the public endpoint);
     ///   `nil` serves plain HTTP (loopback, or behind a reverse proxy that terminates TLS).
+    /// - Parameter handlesSignals: false when the caller owns SIGTERM and SIGINT (the dashboard,
+    ///   which restores the terminal first); the task's cancellation then stops the server.
     public func run(
-        host: String, port: Int, tls: ReceiverTLS? = nil, onListening: @escaping @Sendable (String) async -> Void
+        host: String, port: Int, tls: ReceiverTLS? = nil, handlesSignals: Bool = true,
+        onListening: @escaping @Sendable (String) async -> Void
     ) async throws {
         let server: HTTPServerBuilder = try tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1()
         let app = Application(
@@ -397,7 +399,7 @@ extension NotificationReceiver {
                 await onListening("\(address?.ipAddress ?? host):\(address?.port ?? port)")
             },
             logger: logger)
-        try await app.runService()
+        try await app.runService(gracefulShutdownSignals: handlesSignals ? [.sigterm, .sigint] : [])
     }
 
 }

@@ -346,13 +346,7 @@ public final class NotificationStore: NotificationSink, Sendable {
     public func rejections() throws(NotificationStoreError) -> [RejectionRecord] {
         do {
             return try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM notification_rejection ORDER BY at, id").map { row in
-                    var r = RejectionRecord(
-                        at: Date(timeIntervalSince1970: row["at"]), peer: row["peer"], reason: row["reason"],
-                        httpStatus: row["http_status"], bodySize: row["body_size"], body: [UInt8]())
-                    r.bodyPrefix = row["body_prefix"]
-                    return r
-                }
+                try Row.fetchAll(db, sql: "SELECT * FROM notification_rejection ORDER BY at, id").map(RejectionRecord.init(row:))
             }
         } catch {
             throw NotificationStoreError(.database, "could not read rejections: \(error)")

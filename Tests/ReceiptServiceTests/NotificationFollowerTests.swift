@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import ReceiptCore
+@testable import ReceiptService
+import Synchronization
+import Testing
+
+/// What a following dashboard learns from a receiver's database, and what a dashboard that
+/// embeds the receiver is told: real genuine notifications through the real receiver and store.
+@Suite struct NotificationFollowerTests {
+    static let receivedAt = NotificationReceiverTests.receivedAt
+
+    func receiver(_ sink: any NotificationSink) -> NotificationReceiver {
+        NotificationReceiver(
+            sink: sink, policy: ReceiverPolicy(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            now: { Self.receivedAt })
+    }
+
+    func deliver(_ receiver: NotificationReceiver, _ name: String) async throws -> Int {
+        let body = NotificationFixture.body(token: try NotificationFixture.token(name))
+        return await receiver.handle(body: body, declaredLength: nil, truncated: false, peer: "17.0.0.9:443").status
+    }
+
+    @Test func followerSeesNewRowsRedeliveriesAndNewRefusalsOnly() async throws {
+        let path = NotificationReceiverTests().temporaryPath()
+        let store = try NotificationStore(path: path)
+        let receiver = receiver(store)
+        #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)
+        // A refusal from before the follower started is history, not news.
+        #expect(await receiver.handle(body: Array("nope".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.1:1").status == 400)
+
+        let follower = try NotificationFollower(path: path)
+        let first = try follower.poll()
+        #expect(first.notifications.map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
+        #expect(first.notifications.map(\.deliveries) == [1])
+        #expect(first.rejections.isEmpty)
+        #expect(try follower.poll().notifications.isEmpty, "nothing changed: nothing reported")
+
+        #expect(try await deliver(receiver, "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
+        #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)  // Apple delivers it again
+        #expect(await receiver.handle(body: Array("{}".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.2:2").status == 400)
+        let second = try follower.poll()
+        #expect(
+            second.notifications.map { "\($0.record.notificationType ?? "-") \($0.deliveries)" } == ["DID_RENEW 2", "EXPIRED 1"])
+        #expect(second.rejections.map(\.httpStatus) == [400])
+        #expect(second.rejections.map(\.peer) == ["10.0.0.2:2"])
+        #expect(second.rejections.map(\.reason) == ["no signedPayload (and not a V1 notification)"])
+        // The redelivered row is looked at again for a few seconds (a late commit is not
+        // missed); new rows and refusals are not repeated.
+        let third = try follower.poll()
+        #expect(third.notifications.map { "\($0.record.notificationType ?? "-") \($0.deliveries)" } == ["DID_RENEW 2"])
+        #expect(third.rejections.isEmpty)
+        await store.close()
+    }
+
+    @Test func followingADatabaseThatDoesNotExistSaysWhatToStart() {
+        #expect(throws: NotificationStoreError(.open, "")) { try NotificationFollower(path: "/nonexistent/audit.sqlite") }
+        do {
+            _ = try NotificationFollower(path: "/nonexistent/audit.sqlite")
+        } catch {
+            #expect(error.reason == "no audit database at /nonexistent/audit.sqlite: start `receiptdash receive --db /nonexistent/audit.sqlite` first")
+        }
+    }
+
+    @Test func observedSinkReportsOnlyWhatWasMadeDurable() async throws {
+        let events = Mutex<[String]>([])
+        let store = try NotificationStore(path: NotificationReceiverTests().temporaryPath())
+        let sink = ObservedNotificationSink(store) { event in
+            switch event {
+            case .stored(let record, let deliveries): events.withLock { $0.append("stored \(record.notificationType ?? "-") \(deliveries)") }
+            case .rejected(let rejection): events.withLock { $0.append("rejected \(rejection.httpStatus) \(rejection.peer ?? "-")") }
+            }
+        }
+        let receiver = receiver(sink)
+        #expect(try await deliver(receiver, "session-pro_12_CONSUMPTION_REQUEST.jws") == 200)
+        #expect(try await deliver(receiver, "session-pro_12_CONSUMPTION_REQUEST.jws") == 200)
+        #expect(await receiver.handle(body: Array("[1]".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.3:3").status == 400)
+        #expect(events.withLock { $0 } == ["stored CONSUMPTION_REQUEST 1", "stored CONSUMPTION_REQUEST 2", "rejected 400 10.0.0.3:3"])
+        // A closed store makes nothing durable: nothing is reported as stored.
+        await store.close()
+        #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 503)
+        #expect(events.withLock { $0.count } == 3)
+    }
+
+    @Test func listingRowExplainsFromThePayload() async throws {
+        let store = try NotificationStore(path: NotificationReceiverTests().temporaryPath())
+        #expect(try await deliver(receiver(store), "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
+        #expect(try await deliver(receiver(store), "session-pro_00_DID_RENEW.jws") == 200)
+        let renewed = try #require(try store.notifications().first { $0.record.notificationType == "DID_RENEW" })
+        // The date is the nested transaction's expiry, read from the payload.
+        #expect(
+            renewed.record.listingRow(deliveries: 1).explanation == "DID_RENEW: renewed: access continues until 2025-10-01")
+        let stored = try #require(try store.notifications().first { $0.record.notificationType == "EXPIRED" })
+        let row = stored.record.listingRow(deliveries: stored.deliveries)
+        #expect(row.explanation == "EXPIRED / VOLUNTARY: expired: the customer had turned auto-renew off")
+        #expect(row.notificationType == "EXPIRED")
+        #expect(row.subtype == "VOLUNTARY")
+        #expect(row.deliveries == 1)
+        await store.close()
+    }
+}
