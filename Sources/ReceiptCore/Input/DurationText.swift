@@ -1,0 +1,31 @@
+import Foundation
+
+/// Durations as people type them on a command line: `90s`, `5m`, `1h`, `500ms`, `1m30s`, or a
+/// bare number of seconds. Used by `--expect-every` and `--retry-schedule`.
+public enum DurationText {
+    /// The duration in seconds, or nil when `text` is not one (empty, negative, an unknown
+    /// unit, or too long to be meant).
+    public static func parse(_ text: String) -> TimeInterval? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 32 else { return nil }
+        if let plain = Double(trimmed) { return plain.isFinite && plain >= 0 ? plain : nil }
+        var total: TimeInterval = 0
+        var rest = Substring(trimmed)
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            guard !number.isEmpty, let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix { $0.isASCII && $0.isLetter }
+            rest = rest.dropFirst(unit.count)
+            switch unit {
+            case "ms": total += value / 1000
+            case "s": total += value
+            case "m": total += value * 60
+            case "h": total += value * 3600
+            case "d": total += value * 86_400
+            default: return nil
+            }
+        }
+        return total.isFinite ? total : nil
+    }
+}
