@@ -15,13 +15,14 @@ public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
         pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
-        feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil
+        feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil, notifications: (any NotificationFeed)? = nil
     ) async {
         let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
         state.lookupAvailable = lookup != nil
+        if notifications != nil { state.notificationWatchStarted = state.notificationWatchStarted ?? environment.now() }
         if let audit {
             let pending = audit.pending()
             await apply(pending, to: &state, pipeline: pipeline)
@@ -47,6 +48,7 @@ public enum DashboardApp {
                 case .finished(let result): state.add(result)
                 }
             }
+            if let notifications { state.apply(notifications.poll(), at: state.wallClock) }
             if let feed {
                 let arrived = feed.poll()
                 if !arrived.isEmpty { state.add(await pipeline.judge(arrived), from: .watch) }
@@ -65,7 +67,7 @@ public enum DashboardApp {
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
             let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending
-            let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil ? 500 : nil)
+            let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {
@@ -105,6 +107,8 @@ public enum DashboardApp {
                     state.add(await pipeline.judge(inputs), from: .open(path: path))
                 case .judge(let inputs, let origin):
                     state.add(await pipeline.judge(inputs), from: origin)
+                case .inspectNotification(let uuid, let payload):
+                    state.notificationDetails[uuid] = await inspect(notification: uuid, payload: payload, pipeline: pipeline)
                 }
             }
         }
@@ -117,6 +121,18 @@ public enum DashboardApp {
             if case .receipt(_, let source, let bytes) = event { judged = await pipeline.judge(source: source, bytes: bytes) }
             state.apply(event, judged: judged, at: state.wallClock)
         }
+    }
+
+    /// Decodes and judges a notification's payload for the `Enter` overlay: the envelope through
+    /// the pipeline (chain, nested tokens summarised), then each nested token on its own for its
+    /// every step.
+    static func inspect(notification uuid: String, payload: String, pipeline: ReceiptPipeline) async -> NotificationDetail {
+        let judged = await pipeline.judge(source: "notification \(uuid)", bytes: Array(payload.utf8))
+        var nested: [(field: String, report: TrustReport)] = []
+        for item in judged.decoded?.nested ?? [] {
+            nested.append((item.field, await pipeline.evaluator.evaluate(item.input, options: pipeline.trustOptions)))
+        }
+        return NotificationDetail(judged: judged, nestedReports: nested)
     }
 
     /// The OSC 52 clipboard sequence (works over ssh), wrapped for tmux when inside it.

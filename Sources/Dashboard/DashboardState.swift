@@ -40,6 +40,8 @@ public enum Mode: Sendable, Hashable {
     case command(String)
     /// The `l` box: an order ID or a transaction ID to look up.
     case lookup(String)
+    /// `Enter` on a notification: its payload decoded, nested tokens and every trust step.
+    case notificationDetail(uuid: String, scroll: Int)
 }
 
 /// Where inputs handed to the pipeline came from, which decides what the dashboard says and
@@ -73,6 +75,9 @@ public enum Effect: Sendable, Hashable {
     /// Look a customer up through the App Store Server API (`l` / `L`); the answer comes back
     /// through `DashboardState.add(_:)`.
     case lookUp(LookupQuery)
+    /// Decode and judge a notification's signed payload for the detail overlay; the answer
+    /// comes back through `DashboardState.notificationDetails`.
+    case inspectNotification(uuid: String, signedPayload: String)
 }
 
 /// What the update may ask of the outside world, injectable for tests.
@@ -143,6 +148,22 @@ public struct DashboardState: Sendable {
     public var auditRows: [Int64: Int] = [:]
     /// Items already offered to the audit database.
     public var auditedItems: Set<Int> = []
+    /// Whether the Notifications pane is on screen (an embedded receiver, or a receiver's
+    /// database followed).
+    public var notificationsShown = false
+    /// Notifications in arrival order (at most ``notificationLimit``).
+    public var notifications: [NotificationEntry] = []
+    /// notificationUUID → index in ``notifications``.
+    public var notificationIndex: [String: Int] = [:]
+    public var notificationMetrics = NotificationMetrics()
+    /// `--expect-every`: a banner when no notification arrived for this long.
+    public var expectNotificationEvery: TimeInterval?
+    /// When watching for notifications began (the silence clock's start before the first one).
+    public var notificationWatchStarted: Date?
+    /// Where notifications come from (the embedded receiver's URL, the database followed).
+    public var notificationSource: String?
+    /// Decoded and judged payloads for the `Enter` overlay, by notificationUUID.
+    public var notificationDetails: [String: NotificationDetail] = [:]
     /// The wall clock, for the metrics window (the loop updates it; tests set it).
     public var wallClock: Date
     public var message: (text: String, role: ColorRole)?

@@ -9,7 +9,7 @@ extension DashboardState {
         if case .resize(let w, let h) = event {
             width = w
             height = h
-            pageSize = DashboardLayout(width: w, height: h)?.purchaseRows ?? 1
+            pageSize = DashboardLayout(width: w, height: h, notifications: notificationsShown)?.purchaseRows ?? 1
             rebuildRows()
             return []
         }
@@ -22,6 +22,7 @@ extension DashboardState {
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
         case .command(let text): return handleCommand(event, text: text)
         case .lookup(let text): return handleLookupBox(event, text: text)
+        case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
         }
     }
 
@@ -42,9 +43,10 @@ extension DashboardState {
         case .pageDown: move(max(1, pageSize - 1))
         case .top: move(-Int.max / 2)
         case .bottom: move(Int.max / 2)
-        case .nextPane: focus = Pane.allCases[(Pane.allCases.firstIndex(of: focus)! + 1) % Pane.allCases.count]
-        case .previousPane:
-            focus = Pane.allCases[(Pane.allCases.firstIndex(of: focus)! + Pane.allCases.count - 1) % Pane.allCases.count]
+        case .nextPane, .previousPane:
+            let all = visiblePanes
+            let delta = action == .nextPane ? 1 : all.count - 1
+            focus = all[((all.firstIndex(of: focus) ?? 0) + delta) % all.count]
         case .columnLeft, .columnRight:
             let delta = action == .columnLeft ? -1 : 1
             if focus == .purchases {
@@ -52,14 +54,16 @@ extension DashboardState {
                 columnCursor = all[(columnCursor.rawValue + delta + all.count) % all.count]
                 message = ("column \(columnCursor.title): press s to sort by it", .info)
             } else {
-                let all = Pane.allCases
-                focus = all[(all.firstIndex(of: focus)! + delta + all.count) % all.count]
+                let all = visiblePanes
+                focus = all[((all.firstIndex(of: focus) ?? 0) + delta + all.count) % all.count]
             }
         case .open:
             if focus == .receipts {
                 focus = .purchases
             } else if focus == .purchases, selectedPurchase != nil {
                 mode = .detail(row: scroll[.purchases]?.selected ?? 0, scroll: 0)
+            } else if focus == .notifications, let entry = selectedNotification {
+                return openNotification(entry)
             }
         case .back:
             if !filter.isEmpty {
@@ -139,6 +143,11 @@ extension DashboardState {
             }
             message = ("nothing to copy here", .info)
         case .export:
+            if focus == .notifications, let entry = selectedNotification {
+                var out = JSONOutput()
+                NotificationListing.json([entry.row], into: &out)
+                return [.export(json: out.text, fileName: "receiptdash-notification-\(Self.fileSafe(entry.row.notificationUUID)).json")]
+            }
             guard let item = selectedItem else {
                 message = ("nothing to export", .info)
                 break
@@ -155,6 +164,7 @@ extension DashboardState {
         case .purchases: count = visibleRowCount
         case .subscriptions: count = selectedItem?.analysis?.subscriptions.count ?? 0
         case .status: count = 10_000
+        case .notifications: count = notifications.count
         case .log: count = log.count
         }
         var s = scroll[focus] ?? ScrollState()
@@ -173,6 +183,7 @@ extension DashboardState {
             let index = scroll[.subscriptions]?.selected ?? 0
             return selectedItem?.analysis?.subscriptions.dropFirst(index).first?.originalTransactionID
         case .status: return selectedItem?.trust?.headline ?? selectedItem?.error?.reason
+        case .notifications: return selectedNotification?.row.notificationUUID
         case .log: return log.last?.text
         }
     }
@@ -346,5 +357,33 @@ extension DashboardState {
         default: break
         }
         return []
+    }
+
+    /// `Enter` on a notification: the overlay opens at once; its payload is judged by the loop
+    /// (once: the answer is kept) unless there is none to judge (V1).
+    private mutating func openNotification(_ entry: NotificationEntry) -> [Effect] {
+        let uuid = entry.row.notificationUUID
+        mode = .notificationDetail(uuid: uuid, scroll: 0)
+        guard notificationDetails[uuid] == nil, let payload = entry.signedPayload else { return [] }
+        return [.inspectNotification(uuid: uuid, signedPayload: payload)]
+    }
+
+    private mutating func handleNotificationDetail(_ event: KeyEvent, uuid: String, scroll: Int) -> [Effect] {
+        switch event {
+        case .escape, .character("q"), .enter: mode = .normal
+        case .down, .character("j"): mode = .notificationDetail(uuid: uuid, scroll: scroll + 1)
+        case .up, .character("k"): mode = .notificationDetail(uuid: uuid, scroll: max(0, scroll - 1))
+        case .pageDown: mode = .notificationDetail(uuid: uuid, scroll: scroll + pageSize)
+        case .pageUp: mode = .notificationDetail(uuid: uuid, scroll: max(0, scroll - pageSize))
+        case .character("y"): return [.copy(uuid)]
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    /// A notificationUUID as a file-name part: letters, digits and dashes only.
+    static func fileSafe(_ text: String) -> String {
+        String(text.unicodeScalars.prefix(64).map { CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" ? Character($0) : "_" })
     }
 }

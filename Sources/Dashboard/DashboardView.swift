@@ -7,7 +7,7 @@ import UntrustedText
 public enum DashboardView {
     public static func render(_ state: DashboardState, width: Int, height: Int) -> ScreenBuffer {
         var b = ScreenBuffer(width: width, height: height)
-        guard let layout = DashboardLayout(width: width, height: height) else {
+        guard let layout = DashboardLayout(width: width, height: height, notifications: state.notificationsShown) else {
             tooSmall(&b)
             return b
         }
@@ -17,6 +17,7 @@ public enum DashboardView {
         subscriptions(state, layout.panes[.subscriptions]!, &b)
         status(state, layout.panes[.status]!, &b)
         log(state, layout.panes[.log]!, &b)
+        if let rect = layout.panes[.notifications] { notifications(state, rect, &b) }
         if let rect = layout.metrics { metrics(state, rect, &b) }
         messageLine(state, layout.message, &b)
         Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus))
@@ -24,6 +25,7 @@ public enum DashboardView {
         case .help(let offset): help(offset, &b)
         case .paste(let text): pasteBox(text, &b)
         case .detail(_, let scroll): detail(state, scroll, &b)
+        case .notificationDetail(let uuid, let scroll): notificationDetail(state, uuid: uuid, scroll: scroll, &b)
         default: break
         }
         return b
@@ -49,11 +51,16 @@ public enum DashboardView {
         if failed > 0 { text += " · \(failed) failed" }
         if !mix.isEmpty { text += " │ " + mix.joined(separator: " · ") }
         b.write(text, x: 0, y: r.y, limit: r.width, style: Style(.statusBar, bold: true))
+        var bannerX = TextWidth.of(text) + 1
         if let since = s.metrics.outageSince {
             let banner = " ⚠ APPLE OUTAGE since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)) "
-            b.write(banner, x: TextWidth.of(text) + 1, y: r.y, style: Style(.error, bold: true, reverse: true))
-            return
+            bannerX = b.write(banner, x: bannerX, y: r.y, style: Style(.error, bold: true, reverse: true)) + 1
         }
+        if let silence = s.notificationSilence, let expected = s.expectNotificationEvery {
+            let banner = " ⚠ NO NOTIFICATIONS for \(DurationWords.short(silence)) (expected every \(DurationWords.short(expected))) "
+            bannerX = b.write(banner, x: bannerX, y: r.y, style: Style(.error, bold: true, reverse: true)) + 1
+        }
+        if bannerX > TextWidth.of(text) + 1 { return }
         let clock = " judged at \(AppleDate.iso8601(s.now).prefix(16).replacingOccurrences(of: "T", with: " ")) UTC "
         if TextWidth.of(text) + TextWidth.of(clock) < r.width {
             b.write(clock, x: r.width - TextWidth.of(clock), y: r.y, style: Style(.statusBar))
@@ -452,5 +459,165 @@ public enum DashboardView {
             } while !rest.isEmpty && wrapped.count < 500
         }
         Widgets.text(into: &b, rect: rect, lines: wrapped, offset: min(offset, max(0, wrapped.count - rect.height)))
+    }
+
+    // MARK: - Notifications
+
+    static func notifications(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
+        let m = s.notificationMetrics
+        var title = "\(Pane.notifications.title) [\(s.notifications.count)]"
+        if let source = s.notificationSource { title += " · \(source)" }
+        if let silence = s.notificationSilence { title += " · nothing for \(DurationWords.short(silence))" }
+        b.box(r, title: title, focused: s.focus == .notifications)
+        let inner = r.inset
+        guard inner.height >= 2 else { return }
+        // The live line: arrivals per second with a sparkline, the busiest types, refusals and
+        // redeliveries.
+        let series = m.throughput(endingAt: s.wallClock, seconds: 20)
+        let perSecond = Double(series.suffix(10).reduce(0, +)) / 10
+        var live = String(format: "%.1f/s ", perSecond) + LiveMetrics.sparkline(series)
+        let types = m.countsByType(endingAt: s.wallClock).prefix(3).map { "\($0.type) \(NotificationMetrics.rateText(count: $0.count))" }
+        if !types.isEmpty { live += " · " + types.joined(separator: " · ") }
+        let refusals = m.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        live += " · refused \(m.refusalCount)" + (refusals.isEmpty ? "" : " (" + refusals.joined(separator: ", ") + ")")
+        live += " · redeliveries \(m.redeliveries)"
+        b.write(live, x: inner.x, y: inner.y, limit: inner.width, style: Style(m.refusalCount > 0 ? .warning : .accent))
+        let table = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
+        guard !s.notifications.isEmpty else {
+            b.write(
+                s.expectNotificationEvery == nil ? "No notifications yet: they appear here as the receiver stores them."
+                    : "No notifications yet (a banner shows when none arrives for the --expect-every time).",
+                x: table.x, y: table.y, limit: table.width, style: Style(.muted))
+            return
+        }
+        let columns = [
+            TableColumn("Received", width: 8, priority: 8), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
+            TableColumn("Product", width: 20, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
+            TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
+        ]
+        var scroll = s.scroll[.notifications] ?? ScrollState()
+        scroll.reveal(visible: table.height - 1, count: s.notifications.count)
+        Widgets.table(
+            into: &b, rect: table, columns: columns, rowCount: s.notifications.count, scroll: scroll, sortColumn: nil, ascending: true,
+            focused: s.focus == .notifications
+        ) { index, column in
+            let row = s.notifications[index].row
+            switch column {
+            case 0: return (String(AppleDate.iso8601(row.receivedAt).dropFirst(11).prefix(8)), .muted)
+            case 1: return (row.explanation, nil)
+            case 2: return (row.productID ?? "", nil)
+            case 3: return (row.transactionID ?? "", .muted)
+            case 4:
+                let (glyph, role) = verdictGlyph(row.verdict)
+                return (glyph, role)
+            default: return (row.deliveries > 1 ? "×\(row.deliveries)" : "", row.deliveries > 1 ? .warning : nil)
+            }
+        }
+    }
+
+    /// One character for a notification's verdict: ✓ valid, T test (a --root-ca chain), ?
+    /// unverifiable (V1, unsigned), ✗ anything else.
+    static func verdictGlyph(_ verdict: String?) -> (String, ColorRole) {
+        switch verdict {
+        case "valid": ("✓", .ok)
+        case "test": ("T", .info)
+        case "unverifiable": ("?", .warning)
+        default: ("✗", .error)
+        }
+    }
+
+    /// The `Enter` overlay: the envelope, the outer token's trust steps, then each nested token
+    /// decoded with its own steps.
+    static func notificationDetail(_ s: DashboardState, uuid: String, scroll: Int, _ b: inout ScreenBuffer) {
+        guard let index = s.notificationIndex[uuid] else { return }
+        let entry = s.notifications[index]
+        let inner = Widgets.overlay(into: &b, width: min(120, b.width - 4), height: b.height - 4, title: "Notification \(uuid)")
+        let lines = notificationDetailLines(entry, detail: s.notificationDetails[uuid])
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: min(scroll, max(0, lines.count - inner.height)))
+    }
+
+    static func notificationDetailLines(_ entry: NotificationEntry, detail: NotificationDetail?) -> [(String, Style)] {
+        var lines: [(String, Style)] = []
+        func row(_ name: String, _ value: String?, _ role: ColorRole = .overlay) {
+            guard let value, !value.isEmpty else { return }
+            lines.append((TextWidth.pad(name, to: 24) + value, Style(role)))
+        }
+        let r = entry.row
+        lines.append((r.explanation, Style(.overlay, bold: true)))
+        row("notificationType", r.notificationType)
+        row("subtype", r.subtype)
+        row("bundleId", r.bundleID)
+        row("environment", r.environment)
+        row("signedDate", r.signedDate.map(AppleDate.iso8601))
+        row("received", AppleDate.iso8601(r.receivedAt))
+        row("deliveries", "\(r.deliveries)", r.deliveries > 1 ? .warning : .overlay)
+        row("verdict", r.verdict.map { v in entry.reason.map { "\(v): \($0)" } ?? v })
+        guard entry.signedPayload != nil else {
+            lines.append(("", Style(.overlay)))
+            lines.append(("A V1 notification is not signed and its body is not kept (it carries the shared secret).", Style(.muted)))
+            return lines
+        }
+        guard let detail else {
+            lines.append(("", Style(.overlay)))
+            lines.append(("decoding and judging the payload…", Style(.muted)))
+            return lines
+        }
+        if let error = detail.judged.error {
+            lines.append(("payload: \(error.reason)", Style(.error, bold: true)))
+            return lines
+        }
+        if let trust = detail.judged.trust { trustLines("Trust", trust, into: &lines) }
+        guard let decoded = detail.judged.decoded else { return lines }
+        for nested in decoded.nested {
+            lines.append(("", Style(.overlay)))
+            lines.append(("── \(nested.field) (\(nested.input.format.displayName)) ──", Style(.title, bold: true)))
+            // Is it genuine first, then what it says.
+            if let report = detail.nestedReports.first(where: { $0.field == nested.field })?.report {
+                trustLines("Trust of \(nested.field)", report, into: &lines)
+            }
+            for p in nested.input.transactions {
+                for field in PurchaseField.all { row(field.label, field.displayText(in: p)) }
+                for field in p.otherFields { row(field.name, field.value) }
+            }
+            for renewal in nested.input.pendingRenewalInfo { renewalRows(renewal, row) }
+        }
+        return lines
+    }
+
+    private static func renewalRows(_ r: RenewalInfo, _ row: (String, String?, ColorRole) -> Void) {
+        func date(_ d: Date?) -> String? { d.map(AppleDate.iso8601) }
+        row("originalTransactionId", r.originalTransactionID, .overlay)
+        row("productId", r.productID, .overlay)
+        row("autoRenewProductId", r.autoRenewProductID, .overlay)
+        row("autoRenewStatus", r.autoRenewStatus.map { $0 ? "1 (will renew)" : "0 (will not renew)" }, .overlay)
+        row("expirationIntent", r.expirationIntent.map { "\($0) (\(ExpirationIntent.explain($0)))" }, .overlay)
+        row("isInBillingRetryPeriod", r.isInBillingRetryPeriod.map { $0 ? "true" : "false" }, .overlay)
+        row("gracePeriodExpiresDate", date(r.gracePeriodExpiresDate), .warning)
+        row("renewalDate", date(r.renewalDate), .overlay)
+        row("recentSubscriptionStartDate", date(r.recentSubscriptionStartDate), .overlay)
+        row("offerType", r.offerType.map(String.init), .overlay)
+        row("offerIdentifier", r.offerIdentifier, .overlay)
+        row("renewalPrice", r.renewalPriceMilliunits.map { "\($0) milliunits\(r.currency.map { " \($0)" } ?? "")" }, .overlay)
+        row("environment", r.environment, .overlay)
+        row("signedDate", date(r.signedDate), .overlay)
+        for field in r.otherFields { row(field.name, field.value, .overlay) }
+    }
+
+    private static func trustLines(_ title: String, _ trust: TrustReport, into lines: inout [(String, Style)]) {
+        let role: ColorRole = trust.verdict == .valid ? .ok : trust.verdict == .invalid ? .error : .warning
+        lines.append(("\(title): \(trust.headline)", Style(role, bold: true)))
+        for step in trust.steps {
+            let (mark, stepRole): (String, ColorRole) =
+                switch step.outcome {
+                case .pass: ("✓", .ok)
+                case .fail: ("✗", .error)
+                case .warning: ("!", .warning)
+                case .skipped: ("-", .muted)
+                }
+            lines.append(("  \(mark) \(step.name): \(step.reason)", Style(stepRole)))
+            // Certificate particulars of a passing step would bury the verdicts: only what went wrong.
+            guard step.outcome != .pass, !step.name.hasPrefix("nested ") else { continue }
+            for detail in step.details { lines.append(("      \(detail.name): \(detail.value)", Style(.muted))) }
+        }
     }
 }

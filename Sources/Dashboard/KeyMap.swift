@@ -12,7 +12,7 @@ public enum Action: String, Sendable, CaseIterable {
 
 /// The panes of the dashboard.
 public enum Pane: String, Sendable, CaseIterable {
-    case receipts, purchases, subscriptions, status, log
+    case receipts, purchases, subscriptions, status, notifications, log
 
     public var title: String {
         switch self {
@@ -20,6 +20,7 @@ public enum Pane: String, Sendable, CaseIterable {
         case .purchases: "Purchases"
         case .subscriptions: "Subscriptions"
         case .status: "Status"
+        case .notifications: "Notifications"
         case .log: "Log"
         }
     }
@@ -76,8 +77,9 @@ public enum KeyMap {
             keys: [.right], label: "→", action: .columnRight,
             description: "next pane (Purchases: next sort column)", footerPanes: [.purchases], inFooter: false),
         .init(
-            keys: [.enter], label: "Enter", action: .open, description: "open every field of the purchase",
-            footerPanes: [.purchases], inFooter: true),
+            keys: [.enter], label: "Enter", action: .open,
+            description: "open every field of the purchase (Notifications: the payload and every trust step)",
+            footerPanes: [.purchases, .notifications], inFooter: true),
         .init(keys: [.escape], label: "Esc", action: .back, description: "back / cancel", footerPanes: [], inFooter: false),
         .init(
             keys: [.character("/")], label: "/", action: .filter, description: "filter purchases", footerPanes: [.purchases],

@@ -11,13 +11,20 @@ struct Dash: AsyncParsableCommand {
         abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
         discussion: """
             With no FILE the bundled demo receipts load, so there is something to look at at once \
-            (not with --db or --watch: demo data stays out of an audit database). \
+            (not with --db, --watch or --receive: demo data stays out of an audit database). \
             FILE may be a file, a folder or - for standard input. Keys: press ? in the dashboard, \
             or run `receiptdash keys`.
 
             Live: --watch DIR lists each file dropped into DIR as it lands; --watch LOG follows \
             a log file (tail -F: rotation and truncation handled) and lists each line that holds \
             a receipt. Add --db to record them, or use `receiptdash watch` with no screen.
+
+            Notifications: --receive PORT embeds the App Store Server Notifications receiver \
+            (POST /notifications, verified and stored in --db, or the audit store's default path, \
+            before the 200, as `receiptdash receive` does) and shows each one live in a \
+            Notifications pane; --db PATH --follow shows those another receiver stores. Enter on a \
+            notification shows its payload decoded with every trust step. --expect-every 10m \
+            raises a banner when none arrives for that long.
 
             Themes: --theme default|light|high-contrast|colorblind|mono or a path to a .theme \
             file (see Themes/README.md). NO_COLOR or TERM=dumb always give mono.
@@ -44,6 +51,21 @@ struct Dash: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Watch a folder or follow a log file for new receipts (repeatable).", valueName: "source"))
     var watch: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Embed the notification receiver on this port (POST /notifications; stored in --db or the default audit database).",
+            valueName: "port"))
+    var receive: Int?
+
+    @Option(name: .long, help: ArgumentHelp("The address the embedded receiver listens on.", valueName: "address"))
+    var receiveHost = "127.0.0.1"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Raise a banner when no notification arrives for this long (e.g. 90s, 10m, 1h).", valueName: "duration"))
+    var expectEvery: String?
+
     @Argument(help: "Receipt files or folders, or - for standard input (default: the demo receipts).")
     var files: [String] = []
 
@@ -54,6 +76,20 @@ struct Dash: AsyncParsableCommand {
         if follow && db == nil { throw ValidationError("--follow needs --db PATH (the database another process writes).") }
         if watch.contains("-") {
             throw ValidationError("--watch takes folders and log files; to read receipts from standard input, pass - as an input instead.")
+        }
+        if let receive {
+            guard (0...65_535).contains(receive) else { throw ValidationError("--receive must be a port, 0…65535.") }
+            if follow {
+                throw ValidationError("--receive stores notifications and --follow only reads: run `receiptdash receive` for the database you follow.")
+            }
+        }
+        if let expectEvery {
+            guard let seconds = DurationText.parse(expectEvery), seconds > 0 else {
+                throw ValidationError("--expect-every takes a duration such as 90s, 10m or 1h.")
+            }
+            if receive == nil && !follow {
+                throw ValidationError("--expect-every watches notifications: add --receive PORT, or --db PATH --follow.")
+            }
         }
         if follow && !watch.isEmpty {
             throw ValidationError("--follow shows what another process records; run `receiptdash watch` there instead of --watch here.")
@@ -72,7 +108,14 @@ struct Dash: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
-        let pipeline = ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
+        // --root-ca roots judge test data (the simulator's notifications and look-ups) as test.
+        let anchors: TrustAnchors
+        do {
+            anchors = try api.trustAnchors()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let pipeline = ReceiptPipeline(at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now))
         let audit: StoreAuditLink?
         if let db {
             audit = StoreAuditLink(store: follow ? try AuditStore(readOnlyPath: db) : try AuditStore(path: db), follow: follow)
@@ -82,6 +125,8 @@ struct Dash: AsyncParsableCommand {
         }
         if follow {
             state.addLog("following \(db ?? "?") read-only", role: .info)
+        } else if files.isEmpty, receive != nil {
+            state.addLog("no receipts loaded: notifications appear below as they arrive; p pastes, o opens", role: .info)
         } else if files.isEmpty, let db {
             // Demo receipts stay out of a real audit database.
             state.addLog("no input: p pastes, o opens, : searches the history in \(db)", role: .info)
@@ -94,6 +139,32 @@ struct Dash: AsyncParsableCommand {
         }
         for source in watch {
             state.addLog("watching \(source)", role: .info)
+        }
+        var notificationFeed: (any NotificationFeed)?
+        var receiver: EmbeddedReceiver?
+        state.expectNotificationEvery = expectEvery.flatMap(DurationText.parse)
+        if let receive {
+            let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+            let policy = ReceiverPolicy(
+                allowedBundleIDs: api.bundleId.map { [$0] } ?? [], appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors)
+            do {
+                receiver = try EmbeddedReceiver(host: receiveHost, port: receive, path: path, policy: policy)
+            } catch {
+                Standard.error("receiptdash: \(error.reason)")
+                throw ExitCode.failure
+            }
+            notificationFeed = receiver?.feed
+            state.notificationsShown = true
+            state.focus = files.isEmpty ? .notifications : state.focus
+        } else if follow, let db {
+            do {
+                notificationFeed = try FollowedNotifications(path: db)
+            } catch {
+                state.addLog("notifications: \(error.reason)", role: .error)
+            }
+            // With --expect-every the pane is there from the start; otherwise it appears with
+            // the first notification the followed database holds.
+            state.notificationsShown = expectEvery != nil
         }
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
@@ -113,10 +184,11 @@ struct Dash: AsyncParsableCommand {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false), lookup: lookup)
+                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false), lookup: lookup, notifications: notificationFeed)
             terminal.shutdown()
             return terminal.interruption
         }
+        await receiver?.stop()
         try? await client.shutdown()
         try? await lookup?.service.client.shutdown()
         // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.

@@ -26,7 +26,11 @@ wait_gone() { # text, timeout in tenths of a second
   for _ in $(seq 1 "${2:-50}"); do screen | grep -qF -- "$1" || return 0; sleep 0.1; done
   return 1
 }
-cleanup() { t kill-server 2>/dev/null; [ -n "${simulator_pid:-}" ] && kill "$simulator_pid" 2>/dev/null; rm -rf "$work"; }
+cleanup() {
+  t kill-server 2>/dev/null
+  for pid in "${simulator_pid:-}" "${receive_pid:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 # A verifyReceipt response whose product id and bundle id carry escape sequences: clear
@@ -169,6 +173,48 @@ check "the metrics pane shows the status mix" wait_for "status 0: 2"
 t send-keys -t "$session" q
 check "the follower quits cleanly" wait_for "EXIT=0"
 kill "$watch_pid" 2>/dev/null
+
+# On-call: a receiver stores App Store Server Notifications; a dashboard follows its database
+# and shows each one as it arrives (genuine Apple-signed notifications, posted as Apple does).
+notes=Tests/ReceiptServiceTests/Fixtures/notifications
+post() { # file holding a JWS, or - for a raw body on stdin; prints the HTTP status
+  if [ "$2" = "-" ]; then body=$(cat); else body="{\"signedPayload\":\"$(tr -d '[:space:]' < "$notes/$2")\"}"; fi
+  curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$body" "$1"
+}
+"$bin" receive --port 0 --db "$work/notify.sqlite" > "$work/receive.txt" 2> "$work/receive.log" &
+receive_pid=$!
+for _ in $(seq 1 100); do grep -q "receiving App Store" "$work/receive.txt" 2>/dev/null && break; sleep 0.1; done
+receive_url=$(grep -o 'http://[0-9.:]*/notifications' "$work/receive.txt")
+t new-session -d -s notify -x 140 -y 42 "TERM=xterm-256color $bin --db $work/notify.sqlite --follow --expect-every 1h; echo EXIT=\$?; sleep 60"
+session=notify
+check "the follower shows an empty Notifications pane" wait_for "Notifications [0] · following $work/notify.sq"
+check "a genuine notification is stored (200)" test "$(post "$receive_url" session-pro_00_DID_RENEW.jws)" = 200
+check "it appears in the follower, explained" wait_for "DID_RENEW: renewed: access continues until"
+check "a second one is stored (200)" test "$(post "$receive_url" session-pro_03_EXPIRED_VOLUNTARY.jws)" = 200
+check "the pane counts two" wait_for "Notifications [2]"
+check "Apple delivering one again is answered 200" test "$(post "$receive_url" session-pro_00_DID_RENEW.jws)" = 200
+check "the redelivery shows on its row, counted once" wait_for "×2"
+check "garbage is refused (400)" test "$(printf 'not json' | post "$receive_url" -)" = 400
+check "the refusal is counted in the pane" wait_for "refused 1 (400 1)"
+t send-keys -t "$session" Tab Tab Tab Tab Enter
+check "Enter shows the decoded payload with its trust" wait_for "Trust: valid" 50
+check "and each nested token with its own steps" wait_for "Trust of data.signedTransactionInfo: valid"
+t send-keys -t "$session" Escape q
+check "the notifications follower quits cleanly" wait_for "EXIT=0"
+kill "$receive_pid" 2>/dev/null
+
+# The dashboard embeds the receiver (--receive) and raises a banner when none arrives in time.
+t new-session -d -s embedded -x 140 -y 42 "TERM=xterm-256color $bin --receive 0 --db $work/embedded.sqlite --expect-every 2s; echo EXIT=\$?; sleep 60"
+session=embedded
+check "the embedded receiver says where it listens" wait_for "receiving at http://127.0.0.1:"
+embedded_url=$(screen | grep -o 'http://127.0.0.1:[0-9]*/notifications' | head -n 1)
+check "no notification for 2 s raises the banner" wait_for "NO NOTIFICATIONS for" 60
+check "a notification posted to the dashboard is stored (200)" test "$(post "$embedded_url" session-pro_12_CONSUMPTION_REQUEST.jws)" = 200
+check "it is listed at once" wait_for "CONSUMPTION_REQUEST: Apple asks for consumption information"
+check "the banner goes when one arrives" wait_gone "NO NOTIFICATIONS for" 20
+t send-keys -t "$session" q
+check "the receiving dashboard quits cleanly" wait_for "EXIT=0"
+check "what it acknowledged is in its database" bash -c "\"$bin\" notifications --db $work/embedded.sqlite --format csv | grep -qF CONSUMPTION_REQUEST"
 
 # QA: the dashboard itself watches a folder and follows a log; new receipts appear as they land.
 mkdir -p "$work/drop"

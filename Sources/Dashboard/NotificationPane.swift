@@ -1,0 +1,223 @@
+import Foundation
+import ReceiptCore
+import TerminalUI
+import UntrustedText
+
+/// One App Store Server Notification as the Notifications pane shows it: the listed row (type
+/// and subtype explained, product, transaction, verdict, deliveries) and the signed payload,
+/// kept so `Enter` can show it decoded with every trust step.
+public struct NotificationEntry: Sendable, Hashable {
+    public var row: NotificationRow
+    /// The `signedPayload` JWS (nil for a V1 notification, whose body is never kept).
+    public var signedPayload: String?
+    /// Why a `test` or `unverifiable` one was accepted (the trust report's headline).
+    public var reason: String?
+
+    public init(row: NotificationRow, signedPayload: String?, reason: String? = nil) {
+        self.row = row
+        self.signedPayload = signedPayload
+        self.reason = reason
+    }
+}
+
+/// What a notification source (an embedded receiver, or a receiver's database followed
+/// read-only) reports to the dashboard.
+public enum NotificationFeedEvent: Sendable, Hashable {
+    /// A notification stored, or stored again (a redelivery: the same UUID with more deliveries).
+    case received(NotificationEntry)
+    /// A request the receiver refused (400, 403, 413), with its reason and peer.
+    case refused(at: Date, status: Int, reason: String, peer: String?)
+    /// Reading the source failed: shown in the Log pane and the status line, never dropped.
+    case failed(String)
+    /// Something worth a Log line.
+    case note(String)
+    /// Where notifications come from, for the pane's title: the receiver's URL, or the
+    /// database followed.
+    case source(String)
+}
+
+/// A source of notifications the UI loop polls on each pass (the executable implements it
+/// with the ReceiptService receiver and store, so the dashboard stays free of SQL and sockets).
+public protocol NotificationFeed: Sendable {
+    /// What arrived since the last poll.
+    func poll() -> [NotificationFeedEvent]
+}
+
+/// A notification's payload decoded and judged for the `Enter` overlay: the envelope's trust
+/// report, and each nested token's own report (every step, not only the summary).
+public struct NotificationDetail: Sendable {
+    public var judged: JudgedInput
+    public var nestedReports: [(field: String, report: TrustReport)]
+
+    public init(judged: JudgedInput, nestedReports: [(field: String, report: TrustReport)]) {
+        self.judged = judged
+        self.nestedReports = nestedReports
+    }
+}
+
+/// Live notification metrics for the on-call view: arrivals per second (by type), refusals by
+/// status, redeliveries, and the silence watch (`--expect-every`).
+public struct NotificationMetrics: Sendable {
+    /// Seconds over which per-type rates are averaged.
+    public static let rateWindow = 60
+
+    private(set) var buckets: [Int: Int] = [:]  // epoch second → arrivals
+    private var recentTypes: [(second: Int, type: String)] = []
+    public private(set) var received = 0
+    public private(set) var redeliveries = 0
+    public private(set) var byType: [String: Int] = [:]
+    public private(set) var refusals: [Int: Int] = [:]
+    /// When the last notification arrived (a redelivery counts: Apple is talking to us).
+    public private(set) var lastArrival: Date?
+
+    public init() {}
+
+    public var refusalCount: Int { refusals.values.reduce(0, +) }
+
+    mutating func arrived(type: String?, redelivery: Bool, at time: Date) {
+        let second = Int(time.timeIntervalSince1970.rounded(.down))
+        buckets[second, default: 0] += 1
+        if redelivery {
+            redeliveries += 1
+        } else {
+            received += 1
+            byType[type ?? "?", default: 0] += 1
+        }
+        recentTypes.append((second, type ?? "?"))
+        trim(now: second)
+        if lastArrival.map({ time > $0 }) ?? true { lastArrival = time }
+    }
+
+    mutating func refused(status: Int, at time: Date) {
+        refusals[status, default: 0] += 1
+        trim(now: Int(time.timeIntervalSince1970.rounded(.down)))
+    }
+
+    private mutating func trim(now second: Int) {
+        let oldest = second - LiveMetrics.window
+        if buckets.count > LiveMetrics.window * 2 { buckets = buckets.filter { $0.key > oldest } }
+        let start = second - Self.rateWindow
+        if let first = recentTypes.firstIndex(where: { $0.second > start }), first > 0 { recentTypes.removeFirst(first) }
+        if recentTypes.count > 200_000 { recentTypes.removeFirst(recentTypes.count - 100_000) }
+    }
+
+    /// Arrivals per second for the `seconds` seconds ending at `end` (oldest first).
+    public func throughput(endingAt end: Date, seconds: Int) -> [Int] {
+        let last = Int(end.timeIntervalSince1970.rounded(.down))
+        return (0..<max(0, seconds)).map { buckets[last - seconds + 1 + $0] ?? 0 }
+    }
+
+    /// Arrivals by type over the last ``rateWindow`` seconds ending at `end`, busiest first
+    /// (ties by name).
+    public func countsByType(endingAt end: Date) -> [(type: String, count: Int)] {
+        let last = Int(end.timeIntervalSince1970.rounded(.down))
+        var counts: [String: Int] = [:]
+        for entry in recentTypes where entry.second > last - Self.rateWindow && entry.second <= last {
+            counts[entry.type, default: 0] += 1
+        }
+        return counts.map { ($0.key, $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.type < $1.type }
+    }
+
+    /// A type's rate in words: per second when at least one a second, else per minute.
+    static func rateText(count: Int) -> String {
+        count >= rateWindow ? String(format: "%.1f/s", Double(count) / Double(rateWindow)) : "\(count)/min"
+    }
+}
+
+extension DashboardState {
+    /// The most notifications kept on screen (the oldest go first; the store keeps them all).
+    public static let notificationLimit = 20_000
+
+    /// The panes on screen: the Notifications pane only while notifications are followed.
+    public var visiblePanes: [Pane] {
+        notificationsShown ? Pane.allCases : Pane.allCases.filter { $0 != .notifications }
+    }
+
+    /// Applies what a notification source reported; keeps the selection on the newest row when
+    /// it was there (a live tail), and otherwise where it was.
+    public mutating func apply(_ events: [NotificationFeedEvent], at time: Date) {
+        guard !events.isEmpty else { return }
+        var s = scroll[.notifications] ?? ScrollState()
+        let following = notifications.isEmpty || s.selected >= notifications.count - 1
+        for event in events {
+            switch event {
+            case .received(let entry):
+                if !notificationsShown {
+                    // A followed database that starts receiving notifications: the pane appears.
+                    notificationsShown = true
+                    _ = handle(.resize(width: width, height: height))
+                }
+                let uuid = entry.row.notificationUUID
+                if let index = notificationIndex[uuid] {
+                    let before = notifications[index].row.deliveries
+                    notifications[index] = entry
+                    if entry.row.deliveries > before {
+                        notificationMetrics.arrived(type: entry.row.notificationType, redelivery: true, at: time)
+                        addLog(
+                            "notification \(uuid) delivered again (\(entry.row.deliveries) deliveries): \(entry.row.notificationType ?? "?")",
+                            role: .warning, at: time)
+                    }
+                } else {
+                    notificationIndex[uuid] = notifications.count
+                    notifications.append(entry)
+                    notificationMetrics.arrived(type: entry.row.notificationType, redelivery: false, at: time)
+                    if entry.row.deliveries > 1 {
+                        // First seen by a follower after Apple had already delivered it again.
+                        for _ in 1..<entry.row.deliveries {
+                            notificationMetrics.arrived(type: entry.row.notificationType, redelivery: true, at: time)
+                        }
+                    }
+                }
+            case .refused(let at, let status, let reason, let peer):
+                notificationMetrics.refused(status: status, at: at)
+                addLog("notification refused (\(status)) from \(peer ?? "?"): \(reason)", role: .error, at: time)
+            case .failed(let reason):
+                addLog("notifications: \(reason)", role: .error, at: time)
+                message = ("notifications: \(reason)", .error)
+            case .note(let text):
+                addLog(text, role: .info, at: time)
+            case .source(let text):
+                notificationSource = text
+                addLog("notifications: \(text)", role: .info, at: time)
+            }
+        }
+        if notifications.count > Self.notificationLimit {
+            let drop = notifications.count - Self.notificationLimit
+            notifications.removeFirst(drop)
+            notificationIndex = Dictionary(uniqueKeysWithValues: notifications.enumerated().map { ($1.row.notificationUUID, $0) })
+            s.selected = max(0, s.selected - drop)
+        }
+        if following { s.selected = max(0, notifications.count - 1) }
+        s.reveal(visible: max(1, notificationRows), count: notifications.count)
+        scroll[.notifications] = s
+    }
+
+    /// The selected notification, if the pane has one.
+    public var selectedNotification: NotificationEntry? {
+        let index = scroll[.notifications]?.selected ?? 0
+        return notifications.indices.contains(index) ? notifications[index] : nil
+    }
+
+    /// How long no notification has arrived, when that is longer than `--expect-every`.
+    public var notificationSilence: TimeInterval? {
+        guard let expected = expectNotificationEvery, notificationsShown else { return nil }
+        let since = notificationMetrics.lastArrival ?? notificationWatchStarted ?? wallClock
+        let silent = wallClock.timeIntervalSince(since)
+        return silent > expected ? silent : nil
+    }
+
+    /// Rows of the Notifications table that fit (header and border excluded).
+    var notificationRows: Int {
+        max(1, (DashboardLayout(width: width, height: height, notifications: true)?.panes[.notifications]?.height ?? 4) - 4)
+    }
+}
+
+/// A duration in words for banners: `45s`, `5m 03s`, `2h 10m`.
+enum DurationWords {
+    static func short(_ seconds: TimeInterval) -> String {
+        let total = Int(seconds.rounded(.down))
+        if total < 60 { return "\(total)s" }
+        if total < 3600 { return String(format: "%dm %02ds", total / 60, total % 60) }
+        return String(format: "%dh %02dm", total / 3600, (total % 3600) / 60)
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+
+@testable import Dashboard
+import ReceiptCore
+import TerminalUI
+
+/// The Notifications pane as the on-call operator reads it: rows as they arrive, redeliveries
+/// and refusals counted, the silence banner, and `Enter` on a genuine Apple notification.
+@Suite struct NotificationPaneTests {
+    static let now = DashboardTests.now
+    static let t0 = AppleDate.parse("2026-11-22T09:30:00Z")!
+
+    static func entry(
+        _ uuid: String, type: String, subtype: String? = nil, product: String? = "pro.monthly", transaction: String? = "2000000000000001",
+        deliveries: Int = 1, verdict: String = "valid", at: Date = t0, payload: String? = nil
+    ) -> NotificationEntry {
+        NotificationEntry(
+            row: NotificationRow(
+                notificationUUID: uuid, notificationType: type, subtype: subtype, bundleID: "com.example.app", environment: "Production",
+                signedDate: at, receivedAt: at, deliveries: deliveries, verdict: verdict, transactionID: transaction,
+                originalTransactionID: transaction, productID: product,
+                explanation: NotificationExplanation.explain(type: type, subtype: subtype)),
+            signedPayload: payload)
+    }
+
+    /// An operator's dashboard: no receipts, the pane on.
+    static func receiving(width: Int = 120, height: Int = 40) -> DashboardState {
+        var state = DashboardState(now: now)
+        state.notificationsShown = true
+        state.focus = .notifications
+        state.wallClock = t0
+        state.notificationWatchStarted = t0
+        _ = state.handle(.resize(width: width, height: height), environment: DashboardTests.env)
+        return state
+    }
+
+    func screen(_ state: DashboardState) -> ScreenBuffer {
+        DashboardView.render(state, width: state.width, height: state.height)
+    }
+
+    /// The rows of the Notifications pane's inside (the band above the log).
+    func paneLines(_ state: DashboardState) -> [String] {
+        let rect = DashboardLayout(width: state.width, height: state.height, notifications: true)!.panes[.notifications]!.inset
+        let b = screen(state)
+        return (rect.y..<rect.maxY).map { y in
+            String(b.row(at: y).dropFirst(rect.x).prefix(rect.width)).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+    }
+
+    @Test func rowsShowTimeExplanationProductTransactionVerdictAndDeliveries() {
+        var state = Self.receiving()
+        state.apply(
+            [
+                .received(Self.entry("u-1", type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD")),
+                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: "test", at: Self.t0 + 1)),
+            ], at: Self.t0 + 1)
+        state.wallClock = Self.t0 + 1
+        let lines = paneLines(state)
+        #expect(lines[0] == "0.2/s                    █ · DID_FAIL_TO_RENEW 1/min · REFUND 1/min · refused 0 · redeliveries 0")
+        #expect(lines[1].hasPrefix("Received Notification"))
+        #expect(
+            lines[2]
+                == "09:30:00 DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continu… pro.monthly          2000000000000001 ✓")
+        #expect(
+            lines[3]
+                == "09:30:01 REFUND: Apple refunded the purchase: revoke what it granted       coins.100            2000000000000002 T")
+        #expect(screen(state).text.contains("Notifications [2]"))
+        state.apply([.source("receiving at http://127.0.0.1:8098/notifications")], at: Self.t0 + 1)
+        #expect(screen(state).text.contains("┌─ Notifications [2] · receiving at http://127.0.0.1:8098/notifications ─"))
+        #expect(state.log.last?.text == "notifications: receiving at http://127.0.0.1:8098/notifications")
+        #expect(state.notificationMetrics.received == 2)
+        #expect(state.notificationMetrics.byType == ["DID_FAIL_TO_RENEW": 1, "REFUND": 1])
+        // At a rate of one a second or more a type reads per second.
+        state.apply((0..<90).map { .received(Self.entry("r-\($0)", type: "DID_RENEW")) }, at: Self.t0 + 1)
+        #expect(paneLines(state)[0].contains("· DID_RENEW 1.5/s · DID_FAIL_TO_RENEW 1/min · REFUND 1/min ·"))
+    }
+
+    @Test func aRedeliveryUpdatesItsRowAndIsCountedOnce() {
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW")), .received(Self.entry("u-2", type: "EXPIRED", subtype: "VOLUNTARY"))], at: Self.t0)
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW", deliveries: 2))], at: Self.t0 + 5)
+        // The same row polled again (a follower looks back a few seconds) changes nothing.
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW", deliveries: 2))], at: Self.t0 + 6)
+        #expect(state.notifications.map(\.row.notificationUUID) == ["u-1", "u-2"])
+        #expect(state.notifications.map(\.row.deliveries) == [2, 1])
+        #expect(state.notificationMetrics.redeliveries == 1)
+        #expect(state.notificationMetrics.received == 2)
+        #expect(state.log.filter { $0.text.contains("delivered again") }.map(\.text) == ["notification u-1 delivered again (2 deliveries): DID_RENEW"])
+        #expect(paneLines(state)[2].hasSuffix("✓  ×2"))
+        #expect(paneLines(state)[0].hasSuffix("refused 0 · redeliveries 1"))
+    }
+
+    @Test func refusalsAreCountedByStatusAndLogged() {
+        var state = Self.receiving()
+        state.apply(
+            [
+                .refused(at: Self.t0, status: 403, reason: "root: the chain does not end at a trusted root", peer: "10.1.2.3:5000"),
+                .refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: nil),
+                .refused(at: Self.t0, status: 403, reason: "bundle: bundleId is com.other, not one of --bundle-id com.example.app", peer: "10.1.2.3:5001"),
+            ], at: Self.t0)
+        #expect(state.notificationMetrics.refusals == [403: 2, 400: 1])
+        #expect(paneLines(state)[0].hasSuffix("refused 3 (400 1, 403 2) · redeliveries 0"))
+        #expect(
+            state.log.map(\.text) == [
+                "notification refused (403) from 10.1.2.3:5000: root: the chain does not end at a trusted root",
+                "notification refused (400) from ?: the body is not JSON",
+                "notification refused (403) from 10.1.2.3:5001: bundle: bundleId is com.other, not one of --bundle-id com.example.app",
+            ])
+        #expect(paneLines(state)[1] == "No notifications yet: they appear here as the receiver stores them.")
+    }
+
+    @Test func theSelectionFollowsTheNewestUnlessMovedAway() {
+        var state = Self.receiving()
+        state.apply((1...3).map { .received(Self.entry("u-\($0)", type: "DID_RENEW")) }, at: Self.t0)
+        #expect(state.selectedNotification?.row.notificationUUID == "u-3")
+        state.apply([.received(Self.entry("u-4", type: "DID_RENEW"))], at: Self.t0)
+        #expect(state.selectedNotification?.row.notificationUUID == "u-4")
+        _ = state.handle(.up, environment: DashboardTests.env)
+        _ = state.handle(.up, environment: DashboardTests.env)
+        state.apply([.received(Self.entry("u-5", type: "DID_RENEW"))], at: Self.t0)
+        #expect(state.selectedNotification?.row.notificationUUID == "u-2")
+        _ = state.handle(.character("G"), environment: DashboardTests.env)
+        #expect(state.selectedNotification?.row.notificationUUID == "u-5")
+    }
+
+    @Test func tabReachesTheNotificationsPaneOnlyWhenItIsShown() async {
+        var plain = await DashboardTests.demoState()
+        var seen: [Pane] = []
+        for _ in 0..<6 {
+            _ = plain.handle(.tab, environment: DashboardTests.env)
+            seen.append(plain.focus)
+        }
+        #expect(seen == [.purchases, .subscriptions, .status, .log, .receipts, .purchases])
+        #expect(!screen(plain).text.contains("Notifications"))
+
+        var state = Self.receiving()
+        state.focus = .status
+        _ = state.handle(.tab, environment: DashboardTests.env)
+        #expect(state.focus == .notifications)
+        _ = state.handle(.tab, environment: DashboardTests.env)
+        #expect(state.focus == .log)
+    }
+
+    @Test func aFollowedDatabaseShowsThePaneWithItsFirstNotification() async {
+        var state = await DashboardTests.demoState()
+        #expect(!state.notificationsShown)
+        state.apply([.note("following")], at: Self.t0)
+        #expect(!state.notificationsShown)
+        state.apply([.received(Self.entry("u-1", type: "TEST"))], at: Self.t0)
+        #expect(state.notificationsShown)
+        #expect(screen(state).text.contains("Notifications [1]"))
+    }
+
+    @Test func silenceBannerAfterTheExpectedInterval() {
+        var state = Self.receiving()
+        state.expectNotificationEvery = 300
+        state.wallClock = Self.t0 + 299
+        #expect(state.notificationSilence == nil)
+        #expect(!screen(state).text.contains("NO NOTIFICATIONS"))
+        state.wallClock = Self.t0 + 301
+        #expect(state.notificationSilence == 301)
+        let title = screen(state).row(at: 0)
+        #expect(title.contains("⚠ NO NOTIFICATIONS for 5m 01s (expected every 5m 00s)"))
+        #expect(screen(state).text.contains("Notifications [0] · nothing for 5m 01s"))
+        // One arrives: the banner goes.
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW", at: Self.t0 + 301))], at: Self.t0 + 301)
+        #expect(state.notificationSilence == nil)
+        #expect(!screen(state).row(at: 0).contains("NO NOTIFICATIONS"))
+        // A redelivery is Apple talking too.
+        state.wallClock = Self.t0 + 700
+        #expect(state.notificationSilence == 399)
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW", deliveries: 2, at: Self.t0 + 700))], at: Self.t0 + 700)
+        #expect(state.notificationSilence == nil)
+    }
+
+    @Test func enterJudgesAGenuineNotificationOnceAndShowsEveryTrustStep() async throws {
+        let token = try String(decoding: Data(contentsOf: DashboardTests.demoFile("notification-v2-expired.jws")), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("u-1", type: "EXPIRED", subtype: "VOLUNTARY", payload: token))], at: Self.t0)
+        let effects = state.handle(.enter, environment: DashboardTests.env)
+        #expect(effects == [.inspectNotification(uuid: "u-1", signedPayload: token)])
+        #expect(state.mode == .notificationDetail(uuid: "u-1", scroll: 0))
+        #expect(screen(state).text.contains("decoding and judging the payload…"))
+
+        let pipeline = ReceiptPipeline(at: Self.now, trustOptions: TrustOptions(now: Self.now))
+        state.notificationDetails["u-1"] = await DashboardApp.inspect(notification: "u-1", payload: token, pipeline: pipeline)
+        let lines = DashboardView.notificationDetailLines(state.notifications[0], detail: state.notificationDetails["u-1"]).map(\.0)
+        #expect(lines.first == "EXPIRED / VOLUNTARY: expired: the customer had turned auto-renew off")
+        #expect(lines.contains { $0.hasPrefix("Trust: ") })
+        #expect(lines.filter { $0.hasPrefix("──") } == [
+            "── data.signedTransactionInfo (StoreKit 2 transaction (JWS)) ──", "── data.signedRenewalInfo (StoreKit 2 renewal info (JWS)) ──",
+        ])
+        #expect(lines.contains("Trust of data.signedTransactionInfo: valid: genuine Apple signature, chain valid on 2025-10-02 (signedDate)"))
+        #expect(lines.contains("Trust of data.signedRenewalInfo: valid: genuine Apple signature, chain valid on 2025-10-02 (signedDate)"))
+        #expect(lines.contains("transaction_id          2000001025686313"))
+        #expect(lines.contains("autoRenewStatus         0 (will not renew)"))
+        #expect(lines.contains { $0.hasPrefix("  ✓ nested data.signedTransactionInfo: ") })
+        #expect(lines.contains { $0.hasPrefix("  ✓ signature: ") })
+        #expect(screen(state).text.contains("Notification u-1"))
+
+        // Closed and opened again: judged once.
+        _ = state.handle(.escape, environment: DashboardTests.env)
+        #expect(state.mode == .normal)
+        #expect(state.handle(.enter, environment: DashboardTests.env).isEmpty)
+        #expect(state.mode == .notificationDetail(uuid: "u-1", scroll: 0))
+        #expect(state.handle(.character("y"), environment: DashboardTests.env) == [.copy("u-1")])
+    }
+
+    @Test func aV1NotificationHasNothingToJudge() {
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("v1:ab12", type: "DID_RENEW", verdict: "unverifiable"))], at: Self.t0)
+        #expect(paneLines(state)[2].hasSuffix(" ?"))
+        #expect(state.handle(.enter, environment: DashboardTests.env).isEmpty)
+        #expect(state.mode == .notificationDetail(uuid: "v1:ab12", scroll: 0))
+        let lines = DashboardView.notificationDetailLines(state.notifications[0], detail: nil).map(\.0)
+        #expect(lines.last == "A V1 notification is not signed and its body is not kept (it carries the shared secret).")
+    }
+
+    @Test func exportWritesTheListingsJSON() throws {
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("u-9/../x", type: "REFUND"))], at: Self.t0)
+        let effects = state.handle(.character("e"), environment: DashboardTests.env)
+        guard case .export(let json, let fileName)? = effects.first else {
+            Issue.record("no export: \(effects)")
+            return
+        }
+        #expect(fileName == "receiptdash-notification-u-9____x.json")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(parsed.first?["notification_uuid"] as? String == "u-9/../x")
+        #expect(parsed.first?["explanation"] as? String == "REFUND: Apple refunded the purchase: revoke what it granted")
+        #expect(Set(parsed.first?.keys.map { $0 } ?? []) == Set(NotificationListing.columns))
+    }
+
+    @Test func hostileTextFromAPayloadIsEscapedOnScreen() {
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW\u{1B}[2J\u{7}", product: "x\u{1B}]52;c;AAAA\u{7}"))], at: Self.t0)
+        let text = screen(state).text
+        #expect(!text.contains("\u{1B}"))
+        #expect(!text.contains("\u{7}"))
+        #expect(text.contains("DID_RENEW\\x1b[2J"))
+    }
+}
