@@ -12,6 +12,10 @@ struct Bench: AsyncParsableCommand {
             Decodes the given receipts (files or folders; default: ../shared/corpus/pkcs7, or the \
             bundled demo receipts) over and over on one thread and prints receipts per second.
 
+            With --verify --suffix .jws (default folder: ../shared/corpus/jws) it verifies genuine \
+            JWS, counts every signature checked (a notification's nested tokens included) and \
+            prints that rate beside the bare ECDSA P-256 verify rate measured in the same run.
+
             Example:
               swift build -c release && .build/release/receiptdash bench ../shared/corpus/pkcs7
             """
@@ -72,8 +76,9 @@ struct Bench: AsyncParsableCommand {
         }
         let decoder = ReceiptDecoder()
         var chosen = paths
-        if chosen.isEmpty, FileManager.default.fileExists(atPath: "../shared/corpus/pkcs7") {
-            chosen = ["../shared/corpus/pkcs7"]
+        let defaultFolder = suffix == [".jws"] ? "../shared/corpus/jws" : "../shared/corpus/pkcs7"
+        if chosen.isEmpty, FileManager.default.fileExists(atPath: defaultFolder) {
+            chosen = [defaultFolder]
         }
         var inputs: [(String, [UInt8])] = InputFiles.load(chosen, limit: decoder.limits.maximumInputBytes)
             .filter { input in suffix.contains { input.source.hasSuffix($0) } }
@@ -83,12 +88,17 @@ struct Bench: AsyncParsableCommand {
         // The instant is fixed so the run does the same work whatever the date.
         let options = TrustOptions(now: Date(timeIntervalSince1970: 1_800_000_000))
         var decodable: [(String, [UInt8])] = []
+        var tokens: [DecodedInput] = []
         for input in inputs {
             guard let decoded = try? decoder.decode(input.1) else { continue }
             if verify, await evaluator.evaluate(decoded, options: options).verdict != .valid { continue }
             decodable.append(input)
+            if case .jws = decoded.signature { tokens.append(decoded) }
         }
         guard !decodable.isEmpty else { throw ValidationError("No decodable receipts found.") }
+        if verify, tokens.count == decodable.count {
+            return try await benchJWS(decodable, tokens: tokens, skipped: inputs.count - decodable.count)
+        }
         let bytes = decodable.reduce(0) { $0 + $1.1.count }
         let skipped = inputs.count - decodable.count
         print(
@@ -116,6 +126,74 @@ struct Bench: AsyncParsableCommand {
         print(String(format: verify ? "verified %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)" : "decoded %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)",
             decoded, elapsed, rate, Double(bytes) * Double(decoded / decodable.count) / elapsed / 1e6, 1e6 / rate))
         _ = purchases
+    }
+
+    /// Genuine JWS (notifications with their nested tokens, transactions, renewal info) decoded
+    /// and verified over and over on one thread, counting every signature checked; beside it,
+    /// in the same run, the bare swift-crypto ES256 verify rate over one of the same tokens
+    /// (half measured before, half after, so drift during the run affects both alike).
+    private func benchJWS(_ inputs: [(String, [UInt8])], tokens: [DecodedInput], skipped: Int) async throws {
+        let decoder = ReceiptDecoder()
+        let evaluator = TrustEvaluator()
+        let options = TrustOptions(now: Date(timeIntervalSince1970: 1_800_000_000))
+        func signatures(_ input: DecodedInput) -> Int {
+            var count = 0
+            if case .jws = input.signature { count = 1 }
+            return input.nested.reduce(count) { $0 + signatures($1.input) }
+        }
+        let perRound = tokens.reduce(0) { $0 + signatures($1) }
+        let bytes = inputs.reduce(0) { $0 + $1.1.count }
+        guard case .jws(let sample) = tokens[0].signature, let probe = ES256Probe(sample), probe.verify() else {
+            throw ValidationError("\(inputs[0].0): no ES256 signature to time the bare verify with.")
+        }
+        print(
+            "verify JWS (decode + signature + chain) benchmark: \(inputs.count) tokens (\(skipped) skipped as not genuine or undecodable), "
+                + "\(perRound) signatures per round (nested tokens included), \(bytes) bytes per round")
+        func bare(_ seconds: Double) -> (count: Int, elapsed: Double) {
+            var count = 0
+            let start = DispatchTime.now().uptimeNanoseconds
+            var elapsed: Double = 0
+            repeat {
+                for _ in 0..<64 where probe.verify() { count += 1 }
+                elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            } while elapsed < seconds
+            return (count, elapsed)
+        }
+        // Warm up both, then: bare, JWS, bare.
+        _ = bare(0.1)
+        for (_, data) in inputs {
+            if let decoded = try? decoder.decode(data) { _ = await evaluator.evaluate(decoded, options: options) }
+        }
+        let bareBefore = bare(seconds / 2)
+        var verified = 0
+        var valid = 0
+        var checked = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        var elapsed: Double = 0
+        repeat {
+            for (_, data) in inputs {
+                if let decoded = try? decoder.decode(data),
+                    await evaluator.evaluate(decoded, options: options).verdict == .valid
+                {
+                    valid += 1
+                    checked += signatures(decoded)
+                }
+                verified += 1
+            }
+            elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        } while elapsed < seconds
+        let bareAfter = bare(seconds / 2)
+        if valid != verified { throw ValidationError("\(verified - valid) verifications did not give 'valid'.") }
+        let rate = Double(verified) / elapsed
+        let signatureRate = Double(checked) / elapsed
+        let bareRate = Double(bareBefore.count + bareAfter.count) / (bareBefore.elapsed + bareAfter.elapsed)
+        print(String(
+            format: "verified %d JWS in %.2f s: %.0f JWS/s, %.0f signatures/s (%.2f per JWS), %.1f µs per signature (one thread)",
+            verified, elapsed, rate, signatureRate, Double(checked) / Double(verified), 1e6 / signatureRate))
+        print(String(
+            format: "bare ECDSA P-256 verify (swift-crypto isValidSignature over a JWS signing input, same run): %.0f verifies/s, %.1f µs each (one thread)",
+            bareRate, 1e6 / bareRate))
+        print(String(format: "signatures/s ÷ bare verifies/s: %.1f%%", 100 * signatureRate / bareRate))
     }
 
     /// A synthetic response: `rows` monthly renewals spread over 50 subscriptions, shuffled as
