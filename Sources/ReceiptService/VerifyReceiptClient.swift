@@ -29,6 +29,8 @@ public final class VerifyReceiptClient: Sendable {
     let excludeOldTransactions: Bool
     let requestTimeout: TimeAmount
     let http: HTTPClient
+    /// Where each attempt is counted (`GET /metrics` of a receiver in the same process).
+    let metrics: ServiceMetrics
     /// Largest response body read (Apple's are far smaller).
     static let maximumResponseBytes = 8 * 1024 * 1024
 
@@ -37,8 +39,9 @@ public final class VerifyReceiptClient: Sendable {
     public init(
         endpoints: VerifyReceiptEndpoints = .apple, secret: SharedSecret? = nil, excludeOldTransactions: Bool = false,
         retry: RetryPolicy = RetryPolicy(), connectTimeout: TimeAmount = .seconds(5), requestTimeout: TimeAmount = .seconds(20),
-        extraTrustRoots: [NIOSSLCertificate] = [], clock: ServiceClock = .system
+        extraTrustRoots: [NIOSSLCertificate] = [], clock: ServiceClock = .system, metrics: ServiceMetrics = .shared
     ) {
+        self.metrics = metrics
         self.endpoints = endpoints
         self.secret = secret
         self.excludeOldTransactions = excludeOldTransactions
@@ -102,6 +105,7 @@ public final class VerifyReceiptClient: Sendable {
             onEvent?(.sending(attempt: attempts.count + 1, endpoint: endpoint))
             let posted = await post(body, to: endpoint)
             var attempt = posted.attempt
+            metrics.verifyReceiptAttempt(environment: endpoint.kind, result: attempt.result)
             let parsed = posted.parsed
             if let status = attempt.status, hops < 2 {
                 if status == 21007, endpoint.kind == .production {

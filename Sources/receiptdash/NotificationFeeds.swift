@@ -95,7 +95,9 @@ struct EmbeddedReceiver {
         let feed = self.feed
         let receiver = NotificationReceiver(
             sink: ObservedNotificationSink(store) { feed.post($0) }, policy: policy,
-            logger: Logger(label: "receiptdash.receive", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "receiptdash.receive", factory: { _ in SwiftLogNoOpLogHandler() }),
+            // The dashboard's verifyReceipt and API requests are counted in the same registry.
+            metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
         task = Task {
             do {
                 try await receiver.run(host: host, port: port, handlesSignals: false) { address in

@@ -73,7 +73,9 @@ struct Receive: AsyncParsableCommand {
         }
         let receiver = NotificationReceiver(
             sink: store,
-            policy: ReceiverPolicy(allowedBundleIDs: bundleId, appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody))
+            policy: ReceiverPolicy(allowedBundleIDs: bundleId, appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody),
+            // One registry for the process: a receiver's /metrics also counts its requests to Apple.
+            metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
         let path = database.path
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {

@@ -82,6 +82,8 @@ public final class AppStoreServerAPIClient: Sendable {
     let random: @Sendable () -> Double
     let requestTimeout: TimeAmount
     let http: HTTPClient
+    /// Where each attempt is counted (`GET /metrics` of a receiver in the same process).
+    let metrics: ServiceMetrics
     /// Largest response body read (a page of 20 signed items is far smaller).
     static let maximumResponseBytes = 8 * 1024 * 1024
 
@@ -92,8 +94,10 @@ public final class AppStoreServerAPIClient: Sendable {
     public init(
         credentials: APICredentials, hosts: APIHosts = .apple, retry: RetryPolicy = RetryPolicy(), connectTimeout: TimeAmount = .seconds(5),
         requestTimeout: TimeAmount = .seconds(20), extraTrustRoots: [NIOSSLCertificate] = [], clock: ServiceClock = .system,
-        maximumPages: Int = 1000, random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+        maximumPages: Int = 1000, random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        metrics: ServiceMetrics = .shared
     ) {
+        self.metrics = metrics
         self.credentials = credentials
         self.hosts = hosts
         self.retry = retry
@@ -300,6 +304,7 @@ public final class AppStoreServerAPIClient: Sendable {
             onEvent?(.sending(endpoint: request.endpoint, environment: environment, attempt: records.count + 1))
             let answered = await attempt(request, host: host, token: token, as: type)
             var record = answered.record
+            metrics.apiAttempt(record)
             if let value = answered.value {
                 records.append(record)
                 return APIAnswer(result: .success(value), environment: environment, records: records)
