@@ -29,35 +29,19 @@ struct JWSTrustCheck {
             steps.append(
                 .init(name: "algorithm", outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
         }
-        var chain: [(Certificate, [UInt8])] = []
-        var unreadable = false
-        for (index, der) in token.certificateChain.enumerated() {
-            if let cert = try? evaluator.cache.certificate(der) {
-                chain.append((cert, der))
-            } else {
-                unreadable = true
-                steps.append(.init(name: "x5c", outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
-            }
-        }
-        if token.certificateChain.isEmpty {
-            steps.append(.init(name: "x5c", outcome: .fail, reason: "the header has no x5c certificate chain"))
-        } else if !unreadable {
-            steps.append(
-                .init(
-                    name: "x5c", outcome: .pass,
-                    reason: "the header carries \(chain.count) certificate\(chain.count == 1 ? "" : "s")"))
-        }
+        let key = TrustCache.JWSChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
+        var read = await evaluator.cache.jwsChain(key) { JWSChain(token.certificateChain, cache: evaluator.cache) }
+        steps += read.x5cSteps
+        let chain = read.certificates
 
         guard let leaf = chain.first else {
             steps.append(.init(name: "signature", outcome: .skipped, reason: "no certificate to check the signature with"))
             return TrustReport(verdict: .invalid, steps: steps, validationTime: time, validationTimeSource: timeSource)
         }
-        steps.append(signatureStep(token, leaf.0))
+        steps.append(signatureStep(token, read.leafKey))
 
         let kid = token.header["kid"]?.text
-        if chain.count == 1, leaf.0.isSelfIssued, kid == "Apple_Xcode_Key" || environment == "Xcode"
-            || leaf.0.displayName.contains("StoreKit")
-        {
+        if read.singleSelfIssued, kid == "Apple_Xcode_Key" || environment == "Xcode" || read.storeKitNamed {
             if let problems = await evaluator.storeKitCertificateProblems(leaf.0, der: leaf.1) {
                 steps.append(
                     .init(
@@ -76,17 +60,24 @@ struct JWSTrustCheck {
                 verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
                 validationTimeSource: timeSource)
         }
-        // The chain must be leaf, intermediate[, root]: the intermediate is taken from x5c[1] only.
-        let candidates = chain.count > 1 ? [chain[1]] : []
-        let success = await evaluator.appleChain(
-            leaf: leaf, candidates: candidates, time: time, timeSource: timeSource, options: options, steps: &steps)
+        let judged: JudgedChain
+        if let cached = read.apple {
+            judged = cached
+        } else {
+            // The chain must be leaf, intermediate[, root]: the intermediate is taken from x5c[1] only.
+            let candidates = chain.count > 1 ? [chain[1]] : []
+            judged = await evaluator.appleChainSteps(leaf: leaf, candidates: candidates)
+            read.apple = judged
+            evaluator.cache.update(key, read)
+        }
+        let success = evaluator.finish(judged, time: time, timeSource: timeSource, options: options, steps: &steps)
         return TrustReport(
             verdict: TrustEvaluator.verdict(steps, success: success), steps: steps, validationTime: time,
             validationTimeSource: timeSource)
     }
 
-    private func signatureStep(_ token: JWSToken, _ leaf: Certificate) -> TrustReport.Step {
-        guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
+    private func signatureStep(_ token: JWSToken, _ key: P256.Signing.PublicKey?) -> TrustReport.Step {
+        guard let key else {
             return .init(name: "signature", outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
         }
         guard token.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature)
@@ -102,5 +93,48 @@ struct JWSTrustCheck {
             : .init(
                 name: "signature", outcome: .fail,
                 reason: "the ECDSA signature does not match header.payload: the payload or the signature was changed")
+    }
+}
+
+/// What a JWS's `x5c` chain says apart from any one token: the certificates read (leaf
+/// first), the x5c steps, the leaf's P-256 key, whether it has the shape of Xcode's
+/// self-signed StoreKit certificate, and, once judged, the Apple chain steps. Kept per chain by
+/// ``TrustCache``, so a fleet's tokens, which share a few chains, pay for one signature check
+/// and the time-dependent steps only.
+struct JWSChain: Sendable {
+    var x5cSteps: [TrustReport.Step] = []
+    /// The readable certificates with their DER, in x5c order.
+    var certificates: [(Certificate, [UInt8])] = []
+    /// The first readable certificate's key, when it is a P-256 key.
+    var leafKey: P256.Signing.PublicKey?
+    /// One certificate, self-issued: Xcode's StoreKit testing certificate if the token says so.
+    var singleSelfIssued = false
+    /// The leaf's name mentions StoreKit.
+    var storeKitNamed = false
+    /// The Apple chain steps (leaf certificate, intermediate, root, chain), once judged.
+    var apple: JudgedChain?
+
+    init(_ x5c: [[UInt8]], cache: TrustCache) {
+        var unreadable = false
+        for (index, der) in x5c.enumerated() {
+            if let cert = try? cache.certificate(der) {
+                certificates.append((cert, der))
+            } else {
+                unreadable = true
+                x5cSteps.append(.init(name: "x5c", outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
+            }
+        }
+        if x5c.isEmpty {
+            x5cSteps.append(.init(name: "x5c", outcome: .fail, reason: "the header has no x5c certificate chain"))
+        } else if !unreadable {
+            x5cSteps.append(
+                .init(
+                    name: "x5c", outcome: .pass,
+                    reason: "the header carries \(certificates.count) certificate\(certificates.count == 1 ? "" : "s")"))
+        }
+        guard let leaf = certificates.first?.0 else { return }
+        leafKey = P256.Signing.PublicKey(leaf.publicKey)
+        singleSelfIssued = certificates.count == 1 && leaf.isSelfIssued
+        storeKitNamed = leaf.displayName.contains("StoreKit")
     }
 }

@@ -15,8 +15,9 @@ public struct TrustAnchors: Sendable {
     private(set) var rootDERs: [[UInt8]]
     /// The roots as the verifier's store.
     private(set) var store: CertificateStore
-    /// SHA-256 over every root's DER: part of ``TrustCache``'s chain key, so one cache shared
-    /// by evaluators with different anchors never answers for the wrong roots.
+    /// SHA-256 over every root's DER and whether it was added for test data: part of
+    /// ``TrustCache``'s keys, so one cache shared by evaluators with different anchors never
+    /// answers for the wrong roots (nor words a test root as Apple's).
     private(set) var fingerprint: Data
     /// DER of the roots added for test data (``addingTestRoots(_:)``): a chain that ends in one
     /// is judged `test`, never `valid`.
@@ -37,6 +38,13 @@ public struct TrustAnchors: Sendable {
         fingerprint = Data(hasher.finalize())
     }
 
+    private mutating func fingerprintTestRoots() {
+        var hasher = SHA256()
+        hasher.update(data: fingerprint)
+        hasher.update(data: rootDERs.map { testRootDERs.contains($0) ? 1 : 0 } as [UInt8])
+        fingerprint = Data(hasher.finalize())
+    }
+
     /// Reads DER certificates.
     public init(derCertificates: [[UInt8]]) throws {
         self.init(roots: try derCertificates.map { try Certificate(derEncoded: $0) })
@@ -48,6 +56,7 @@ public struct TrustAnchors: Sendable {
         let added = try derCertificates.map { try Certificate(derEncoded: $0) }
         var anchors = TrustAnchors(roots: roots + added)
         anchors.testRootDERs = testRootDERs.union(derCertificates)
+        anchors.fingerprintTestRoots()
         return anchors
     }
 

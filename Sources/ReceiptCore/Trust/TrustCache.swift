@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SwiftASN1
 import Synchronization
@@ -16,6 +17,13 @@ import X509
 /// not depend on time either. Keys hold the full DER (and the roots' fingerprint), so a
 /// tampered copy of a known certificate never hits the entry of the genuine one.
 ///
+/// For a JWS the whole time-independent part is kept per `x5c` chain (``JWSChain``): the
+/// certificates read, the x5c steps, the leaf's P-256 key and the worded chain steps. A token
+/// whose chain was seen before costs its own signature check and the time-dependent steps
+/// (validity at `signedDate`, the expiry warning) only. The key is the exact DER of every
+/// certificate and the anchors' fingerprint, so the entry is exactly what a cold evaluation
+/// would compute, and a token signed by a different key never shares one.
+///
 /// Every table is bounded: when one grows past its limit it is cleared, so hostile input
 /// cannot grow memory without bound.
 public final class TrustCache: Sendable {
@@ -26,6 +34,7 @@ public final class TrustCache: Sendable {
         var descriptions: [Data: [Field]] = [:]
         var signatures: [SignaturePair: Bool] = [:]
         var chains: [ChainKey: ChainAnalysis] = [:]
+        var jwsChains: [JWSChainKey: JWSChain] = [:]
     }
 
     private let state = Mutex(State())
@@ -43,6 +52,41 @@ public final class TrustCache: Sendable {
         var anchors: Data
         var leaf: Data
         var intermediates: [Data]
+    }
+
+    /// A JWS `x5c` chain, DER as the header carries it, and the roots it is judged against.
+    /// Hashes every byte: a hostile stream of chains alike in a prefix cannot pile them into
+    /// one bucket.
+    struct JWSChainKey: Hashable, Sendable {
+        var anchors: Data
+        var certificates: [[UInt8]]
+
+        /// Every byte, in bulk (an array's own hash feeds the hasher one element at a time).
+        func hash(into hasher: inout Hasher) {
+            anchors.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(certificates.count)
+            for der in certificates {
+                hasher.combine(der.count)
+                der.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+        }
+    }
+
+    /// How many entries each table holds (for tests of the bound).
+    struct Sizes: Equatable {
+        var certificates: Int
+        var descriptions: Int
+        var signatures: Int
+        var chains: Int
+        var jwsChains: Int
+    }
+
+    var sizes: Sizes {
+        state.withLock {
+            Sizes(
+                certificates: $0.certificates.count, descriptions: $0.descriptions.count, signatures: $0.signatures.count,
+                chains: $0.chains.count, jwsChains: $0.jwsChains.count)
+        }
     }
 
     public init(limit: Int = 4096) {
@@ -88,6 +132,19 @@ public final class TrustCache: Sendable {
         let result = issuer.publicKey.isValidSignature(subject.signature, for: subject)
         remember(\.signatures, key, result)
         return result
+    }
+
+    /// The cached reading of a JWS chain, or `read()`'s, remembered.
+    func jwsChain(_ key: JWSChainKey, read: () async -> JWSChain) async -> JWSChain {
+        if let cached = state.withLock({ $0.jwsChains[key] }) { return cached }
+        let chain = await read()
+        remember(\.jwsChains, key, chain)
+        return chain
+    }
+
+    /// Stores the entry again with its Apple chain judged (`chain.apple` set).
+    func update(_ key: JWSChainKey, _ chain: JWSChain) {
+        remember(\.jwsChains, key, chain)
     }
 
     /// The cached analysis for `key`, or `compute()`'s, remembered.

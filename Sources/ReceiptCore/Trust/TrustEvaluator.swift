@@ -95,11 +95,20 @@ public struct TrustEvaluator: Sendable {
         leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
         options: TrustOptions, steps: inout [TrustReport.Step]
     ) async -> TrustReport.Verdict {
+        let judged = await appleChainSteps(leaf: leaf, candidates: candidates)
+        return finish(judged, time: time, timeSource: timeSource, options: options, steps: &steps)
+    }
+
+    /// The part of ``appleChain(leaf:candidates:time:timeSource:options:steps:)`` that does not
+    /// depend on time: the verifier's analysis worded as the leaf certificate, intermediate,
+    /// root (and chain) steps. A pure function of the certificates and the anchors, so
+    /// ``TrustCache`` may keep it per chain.
+    func appleChainSteps(leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])]) async -> JudgedChain {
+        var steps: [TrustReport.Step] = []
         var success = TrustReport.Verdict.valid
         let (leafCert, leafDER) = leaf
         let analysis = await analyseAppleChain(leaf: leaf, candidates: candidates)
         let at = { (position: Int) in analysis.problems.filter { $0.position == position }.map(\.text) }
-        let stepsBefore = steps.count
 
         let leafProblems = at(0)
         steps.append(
@@ -162,14 +171,24 @@ public struct TrustEvaluator: Sendable {
             steps.append(
                 .init(name: "chain", outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
         }
-        validity(chain, time: time, timeSource: timeSource, now: options.now, steps: &steps)
+        return JudgedChain(steps: steps, chain: chain, verified: analysis.verified, success: success)
+    }
+
+    /// Appends a judged chain's steps, then the time-dependent ones: validity at `time`, the
+    /// verifier's last word, and the expiry warning.
+    func finish(
+        _ judged: JudgedChain, time: Date?, timeSource: String, options: TrustOptions, steps: inout [TrustReport.Step]
+    ) -> TrustReport.Verdict {
+        let stepsBefore = steps.count
+        steps += judged.steps
+        validity(judged.chain, time: time, timeSource: timeSource, now: options.now, steps: &steps)
         // The verifier has the last word: a chain it rejected never reads as all-pass.
-        if !analysis.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
+        if !judged.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
             steps.append(
                 .init(name: "chain", outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
         }
-        expiryWarning(chain.filter { $0.0 != "root" }, options: options, steps: &steps)
-        return success
+        expiryWarning(judged.chain.filter { $0.0 != "root" }, options: options, steps: &steps)
+        return judged.success
     }
 
     /// One step: were all certificates valid at `time`?
@@ -231,4 +250,14 @@ public struct TrustEvaluator: Sendable {
     static func verdict(_ steps: [TrustReport.Step], success: TrustReport.Verdict) -> TrustReport.Verdict {
         steps.contains { $0.outcome == .fail } ? .invalid : success
     }
+}
+
+/// A chain judged apart from time: the leaf certificate, intermediate, root (and chain) steps,
+/// the certificates validity is judged on, whether the verifier accepted the chain, and the
+/// verdict a clean chain earns.
+struct JudgedChain: Sendable {
+    var steps: [TrustReport.Step]
+    var chain: [(String, Certificate)]
+    var verified: Bool
+    var success: TrustReport.Verdict
 }
