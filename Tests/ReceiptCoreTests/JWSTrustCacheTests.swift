@@ -1,0 +1,269 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Testing
+import X509
+
+@testable import ReceiptCore
+
+// The JWS verdict cache (``TrustCache``): a token whose x5c chain was judged before reuses that
+// judgement, and only its own signature and the time-dependent steps are checked again. These
+// tests sign tokens with their own CA (root → WWDR-like intermediate → leaf, P-256) and check
+// that a cached chain changes nothing in the report, hides no tampering, and stays bounded.
+
+private enum CacheClock {
+    static let now = utc("2024-06-01T00:00:00Z")
+    static let signed = utc("2024-03-01T12:00:00Z")
+    static var options: TrustOptions { TrustOptions(now: now) }
+}
+
+/// A small EC hierarchy; `leaf(serial:)` makes any number of distinct leaves under one
+/// intermediate.
+private struct CachePKI: Sendable {
+    static let shared = Result { try CachePKI() }
+
+    let rootKey = P256.Signing.PrivateKey()
+    let intermediateKey = P256.Signing.PrivateKey()
+    let leafKey = P256.Signing.PrivateKey()
+    let intermediateName: DistinguishedName
+    let root: Certificate
+    let rootDER: [UInt8]
+    let intermediateDER: [UInt8]
+    let leafDER: [UInt8]
+
+    static func name(_ commonName: String, ou: String? = nil) throws -> DistinguishedName {
+        try DistinguishedName {
+            CountryName("US")
+            OrganizationName("ReceiptDash Cache Tests")
+            if let ou { OrganizationalUnitName(ou) }
+            CommonName(commonName)
+        }
+    }
+
+    static func der(_ certificate: Certificate) throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
+    private init() throws {
+        let rootName = try Self.name("ReceiptDash Cache Test Root")
+        intermediateName = try Self.name("ReceiptDash Cache Test Intermediate", ou: "G9")
+        root = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x01]), publicKey: .init(rootKey.publicKey),
+            notValidBefore: utc("2015-01-01T00:00:00Z"), notValidAfter: utc("2040-01-01T00:00:00Z"),
+            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            }, issuerPrivateKey: .init(rootKey))
+        let intermediate = try Certificate(
+            version: .v3, serialNumber: .init(bytes: [0x02]), publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: utc("2020-01-01T00:00:00Z"), notValidAfter: utc("2030-01-01T00:00:00Z"),
+            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                Certificate.Extension(oid: AppleOID.intermediateMarker, critical: false, value: [0x05, 0x00])
+            }, issuerPrivateKey: .init(rootKey))
+        rootDER = try Self.der(root)
+        intermediateDER = try Self.der(intermediate)
+        leafDER = try Self.leafDER(serial: 1, intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey)
+    }
+
+    private static func leafDER(
+        serial: UInt16, intermediateKey: P256.Signing.PrivateKey, intermediateName: DistinguishedName,
+        key: P256.Signing.PrivateKey
+    ) throws -> [UInt8] {
+        try der(
+            Certificate(
+                version: .v3, serialNumber: .init(bytes: [0x5E, UInt8(serial >> 8), UInt8(serial & 0xFF)]),
+                publicKey: .init(key.publicKey),
+                notValidBefore: utc("2023-01-01T00:00:00Z"), notValidAfter: utc("2025-06-01T00:00:00Z"),
+                issuer: intermediateName, subject: try name("ReceiptDash Cache Test Signing \(serial)"),
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                    Certificate.Extension(oid: AppleOID.leafMarker, critical: false, value: [0x05, 0x00])
+                }, issuerPrivateKey: .init(intermediateKey)))
+    }
+
+    /// Another leaf for the same key, with its own serial and name: a distinct chain.
+    func leaf(serial: UInt16) throws -> [UInt8] {
+        try Self.leafDER(serial: serial, intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey)
+    }
+
+    var anchors: TrustAnchors { TrustAnchors(roots: [root]) }
+
+    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func transaction(bundleID: String = "com.example.receiptdash") -> String {
+        let ms = Int64((CacheClock.signed.timeIntervalSince1970 * 1000).rounded())
+        return #"{"transactionId":"2000000512345678","originalTransactionId":"2000000500000001","#
+            + #""productId":"com.example.receiptdash.pro","bundleId":"\#(bundleID)","signedDate":\#(ms),"#
+            + #""environment":"Sandbox"}"#
+    }
+
+    func token(payload: String = transaction(), leaf: [UInt8]? = nil, x5c: [[UInt8]]? = nil) throws -> String {
+        let chain = (x5c ?? [leaf ?? leafDER, intermediateDER, rootDER])
+            .map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",")
+        let header = #"{"alg":"ES256","x5c":[\#(chain)]}"#
+        let signingInput = Self.base64URL(Array(header.utf8)) + "." + Self.base64URL(Array(payload.utf8))
+        let signature = try leafKey.signature(for: Array(signingInput.utf8))
+        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+    }
+}
+
+private func steps(_ report: TrustReport) -> [String] {
+    report.steps.map { "\($0.name): \($0.outcome.rawValue)" }
+}
+
+private let validSteps = [
+    "algorithm: pass", "x5c: pass", "signature: pass", "leaf certificate: pass", "intermediate: pass", "root: pass",
+    "validity: pass",
+]
+
+@Suite struct JWSTrustCacheTests {
+    private let pki: CachePKI
+
+    init() throws {
+        pki = try CachePKI.shared.get()
+    }
+
+    private func evaluate(_ token: String, _ evaluator: TrustEvaluator) async throws -> TrustReport {
+        await evaluator.evaluate(try ReceiptDecoder().decode(text: token), options: CacheClock.options)
+    }
+
+    /// The first evaluation fills the cache, the second reads it: the reports are equal in
+    /// every step, reason and detail.
+    @Test func cachedChainGivesTheSameReport() async throws {
+        let cache = TrustCache()
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        let token = try pki.token()
+        let cold = try await evaluate(token, evaluator)
+        #expect(cache.sizes.jwsChains == 1)
+        let warm = try await evaluate(token, evaluator)
+        #expect(cache.sizes.jwsChains == 1)
+        #expect(warm == cold)
+        #expect(warm.verdict == .valid)
+        #expect(steps(warm) == validSteps)
+        #expect(warm.steps[2].reason == "ECDSA P-256 signature over header.payload verifies with the x5c leaf's key")
+        #expect(warm.steps[6].reason == "chain valid on 2024-03-01 (signedDate)")
+        // A fresh cache and the warm one agree.
+        let fresh = try await evaluate(token, TrustEvaluator(anchors: pki.anchors))
+        #expect(fresh == warm)
+    }
+
+    /// Every genuine token of the shared corpus: a cold cache, a cache warmed by every other
+    /// token, and a second pass over the same cache give the same report.
+    @Test(.enabled(if: SharedCorpus.isAvailable)) func corpusReportsDoNotDependOnTheCache() async throws {
+        let files = SharedCorpus.files(in: "jws", suffix: ".jws")
+        #expect(files.count >= 20)
+        let options = TrustOptions(now: utc("2026-11-22T00:00:00Z"))
+        let shared = TrustEvaluator()
+        var decoded: [DecodedInput] = []
+        for path in files { decoded.append(try ReceiptDecoder().decode(try SharedCorpus.bytes(path))) }
+        var first: [TrustReport] = []
+        for input in decoded { first.append(await shared.evaluate(input, options: options)) }
+        for (index, input) in decoded.enumerated() {
+            let cold = await TrustEvaluator().evaluate(input, options: options)
+            let warm = await shared.evaluate(input, options: options)
+            #expect(cold == first[index], "\(files[index])")
+            #expect(warm == first[index], "\(files[index])")
+        }
+        #expect(first.filter { $0.verdict == .valid }.count >= 15)
+    }
+
+    /// A token whose payload was changed after signing, carrying the same (cached) chain as a
+    /// genuine one: the signature step fails, exactly as with a cold cache.
+    @Test func tamperedPayloadWithACachedChainFailsTheSignature() async throws {
+        let evaluator = TrustEvaluator(anchors: pki.anchors)
+        let genuine = try pki.token()
+        #expect(try await evaluate(genuine, evaluator).verdict == .valid)
+        var parts = genuine.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        parts[1] = CachePKI.base64URL(Array(CachePKI.transaction(bundleID: "com.Example.receiptdash").utf8))
+        let forged = parts.joined(separator: ".")
+        let warm = try await evaluate(forged, evaluator)
+        #expect(warm.verdict == .invalid)
+        #expect(warm.steps.filter { $0.outcome == .fail }.map(\.name) == ["signature"])
+        #expect(steps(warm) == validSteps.map { $0 == "signature: pass" ? "signature: fail" : $0 })
+        #expect(
+            warm.steps[2].reason
+                == "the ECDSA signature does not match header.payload: the payload or the signature was changed")
+        let cold = try await evaluate(forged, TrustEvaluator(anchors: pki.anchors))
+        #expect(warm == cold)
+
+        // The signature itself changed: the same.
+        parts = genuine.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var signature = try Base64Text.decode(Array(parts[2].utf8))
+        signature[10] ^= 0x01
+        parts[2] = CachePKI.base64URL(signature)
+        let changed = try await evaluate(parts.joined(separator: "."), evaluator)
+        #expect(changed.steps.filter { $0.outcome == .fail }.map(\.name) == ["signature"])
+    }
+
+    /// A leaf whose certificate signature was changed is a different chain (the key holds the
+    /// full DER): it fails at the intermediate even after the genuine chain was cached.
+    @Test func tamperedLeafCertificateDoesNotHitTheGenuineEntry() async throws {
+        let evaluator = TrustEvaluator(anchors: pki.anchors)
+        #expect(try await evaluate(try pki.token(), evaluator).verdict == .valid)
+        var leaf = pki.leafDER
+        leaf[leaf.count - 1] ^= 0x01
+        let report = try await evaluate(try pki.token(leaf: leaf), evaluator)
+        #expect(report.verdict == .invalid)
+        #expect(report.steps.filter { $0.outcome == .fail }.map(\.name) == ["intermediate"])
+        #expect(report.steps.first { $0.name == "intermediate" }?.reason == "the leaf's issuer is present but its signature on the leaf does not verify")
+    }
+
+    /// The same chain judged against other roots is not answered from the entry of the first.
+    @Test func cacheSharedByEvaluatorsWithOtherRootsKeepsThemApart() async throws {
+        let cache = TrustCache()
+        let token = try pki.token()
+        let ours = try await evaluate(token, TrustEvaluator(anchors: pki.anchors, cache: cache))
+        let apple = try await evaluate(token, TrustEvaluator(cache: cache))
+        #expect(ours.verdict == .valid)
+        #expect(apple.verdict == .invalid)
+        #expect(apple.steps.first { $0.name == "root" }?.outcome == .fail)
+        #expect(cache.sizes.jwsChains == 2)
+    }
+
+    /// A nested token and its notification share a chain: one entry serves both, and the
+    /// notification's report is the same with the entry made by the nested token first.
+    @Test func nestedTokensShareTheEntry() async throws {
+        let inner = try pki.token()
+        let ms = Int64((CacheClock.signed.timeIntervalSince1970 * 1000).rounded())
+        let payload = #"{"notificationType":"DID_RENEW","notificationUUID":"3f1b4d52-8f0e-4c1e-9a53-6a2d1f0c7b11","#
+            + #""version":"2.0","signedDate":\#(ms),"data":{"bundleId":"com.example.receiptdash","#
+            + #""environment":"Sandbox","signedTransactionInfo":"\#(inner)"}}"#
+        let outer = try pki.token(payload: payload)
+        let cache = TrustCache()
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        _ = try await evaluate(inner, evaluator)
+        let warm = try await evaluate(outer, evaluator)
+        #expect(cache.sizes.jwsChains == 1)
+        #expect(steps(warm) == validSteps + ["nested data.signedTransactionInfo: pass"])
+        #expect(warm == (try await evaluate(outer, TrustEvaluator(anchors: pki.anchors))))
+    }
+
+    /// Hostile input: many distinct chains never hold more entries than the limit, and every
+    /// one of them is still judged correctly.
+    @Test func distinctChainsStayWithinTheLimit() async throws {
+        let cache = TrustCache(limit: 4)
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        var most = 0
+        for serial in UInt16(2)..<UInt16(14) {
+            let report = try await evaluate(try pki.token(leaf: try pki.leaf(serial: serial)), evaluator)
+            #expect(report.verdict == .valid, "leaf \(serial)")
+            #expect(steps(report) == validSteps, "leaf \(serial)")
+            let sizes = cache.sizes
+            most = max(most, sizes.jwsChains, sizes.certificates, sizes.chains, sizes.signatures, sizes.descriptions)
+        }
+        #expect(most == 4)
+    }
+}
