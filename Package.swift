@@ -23,6 +23,8 @@ let package = Package(
         // The V2 notification receiver's HTTP server (graceful shutdown through its service lifecycle) and logs.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // The shared audit trail on PostgreSQL (pooled connections, LISTEN/NOTIFY).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The one sanitiser for untrusted text; depends on nothing.
@@ -57,6 +59,7 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
@@ -127,6 +130,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // Read through #filePath, like ReceiptCoreTests' fixtures.
             exclude: ["Fixtures"]

@@ -48,15 +48,15 @@ public struct AuditLinkError: Error, Sendable, Hashable, CustomStringConvertible
 /// ReceiptService store, so the dashboard itself stays free of SQL and networking).
 public protocol AuditLink: Sendable {
     /// Records an input the dashboard loaded; returns its row id.
-    func record(source: String, bytes: [UInt8], decoded: DecodedInput) -> Int64?
+    func record(source: String, bytes: [UInt8], decoded: DecodedInput) async -> Int64?
     /// What other processes wrote since the last poll (follow mode), and every audit read or
     /// write that failed since the last poll (`.auditFailed`, in any mode). The loop calls it
     /// on every pass, so a failed write reaches the Log pane and the status line at once.
-    func poll() -> [AuditFeedEvent]
+    func poll() async -> [AuditFeedEvent]
     /// Receipts matching a history search (`:tx ID`, …), as feed events to load.
-    func search(_ query: HistorySearch) -> [AuditFeedEvent]
+    func search(_ query: HistorySearch) async -> [AuditFeedEvent]
     /// Receipts an interrupted run left pending.
-    func pending() -> [AuditFeedEvent]
+    func pending() async -> [AuditFeedEvent]
 }
 
 /// A search typed at the `:` prompt: `tx ID`, `otx ID`, `bundle B`, `product P`, `status N`.

@@ -24,7 +24,7 @@ public enum DashboardApp {
         state.lookupAvailable = lookup != nil
         if notifications != nil { state.notificationWatchStarted = state.notificationWatchStarted ?? environment.now() }
         if let audit {
-            let pending = audit.pending()
+            let pending = await audit.pending()
             await apply(pending, to: &state, pipeline: pipeline)
             for case .receipt(let row, _, _) in pending {
                 if let id = state.auditRows[row] { state.online[id] = .queued }
@@ -48,7 +48,7 @@ public enum DashboardApp {
                 case .finished(let result): state.add(result)
                 }
             }
-            if let notifications { state.apply(notifications.poll(), at: state.wallClock) }
+            if let notifications { state.apply(await notifications.poll(), at: state.wallClock) }
             if let feed {
                 let arrived = feed.poll()
                 if !arrived.isEmpty { state.add(await pipeline.judge(arrived), from: .watch) }
@@ -58,10 +58,10 @@ public enum DashboardApp {
                 for item in state.items[offeredToAudit...] where !state.auditedItems.contains(item.id) {
                     state.auditedItems.insert(item.id)
                     guard let decoded = item.decoded, let bytes = item.sourceBytes else { continue }
-                    if let row = audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
+                    if let row = await audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
                 }
                 offeredToAudit = state.items.count
-                await apply(audit.poll(), to: &state, pipeline: pipeline)
+                await apply(await audit.poll(), to: &state, pipeline: pipeline)
             }
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
@@ -73,7 +73,7 @@ public enum DashboardApp {
                 switch effect {
                 case .quit: return
                 case .search(let search):
-                    if let audit { await apply(audit.search(search), to: &state, pipeline: pipeline) }
+                    if let audit { await apply(await audit.search(search), to: &state, pipeline: pipeline) }
                     state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }

@@ -40,7 +40,7 @@ public enum NotificationFeedEvent: Sendable, Hashable {
 /// with the ReceiptService receiver and store, so the dashboard stays free of SQL and sockets).
 public protocol NotificationFeed: Sendable {
     /// What arrived since the last poll.
-    func poll() -> [NotificationFeedEvent]
+    func poll() async -> [NotificationFeedEvent]
 }
 
 /// A notification's payload decoded and judged for the `Enter` overlay: the envelope's trust

@@ -117,19 +117,22 @@ struct Dash: AsyncParsableCommand {
         }
         let pipeline = ReceiptPipeline(at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now))
         let audit: StoreAuditLink?
-        if let db {
-            audit = StoreAuditLink(store: follow ? try AuditStore(readOnlyPath: db) : try AuditStore(path: db), follow: follow)
+        // One connection (pool) for the dashboard's records, its look-ups and an embedded
+        // receiver; SQLite commits durably (synchronous = FULL) when it receives.
+        let backend: (any AuditBackend)? = if let db { try await AuditOpening.open(db, readOnly: follow, durable: receive != nil) } else { nil }
+        if let backend {
+            audit = StoreAuditLink(store: backend, follow: follow)
             state.followingStore = follow
         } else {
             audit = nil
         }
         if follow {
-            state.addLog("following \(db ?? "?") read-only", role: .info)
+            state.addLog("following \(backend?.location ?? "?") read-only", role: .info)
         } else if files.isEmpty, receive != nil {
             state.addLog("no receipts loaded: notifications appear below as they arrive; p pastes, o opens", role: .info)
-        } else if files.isEmpty, let db {
+        } else if files.isEmpty, let backend {
             // Demo receipts stay out of a real audit database.
-            state.addLog("no input: p pastes, o opens, : searches the history in \(db)", role: .info)
+            state.addLog("no input: p pastes, o opens, : searches the history in \(backend.location)", role: .info)
         } else if files.isEmpty, !watch.isEmpty {
             state.addLog("no input yet: new receipts appear as they arrive; p pastes, o opens", role: .info)
         } else if files.isEmpty {
@@ -144,24 +147,20 @@ struct Dash: AsyncParsableCommand {
         var receiver: EmbeddedReceiver?
         state.expectNotificationEvery = expectEvery.flatMap(DurationText.parse)
         if let receive {
-            let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+            let store: any AuditBackend
+            if let backend {
+                store = backend
+            } else {
+                store = try await AuditOpening.open(AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment), durable: true)
+            }
             let policy = ReceiverPolicy(
                 allowedBundleIDs: api.bundleId.map { [$0] } ?? [], appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors)
-            do {
-                receiver = try EmbeddedReceiver(host: receiveHost, port: receive, path: path, policy: policy)
-            } catch {
-                Standard.error("receiptdash: \(error.reason)")
-                throw ExitCode.failure
-            }
+            receiver = EmbeddedReceiver(host: receiveHost, port: receive, backend: store, policy: policy)
             notificationFeed = receiver?.feed
             state.notificationsShown = true
             state.focus = files.isEmpty ? .notifications : state.focus
-        } else if follow, let db {
-            do {
-                notificationFeed = try FollowedNotifications(path: db)
-            } catch {
-                state.addLog("notifications: \(error.reason)", role: .error)
-            }
+        } else if follow, let backend {
+            notificationFeed = FollowedNotifications(follower: NotificationFollower(backend: backend))
             // With --expect-every the pane is there from the start; otherwise it appears with
             // the first notification the followed database holds.
             state.notificationsShown = expectEvery != nil
@@ -169,7 +168,7 @@ struct Dash: AsyncParsableCommand {
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let lookup: ServiceLookup?
-        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now, store: follow ? nil : audit?.store) {
+        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now, store: follow ? nil : backend) {
         case .success(let made):
             lookup = made
         case .failure(let error):
@@ -189,6 +188,7 @@ struct Dash: AsyncParsableCommand {
             return terminal.interruption
         }
         await receiver?.stop()
+        await backend?.close()
         try? await client.shutdown()
         try? await lookup?.service.client.shutdown()
         // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.

@@ -6,17 +6,58 @@ import UntrustedText
 
 /// Where the audit database is.
 struct DatabaseOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The audit database (default: $XDG_DATA_HOME/receiptdash/audit.sqlite).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The audit database: a SQLite file (default: $XDG_DATA_HOME/receiptdash/audit.sqlite) or postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or ~/.pgpass).",
+            valueName: "path|url"))
     var db: String?
 
+    /// The `--db` value, or the default SQLite path.
     var path: String { db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
+
+    func validate() throws {
+        if let db { _ = try AuditOpening.parse(db) }
+    }
+
+    /// Opens (creating and migrating, unless `readOnly`) the audit database; a failure is said
+    /// in plain words and ends the command with status 1.
+    func open(readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
+        try await AuditOpening.open(path, readOnly: readOnly, durable: durable)
+    }
+}
+
+/// `--db` values as every command takes them.
+enum AuditOpening {
+    /// A usage error (exit 64) for a value that is neither a path nor a usable postgres:// URL.
+    static func parse(_ text: String) throws -> AuditDatabase {
+        do {
+            let database = try AuditDatabase(text)
+            if case .postgres(let location) = database, location.passwordSource == "the URL" {
+                Standard.error(
+                    "receiptdash: warning: the password in --db is visible to every user of this machine (ps); put it in PGPASSWORD or ~/.pgpass")
+            }
+            return database
+        } catch {
+            throw ValidationError(error.reason)
+        }
+    }
+
+    static func open(_ text: String, readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
+        do {
+            return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
+        } catch {
+            Standard.error("receiptdash: \(error.reason)")
+            throw ExitCode.failure
+        }
+    }
 }
 
 enum HistoryFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json, csv
 }
 
-struct History: ParsableCommand {
+struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Look up what was seen and what Apple said, from the audit database.",
         discussion: """
@@ -56,15 +97,23 @@ struct History: ParsableCommand {
         if let since, AppleDate.parse(since) == nil { throw ValidationError("--since must be an ISO 8601 time.") }
     }
 
-    func run() throws {
-        guard FileManager.default.fileExists(atPath: database.path) else {
+    func run() async throws {
+        if !AuditDatabase.isPostgres(database.path), !FileManager.default.fileExists(atPath: database.path) {
             throw ValidationError("No audit database at \(database.path) yet: it is written by `watch` and `verify --db`.")
         }
-        let store = try AuditStore(readOnlyPath: database.path)
-        let rows = try store.history(
-            HistoryQuery(
-                transactionID: transactionId, originalTransactionID: originalTransactionId, bundleID: bundleId, productID: productId,
-                status: status, since: since.flatMap(AppleDate.parse)))
+        let store = try await database.open(readOnly: true)
+        let rows: [HistoryRow]
+        do {
+            rows = try await store.history(
+                HistoryQuery(
+                    transactionID: transactionId, originalTransactionID: originalTransactionId, bundleID: bundleId, productID: productId,
+                    status: status, since: since.flatMap(AppleDate.parse)))
+        } catch {
+            await store.close()
+            Standard.error("receiptdash: could not read the history from \(store.location): \(error)")
+            throw ExitCode.failure
+        }
+        await store.close()
         switch format {
         case .json: print(InspectJSON.encode(HistoryRendering.json(rows)))
         case .csv: print(HistoryRendering.csv(rows), terminator: "")

@@ -51,7 +51,7 @@ struct Lookup: AsyncParsableCommand {
     @Option(name: .long, help: "auto (production, then sandbox when production does not know the id), production or sandbox.")
     var environment: APIEnvironmentSelection = .auto
 
-    @Option(name: .long, help: ArgumentHelp("Record the look-up, its requests and the transactions found in this audit database (history finds them).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Record the look-up, its requests and the transactions found in this audit database, a SQLite path or postgres:// URL (history finds them).", valueName: "path|url"))
     var db: String?
 
     @OptionGroup(title: "App Store Server API")
@@ -68,6 +68,7 @@ struct Lookup: AsyncParsableCommand {
         if let at, AppleDate.parse(at) == nil {
             throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
         }
+        if let db { _ = try AuditOpening.parse(db) }
         for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId)] {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
         }
@@ -92,18 +93,19 @@ struct Lookup: AsyncParsableCommand {
                     Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
                 }
             }
-            let store = try db.map { try AuditStore(path: $0) }
+            let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
             let result = await service.lookUp(query, environment: environment, onEvent: events)
             try? await client.shutdown()
             write(result)
             var stored = true
             if let store {
                 do {
-                    _ = try store.recordLookup(result, bundleID: credentials.bundleID, source: Self.name(query), at: Date())
+                    _ = try await store.recordLookup(result, bundleID: credentials.bundleID, source: Self.name(query), at: Date())
                 } catch {
-                    Standard.error("receiptdash: the look-up could not be recorded in \(store.path): \(error)")
+                    Standard.error("receiptdash: the look-up could not be recorded in \(store.location): \(error)")
                     stored = false
                 }
+                await store.close()
             }
             failed = result.failure != nil || result.transactions.isEmpty || !stored
         } catch let error as APIOptionsError {

@@ -23,23 +23,27 @@ extension NotificationFeedEvent {
 final class FollowedNotifications: NotificationFeed {
     private let follower: NotificationFollower
     private let decoder = ReceiptDecoder()
+    /// PostgreSQL says when another writer committed; SQLite is looked at each pass.
+    private let changes: ChangeWatch
     /// The last failure reported, so a database that stays unreadable is said once, not twice a second.
     private let lastFailure = Mutex<String?>(nil)
 
     private let announced = Mutex(false)
 
-    init(path: String) throws(NotificationStoreError) {
-        follower = try NotificationFollower(path: path)
+    init(follower: NotificationFollower) {
+        self.follower = follower
+        changes = ChangeWatch(follower.backend.changes())
     }
 
-    func poll() -> [NotificationFeedEvent] {
+    func poll() async -> [NotificationFeedEvent] {
         let first = announced.withLock { done in
             defer { done = true }
             return !done
         }
-        if first { return [.source("following \(follower.path)")] + poll() }
+        if first { return [.source("following \(follower.location)")] + (await poll()) }
+        guard changes.take() else { return [] }
         do {
-            let (rows, rejections) = try follower.poll()
+            let (rows, rejections) = try await follower.poll()
             lastFailure.withLock { $0 = nil }
             return rows.map { .received(NotificationEntry($0.record, deliveries: $0.deliveries, decoder: decoder)) }
                 + rejections.map(NotificationFeedEvent.init)
@@ -89,9 +93,10 @@ struct EmbeddedReceiver {
     let store: NotificationStore
     let task: Task<Void, Never>
 
-    init(host: String, port: Int, path: String, policy: ReceiverPolicy) throws(NotificationStoreError) {
-        let store = try NotificationStore(path: path)
+    init(host: String, port: Int, backend: any AuditBackend, policy: ReceiverPolicy) {
+        let store = NotificationStore(backend: backend)
         self.store = store
+        let path = backend.location
         let feed = self.feed
         let receiver = NotificationReceiver(
             sink: ObservedNotificationSink(store) { feed.post($0) }, policy: policy,

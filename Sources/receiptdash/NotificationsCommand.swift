@@ -79,9 +79,14 @@ struct Notifications: AsyncParsableCommand {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         let stored: [StoredNotification]
         do {
-            stored = try NotificationStore.stored(atPath: path)
+            let backend = try await AuditStores.open(path, readOnly: true)
+            stored = try await backend.notifications()
+            await backend.close()
+        } catch let error as AuditDatabaseError {
+            Standard.error("receiptdash: \(error.reason)\(AuditDatabase.isPostgres(path) ? "" : ": start `receiptdash receive --db \(path)` first")")
+            throw ExitCode.failure
         } catch {
-            Standard.error("receiptdash: \(error.reason)")
+            Standard.error("receiptdash: could not read notifications from \(path): \(error)")
             throw ExitCode.failure
         }
         if reconcile {

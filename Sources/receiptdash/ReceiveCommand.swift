@@ -64,25 +64,23 @@ struct Receive: AsyncParsableCommand {
             FileHandle.standardError.write(Data("receiptdash: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        let store: NotificationStore
-        do {
-            store = try NotificationStore(path: database.path)
-        } catch {
-            FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped(error.reason))\n".utf8))
-            throw ExitCode.failure
-        }
+        // SQLite commits with synchronous = FULL: an acknowledged notification survives a power
+        // loss; PostgreSQL commits are flushed by the server.
+        let backend = try await database.open(durable: true)
+        let store = NotificationStore(backend: backend)
         let receiver = NotificationReceiver(
             sink: store,
             policy: ReceiverPolicy(allowedBundleIDs: bundleId, appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody),
             // One registry for the process: a receiver's /metrics also counts its requests to Apple.
             metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
-        let path = database.path
+        let path = store.location
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {
             do {
                 tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)
             } catch {
                 await store.close()
+                await backend.close()
                 FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped(error.reason))\n".utf8))
                 throw ExitCode.failure
             }
@@ -99,10 +97,12 @@ struct Receive: AsyncParsableCommand {
             }
         } catch {
             await store.close()
+            await backend.close()
             FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped("\(error)"))\n".utf8))
             throw ExitCode.failure
         }
         await store.close()
+        await backend.close()
         print("receiptdash: stopped; store closed")
     }
 }

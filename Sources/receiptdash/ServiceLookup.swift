@@ -9,7 +9,7 @@ struct ServiceLookup: CustomerLookingUp {
     let service: CustomerLookupService
     /// The dashboard's `--db` (not when following another process's database): each look-up is
     /// recorded there as `lookup --db` records it.
-    var store: AuditStore?
+    var store: (any AuditBackend)?
 
     func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
         var result = await service.lookUp(query, environment: .auto) { event in
@@ -24,10 +24,10 @@ struct ServiceLookup: CustomerLookingUp {
         }
         if let store {
             do {
-                _ = try store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: Lookup.name(query), at: Date())
+                _ = try await store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: Lookup.name(query), at: Date())
             } catch {
                 // Shown with the answer (the Status pane lists notes): nothing is silently lost.
-                result.notes.append("not recorded in the audit database \(store.path): \(error)")
+                result.notes.append("not recorded in the audit database \(store.location): \(error)")
             }
         }
         return result
@@ -35,7 +35,7 @@ struct ServiceLookup: CustomerLookingUp {
 
     /// The look-up the options describe, or why there is none (missing credentials, an
     /// unreadable key or root): the dashboard starts all the same and `l` says it.
-    static func make(_ api: APIOptions, caFile: String?, at instant: Date, store: AuditStore?) -> Result<ServiceLookup, APIOptionsError> {
+    static func make(_ api: APIOptions, caFile: String?, at instant: Date, store: (any AuditBackend)?) -> Result<ServiceLookup, APIOptionsError> {
         do {
             let anchors = try api.trustAnchors()
             let credentials = try api.credentials()

@@ -9,9 +9,11 @@ import Synchronization
 /// each is kept and handed to the dashboard loop by the next `poll()` (`.auditFailed`), which
 /// shows it in the Log pane and the status line.
 final class StoreAuditLink: AuditLink, Sendable {
-    let store: AuditStore
+    let store: any AuditBackend
     let follow: Bool
     private let state = Mutex(State())
+    /// Another writer committed (PostgreSQL's LISTEN/NOTIFY); a SQLite follower looks each pass.
+    private let changes: ChangeWatch
 
     struct State {
         var lastReceipt: Int64 = 0
@@ -19,15 +21,16 @@ final class StoreAuditLink: AuditLink, Sendable {
         var errors: [AuditLinkError] = []
     }
 
-    init(store: AuditStore, follow: Bool) {
+    init(store: any AuditBackend, follow: Bool) {
         self.store = store
         self.follow = follow
+        changes = ChangeWatch(follow ? store.changes() : nil)
     }
 
     /// Runs a database call; a failure is kept for the next poll and nil returned.
-    private func attempt<T>(_ code: AuditLinkError.Code, _ what: String, _ body: () throws -> T) -> T? {
+    private func attempt<T>(_ code: AuditLinkError.Code, _ what: String, _ body: () async throws -> T) async -> T? {
         do {
-            return try body()
+            return try await body()
         } catch {
             let failure = AuditLinkError(code, "\(what): \(error)")
             state.withLock { $0.errors.append(failure) }
@@ -35,29 +38,29 @@ final class StoreAuditLink: AuditLink, Sendable {
         }
     }
 
-    func record(source: String, bytes: [UInt8], decoded: DecodedInput) -> Int64? {
+    func record(source: String, bytes: [UInt8], decoded: DecodedInput) async -> Int64? {
         guard !follow else { return nil }
-        let kind: AuditStore.SourceKind = source == "-" ? .stdin : source.hasPrefix("paste") ? .paste : .file
-        return attempt(.writeFailed, "recording \(source)") {
-            try store.record([AuditStore.Ingest(decoded: decoded, bytes: bytes, kind: kind, source: source, seenAt: Date())]).first?.id
+        let kind: AuditSourceKind = source == "-" ? .stdin : source.hasPrefix("paste") ? .paste : .file
+        return await attempt(.writeFailed, "recording \(source)") {
+            try await store.record([AuditIngest(decoded: decoded, bytes: bytes, kind: kind, source: source, seenAt: Date())]).first?.id
         } ?? nil
     }
 
-    func poll() -> [AuditFeedEvent] {
+    func poll() async -> [AuditFeedEvent] {
         var events: [AuditFeedEvent] = state.withLock { s in
             defer { s.errors.removeAll() }
             return s.errors.map { .auditFailed($0) }
         }
-        guard follow else { return events }
+        guard follow, changes.take() else { return events }
         let (lastReceipt, lastResult) = state.withLock { ($0.lastReceipt, $0.lastResult) }
         var newestReceipt = lastReceipt
         var newestResult = lastResult
-        for r in attempt(.readFailed, "reading new receipts", { try store.receipts(after: lastReceipt) }) ?? [] {
+        for r in await attempt(.readFailed, "reading new receipts", { try await store.receipts(after: lastReceipt) }) ?? [] {
             newestReceipt = max(newestReceipt, r.id)
             guard let data = r.receiptData, let bytes = Data(base64Encoded: data) else { continue }
             events.append(.receipt(rowID: r.id, source: r.source ?? "#\(r.id)", bytes: [UInt8](bytes)))
         }
-        for r in attempt(.readFailed, "reading new results", { try store.results(after: lastResult) }) ?? [] {
+        for r in await attempt(.readFailed, "reading new results", { try await store.results(after: lastResult) }) ?? [] {
             newestResult = max(newestResult, r.verifiedAt)
             events.append(.result(rowID: r.id, status: r.status, environment: r.environment, failure: r.failure, attempts: r.attempts))
         }
@@ -73,7 +76,7 @@ final class StoreAuditLink: AuditLink, Sendable {
         return events
     }
 
-    func search(_ query: HistorySearch) -> [AuditFeedEvent] {
+    func search(_ query: HistorySearch) async -> [AuditFeedEvent] {
         var q = HistoryQuery(limit: 200)
         switch query.field {
         case .tx: q.transactionID = query.value
@@ -82,31 +85,64 @@ final class StoreAuditLink: AuditLink, Sendable {
         case .product: q.productID = query.value
         case .status: q.status = Int(query.value)
         }
-        let rows = attempt(.readFailed, "searching the history") { try store.history(q) } ?? []
-        return rows.compactMap { row in
-            guard let data = attempt(.readFailed, "reading receipt #\(row.id)", { try store.receiptData(row.id) }) ?? nil,
+        let rows = await attempt(.readFailed, "searching the history") { try await store.history(q) } ?? []
+        var events: [AuditFeedEvent] = []
+        for row in rows {
+            guard let data = await attempt(.readFailed, "reading receipt #\(row.id)", { try await store.receiptData(row.id) }) ?? nil,
                 let bytes = Data(base64Encoded: data)
-            else { return nil }
-            return .receipt(rowID: row.id, source: "history #\(row.id)", bytes: [UInt8](bytes))
+            else { continue }
+            events.append(.receipt(rowID: row.id, source: "history #\(row.id)", bytes: [UInt8](bytes)))
         }
+        return events
     }
 
-    func pending() -> [AuditFeedEvent] {
+    func pending() async -> [AuditFeedEvent] {
         guard !follow else { return [] }
-        return (attempt(.readFailed, "reading pending receipts") { try store.pending() } ?? []).compactMap { id, data in
+        return (await attempt(.readFailed, "reading pending receipts") { try await store.pending() } ?? []).compactMap { id, data in
             Data(base64Encoded: data).map { .receipt(rowID: id, source: "pending #\(id)", bytes: [UInt8]($0)) }
         }
     }
 
     /// Marks rows as queued before the dashboard sends them.
-    func markPending(_ rows: [Int64]) {
-        _ = attempt(.writeFailed, "marking \(rows.count) receipt\(rows.count == 1 ? "" : "s") pending") {
-            try store.markPending(rows, again: true)
+    func markPending(_ rows: [Int64]) async {
+        _ = await attempt(.writeFailed, "marking \(rows.count) receipt\(rows.count == 1 ? "" : "s") pending") {
+            try await store.markPending(rows, again: true)
         }
     }
 
     /// Records a verification result for a row (the dashboard's own verifications).
-    func recordResult(_ row: Int64, _ outcome: VerificationOutcome) {
-        _ = attempt(.writeFailed, "recording the result of #\(row)") { try store.recordResult(row, outcome: outcome, at: Date()) }
+    func recordResult(_ row: Int64, _ outcome: VerificationOutcome) async {
+        _ = await attempt(.writeFailed, "recording the result of #\(row)") { try await store.recordResult(row, outcome: outcome, at: Date()) }
     }
+}
+
+/// Whether another writer committed since the last look: PostgreSQL tells (LISTEN/NOTIFY), so a
+/// follower asks the database only then; without such a signal (SQLite) every look says yes.
+final class ChangeWatch: Sendable {
+    private let changed = Locked(true)  // the first look always reads
+    private let listener: Task<Void, Never>?
+    private let alwaysChanged: Bool
+
+    init(_ stream: AsyncStream<Void>?) {
+        alwaysChanged = stream == nil
+        guard let stream else {
+            listener = nil
+            return
+        }
+        let changed = self.changed
+        listener = Task {
+            for await _ in stream { changed.withLock { $0 = true } }
+        }
+    }
+
+    /// True once per change (always true without a signal).
+    func take() -> Bool {
+        if alwaysChanged { return true }
+        return changed.withLock { value in
+            defer { value = false }
+            return value
+        }
+    }
+
+    deinit { listener?.cancel() }
 }

@@ -43,7 +43,9 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var online: OnlineOptions
 
-    @Option(name: .long, help: ArgumentHelp("Record receipts, attempts and results in this audit database.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Record receipts, attempts and results in this audit database (a SQLite path or postgres:// URL).", valueName: "path|url"))
     var db: String?
 
     @Flag(name: .long, help: "Also verify the receipts an interrupted run left pending in --db.")
@@ -61,6 +63,7 @@ struct Verify: AsyncParsableCommand {
     func validate() throws {
         if files.isEmpty && !resume { throw ValidationError("No input. Name receipt files or folders, or '-' for standard input.") }
         if resume && db == nil { throw ValidationError("--resume needs --db PATH.") }
+        if let db { _ = try AuditOpening.parse(db) }
     }
 
     /// One input, in order: sent (its batch item), or not sent and why.
@@ -84,12 +87,13 @@ struct Verify: AsyncParsableCommand {
         let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         // Decoding only: verify sends receipts, it does not judge them offline.
         let pipeline = ReceiptPipeline(at: Date(), checksTrust: false, analyses: false)
-        let store = try db.map { try AuditStore(path: $0) }
+        let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
+        defer { if let store { Task { await store.close() } } }
         var rows: [Row] = []
         var accepted: [Accepted] = []
         var decodeFailures = 0
         for input in InputFiles.load(files, limit: pipeline.inputLimit) {
-            let kind: AuditStore.SourceKind = input.source == "-" ? .stdin : .file
+            let kind: AuditSourceKind = input.source == "-" ? .stdin : .file
             let judged = pipeline.decode(input)
             switch judged.result {
             case .success(let decoded):
@@ -120,19 +124,21 @@ struct Verify: AsyncParsableCommand {
             // One write for the decoded inputs, one per input sent as it is, then one marking
             // them pending.
             let decoded = accepted.filter { $0.decoded != nil }
-            let recorded = try audited("recording \(decoded.count) inputs") {
-                try store.record(
+            let recorded = try await audited("recording \(decoded.count) inputs") {
+                try await store.record(
                     decoded.compactMap { a in
-                        a.decoded.map { AuditStore.Ingest(decoded: $0, bytes: a.bytes, kind: a.kind, source: a.source, seenAt: Date()) }
+                        a.decoded.map { AuditIngest(decoded: $0, bytes: a.bytes, kind: a.kind, source: a.source, seenAt: Date()) }
                     })
             }
             var ids = Dictionary(uniqueKeysWithValues: zip(decoded.map(\.row), recorded.map(\.id)))
             for a in accepted where a.decoded == nil {
-                ids[a.row] = try audited("recording \(a.source)") {
-                    try store.recordUndecodable(bytes: a.bytes, receiptData: a.receiptData, kind: a.kind, source: a.source, seenAt: Date()).id
+                ids[a.row] = try await audited("recording \(a.source)") {
+                    try await store.recordUndecodable(bytes: a.bytes, receiptData: a.receiptData, kind: a.kind, source: a.source, seenAt: Date()).id
                 }
             }
-            try audited("marking \(accepted.count) inputs pending") { try store.markPending(accepted.compactMap { ids[$0.row] }, again: true) }
+            try await audited("marking \(accepted.count) inputs pending") {
+                try await store.markPending(accepted.compactMap { ids[$0.row] }, again: true)
+            }
             items = accepted.compactMap { a in ids[a.row].map { BatchItem(id: Int($0), source: a.source, receiptData: a.receiptData) } }
         } else {
             items = accepted.enumerated().map { BatchItem(id: $0.offset, source: $0.element.source, receiptData: $0.element.receiptData) }
@@ -140,7 +146,7 @@ struct Verify: AsyncParsableCommand {
         for (a, item) in zip(accepted, items) { rows[a.row] = .sent(item) }
         if let store, resume {
             let given = Set(items.map(\.id))
-            for (id, data) in try store.pending() where !given.contains(Int(id)) {
+            for (id, data) in try await store.pending() where !given.contains(Int(id)) {
                 let item = BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data)
                 items.append(item)
                 rows.append(.sent(item))

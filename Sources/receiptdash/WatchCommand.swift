@@ -55,9 +55,10 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try AuditStore(path: database.path)
+        let store = try await database.open()
+        defer { Task { await store.close() } }
         if let keepDays {
-            let removed = try store.prune(keepDays: keepDays, now: Date())
+            let removed = try await store.prune(keepDays: keepDays, now: Date())
             log("pruned \(removed) receipt\(removed == 1 ? "" : "s") not seen for \(keepDays) days")
         }
         let ingestor = Ingestor(store: store)
@@ -92,14 +93,14 @@ struct Watch: AsyncParsableCommand {
                         auditFailure.withLock { if $0 == nil { $0 = error } }
                     })
             }
-            for (id, data) in try store.pending() {
+            for (id, data) in try await store.pending() {
                 continuation.yield(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
             }
         }
-        func enqueue(_ recorded: [AuditStore.Recorded]) throws {
+        func enqueue(_ recorded: [AuditRecorded]) async throws {
             guard verify else { return }
             let fresh = recorded.filter { $0.isNew && $0.receiptData != nil }
-            try audited("marking \(fresh.count) receipts pending") { try store.markPending(fresh.map(\.id)) }
+            try await audited("marking \(fresh.count) receipts pending") { try await store.markPending(fresh.map(\.id)) }
             for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
         }
 
@@ -120,16 +121,18 @@ struct Watch: AsyncParsableCommand {
                     }
                 }
                 if !files.isEmpty {
-                    let recorded = try audited("recording files from \(folder.path)") { try ingestor.ingest(files: files, kind: .watch, at: now) }
-                    try enqueue(recorded)
+                    let recorded = try await audited("recording files from \(folder.path)") { try await ingestor.ingest(files: files, kind: .watch, at: now) }
+                    try await enqueue(recorded)
                     log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
                 }
             }
             for follower in logs {
                 let lines = follower.poll()
                 if !lines.isEmpty {
-                    let recorded = try audited("recording lines of \(follower.path)") { try ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now) }
-                    try enqueue(recorded)
+                    let recorded = try await audited("recording lines of \(follower.path)") {
+                        try await ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
+                    }
+                    try await enqueue(recorded)
                     log("\(follower.path): \(lines.count) line\(lines.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
                 }
             }
@@ -138,8 +141,10 @@ struct Watch: AsyncParsableCommand {
                 let (lines, ended) = stdinLines.drain()
                 stdinDone = ended
                 if !lines.isEmpty {
-                    let recorded = try audited("recording lines of standard input") { try ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now) }
-                    try enqueue(recorded)
+                    let recorded = try await audited("recording lines of standard input") {
+                        try await ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now)
+                    }
+                    try await enqueue(recorded)
                 }
             }
             let onlyStdin = folders.isEmpty && logs.isEmpty
@@ -161,9 +166,9 @@ struct Watch: AsyncParsableCommand {
 
 /// Runs a write to the audit database; its failure becomes an ``AuditError`` that names what
 /// was being written (the command then exits non-zero with it).
-func audited<T>(_ what: String, _ body: () throws -> T) throws(AuditError) -> T {
+func audited<T>(_ what: String, _ body: () async throws -> T) async throws(AuditError) -> T {
     do {
-        return try body()
+        return try await body()
     } catch {
         throw AuditError(.writeFailed, doing: SafeText.escaped(what), error)
     }

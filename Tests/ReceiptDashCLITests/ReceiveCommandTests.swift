@@ -51,7 +51,7 @@ import Testing
         #expect(rest.contains("receiptdash: stopped; store closed"))
 
         let store = try NotificationStore(path: db)
-        #expect(try store.notifications().map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
+        #expect(try await store.notifications().map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
         await store.close()
     }
 }

@@ -89,7 +89,7 @@ final class Counter: Sendable {
         #expect(unacknowledged.allSatisfy { $0.attempts[1].result == .noResponse })
 
         // Every 200 is in the database: counted exactly.
-        let stored = Set(try NotificationStore.stored(atPath: db).map(\.record.notificationUUID))
+        let stored = Set(try await AuditStore(readOnlyPath: db).notifications().map(\.record.notificationUUID))
         #expect(acknowledged.subtracting(stored).isEmpty, "acknowledged but lost: \(acknowledged.subtracting(stored).count)")
         #expect(acknowledged.intersection(stored).count == acknowledged.count)
         // Beyond them, only notifications committed just before the kill whose 200 never left (at most one per request in flight).
@@ -113,5 +113,46 @@ final class Counter: Sendable {
         #expect(Set(missing.compactMap { $0["notification_uuid"] as? String }) == all.subtracting(stored))
         let results = missing.map { ($0["send_attempts"] as? [[String: Any]] ?? []).compactMap { $0["result"] as? String } }
         #expect(results.allSatisfy { $0.count == 2 && $0[1] == "NO_RESPONSE" && !$0.contains("SUCCESS") })
+    }
+}
+
+/// `simulator --send-notifications` as a command: plain-words refusals, and with nobody
+/// listening every notification fails after its retries and the summary says so.
+@Suite struct SimulatorSendCommandTests {
+    let cli = InspectCommandTests()
+
+    @Test func refusesBadSettingsInPlainWords() throws {
+        let schedule = try cli.run(["simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:9/n", "--retry-schedule", "1s,2x"])
+        #expect(schedule.status == 64)
+        #expect(schedule.stderr.contains("--retry-schedule: \"2x\" has an unknown unit: write ms, s, m or h after the number"))
+        let remote = try cli.run(["simulator", "--port", "0", "--send-notifications", "http://example.com/notifications"])
+        #expect(remote.status == 64)
+        #expect(remote.stderr.contains("plain http:// is allowed for loopback hosts only"))
+        let alone = try cli.run(["simulator", "--port", "0", "--exit-when-sent"])
+        #expect(alone.status == 64)
+        #expect(alone.stderr.contains("--exit-when-sent only works with --send-notifications URL."))
+    }
+
+    @Test func nobodyListeningFailsEveryNotificationAfterItsRetries() throws {
+        // A port nobody listens on: bound by a throwaway socket, then closed.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(probe)
+        #expect(port > 0)
+
+        let run = try cli.run([
+            "simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:\(port)/notifications", "--notification-count", "3",
+            "--retry-schedule", "10ms,20ms", "--exit-when-sent",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("sending 3 notifications to http://127.0.0.1:\(port)/notifications at as fast as possible (64 in flight), retries 10ms,20ms (production only)"))
+        #expect(run.stdout.contains("notifications: sent 3, acknowledged 0, failed after retries 3, retried 3, attempts 9,"), "\(run.stdout)")
+        #expect(run.stdout.contains("p50 -, p99 -"))
     }
 }

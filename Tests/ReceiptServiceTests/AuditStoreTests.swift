@@ -54,7 +54,7 @@ import Testing
     @Test func resultsAttemptsPendingAndResume() throws {
         let store = try AuditStore(path: temporaryPath())
         let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
-        try store.markPending(recorded.map(\.id))
+        try store.markPending(recorded.map(\.id), again: false)
         #expect(try store.pending().map(\.id) == recorded.map(\.id))
         let outcome = VerificationOutcome(
             status: 0, environment: "Sandbox",
@@ -168,7 +168,7 @@ import Testing
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
         let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
         let recorded = try store.record([try ingest("production.b64")])
-        try store.markPending(recorded.map(\.id))
+        try await store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let events = EventLog()
         let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) {
@@ -194,7 +194,7 @@ import Testing
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret))
         let client = VerifyReceiptClient(endpoints: try simulator.endpoints, secret: secret, retry: quickRetry)
         let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
-        try store.markPending(recorded.map(\.id))
+        try await store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) { _ in }
         #expect(summary.batch.valid == 2)
@@ -261,13 +261,13 @@ import Testing
         #expect(watcher.poll().map { ($0 as NSString).lastPathComponent } == ["b.b64"])
     }
 
-    @Test func ingestorCountsEveryLineOnce() throws {
+    @Test func ingestorCountsEveryLineOnce() async throws {
         let store = try AuditStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID()).sqlite").path)
         let ingestor = Ingestor(store: store)
         let receipt = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")), as: UTF8.self).filter { !$0.isWhitespace }
         let response = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("verify-response.json")), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
         let lines = ["noise", "", receipt, #"{"receipt-data": "\#(receipt)"}"#, response, "GET /health 200", "MIIT but broken !!"]
-        let recorded = try ingestor.ingest(lines: lines, kind: .watch, source: "app.log", at: Date())
+        let recorded = try await ingestor.ingest(lines: lines, kind: .watch, source: "app.log", at: Date())
         #expect(recorded.count == 3)
         #expect(recorded.map(\.isNew) == [true, false, true])
         let counts = ingestor.counts

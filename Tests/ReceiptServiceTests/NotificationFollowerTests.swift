@@ -30,16 +30,16 @@ import Testing
         #expect(await receiver.handle(body: Array("nope".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.1:1").status == 400)
 
         let follower = try NotificationFollower(path: path)
-        let first = try follower.poll()
+        let first = try await follower.poll()
         #expect(first.notifications.map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
         #expect(first.notifications.map(\.deliveries) == [1])
         #expect(first.rejections.isEmpty)
-        #expect(try follower.poll().notifications.isEmpty, "nothing changed: nothing reported")
+        #expect(try await follower.poll().notifications.isEmpty, "nothing changed: nothing reported")
 
         #expect(try await deliver(receiver, "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
         #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)  // Apple delivers it again
         #expect(await receiver.handle(body: Array("{}".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.2:2").status == 400)
-        let second = try follower.poll()
+        let second = try await follower.poll()
         #expect(
             second.notifications.map { "\($0.record.notificationType ?? "-") \($0.deliveries)" } == ["DID_RENEW 2", "EXPIRED 1"])
         #expect(second.rejections.map(\.httpStatus) == [400])
@@ -47,7 +47,7 @@ import Testing
         #expect(second.rejections.map(\.reason) == ["no signedPayload (and not a V1 notification)"])
         // The redelivered row is looked at again for a few seconds (a late commit is not
         // missed); new rows and refusals are not repeated.
-        let third = try follower.poll()
+        let third = try await follower.poll()
         #expect(third.notifications.map { "\($0.record.notificationType ?? "-") \($0.deliveries)" } == ["DID_RENEW 2"])
         #expect(third.rejections.isEmpty)
         await store.close()
@@ -86,11 +86,11 @@ import Testing
         let store = try NotificationStore(path: NotificationReceiverTests().temporaryPath())
         #expect(try await deliver(receiver(store), "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
         #expect(try await deliver(receiver(store), "session-pro_00_DID_RENEW.jws") == 200)
-        let renewed = try #require(try store.notifications().first { $0.record.notificationType == "DID_RENEW" })
+        let renewed = try #require(try await store.notifications().first { $0.record.notificationType == "DID_RENEW" })
         // The date is the nested transaction's expiry, read from the payload.
         #expect(
             renewed.record.listingRow(deliveries: 1).explanation == "DID_RENEW: renewed: access continues until 2025-10-01")
-        let stored = try #require(try store.notifications().first { $0.record.notificationType == "EXPIRED" })
+        let stored = try #require(try await store.notifications().first { $0.record.notificationType == "EXPIRED" })
         let row = stored.record.listingRow(deliveries: stored.deliveries)
         #expect(row.explanation == "EXPIRED / VOLUNTARY: expired: the customer had turned auto-renew off")
         #expect(row.notificationType == "EXPIRED")

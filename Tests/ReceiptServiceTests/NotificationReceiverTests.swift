@@ -158,10 +158,10 @@ final class CapturedLogs: Sendable {
             #expect(answer.outcome == .accepted, "\(name)")
             #expect(answer.verdict == "valid", "\(name)")
         }
-        let stored = try store.notifications()
+        let stored = try await store.notifications()
         #expect(stored.count == 13)
         #expect(Set(stored.map(\.record.verdict)) == ["valid"])
-        #expect(try store.rejections().isEmpty)
+        #expect(try await store.rejections().isEmpty)
         await store.close()
     }
 
@@ -172,7 +172,7 @@ final class CapturedLogs: Sendable {
             receiver(store, policy: ReceiverPolicy(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868)),
             NotificationFixture.body(token: token))
         #expect(status == 200, "\(text)")
-        let rows = try store.notifications()
+        let rows = try await store.notifications()
         #expect(rows.count == 1)
         #expect(rows.first?.deliveries == 1)
         #expect(
@@ -196,8 +196,8 @@ final class CapturedLogs: Sendable {
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(accepted.status == 200, "\(accepted.reason)")
         #expect(accepted.verdict == "test")
-        #expect(try trusting.notifications().map(\.record.verdict) == ["test"])
-        #expect(try trusting.notifications().first?.record.transactionID == "7100000000000001")
+        #expect(try await trusting.notifications().map(\.record.verdict) == ["test"])
+        #expect(try await trusting.notifications().first?.record.transactionID == "7100000000000001")
         await trusting.close()
 
         let strict = try NotificationStore(path: temporaryPath())
@@ -205,8 +205,8 @@ final class CapturedLogs: Sendable {
         #expect(refused.status == 403)
         #expect(refused.outcome == .refused)
         #expect(refused.reason.hasPrefix("root: "), "\(refused.reason)")
-        #expect(try strict.notifications().isEmpty)
-        let rejections = try strict.rejections()
+        #expect(try await strict.notifications().isEmpty)
+        let rejections = try await strict.rejections()
         #expect(rejections.map(\.httpStatus) == [403])
         #expect(rejections.first?.reason == refused.reason)
         #expect(rejections.first?.peer == "198.51.100.7:5000")
@@ -222,9 +222,9 @@ final class CapturedLogs: Sendable {
             NotificationFixture.body(token: try NotificationFixture.token("session-pro_03_EXPIRED_VOLUNTARY.jws")))
         #expect(status == 403)
         #expect(text.contains("bundle: bundleId is com.loki-project.loki-messenger, not one of --bundle-id com.example.ours, com.example.other"))
-        #expect(try store.notifications().isEmpty)
+        #expect(try await store.notifications().isEmpty)
         #expect(
-            try store.rejections().map(\.reason) == [
+            try await store.rejections().map(\.reason) == [
                 "bundle: bundleId is com.loki-project.loki-messenger, not one of --bundle-id com.example.ours, com.example.other"
             ])
         await store.close()
@@ -251,7 +251,7 @@ final class CapturedLogs: Sendable {
         #expect(second.status == 200)
         #expect(first.outcome == .accepted)
         #expect(second.outcome == .redelivered)
-        let rows = try store.notifications()
+        let rows = try await store.notifications()
         #expect(rows.map(\.record.notificationUUID) == ["01c574dc-64b7-45d3-889a-5fdcb08fb5c0"])
         #expect(rows.map(\.deliveries) == [2])
         await store.close()
@@ -268,9 +268,9 @@ final class CapturedLogs: Sendable {
         #expect(noPayload.1.contains("no signedPayload"))
         let notAToken = try await post(receiver, Array(#"{"signedPayload":"not.a.token"}"#.utf8))
         #expect(notAToken.0 == 400)
-        #expect(try store.rejections().map(\.httpStatus) == [400, 400, 400])
-        #expect(try store.rejections().first?.bodyPrefix == "signedPayload=abc")
-        #expect(try store.notifications().isEmpty)
+        #expect(try await store.rejections().map(\.httpStatus) == [400, 400, 400])
+        #expect(try await store.rejections().first?.bodyPrefix == "signedPayload=abc")
+        #expect(try await store.notifications().isEmpty)
         await store.close()
     }
 
@@ -280,7 +280,7 @@ final class CapturedLogs: Sendable {
         // With a Content-Length over the limit: answered before any of it is read.
         let declared = try await post(receiver(store), big, headers: [.contentLength: "\(big.count)"])
         #expect(declared.0 == 413)
-        let rejections = try store.rejections()
+        let rejections = try await store.rejections()
         #expect(rejections.map(\.httpStatus) == [413])
         #expect(rejections.map(\.bodySize) == [2 << 20])
         #expect(rejections.map(\.bodyPrefix) == [nil])  // nothing kept of a body never read
@@ -314,7 +314,7 @@ final class CapturedLogs: Sendable {
         let answer = await receiver(store).handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(answer.status == 200, "\(answer.reason)")
         #expect(answer.verdict == "unverifiable")
-        let rows = try store.notifications()
+        let rows = try await store.notifications()
         #expect(rows.count == 1)
         #expect(rows.first?.record.version == "1")
         #expect(rows.first?.record.notificationType == "DID_RENEW")
@@ -324,7 +324,7 @@ final class CapturedLogs: Sendable {
         let refused = await receiver(store, policy: ReceiverPolicy(allowedBundleIDs: ["com.example.none"]))
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(refused.status == 403)
-        #expect(try store.rejections().map(\.bodyPrefix) == [nil])
+        #expect(try await store.rejections().map(\.bodyPrefix) == [nil])
         await store.close()
         let file = try Data(contentsOf: URL(fileURLWithPath: path)) + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
         #expect(file.range(of: Data("dummy_shared_secret".utf8)) == nil)
@@ -358,7 +358,7 @@ final class CapturedLogs: Sendable {
             }
         }
         #expect(statuses == Array(repeating: 200, count: 50))
-        #expect(try store.notifications().count == 50)
+        #expect(try await store.notifications().count == 50)
         #expect(store.commitCount == 1)
         #expect(try store.synchronousMode() == 2)  // FULL: the WAL is fsynced at that one commit
         await store.close()
@@ -408,7 +408,7 @@ final class CapturedLogs: Sendable {
         #expect(metadata["peer"]?.description == "192.0.2.9:1234")
         #expect(metadata["latency_ms"] != nil)
         // The stored row keeps the text as Apple (here: the test signer) sent it; printing escapes it.
-        #expect(try store.notifications().first?.record.notificationType == "DID_RENEW\u{1B}]0;pwned\u{07}")
+        #expect(try await store.notifications().first?.record.notificationType == "DID_RENEW\u{1B}]0;pwned\u{07}")
         await store.close()
     }
 
@@ -501,7 +501,7 @@ final class CapturedLogs: Sendable {
         let response = try await client.execute(request, timeout: .seconds(30))
         #expect(response.status.code == 200)
         try await client.shutdown()
-        #expect(try store.notifications().map(\.record.notificationType) == ["DID_RENEW"])
+        #expect(try await store.notifications().map(\.record.notificationType) == ["DID_RENEW"])
         server.cancel()
         _ = await server.result
         await store.close()

@@ -95,7 +95,7 @@ struct LoopbackReceiver {
         #expect(report.deliveries.map(\.attempts.count) == Array(repeating: 1, count: 60))
         #expect(Set(report.deliveries.flatMap { $0.attempts.map(\.httpStatus) }) == [200])
 
-        let stored = try receiver.store.notifications()
+        let stored = try await receiver.store.notifications()
         #expect(stored.count == 60)
         #expect(Set(stored.map(\.record.notificationUUID)) == Set(notifications.map(\.notificationUUID)))
         #expect(Set(stored.map(\.deliveries)) == [1])
@@ -140,8 +140,8 @@ struct LoopbackReceiver {
         #expect(report.summary.failed == 1)
         #expect(report.summary.retried == 1)
         #expect(report.summary.attempts == 4)
-        #expect(try receiver.store.notifications().map(\.record.notificationUUID) == [production.notificationUUID])
-        #expect(try receiver.store.notifications().map(\.deliveries) == [1])
+        #expect(try await receiver.store.notifications().map(\.record.notificationUUID) == [production.notificationUUID])
+        #expect(try await receiver.store.notifications().map(\.deliveries) == [1])
         await receiver.stop()
     }
 

@@ -125,10 +125,10 @@ extension AuditStore {
 
 extension AuditStore {
     /// The `purchase` table's columns for ``PurchaseField/audited``: each is named as its field.
-    fileprivate static let auditedColumns = PurchaseField.audited.map(\.name).joined(separator: ", ")
+    static let auditedColumns = PurchaseField.audited.map(\.name).joined(separator: ", ")
 
     /// A purchase from a `purchase` row: text and integers as stored, dates as epoch seconds.
-    fileprivate static func purchase(_ row: Row) -> Purchase {
+    static func purchase(_ row: Row) -> Purchase {
         var purchase = Purchase(source: Purchase.Source(rawValue: row["source"] ?? "") ?? .receiptInApp)
         for field in PurchaseField.audited {
             let value: PurchaseField.Value? =

@@ -7,9 +7,12 @@ import ReceiptCore
 /// hash, with each sighting), every verification attempt, the final result, and the decoded
 /// purchases (transaction ids indexed). SQLite through GRDB, in WAL mode, with migrations from
 /// the first version on. The shared secret is never stored: attempts keep the URL only.
-public final class AuditStore: Sendable {
+public final class AuditStore: AuditBackend {
     let database: any DatabaseWriter
     public let path: String
+    /// Opened with ``init(readOnlyPath:)``: nothing is ever written.
+    let readOnly: Bool
+    public var location: String { path }
 
     /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
     public static func defaultPath(environment: [String: String]) -> String {
@@ -19,14 +22,19 @@ public final class AuditStore: Sendable {
     }
 
     /// Opens (creating and migrating) the store at `path`.
-    public init(path: String) throws {
+    /// - Parameter durable: commit with `synchronous = FULL` (WAL fsynced at every commit), as
+    ///   the notification receiver needs: an acknowledged notification survives a power loss.
+    public init(path: String, durable: Bool = false) throws {
         self.path = path
+        readOnly = false
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)
+        // After GRDB's WAL set-up (which sets NORMAL) on the one writer connection.
+        if durable { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
         try Self.migrator.migrate(pool)
         database = pool
     }
@@ -34,6 +42,7 @@ public final class AuditStore: Sendable {
     /// Opens an existing store read-only (a second dashboard following a validator).
     public init(readOnlyPath path: String) throws {
         self.path = path
+        readOnly = true
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
@@ -207,12 +216,11 @@ public final class AuditStore: Sendable {
         return migrator
     }
 
-    /// Where an input came from.
-    public enum SourceKind: String, Sendable {
-        case paste, file, watch, stdin
-        /// An App Store Server API look-up.
-        case lookup
-    }
+    public typealias SourceKind = AuditSourceKind
+    public typealias Ingest = AuditIngest
+    public typealias Recorded = AuditRecorded
+    public typealias FeedReceipt = AuditFeedReceipt
+    public typealias FeedResult = AuditFeedResult
 
     /// Records one look-up in one transaction: a `receipt` row of format `api` (bundle,
     /// environment, `done` or `failed` with the failure's code), a sighting named `source`, the
@@ -254,38 +262,17 @@ public final class AuditStore: Sendable {
     }
 
     /// The requests a look-up made, in order: endpoint, environment, URL, HTTP status, API error.
-    public func lookupRequests(_ id: Int64) throws -> [(endpoint: String, environment: String, url: String, httpStatus: Int?, apiError: Int?)] {
+    public func lookupRequests(_ id: Int64) throws -> [AuditLookupRequest] {
         try database.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT endpoint, environment, url, http_status, api_error FROM api_request WHERE receipt_id = ? ORDER BY position",
                 arguments: [id]
-            ).map { ($0["endpoint"], $0["environment"], $0["url"], $0["http_status"], $0["api_error"]) }
+            ).map {
+                AuditLookupRequest(
+                    endpoint: $0["endpoint"], environment: $0["environment"], url: $0["url"], httpStatus: $0["http_status"],
+                    apiError: $0["api_error"])
+            }
         }
-    }
-
-    /// One input to record.
-    public struct Ingest: Sendable {
-        public var decoded: DecodedInput
-        public var bytes: [UInt8]
-        public var kind: SourceKind
-        public var source: String?
-        public var seenAt: Date
-
-        public init(decoded: DecodedInput, bytes: [UInt8], kind: SourceKind, source: String?, seenAt: Date) {
-            self.decoded = decoded
-            self.bytes = bytes
-            self.kind = kind
-            self.source = source
-            self.seenAt = seenAt
-        }
-    }
-
-    /// The row id of each recorded input and whether it was new.
-    public struct Recorded: Sendable, Hashable {
-        public var id: Int64
-        public var isNew: Bool
-        /// What verifyReceipt takes for it, if anything.
-        public var receiptData: String?
     }
 
     /// Records inputs in one transaction: a new receipt row for unseen content, a sighting
@@ -294,8 +281,8 @@ public final class AuditStore: Sendable {
         try database.write { db in
             var out: [Recorded] = []
             for ingest in ingests {
-                let receiptData = VerifyReceiptData.base64(ingest.decoded)
-                let hash = Self.contentHash(receiptData.map { Array($0.utf8) } ?? ingest.bytes)
+                let receiptData = ingest.receiptData
+                let hash = ingest.contentHash
                 let seen = ingest.seenAt.timeIntervalSince1970
                 var isNew = false
                 let id: Int64
@@ -366,7 +353,7 @@ public final class AuditStore: Sendable {
         return "INSERT INTO purchase (\(columns.joined(separator: ", "))) VALUES (\(marks))"
     }()
 
-    private func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
+    func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
         let statement = try db.cachedStatement(sql: Self.purchaseInsertSQL)
         for p in purchases {
             var arguments: [(any DatabaseValueConvertible)?] = [id, p.source.rawValue]
@@ -441,22 +428,6 @@ public final class AuditStore: Sendable {
         }
     }
 
-    /// A receipt row for a follower.
-    public struct FeedReceipt: Sendable {
-        public var id: Int64
-        public var receiptData: String?
-        public var source: String?
-    }
-
-    /// A finished verification for a follower.
-    public struct FeedResult: Sendable {
-        public var id: Int64
-        public var status: Int?
-        public var environment: String?
-        public var failure: VerificationFailure?
-        public var verifiedAt: Double
-        public var attempts: [VerificationAttempt]
-    }
 
     /// Receipts recorded after row `id`, oldest first.
     public func receipts(after id: Int64, limit: Int = 500) throws -> [FeedReceipt] {

@@ -14,30 +14,30 @@ public final class Ingestor: Sendable {
         public var skipped = 0
     }
 
-    public let store: AuditStore
+    public let store: any AuditBackend
     private let decoder = ReceiptDecoder()
     private let countsStorage = Mutex(Counts())
 
-    public init(store: AuditStore) {
+    public init(store: any AuditBackend) {
         self.store = store
     }
 
     public var counts: Counts { countsStorage.withLock { $0 } }
 
     /// Ingests lines (a log, stdin), 1,000 to a transaction. Returns the receipts recorded.
-    public func ingest(lines: [String], kind: AuditStore.SourceKind, source: String?, at time: Date) throws -> [AuditStore.Recorded] {
-        var recorded: [AuditStore.Recorded] = []
+    public func ingest(lines: [String], kind: AuditSourceKind, source: String?, at time: Date) async throws -> [AuditRecorded] {
+        var recorded: [AuditRecorded] = []
         var skipped = 0
         for chunk in stride(from: 0, to: lines.count, by: 1000).map({ lines[$0..<min($0 + 1000, lines.count)] }) {
-            var batch: [AuditStore.Ingest] = []
+            var batch: [AuditIngest] = []
             for line in chunk {
                 guard let found = Self.receipt(inLine: line, decoder: decoder) else {
                     skipped += 1
                     continue
                 }
-                batch.append(AuditStore.Ingest(decoded: found.decoded, bytes: found.bytes, kind: kind, source: source, seenAt: time))
+                batch.append(AuditIngest(decoded: found.decoded, bytes: found.bytes, kind: kind, source: source, seenAt: time))
             }
-            if !batch.isEmpty { recorded += try store.record(batch) }
+            if !batch.isEmpty { recorded += try await store.record(batch) }
         }
         update(lines: lines.count, files: 0, recorded: recorded, skipped: skipped)
         return recorded
@@ -52,22 +52,22 @@ public final class Ingestor: Sendable {
     }
 
     /// Ingests whole files (a watched folder, command-line inputs).
-    public func ingest(files: [(path: String, bytes: [UInt8])], kind: AuditStore.SourceKind, at time: Date) throws -> [AuditStore.Recorded] {
-        var batch: [AuditStore.Ingest] = []
+    public func ingest(files: [(path: String, bytes: [UInt8])], kind: AuditSourceKind, at time: Date) async throws -> [AuditRecorded] {
+        var batch: [AuditIngest] = []
         var skipped = 0
         for file in files {
             guard let decoded = try? decoder.decode(file.bytes) else {
                 skipped += 1
                 continue
             }
-            batch.append(AuditStore.Ingest(decoded: decoded, bytes: file.bytes, kind: kind, source: file.path, seenAt: time))
+            batch.append(AuditIngest(decoded: decoded, bytes: file.bytes, kind: kind, source: file.path, seenAt: time))
         }
-        let recorded = batch.isEmpty ? [] : try store.record(batch)
+        let recorded = batch.isEmpty ? [] : try await store.record(batch)
         update(lines: 0, files: files.count, recorded: recorded, skipped: skipped)
         return recorded
     }
 
-    private func update(lines: Int, files: Int, recorded: [AuditStore.Recorded], skipped: Int) {
+    private func update(lines: Int, files: Int, recorded: [AuditRecorded], skipped: Int) {
         countsStorage.withLock { c in
             c.lines += lines
             c.files += files

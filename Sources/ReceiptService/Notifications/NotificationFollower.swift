@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import ReceiptCore
 import Synchronization
 
@@ -17,70 +16,39 @@ public final class NotificationFollower: Sendable {
     /// The most rows a first poll takes (the newest ones): a follower shows what happens now.
     public static let initialRows = 1_000
 
-    private struct Marks {
-        var started = false
-        var lastID: Int64 = 0
-        var lastRejectionID: Int64 = 0
-        var newestDelivery: Double = 0
+    public let backend: any AuditBackend
+    private let marks = Mutex(NotificationMarks())
+
+    /// Follows the backend (read-only use: the follower never writes).
+    public init(backend: any AuditBackend) {
+        self.backend = backend
     }
 
-    public let path: String
-    private let database: DatabasePool
-    private let marks = Mutex(Marks())
-
-    public init(path: String) throws(NotificationStoreError) {
+    /// Follows the SQLite audit database at `path`, opened read-only.
+    public convenience init(path: String) throws(NotificationStoreError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw NotificationStoreError(.open, "no audit database at \(path): start `receiptdash receive --db \(path)` first")
         }
-        self.path = path
         do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            configuration.busyMode = .timeout(10)
-            database = try DatabasePool(path: path, configuration: configuration)
+            self.init(backend: try AuditStore(readOnlyPath: path))
         } catch {
             throw NotificationStoreError(.open, "cannot open \(path) to follow its notifications: \(error)")
         }
     }
 
+    public var location: String { backend.location }
+
     /// What changed since the last poll (the first poll: the newest ``initialRows`` rows, and no
     /// old refusals: those are history, not news).
-    public func poll() throws(NotificationStoreError) -> (notifications: [StoredNotification], rejections: [RejectionRecord]) {
+    public func poll() async throws(NotificationStoreError) -> (notifications: [StoredNotification], rejections: [RejectionRecord]) {
         let before = marks.withLock { $0 }
         do {
-            let (rows, rejections, after) = try database.read { db -> ([StoredNotification], [RejectionRecord], Marks) in
-                var after = before
-                guard try db.tableExists("notification") else { return ([], [], after) }
-                var rows: [Row]
-                var rejectionRows: [Row] = []
-                if !before.started {
-                    rows = try Row.fetchAll(
-                        db, sql: "SELECT * FROM notification ORDER BY id DESC LIMIT ?", arguments: [Self.initialRows]
-                    ).reversed()
-                    after.lastRejectionID = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM notification_rejection") ?? 0
-                    after.started = true
-                } else {
-                    rows = try Row.fetchAll(
-                        db,
-                        sql: """
-                            SELECT * FROM notification WHERE id > ? OR (deliveries > 1 AND last_received_at >= ?)
-                            ORDER BY id
-                            """,
-                        arguments: [before.lastID, before.newestDelivery - Self.redeliveryLookBack])
-                    rejectionRows = try Row.fetchAll(
-                        db, sql: "SELECT * FROM notification_rejection WHERE id > ? ORDER BY id", arguments: [before.lastRejectionID])
-                }
-                for row in rows {
-                    after.lastID = max(after.lastID, row["id"])
-                    after.newestDelivery = max(after.newestDelivery, row["last_received_at"])
-                }
-                for row in rejectionRows { after.lastRejectionID = max(after.lastRejectionID, row["id"]) }
-                return (rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
-            }
+            let (rows, rejections, after) = try await backend.followNotifications(
+                before, initialRows: Self.initialRows, lookBack: Self.redeliveryLookBack)
             marks.withLock { $0 = after }
             return (rows, rejections)
         } catch {
-            throw NotificationStoreError(.database, "could not read notifications from \(path): \(error)")
+            throw NotificationStoreError(.database, "could not read notifications from \(location): \(error)")
         }
     }
 }
@@ -129,14 +97,5 @@ extension NotificationRecord {
             environment: environment, signedDate: signedDate, receivedAt: receivedAt, deliveries: deliveries, verdict: verdict,
             transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
             explanation: NotificationExplanation.explain(type: notificationType, subtype: subtype, until: NotificationRow.until(decoded)))
-    }
-}
-
-extension RejectionRecord {
-    init(row: Row) {
-        self.init(
-            at: Date(timeIntervalSince1970: row["at"]), peer: row["peer"], reason: row["reason"], httpStatus: row["http_status"],
-            bodySize: row["body_size"], body: [UInt8]())
-        bodyPrefix = row["body_prefix"]
     }
 }

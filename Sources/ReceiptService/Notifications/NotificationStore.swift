@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 
 /// A typed failure of the notification store, compared by code.
@@ -137,47 +136,47 @@ public protocol NotificationSink: Sendable {
     func isWritable() async -> Bool
 }
 
-/// The durable store of received notifications, with group commit.
+/// The durable store of received notifications, with group commit, over either audit backend.
 ///
 /// **Durable before acknowledged.** ``append(_:)`` returns only after the transaction holding
-/// the notification has committed with `PRAGMA synchronous = FULL` in WAL mode: SQLite fsyncs the
-/// WAL at every commit, so a returned append survives a crash of the process *and* of the
-/// machine. (GRDB's default for WAL is NORMAL, which fsyncs only at checkpoints: a commit
-/// survives `kill -9` but may be lost with the machine's power; Apple never redelivers sandbox
-/// notifications, so we pay the fsync.)
+/// the notification has committed. On SQLite the store is opened with `PRAGMA synchronous =
+/// FULL` in WAL mode: SQLite fsyncs the WAL at every commit, so a returned append survives a
+/// crash of the process *and* of the machine. (GRDB's default for WAL is NORMAL, which fsyncs
+/// only at checkpoints: a commit survives `kill -9` but may be lost with the machine's power;
+/// Apple never redelivers sandbox notifications, so we pay the fsync.) On PostgreSQL a commit
+/// returns once the server has flushed it (`synchronous_commit` on, its default).
 ///
 /// **Group commit.** One writer task drains a queue: every append waiting when it wakes goes
 /// into one transaction, one fsync, and then all those callers are resumed. 1,000 concurrent
 /// requests cost a handful of fsyncs, not 1,000. Each item runs in its own savepoint, so one
 /// bad row cannot fail its neighbours.
 public final class NotificationStore: NotificationSink, Sendable {
-    let database: DatabasePool
-    public let path: String
+    public let backend: any AuditBackend
+    /// Where the store lives, as it may be shown (a PostgreSQL URL's password masked).
+    public var location: String { backend.location }
     private let queue: WriteQueue
     private let writer: Task<Void, Never>
 
-    /// Opens (creating and migrating) the audit database at `path` for notifications.
+    /// Opens (creating and migrating) the SQLite audit database at `path` for notifications,
+    /// committing with `synchronous = FULL`.
     /// - Parameter startWriter: false holds the writer until ``startWriting()`` (tests fill the
     ///   queue first to see one commit take everything).
-    public init(path: String, startWriter: Bool = true) throws(NotificationStoreError) {
-        self.path = path
+    public convenience init(path: String, startWriter: Bool = true) throws(NotificationStoreError) {
+        let store: AuditStore
         do {
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = true
-            configuration.busyMode = .timeout(10)
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            // After GRDB's WAL set-up (which sets NORMAL) on the one writer connection.
-            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
-            try AuditStore.migrator.migrate(pool)
-            database = pool
+            store = try AuditStore(path: path, durable: true)
         } catch {
             throw NotificationStoreError(.open, "cannot open the notification store at \(path): \(error)")
         }
+        self.init(backend: store, startWriter: startWriter)
+    }
+
+    /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
+    public init(backend: any AuditBackend, startWriter: Bool = true) {
+        self.backend = backend
         let queue = WriteQueue(started: startWriter)
         self.queue = queue
-        writer = Task { [database] in await Self.writeLoop(queue: queue, database: database) }
+        writer = Task { await Self.writeLoop(queue: queue, backend: backend) }
     }
 
     deinit {
@@ -195,27 +194,21 @@ public final class NotificationStore: NotificationSink, Sendable {
 
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
-            queue.enqueue(.notification(record, continuation))
+            queue.enqueue(.init(write: .notification(record), continuation: continuation))
         }
         return try result.get()
     }
 
     public func reject(_ record: RejectionRecord) async throws(NotificationStoreError) {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
-            queue.enqueue(.rejection(record, continuation))
+            queue.enqueue(.init(write: .rejection(record), continuation: continuation))
         }
         _ = try result.get()
     }
 
     public func isWritable() async -> Bool {
         guard !queue.isClosed else { return false }
-        do {
-            // BEGIN IMMEDIATE … COMMIT: takes the write lock, writes nothing.
-            try await database.write { _ in }
-            return true
-        } catch {
-            return false
-        }
+        return await backend.isWritable()
     }
 
     /// Stops taking writes, commits everything already queued, and waits for the writer.
@@ -224,45 +217,26 @@ public final class NotificationStore: NotificationSink, Sendable {
         await writer.value
     }
 
-    /// The synchronous mode of the writer connection (2 is FULL).
+    /// The synchronous mode of the SQLite writer connection (2 is FULL); -1 on PostgreSQL.
     func synchronousMode() throws -> Int {
-        try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
+        try (backend as? AuditStore)?.synchronousMode() ?? -1
     }
 
     // MARK: - The writer
 
-    enum Item: Sendable {
-        case notification(NotificationRecord, CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>)
-        case rejection(RejectionRecord, CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>)
-
-        var continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never> {
-            switch self {
-            case .notification(_, let c), .rejection(_, let c): c
-            }
-        }
+    struct Item: Sendable {
+        var write: NotificationWrite
+        var continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>
     }
 
-    private static func writeLoop(queue: WriteQueue, database: DatabasePool) async {
+    private static func writeLoop(queue: WriteQueue, backend: any AuditBackend) async {
         for await _ in queue.wakeups {
             while true {
                 let batch = queue.takeAll()
                 if batch.isEmpty { break }
                 let results: [Result<AppendOutcome, NotificationStoreError>]
                 do {
-                    results = try await database.write { db in
-                        batch.map { item in
-                            do {
-                                var outcome = AppendOutcome.stored
-                                try db.inSavepoint {
-                                    outcome = try Self.write(item, db)
-                                    return .commit
-                                }
-                                return .success(outcome)
-                            } catch {
-                                return .failure(NotificationStoreError(.database, "could not store: \(error)"))
-                            }
-                        }
-                    }
+                    results = try await backend.writeNotifications(batch.map(\.write))
                     queue.countCommit()
                 } catch {
                     let failure = NotificationStoreError(.database, "the commit failed: \(error)")
@@ -278,78 +252,23 @@ public final class NotificationStore: NotificationSink, Sendable {
         }
     }
 
-    private static func write(_ item: Item, _ db: Database) throws -> AppendOutcome {
-        switch item {
-        case .notification(let r, _):
-            let deliveries = try Int.fetchOne(
-                db,
-                sql: """
-                    INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
-                        environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
-                        original_transaction_id, product_id, peer, signed_payload)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(notification_uuid) DO UPDATE SET deliveries = deliveries + 1,
-                        last_received_at = MAX(last_received_at, excluded.last_received_at)
-                    RETURNING deliveries
-                    """,
-                arguments: [
-                    r.notificationUUID, r.version, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
-                    r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970,
-                    r.verdict, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
-                ]) ?? 1
-            return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
-        case .rejection(let r, _):
-            try db.execute(
-                sql: """
-                    INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [r.at.timeIntervalSince1970, r.peer, r.reason, r.httpStatus, r.bodySize, r.bodyPrefix])
-            return .stored
-        }
-    }
-
     // MARK: - Reading
 
     /// Every stored notification, oldest first.
-    public func notifications() throws(NotificationStoreError) -> [StoredNotification] {
+    public func notifications() async throws(NotificationStoreError) -> [StoredNotification] {
         do {
-            return try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
-            }
+            return try await backend.notifications()
         } catch {
-            throw NotificationStoreError(.database, "could not read notifications: \(error)")
-        }
-    }
-
-    /// Every stored notification in the audit database at `path`, oldest first, read without
-    /// writing (a receiver may be running on it).
-    public static func stored(atPath path: String) throws(NotificationStoreError) -> [StoredNotification] {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw NotificationStoreError(.open, "no audit database at \(path): start `receiptdash receive --db \(path)` first")
-        }
-        do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            configuration.busyMode = .timeout(10)
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            return try pool.read { db in
-                guard try db.tableExists("notification") else { return [] }
-                return try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
-            }
-        } catch {
-            throw NotificationStoreError(.database, "could not read notifications from \(path): \(error)")
+            throw NotificationStoreError(.database, "could not read notifications from \(location): \(error)")
         }
     }
 
     /// Every refused request, oldest first.
-    public func rejections() throws(NotificationStoreError) -> [RejectionRecord] {
+    public func rejections() async throws(NotificationStoreError) -> [RejectionRecord] {
         do {
-            return try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM notification_rejection ORDER BY at, id").map(RejectionRecord.init(row:))
-            }
+            return try await backend.rejections()
         } catch {
-            throw NotificationStoreError(.database, "could not read rejections: \(error)")
+            throw NotificationStoreError(.database, "could not read rejections from \(location): \(error)")
         }
     }
 }
@@ -360,16 +279,10 @@ public struct StoredNotification: Sendable, Hashable {
     public var deliveries: Int
     public var lastReceivedAt: Date
 
-    init(row: Row) {
-        record = NotificationRecord(
-            notificationUUID: row["notification_uuid"], version: row["version"], notificationType: row["notification_type"],
-            subtype: row["subtype"], bundleID: row["bundle_id"], appAppleID: row["app_apple_id"], environment: row["environment"],
-            signedDate: (row["signed_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            receivedAt: Date(timeIntervalSince1970: row["received_at"]), verdict: row["verdict"], reason: row["reason"],
-            transactionID: row["transaction_id"], originalTransactionID: row["original_transaction_id"],
-            productID: row["product_id"], peer: row["peer"], signedPayload: row["signed_payload"])
-        deliveries = row["deliveries"]
-        lastReceivedAt = Date(timeIntervalSince1970: row["last_received_at"])
+    public init(record: NotificationRecord, deliveries: Int, lastReceivedAt: Date) {
+        self.record = record
+        self.deliveries = deliveries
+        self.lastReceivedAt = lastReceivedAt
     }
 }
 
