@@ -1,0 +1,423 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// The audit trail on a team's PostgreSQL (`--db postgres://USER@HOST:PORT/DATABASE`): the same
+/// tables and meaning as the SQLite ``AuditStore``, for several validators, receivers and
+/// dashboards on several hosts at once.
+///
+/// - **Pooled, parameterised.** One `PostgresClient` (PostgresNIO's pool) whose `run()` runs in a
+///   task the store owns (``close()`` cancels it). Every value reaches the server as a bind.
+/// - **Migrations** (``PostgresAuditSchema``) run at open, once, under an advisory lock; a
+///   read-only open never migrates and refuses a database that is missing or older.
+/// - **Concurrent writers.** Uniqueness is the database's: receipts are upserted on
+///   `content_hash` (`ON CONFLICT … DO UPDATE … RETURNING id, (xmax = 0)`), notifications on
+///   `notification_uuid`. Two validators that see one receipt make one row with two sightings.
+///   A deadlock or serialization failure is retried.
+/// - **Followers.** Identity values are taken at insert, so with several writers a lower id can
+///   commit after a higher one. Each feed (`receipts(after:)`, `results(after:)`,
+///   `followNotifications`) reads in one snapshot and remembers it with the cursor it hands
+///   back; the next call with that cursor also returns the rows written by transactions that
+///   were still running in that snapshot (`pg_visible_in_snapshot` on the row's writing
+///   transaction, column `*_xid`). Nothing is skipped, and a row comes back at most once more
+///   (callers replace a row they already have).
+/// - **LISTEN/NOTIFY.** Every write transaction calls `pg_notify('receiptdash_audit', '')`,
+///   which fires at commit; ``changes()`` streams a wake-up per commit from a dedicated
+///   connection's `LISTEN`, reconnecting with backoff (and waking once after each reconnect).
+/// - **Connection loss.** A write that fails because the server is unreachable or restarting
+///   is retried with backoff for up to ``writeRetryBudget`` (30 s), then fails with a clear
+///   error. A write whose `COMMIT` got no answer is reported as of unknown outcome, never
+///   silently retried. ``isWritable()`` answers false while the server cannot commit.
+public final class PostgresAuditStore: AuditBackend {
+    /// The channel writers notify and followers listen on.
+    static let channel = "receiptdash_audit"
+
+    public let postgresLocation: PostgresLocation
+    public var location: String { postgresLocation.description }
+    public let readOnly: Bool
+    /// How long a write keeps retrying while the server is unreachable.
+    let writeRetryBudget: Duration
+    /// How long a read keeps retrying (a pooled connection that died with a restart).
+    let readRetryBudget: Duration
+
+    let client: PostgresClient
+    private let runner: Task<Void, Never>
+    let logger: Logger
+    private let state = Mutex(State())
+
+    struct State {
+        var closed = false
+        var listener: Task<Void, Never>?
+        var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
+        var nextSubscriber = 0
+        /// Snapshots read by the feeds, by the cursor handed back (see the type's notes).
+        var receiptSnapshots: [(Int64, String)] = []
+        var resultSnapshots: [(Double, String)] = []
+        var notificationSnapshots: [(NotificationMarks, String)] = []
+    }
+
+    /// Opens (migrating, unless `readOnly`) the audit trail at `location`.
+    public static func open(_ location: PostgresLocation, readOnly: Bool) async throws(AuditDatabaseError) -> any AuditBackend {
+        try await PostgresAuditStore(location: location, readOnly: readOnly)
+    }
+
+    /// - Parameters:
+    ///   - writeRetryBudget: how long writes retry while the server is unreachable.
+    ///   - connectTimeout: how long one connection attempt may take.
+    public init(
+        location: PostgresLocation, readOnly: Bool = false, writeRetryBudget: Duration = .seconds(30),
+        connectTimeout: Duration = .seconds(5)
+    ) async throws(AuditDatabaseError) {
+        postgresLocation = location
+        self.readOnly = readOnly
+        self.writeRetryBudget = writeRetryBudget
+        readRetryBudget = min(writeRetryBudget, .seconds(3))
+        logger = Logger(label: "receiptdash.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+            database: location.database, tls: try Self.tls(location))
+        configuration.options.connectTimeout = connectTimeout
+        configuration.options.maximumConnections = 20
+        configuration.options.connectionIdleTimeout = .seconds(60)
+        if readOnly { configuration.options.additionalStartupParameters = [("default_transaction_read_only", "on")] }
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        runner = Task { await client.run() }
+
+        do {
+            try await client.withConnection { connection in
+                if readOnly {
+                    let missing = try await PostgresAuditSchema.missing(connection, logger: self.logger)
+                    if missing.count == PostgresAuditSchema.names.count {
+                        throw AuditDatabaseError(
+                            .unavailable,
+                            "\(location) holds no audit trail yet: run `receiptdash db migrate --db \(location)` or start a writer first")
+                    } else if !missing.isEmpty {
+                        throw AuditDatabaseError(
+                            .unavailable,
+                            "the audit trail at \(location) is older than this receiptdash (missing migrations \(missing.joined(separator: ", "))): "
+                                + "run `receiptdash db migrate --db \(location)`")
+                    }
+                } else {
+                    _ = try await PostgresAuditSchema.migrate(connection, logger: self.logger)
+                }
+            }
+        } catch {
+            runner.cancel()
+            await runner.value
+            if let error = error as? AuditDatabaseError { throw error }
+            throw AuditDatabaseError(.unavailable, "cannot open the audit trail at \(location): \(Self.describe(error, password: location.passwordValue))")
+        }
+    }
+
+    deinit {
+        runner.cancel()
+        state.withLock { $0.listener?.cancel() }
+    }
+
+    /// `sslmode=disable` → plain (loopback only, checked by the parser); `require` and
+    /// `verify-full` → TLS with the certificate and host name verified, `sslrootcert` trusted
+    /// besides the system's roots.
+    static func tls(_ location: PostgresLocation) throws(AuditDatabaseError) -> PostgresClient.Configuration.TLS {
+        switch location.tls {
+        case .disable:
+            return .disable
+        case .require, .verifyFull:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .fullVerification
+            if let root = location.rootCertificate {
+                guard FileManager.default.isReadableFile(atPath: root) else {
+                    throw AuditDatabaseError(.invalidLocation, "sslrootcert \(root) is not a readable file")
+                }
+                tls.additionalTrustRoots = [.file(root)]
+            }
+            return .require(tls)
+        }
+    }
+
+    // MARK: - Running statements
+
+    /// Runs `body` on a pooled connection, in a transaction when `transaction` names its BEGIN,
+    /// retrying what a restart or an outage makes fail (writes for ``writeRetryBudget``).
+    /// Errors come out as ``AuditDatabaseError`` in plain words, never with the password.
+    func run<T: Sendable>(
+        _ what: String, write: Bool, transaction: PostgresQuery? = nil, _ body: (PostgresConnection) async throws -> T
+    ) async throws(AuditDatabaseError) -> T {
+        if write, readOnly {
+            throw AuditDatabaseError(.refused, "\(what): \(location) was opened read-only (a follower never writes)")
+        }
+        if state.withLock({ $0.closed }) { throw AuditDatabaseError(.unavailable, "\(what): the audit store is closed") }
+        let clock = ContinuousClock()
+        let deadline = clock.now + (write ? writeRetryBudget : readRetryBudget)
+        var delay = Duration.milliseconds(50)
+        var tries = 0
+        while true {
+            tries += 1
+            var committing = false
+            do {
+                return try await client.withConnection { connection in
+                    guard let begin = transaction else { return try await body(connection) }
+                    try await connection.query(begin, logger: logger)
+                    do {
+                        let value = try await body(connection)
+                        committing = true
+                        try await connection.query("COMMIT", logger: logger)
+                        return value
+                    } catch {
+                        if !committing { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                        throw error
+                    }
+                }
+            } catch {
+                let kind = Self.classify(error)
+                let words = Self.describe(error, password: postgresLocation.passwordValue)
+                if committing, kind == .connection {
+                    throw AuditDatabaseError(
+                        .unavailable,
+                        "\(what): the connection to \(location) was lost during the commit, so whether it was recorded is unknown (\(words))")
+                }
+                switch kind {
+                case .cancelled:
+                    throw AuditDatabaseError(.unavailable, "\(what): cancelled")
+                case .refused:
+                    throw AuditDatabaseError(.refused, "\(what): \(words)")
+                case .closed:
+                    throw AuditDatabaseError(.unavailable, "\(what): the audit store is closed")
+                case .connection, .conflict:
+                    if clock.now + delay >= deadline || Task.isCancelled {
+                        let reason = kind == .conflict ? "kept conflicting with other writers" : "cannot reach \(location)"
+                        throw AuditDatabaseError(.unavailable, "\(what): \(reason) after \(tries) tr\(tries == 1 ? "y" : "ies") (\(words))")
+                    }
+                    do { try await Task.sleep(for: delay) } catch { throw AuditDatabaseError(.unavailable, "\(what): cancelled") }
+                    delay = min(delay * 2, .seconds(2))
+                }
+            }
+        }
+    }
+
+    /// A write transaction that wakes followers when it commits.
+    func write<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+        try await run(what, write: true, transaction: "BEGIN") { connection in
+            let value = try await body(connection)
+            try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+            return value
+        }
+    }
+
+    /// Reads, retried once or twice if a pooled connection went away.
+    func read<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+        try await run(what, write: false, body)
+    }
+
+    /// Reads in one snapshot (a follower's feed: the snapshot it read is remembered).
+    func readSnapshot<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+        try await run(what, write: false, transaction: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    enum Failure: Equatable {
+        /// The server is unreachable, restarting or failing over: worth retrying.
+        case connection
+        /// A deadlock or serialization failure with another writer: retry the transaction.
+        case conflict
+        /// The statement was refused (a constraint, a type, a missing table): retrying won't help.
+        case refused
+        case cancelled
+        case closed
+    }
+
+    static func classify(_ error: any Error) -> Failure {
+        if error is CancellationError { return .cancelled }
+        if let pool = poolError(error) {
+            switch pool {
+            case "poolShutdown": return .closed
+            case "requestCancelled": return .cancelled
+            default: return .connection
+            }
+        }
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                let state = error.serverInfo?[.sqlState] ?? ""
+                if state == "40001" || state == "40P01" { return .conflict }
+                // 08: connection exception; 57P01-03: shutting down, crashed, starting up;
+                // 53300: too many connections; 25006: read-only (a standby mid-failover).
+                if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300", "25006"].contains(state) { return .connection }
+                return .refused
+            case .poolClosed: return .closed
+            case .queryCancelled: return .cancelled
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .sslUnsupported,
+                .failedToAddSSLHandler:
+                return .connection
+            default:
+                return .refused
+            }
+        }
+        if error is IOError || error is ChannelError { return .connection }
+        return .refused
+    }
+
+    /// An error in words: the server's message and SQL state, or what went wrong with the
+    /// connection. The password never appears (masked if anything echoes it).
+    static func describe(_ error: any Error, password: String?) -> String {
+        var text: String
+        if let error = error as? AuditDatabaseError {
+            text = error.reason
+        } else if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                let info = error.serverInfo
+                text = info?[.message] ?? "the server refused the statement"
+                if let detail = info?[.detail] { text += " (\(detail))" }
+                if let state = info?[.sqlState] { text += " [SQLSTATE \(state)]" }
+            case .connectionError:
+                text = "cannot connect" + (error.underlying.map { ": \(plain($0))" } ?? "")
+            case .serverClosedConnection:
+                text = "the server closed the connection"
+            case .clientClosedConnection, .poolClosed:
+                text = "the connection was closed"
+            case .uncleanShutdown:
+                text = "the connection ended uncleanly"
+            case .sslUnsupported:
+                text = "the server does not offer TLS"
+            case .failedToAddSSLHandler:
+                text = "TLS failed" + (error.underlying.map { ": \(plain($0))" } ?? "")
+            case .authMechanismRequiresPassword:
+                text = "the server asks for a password and none was given (PGPASSWORD, ~/.pgpass or the URL)"
+            case .unsupportedAuthMechanism:
+                text = "the server asks for an authentication method PostgresNIO does not support"
+            case .saslError:
+                text = "authentication failed (SCRAM)"
+            case .queryCancelled:
+                text = "the query was cancelled"
+            default:
+                text = "PostgreSQL client error \(error.code)" + (error.underlying.map { ": \(plain($0))" } ?? "")
+            }
+        } else if let pool = poolError(error) {
+            text = pool == "connectionCreationCircuitBreakerTripped" ? "no connection could be made" : "the connection pool failed (\(pool))"
+        } else {
+            text = plain(error)
+        }
+        if let password, !password.isEmpty { text = text.replacingOccurrences(of: password, with: "****") }
+        return text
+    }
+
+    /// The case of PostgresNIO's pool error (its module is not a product we can import):
+    /// `connectionCreationCircuitBreakerTripped`, `poolShutdown` or `requestCancelled`.
+    private static func poolError(_ error: any Error) -> String? {
+        guard String(describing: type(of: error)) == "ConnectionPoolError" else { return nil }
+        let text = String(describing: error)
+        return ["connectionCreationCircuitBreakerTripped", "poolShutdown", "requestCancelled"].first { text.contains($0) } ?? "unknown"
+    }
+
+    private static func plain(_ error: any Error) -> String {
+        if let error = error as? NIOSSLError { return "\(error)" }
+        if let error = error as? IOError { return error.description }
+        return String(describing: error)
+    }
+
+    // MARK: - Health, changes, close
+
+    public func isWritable() async -> Bool {
+        guard !readOnly, !state.withLock({ $0.closed }) else { return false }
+        // A standby (mid-failover) answers but cannot commit. Bounded: /health must answer.
+        let client = self.client
+        let logger = self.logger
+        return await Self.within(.seconds(3)) {
+            let rows = try await client.query("SELECT NOT pg_is_in_recovery()", logger: logger).collect()
+            return try rows.first?.decode(Bool.self) ?? false
+        } ?? false
+    }
+
+    /// `body`'s value, or nil when it fails or takes longer than `limit` (it is then left to
+    /// finish on its own: a query on a hung connection may not notice cancellation).
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async -> T? {
+        let once = Mutex<CheckedContinuation<T?, Never>?>(nil)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            once.withLock { $0 = continuation }
+            let finish: @Sendable (T?) -> Void = { value in once.withLock { $0.take() }?.resume(returning: value) }
+            let work = Task { finish(try? await body()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                work.cancel()
+                finish(nil)
+            }
+        }
+    }
+
+    public func changes() -> AsyncStream<Void>? {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id: Int? = state.withLock { s in
+            guard !s.closed else { return nil }
+            let id = s.nextSubscriber
+            s.nextSubscriber += 1
+            s.subscribers[id] = continuation
+            if s.listener == nil { s.listener = Task { [weak self] in await self?.listen() } }
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private func wakeSubscribers() {
+        for continuation in state.withLock({ Array($0.subscribers.values) }) { continuation.yield() }
+    }
+
+    /// `LISTEN receiptdash_audit` on a connection of its own, for as long as the store is open:
+    /// a wake-up per notification, and one after each (re)connection (whatever was committed
+    /// while it was away is then read). Reconnects with backoff, 0.1 s up to 5 s.
+    private func listen() async {
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        delay = .milliseconds(100)
+                        self.wakeSubscribers()
+                        for try await _ in notifications { self.wakeSubscribers() }
+                    }
+                }
+            } catch {}
+            if Task.isCancelled { break }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+    }
+
+    public func close() async {
+        let (listener, subscribers): (Task<Void, Never>?, [AsyncStream<Void>.Continuation]) = state.withLock { s in
+            s.closed = true
+            defer {
+                s.listener = nil
+                s.subscribers = [:]
+            }
+            return (s.listener, Array(s.subscribers.values))
+        }
+        listener?.cancel()
+        for continuation in subscribers { continuation.finish() }
+        await listener?.value
+        runner.cancel()
+        await runner.value
+    }
+
+    // MARK: - Feed snapshots
+
+    /// Remembers the snapshot a feed read, under the cursor it handed back (a few per feed).
+    func remember<Cursor>(_ cursor: Cursor, _ snapshot: String, in path: WritableKeyPath<State, [(Cursor, String)]>) {
+        state.withLock { s in
+            s[keyPath: path].append((cursor, snapshot))
+            if s[keyPath: path].count > 8 { s[keyPath: path].removeFirst() }
+        }
+    }
+
+    func snapshot<Cursor: Equatable>(for cursor: Cursor, in path: KeyPath<State, [(Cursor, String)]>) -> String? {
+        state.withLock { s in s[keyPath: path].last { $0.0 == cursor }?.1 }
+    }
+}
