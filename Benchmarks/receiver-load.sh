@@ -45,6 +45,10 @@ for rate in "${rates[@]}"; do
     >"$work/receive.out" 2>/dev/null &
   receiver_pid=$!
   wait "$sender_pid"
+  # Where the receiver's time went: its CPU per notification, and its own mean verification
+  # and commit-wait times (GET /metrics histograms).
+  cpu_ticks=$(awk '{print $14 + $15}' "/proc/$receiver_pid/stat")
+  metrics=$(curl -s "http://127.0.0.1:$port/metrics" || true)
   kill -TERM "$receiver_pid"
   wait "$receiver_pid" || true
   receiver_pid=""
@@ -54,6 +58,11 @@ for rate in "${rates[@]}"; do
   label=$([ "$rate" = 0 ] && echo "as fast as possible ($concurrency in flight)" || echo "$rate/s offered")
   echo "== $label, $count notifications"
   echo "   $summary"
+  awk -v ticks="$cpu_ticks" -v hz="$(getconf CLK_TCK)" -v n="$acknowledged" '
+    /^receiptdash_notification_verify_seconds_sum/ { vs = $2 } /^receiptdash_notification_verify_seconds_count/ { vc = $2 }
+    /^receiptdash_notification_commit_seconds_sum/ { cs = $2 } /^receiptdash_notification_commit_seconds_count/ { cc = $2 }
+    END { printf "   receiver: %.2f ms CPU per notification; mean verification %.2f ms, mean commit wait %.2f ms\n",
+          n ? ticks / hz * 1000 / n : 0, vc ? vs / vc * 1000 : 0, cc ? cs / cc * 1000 : 0 }' <<<"$metrics"
   if [ "$rows" = "$acknowledged" ]; then
     echo "   store: $rows rows = $acknowledged acknowledged"
   else
