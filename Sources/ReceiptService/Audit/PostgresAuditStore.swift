@@ -43,12 +43,16 @@ public final class PostgresAuditStore: AuditBackend {
     /// How long a read keeps retrying (a pooled connection that died with a restart).
     let readRetryBudget: Duration
 
-    let client: PostgresClient
-    private let runner: Task<Void, Never>
+    let configuration: PostgresClient.Configuration
+    let connectTimeout: Duration
     let logger: Logger
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     struct State {
+        /// The pool now in use, the task running it, and how many pools came before it.
+        var client: PostgresClient
+        var runner: Task<Void, Never>
+        var generation = 0
         var closed = false
         var listener: Task<Void, Never>?
         var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
@@ -84,14 +88,17 @@ public final class PostgresAuditStore: AuditBackend {
         configuration.options.maximumConnections = 20
         configuration.options.connectionIdleTimeout = .seconds(60)
         if readOnly { configuration.options.additionalStartupParameters = [("default_transaction_read_only", "on")] }
+        self.configuration = configuration
+        self.connectTimeout = connectTimeout
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
-        runner = Task { await client.run() }
+        let runner = Task { await client.run() }
+        state = Mutex(State(client: client, runner: runner))
 
+        let logger = self.logger
         do {
-            try await client.withConnection { connection in
+            _ = try await run("cannot open the audit trail at \(location)", write: false, budget: connectTimeout + .seconds(1)) { connection in
                 if readOnly {
-                    let missing = try await PostgresAuditSchema.missing(connection, logger: self.logger)
+                    let missing = try await PostgresAuditSchema.missing(connection, logger: logger)
                     if missing.count == PostgresAuditSchema.names.count {
                         throw AuditDatabaseError(
                             .unavailable,
@@ -102,21 +109,48 @@ public final class PostgresAuditStore: AuditBackend {
                             "the audit trail at \(location) is older than this receiptdash (missing migrations \(missing.joined(separator: ", "))): "
                                 + "run `receiptdash db migrate --db \(location)`")
                     }
+                    return [String]()
                 } else {
-                    _ = try await PostgresAuditSchema.migrate(connection, logger: self.logger)
+                    return try await PostgresAuditSchema.migrate(connection, logger: logger)
                 }
             }
         } catch {
-            runner.cancel()
-            await runner.value
-            if let error = error as? AuditDatabaseError { throw error }
-            throw AuditDatabaseError(.unavailable, "cannot open the audit trail at \(location): \(Self.describe(error, password: location.passwordValue))")
+            await close()
+            throw AuditDatabaseError(.unavailable, error.reason)
         }
     }
 
     deinit {
-        runner.cancel()
-        state.withLock { $0.listener?.cancel() }
+        state.withLock { s in
+            s.runner.cancel()
+            s.listener?.cancel()
+        }
+    }
+
+    /// The pool in use and its generation.
+    var client: (PostgresClient, generation: Int) { state.withLock { ($0.client, $0.generation) } }
+
+    /// Replaces a pool that could not lease a connection in time (PostgresNIO's pool backs off
+    /// up to a minute between connection attempts while the server is away; a new pool tries at
+    /// once, so the store is back as soon as the server is). The old pool is given time to
+    /// finish what it is running, then stopped.
+    func renewClient(replacing generation: Int) {
+        let configuration = self.configuration
+        let logger = self.logger
+        let old: Task<Void, Never>? = state.withLock { s in
+            guard s.generation == generation, !s.closed else { return nil }
+            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            let previous = s.runner
+            s.client = client
+            s.runner = Task { await client.run() }
+            s.generation += 1
+            return previous
+        }
+        guard let old else { return }
+        Task {
+            try? await Task.sleep(for: .seconds(10))
+            old.cancel()
+        }
     }
 
     /// `sslmode=disable` → plain (loopback only, checked by the parser); `require` and
@@ -145,35 +179,69 @@ public final class PostgresAuditStore: AuditBackend {
     /// retrying what a restart or an outage makes fail (writes for ``writeRetryBudget``).
     /// Errors come out as ``AuditDatabaseError`` in plain words, never with the password.
     func run<T: Sendable>(
-        _ what: String, write: Bool, transaction: PostgresQuery? = nil, _ body: (PostgresConnection) async throws -> T
+        _ what: String, write: Bool, transaction: PostgresQuery? = nil, budget: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(AuditDatabaseError) -> T {
         if write, readOnly {
             throw AuditDatabaseError(.refused, "\(what): \(location) was opened read-only (a follower never writes)")
         }
         if state.withLock({ $0.closed }) { throw AuditDatabaseError(.unavailable, "\(what): the audit store is closed") }
         let clock = ContinuousClock()
-        let deadline = clock.now + (write ? writeRetryBudget : readRetryBudget)
+        let deadline = clock.now + (budget ?? (write ? writeRetryBudget : readRetryBudget))
         var delay = Duration.milliseconds(50)
         var tries = 0
+        let logger = self.logger
         while true {
             tries += 1
-            var committing = false
+            let progress = AttemptProgress()
+            let (client, generation) = self.client
+            // Waiting for a connection is bounded (the pool would wait up to a minute); a
+            // statement already running is not interrupted.
+            let leaseLimit = max(min(connectTimeout + .seconds(1), deadline - clock.now), .milliseconds(100))
             do {
-                return try await client.withConnection { connection in
-                    guard let begin = transaction else { return try await body(connection) }
-                    try await connection.query(begin, logger: logger)
-                    do {
-                        let value = try await body(connection)
-                        committing = true
-                        try await connection.query("COMMIT", logger: logger)
-                        return value
-                    } catch {
-                        if !committing { _ = try? await connection.query("ROLLBACK", logger: logger) }
-                        throw error
+                return try await withThrowingTaskGroup(of: AttemptOutcome<T>.self) { group in
+                    group.addTask {
+                        .value(
+                            try await client.withConnection { connection in
+                                progress.leased()
+                                guard let begin = transaction else { return try await body(connection) }
+                                try await connection.query(begin, logger: logger)
+                                do {
+                                    let value = try await body(connection)
+                                    progress.committing()
+                                    try await connection.query("COMMIT", logger: logger)
+                                    return value
+                                } catch {
+                                    if !progress.isCommitting { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                                    throw error
+                                }
+                            })
                     }
+                    group.addTask {
+                        try? await Task.sleep(for: leaseLimit)
+                        return progress.isLeased ? .timerDone : .timedOut
+                    }
+                    while let next = try await group.next() {
+                        switch next {
+                        case .value(let value):
+                            group.cancelAll()
+                            return value
+                        case .timedOut:
+                            group.cancelAll()
+                            throw LeaseTimeout(limit: leaseLimit)
+                        case .timerDone:
+                            continue
+                        }
+                    }
+                    throw CancellationError()
                 }
             } catch {
-                let kind = Self.classify(error)
+                if let error = error as? AuditDatabaseError { throw error }
+                if error is LeaseTimeout { renewClient(replacing: generation) }
+                let committing = progress.isCommitting
+                var kind = Self.classify(error)
+                // A pool being replaced refuses new work: the next try takes the new one.
+                if kind == .closed, !state.withLock({ $0.closed }) { kind = .connection }
                 let words = Self.describe(error, password: postgresLocation.passwordValue)
                 if committing, kind == .connection {
                     throw AuditDatabaseError(
@@ -200,8 +268,9 @@ public final class PostgresAuditStore: AuditBackend {
     }
 
     /// A write transaction that wakes followers when it commits.
-    func write<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
-        try await run(what, write: true, transaction: "BEGIN") { connection in
+    func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+        let logger = self.logger
+        return try await run(what, write: true, transaction: "BEGIN") { connection in
             let value = try await body(connection)
             try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
             return value
@@ -209,13 +278,34 @@ public final class PostgresAuditStore: AuditBackend {
     }
 
     /// Reads, retried once or twice if a pooled connection went away.
-    func read<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+    func read<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
         try await run(what, write: false, body)
     }
 
     /// Reads in one snapshot (a follower's feed: the snapshot it read is remembered).
-    func readSnapshot<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+    func readSnapshot<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
         try await run(what, write: false, transaction: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    /// How far one attempt got: a connection leased, a COMMIT sent.
+    final class AttemptProgress: Sendable {
+        private let state = Mutex((leased: false, committing: false))
+        func leased() { state.withLock { $0.leased = true } }
+        func committing() { state.withLock { $0.committing = true } }
+        var isLeased: Bool { state.withLock { $0.leased } }
+        var isCommitting: Bool { state.withLock { $0.committing } }
+    }
+
+    enum AttemptOutcome<T: Sendable>: Sendable {
+        case value(T)
+        case timedOut
+        case timerDone
+    }
+
+    /// No connection could be leased in time (the server is away).
+    struct LeaseTimeout: Error, CustomStringConvertible {
+        var limit: Duration
+        var description: String { "no connection within \(limit.components.seconds) s" }
     }
 
     enum Failure: Equatable {
@@ -231,6 +321,7 @@ public final class PostgresAuditStore: AuditBackend {
 
     static func classify(_ error: any Error) -> Failure {
         if error is CancellationError { return .cancelled }
+        if error is LeaseTimeout { return .connection }
         if let pool = poolError(error) {
             switch pool {
             case "poolShutdown": return .closed
@@ -266,6 +357,8 @@ public final class PostgresAuditStore: AuditBackend {
         var text: String
         if let error = error as? AuditDatabaseError {
             text = error.reason
+        } else if let error = error as? LeaseTimeout {
+            text = error.description
         } else if let error = error as? PSQLError {
             switch error.code {
             case .server:
@@ -324,27 +417,13 @@ public final class PostgresAuditStore: AuditBackend {
     public func isWritable() async -> Bool {
         guard !readOnly, !state.withLock({ $0.closed }) else { return false }
         // A standby (mid-failover) answers but cannot commit. Bounded: /health must answer.
-        let client = self.client
         let logger = self.logger
-        return await Self.within(.seconds(3)) {
-            let rows = try await client.query("SELECT NOT pg_is_in_recovery()", logger: logger).collect()
-            return try rows.first?.decode(Bool.self) ?? false
-        } ?? false
-    }
-
-    /// `body`'s value, or nil when it fails or takes longer than `limit` (it is then left to
-    /// finish on its own: a query on a hung connection may not notice cancellation).
-    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async -> T? {
-        let once = Mutex<CheckedContinuation<T?, Never>?>(nil)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            once.withLock { $0 = continuation }
-            let finish: @Sendable (T?) -> Void = { value in once.withLock { $0.take() }?.resume(returning: value) }
-            let work = Task { finish(try? await body()) }
-            Task {
-                try? await Task.sleep(for: limit)
-                work.cancel()
-                finish(nil)
+        do {
+            return try await run("checking the server", write: false, budget: .seconds(2)) { connection in
+                try await connection.query("SELECT NOT pg_is_in_recovery()", logger: logger).collect().first?.decode(Bool.self) ?? false
             }
+        } catch {
+            return false
         }
     }
 
@@ -377,7 +456,7 @@ public final class PostgresAuditStore: AuditBackend {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             do {
-                try await client.withConnection { connection in
+                try await client.0.withConnection { connection in
                     try await connection.listen(on: Self.channel) { notifications in
                         delay = .milliseconds(100)
                         self.wakeSubscribers()
@@ -403,6 +482,7 @@ public final class PostgresAuditStore: AuditBackend {
         listener?.cancel()
         for continuation in subscribers { continuation.finish() }
         await listener?.value
+        let runner = state.withLock { $0.runner }
         runner.cancel()
         await runner.value
     }

@@ -9,7 +9,7 @@ extension PostgresAuditStore {
     public func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>] {
         guard !batch.isEmpty else { return [] }
         let password = postgresLocation.passwordValue
-        return try await write("storing \(batch.count) notification\(batch.count == 1 ? "" : "s")") { connection in
+        return try await write("storing \(batch.count) notification\(batch.count == 1 ? "" : "s")") { [self] connection in
             var results: [Result<AppendOutcome, NotificationStoreError>] = []
             results.reserveCapacity(batch.count)
             for item in batch {
@@ -94,7 +94,7 @@ extension PostgresAuditStore {
     }
 
     public func notifications() async throws -> [StoredNotification] {
-        try await read("reading notifications") { connection in
+        try await read("reading notifications") { [self] connection in
             var q = PostgresQueryBuilder()
             q.sql("SELECT * FROM (")
             q.sql(Self.notificationColumns)
@@ -104,7 +104,7 @@ extension PostgresAuditStore {
     }
 
     public func rejections() async throws -> [RejectionRecord] {
-        try await read("reading refusals") { connection in
+        try await read("reading refusals") { [self] connection in
             try await connection.query(
                 "SELECT id, at, peer, reason, http_status, body_size, body_prefix FROM notification_rejection ORDER BY at, id", logger: logger
             ).collect().map { try Self.rejection($0).record }
@@ -115,7 +115,7 @@ extension PostgresAuditStore {
         -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
     {
         let previous = marks.started ? snapshot(for: marks, in: \.notificationSnapshots) : nil
-        let (rows, rejectionRows, snapshot) = try await readSnapshot("reading new notifications") { connection in
+        let (rows, rejectionRows, snapshot) = try await readSnapshot("reading new notifications") { [self] connection in
             let snapshot = try await connection.query("SELECT pg_current_snapshot()::text", logger: logger).collect()
                 .first?.decode(String.self) ?? ""
             var q = PostgresQueryBuilder()

@@ -35,7 +35,7 @@ extension PostgresAuditStore {
                 rows.append(Row(hash: hash, ingest: ingest, receiptData: receiptData, lastSeen: seen))
             }
         }
-        return try await write("recording \(ingests.count) input\(ingests.count == 1 ? "" : "s")") { connection in
+        return try await write("recording \(ingests.count) input\(ingests.count == 1 ? "" : "s")") { [self, rows, hashes, datas] connection in
             var q = PostgresQueryBuilder()
             q.sql(
                 """
@@ -92,7 +92,7 @@ extension PostgresAuditStore {
     {
         let hash = AuditStore.contentHash(Array(receiptData.utf8))
         let seen = seenAt.timeIntervalSince1970
-        return try await write("recording an undecodable input") { connection in
+        return try await write("recording an undecodable input") { [self] connection in
             let rows = try await connection.query(
                 """
                 INSERT INTO receipt (content_hash, format, receipt_data, first_seen, last_seen)
@@ -158,7 +158,7 @@ extension PostgresAuditStore {
 
     public func markPending(_ ids: [Int64], again: Bool) async throws {
         guard !ids.isEmpty else { return }
-        _ = try await write("marking \(ids.count) receipt\(ids.count == 1 ? "" : "s") pending") { connection in
+        _ = try await write("marking \(ids.count) receipt\(ids.count == 1 ? "" : "s") pending") { [self] connection in
             if again {
                 try await connection.query("UPDATE receipt SET state = 'pending' WHERE id = ANY(\(ids))", logger: logger)
             } else {
@@ -170,7 +170,7 @@ extension PostgresAuditStore {
     public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) async throws {
         let start = time.timeIntervalSince1970
         let attempts = outcome.attempts
-        _ = try await write("recording the result of #\(id)") { connection in
+        _ = try await write("recording the result of #\(id)") { [self] connection in
             if !attempts.isEmpty {
                 var q = PostgresQueryBuilder()
                 q.sql(
@@ -226,7 +226,7 @@ extension PostgresAuditStore {
         let hash = AuditStore.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
         let seen = time.timeIntervalSince1970
         let state = result.failure == nil ? "done" : "failed"
-        return try await write("recording a look-up") { connection in
+        return try await write("recording a look-up") { [self] connection in
             let rows = try await connection.query(
                 """
                 INSERT INTO receipt (content_hash, format, bundle_id, environment, first_seen, last_seen, state, verified_at, failure, failure_code)
@@ -274,7 +274,7 @@ extension PostgresAuditStore {
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {
-        try await read("reading the requests of look-up #\(id)") { connection in
+        try await read("reading the requests of look-up #\(id)") { [self] connection in
             try await connection.query(
                 "SELECT endpoint, environment, url, http_status, api_error FROM api_request WHERE receipt_id = \(id) ORDER BY position",
                 logger: logger
@@ -288,7 +288,7 @@ extension PostgresAuditStore {
     @discardableResult
     public func prune(keepDays days: Int, now: Date) async throws -> Int {
         let cutoff = now.timeIntervalSince1970 - Double(days) * 86_400
-        return try await write("pruning receipts older than \(days) days") { connection in
+        return try await write("pruning receipts older than \(days) days") { [self] connection in
             let rows = try await connection.query(
                 "WITH gone AS (DELETE FROM receipt WHERE last_seen < \(cutoff) RETURNING 1) SELECT count(*) FROM gone", logger: logger
             ).collect()
@@ -299,7 +299,7 @@ extension PostgresAuditStore {
     // MARK: Reading
 
     public func pending() async throws -> [(id: Int64, receiptData: String)] {
-        let rows = try await read("reading pending receipts") { connection in
+        let rows = try await read("reading pending receipts") { [self] connection in
             try await connection.query(
                 "SELECT id, receipt_data FROM receipt WHERE state = 'pending' AND receipt_data IS NOT NULL ORDER BY id", logger: logger
             ).collect().map { try $0.decode((Int64, String).self) }
@@ -311,7 +311,7 @@ extension PostgresAuditStore {
     /// handed back) those recorded before it by transactions that committed since.
     public func receipts(after id: Int64, limit: Int) async throws -> [AuditFeedReceipt] {
         let previous = snapshot(for: id, in: \.receiptSnapshots)
-        let (rows, snapshot) = try await readSnapshot("reading new receipts") { connection in
+        let (rows, snapshot) = try await readSnapshot("reading new receipts") { [self] connection in
             let snapshot = try await connection.query("SELECT pg_current_snapshot()::text", logger: logger).collect()
                 .first?.decode(String.self) ?? ""
             var rows = try await connection.query(
@@ -344,7 +344,7 @@ extension PostgresAuditStore {
     public func results(after time: Double, limit: Int) async throws -> [AuditFeedResult] {
         let previous = snapshot(for: time, in: \.resultSnapshots)
         typealias Head = (Int64, Int?, String?, String?, String?, Double)
-        let (heads, attempts, snapshot) = try await readSnapshot("reading new results") { connection in
+        let (heads, attempts, snapshot) = try await readSnapshot("reading new results") { [self] connection in
             let snapshot = try await connection.query("SELECT pg_current_snapshot()::text", logger: logger).collect()
                 .first?.decode(String.self) ?? ""
             var heads: [Head] = []
@@ -417,7 +417,7 @@ extension PostgresAuditStore {
     }
 
     public func attemptsPerReceipt() async throws -> [Int64: Int] {
-        let rows = try await read("counting attempts") { connection in
+        let rows = try await read("counting attempts") { [self] connection in
             try await connection.query("SELECT receipt_id, COUNT(*) FROM attempt GROUP BY receipt_id", logger: logger).collect()
                 .map { try $0.decode((Int64, Int).self) }
         }
@@ -425,14 +425,14 @@ extension PostgresAuditStore {
     }
 
     public func receiptData(_ id: Int64) async throws -> String? {
-        try await read("reading receipt #\(id)") { connection in
+        try await read("reading receipt #\(id)") { [self] connection in
             try await connection.query("SELECT receipt_data FROM receipt WHERE id = \(id)", logger: logger).collect()
                 .first?.decode(String?.self) ?? nil
         }
     }
 
     public func counts() async throws -> [String: Int] {
-        let rows = try await read("counting receipts") { connection in
+        let rows = try await read("counting receipts") { [self] connection in
             try await connection.query("SELECT state, COUNT(*) FROM receipt GROUP BY state", logger: logger).collect()
                 .map { try $0.decode((String, Int).self) }
         }
@@ -473,7 +473,7 @@ extension PostgresAuditStore {
         q.bind(query.limit)
         let select = q.query
         typealias Head = (Int64, String, String?, String?, Double, Double, String, Int?)
-        let (heads, purchases, seen) = try await readSnapshot("searching the history") { connection in
+        let (heads, purchases, seen) = try await readSnapshot("searching the history") { [self] connection in
             let heads = try await connection.query(select, logger: logger).collect().map { try $0.decode(Head.self) }
             var purchases: [Int64: [Purchase]] = [:]
             var seen: [Int64: [HistoryRow.Sighting]] = [:]
