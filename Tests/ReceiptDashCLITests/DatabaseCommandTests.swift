@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// `receiptdash db migrate` / `db copy` and `--db` values as a user types them: copying twice
+/// changes nothing, a PostgreSQL password never reaches any output.
+@Suite struct DatabaseCommandTests {
+    let cli = InspectCommandTests()
+
+    /// A folder with two receipts recorded into a new SQLite trail by `watch --once`.
+    func recordedTrail() throws -> (folder: URL, db: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("db-cli-\(UUID())")
+        let drop = folder.appendingPathComponent("drop")
+        try FileManager.default.createDirectory(at: drop, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: drop.appendingPathComponent("a.der").path)
+        try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: drop.appendingPathComponent("b.b64").path)
+        let db = folder.appendingPathComponent("audit.sqlite").path
+        let watched = try cli.run(["watch", "--once", "--db", db, drop.path])
+        #expect(watched.status == 0, "\(watched.stderr)")
+        return (folder, db)
+    }
+
+    func copyTwice(from db: String, to target: String, shownAs shown: String) throws {
+        let first = try cli.run(["db", "copy", "--from", db, "--to", target])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            first.stdout
+                == "receiptdash: copied \(db) into \(shown): 2 receipts added, 0 already there, 2 sightings and 0 attempts added, 0 notifications and 0 refusals added\n")
+        let second = try cli.run(["db", "copy", "--from", db, "--to", target])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(
+            second.stdout
+                == "receiptdash: copied \(db) into \(shown): 0 receipts added, 2 already there, 0 sightings and 0 attempts added, 0 notifications and 0 refusals added\n")
+        let history = try cli.run(["history", "--db", target, "--format", "json"])
+        #expect(history.status == 0, "\(history.stderr)")
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(rows.compactMap { $0["bundle_id"] as? String }.sorted() == ["com.hannesoid.PurchasingExperiments", "org.getpure.pure-iphone"])
+    }
+
+    @Test func copyIntoSQLiteTwiceAddsNothingTheSecondTime() throws {
+        let (folder, db) = try recordedTrail()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("team.sqlite").path
+        let migrated = try cli.run(["db", "migrate", "--db", target])
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        #expect(migrated.stdout == "receiptdash: \(target) is at the current schema\n")
+        try copyTwice(from: db, to: target, shownAs: target)
+    }
+
+    /// Against the test server when one runs (CI always starts one): a database of its own,
+    /// made with psql, migrated twice, then the copy.
+    @Test func copyIntoPostgreSQLTwiceAddsNothingTheSecondTime() throws {
+        guard let url = ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_URL"], !url.isEmpty else {
+            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set: PostgreSQL case skipped")
+        }
+        let name = "receiptdash_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        let psql = Process()
+        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        psql.arguments = ["psql", url, "-q", "-c", "CREATE DATABASE \(name)"]
+        try psql.run()
+        psql.waitUntilExit()
+        #expect(psql.terminationStatus == 0)
+        let base = url.split(separator: "/").dropLast().joined(separator: "/")
+        let target = "\(base)/\(name)"
+        let (folder, db) = try recordedTrail()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for _ in 0..<2 {
+            let migrated = try cli.run(["db", "migrate", "--db", target])
+            #expect(migrated.status == 0, "\(migrated.stderr)")
+            #expect(migrated.stdout == "receiptdash: \(target) is at the current schema\n")
+        }
+        try copyTwice(from: db, to: target, shownAs: target)
+    }
+
+    @Test func aPasswordInTheURLIsWarnedAboutAndNeverShown() throws {
+        let secret = "hunter2-\(UUID().uuidString.prefix(8))"
+        // Port 1: nothing listens; the command fails in words, without the password.
+        let result = try cli.run(["history", "--db", "postgres://team:\(secret)@127.0.0.1:1/audit"])
+        #expect(result.status == 1)
+        #expect(!result.stdout.contains(secret))
+        #expect(!result.stderr.contains(secret), "\(result.stderr)")
+        #expect(result.stderr.contains("warning: the password in --db is visible to every user of this machine (ps)"), "\(result.stderr)")
+        #expect(result.stderr.contains("postgres://team@127.0.0.1:1/audit"), "\(result.stderr)")
+    }
+
+    @Test func unusableLocationsAreUsageErrors() throws {
+        let other = try cli.run(["history", "--db", "mysql://root@db/audit"])
+        #expect(other.status == 64)
+        #expect(other.stderr.contains("--db takes a file path or a postgres:// URL, not mysql://root@db/audit"), "\(other.stderr)")
+        let plain = try cli.run(["history", "--db", "postgres://team@db.example.com/audit?sslmode=disable"])
+        #expect(plain.status == 64)
+        #expect(plain.stderr.contains("plain text to db.example.com is refused"), "\(plain.stderr)")
+        let same = try cli.run(["db", "copy", "--from", "/tmp/a.sqlite", "--to", "/tmp/a.sqlite"])
+        #expect(same.status == 64)
+        #expect(same.stderr.contains("--from and --to name the same database."), "\(same.stderr)")
+    }
+}
