@@ -170,6 +170,14 @@ extension PostgresAuditStore {
     public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) async throws {
         let start = time.timeIntervalSince1970
         let attempts = outcome.attempts
+        // Plain values captured, not `outcome`: capturing the whole outcome in this closure
+        // crashed the release build's optimizer ("Found ownership error") in Swift 6.3.1.
+        let state = outcome.failure == nil ? "done" : "failed"
+        let status = outcome.status.map(Int64.init)
+        let environment = outcome.environment
+        let failureReason = outcome.failure?.reason
+        let failureCode = outcome.failure?.code.description
+        let latest = outcome.response?.latestReceiptInfo
         _ = try await write("recording the result of #\(id)") { [self] connection in
             if !attempts.isEmpty {
                 var q = PostgresQueryBuilder()
@@ -200,22 +208,20 @@ extension PostgresAuditStore {
                 q.sql(") WITH ORDINALITY AS u(a, u, e, h, s, r, l, x, c, ord) ORDER BY ord")
                 try await connection.query(q.query, logger: logger)
             }
-            let state = outcome.failure == nil ? "done" : "failed"
-            let status = outcome.status.map(Int64.init)
             try await connection.query(
                 """
-                UPDATE receipt SET state = \(state), status = \(status), status_environment = \(outcome.environment),
-                    verified_at = \(start), failure = \(outcome.failure?.reason), failure_code = \(outcome.failure?.code.description),
+                UPDATE receipt SET state = \(state), status = \(status), status_environment = \(environment),
+                    verified_at = \(start), failure = \(failureReason), failure_code = \(failureCode),
                     result_xid = pg_current_xact_id()
                 WHERE id = \(id)
                 """, logger: logger)
-            if let response = outcome.response {
+            if let latest {
                 let known = Set(
                     try await connection.query(
                         "SELECT transaction_id FROM purchase WHERE receipt_id = \(id) AND transaction_id IS NOT NULL", logger: logger
                     ).collect().map { try $0.decode(String.self) })
                 try await insertPurchases(
-                    connection, response.latestReceiptInfo.filter { !known.contains($0.transactionID ?? "") }.map { (id, $0) })
+                    connection, latest.filter { !known.contains($0.transactionID ?? "") }.map { (id, $0) })
             }
         }
     }
