@@ -42,6 +42,13 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Instead, ingest a generated log of this many lines (receipts and noise) into a fresh audit database.", valueName: "lines"))
     var ingestLines: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --ingest-lines: also ingest into this scratch PostgreSQL database (postgres://…), one writer and then four together, beside SQLite.",
+            valueName: "url"))
+    var ingestDb: String?
+
     @Option(name: .long, help: ArgumentHelp("With --render-rows: validations per second streaming in while frames render (60 frames a second).", valueName: "per-second"))
     var streamRate: Int = 0
 
@@ -66,7 +73,7 @@ struct Bench: AsyncParsableCommand {
             return try await benchOnline(count: count)
         }
         if let lines = ingestLines {
-            return try await benchIngest(lines: lines)
+            return try await benchIngest(lines: lines, postgres: ingestDb)
         }
         if let rows = analyzeRows {
             return try benchAnalysis(rows: rows)

@@ -12,6 +12,8 @@ public final class Ingestor: Sendable {
         public var newReceipts = 0
         public var seenAgain = 0
         public var skipped = 0
+
+        public init() {}
     }
 
     public let store: any AuditBackend
