@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A JSON value, decoded with Foundation's `JSONDecoder` (never by hand).
 ///
@@ -13,23 +18,65 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Tries each kind in turn, `String` first: a failed attempt costs a thrown `DecodingError`,
+    /// and most values Apple sends are strings. The outcome does not depend on the order: for
+    /// any JSON value at most one of `nil`, `String`, the numbers and `Bool` decodes (`Int64` is
+    /// still tried before `Double`, so integers keep their integer form), and a value none of
+    /// them takes gets the same last error (from the dictionary attempt) as before.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let b = try? container.decode(Bool.self) {
-            self = .bool(b)
+        } else if let s = try? container.decode(String.self) {
+            self = .string(s)
         } else if let i = try? container.decode(Int64.self) {
             self = .integer(i)
         } else if let d = try? container.decode(Double.self) {
             self = .number(d)
-        } else if let s = try? container.decode(String.self) {
-            self = .string(s)
+        } else if let b = try? container.decode(Bool.self) {
+            self = .bool(b)
         } else if let a = try? container.decode([JSONValue].self) {
             self = .array(a)
+        } else if let members = try? decoder.container(keyedBy: MemberKey.self) {
+            self = .object(try Self.members(members))
         } else {
+            // Not an object either: the error the dictionary attempt has always given.
             self = .object(try container.decode([String: JSONValue].self))
         }
+    }
+
+    /// An object's members, as `[String: JSONValue]` decodes them (the same keys, in the same
+    /// order, each through `decode(_:forKey:)`), but a scalar member is decoded by its concrete
+    /// type at its key, without the generic `JSONValue` path and its single-value container; a
+    /// member no scalar type takes goes through ``init(from:)`` at its key, so its value and
+    /// any error (with its coding path) are the ones it always had.
+    private static func members(_ container: KeyedDecodingContainer<MemberKey>) throws -> [String: JSONValue] {
+        let keys = container.allKeys
+        var object = [String: JSONValue](minimumCapacity: keys.count)
+        for key in keys {
+            let value: JSONValue
+            if let s = try? container.decode(String.self, forKey: key) {
+                value = .string(s)
+            } else if let i = try? container.decode(Int64.self, forKey: key) {
+                value = .integer(i)
+            } else if let d = try? container.decode(Double.self, forKey: key) {
+                value = .number(d)
+            } else if let b = try? container.decode(Bool.self, forKey: key) {
+                value = .bool(b)
+            } else {
+                value = try container.decode(JSONValue.self, forKey: key)
+            }
+            object[key.stringValue] = value
+        }
+        return object
+    }
+
+    /// Any member name.
+    private struct MemberKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// Parses JSON text.
@@ -53,30 +100,44 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable {
     }
 
     /// Finds the first byte where brackets nest deeper than allowed (strings skipped), so
-    /// hostile input is refused before any recursive decoding.
+    /// hostile input is refused before any recursive decoding. Reads the bytes through a
+    /// buffer (`Data`'s iterator costs a call per byte), strings skipped with `memchr`.
     static func nestingProblem(_ data: Data, maximumDepth: Int) -> Int? {
+        data.withUnsafeBytes { nestingProblem(UnsafeRawBufferPointer($0), maximumDepth: maximumDepth) }
+    }
+
+    static func nestingProblem(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
         var depth = 0
-        var inString = false
-        var escaped = false
-        for (offset, b) in data.enumerated() {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if b == 0x5C {
-                    escaped = true
-                } else if b == 0x22 {
-                    inString = false
+        var offset = 0
+        while offset < count {
+            switch bytes[offset] {
+            case 0x22:
+                // Skip the string in bulk (a notification's nested tokens are ~10 KB strings):
+                // it ends at the next quote preceded by an even run of backslashes (`\\` is an
+                // escaped backslash, `\"` an escaped quote). No closing quote: nothing else nests.
+                var from = offset + 1
+                var end = -1
+                while from < count, let found = memchr(base + from, 0x22, count - from) {
+                    let quote = base.distance(to: UnsafeRawPointer(found))
+                    var backslashes = 0
+                    while quote - backslashes - 1 > offset, bytes[quote - backslashes - 1] == 0x5C { backslashes += 1 }
+                    if backslashes % 2 == 0 {
+                        end = quote
+                        break
+                    }
+                    from = quote + 1
                 }
-                continue
-            }
-            switch b {
-            case 0x22: inString = true
+                guard end >= 0 else { return nil }
+                offset = end
             case 0x5B, 0x7B:
                 depth += 1
                 if depth > maximumDepth { return offset }
             case 0x5D, 0x7D: depth -= 1
             default: break
             }
+            offset += 1
         }
         return nil
     }

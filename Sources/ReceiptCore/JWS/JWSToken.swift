@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A JWS in compact serialization (`header.payload.signature`), as StoreKit 2 and App Store
@@ -27,7 +28,14 @@ public struct JWSToken: Sendable, Hashable {
                 .invalidJWS, "a JWS has three parts separated by '.', this one has \(parts.count)")
         }
         let headerKey = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
-        let known = Self.headers.withLock { $0.entries[headerKey] }
+        let known = Self.headers.withLock { memo -> DecodedHeader? in
+            // The last header found, compared byte for byte before hashing ~4 KB of text:
+            // a notification's nested tokens carry their notification's header.
+            if let last = memo.last, last.key == headerKey { return last.header }
+            guard let found = memo.entries[headerKey] else { return nil }
+            memo.last = (headerKey, found)
+            return found
+        }
         let headerBytes: [UInt8]
         let payloadBytes: [UInt8]
         do {
@@ -49,7 +57,7 @@ public struct JWSToken: Sendable, Hashable {
         }
         header = decodedHeader.header
         do {
-            payload = try JWSPayloadJSON.parse(payloadBytes, maximumDepth: maximumDepth)
+            payload = try JSONValue.parse(payloadBytes, maximumDepth: maximumDepth)
         } catch let error as ReceiptDecodingError {
             throw ReceiptDecodingError(.invalidJWS, "JWS payload: \(error.reason)")
         }
@@ -81,6 +89,7 @@ public struct JWSToken: Sendable, Hashable {
             Self.headers.withLock { memo in
                 if memo.entries.count >= Self.headerLimit { memo.entries.removeAll(keepingCapacity: true) }
                 memo.entries[headerKey] = complete
+                memo.last = (headerKey, complete)
             }
         }
         signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
@@ -104,6 +113,14 @@ public struct JWSToken: Sendable, Hashable {
             hasher.combine(text.count)
             text.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
+
+        /// `memcmp` over the bytes (an array's own `==` compares one element at a time).
+        static func == (a: HeaderKey, b: HeaderKey) -> Bool {
+            guard a.maximumDepth == b.maximumDepth, a.text.count == b.text.count else { return false }
+            return a.text.withUnsafeBytes { x in
+                b.text.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+            }
+        }
     }
 
     private struct DecodedHeader: Sendable {
@@ -114,6 +131,8 @@ public struct JWSToken: Sendable, Hashable {
 
     private struct HeaderMemo: Sendable {
         var entries: [HeaderKey: DecodedHeader] = [:]
+        /// The entry found or added last (kept through a clear of `entries`: one more at most).
+        var last: (key: HeaderKey, header: DecodedHeader)?
     }
 
     private static let headerLimit = 64
