@@ -216,6 +216,24 @@ t send-keys -t "$session" q
 check "the receiving dashboard quits cleanly" wait_for "EXIT=0"
 check "what it acknowledged is in its database" bash -c "\"$bin\" notifications --db $work/embedded.sqlite --format csv | grep -qF CONSUMPTION_REQUEST"
 
+# A team on PostgreSQL (when a test server runs, as in CI): a dashboard on one terminal follows the
+# shared trail and shows, within a second, a receipt another process records there (LISTEN/NOTIFY).
+if [ -n "${RECEIPTDASH_TEST_POSTGRES_URL:-}" ]; then
+  pgdb="receiptdash_e2e_$$"
+  psql "$RECEIPTDASH_TEST_POSTGRES_URL" -q -c "CREATE DATABASE $pgdb" >/dev/null
+  pgurl="${RECEIPTDASH_TEST_POSTGRES_URL%/*}/$pgdb"
+  "$bin" db migrate --db "$pgurl" >/dev/null
+  t new-session -d -s pgfollow -x 140 -y 42 "TERM=xterm-256color $bin --db $pgurl --follow; echo EXIT=\$?; sleep 60"
+  session=pgfollow
+  check "the PostgreSQL follower attaches (URL shown without a password)" wait_for "following postgres://receiptdash@127.0.0."
+  mkdir -p "$work/pgdrop"
+  cp "$fixtures/sandbox-2023.der" "$work/pgdrop/a.der"
+  "$bin" watch --once --db "$pgurl" "$work/pgdrop" >/dev/null
+  check "a receipt another process records shows within a second" wait_for "com.hannesoid.Purchas" 10
+  t send-keys -t "$session" q
+  check "the PostgreSQL follower quits cleanly" wait_for "EXIT=0"
+fi
+
 # QA: the dashboard itself watches a folder and follows a log; new receipts appear as they land.
 mkdir -p "$work/drop"
 : > "$work/app.log"
