@@ -178,8 +178,11 @@ extension PostgresAuditStore {
         let failureReason = outcome.failure?.reason
         let failureCode = outcome.failure?.code.description
         let latest = outcome.response?.latestReceiptInfo
+        // The attempts' columns worked out by a plain synchronous function, for the same reason
+        // (in this async function the optimizer crashed on them too).
+        let (ats, urls, endpoints, httpStatuses, appleStatuses, retryables, latencies, errors, errorCodes) = Self.attemptColumns(attempts, start: start)
         _ = try await write("recording the result of #\(id)") { [self] connection in
-            if !attempts.isEmpty {
+            if !ats.isEmpty {
                 var q = PostgresQueryBuilder()
                 q.sql(
                     """
@@ -188,23 +191,23 @@ extension PostgresAuditStore {
                 q.sql("SELECT ")
                 q.bind(id)
                 q.sql(", a, u, e, h, s, r, l, x, c FROM UNNEST(")
-                q.bind(PostgresNullableArray<Double>(attempts.indices.map { start + Double($0) * 0.000_001 }))
+                q.bind(PostgresNullableArray<Double>(ats))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<String>(attempts.map(\.url)))
+                q.bind(PostgresNullableArray<String>(urls))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<String>(attempts.map(\.endpoint.rawValue)))
+                q.bind(PostgresNullableArray<String>(endpoints))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<Int64>(attempts.map { $0.httpStatus.map(Int64.init) }))
+                q.bind(PostgresNullableArray<Int64>(httpStatuses))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<Int64>(attempts.map { $0.status.map(Int64.init) }))
+                q.bind(PostgresNullableArray<Int64>(appleStatuses))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<Bool>(attempts.map(\.isRetryable)))
+                q.bind(PostgresNullableArray<Bool>(retryables))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<Double>(attempts.map(\.latencyMilliseconds)))
+                q.bind(PostgresNullableArray<Double>(latencies))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<String>(attempts.map { $0.transportFailure?.description }))
+                q.bind(PostgresNullableArray<String>(errors))
                 q.sql(", ")
-                q.bind(PostgresNullableArray<String>(attempts.map { $0.transportFailure?.code.description }))
+                q.bind(PostgresNullableArray<String>(errorCodes))
                 q.sql(") WITH ORDINALITY AS u(a, u, e, h, s, r, l, x, c, ord) ORDER BY ord")
                 try await connection.query(q.query, logger: logger)
             }
@@ -224,6 +227,30 @@ extension PostgresAuditStore {
                     connection, latest.filter { !known.contains($0.transactionID ?? "") }.map { (id, $0) })
             }
         }
+    }
+
+    /// The `attempt` table's columns for `attempts`, one array each (times a microsecond apart,
+    /// in order, as ``AuditStore`` writes them).
+    @inline(never)
+    static func attemptColumns(_ attempts: [VerificationAttempt], start: Double) -> (
+        [Double], [String?], [String?], [Int64?], [Int64?], [Bool?], [Double?], [String?], [String?]
+    ) {
+        var columns: ([Double], [String?], [String?], [Int64?], [Int64?], [Bool?], [Double?], [String?], [String?]) = (
+            [], [], [], [], [], [], [], [], []
+        )
+        for (index, attempt) in attempts.enumerated() {
+            columns.0.append(start + Double(index) * 0.000_001)
+            columns.1.append(attempt.url)
+            columns.2.append(attempt.endpoint.rawValue)
+            columns.3.append(attempt.httpStatus.map(Int64.init))
+            columns.4.append(attempt.status.map(Int64.init))
+            columns.5.append(attempt.isRetryable)
+            columns.6.append(attempt.latencyMilliseconds)
+            let failure = attempt.transportFailure
+            columns.7.append(failure?.description)
+            columns.8.append(failure?.code.description)
+        }
+        return columns
     }
 
     public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
