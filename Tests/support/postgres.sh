@@ -6,6 +6,7 @@
 #   eval "$(Tests/support/postgres.sh start)"   # starts it; prints the exports below
 #   Tests/support/postgres.sh url               # the URL again (needs RECEIPTDASH_PG_DIR)
 #   Tests/support/postgres.sh restart           # a fast restart on the same port (connection loss)
+#   Tests/support/postgres.sh down | up         # an outage: stop the server, keep its folder; start it again
 #   Tests/support/postgres.sh stop              # stops it and removes the folder
 #
 # `start` prints, for eval:
@@ -124,13 +125,26 @@ restart() {
   as_owner "$(pg_bin)/pg_ctl" -D "$RECEIPTDASH_PG_DIR/data" -l "$RECEIPTDASH_PG_DIR/server.log" -m fast -w -t 60 restart >/dev/null
 }
 
+# Stops the server but keeps its folder (an outage), and starts it again on the same port.
+down() {
+  need_dir
+  as_owner "$(pg_bin)/pg_ctl" -D "$RECEIPTDASH_PG_DIR/data" -m fast -w -t 60 stop >/dev/null
+}
+
+up() {
+  need_dir
+  as_owner "$(pg_bin)/pg_ctl" -D "$RECEIPTDASH_PG_DIR/data" -l "$RECEIPTDASH_PG_DIR/server.log" -w -t 60 start >/dev/null
+}
+
 case "${1:-}" in
   start) start ;;
+  down) down ;;
+  up) up ;;
   stop) stop "${2:-}" ;;
   restart) restart ;;
   url) need_dir; url_of "$RECEIPTDASH_PG_DIR" ;;
   *)
-    echo "usage: $0 start|stop [DIR]|restart|url" >&2
+    echo "usage: $0 start|stop [DIR]|restart|down|up|url" >&2
     exit 2
     ;;
 esac
