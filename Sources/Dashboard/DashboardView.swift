@@ -305,18 +305,7 @@ public enum DashboardView {
             if let lookup = item.lookup {
                 lines += lookupLines(lookup)
             } else if let trust = item.trust {
-                let role: ColorRole = trust.verdict == .valid ? .ok : trust.verdict == .invalid ? .error : .warning
-                lines.append(("Trust: " + trust.headline, Style(role, bold: true)))
-                for step in trust.steps {
-                    let (mark, stepRole): (String, ColorRole) =
-                        switch step.outcome {
-                        case .pass: ("✓", .ok)
-                        case .fail: ("✗", .error)
-                        case .warning: ("!", .warning)
-                        case .skipped: ("-", .muted)
-                        }
-                    lines.append(("\(mark) \(step.name): \(step.reason)", Style(stepRole)))
-                }
+                trustLines("Trust", trust, indent: "", details: false, into: &lines)
             }
             for warning in item.decoded?.warnings ?? [] { lines.append(("warning: " + warning, Style(.warning))) }
         } else {
@@ -603,7 +592,11 @@ public enum DashboardView {
         for field in r.otherFields { row(field.name, field.value, .overlay) }
     }
 
-    private static func trustLines(_ title: String, _ trust: TrustReport, into lines: inout [(String, Style)]) {
+    /// A trust report as lines: the headline, then a mark and the words of every step; with
+    /// `details`, the particulars of each step that did not pass.
+    static func trustLines(
+        _ title: String, _ trust: TrustReport, indent: String = "  ", details: Bool = true, into lines: inout [(String, Style)]
+    ) {
         let role: ColorRole = trust.verdict == .valid ? .ok : trust.verdict == .invalid ? .error : .warning
         lines.append(("\(title): \(trust.headline)", Style(role, bold: true)))
         for step in trust.steps {
@@ -614,9 +607,9 @@ public enum DashboardView {
                 case .warning: ("!", .warning)
                 case .skipped: ("-", .muted)
                 }
-            lines.append(("  \(mark) \(step.name): \(step.reason)", Style(stepRole)))
+            lines.append(("\(indent)\(mark) \(step.name): \(step.reason)", Style(stepRole)))
             // Certificate particulars of a passing step would bury the verdicts: only what went wrong.
-            guard step.outcome != .pass, !step.name.hasPrefix("nested ") else { continue }
+            guard details, step.outcome != .pass, !step.name.hasPrefix("nested ") else { continue }
             for detail in step.details { lines.append(("      \(detail.name): \(detail.value)", Style(.muted))) }
         }
     }

@@ -49,18 +49,7 @@ import Testing
     /// Against the test server when one runs (CI always starts one): a database of its own,
     /// made with psql, migrated twice, then the copy.
     @Test func copyIntoPostgreSQLTwiceAddsNothingTheSecondTime() throws {
-        guard let url = ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_URL"], !url.isEmpty else {
-            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set: PostgreSQL case skipped")
-        }
-        let name = "receiptdash_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        let psql = Process()
-        psql.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        psql.arguments = ["psql", url, "-q", "-c", "CREATE DATABASE \(name)"]
-        try psql.run()
-        psql.waitUntilExit()
-        #expect(psql.terminationStatus == 0)
-        let base = url.split(separator: "/").dropLast().joined(separator: "/")
-        let target = "\(base)/\(name)"
+        let target = try PostgresWritersTests.freshDatabase()
         let (folder, db) = try recordedTrail()
         defer { try? FileManager.default.removeItem(at: folder) }
         for _ in 0..<2 {

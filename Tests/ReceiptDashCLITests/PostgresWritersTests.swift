@@ -19,7 +19,8 @@ import Testing
         try psql.run()
         psql.waitUntilExit()
         #expect(psql.terminationStatus == 0)
-        return url.split(separator: "/").dropLast().joined(separator: "/") + "/\(name)"
+        // The server's URL with this database's name in place of the last path part.
+        return String(url[..<(url.lastIndex(of: "/") ?? url.endIndex)]) + "/\(name)"
     }
 
     @Test func fourWritersOnOverlappingFoldersMakeExactCounts() async throws {

@@ -26,6 +26,8 @@ import Testing
         #expect(try AuditDatabase("/var/lib/receiptdash/audit.sqlite") == .sqlite(path: "/var/lib/receiptdash/audit.sqlite"))
         #expect(try AuditDatabase("audit.sqlite") == .sqlite(path: "audit.sqlite"))
         #expect(throws: AuditDatabaseError(.invalidLocation, "")) { try AuditDatabase("mysql://root@db/audit") }
+        // A URL with a slash missing is not a file name to create.
+        #expect(throws: AuditDatabaseError(.invalidLocation, "")) { try AuditDatabase("postgres:/team@db.internal/audit") }
     }
 
     @Test func urlParts() throws {

@@ -41,7 +41,7 @@ public enum AuditDatabase: Sendable, Hashable, CustomStringConvertible {
         let lowered = text.lowercased()
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
             self = .postgres(try PostgresLocation(url: text, environment: environment))
-        } else if lowered.contains("://") {
+        } else if lowered.contains("://") || lowered.hasPrefix("postgres:") || lowered.hasPrefix("postgresql:") {
             throw AuditDatabaseError(
                 .invalidLocation, "--db takes a file path or a postgres:// URL, not \(PostgresLocation.redacted(text))")
         } else {

@@ -229,6 +229,38 @@ extension PostgresAuditStore {
         }
     }
 
+    /// The purchases of the receipt rows `ids`, by row, in `order` (a fixed SQL ordering).
+    static func purchases(of ids: [Int64], order: StaticString, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: [Purchase]] {
+        var p = PostgresQueryBuilder()
+        p.sql("SELECT receipt_id, source")
+        for field in PurchaseField.audited {
+            p.sql(", ")
+            p.identifier(field.name)
+        }
+        p.sql(" FROM purchase WHERE receipt_id = ANY(")
+        p.bind(ids)
+        p.sql(") ORDER BY ")
+        p.sql(order)
+        var purchases: [Int64: [Purchase]] = [:]
+        for row in try await connection.query(p.query, logger: logger).collect() {
+            let cells = row.makeRandomAccess()
+            var purchase = Purchase(source: Purchase.Source(rawValue: try cells[1].decode(String?.self) ?? "") ?? .receiptInApp)
+            for (offset, field) in PurchaseField.audited.enumerated() {
+                let cell = cells[offset + 2]
+                let value: PurchaseField.Value? =
+                    switch field.accessor {
+                    case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
+                    case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
+                    case .flag: try cell.decode(Bool?.self).map { .flag($0) }
+                    default: try cell.decode(String?.self).map { .text($0) }
+                    }
+                field.set(value, in: &purchase)
+            }
+            purchases[try cells[0].decode(Int64.self), default: []].append(purchase)
+        }
+        return purchases
+    }
+
     /// The `attempt` table's columns for `attempts`, one array each (times a microsecond apart,
     /// in order, as ``AuditStore`` writes them).
     @inline(never)
@@ -512,32 +544,8 @@ extension PostgresAuditStore {
             var seen: [Int64: [HistoryRow.Sighting]] = [:]
             guard !heads.isEmpty else { return (heads, purchases, seen) }
             let ids = heads.map(\.0)
-            var p = PostgresQueryBuilder()
-            p.sql("SELECT receipt_id, source")
-            for field in PurchaseField.audited {
-                p.sql(", ")
-                p.identifier(field.name)
-            }
             // SQLite sorts NULL first; so does this.
-            p.sql(" FROM purchase WHERE receipt_id = ANY(")
-            p.bind(ids)
-            p.sql(") ORDER BY purchase_date NULLS FIRST, id")
-            for row in try await connection.query(p.query, logger: logger).collect() {
-                let cells = row.makeRandomAccess()
-                var purchase = Purchase(source: Purchase.Source(rawValue: try cells[1].decode(String?.self) ?? "") ?? .receiptInApp)
-                for (offset, field) in PurchaseField.audited.enumerated() {
-                    let cell = cells[offset + 2]
-                    let value: PurchaseField.Value? =
-                        switch field.accessor {
-                        case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
-                        case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
-                        case .flag: try cell.decode(Bool?.self).map { .flag($0) }
-                        default: try cell.decode(String?.self).map { .text($0) }
-                        }
-                    field.set(value, in: &purchase)
-                }
-                purchases[try cells[0].decode(Int64.self), default: []].append(purchase)
-            }
+            purchases = try await Self.purchases(of: ids, order: "purchase_date NULLS FIRST, id", connection, logger)
             for row in try await connection.query(
                 "SELECT receipt_id, source_kind, source, seen_at FROM sighting WHERE receipt_id = ANY(\(ids)) ORDER BY seen_at, id",
                 logger: logger

@@ -39,32 +39,7 @@ extension PostgresAuditStore: AuditTransferring {
                         at: at, url: url, environment: environment, httpStatus: http, appleStatus: apple, isRetryable: retryable,
                         latencyMilliseconds: latency, error: error, errorCode: code))
             }
-            var purchases: [Int64: [Purchase]] = [:]
-            var p = PostgresQueryBuilder()
-            p.sql("SELECT receipt_id, source")
-            for field in PurchaseField.audited {
-                p.sql(", ")
-                p.identifier(field.name)
-            }
-            p.sql(" FROM purchase WHERE receipt_id = ANY(")
-            p.bind(ids)
-            p.sql(") ORDER BY id")
-            for row in try await connection.query(p.query, logger: logger).collect() {
-                let cells = row.makeRandomAccess()
-                var purchase = Purchase(source: Purchase.Source(rawValue: try cells[1].decode(String?.self) ?? "") ?? .receiptInApp)
-                for (offset, field) in PurchaseField.audited.enumerated() {
-                    let cell = cells[offset + 2]
-                    let value: PurchaseField.Value? =
-                        switch field.accessor {
-                        case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
-                        case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
-                        case .flag: try cell.decode(Bool?.self).map { .flag($0) }
-                        default: try cell.decode(String?.self).map { .text($0) }
-                        }
-                    field.set(value, in: &purchase)
-                }
-                purchases[try cells[0].decode(Int64.self), default: []].append(purchase)
-            }
+            let purchases = try await Self.purchases(of: ids, order: "id", connection, logger)
             var requests: [Int64: [AuditReceiptExport.APIRequest]] = [:]
             for row in try await connection.query(
                 """
