@@ -60,7 +60,10 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
+            ],
+            // Swift 6.3.1's CopyPropagation pass crashes the release build on the PostgreSQL
+            // store's write closures ("Found ownership error?!"): that one pass is left out here.
+            swiftSettings: [.unsafeFlags(["-Xllvm", "-sil-disable-pass=copy-propagation"])]
         ),
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(

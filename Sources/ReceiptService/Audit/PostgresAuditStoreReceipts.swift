@@ -262,8 +262,10 @@ extension PostgresAuditStore {
     }
 
     /// The `attempt` table's columns for `attempts`, one array each (times a microsecond apart,
-    /// in order, as ``AuditStore`` writes them).
-    @inline(never)
+    /// in order, as ``AuditStore`` writes them). Not optimised: Swift 6.3.1's CopyPropagation
+    /// pass crashes on it ("Found ownership error?!": a borrow of the attempt ending before the
+    /// switch over its result), wherever this code stands.
+    @_optimize(none)
     static func attemptColumns(_ attempts: [VerificationAttempt], start: Double) -> (
         [Double], [String?], [String?], [Int64?], [Int64?], [Bool?], [Double?], [String?], [String?]
     ) {
