@@ -11,7 +11,7 @@ import Testing
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(faultRate: 0.3, seed: 42))
         let clock = TestClock()
         let client = VerifyReceiptClient(
-            endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 5),
+            endpoints: try simulator.endpoints, retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.02, totalBudget: 600),
             requestTimeout: .seconds(2), clock: clock.clock)
         let items = (0..<120).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0, environment: "ProductionSandbox")) }
         let log = EventLog()
@@ -44,7 +44,7 @@ import Testing
 
     @Test func identicalReceiptsAreVerifiedOnce() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let data = try ServiceFixture.receiptData("production.b64")
         let items = (0..<5).map { BatchItem(id: $0, source: "copy \($0)", receiptData: data) }
         let log = EventLog()
@@ -63,7 +63,7 @@ import Testing
 
     @Test func concurrencyIsBounded() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.05))
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let items = (0..<40).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let tracker = InFlight()
         _ = await BatchVerifier(client: client, concurrency: 4).run(BatchItems(items)) { event in
@@ -82,7 +82,7 @@ import Testing
     /// Cancelling a batch: whatever was queued still ends in one final state.
     @Test func cancellationKeepsCountsBalanced() async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.2))
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let log = EventLog()
         let task = Task { await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { log.add($0) } }

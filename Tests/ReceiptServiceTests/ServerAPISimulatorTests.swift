@@ -27,7 +27,7 @@ func withAPISimulator(
     // A long timeout: under a full parallel `swift test` on two cores the test's task can wait
     // seconds for a thread, and a timed-out page would add a retry to the exact records.
     let client = AppStoreServerAPIClient(
-        credentials: credentials, hosts: try simulator.hosts, retry: quickRetry, requestTimeout: .seconds(60),
+        credentials: credentials, hosts: try simulator.hosts, retry: wallClockRetry, requestTimeout: .seconds(60),
         clock: clientClock ?? clock.clock, random: { 0.5 })
     do {
         try await body(client, simulator)
@@ -490,9 +490,9 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), api: service)
         let client = AppStoreServerAPIClient(
             credentials: credentials, hosts: try APIHosts(production: simulator.apiProductionURL, sandbox: simulator.apiSandboxURL),
-            retry: quickRetry, requestTimeout: .seconds(60), clock: clock.clock)
+            retry: wallClockRetry, requestTimeout: .seconds(60), clock: clock.clock)
         let order = await client.lookUpOrder(ServerAPIData.demoRefundedOrderID)
-        let verify = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+        let verify = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let receipt = await verify.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
         try await client.shutdown()
         try await verify.shutdown()

@@ -15,7 +15,7 @@ import Testing
     @Test func verifyReceiptAttemptsByEnvironmentAndResult() async throws {
         let metrics = ServiceMetrics()
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.status(21005)])
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry, metrics: metrics)
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry, metrics: metrics)
         // Production answers 21005 (retried), then 21007: the sandbox receipt goes to sandbox.
         let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("sandbox-2023.der"))
         #expect(outcome.attempts.map(\.status) == [21005, 21007, 0])
@@ -48,7 +48,7 @@ import Testing
         let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
         let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
         let client = AppStoreServerAPIClient(
-            credentials: credentials, hosts: try simulator.hosts, retry: quickRetry, requestTimeout: .seconds(60), metrics: metrics)
+            credentials: credentials, hosts: try simulator.hosts, retry: wallClockRetry, requestTimeout: .seconds(60), metrics: metrics)
         #expect(await client.lookUpOrder(ServerAPIData.demoOrderID).value != nil)
         // Unknown everywhere: production says 4040010, so sandbox is asked, and says it too.
         #expect(await client.transactionInfo("1999999999999999").value == nil)

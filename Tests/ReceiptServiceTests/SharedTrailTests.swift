@@ -26,7 +26,7 @@ import Testing
                 ingests.append(AuditIngest(decoded: try decoder.decode(bytes), bytes: bytes, kind: .watch, source: "log-\(i / 20)", seenAt: Date()))
             }
             let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(latency: 0.005))
-            let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+            let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
             let bodies = try (0..<60).map { try signer.body(uuid: String(format: "5e000000-0000-4000-8000-%012d", $0)) }
 
             async let verified: AuditedSummary = {

@@ -238,7 +238,7 @@ import X509
         let simulator = try await VerifyReceiptSimulator.start(configuration)
         #expect(simulator.productionURL.hasPrefix("https://127.0.0.1:"))
 
-        let untrusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry)
+        let untrusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let refused = await untrusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
         #expect(refused.status == nil)
         #expect(refused.attempts.count == 1, "a certificate failure is not retried")
@@ -247,7 +247,7 @@ import X509
         #expect(simulator.requestCount == 0)
         try await untrusting.shutdown()
 
-        let trusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: quickRetry, extraTrustRoots: [ca])
+        let trusting = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry, extraTrustRoots: [ca])
         let accepted = await trusting.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
         #expect(accepted.status == 0)
         try await trusting.shutdown()
