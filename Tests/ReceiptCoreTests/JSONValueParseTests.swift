@@ -65,7 +65,7 @@ private func referenceNestingProblem(_ bytes: [UInt8], maximumDepth: Int) -> Int
         #expect(
             value
                 == .object([
-                    "s": .string("x"), "i": .integer(12), "big": .number(12345678901234567890), "d": .number(1.5),
+                    "s": .string("x"), "i": .integer(12), "big": .number(12_345_678_901_234_567_168), "d": .number(1.5),
                     "one": .integer(1), "e": .integer(1000), "t": .bool(true), "f": .bool(false), "n": .null,
                     "a": .array([.integer(1), .string("2"), .array([])]), "o": .object([:]),
                 ]))

@@ -5,7 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A JSON value, decoded with Foundation's `JSONDecoder` (never by hand).
+/// A JSON value, decoded with Foundation's `JSONDecoder`, or, for the plain subset Apple signs,
+/// by ``PlainJSONReader``, which gives the same value.
 ///
 /// Numbers keep their integer form when they have one, so epoch milliseconds and ids survive
 /// exactly. Objects keep keys sorted for stable output.
@@ -83,7 +84,21 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable {
     ///
     /// - Throws: ``ReceiptDecodingError`` (`invalidJSON`) with Foundation's description of where
     ///   the text stops being JSON, or `limitExceeded` when nesting is deeper than `maximumDepth`.
+    ///
+    /// Text in the plain subset Apple's payloads are written in is read by
+    /// ``PlainJSONReader`` (measured: it is most of what JWS verification spends outside ECDSA);
+    /// everything else, errors included, is decided by `JSONDecoder`.
     public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = 64) throws -> JSONValue {
+        let plain = bytes.withContiguousStorageIfAvailable { PlainJSONReader.read(UnsafeRawBufferPointer($0), maximumDepth: maximumDepth) }
+        if let plain = plain ?? Array(bytes).withUnsafeBytes({ PlainJSONReader.read($0, maximumDepth: maximumDepth) }) {
+            return plain
+        }
+        return try parseWithFoundation(bytes, maximumDepth: maximumDepth)
+    }
+
+    /// ``parse(_:maximumDepth:)`` by `JSONDecoder` alone (the reference ``PlainJSONReader`` is
+    /// tested against).
+    static func parseWithFoundation(_ bytes: some Collection<UInt8>, maximumDepth: Int = 64) throws -> JSONValue {
         let data = Data(bytes)
         if let deep = nestingProblem(data, maximumDepth: maximumDepth) {
             throw ReceiptDecodingError(
