@@ -13,6 +13,9 @@
 #   RECEIPTDASH_PG_DIR             the folder (cluster, sockets, log, pgpass)
 #   RECEIPTDASH_TEST_POSTGRES_URL  postgres://receiptdash@127.0.0.1:PORT/receiptdash_test
 #   PGPASSFILE                     a 0600 pgpass file in the folder holding the test user's password
+#   RECEIPTDASH_TEST_POSTGRES_CA   a throwaway CA (PEM) whose certificate the server presents
+#                                  for TLS, made for the name `localhost` only (not 127.0.0.1,
+#                                  so a host-name mismatch can be tested); set when openssl exists
 # The password is random, never in the URL nor on a command line. The test user `receiptdash`
 # owns `receiptdash_test` and may create databases (each test makes its own). Authentication
 # over TCP is scram-sha-256; fsync is left on (the durability the store promises is real).
@@ -80,6 +83,26 @@ start() {
 
   port=$(free_port)
   echo "$port" >"$dir/port"
+  # TLS beside plain text: a CA made for this server, its certificate for `localhost`.
+  local tls=""
+  if command -v openssl >/dev/null; then
+    mkdir "$dir/tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=receiptdash test CA" \
+      -keyout "$dir/tls/ca.key" -out "$dir/tls/ca.pem" >/dev/null 2>&1
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+      -keyout "$dir/tls/server.key" -out "$dir/tls/server.csr" >/dev/null 2>&1
+    printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$dir/tls/ext"
+    openssl x509 -req -in "$dir/tls/server.csr" -CA "$dir/tls/ca.pem" -CAkey "$dir/tls/ca.key" -CAcreateserial -days 2 \
+      -extfile "$dir/tls/ext" -out "$dir/tls/server.pem" >/dev/null 2>&1
+    rm -f "$dir/tls/ca.key" "$dir/tls/server.csr"
+    chmod 0600 "$dir/tls/server.key"
+    chmod 0755 "$dir/tls"
+    chmod 0644 "$dir/tls/ca.pem" "$dir/tls/server.pem"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/tls/server.key" "$dir/tls/server.pem"; fi
+    tls="ssl = on
+ssl_cert_file = '$dir/tls/server.pem'
+ssl_key_file = '$dir/tls/server.key'"
+  fi
   cat >>"$dir/data/postgresql.conf" <<EOF
 # receiptdash test server
 listen_addresses = '127.0.0.1'
@@ -89,6 +112,7 @@ max_connections = 400
 fsync = on
 synchronous_commit = on
 log_min_messages = warning
+$tls
 EOF
   touch "$dir/server.log"
   if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/server.log"; fi
@@ -100,10 +124,11 @@ EOF
     -c "CREATE DATABASE receiptdash_test OWNER receiptdash" >/dev/null
 
   # The password for the tests, where libpq (and receiptdash) look: a 0600 pgpass file.
-  (umask 077 && printf '127.0.0.1:%s:*:receiptdash:%s\n' "$port" "$password" >"$dir/pgpass")
+  (umask 077 && printf '127.0.0.1:%s:*:receiptdash:%s\nlocalhost:%s:*:receiptdash:%s\n' "$port" "$password" "$port" "$password" >"$dir/pgpass")
   echo "export RECEIPTDASH_PG_DIR='$dir'"
   echo "export RECEIPTDASH_TEST_POSTGRES_URL='$(url_of "$dir")'"
   echo "export PGPASSFILE='$dir/pgpass'"
+  if [ -n "$tls" ]; then echo "export RECEIPTDASH_TEST_POSTGRES_CA='$dir/tls/ca.pem'"; fi
   echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk "{print \$3}") at $(url_of "$dir") ($dir)" >&2
 }
 

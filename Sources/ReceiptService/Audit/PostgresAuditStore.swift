@@ -95,6 +95,12 @@ public final class PostgresAuditStore: AuditBackend {
         state = Mutex(State(client: client, runner: runner))
 
         let logger = self.logger
+        // A certificate nobody trusts or a refused password is said at once, not after the
+        // pool's lease timeout: one direct connection first (a few milliseconds when all is well).
+        if let problem = await connectionProblem(), problem.permanent {
+            await close()
+            throw AuditDatabaseError(.unavailable, "cannot open the audit trail at \(location): \(problem.words)")
+        }
         do {
             _ = try await run("cannot open the audit trail at \(location)", write: false, budget: connectTimeout + .seconds(1)) { connection in
                 if readOnly {
@@ -157,9 +163,14 @@ public final class PostgresAuditStore: AuditBackend {
     /// `verify-full` → TLS with the certificate and host name verified, `sslrootcert` trusted
     /// besides the system's roots.
     static func tls(_ location: PostgresLocation) throws(AuditDatabaseError) -> PostgresClient.Configuration.TLS {
+        try tlsConfiguration(location).map { .require($0) } ?? .disable
+    }
+
+    /// The TLS settings for `location`, nil for plain text.
+    static func tlsConfiguration(_ location: PostgresLocation) throws(AuditDatabaseError) -> TLSConfiguration? {
         switch location.tls {
         case .disable:
-            return .disable
+            return nil
         case .require, .verifyFull:
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.certificateVerification = .fullVerification
@@ -169,7 +180,52 @@ public final class PostgresAuditStore: AuditBackend {
                 }
                 tls.additionalTrustRoots = [.file(root)]
             }
-            return .require(tls)
+            return tls
+        }
+    }
+
+    /// Why the pool leased no connection in time. PostgresNIO's pool keeps a failed connection
+    /// attempt's error to itself and tries again, so a certificate nobody trusts or a refused
+    /// password would read as "no connection within 5 s". One direct connection with the same
+    /// settings names the cause; `permanent` when trying again cannot help (TLS verification,
+    /// authentication, a database that does not exist). Nil when it connects or finds nothing.
+    func connectionProblem() async -> (words: String, permanent: Bool)? {
+        let location = postgresLocation
+        let connection: PostgresConnection.Configuration.TLS
+        do {
+            connection = try Self.tlsConfiguration(location).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
+        } catch {
+            return (Self.describe(error, password: location.passwordValue), true)
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+            database: location.database, tls: connection)
+        configuration.options.connectTimeout = TimeAmount.nanoseconds(
+            connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
+        do {
+            let probe = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await probe.close()
+            return nil
+        } catch {
+            return (Self.describe(error, password: location.passwordValue), Self.isPermanent(error))
+        }
+    }
+
+    /// Errors of a connection attempt that the same attempt would meet again.
+    static func isPermanent(_ error: any Error) -> Bool {
+        func isTLS(_ error: (any Error)?) -> Bool { error is NIOSSLError || error is NIOSSLExtraError }
+        guard let error = error as? PSQLError else { return isTLS(error) }
+        switch error.code {
+        case .server:
+            // 28: invalid authorization (a password refused, no pg_hba entry); 3D000: no such database.
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("28") || state == "3D000"
+        case .sslUnsupported, .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
+            return true
+        case .connectionError, .failedToAddSSLHandler:
+            return isTLS(error.underlying)
+        default:
+            return false
         }
     }
 
@@ -237,12 +293,18 @@ public final class PostgresAuditStore: AuditBackend {
                 }
             } catch {
                 if let error = error as? AuditDatabaseError { throw error }
-                if error is LeaseTimeout { renewClient(replacing: generation) }
                 let committing = progress.isCommitting
                 var kind = Self.classify(error)
                 // A pool being replaced refuses new work: the next try takes the new one.
                 if kind == .closed, !state.withLock({ $0.closed }) { kind = .connection }
-                let words = Self.describe(error, password: postgresLocation.passwordValue)
+                var words = Self.describe(error, password: postgresLocation.passwordValue)
+                if error is LeaseTimeout {
+                    renewClient(replacing: generation)
+                    if let problem = await connectionProblem() {
+                        words = problem.words
+                        if problem.permanent { throw AuditDatabaseError(.unavailable, "\(what): \(problem.words)") }
+                    }
+                }
                 if committing, kind == .connection {
                     throw AuditDatabaseError(
                         .unavailable,
@@ -407,6 +469,13 @@ public final class PostgresAuditStore: AuditBackend {
     }
 
     private static func plain(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if error is NIOSSLExtraError, text.contains("failedToValidateHostname") {
+            return "the server's TLS certificate does not name this host (\(text)): connect by a name the certificate holds"
+        }
+        if error is NIOSSLError, text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db"
+        }
         if let error = error as? NIOSSLError { return "\(error)" }
         if let error = error as? IOError { return error.description }
         return String(describing: error)
