@@ -3,7 +3,8 @@ import Testing
 
 /// `receiptdash db migrate` / `db copy` and `--db` values as a user types them: copying twice
 /// changes nothing, a PostgreSQL password never reaches any output.
-@Suite struct DatabaseCommandTests {
+// A time limit: a test that waits for ever fails by name instead of stalling the run.
+@Suite(.timeLimit(.minutes(2))) struct DatabaseCommandTests {
     let cli = InspectCommandTests()
 
     /// A folder with two receipts recorded into a new SQLite trail by `watch --once`.

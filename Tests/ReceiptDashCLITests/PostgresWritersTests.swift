@@ -4,7 +4,8 @@ import Testing
 
 /// A fleet on one PostgreSQL trail, as processes: four validators ingesting overlapping folders
 /// at once make one row per receipt with every sighting, no row lost or doubled.
-@Suite struct PostgresWritersTests {
+// A time limit: a test that waits for ever fails by name instead of stalling the run.
+@Suite(.timeLimit(.minutes(2))) struct PostgresWritersTests {
     let cli = InspectCommandTests()
 
     /// A database of its own on the test server (CI always runs one), or the test is skipped.

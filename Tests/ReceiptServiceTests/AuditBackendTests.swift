@@ -133,7 +133,8 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
 
 /// ``AuditStoreTests`` on ``AuditBackend``, run on SQLite and on PostgreSQL with the same
 /// expected values, plus what only several writers on one server can show.
-@Suite struct AuditBackendTests {
+// A time limit: a test that waits for ever fails by name instead of stalling the run.
+@Suite(.timeLimit(.minutes(2))) struct AuditBackendTests {
     func ingest(_ name: String, kind: AuditSourceKind = .file, at: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws -> AuditIngest {
         let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent(name)))
         return AuditIngest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: kind, source: name, seenAt: at)

@@ -7,7 +7,8 @@ import Testing
 /// `db copy`: a SQLite trail moved into another trail (SQLite, or PostgreSQL when a test server
 /// runs), with exact counts, twice changing nothing, and a receipt the target already had
 /// gaining only what it lacked.
-@Suite struct AuditCopyTests {
+// A time limit: a test that waits for ever fails by name instead of stalling the run.
+@Suite(.timeLimit(.minutes(2))) struct AuditCopyTests {
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
     func ingest(_ name: String, kind: AuditSourceKind = .file, at: Date = t0) throws -> AuditIngest {

@@ -7,7 +7,8 @@ import Testing
 
 /// One trail, two kinds of writer at once: a notification receiver's group commits and a
 /// `watch --verify`-style audited verification, on SQLite and on PostgreSQL, with exact counts.
-@Suite struct SharedTrailTests {
+// A time limit: a test that waits for ever fails by name instead of stalling the run.
+@Suite(.timeLimit(.minutes(2))) struct SharedTrailTests {
     @Test(arguments: BackendKind.allCases) func receiverAndVerifierWriteTheSameTrailAtOnce(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { database in
             let receiverSide = try await database.open()

@@ -255,42 +255,27 @@ public final class PostgresAuditStore: AuditBackend {
             // statement already running is not interrupted.
             let leaseLimit = max(min(connectTimeout + .seconds(1), deadline - clock.now), .milliseconds(100))
             do {
-                return try await withThrowingTaskGroup(of: AttemptOutcome<T>.self) { group in
-                    group.addTask {
-                        .value(
-                            try await client.withConnection { connection in
-                                progress.leased()
-                                guard let begin = transaction else { return try await body(connection) }
-                                try await connection.query(begin, logger: logger)
-                                do {
-                                    let value = try await body(connection)
-                                    progress.committing()
-                                    try await connection.query("COMMIT", logger: logger)
-                                    return value
-                                } catch {
-                                    if !progress.isCommitting { _ = try? await connection.query("ROLLBACK", logger: logger) }
-                                    throw error
-                                }
-                            })
-                    }
-                    group.addTask {
-                        try? await Task.sleep(for: leaseLimit)
-                        return progress.isLeased ? .timerDone : .timedOut
-                    }
-                    while let next = try await group.next() {
-                        switch next {
-                        case .value(let value):
-                            group.cancelAll()
+                // The attempt runs in a task of its own and is raced against the lease limit:
+                // a task group would wait for a lease PostgresNIO's pool may never answer, nor
+                // cancel (seen after the server dropped every connection: the write hung with no
+                // socket open). A timed-out attempt is cancelled and left; the pool is replaced.
+                let attempt = Task {
+                    try await client.withConnection { connection in
+                        progress.leased(connection)
+                        guard let begin = transaction else { return try await body(connection) }
+                        try await connection.query(begin, logger: logger)
+                        do {
+                            let value = try await body(connection)
+                            progress.committing()
+                            try await connection.query("COMMIT", logger: logger)
                             return value
-                        case .timedOut:
-                            group.cancelAll()
-                            throw LeaseTimeout(limit: leaseLimit)
-                        case .timerDone:
-                            continue
+                        } catch {
+                            if !progress.isCommitting { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                            throw error
                         }
                     }
-                    throw CancellationError()
                 }
+                return try await Self.race(attempt, leaseLimit: leaseLimit, progress: progress).get()
             } catch {
                 if let error = error as? AuditDatabaseError { throw error }
                 let committing = progress.isCommitting
@@ -351,17 +336,57 @@ public final class PostgresAuditStore: AuditBackend {
 
     /// How far one attempt got: a connection leased, a COMMIT sent.
     final class AttemptProgress: Sendable {
-        private let state = Mutex((leased: false, committing: false))
-        func leased() { state.withLock { $0.leased = true } }
+        private let state = Mutex<(connection: PostgresConnection?, committing: Bool)>((nil, false))
+        func leased(_ connection: PostgresConnection) { state.withLock { $0.connection = connection } }
         func committing() { state.withLock { $0.committing = true } }
-        var isLeased: Bool { state.withLock { $0.leased } }
+        var isLeased: Bool { state.withLock { $0.connection != nil } }
         var isCommitting: Bool { state.withLock { $0.committing } }
+        /// The leased connection has closed.
+        var isConnectionClosed: Bool { state.withLock { $0.connection?.isClosed ?? false } }
     }
 
-    enum AttemptOutcome<T: Sendable>: Sendable {
-        case value(T)
-        case timedOut
-        case timerDone
+    /// The leased connection closed under an attempt that had not ended.
+    struct ConnectionLost: Error, CustomStringConvertible {
+        var description: String { "the connection closed under the statement" }
+    }
+
+    /// The attempt's result, or a ``LeaseTimeout`` when it has leased no connection within
+    /// `leaseLimit` (it is then cancelled), or a `CancellationError` when the caller is cancelled.
+    /// Returns without waiting for an attempt that ignores its cancellation.
+    static func race<T: Sendable>(_ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress) async -> Result<T, any Error> {
+        let pending = Mutex<CheckedContinuation<Result<T, any Error>, Never>?>(nil)
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in pending.withLock { $0.take() }?.resume(returning: result) }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                pending.withLock { $0 = continuation }
+                let timer = Task {
+                    try await Task.sleep(for: leaseLimit)
+                    if !progress.isLeased {
+                        attempt.cancel()
+                        finish(.failure(LeaseTimeout(limit: leaseLimit)))
+                        return
+                    }
+                    // Leased: a statement may take its time, but not on a connection that is
+                    // gone (PostgresNIO has left a query on a closed connection unanswered after
+                    // the server dropped it). Checked once a second.
+                    while !progress.isConnectionClosed { try await Task.sleep(for: .seconds(1)) }
+                    attempt.cancel()
+                    finish(.failure(ConnectionLost()))
+                }
+                Task {
+                    let result = await attempt.result
+                    timer.cancel()
+                    finish(result)
+                }
+                if Task.isCancelled {
+                    attempt.cancel()
+                    finish(.failure(CancellationError()))
+                }
+            }
+        } onCancel: {
+            attempt.cancel()
+            finish(.failure(CancellationError()))
+        }
     }
 
     /// No connection could be leased in time (the server is away).
@@ -383,7 +408,7 @@ public final class PostgresAuditStore: AuditBackend {
 
     static func classify(_ error: any Error) -> Failure {
         if error is CancellationError { return .cancelled }
-        if error is LeaseTimeout { return .connection }
+        if error is LeaseTimeout || error is ConnectionLost { return .connection }
         if let pool = poolError(error) {
             switch pool {
             case "poolShutdown": return .closed
@@ -420,6 +445,8 @@ public final class PostgresAuditStore: AuditBackend {
         if let error = error as? AuditDatabaseError {
             text = error.reason
         } else if let error = error as? LeaseTimeout {
+            text = error.description
+        } else if let error = error as? ConnectionLost {
             text = error.description
         } else if let error = error as? PSQLError {
             switch error.code {
@@ -521,15 +548,35 @@ public final class PostgresAuditStore: AuditBackend {
     /// `LISTEN receiptdash_audit` on a connection of its own, for as long as the store is open:
     /// a wake-up per notification, and one after each (re)connection (whatever was committed
     /// while it was away is then read). Reconnects with backoff, 0.1 s up to 5 s.
+    ///
+    /// The listening connection is also asked `SELECT 1` every ``listenerCheck``: a connection the
+    /// server dropped does not always end PostgresNIO's notification stream, and a follower must
+    /// not wait for ever on a connection that is gone. A check that fails or gets no answer
+    /// within ``connectTimeout`` closes the connection and the listener connects again.
     private func listen() async {
         var delay = Duration.milliseconds(100)
+        let logger = self.logger
+        let answerWithin = connectTimeout
         while !Task.isCancelled {
             do {
                 try await client.0.withConnection { connection in
                     try await connection.listen(on: Self.channel) { notifications in
                         delay = .milliseconds(100)
                         self.wakeSubscribers()
-                        for try await _ in notifications { self.wakeSubscribers() }
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for try await _ in notifications { self.wakeSubscribers() }
+                                throw ListenerLost()
+                            }
+                            group.addTask {
+                                while true {
+                                    try await Task.sleep(for: Self.listenerCheck)
+                                    try await Self.check(connection, within: answerWithin, logger: logger)
+                                }
+                            }
+                            _ = try await group.next()
+                            group.cancelAll()
+                        }
                     }
                 }
             } catch {}
@@ -537,6 +584,24 @@ public final class PostgresAuditStore: AuditBackend {
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }
+    }
+
+    /// How often a listening connection is checked.
+    static let listenerCheck = Duration.seconds(2)
+
+    struct ListenerLost: Error {}
+
+    /// `SELECT 1` on `connection`, answered within `limit`, or the connection is closed (which
+    /// fails whatever waits on it) and the check fails.
+    static func check(_ connection: PostgresConnection, within limit: Duration, logger: Logger) async throws {
+        let answered = Mutex(false)
+        let watchdog = Task {
+            try await Task.sleep(for: limit)
+            if !answered.withLock({ $0 }) { try? await connection.close() }
+        }
+        defer { watchdog.cancel() }
+        _ = try await connection.query("SELECT 1", logger: logger).collect()
+        answered.withLock { $0 = true }
     }
 
     public func close() async {
@@ -550,10 +615,31 @@ public final class PostgresAuditStore: AuditBackend {
         }
         listener?.cancel()
         for continuation in subscribers { continuation.finish() }
-        await listener?.value
+        // The pool is stopped at once too: its forced shutdown closes every connection, the
+        // listener's included, which ends anything still waiting on one. Each wait is bounded,
+        // so closing never hangs on a connection the server dropped.
         let runner = state.withLock { $0.runner }
         runner.cancel()
-        await runner.value
+        if let listener { await Self.wait(for: listener, atMost: connectTimeout + .seconds(1)) }
+        await Self.wait(for: runner, atMost: connectTimeout + .seconds(1))
+    }
+
+    /// Waits until `task` ends or `limit` passes, whichever comes first.
+    static func wait(for task: Task<Void, Never>, atMost limit: Duration) async {
+        let done = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            done.withLock { $0 = continuation }
+            let finish: @Sendable () -> Void = { done.withLock { $0.take() }?.resume() }
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                finish()
+            }
+            Task {
+                await task.value
+                timer.cancel()
+                finish()
+            }
+        }
     }
 
     // MARK: - Feed snapshots
