@@ -83,7 +83,11 @@ struct Notifications: AsyncParsableCommand {
             stored = try await backend.notifications()
             await backend.close()
         } catch let error as AuditDatabaseError {
-            Standard.error("receiptdash: \(error.reason)\(AuditDatabase.isPostgres(path) ? "" : ": start `receiptdash receive --db \(path)` first")")
+            if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
+                Standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
+            } else {
+                Standard.error("receiptdash: \(error.reason)")
+            }
             throw ExitCode.failure
         } catch {
             Standard.error("receiptdash: could not read notifications from \(path): \(error)")

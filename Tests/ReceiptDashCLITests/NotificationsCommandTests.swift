@@ -60,7 +60,7 @@ import Testing
 
         let missing = try cli.run(["notifications", "--db", db + ".absent"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("no audit database at"))
+        #expect(missing.stderr == "receiptdash: no audit database at \(db).absent yet: `receiptdash receive --db \(db).absent` stores notifications there\n")
     }
 
     /// The simulator's demo history lists 5 production notifications; the database holds one
