@@ -81,17 +81,26 @@ struct PlainJSONReader {
             guard let member = value(depth: depth) else { return nil }
             // A repeated key: which one wins is Foundation's to say.
             if members.updateValue(member, forKey: key) != nil { return nil }
+            guard let more = separator(closing: UInt8(ascii: "}")) else { return nil }
+            if !more { return .object(members) }
+        }
+    }
+
+    /// After a member or an element: `,` (true: another follows) or `close` (false: the
+    /// container ends); nil for anything else.
+    private mutating func separator(closing close: UInt8) -> Bool? {
+        skipSpace()
+        guard at < end else { return nil }
+        switch base[at] {
+        case UInt8(ascii: ","):
+            at += 1
             skipSpace()
-            guard at < end else { return nil }
-            switch base[at] {
-            case UInt8(ascii: ","):
-                at += 1
-                skipSpace()
-            case UInt8(ascii: "}"):
-                at += 1
-                return .object(members)
-            default: return nil
-            }
+            return true
+        case close:
+            at += 1
+            return false
+        default:
+            return nil
         }
     }
 
@@ -106,17 +115,8 @@ struct PlainJSONReader {
         while true {
             guard let element = value(depth: depth) else { return nil }
             elements.append(element)
-            skipSpace()
-            guard at < end else { return nil }
-            switch base[at] {
-            case UInt8(ascii: ","):
-                at += 1
-                skipSpace()
-            case UInt8(ascii: "]"):
-                at += 1
-                return .array(elements)
-            default: return nil
-            }
+            guard let more = separator(closing: UInt8(ascii: "]")) else { return nil }
+            if !more { return .array(elements) }
         }
     }
 
