@@ -13,14 +13,15 @@ import Testing
         ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_CA"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// A fresh database's URL as a user would type it, on `host`, with `query`.
-    func withURL(host: String, query: String, _ body: (String, TestAuditDatabase) async throws -> Void) async throws {
-        guard TestAuditDatabase.postgresURL != nil, Self.authority != nil else {
+    /// A fresh database's URL as a user would type it, on `host`, with the query `query` makes
+    /// from the CA file's path. Skipped without a test server that serves TLS.
+    func withURL(host: String, query: (String) -> String, _ body: (String, TestAuditDatabase) async throws -> Void) async throws {
+        guard TestAuditDatabase.postgresURL != nil, let authority = Self.authority else {
             try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL or RECEIPTDASH_TEST_POSTGRES_CA is not set (Tests/support/postgres.sh start): skipped")
         }
         try await TestAuditDatabase.with(.postgres) { db in
             let location = try #require(db.postgres)
-            try await body("postgres://\(location.user)@\(host):\(location.port)/\(location.database)?\(query)", db)
+            try await body("postgres://\(location.user)@\(host):\(location.port)/\(location.database)?\(query(authority))", db)
         }
     }
 
@@ -42,7 +43,7 @@ import Testing
     /// verify-full with the server's CA: the store opens, records, and the server itself says
     /// the session is encrypted.
     @Test func verifyFullWithTheServersAuthority() async throws {
-        try await withURL(host: "localhost", query: "sslmode=verify-full&sslrootcert=\(try #require(Self.authority))") { url, _ in
+        try await withURL(host: "localhost", query: { "sslmode=verify-full&sslrootcert=\($0)" }) { url, _ in
             let store = try await open(url)
             let first = try await store.record([try AuditBackendTests().ingest("production.b64")])
             let again = try await store.record([try AuditBackendTests().ingest("production.b64")])
@@ -67,7 +68,7 @@ import Testing
     /// store is not opened, in either mode.
     @Test func aHostNameTheCertificateDoesNotNameIsRefused() async throws {
         for mode in ["verify-full", "require"] {
-            try await withURL(host: "127.0.0.1", query: "sslmode=\(mode)&sslrootcert=\(try #require(Self.authority))") { url, _ in
+            try await withURL(host: "127.0.0.1", query: { "sslmode=\(mode)&sslrootcert=\($0)" }) { url, _ in
                 let message = try #require(await failure(url), "opened with sslmode=\(mode)")
                 #expect(message.contains("cannot open the audit trail at postgres://receiptdash@127.0.0.1:"), "\(message)")
                 #expect(message.contains("the server's TLS certificate does not name this host"), "\(message)")
@@ -79,7 +80,7 @@ import Testing
     /// not mean "encrypt but believe anyone", as it does in libpq.
     @Test func anUntrustedCertificateIsRefused() async throws {
         for mode in ["verify-full", "require"] {
-            try await withURL(host: "localhost", query: "sslmode=\(mode)") { url, _ in
+            try await withURL(host: "localhost", query: { _ in "sslmode=\(mode)" }) { url, _ in
                 let message = try #require(await failure(url), "opened with sslmode=\(mode) and no sslrootcert")
                 #expect(
                     message.hasSuffix(
