@@ -200,8 +200,7 @@ public final class PostgresAuditStore: AuditBackend {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.passwordValue,
             database: location.database, tls: connection)
-        configuration.options.connectTimeout = TimeAmount.nanoseconds(
-            connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
+        configuration.options.connectTimeout = TimeAmount(connectTimeout)
         do {
             let probe = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             try? await probe.close()
@@ -354,38 +353,44 @@ public final class PostgresAuditStore: AuditBackend {
     /// `leaseLimit` (it is then cancelled), or a `CancellationError` when the caller is cancelled.
     /// Returns without waiting for an attempt that ignores its cancellation.
     static func race<T: Sendable>(_ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress) async -> Result<T, any Error> {
-        let pending = Mutex<CheckedContinuation<Result<T, any Error>, Never>?>(nil)
-        let finish: @Sendable (Result<T, any Error>) -> Void = { result in pending.withLock { $0.take() }?.resume(returning: result) }
+        let outcome = await firstOf({ await attempt.result }) {
+            do {
+                try await Task.sleep(for: leaseLimit)
+                if !progress.isLeased { return .failure(LeaseTimeout(limit: leaseLimit)) }
+                // Leased: a statement may take its time, but not on a connection that is gone
+                // (PostgresNIO has left a query on a closed connection unanswered after the
+                // server dropped it). Checked once a second.
+                while !progress.isConnectionClosed { try await Task.sleep(for: .seconds(1)) }
+                return .failure(ConnectionLost())
+            } catch {
+                return .failure(CancellationError())
+            }
+        }
+        if case .failure = outcome { attempt.cancel() }
+        return outcome
+    }
+
+    /// Runs `first` and `second` in tasks of their own and returns whichever answers first; the
+    /// other is cancelled and not waited for (an operation that ignores its cancellation cannot
+    /// hold the caller). Cancelling the caller cancels both.
+    static func firstOf<T: Sendable>(
+        _ first: @escaping @Sendable () async -> T, _ second: @escaping @Sendable () async -> T
+    ) async -> T {
+        let pending = Mutex<CheckedContinuation<T, Never>?>(nil)
+        let tasks = Mutex<[Task<Void, Never>]>([])
+        let finish: @Sendable (T) -> Void = { value in
+            pending.withLock { $0.take() }?.resume(returning: value)
+            for task in tasks.withLock({ $0 }) { task.cancel() }
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 pending.withLock { $0 = continuation }
-                let timer = Task {
-                    try await Task.sleep(for: leaseLimit)
-                    if !progress.isLeased {
-                        attempt.cancel()
-                        finish(.failure(LeaseTimeout(limit: leaseLimit)))
-                        return
-                    }
-                    // Leased: a statement may take its time, but not on a connection that is
-                    // gone (PostgresNIO has left a query on a closed connection unanswered after
-                    // the server dropped it). Checked once a second.
-                    while !progress.isConnectionClosed { try await Task.sleep(for: .seconds(1)) }
-                    attempt.cancel()
-                    finish(.failure(ConnectionLost()))
-                }
-                Task {
-                    let result = await attempt.result
-                    timer.cancel()
-                    finish(result)
-                }
-                if Task.isCancelled {
-                    attempt.cancel()
-                    finish(.failure(CancellationError()))
-                }
+                let started = [Task { finish(await first()) }, Task { finish(await second()) }]
+                tasks.withLock { $0 = started }
+                if Task.isCancelled || pending.withLock({ $0 == nil }) { for task in started { task.cancel() } }
             }
         } onCancel: {
-            attempt.cancel()
-            finish(.failure(CancellationError()))
+            for task in tasks.withLock({ $0 }) { task.cancel() }
         }
     }
 
@@ -626,20 +631,7 @@ public final class PostgresAuditStore: AuditBackend {
 
     /// Waits until `task` ends or `limit` passes, whichever comes first.
     static func wait(for task: Task<Void, Never>, atMost limit: Duration) async {
-        let done = Mutex<CheckedContinuation<Void, Never>?>(nil)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            done.withLock { $0 = continuation }
-            let finish: @Sendable () -> Void = { done.withLock { $0.take() }?.resume() }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                finish()
-            }
-            Task {
-                await task.value
-                timer.cancel()
-                finish()
-            }
-        }
+        await firstOf({ await task.value }, { try? await Task.sleep(for: limit) })
     }
 
     // MARK: - Feed snapshots
