@@ -383,12 +383,12 @@ public final class NotificationSender: Sendable {
                 let rank = Int((p * Double(latencies.count)).rounded(.up)) - 1
                 return latencies[min(max(rank, 0), latencies.count - 1)] * 1000
             }
-            let firstPass = t.firstPassEnd.map { Self.seconds($0 - started) } ?? 0
+            let firstPass = t.firstPassEnd.map { DurationText.seconds($0 - started) } ?? 0
             let sent = t.deliveries.filter { !$0.attempts.isEmpty }.count
             let summary = SenderSummary(
                 sent: sent, acknowledged: t.progress.acknowledged, failed: sent - t.progress.acknowledged,
                 retried: t.deliveries.filter { $0.attempts.count > 1 }.count, attempts: t.progress.attempts,
-                rate: firstPass > 0 ? Double(sent) / firstPass : 0, firstPassSeconds: firstPass, totalSeconds: Self.seconds(end - started),
+                rate: firstPass > 0 ? Double(sent) / firstPass : 0, firstPassSeconds: firstPass, totalSeconds: DurationText.seconds(end - started),
                 p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99))
             return SenderReport(deliveries: t.deliveries, summary: summary)
         }
@@ -399,10 +399,6 @@ public final class NotificationSender: Sendable {
         var progress: SenderProgress
         var latencies: [Double] = []
         var firstPassEnd: ContinuousClock.Instant?
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Every attempt of one notification; holds a slot only while a request is in flight.
@@ -472,7 +468,7 @@ public final class NotificationSender: Sendable {
         } catch {
             result = status == nil ? Self.classify(error) : .invalidResponse
         }
-        return SendAttemptRecord(date: date, result: result, httpStatus: status, latency: Self.seconds(ContinuousClock.now - start), number: number)
+        return SendAttemptRecord(date: date, result: result, httpStatus: status, latency: DurationText.seconds(ContinuousClock.now - start), number: number)
     }
 
     /// Apple's name for a failed attempt, by the error's type (never its text).

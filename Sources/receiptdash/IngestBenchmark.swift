@@ -60,13 +60,13 @@ extension Bench {
         let sqlite = try AuditStore(path: folder.appendingPathComponent("audit.sqlite").path)
         var start = ContinuousClock.now
         let local = try await Self.ingest(logs[0], into: sqlite)
-        report("SQLite, one writer", local.lines, Self.seconds(ContinuousClock.now - start), local.counts)
+        report("SQLite, one writer", local.lines, DurationText.seconds(ContinuousClock.now - start), local.counts)
         guard let postgres else { return }
 
         let one = try await AuditOpening.open(postgres)
         start = ContinuousClock.now
         let single = try await Self.ingest(logs[0], into: one)
-        let singleSeconds = Self.seconds(ContinuousClock.now - start)
+        let singleSeconds = DurationText.seconds(ContinuousClock.now - start)
         report("PostgreSQL, one writer", single.lines, singleSeconds, single.counts)
         await one.close()
 
@@ -82,7 +82,7 @@ extension Bench {
             for try await result in group { all.append(result) }
             return all
         }
-        let fourSeconds = Self.seconds(ContinuousClock.now - start)
+        let fourSeconds = DurationText.seconds(ContinuousClock.now - start)
         var sum = Ingestor.Counts()
         for r in results {
             sum.newReceipts += r.counts.newReceipts
@@ -93,9 +93,5 @@ extension Bench {
         report("PostgreSQL, four writers together", total, fourSeconds, sum)
         print(String(format: "four writers / one writer: %.2f×", (Double(total) / fourSeconds) / (Double(single.lines) / singleSeconds)))
         for store in stores { await store.close() }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

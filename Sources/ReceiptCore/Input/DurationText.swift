@@ -1,7 +1,8 @@
 import Foundation
 
 /// Durations as people type them on a command line: `90s`, `5m`, `1h`, `500ms`, `1m30s`, or a
-/// bare number of seconds. Used by `--expect-every` and `--retry-schedule`.
+/// bare number of seconds. Used by `--expect-every` and `--retry-schedule`; and a measured
+/// `Duration` in seconds, for the figures the benchmarks and the simulator print.
 public enum DurationText {
     /// The duration in seconds, or nil when `text` is not one (empty, negative, an unknown
     /// unit, or too long to be meant).
@@ -27,5 +28,10 @@ public enum DurationText {
             }
         }
         return total.isFinite ? total : nil
+    }
+
+    /// `duration` in seconds, as the measured figures print it.
+    public static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
