@@ -260,7 +260,9 @@ public final class PostgresAuditStore: AuditBackend {
                 // socket open). A timed-out attempt is cancelled and left; the pool is replaced.
                 let attempt = Task {
                     try await client.withConnection { connection in
-                        progress.leased(connection)
+                        // A lease granted after the attempt was given up runs nothing: the retry
+                        // that follows must not meet a twin of its own write.
+                        guard progress.leased(connection) else { throw CancellationError() }
                         guard let begin = transaction else { return try await body(connection) }
                         try await connection.query(begin, logger: logger)
                         do {
@@ -335,10 +337,24 @@ public final class PostgresAuditStore: AuditBackend {
 
     /// How far one attempt got: a connection leased, a COMMIT sent.
     final class AttemptProgress: Sendable {
-        private let state = Mutex<(connection: PostgresConnection?, committing: Bool)>((nil, false))
-        func leased(_ connection: PostgresConnection) { state.withLock { $0.connection = connection } }
+        private let state = Mutex<(connection: PostgresConnection?, committing: Bool, abandoned: Bool)>((nil, false, false))
+        /// Records the lease; false when the attempt was already given up (run nothing then).
+        func leased(_ connection: PostgresConnection) -> Bool {
+            state.withLock { s in
+                guard !s.abandoned else { return false }
+                s.connection = connection
+                return true
+            }
+        }
+        /// Gives the attempt up if it has no connection yet; true when it was given up.
+        func abandonUnlessLeased() -> Bool {
+            state.withLock { s in
+                guard s.connection == nil else { return false }
+                s.abandoned = true
+                return true
+            }
+        }
         func committing() { state.withLock { $0.committing = true } }
-        var isLeased: Bool { state.withLock { $0.connection != nil } }
         var isCommitting: Bool { state.withLock { $0.committing } }
         /// The leased connection has closed.
         var isConnectionClosed: Bool { state.withLock { $0.connection?.isClosed ?? false } }
@@ -356,7 +372,7 @@ public final class PostgresAuditStore: AuditBackend {
         let outcome = await firstOf({ await attempt.result }) {
             do {
                 try await Task.sleep(for: leaseLimit)
-                if !progress.isLeased { return .failure(LeaseTimeout(limit: leaseLimit)) }
+                if progress.abandonUnlessLeased() { return .failure(LeaseTimeout(limit: leaseLimit)) }
                 // Leased: a statement may take its time, but not on a connection that is gone
                 // (PostgresNIO has left a query on a closed connection unanswered after the
                 // server dropped it). Checked once a second.
