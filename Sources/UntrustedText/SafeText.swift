@@ -3,9 +3,11 @@
 /// input-derived text (the core's renderings, the commands, standard error, the dashboard's
 /// cells) goes through it.
 ///
-/// Control characters (C0, DEL, C1) are shown as `\xNN` escapes, so an escape sequence hidden in
-/// a product id can neither move the cursor nor change the terminal's state. Bidirectional
-/// overrides are escaped too (`\u{202E}`), since they reorder what the reader sees.
+/// What is escaped is ``EscapedScalars``, the table the JSON writer uses too. Control characters
+/// (C0, DEL, C1) are shown as `\xNN` escapes, so an escape sequence hidden in a product id can
+/// neither move the cursor nor change the terminal's state. The line and paragraph separators
+/// and the bidirectional overrides and isolates are escaped too (`\u{202e}`), since they break
+/// lines or reorder what the reader sees.
 public enum SafeText {
     /// One CSV cell (RFC 4180): escaped as ``escaped(_:)``, a leading `=`, `+`, `-` or `@`
     /// prefixed with `'` (spreadsheets would read a formula), quoted when it holds a comma or
@@ -23,12 +25,10 @@ public enum SafeText {
     }
 
     public static func escaped(_ text: String) -> String {
-        var needsWork = false
-        for scalar in text.unicodeScalars where isUnsafe(scalar) {
-            needsWork = true
-            break
-        }
-        guard needsWork else { return text }
+        // No byte that starts an escaped scalar (most text): nothing to do.
+        let leads = EscapedScalars.utf8LeadBytes
+        guard text.utf8.contains(where: { leads[Int($0)] }) else { return text }
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if isUnsafe(scalar) {
@@ -43,11 +43,7 @@ public enum SafeText {
         return String(out)
     }
 
-    static func isUnsafe(_ s: Unicode.Scalar) -> Bool {
-        let v = s.value
-        return v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v) || (0x202A...0x202E).contains(v)
-            || (0x2066...0x2069).contains(v)
-    }
+    static func isUnsafe(_ s: Unicode.Scalar) -> Bool { EscapedScalars.contains(s) }
 
     private static func hex(_ v: UInt32, width: Int) -> String {
         let s = String(v, radix: 16, uppercase: false)

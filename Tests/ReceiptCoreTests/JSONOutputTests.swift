@@ -3,7 +3,8 @@ import Testing
 @testable import ReceiptCore
 
 /// The streaming writer must write exactly what `JSONEncoder` (pretty, sorted keys, slashes
-/// unescaped) wrote for the same values: same layout, same key order, same escapes.
+/// unescaped) wrote for the same values: same layout, same key order, same escapes (but for the
+/// scalars of `EscapedScalars` beyond C0, which only the writer escapes: ControlEscapingTests).
 @Suite struct JSONOutputTests {
     static func foundation(_ value: JSONValue) throws -> String {
         let encoder = JSONEncoder()
@@ -21,7 +22,9 @@ import Testing
         var controls = ""
         for v in 0..<0x20 { controls.unicodeScalars.append(Unicode.Scalar(UInt8(v))) }
         let value: JSONValue = .object([
-            "text": .string(controls + "\"\\/ \u{7F}\u{9B}\u{202E}é👍 end"),
+            // DEL, C1 and bidi controls are left out here: the writer escapes them and
+            // `JSONEncoder` does not (ControlEscapingTests).
+            "text": .string(controls + "\"\\/ é👍 end"),
             controls: .string("a key full of controls"),
             "Zeta": .integer(.min), "zeta": .integer(.max), "_under": .bool(false), "-dash": .null, "": .string(""),
             "a10": .array([]), "a9": .object([:]), "é": .integer(0), "ß": .integer(-7), "A": .bool(true),

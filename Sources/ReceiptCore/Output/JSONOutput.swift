@@ -1,4 +1,5 @@
 import Foundation
+import UntrustedText
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,10 @@ import Darwin
 ///
 /// The layout is exactly what Foundation's `JSONEncoder` writes with `.prettyPrinted`,
 /// `.sortedKeys` and `.withoutEscapingSlashes` on Linux: two-space indents, `"key" : value`,
-/// `[\n\n]` for an empty array, the same string escapes. Keys are written in the order the
+/// `[\n\n]` for an empty array, the same string escapes, except that every scalar of
+/// ``EscapedScalars`` (the text sanitiser's table: DEL, C1 controls, U+2028/U+2029, the bidi
+/// controls) is written as a `\uXXXX` escape, which `JSONEncoder` leaves raw, so no field of a
+/// receipt reaches a terminal as a control. Keys are written in the order the
 /// caller gives them: callers write them sorted by their UTF-8 bytes (``sortedKeys(_:)``), as
 /// `JSONEncoder` does.
 ///
@@ -404,10 +408,35 @@ public struct JSONOutput: Sendable {
 
     // MARK: - Strings
 
-    /// Writes `"text"` with `JSONEncoder`'s escapes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
-    /// other C0 controls as `\u00xx`; everything else (slashes, DEL, non-ASCII) as it is.
+    /// For each byte of a string's UTF-8: 0 copied as it is, 1 an ASCII byte written as an
+    /// escape (`"`, `\`, the C0 controls and DEL: the ASCII part of ``EscapedScalars``), 2 the
+    /// first byte of a longer scalar that may be in ``EscapedScalars`` (0xC2 for C1, 0xE2 for
+    /// U+2028/U+2029 and the bidi controls; the scalar is decoded to tell).
+    private struct ByteTable: @unchecked Sendable {
+        /// 256 entries, allocated once and never freed (immutable after the table is built).
+        let base: UnsafePointer<UInt8>
+    }
+
+    private static let escapeTable: ByteTable = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        table.initialize(repeating: 0, count: 256)
+        for b in 0..<256 {
+            if b < 0x80 {
+                if b == 0x22 || b == 0x5C || EscapedScalars.contains(UInt32(b)) { table[b] = 1 }
+            } else if EscapedScalars.utf8LeadBytes[b] {
+                table[b] = 2
+            }
+        }
+        return ByteTable(base: UnsafePointer(table))
+    }()
+
+    /// Writes `"text"` with `JSONEncoder`'s escapes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
+    /// other C0 controls as `\u00xx`) and every other scalar of ``EscapedScalars`` as `\uxxxx`
+    /// (DEL, C1, U+2028/U+2029, the bidi controls); everything else (slashes, non-ASCII) as it is.
+    /// One table lookup per byte.
     private mutating func string(contents text: String) {
         var text = text
+        let table = Self.escapeTable.base
         text.withUTF8 { utf8 in
             // Room for the text and its quotes at once; an escape makes more room.
             let out = reserve(utf8.count + 2)
@@ -415,7 +444,7 @@ public struct JSONOutput: Sendable {
             var i = 0
             while i < utf8.count {
                 let b = utf8[i]
-                guard b < 0x20 || b == 0x22 || b == 0x5C else {
+                guard table[Int(b)] != 0 else {
                     out[1 + i] = b
                     i += 1
                     continue
@@ -428,19 +457,37 @@ public struct JSONOutput: Sendable {
                 count += 1
                 return
             }
-            escaping(UnsafeBufferPointer(rebasing: utf8[i...]))
+            escaping(UnsafeBufferPointer(rebasing: utf8[i...]), table: table)
         }
     }
 
-    /// The rest of a string from its first byte that needs an escape, and the closing quote.
+    /// The rest of a string from its first byte that may need an escape, and the closing quote.
     @inline(never)
-    private mutating func escaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+    private mutating func escaping(_ utf8: UnsafeBufferPointer<UInt8>, table: UnsafePointer<UInt8>) {
         var mark = 0
-        for i in 0..<utf8.count {
+        var i = 0
+        while i < utf8.count {
             let b = utf8[i]
-            guard b < 0x20 || b == 0x22 || b == 0x5C else { continue }
+            let kind = table[Int(b)]
+            if kind == 0 {
+                i += 1
+                continue
+            }
+            if kind == 2 {
+                // A scalar of two to four bytes: escaped only if the table holds it.
+                guard let (scalar, length) = Self.scalar(in: utf8, at: i), EscapedScalars.contains(scalar) else {
+                    i += 1
+                    continue
+                }
+                if i > mark { put(UnsafeBufferPointer(rebasing: utf8[mark..<i])) }
+                unicodeEscape(scalar)
+                i += length
+                mark = i
+                continue
+            }
             if i > mark { put(UnsafeBufferPointer(rebasing: utf8[mark..<i])) }
-            mark = i + 1
+            i += 1
+            mark = i
             switch b {
             case 0x22, 0x5C: put2(0x5C, b)
             case 0x08: put2(0x5C, 0x62)  // \b
@@ -448,19 +495,52 @@ public struct JSONOutput: Sendable {
             case 0x0A: put2(0x5C, 0x6E)  // \n
             case 0x0D: put2(0x5C, 0x72)  // \r
             case 0x09: put2(0x5C, 0x74)  // \t
-            default:
-                let out = reserve(6)
-                out[0] = 0x5C
-                out[1] = 0x75  // u
-                out[2] = 0x30
-                out[3] = 0x30
-                out[4] = Self.hexDigit(b >> 4)
-                out[5] = Self.hexDigit(b & 0x0F)
-                count += 6
+            default: unicodeEscape(UInt32(b))  // other C0 controls, DEL
             }
         }
         if utf8.count > mark { put(UnsafeBufferPointer(rebasing: utf8[mark...])) }
         put(0x22)
+    }
+
+    /// The scalar whose UTF-8 form starts at `i` and its length in bytes; nil if the bytes there
+    /// are not a whole multi-byte form (a `String`'s bytes always are; checked all the same).
+    @inline(__always)
+    private static func scalar(in utf8: UnsafeBufferPointer<UInt8>, at i: Int) -> (UInt32, Int)? {
+        let lead = utf8[i]
+        let length: Int
+        var value: UInt32
+        switch lead {
+        case 0xC0...0xDF: (length, value) = (2, UInt32(lead & 0x1F))
+        case 0xE0...0xEF: (length, value) = (3, UInt32(lead & 0x0F))
+        case 0xF0...0xF7: (length, value) = (4, UInt32(lead & 0x07))
+        default: return nil
+        }
+        guard utf8.count - i >= length else { return nil }
+        for k in 1..<length {
+            let next = utf8[i + k]
+            guard next & 0xC0 == 0x80 else { return nil }
+            value = value << 6 | UInt32(next & 0x3F)
+        }
+        return (value, length)
+    }
+
+    /// `\uxxxx` (lower-case digits, as `JSONEncoder` writes `\u001b`); a scalar beyond U+FFFF
+    /// as its UTF-16 surrogate pair.
+    private mutating func unicodeEscape(_ value: UInt32) {
+        if value > 0xFFFF {
+            let v = value - 0x1_0000
+            unicodeEscape(0xD800 + (v >> 10))
+            unicodeEscape(0xDC00 + (v & 0x3FF))
+            return
+        }
+        let out = reserve(6)
+        out[0] = 0x5C
+        out[1] = 0x75  // u
+        out[2] = Self.hexDigit(UInt8(truncatingIfNeeded: value >> 12) & 0x0F)
+        out[3] = Self.hexDigit(UInt8(truncatingIfNeeded: value >> 8) & 0x0F)
+        out[4] = Self.hexDigit(UInt8(truncatingIfNeeded: value >> 4) & 0x0F)
+        out[5] = Self.hexDigit(UInt8(truncatingIfNeeded: value) & 0x0F)
+        count += 6
     }
 
     @inline(__always)
