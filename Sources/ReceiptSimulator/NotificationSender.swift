@@ -319,7 +319,7 @@ public final class NotificationSender: Sendable {
         else {
             throw NotificationSenderError(.invalidURL, "\(SafeText.escaped(url)) is not an http(s) URL with a host")
         }
-        guard scheme == "https" || VerifyEndpoint.isLoopback(host: host) else {
+        guard scheme == "https" || Loopback.isLoopback(host: host) else {
             throw NotificationSenderError(
                 .invalidURL,
                 "\(SafeText.escaped(url)) must use https: plain http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost)")

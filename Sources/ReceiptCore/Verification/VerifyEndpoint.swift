@@ -69,7 +69,7 @@ public struct VerifyEndpoint: Sendable, Hashable, CustomStringConvertible {
         switch scheme {
         case "https": return
         case "http":
-            guard isLoopback(host: host) else {
+            guard Loopback.isLoopback(host: host) else {
                 throw VerificationError(
                     .insecureEndpoint,
                     "\(option) \(SafeText.escaped(url)) must use https: plain http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost), since the shared secret would cross the network in clear")
@@ -77,23 +77,6 @@ public struct VerifyEndpoint: Sendable, Hashable, CustomStringConvertible {
         default:
             throw VerificationError(.invalidEndpoint, "\(option) \(SafeText.escaped(url)) must use https")
         }
-    }
-
-    /// `localhost`, an IPv4 address in 127.0.0.0/8 (four decimal parts), or `::1`.
-    public static func isLoopback(host: String) -> Bool {
-        var h = host.lowercased()
-        if h.hasPrefix("["), h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
-        if h == "localhost" || h == "localhost." { return true }
-        if h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
-        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        var octets: [Int] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(part), value <= 255
-            else { return false }
-            octets.append(value)
-        }
-        return octets[0] == 127
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// A failure to name, open or reach an audit database. Equality compares only the ``Code``.
 public struct AuditDatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -98,7 +99,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible, Cus
 
     public var passwordValue: String? { password?.value }
 
-    public var isLoopback: Bool { ["localhost", "127.0.0.1", "::1"].contains(host) || host.hasPrefix("127.") || host.hasPrefix("/") }
+    /// Whether ``host`` is loopback by the one rule (``Loopback/isLoopback(host:)``): a name
+    /// such as `127.db.example.com` is not, so it gets TLS by default.
+    public var isLoopback: Bool { Loopback.isLoopback(host: host) }
 
     public init(url text: String, environment: [String: String]) throws(AuditDatabaseError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
@@ -133,7 +136,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible, Cus
                 throw AuditDatabaseError(.invalidLocation, "unknown parameter \(item.name) in --db (known: sslmode, sslrootcert)")
             }
         }
-        let isLoopback = ["localhost", "127.0.0.1", "::1"].contains(host) || host.hasPrefix("127.")
+        let isLoopback = Loopback.isLoopback(host: host)
         tls = mode ?? (isLoopback ? .disable : .verifyFull)
         if tls == .disable, !isLoopback {
             throw AuditDatabaseError(
