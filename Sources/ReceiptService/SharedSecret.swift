@@ -17,11 +17,16 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
     public static let environmentVariable = "RECEIPTDASH_SHARED_SECRET"
 
     /// From `--shared-secret-file` if given, else the environment variable; nil if neither.
-    public static func load(file: String?, environment: [String: String]) throws -> SharedSecret? {
+    /// A file its group or others can read is used, with a warning handed to `warn` (by
+    /// default written on standard error), as the API `.p8` key is.
+    public static func load(
+        file: String?, environment: [String: String], warn: (String) -> Void = FilePermissions.warnOnStandardError
+    ) throws -> SharedSecret? {
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw SecretError(message: "the shared secret file \(file) cannot be read")
             }
+            if let warning = FilePermissions.readableByOthersWarning(path: file, what: "the shared secret file") { warn(warning) }
             let secret = SharedSecret(String(decoding: data, as: UTF8.self))
             guard !secret.value.isEmpty else { throw SecretError(message: "the shared secret file \(file) is empty") }
             return secret

@@ -27,12 +27,21 @@ public final class AuditStore: AuditBackend {
     public init(path: String, durable: Bool = false) throws {
         self.path = path
         readOnly = false
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // The trail holds customers' receipts: owner-only. The file is made here, 0600, before
+        // GRDB opens it (O_CREAT|O_EXCL, then fchmod: no umask change, which is process-wide and
+        // would race other threads' files). SQLite creates the -wal and -shm files with the
+        // mode of the database file (and sets it even against the umask), so they are 0600 too
+        // whenever it recreates them; they are set again after the open all the same. An
+        // existing database keeps the mode its owner gave it. Directories made for it are 0700.
+        let onDisk = !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:")
+        let directory = (path as NSString).deletingLastPathComponent
+        if onDisk, !directory.isEmpty { try FilePermissions.createPrivateDirectory(atPath: directory) }
+        let created = onDisk ? try FilePermissions.createPrivateFile(atPath: path) : false
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)
+        if created { FilePermissions.restrictToOwner([path + "-wal", path + "-shm"]) }
         // After GRDB's WAL set-up (which sets NORMAL) on the one writer connection.
         if durable { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
         try Self.migrator.migrate(pool)

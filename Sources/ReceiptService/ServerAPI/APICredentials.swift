@@ -182,12 +182,7 @@ public struct APICredentials: Sendable, CustomStringConvertible, CustomDebugStri
             throw APICredentialError(.unreadableKeyFile, "the private key file \(file) cannot be read")
         }
         let key = try APIPrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
-        var warnings: [String] = []
-        if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o044 != 0 {
-            let who = mode & 0o004 != 0 ? "every user of this machine" : "its group"
-            warnings.append(
-                "the private key file \(file) is readable by \(who) (mode \(String(mode & 0o777, radix: 8))): chmod 600 \(file)")
-        }
+        let warnings = FilePermissions.readableByOthersWarning(path: file, what: "the private key file").map { [$0] } ?? []
         return (key, warnings)
     }
 
