@@ -108,11 +108,19 @@ struct Verify: AsyncParsableCommand {
                 accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: decoded))
                 rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))  // replaced below
             case .failure(let error):
-                if sendUndecodable, let bytes = judged.bytes, let data = Self.asIs(bytes) {
-                    Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
-                    accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: nil))
-                    rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))
-                    continue
+                if sendUndecodable, let bytes = judged.bytes {
+                    // Never the password of a pasted request body: not sent, not stored.
+                    if let bytes = Self.withoutPassword(bytes) {
+                        if let data = Self.asIs(bytes) {
+                            Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
+                            accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: nil))
+                            rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))
+                            continue
+                        }
+                    } else {
+                        Standard.error(
+                            "receiptdash: \(SafeText.escaped(input.source)): not sent (--send-undecodable): it names a \"password\" that could not be removed (not JSON)")
+                    }
                 }
                 Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
                 rows.append(.notSent(source: input.source, code: error.code.description, message: error.reason, offset: error.offset))
@@ -189,6 +197,32 @@ struct Verify: AsyncParsableCommand {
             throw first
         }
         if decodeFailures > 0 || summary.valid != items.count { throw ExitCode.failure }
+    }
+
+    /// An input for `--send-undecodable` with every `password` member removed (at any depth)
+    /// when it is JSON that holds one (`{"receipt-data":…,"password":…}` pasted from a request
+    /// body), written again as compact JSON; the bytes as they are when they do not mention
+    /// `"password"`; nil when they do but are not JSON it can be removed from (then nothing
+    /// is sent: the secret would go with it).
+    static func withoutPassword(_ bytes: [UInt8]) -> [UInt8]? {
+        let marker = Array(#""password""#.utf8)
+        guard bytes.count >= marker.count,
+            (0...(bytes.count - marker.count)).contains(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) })
+        else { return bytes }
+        guard let value = try? JSONValue.parse(bytes) else { return nil }
+        func stripped(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .object(let members):
+                var kept: [String: JSONValue] = [:]
+                for (name, member) in members where name != "password" { kept[name] = stripped(member) }
+                return .object(kept)
+            case .array(let items): return .array(items.map(stripped))
+            default: return value
+            }
+        }
+        let clean = stripped(value)
+        guard clean != value else { return bytes }
+        return Array(clean.compactJSON.utf8)
     }
 
     /// What `--send-undecodable` sends for an input: its text without whitespace when that is
