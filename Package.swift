@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // The shared audit trail on PostgreSQL (pooled connections, LISTEN/NOTIFY).
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The receiver's public and metrics listeners run as services of one group, with
+        // graceful shutdown; its request deadline reads HTTP parts as Hummingbird decodes them.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
     ],
     targets: [
         // The one sanitiser for untrusted text; depends on nothing.
@@ -60,6 +64,8 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             // Swift 6.3.1's CopyPropagation pass crashes the release build on the PostgreSQL
             // store's write closures ("Found ownership error?!"): that one pass is left out here.

@@ -266,4 +266,85 @@ private let validSteps = [
         }
         #expect(most == 4)
     }
+
+    /// A token whose signature fails (forged over a genuine chain, or unsigned) is judged,
+    /// chain steps and all, but leaves nothing behind: no table grows, no byte is held, and the
+    /// header memo is not filled. The genuine token after it fills the cache as usual.
+    @Test func forgedTokensFillNothing() async throws {
+        let cache = TrustCache()
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        let genuine = try pki.token(leaf: try pki.leaf(serial: 900))
+        let parts = genuine.split(separator: ".").map(String.init)
+        let headersBefore = JWSToken.rememberedHeaders
+        for n in 0..<20 {
+            // Another payload under the genuine header and signature: the signature fails.
+            let forged = parts[0] + "." + CachePKI.base64URL(Array(CachePKI.transaction(bundleID: "com.example.forged\(n)").utf8)) + "."
+                + parts[2]
+            let report = try await evaluate(forged, evaluator)
+            #expect(report.verdict == .invalid)
+            #expect(steps(report).prefix(3) == ["algorithm: pass", "x5c: pass", "signature: fail"])
+            // The chain is still explained.
+            #expect(steps(report).contains("intermediate: pass"))
+        }
+        #expect(cache.sizes == .init(certificates: 0, descriptions: 0, signatures: 0, chains: 0, jwsChains: 0))
+        #expect(cache.heldBytes == 0)
+        #expect(JWSToken.rememberedHeaders <= headersBefore)
+        let report = try await evaluate(genuine, evaluator)
+        #expect(report.verdict == .valid)
+        #expect(cache.sizes.jwsChains == 1)
+        #expect(cache.heldBytes > 0)
+    }
+
+    /// The cache is bounded in bytes as well as entries: many distinct genuine chains never
+    /// hold more than `byteLimit`, and every one is still judged correctly.
+    @Test func distinctChainsStayWithinTheByteLimit() async throws {
+        let cache = TrustCache(limit: 4096, byteLimit: 20_000)
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        var most = 0
+        for serial in UInt16(20)..<UInt16(40) {
+            let report = try await evaluate(try pki.token(leaf: try pki.leaf(serial: serial)), evaluator)
+            #expect(report.verdict == .valid, "leaf \(serial)")
+            most = max(most, cache.heldBytes)
+        }
+        #expect(most > 0)
+        #expect(most <= 20_000)
+    }
+
+    /// The header's bounds are checked before anything in it is decoded, each named.
+    @Test func headerBoundsAreRefusedBeforeDecoding() throws {
+        let payload = CachePKI.base64URL(Array(CachePKI.transaction().utf8))
+        func token(header: String) -> [UInt8] {
+            Array((CachePKI.base64URL(Array(header.utf8)) + "." + payload + ".AAAA").utf8)
+        }
+        // 30,000 tiny x5c entries: a header of about 240 KB.
+        let bomb = #"{"alg":"ES256","x5c":["# + Array(repeating: #""AAAA""#, count: 30_000).joined(separator: ",") + "]}"
+        #expect(throws: ReceiptDecodingError(.limitExceeded, "")) { try JWSToken(compact: token(header: bomb)) }
+        do {
+            _ = try JWSToken(compact: token(header: bomb))
+        } catch let error as ReceiptDecodingError {
+            let size = CachePKI.base64URL(Array(bomb.utf8)).utf8.count
+            #expect(size > 200_000)
+            #expect(error.reason == "the JWS header is \(size) bytes; at most 16384 are read (Apple's is about 4 KB)")
+        }
+        // Five certificates, each small: over the count.
+        let five = #"{"alg":"ES256","x5c":["# + Array(repeating: #""AAAA""#, count: 5).joined(separator: ",") + "]}"
+        do {
+            _ = try JWSToken(compact: token(header: five))
+            Issue.record("five x5c entries were read")
+        } catch let error as ReceiptDecodingError {
+            #expect(error.code == .limitExceeded)
+            #expect(error.reason == "the JWS header's x5c has 5 certificates; at most 4 are read (Apple sends 3)")
+        }
+        // One certificate of 8,200 bytes: over the size.
+        let big = #"{"alg":"ES256","x5c":[""# + Data(repeating: 0x30, count: 8_200).base64EncodedString() + #""]}"#
+        do {
+            _ = try JWSToken(compact: token(header: big))
+            Issue.record("an 8,200-byte certificate was read")
+        } catch let error as ReceiptDecodingError {
+            #expect(error.code == .limitExceeded)
+            #expect(error.reason == "JWS header x5c[0] is 8200 bytes; a certificate of at most 8192 bytes is read")
+        }
+        // Apple's shape (three certificates) is read.
+        #expect(try JWSToken(compact: Array(try pki.token().utf8)).certificateChain.count == 3)
+    }
 }

@@ -17,15 +17,35 @@ public struct JWSToken: Sendable, Hashable {
     /// The raw signature (for ES256, `r ‖ s`, 64 bytes).
     public var signature: [UInt8]
 
+    // MARK: - Bounds
+
+    /// The longest header segment read (base64url text): Apple's, with three certificates, is
+    /// about 4 KB. Checked before anything in it is decoded.
+    public static let maximumHeaderBytes = 16 * 1024
+    /// The most `x5c` certificates read (Apple sends 3: leaf, intermediate, root).
+    public static let maximumCertificates = 4
+    /// The largest `x5c` certificate read, decoded (Apple's are about 1 KB each).
+    public static let maximumCertificateBytes = 8 * 1024
+
     /// Splits and decodes a compact JWS.
     ///
-    /// - Throws: ``ReceiptDecodingError`` (`invalidJWS`) naming the part that is wrong.
+    /// Bounded before any work that could grow with hostile input: a header segment over
+    /// ``maximumHeaderBytes``, more than ``maximumCertificates`` `x5c` entries or one over
+    /// ``maximumCertificateBytes`` is refused at once (`limitExceeded`), naming which.
+    ///
+    /// - Throws: ``ReceiptDecodingError`` (`invalidJWS`, or `limitExceeded` for the bounds)
+    ///   naming the part that is wrong.
     public init(compact text: some Collection<UInt8>, maximumDepth: Int = 64) throws {
         let bytes = Array(text)
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else {
             throw ReceiptDecodingError(
                 .invalidJWS, "a JWS has three parts separated by '.', this one has \(parts.count)")
+        }
+        guard parts[0].count <= Self.maximumHeaderBytes else {
+            throw ReceiptDecodingError(
+                .limitExceeded,
+                "the JWS header is \(parts[0].count) bytes; at most \(Self.maximumHeaderBytes) are read (Apple's is about 4 KB)")
         }
         let headerKey = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
         let known = Self.headers.withLock { memo -> DecodedHeader? in
@@ -70,29 +90,75 @@ public struct JWSToken: Sendable, Hashable {
             algorithm = header["alg"]?.text
             var chain: [[UInt8]] = []
             if let x5c = header["x5c"]?.array {
+                guard x5c.count <= Self.maximumCertificates else {
+                    throw ReceiptDecodingError(
+                        .limitExceeded,
+                        "the JWS header's x5c has \(x5c.count) certificates; at most \(Self.maximumCertificates) are read (Apple sends 3)")
+                }
+                // Base64 of n bytes is 4⌈n/3⌉ characters (line breaks aside): a longer text is
+                // refused before it is decoded.
+                let longestText = (Self.maximumCertificateBytes + 2) / 3 * 4
                 for (index, entry) in x5c.enumerated() {
                     guard case .string(let b64) = entry else {
                         throw ReceiptDecodingError(.invalidJWS, "JWS header x5c[\(index)] is not a string")
                     }
+                    let size = b64.utf8.count
+                    guard size <= longestText + 64 else {
+                        throw ReceiptDecodingError(
+                            .limitExceeded,
+                            "JWS header x5c[\(index)] is \(size) characters of base64; a certificate of at most \(Self.maximumCertificateBytes) bytes is read")
+                    }
+                    let der: [UInt8]
                     do {
-                        chain.append(try Base64Text.decode(Array(b64.utf8), what: "JWS header x5c[\(index)]"))
+                        der = try Base64Text.decode(Array(b64.utf8), what: "JWS header x5c[\(index)]")
                     } catch let error as ReceiptDecodingError {
                         throw ReceiptDecodingError(.invalidJWS, error.reason, offset: error.offset)
                     }
+                    guard der.count <= Self.maximumCertificateBytes else {
+                        throw ReceiptDecodingError(
+                            .limitExceeded,
+                            "JWS header x5c[\(index)] is \(der.count) bytes; a certificate of at most \(Self.maximumCertificateBytes) bytes is read")
+                    }
+                    chain.append(der)
                 }
             }
             certificateChain = chain
-            // Only a header that decoded completely is remembered: errors are always found afresh.
-            var complete = decodedHeader
-            complete.algorithm = algorithm
-            complete.certificateChain = chain
-            Self.headers.withLock { memo in
-                if memo.entries.count >= Self.headerLimit { memo.entries.removeAll(keepingCapacity: true) }
-                memo.entries[headerKey] = complete
-                memo.last = (headerKey, complete)
-            }
+            decodedHeaderForMemo = DecodedHeader(header: decodedHeader.header, algorithm: algorithm, certificateChain: chain)
         }
-        signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
+        headerSegment = Array(parts[0])
+        signingInput = headerSegment + [UInt8(ascii: ".")] + Array(parts[1])
+        headerDepth = maximumDepth
+    }
+
+    /// The header segment as it came (base64url), the memo's key once the token verified.
+    let headerSegment: [UInt8]
+    /// The depth limit the header was parsed under (part of the memo's key).
+    let headerDepth: Int
+    /// The decoded header, to remember once a signature made with it verified (nil when it
+    /// came from the memo already).
+    private var decodedHeaderForMemo: DecodedHeader?
+
+    public static func == (a: JWSToken, b: JWSToken) -> Bool {
+        a.signingInput == b.signingInput && a.signature == b.signature && a.headerDepth == b.headerDepth
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(signingInput)
+        hasher.combine(signature)
+    }
+
+    /// Remembers this token's decoded header, so later tokens with the same header segment
+    /// skip decoding it. Called by the trust check only after the token's signature verified
+    /// with the header's own leaf key: unverified input never fills the memo.
+    func rememberHeader() {
+        guard let decoded = decodedHeaderForMemo else { return }
+        let key = HeaderKey(text: headerSegment, maximumDepth: headerDepth)
+        Self.headers.withLock { memo in
+            if memo.entries[key] != nil { return }
+            if memo.entries.count >= Self.headerLimit { memo.entries.removeAll(keepingCapacity: true) }
+            memo.entries[key] = decoded
+            memo.last = (key, decoded)
+        }
     }
 
     // MARK: - Header memo
@@ -100,8 +166,10 @@ public struct JWSToken: Sendable, Hashable {
     // Apple signs every token of a signing period with the same header (`alg` and the same
     // `x5c` chain), so a fleet sees a handful of distinct headers: each is base64-decoded, parsed
     // and its certificates decoded once. Keyed by the exact base64url text (and the depth
-    // limit it was parsed under), so the memo returns what decoding that text gives; bounded:
-    // past `headerLimit` entries it is cleared, so a stream of distinct headers cannot grow it.
+    // limit it was parsed under), so the memo returns what decoding that text gives. Filled
+    // only with the header of a token whose signature verified (``rememberHeader()``), so
+    // forged or unsigned tokens cannot fill it; bounded: past `headerLimit` entries (each at
+    // most ``maximumHeaderBytes`` of text) it is cleared.
 
     private struct HeaderKey: Hashable, Sendable {
         var text: [UInt8]

@@ -30,7 +30,10 @@ struct JWSTrustCheck {
                 .init(name: "algorithm", outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
         }
         let key = TrustCache.JWSChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
-        var read = await evaluator.cache.jwsChain(key) { JWSChain(token.certificateChain, cache: evaluator.cache) }
+        // Nothing of this token is remembered until its signature verified: until then the
+        // cache is only read.
+        let cached = evaluator.cache.jwsChain(key)
+        var read = cached ?? JWSChain(token.certificateChain, cache: evaluator.cache.readOnly)
         steps += read.x5cSteps
         let chain = read.certificates
 
@@ -38,7 +41,17 @@ struct JWSTrustCheck {
             steps.append(.init(name: "signature", outcome: .skipped, reason: "no certificate to check the signature with"))
             return TrustReport(verdict: .invalid, steps: steps, validationTime: time, validationTimeSource: timeSource)
         }
-        steps.append(signatureStep(token, read.leafKey))
+        let signature = signatureStep(token, read.leafKey)
+        steps.append(signature)
+        let signed = signature.outcome == .pass
+        // A forged token is judged with the cache read-only: its chain is still explained.
+        var evaluator = self.evaluator
+        if signed {
+            token.rememberHeader()
+            if cached == nil { evaluator.cache.update(key, read) }
+        } else {
+            evaluator.cache = evaluator.cache.readOnly
+        }
 
         let kid = token.header["kid"]?.text
         if read.singleSelfIssued, kid == "Apple_Xcode_Key" || environment == "Xcode" || read.storeKitNamed {

@@ -24,10 +24,16 @@ import X509
 /// certificate and the anchors' fingerprint, so the entry is exactly what a cold evaluation
 /// would compute, and a token signed by a different key never shares one.
 ///
-/// Every table is bounded: when one grows past its limit it is cleared, so hostile input
-/// cannot grow memory without bound.
+/// Every table is bounded, in entries and in bytes (``byteLimit`` over all tables, counting
+/// the DER each entry holds): when one would go past its limit everything is cleared, so
+/// hostile input cannot grow memory without bound.
+///
+/// What a JWS brings is remembered only once its signature verified with its own leaf key
+/// (``JWSTrustCheck`` judges a token whose signature fails through ``readOnly``, which reads
+/// these tables but adds nothing to them): a stream of forged or unsigned tokens costs work,
+/// never memory.
 public final class TrustCache: Sendable {
-    private struct State {
+    fileprivate struct State {
         // Keyed by `Data`: its hash reads a bounded prefix, equality compares all bytes, so
         // lookups stay cheap for 1-2 KB certificates.
         var certificates: [Data: Certificate] = [:]
@@ -35,10 +41,21 @@ public final class TrustCache: Sendable {
         var signatures: [SignaturePair: Bool] = [:]
         var chains: [ChainKey: ChainAnalysis] = [:]
         var jwsChains: [JWSChainKey: JWSChain] = [:]
+        /// The bytes the entries hold, roughly (their keys' DER and a fixed cost each).
+        var bytes = 0
     }
 
-    private let state = Mutex(State())
+    /// The tables, shared between a cache and its ``readOnly`` view.
+    fileprivate final class Storage: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let storage: Storage
     private let limit: Int
+    /// The most bytes all tables hold together.
+    public let byteLimit: Int
+    /// False for a ``readOnly`` view: lookups only.
+    private let remembers: Bool
 
     struct SignaturePair: Hashable {
         var issuer: Data
@@ -82,31 +99,65 @@ public final class TrustCache: Sendable {
     }
 
     var sizes: Sizes {
-        state.withLock {
+        storage.state.withLock {
             Sizes(
                 certificates: $0.certificates.count, descriptions: $0.descriptions.count, signatures: $0.signatures.count,
                 chains: $0.chains.count, jwsChains: $0.jwsChains.count)
         }
     }
 
-    public init(limit: Int = 4096) {
-        self.limit = limit
+    /// - Parameters:
+    ///   - limit: the most entries one table holds.
+    ///   - byteLimit: the most bytes all tables hold together (16 MiB: Apple's few chains take
+    ///     a few tens of KB).
+    public convenience init(limit: Int = 4096, byteLimit: Int = 16 << 20) {
+        self.init(storage: Storage(), limit: limit, byteLimit: byteLimit, remembers: true)
     }
 
+    private init(storage: Storage, limit: Int, byteLimit: Int, remembers: Bool) {
+        self.storage = storage
+        self.limit = limit
+        self.byteLimit = byteLimit
+        self.remembers = remembers
+    }
+
+    /// The same tables, read but never added to: for judging input whose signature did not
+    /// verify.
+    public var readOnly: TrustCache {
+        remembers ? TrustCache(storage: storage, limit: limit, byteLimit: byteLimit, remembers: false) : self
+    }
+
+    /// The bytes held now (for tests of the bound).
+    public var heldBytes: Int { storage.state.withLock { $0.bytes } }
+
+    /// What one entry is counted as: the DER it is keyed by, and a fixed cost for the parsed
+    /// value beside it (a parsed certificate holds about twice its DER).
+    static func cost(_ keyBytes: Int) -> Int { 3 * keyBytes + 256 }
+
     private func remember<Key: Hashable & Sendable, Value: Sendable>(
-        _ table: WritableKeyPath<State, [Key: Value]> & Sendable, _ key: Key, _ value: Value
+        _ table: WritableKeyPath<State, [Key: Value]> & Sendable, _ key: Key, _ value: Value, bytes keyBytes: Int
     ) {
-        state.withLock { state in
-            if state[keyPath: table].count >= limit { state[keyPath: table].removeAll(keepingCapacity: true) }
+        guard remembers else { return }
+        let cost = Self.cost(keyBytes)
+        guard cost <= byteLimit else { return }
+        storage.state.withLock { state in
+            if state[keyPath: table][key] != nil {
+                state[keyPath: table][key] = value
+                return
+            }
+            if state[keyPath: table].count >= limit || state.bytes + cost > byteLimit {
+                state = State()
+            }
             state[keyPath: table][key] = value
+            state.bytes += cost
         }
     }
 
     func certificate(_ der: [UInt8]) throws -> Certificate {
         let key = Data(der)
-        if let cached = state.withLock({ $0.certificates[key] }) { return cached }
+        if let cached = storage.state.withLock({ $0.certificates[key] }) { return cached }
         let parsed = try Certificate(derEncoded: der)
-        remember(\.certificates, key, parsed)
+        remember(\.certificates, key, parsed, bytes: der.count)
         return parsed
     }
 
@@ -114,44 +165,42 @@ public final class TrustCache: Sendable {
     /// the DER the caller already holds, so a lookup costs no re-encoding.
     func details(_ cert: Certificate, der: [UInt8]) -> [Field] {
         let key = Data(der)
-        if let cached = state.withLock({ $0.descriptions[key] }) { return cached }
+        if let cached = storage.state.withLock({ $0.descriptions[key] }) { return cached }
         let fields = [
             Field(name: "subject", value: cert.subject.description),
             Field(name: "issuer", value: cert.issuer.description),
             Field(name: "serial", value: cert.serialText),
             Field(name: "valid", value: cert.validityText),
         ]
-        remember(\.descriptions, key, fields)
+        remember(\.descriptions, key, fields, bytes: der.count)
         return fields
     }
 
     /// Whether `issuer`'s key verifies the signature on `subject`.
     func issuerSigned(_ subject: Certificate, subjectDER: [UInt8], by issuer: Certificate, issuerDER: [UInt8]) -> Bool {
         let key = SignaturePair(issuer: Data(issuerDER), subject: Data(subjectDER))
-        if let cached = state.withLock({ $0.signatures[key] }) { return cached }
+        if let cached = storage.state.withLock({ $0.signatures[key] }) { return cached }
         let result = issuer.publicKey.isValidSignature(subject.signature, for: subject)
-        remember(\.signatures, key, result)
+        remember(\.signatures, key, result, bytes: issuerDER.count + subjectDER.count)
         return result
     }
 
-    /// The cached reading of a JWS chain, or `read()`'s, remembered.
-    func jwsChain(_ key: JWSChainKey, read: () async -> JWSChain) async -> JWSChain {
-        if let cached = state.withLock({ $0.jwsChains[key] }) { return cached }
-        let chain = await read()
-        remember(\.jwsChains, key, chain)
-        return chain
+    /// The cached reading of a JWS chain, if any.
+    func jwsChain(_ key: JWSChainKey) -> JWSChain? {
+        storage.state.withLock { $0.jwsChains[key] }
     }
 
-    /// Stores the entry again with its Apple chain judged (`chain.apple` set).
+    /// Remembers a chain's reading (with its Apple chain judged, once it is): called only for
+    /// a token whose signature verified.
     func update(_ key: JWSChainKey, _ chain: JWSChain) {
-        remember(\.jwsChains, key, chain)
+        remember(\.jwsChains, key, chain, bytes: key.certificates.reduce(0) { $0 + $1.count })
     }
 
     /// The cached analysis for `key`, or `compute()`'s, remembered.
     func chain(_ key: ChainKey, compute: () async -> ChainAnalysis) async -> ChainAnalysis {
-        if let cached = state.withLock({ $0.chains[key] }) { return cached }
+        if let cached = storage.state.withLock({ $0.chains[key] }) { return cached }
         let analysis = await compute()
-        remember(\.chains, key, analysis)
+        remember(\.chains, key, analysis, bytes: key.leaf.count + key.intermediates.reduce(0) { $0 + $1.count })
         return analysis
     }
 }
