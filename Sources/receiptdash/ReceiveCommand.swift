@@ -10,12 +10,18 @@ struct Receive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive App Store Server Notifications V2: verify, deduplicate, store durably, then answer.",
         discussion: """
-            POST /notifications takes {"signedPayload": "<JWS>"} (and legacy V1 JSON, whose password \
-            is never stored). A notification is answered 200 only once it is committed to the audit \
-            database; a redelivery (same notificationUUID) is counted, not stored twice. Not JSON or \
-            no signedPayload: 400; signature, chain, bundle or app mismatch: 403 (recorded with its \
-            reason and peer); a body over --max-body: 413. GET /health answers 200 while the store \
-            is writable. SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
+            POST /notifications takes exactly {"signedPayload": "<JWS>"}. A notification is answered \
+            200 only once it is committed to the audit database; a redelivery (same notificationUUID) \
+            is counted, not stored twice. Gates, checked before any signature work: the bundle id \
+            (--bundle-id, required), the environment (--environment, default production) and \
+            signedDate (not over 5 minutes ahead, not older than --max-age). Not the expected shape: \
+            400; signature, chain, bundle, app, environment or date refused: 403; a body over \
+            --max-body: 413; the commit queue full (--max-pending): 503 with Retry-After. Refusals \
+            are counted in full on /metrics and stored as one sample row per class, address and \
+            minute. V1 bodies are refused unless --accept-v1 is given with a shared secret. \
+            GET /health answers 200 while the store is writable (checked at most once a second). \
+            GET /metrics is served on a second listener (--metrics-host, --metrics-port). \
+            SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
             Plain HTTP: serve on loopback or behind a TLS reverse proxy (Apple requires TLS 1.2+).
             """)
 
@@ -27,8 +33,59 @@ struct Receive: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOption
 
-    @Option(name: .long, help: ArgumentHelp("An accepted bundle ID (repeatable; default: any).", valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An accepted bundle ID (repeatable; or RECEIPTDASH_BUNDLE_ID, or --api-profile's). At least one is required.",
+            valueName: "id"))
     var bundleId: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Take the bundle ID (and app Apple ID) from this table of $XDG_CONFIG_HOME/receiptdash/api.toml.", valueName: "name"))
+    var apiProfile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An accepted environment: production or sandbox (repeatable; default production). Others are refused (403).",
+            valueName: "env"))
+    var environment: [ReceiverEnvironment] = []
+
+    @Flag(
+        name: .long,
+        help: "Accept legacy V1 notifications whose password is the shared secret (--shared-secret-file or RECEIPTDASH_SHARED_SECRET). Off: V1 is refused (403).")
+    var acceptV1 = false
+
+    @Option(name: .long, help: ArgumentHelp("The shared secret's file, for --accept-v1 (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
+    var sharedSecretFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refuse notifications signed longer ago than this (default 10d, above Apple's ~6.5-day retry window); none to replay captured ones.",
+            valueName: "duration"))
+    var maxAge = "10d"
+
+    @Option(name: .long, help: ArgumentHelp("The most connections open at once.", valueName: "n"))
+    var maxConnections = ReceiverListeners.defaultMaximumConnections
+
+    @Option(
+        name: .long, help: ArgumentHelp("The most notifications waiting to be committed; past it: 503 with Retry-After.", valueName: "n"))
+    var maxPending = NotificationStore.defaultMaximumPending
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How long stored refusal rows are kept (default 30d; none keeps them). Notifications are never pruned.", valueName: "duration"))
+    var keepRefusals = "30d"
+
+    @Option(name: .long, help: ArgumentHelp("Address of the /metrics listener.", valueName: "host"))
+    var metricsHost = "127.0.0.1"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Port of the /metrics listener (default: --port + 1; 0 picks a free one; none turns it off).", valueName: "port"))
+    var metricsPort: String?
 
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, checked when given.", valueName: "n"))
     var appAppleId: Int64?
@@ -53,6 +110,67 @@ struct Receive: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive.") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together.") }
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive.") }
+        guard maxPending > 0 else { throw ValidationError("--max-pending must be positive.") }
+        _ = try bundleIDs()
+        _ = try Self.duration(maxAge, "--max-age")
+        _ = try Self.duration(keepRefusals, "--keep-refusals")
+        _ = try metricsAddress()
+        if acceptV1 { _ = try v1Secret() }
+    }
+
+    /// Every accepted bundle id: the flags, else RECEIPTDASH_BUNDLE_ID, else the profile's.
+    /// None is a usage error: without one, any app's genuine notifications would be stored.
+    func bundleIDs() throws -> [String] {
+        if !bundleId.isEmpty { return bundleId }
+        if let value = ProcessInfo.processInfo.environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
+        if let apiProfile {
+            let environment = ProcessInfo.processInfo.environment
+            let profile: APIProfile
+            do {
+                profile = try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
+            } catch {
+                throw ValidationError(error.reason)
+            }
+            if let bundle = profile.bundleID { return [bundle] }
+        }
+        throw ValidationError(
+            "--bundle-id is required: name your app's bundle ID (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
+    }
+
+    /// The shared secret V1 bodies must carry; a usage error without one.
+    func v1Secret() throws -> SharedSecret {
+        let secret: SharedSecret?
+        do {
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard let secret else {
+            throw ValidationError(
+                "--accept-v1 needs the shared secret: --shared-secret-file FILE or RECEIPTDASH_SHARED_SECRET (a V1 body's password is compared with it).")
+        }
+        return secret
+    }
+
+    /// `none` → nil; else a duration (`10d`, `12h`, `90m`).
+    static func duration(_ text: String, _ flag: String) throws -> Duration? {
+        if text.lowercased() == "none" { return nil }
+        guard let seconds = DurationText.parse(text), seconds > 0 else {
+            throw ValidationError("\(flag) takes a duration such as 10d, 12h or 90m, or none; not \(SafeText.escaped(text)).")
+        }
+        return .seconds(seconds)
+    }
+
+    /// The metrics listener's address, nil for `none`.
+    func metricsAddress() throws -> (host: String, port: Int)? {
+        guard let metricsPort else { return (metricsHost, port == 0 || port == 65_535 ? 0 : port + 1) }
+        if metricsPort.lowercased() == "none" { return nil }
+        guard let number = Int(metricsPort), (0...65_535).contains(number) else {
+            throw ValidationError("--metrics-port takes a port (0…65535; 0 picks a free one) or none.")
+        }
+        guard number == 0 || number != port else { throw ValidationError("--metrics-port must differ from --port.") }
+        return (metricsHost, number)
     }
 
     func run() async throws {
@@ -66,11 +184,15 @@ struct Receive: AsyncParsableCommand {
         }
         // SQLite commits with synchronous = FULL: an acknowledged notification survives a power
         // loss; PostgreSQL commits are flushed by the server.
+        let policy = ReceiverPolicy(
+            allowedBundleIDs: try bundleIDs(), appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody,
+            environments: Set((environment.isEmpty ? [.production] : environment).map(\.store)),
+            v1SharedSecret: acceptV1 ? try v1Secret() : nil, maximumAge: try Self.duration(maxAge, "--max-age"))
         let backend = try await database.open(durable: true)
-        let store = NotificationStore(backend: backend)
+        let store = NotificationStore(
+            backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"))
         let receiver = NotificationReceiver(
-            sink: store,
-            policy: ReceiverPolicy(allowedBundleIDs: bundleId, appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody),
+            sink: store, policy: policy,
             // One registry for the process: a receiver's /metrics also counts its requests to Apple.
             metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
         let path = store.location
@@ -89,12 +211,19 @@ struct Receive: AsyncParsableCommand {
                 Data("receiptdash: note: plain HTTP on \(host): Apple delivers only over HTTPS (TLS 1.2+); use --tls-cert/--tls-key or a reverse proxy that terminates TLS\n".utf8))
         }
         let scheme = tls == nil ? "http" : "https"
+        let listeners = ReceiverListeners(
+            host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections)
         do {
-            try await receiver.run(host: host, port: port, tls: tls) { address in
-                // Written straight to the descriptor: a script waiting for this line gets it now.
-                FileHandle.standardOutput.write(
-                    Data("receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))\n".utf8))
-            }
+            try await receiver.run(
+                listeners,
+                onListening: { address in
+                    // Written straight to the descriptor: a script waiting for this line gets it now.
+                    FileHandle.standardOutput.write(
+                        Data("receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))\n".utf8))
+                },
+                onMetricsListening: { address in
+                    FileHandle.standardOutput.write(Data("receiptdash: metrics at http://\(address)/metrics\n".utf8))
+                })
         } catch {
             await store.close()
             await backend.close()
@@ -104,5 +233,17 @@ struct Receive: AsyncParsableCommand {
         await store.close()
         await backend.close()
         print("receiptdash: stopped; store closed")
+    }
+}
+
+/// `--environment`: the environments a receiver accepts.
+enum ReceiverEnvironment: String, ExpressibleByArgument, CaseIterable {
+    case production, sandbox
+
+    var store: StoreEnvironment {
+        switch self {
+        case .production: .production
+        case .sandbox: .sandbox
+        }
     }
 }

@@ -12,7 +12,7 @@ import Testing
 
     func receiver(_ sink: any NotificationSink) -> NotificationReceiver {
         NotificationReceiver(
-            sink: sink, policy: ReceiverPolicy(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            sink: sink, policy: ReceiverPolicy.replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
             now: { Self.receivedAt })
     }
 

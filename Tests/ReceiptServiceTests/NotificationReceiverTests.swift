@@ -56,6 +56,11 @@ struct TestNotifications {
     }
 }
 
+/// The receiver's JSON answer as a dictionary of strings (nil when it is not one).
+func ReceiverAnswerJSON(_ text: String) -> [String: String]? {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: String]
+}
+
 /// Records what the receiver asked of its store, in order; `append` can be held at a gate.
 final class RecordingSink: NotificationSink {
     private let state = Mutex<(events: [String], gate: CheckedContinuation<Void, Never>?, gateOpen: Bool)>(([], nil, true))
@@ -122,6 +127,19 @@ final class CapturedLogs: Sendable {
     }
 }
 
+extension ReceiverPolicy {
+    /// Apple's sandbox corpus and the test signer's notifications, signed long before the
+    /// tests' clock (or, by the sender's fake clock, after it): both environments, no bound
+    /// on signedDate (as `--environment sandbox --max-age none`).
+    static func replaying(
+        allowedBundleIDs: [String] = [], appAppleID: Int64? = nil, anchors: TrustAnchors = .apple, v1SharedSecret: ReceiptService.SharedSecret? = nil
+    ) -> ReceiverPolicy {
+        ReceiverPolicy(
+            allowedBundleIDs: allowedBundleIDs, appAppleID: appAppleID, anchors: anchors, environments: [.production, .sandbox],
+            v1SharedSecret: v1SharedSecret, maximumAge: nil, maximumClockSkew: .seconds(100 * 365 * 86_400))
+    }
+}
+
 @Suite struct NotificationReceiverTests {
     static let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
 
@@ -129,7 +147,7 @@ final class CapturedLogs: Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("receive-\(UUID())/audit.sqlite").path
     }
 
-    func receiver(_ sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy()) -> NotificationReceiver {
+    func receiver(_ sink: any NotificationSink, policy: ReceiverPolicy = .replaying()) -> NotificationReceiver {
         NotificationReceiver(
             sink: sink, policy: policy, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
             now: { Self.receivedAt })
@@ -169,7 +187,7 @@ final class CapturedLogs: Sendable {
         let store = try NotificationStore(path: temporaryPath())
         let token = try NotificationFixture.token("session-pro_00_DID_RENEW.jws")
         let (status, text) = try await post(
-            receiver(store, policy: ReceiverPolicy(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868)),
+            receiver(store, policy: ReceiverPolicy.replaying(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868)),
             NotificationFixture.body(token: token))
         #expect(status == 200, "\(text)")
         let rows = try await store.notifications()
@@ -192,7 +210,7 @@ final class CapturedLogs: Sendable {
 
         let trusting = try NotificationStore(path: temporaryPath())
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
-        let accepted = await receiver(trusting, policy: ReceiverPolicy(anchors: anchors))
+        let accepted = await receiver(trusting, policy: ReceiverPolicy.replaying(anchors: anchors))
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(accepted.status == 200, "\(accepted.reason)")
         #expect(accepted.verdict == "test")
@@ -218,10 +236,11 @@ final class CapturedLogs: Sendable {
     @Test func wrongBundleIsRefusedNamingTheBundle() async throws {
         let store = try NotificationStore(path: temporaryPath())
         let (status, text) = try await post(
-            receiver(store, policy: ReceiverPolicy(allowedBundleIDs: ["com.example.ours", "com.example.other"])),
+            receiver(store, policy: ReceiverPolicy.replaying(allowedBundleIDs: ["com.example.ours", "com.example.other"])),
             NotificationFixture.body(token: try NotificationFixture.token("session-pro_03_EXPIRED_VOLUNTARY.jws")))
         #expect(status == 403)
-        #expect(text.contains("bundle: bundleId is com.loki-project.loki-messenger, not one of --bundle-id com.example.ours, com.example.other"))
+        // The client is told the class; the configured list stays in the refusal row.
+        #expect(ReceiverAnswerJSON(text) == ["status": "refused", "reason": "bundle id not accepted"])
         #expect(try await store.notifications().isEmpty)
         #expect(
             try await store.rejections().map(\.reason) == [
@@ -232,7 +251,7 @@ final class CapturedLogs: Sendable {
 
     @Test func wrongAppAppleIDIsRefused() async throws {
         let store = try NotificationStore(path: temporaryPath())
-        let answer = await receiver(store, policy: ReceiverPolicy(appAppleID: 1))
+        let answer = await receiver(store, policy: ReceiverPolicy.replaying(appAppleID: 1))
             .handle(
                 body: NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")), declaredLength: nil,
                 truncated: false, peer: nil)
@@ -265,7 +284,7 @@ final class CapturedLogs: Sendable {
         #expect(notJSON.1.contains("the body is not JSON"))
         let noPayload = try await post(receiver, Array(#"{"notificationType":"TEST"}"#.utf8))
         #expect(noPayload.0 == 400)
-        #expect(noPayload.1.contains("no signedPayload"))
+        #expect(ReceiverAnswerJSON(noPayload.1) == ["status": "bad-request", "reason": #"the body is not {"signedPayload": "<JWS>"}"#])
         let notAToken = try await post(receiver, Array(#"{"signedPayload":"not.a.token"}"#.utf8))
         #expect(notAToken.0 == 400)
         #expect(try await store.rejections().map(\.httpStatus) == [400, 400, 400])
@@ -311,7 +330,8 @@ final class CapturedLogs: Sendable {
         let path = temporaryPath()
         let store = try NotificationStore(path: path)
         let body = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("notification-v1.json")))
-        let answer = await receiver(store).handle(body: body, declaredLength: nil, truncated: false, peer: nil)
+        let answer = await receiver(store, policy: .replaying(v1SharedSecret: ReceiptService.SharedSecret("dummy_shared_secret")))
+            .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(answer.status == 200, "\(answer.reason)")
         #expect(answer.verdict == "unverifiable")
         let rows = try await store.notifications()
@@ -321,8 +341,9 @@ final class CapturedLogs: Sendable {
         #expect(rows.first?.record.notificationUUID.hasPrefix("v1:") == true)
         #expect(rows.first?.record.signedPayload == nil)
         // Refused too (wrong bundle), a V1 body keeps no prefix: it carries the shared secret.
-        let refused = await receiver(store, policy: ReceiverPolicy(allowedBundleIDs: ["com.example.none"]))
-            .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
+        let refused = await receiver(
+            store, policy: .replaying(allowedBundleIDs: ["com.example.none"], v1SharedSecret: ReceiptService.SharedSecret("dummy_shared_secret"))
+        ).handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(refused.status == 403)
         #expect(try await store.rejections().map(\.bodyPrefix) == [nil])
         await store.close()
@@ -331,11 +352,11 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func fiftyConcurrentPostsAreAllDurableInOneGroupCommit() async throws {
-        let store = try NotificationStore(path: temporaryPath(), startWriter: false)
+        let store = try NotificationStore(path: temporaryPath(), startWriter: false, keepRefusals: nil)
         let signer = try TestNotifications()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
         let bodies = try (0..<50).map { try signer.body(uuid: String(format: "0f000000-0000-4000-8000-%012d", $0)) }
-        let app = Application(router: receiver(store, policy: ReceiverPolicy(anchors: anchors)).router())
+        let app = Application(router: receiver(store, policy: ReceiverPolicy.replaying(anchors: anchors)).router())
         let statuses = try await app.test(.router) { client in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for body in bodies {
@@ -392,7 +413,7 @@ final class CapturedLogs: Sendable {
         let logs = CapturedLogs()
         let store = try NotificationStore(path: temporaryPath())
         let receiver = NotificationReceiver(
-            sink: store, policy: ReceiverPolicy(anchors: try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])),
+            sink: store, policy: ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])),
             logger: Logger(label: "test", factory: logs.handler), now: { Self.receivedAt })
         let body = try signer.body(uuid: "0f000000-0000-4000-8000-00000000001b", type: "DID_RENEW\u{1B}]0;pwned\u{07}")
         let answer = await receiver.handle(body: body, declaredLength: nil, truncated: false, peer: "192.0.2.9:1234")
@@ -417,13 +438,18 @@ final class CapturedLogs: Sendable {
         let (status, text) = try await post(
             receiver(sink), NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")))
         #expect(status == 503)
-        #expect(text.contains("not stored, retry later: disk I/O error"))
+        // Generic: the store's own words stay in the log.
+        #expect(ReceiverAnswerJSON(text) == ["status": "store-failed", "reason": "store unavailable: retry later"])
         #expect(sink.events == ["append-start", "commit-failed"])
     }
 
     @Test func healthIs200WhileWritableAnd503AfterClose() async throws {
         let store = try NotificationStore(path: temporaryPath())
-        let app = Application(router: receiver(store).router())
+        // Asked afresh each time here (the default keeps an answer for a second).
+        let receiver = NotificationReceiver(
+            sink: store, policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            healthInterval: .zero)
+        let app = Application(router: receiver.router())
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { #expect($0.status.code == 200) }
             await store.close()
@@ -440,13 +466,18 @@ final class CapturedLogs: Sendable {
     /// type Apple does not document is counted as `other`, never echoed into a label.
     @Test func metricsCountTypesOutcomesAndRedeliveries() async throws {
         let store = try NotificationStore(path: temporaryPath())
-        let app = Application(router: receiver(store).router())
+        let receiver = receiver(store)
+        let app = Application(router: receiver.router())
         let renew = NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws"))
-        let text = try await app.test(.router) { client in
+        try await app.test(.router) { client in
             for body in [renew, renew, Array("{\"signedPayload\": 1}".utf8), Array("not json".utf8)] {
                 try await client.execute(uri: "/notifications", method: .post, body: ByteBuffer(bytes: body)) { _ in }
             }
-            return try await client.execute(uri: "/metrics", method: .get) { response in
+            // Not on the public port.
+            try await client.execute(uri: "/metrics", method: .get) { #expect($0.status.code == 404) }
+        }
+        let text = try await Application(router: receiver.metricsRouter()).test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status.code == 200)
                 #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
                 return String(buffer: response.body)
@@ -459,12 +490,14 @@ final class CapturedLogs: Sendable {
         #expect(samples.contains("receiptdash_notification_redeliveries_total 1"))
         #expect(samples.contains("receiptdash_notification_request_seconds_count 4"))
         #expect(samples.contains("receiptdash_notification_commit_seconds_count 2"))
+        #expect(samples.contains(#"receiptdash_notification_refusals_total{reason="undecodable"} 1"#))
+        #expect(samples.contains(#"receiptdash_notification_refusals_total{reason="not-json"} 1"#))
         await store.close()
     }
 
     @Test func unknownTypesAreCountedAsOther() {
         let metrics = ReceiverMetrics()
-        metrics.finished(type: "EVIL\",x=\"1", outcome: .refused, request: .milliseconds(3), verify: .milliseconds(1), commit: nil)
+        metrics.finished(type: "EVIL\",x=\"1", outcome: .refused, refusal: .signature, request: .milliseconds(3), verify: .milliseconds(1), commit: nil)
         let text = String(decoding: metrics.text(), as: UTF8.self)
         #expect(text.contains(#"receiptdash_notifications_total{type="other",outcome="refused"} 1"#))
         #expect(!text.contains("EVIL"))

@@ -45,7 +45,7 @@ struct LoopbackReceiver {
         let store = try NotificationStore(path: path)
         let receiver = NotificationReceiver(
             sink: FlakySink(store, failing: failing),
-            policy: ReceiverPolicy(anchors: try TrustAnchors.apple.addingTestRoots([pki.rootDER])),
+            policy: ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([pki.rootDER])),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let (addresses, listening) = AsyncStream.makeStream(of: String.self)
         let task = Task {

@@ -17,7 +17,7 @@ import Testing
             let signer = try TestNotifications()
             let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
             let receiver = NotificationReceiver(
-                sink: store, policy: ReceiverPolicy(anchors: anchors),
+                sink: store, policy: ReceiverPolicy.replaying(anchors: anchors),
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             // 40 receipts: 20 distinct, each twice (two sightings), verified through the simulator.
             let decoder = ReceiptDecoder()

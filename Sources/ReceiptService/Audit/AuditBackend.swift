@@ -168,7 +168,12 @@ public struct AuditLookupRequest: Sendable, Hashable {
 /// One item of a notification batch.
 public enum NotificationWrite: Sendable {
     case notification(NotificationRecord)
+    /// A refusal's sample row.
     case rejection(RejectionRecord)
+    /// More refusals of the class, address and minute a sample row stands for.
+    case rejectionCount(sampleKey: String, add: Int)
+    /// Deletes refusal rows older than the date (`--keep-refusals`).
+    case pruneRejections(before: Date)
 }
 
 /// How far a notification follower has read.
@@ -185,4 +190,17 @@ extension AuditBackend {
     public func receipts(after id: Int64) async throws -> [AuditFeedReceipt] { try await receipts(after: id, limit: 500) }
     public func results(after time: Double) async throws -> [AuditFeedResult] { try await results(after: time, limit: 500) }
     public func markPending(_ ids: [Int64]) async throws { try await markPending(ids, again: false) }
+}
+
+/// Schema statements both backends run as they are (their SQL is the same on SQLite and
+/// PostgreSQL).
+enum AuditSchema {
+    /// v6: a refusal row stands for every refusal of its class (`kind`) from its address in its
+    /// minute (`count`), found again by `sample_key`.
+    static let v6 = [
+        "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",
+        "ALTER TABLE notification_rejection ADD COLUMN count INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE notification_rejection ADD COLUMN sample_key TEXT",
+        "CREATE INDEX notification_rejection_sample ON notification_rejection(sample_key)",
+    ]
 }

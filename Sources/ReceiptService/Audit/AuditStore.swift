@@ -222,6 +222,11 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v5") { db in
             try db.execute(sql: "CREATE INDEX notification_last_received ON notification(last_received_at)")
         }
+        // v6: refusals are sampled, one row per class, address and minute with a count (a
+        // flood is counted in full and stored in a few rows), and pruned by age.
+        migrator.registerMigration("v6") { db in
+            for statement in AuditSchema.v6 { try db.execute(sql: statement) }
+        }
         return migrator
     }
 

@@ -25,6 +25,13 @@ extension AuditStore {
     private static func write(_ item: NotificationWrite, _ db: Database) throws -> AppendOutcome {
         switch item {
         case .notification(let r):
+            // A test notification (a --root-ca chain) never shadows a genuine one: a genuine
+            // delivery of the same notificationUUID replaces its row instead of counting as a
+            // redelivery of it.
+            if r.verdict != "test" {
+                try db.execute(
+                    sql: "DELETE FROM notification WHERE notification_uuid = ? AND verdict = 'test'", arguments: [r.notificationUUID])
+            }
             let deliveries = try Int.fetchOne(
                 db,
                 sql: """
@@ -45,10 +52,18 @@ extension AuditStore {
         case .rejection(let r):
             try db.execute(
                 sql: """
-                    INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [r.at.timeIntervalSince1970, r.peer, r.reason, r.httpStatus, r.bodySize, r.bodyPrefix])
+                arguments: [
+                    r.at.timeIntervalSince1970, r.peer, r.reason, r.httpStatus, r.bodySize, r.bodyPrefix, r.kind, r.count, r.sampleKey,
+                ])
+            return .stored
+        case .rejectionCount(let key, let add):
+            try db.execute(sql: "UPDATE notification_rejection SET count = count + ? WHERE sample_key = ?", arguments: [add, key])
+            return .stored
+        case .pruneRejections(let before):
+            try db.execute(sql: "DELETE FROM notification_rejection WHERE at < ?", arguments: [before.timeIntervalSince1970])
             return .stored
         }
     }
@@ -138,5 +153,8 @@ extension RejectionRecord {
             at: Date(timeIntervalSince1970: row["at"]), peer: row["peer"], reason: row["reason"], httpStatus: row["http_status"],
             bodySize: row["body_size"], body: [UInt8]())
         bodyPrefix = row["body_prefix"]
+        kind = row["kind"]
+        count = row["count"] ?? 1
+        sampleKey = row["sample_key"]
     }
 }

@@ -186,6 +186,8 @@ enum PostgresAuditSchema {
             ]),
         // v5: redeliveries are looked up by `last_received_at`.
         Migration(name: "v5", statements: ["CREATE INDEX notification_last_received ON notification(last_received_at)"]),
+        // v6: refusals sampled per class, address and minute, with a count.
+        Migration(name: "v6", statements: AuditSchema.v6.map { PostgresQuery(unsafeSQL: $0) }),
         // PostgreSQL only: which top-level transaction last wrote each row a follower reads
         // (`pg_current_xact_id()`), indexed, so a follower can ask for the rows committed since
         // its last snapshot whatever their ids (several writers commit out of id order).

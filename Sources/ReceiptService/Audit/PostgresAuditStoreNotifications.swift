@@ -34,6 +34,11 @@ extension PostgresAuditStore {
         switch item {
         case .notification(let r):
             let received = r.receivedAt.timeIntervalSince1970
+            // A test notification never shadows a genuine one (as on SQLite).
+            if r.verdict != "test" {
+                try await connection.query(
+                    "DELETE FROM notification WHERE notification_uuid = \(r.notificationUUID) AND verdict = 'test'", logger: logger)
+            }
             let rows = try await connection.query(
                 """
                 INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
@@ -53,9 +58,18 @@ extension PostgresAuditStore {
         case .rejection(let r):
             try await connection.query(
                 """
-                INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix)
-                VALUES (\(r.at.timeIntervalSince1970), \(r.peer), \(r.reason), \(r.httpStatus), \(r.bodySize), \(r.bodyPrefix))
+                INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key)
+                VALUES (\(r.at.timeIntervalSince1970), \(r.peer), \(r.reason), \(r.httpStatus), \(r.bodySize), \(r.bodyPrefix),
+                    \(r.kind), \(r.count), \(r.sampleKey))
                 """, logger: logger)
+            return .stored
+        case .rejectionCount(let key, let add):
+            try await connection.query(
+                "UPDATE notification_rejection SET count = count + \(add) WHERE sample_key = \(key)", logger: logger)
+            return .stored
+        case .pruneRejections(let before):
+            try await connection.query(
+                "DELETE FROM notification_rejection WHERE at < \(before.timeIntervalSince1970)", logger: logger)
             return .stored
         }
     }
@@ -85,11 +99,18 @@ extension PostgresAuditStore {
         )
     }
 
-    /// A refusal row: id, at, peer, reason, http_status, body_size, body_prefix.
+    /// The columns ``rejection(_:)`` reads, in its order.
+    static let rejectionColumns: StaticString = "SELECT id, at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key"
+
+    /// A refusal row in ``rejectionColumns``' order.
     static func rejection(_ row: PostgresRow) throws -> (id: Int64, record: RejectionRecord) {
-        let (id, at, peer, reason, status, size, prefix) = try row.decode((Int64, Double, String?, String, Int, Int?, String?).self)
+        let (id, at, peer, reason, status, size, prefix, kind, count, key) = try row.decode(
+            (Int64, Double, String?, String, Int, Int?, String?, String?, Int, String?).self)
         var record = RejectionRecord(at: Date(timeIntervalSince1970: at), peer: peer, reason: reason, httpStatus: status, bodySize: size, body: [UInt8]())
         record.bodyPrefix = prefix
+        record.kind = kind
+        record.count = count
+        record.sampleKey = key
         return (id, record)
     }
 
@@ -105,9 +126,10 @@ extension PostgresAuditStore {
 
     public func rejections() async throws -> [RejectionRecord] {
         try await read("reading refusals") { [self] connection in
-            try await connection.query(
-                "SELECT id, at, peer, reason, http_status, body_size, body_prefix FROM notification_rejection ORDER BY at, id", logger: logger
-            ).collect().map { try Self.rejection($0).record }
+            var q = PostgresQueryBuilder()
+            q.sql(Self.rejectionColumns)
+            q.sql(" FROM notification_rejection ORDER BY at, id")
+            return try await connection.query(q.query, logger: logger).collect().map { try Self.rejection($0).record }
         }
     }
 
@@ -140,7 +162,8 @@ extension PostgresAuditStore {
                 }
                 q.sql(" ORDER BY id")
                 var r = PostgresQueryBuilder()
-                r.sql("SELECT id, at, peer, reason, http_status, body_size, body_prefix FROM notification_rejection WHERE id > ")
+                r.sql(Self.rejectionColumns)
+                r.sql(" FROM notification_rejection WHERE id > ")
                 r.bind(marks.lastRejectionID)
                 if let previous {
                     r.sql(" OR (inserted_xid >= pg_snapshot_xmin(")

@@ -1,37 +1,8 @@
 import Crypto
 import Foundation
-import Hummingbird
-import HummingbirdCore
-import HummingbirdTLS
-import NIOSSL
 import Logging
-import NIOCore
 import ReceiptCore
 import UntrustedText
-
-/// What the receiver checks beyond the signature.
-public struct ReceiverPolicy: Sendable {
-    /// Accepted `bundleId`s; empty accepts any.
-    public var allowedBundleIDs: [String]
-    /// The app's Apple ID, checked when given (Apple's verifier checks it for production).
-    public var appAppleID: Int64?
-    /// Apple's roots, plus `--root-ca` test roots (chains to those are accepted as `test`).
-    public var anchors: TrustAnchors
-    /// The largest body read (`--max-body`); a larger one is answered 413 without reading it all.
-    public var maximumBodySize: Int
-
-    public static let defaultMaximumBodySize = 1 << 20
-
-    public init(
-        allowedBundleIDs: [String] = [], appAppleID: Int64? = nil, anchors: TrustAnchors = .apple,
-        maximumBodySize: Int = defaultMaximumBodySize
-    ) {
-        self.allowedBundleIDs = allowedBundleIDs
-        self.appAppleID = appAppleID
-        self.anchors = anchors
-        self.maximumBodySize = maximumBodySize
-    }
-}
 
 /// How one request ended (a stable name: logs and, later, metrics).
 public enum ReceiveOutcome: String, Sendable, Hashable {
@@ -47,27 +18,65 @@ public enum ReceiveOutcome: String, Sendable, Hashable {
     case tooLarge = "too-large"
     /// Verified but the store could not make it durable: 503, so Apple retries.
     case storeFailed = "store-failed"
+    /// The commit queue is full (`--max-pending`): 503 with `Retry-After`, so Apple retries.
+    case busy
 }
 
 /// The receiver's answer to one request.
 public struct ReceiveAnswer: Sendable, Hashable {
     public var status: Int
     public var outcome: ReceiveOutcome
-    /// Why, in words (for a refusal, the failing step: `root: …`, `bundle: …`).
+    /// Why, in words, with the detail (for a refusal, the failing step: `root: …`, `bundle:
+    /// …`): for the log and the refusal row, never for the client.
     public var reason: String
     public var notificationUUID: String?
     /// The verdict of an accepted notification: `valid`, `test`, `unverifiable` (V1).
     public var verdict: String?
+    /// The class of refusal, nil when stored.
+    public var refusal: RefusalKind?
+
+    public init(
+        status: Int, outcome: ReceiveOutcome, reason: String, notificationUUID: String? = nil, verdict: String? = nil,
+        refusal: RefusalKind? = nil
+    ) {
+        self.status = status
+        self.outcome = outcome
+        self.reason = reason
+        self.notificationUUID = notificationUUID
+        self.verdict = verdict
+        self.refusal = refusal
+    }
+
+    /// A refusal of `kind`, with its detail.
+    init(_ kind: RefusalKind, _ detail: String, uuid: String? = nil) {
+        let outcome: ReceiveOutcome =
+            switch kind.status {
+            case 400: .badRequest
+            case 413: .tooLarge
+            case 503: kind == .busy ? .busy : .storeFailed
+            default: .refused
+            }
+        self.init(status: kind.status, outcome: outcome, reason: detail, notificationUUID: uuid, refusal: kind)
+    }
+
+    /// What the client is told: the class of refusal, or that it was stored.
+    public var publicReason: String {
+        refusal?.publicReason ?? (outcome == .redelivered ? "already stored" : "stored")
+    }
 }
 
 /// App Store Server Notifications V2 (and legacy V1) receiver: verifies, deduplicates and
 /// durably stores each notification before answering 200.
 ///
-/// Verification is ours, step by step: the JWS chain to Apple Root CA - G3 at `signedDate`
-/// (`--root-ca` roots give `test`), each nested `signedTransactionInfo` / `signedRenewalInfo`
-/// on its own, then the bundle id against the allowed list, `appAppleId`, and the nested
-/// tokens' bundle and environment against the notification's. A V1 body (unsigned, legacy) is
-/// accepted as `unverifiable`; its `password` is never stored or logged.
+/// A V2 body is exactly `{"signedPayload": "<JWS>"}`: that one string is what is decoded,
+/// verified and stored. The claims anyone can write are gated first, before any signature
+/// work: the bundle id against the accepted list, the environment, and `signedDate` (not more
+/// than five minutes ahead, not older than `--max-age`). Then verification is ours, step by
+/// step: the JWS chain to Apple Root CA - G3 at `signedDate` (`--root-ca` roots give `test`),
+/// each nested `signedTransactionInfo` / `signedRenewalInfo` on its own, then `appAppleId` and
+/// the nested tokens' bundle and environment against the notification's. A V1 body (unsigned,
+/// legacy) is refused unless the policy holds a shared secret its `password` matches; then it
+/// is stored as `unverifiable`, its `password` never stored or logged.
 ///
 /// ``handle(body:declaredLength:truncated:peer:)`` is the whole decision, independent of HTTP;
 /// ``router()`` puts it behind `POST /notifications` and `GET /health`.
@@ -78,11 +87,14 @@ public struct NotificationReceiver: Sendable {
     public let logger: Logger
     let evaluator: TrustEvaluator
     let now: @Sendable () -> Date
+    let health: ReceiverHealth
 
     public init(
         sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
-        metrics: ReceiverMetrics = ReceiverMetrics(), now: @escaping @Sendable () -> Date = { Date() }
+        metrics: ReceiverMetrics = ReceiverMetrics(), now: @escaping @Sendable () -> Date = { Date() },
+        healthInterval: Duration = .seconds(1)
     ) {
+        health = ReceiverHealth(interval: healthInterval)
         self.metrics = metrics
         self.sink = sink
         self.policy = policy
@@ -98,7 +110,12 @@ public struct NotificationReceiver: Sendable {
     ///   - declaredLength: `Content-Length`, when the client sent one.
     ///   - truncated: the body went on past the limit (it was not read further).
     ///   - peer: the client's address, for rejections and logs.
-    public func handle(body: [UInt8], declaredLength: Int?, truncated: Bool, peer: String?) async -> ReceiveAnswer {
+    ///   - peerHost: the client's address without its port (refusals are sampled per address);
+    ///     derived from `peer` when nil.
+    public func handle(body: [UInt8], declaredLength: Int?, truncated: Bool, peer: String?, peerHost: String? = nil) async
+        -> ReceiveAnswer
+    {
+        let peerHost = peerHost ?? peer.map(Self.host(of:))
         let started = ContinuousClock.now
         let receivedAt = now()
         var answer: ReceiveAnswer
@@ -108,23 +125,19 @@ public struct NotificationReceiver: Sendable {
         var commitTime: Duration?
         if truncated || (declaredLength ?? 0) > policy.maximumBodySize {
             answer = ReceiveAnswer(
-                status: 413, outcome: .tooLarge,
-                reason: "the body is larger than the \(policy.maximumBodySize)-byte limit (--max-body)")
-            await recordRejection(answer, at: receivedAt, peer: peer, bodySize: declaredLength, body: body)
+                .tooLarge, "the body is \(declaredLength.map { "\($0) bytes" } ?? "longer"), over the \(policy.maximumBodySize)-byte limit (--max-body)")
+            await recordRejection(answer, at: receivedAt, peer: peer, peerHost: peerHost, bodySize: declaredLength, body: body)
         } else {
             let verifyStarted = ContinuousClock.now
             let judgement = await judge(body)
             verifyTime = ContinuousClock.now - verifyStarted
             switch judgement {
-            case .bad(let reason):
-                answer = ReceiveAnswer(status: 400, outcome: .badRequest, reason: reason)
-                await recordRejection(answer, at: receivedAt, peer: peer, bodySize: body.count, body: body)
-            case .refused(let reason, let info):
+            case .refused(let kind, let detail, let info):
                 type = info?.notificationType
                 subtype = info?.subtype
-                answer = ReceiveAnswer(status: 403, outcome: .refused, reason: reason, notificationUUID: info?.notificationUUID)
+                answer = ReceiveAnswer(kind, detail, uuid: info?.notificationUUID)
                 // The token's prefix is harmless; a V1 body's password is kept out by RejectionRecord.
-                await recordRejection(answer, at: receivedAt, peer: peer, bodySize: body.count, body: body)
+                await recordRejection(answer, at: receivedAt, peer: peer, peerHost: peerHost, bodySize: body.count, body: body)
             case .accepted(var record):
                 type = record.notificationType
                 subtype = record.subtype
@@ -145,13 +158,15 @@ public struct NotificationReceiver: Sendable {
                     }
                 } catch {
                     answer = ReceiveAnswer(
-                        status: 503, outcome: .storeFailed, reason: "not stored, retry later: \(error.reason)",
-                        notificationUUID: record.notificationUUID, verdict: record.verdict)
+                        error.code == .busy ? .busy : .storeFailed, "not stored, retry later: \(error.reason)",
+                        uuid: record.notificationUUID)
+                    answer.verdict = record.verdict
                 }
             }
         }
         let elapsed = ContinuousClock.now - started
-        metrics.finished(type: type, outcome: answer.outcome, request: elapsed, verify: verifyTime, commit: commitTime)
+        metrics.finished(
+            type: type, outcome: answer.outcome, refusal: answer.refusal, request: elapsed, verify: verifyTime, commit: commitTime)
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var metadata: Logger.Metadata = [
             "uuid": .string(SafeText.escaped(answer.notificationUUID ?? "-")),
@@ -162,25 +177,38 @@ public struct NotificationReceiver: Sendable {
             "latency_ms": .string(String(format: "%.2f", milliseconds)),
             "peer": .string(SafeText.escaped(peer ?? "-")),
         ]
+        if let refusal = answer.refusal { metadata["refusal"] = .string(refusal.rawValue) }
         if answer.status != 200 { metadata["reason"] = .string(SafeText.escaped(answer.reason)) }
         logger.log(level: answer.status == 200 ? .info : .notice, "notification", metadata: metadata)
         return answer
     }
 
-    private func recordRejection(_ answer: ReceiveAnswer, at: Date, peer: String?, bodySize: Int?, body: [UInt8]) async {
+    private func recordRejection(
+        _ answer: ReceiveAnswer, at: Date, peer: String?, peerHost: String?, bodySize: Int?, body: [UInt8]
+    ) async {
         do {
-            try await sink.reject(
-                RejectionRecord(at: at, peer: peer, reason: answer.reason, httpStatus: answer.status, bodySize: bodySize, body: body))
+            var record = RejectionRecord(
+                at: at, peer: peer, reason: answer.reason, httpStatus: answer.status, bodySize: bodySize, body: body)
+            record.kind = answer.refusal?.rawValue
+            record.peerHost = peerHost
+            try await sink.reject(record)
         } catch {
             logger.error("rejection not recorded", metadata: ["error": .string(SafeText.escaped(error.reason))])
         }
     }
 
+    /// `host` of `host:port` (an IPv6 address without brackets keeps all but its port).
+    static func host(of peer: String) -> String {
+        guard let colon = peer.lastIndex(of: ":"), peer[peer.index(after: colon)...].allSatisfy(\.isNumber),
+            colon != peer.startIndex
+        else { return peer }
+        return String(peer[..<colon])
+    }
+
     // MARK: - Verification
 
     enum Judgement {
-        case bad(String)
-        case refused(String, NotificationInfo?)
+        case refused(RefusalKind, String, NotificationInfo?)
         case accepted(NotificationRecord)
     }
 
@@ -189,87 +217,133 @@ public struct NotificationReceiver: Sendable {
         do {
             json = try JSONValue.parse(body)
         } catch {
-            return .bad("the body is not JSON")
+            return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
         }
-        guard let object = json.object else { return .bad("the body is not a JSON object") }
-        let decoded: DecodedInput
-        switch ReceiptDecoder().result(body) {
-        case .success(let value): decoded = value
-        case .failure(let error):
-            if object["signedPayload"] != nil { return .bad("signedPayload could not be decoded: \(error.reason)") }
-            return .bad("no signedPayload (and not a V1 notification)")
-        }
+        guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
         if let payload = object["signedPayload"] {
-            guard let token = payload.text else { return .bad("signedPayload is not a string") }
-            guard decoded.format == .jwsNotification, let info = decoded.notification else {
-                return .bad("signedPayload is a \(decoded.format.rawValue), not a V2 notification")
+            // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
+            // the thing verified or stored.
+            guard object.count == 1 else {
+                return .refused(
+                    .notNotification, "the body has \(object.count - 1) key(s) besides signedPayload; Apple sends signedPayload alone",
+                    nil)
             }
-            guard let uuid = info.notificationUUID, !uuid.isEmpty else { return .bad("the notification has no notificationUUID") }
-            var report = await evaluator.evaluate(decoded, options: TrustOptions(now: now()))
-            report.steps += policySteps(decoded)
-            if report.steps.contains(where: { $0.outcome == .fail }) { report.verdict = .invalid }
-            let isTestRoot = report.steps.contains { $0.name == "root" && $0.outcome == .warning }
-            switch report.verdict {
-            case .valid: break
-            case .test where isTestRoot: break
-            default:
-                let failure = report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline
-                return .refused(failure, info)
-            }
-            return .accepted(record(decoded, info, uuid: uuid, version: "2", verdict: report.verdict.rawValue,
-                reason: report.verdict == .valid ? nil : report.headline, signedPayload: token))
+            guard let token = payload.text else { return .refused(.notNotification, "signedPayload is not a string", nil) }
+            return await judgeV2(token)
         }
-        guard decoded.format == .notificationV1, let info = decoded.notification else {
-            return .bad("no signedPayload: a V2 notification is {\"signedPayload\": \"<JWS>\"}")
+        guard case .success(let decoded) = ReceiptDecoder().result(body), decoded.format == .notificationV1,
+            let info = decoded.notification
+        else {
+            return .refused(.notNotification, "no signedPayload (and not a V1 notification)", nil)
         }
-        let steps = policySteps(decoded)
-        if let failure = steps.first(where: { $0.outcome == .fail }) {
-            return .refused("\(failure.name): \(failure.reason)", info)
-        }
-        // The body itself is not kept (it carries the shared secret); its hash names a redelivery.
-        let uuid = "v1:" + SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
-        return .accepted(record(decoded, info, uuid: uuid, version: "1", verdict: TrustReport.Verdict.unverifiable.rawValue,
-            reason: "a V1 notification is not signed", signedPayload: nil))
+        return judgeV1(decoded, info, object: object, body: body)
     }
 
-    /// Bundle, app and environment steps (after the signature's, like Apple's verifier).
-    func policySteps(_ decoded: DecodedInput) -> [TrustReport.Step] {
-        var steps: [TrustReport.Step] = []
-        let info = decoded.notification
-        let bundle = info?.bundleID
-        if !policy.allowedBundleIDs.isEmpty {
-            let allowed = policy.allowedBundleIDs.joined(separator: ", ")
-            if let bundle, policy.allowedBundleIDs.contains(bundle) {
-                steps.append(.init(name: "bundle", outcome: .pass, reason: "bundleId is \(bundle), an allowed one"))
-            } else {
-                steps.append(
-                    .init(name: "bundle", outcome: .fail, reason: "bundleId is \(bundle ?? "missing"), not one of --bundle-id \(allowed)"))
+    /// The one string `token` is decoded, gated, verified and, accepted, stored.
+    private func judgeV2(_ token: String) async -> Judgement {
+        let decoded: DecodedInput
+        switch ReceiptDecoder().result(Array(token.utf8)) {
+        case .success(let value): decoded = value
+        case .failure(let error):
+            return .refused(error.code == .limitExceeded ? .limits : .undecodable, "signedPayload: \(error.reason)", nil)
+        }
+        guard decoded.format == .jwsNotification, let info = decoded.notification else {
+            return .refused(.undecodable, "signedPayload is a \(decoded.format.rawValue), not a V2 notification", nil)
+        }
+        guard let uuid = info.notificationUUID, !uuid.isEmpty else {
+            return .refused(.undecodable, "the notification has no notificationUUID", info)
+        }
+        // What anyone can write is gated before any signature work.
+        if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now()))
+        let isTestRoot = report.steps.contains { $0.name == "root" && $0.outcome == .warning }
+        switch report.verdict {
+        case .valid: break
+        case .test where isTestRoot: break
+        default:
+            let failure = report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline
+            return .refused(.signature, failure, info)
+        }
+        if let (kind, detail) = consistency(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        return .accepted(
+            record(
+                decoded, info, uuid: uuid, version: "2", verdict: report.verdict.rawValue,
+                reason: report.verdict == .valid ? nil : report.headline, signedPayload: token))
+    }
+
+    private func judgeV1(_ decoded: DecodedInput, _ info: NotificationInfo, object: [String: JSONValue], body: [UInt8]) -> Judgement {
+        guard let secret = policy.v1SharedSecret else {
+            return .refused(.v1NotAccepted, "a V1 notification (\(info.notificationType ?? "no type")) while V1 is off", info)
+        }
+        guard let password = object["password"]?.text, secret.matchesInConstantTime(password) else {
+            return .refused(
+                .v1Password, object["password"] == nil ? "a V1 notification without a password" : "the V1 password is not the shared secret",
+                info)
+        }
+        if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        // The body itself is not kept (it carries the shared secret); its hash names a redelivery.
+        let uuid = "v1:" + SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        return .accepted(
+            record(
+                decoded, info, uuid: uuid, version: "1", verdict: TrustReport.Verdict.unverifiable.rawValue,
+                reason: "a V1 notification is not signed", signedPayload: nil))
+    }
+
+    /// The claims anyone can write, checked before any signature work: bundle id,
+    /// environment, and `signedDate` against this machine's clock.
+    func gate(_ decoded: DecodedInput, _ info: NotificationInfo) -> (RefusalKind, String)? {
+        let bundle = info.bundleID
+        if !policy.allowedBundleIDs.isEmpty, !(bundle.map(policy.allowedBundleIDs.contains) ?? false) {
+            return (
+                .bundle,
+                "bundleId is \(bundle ?? "missing"), not one of --bundle-id \(policy.allowedBundleIDs.joined(separator: ", "))"
+            )
+        }
+        guard let environment = decoded.environment, policy.environments.contains(environment) else {
+            let accepted = policy.environments.map(\.rawValue).sorted().joined(separator: ", ")
+            return (.environment, "environment is \(decoded.rawEnvironment ?? "missing"); this receiver accepts \(accepted) (--environment)")
+        }
+        if let signed = info.signedDate {
+            let now = now()
+            if signed.timeIntervalSince(now) > DurationText.seconds(policy.maximumClockSkew) {
+                return (
+                    .future,
+                    "signedDate \(AppleDate.iso8601(signed)) is ahead of this machine's clock (\(AppleDate.iso8601(now))) by more than \(Int(DurationText.seconds(policy.maximumClockSkew))) s"
+                )
+            }
+            if let maximumAge = policy.maximumAge, now.timeIntervalSince(signed) > DurationText.seconds(maximumAge) {
+                return (
+                    .stale,
+                    "signedDate \(AppleDate.iso8601(signed)) is older than --max-age (\(Int(DurationText.seconds(maximumAge))) s) (now \(AppleDate.iso8601(now)))"
+                )
             }
         }
+        return nil
+    }
+
+    /// After the signature: `appAppleId`, and the nested tokens' bundle and environment
+    /// against the notification's.
+    func consistency(_ decoded: DecodedInput, _ info: NotificationInfo) -> (RefusalKind, String)? {
+        let bundle = info.bundleID
         for transaction in decoded.transactions {
             if let inner = transaction.bundleID, let bundle, inner != bundle {
-                steps.append(
-                    .init(name: "bundle", outcome: .fail, reason: "the nested transaction's bundleId is \(inner), the notification's \(bundle)"))
-            }
-        }
-        if let expected = policy.appAppleID {
-            if let actual = info?.appAppleID {
-                steps.append(
-                    actual == expected
-                        ? .init(name: "app", outcome: .pass, reason: "appAppleId is \(actual)")
-                        : .init(name: "app", outcome: .fail, reason: "appAppleId is \(actual), not --app-apple-id \(expected)"))
-            } else if decoded.environment == .production {
-                steps.append(.init(name: "app", outcome: .fail, reason: "a production notification without appAppleId"))
+                return (.bundle, "the nested transaction's bundleId is \(inner), the notification's \(bundle)")
             }
         }
         if let environment = decoded.rawEnvironment {
             let inner = decoded.nested.compactMap { $0.input.rawEnvironment }
             if let other = inner.first(where: { $0 != environment }) {
-                steps.append(
-                    .init(name: "environment", outcome: .fail, reason: "a nested token is for \(other), the notification for \(environment)"))
+                return (.environment, "a nested token is for \(other), the notification for \(environment)")
             }
         }
-        return steps
+        if let expected = policy.appAppleID {
+            if let actual = info.appAppleID {
+                if actual != expected { return (.app, "appAppleId is \(actual), not --app-apple-id \(expected)") }
+            } else if decoded.environment == .production {
+                return (.app, "a production notification without appAppleId")
+            }
+        }
+        return nil
     }
 
     private func record(
@@ -285,143 +359,5 @@ public struct NotificationReceiver: Sendable {
             transactionID: transaction?.transactionID,
             originalTransactionID: transaction?.originalTransactionID ?? renewal?.originalTransactionID,
             productID: transaction?.productID ?? renewal?.productID, signedPayload: signedPayload)
-    }
-
-    // MARK: - HTTP
-
-    /// `POST /notifications` and `GET /health`.
-    public func router() -> Router<ReceiverContext> {
-        let router = Router(context: ReceiverContext.self)
-        router.post("/notifications") { request, context -> Response in
-            let declared = request.headers[.contentLength].flatMap { Int($0) }
-            var body: [UInt8] = []
-            var truncated = false
-            if let declared, declared > policy.maximumBodySize {
-                truncated = true
-            } else {
-                do {
-                    (body, truncated) = try await Self.read(request.body, limit: policy.maximumBodySize)
-                } catch {
-                    return Self.response(ReceiveAnswer(status: 400, outcome: .badRequest, reason: "the body could not be read"))
-                }
-            }
-            // Too large: stop reading this connection, so the rest is never taken in.
-            if truncated { context.channel?.close(mode: .input, promise: nil) }
-            let answer = await handle(body: body, declaredLength: declared, truncated: truncated, peer: context.peer)
-            return Self.response(answer, closing: truncated)
-        }
-        router.get("/metrics") { _, _ -> Response in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.text())))
-        }
-        router.get("/health") { _, _ -> Response in
-            let writable = await sink.isWritable()
-            return Self.response(
-                ReceiveAnswer(
-                    status: writable ? 200 : 503, outcome: writable ? .accepted : .storeFailed,
-                    reason: writable ? "the store is writable" : "the store is not writable"))
-        }
-        return router
-    }
-
-    /// Reads at most `limit` bytes; stops at the first chunk that would go over (`truncated`).
-    static func read(_ body: RequestBody, limit: Int) async throws -> (bytes: [UInt8], truncated: Bool) {
-        var bytes: [UInt8] = []
-        for try await chunk in body {
-            if bytes.count + chunk.readableBytes > limit { return (bytes, true) }
-            bytes += chunk.readableBytesView
-        }
-        return (bytes, false)
-    }
-
-    static func response(_ answer: ReceiveAnswer, closing: Bool = false) -> Response {
-        var out = JSONOutput(capacity: 256)
-        out.beginObject()
-        out.key("status")
-        out.string(answer.status == 200 ? "ok" : answer.outcome.rawValue)
-        out.key("reason")
-        out.string(answer.reason)
-        if let uuid = answer.notificationUUID {
-            out.key("notification_uuid")
-            out.string(uuid)
-        }
-        out.endObject()
-        var headers: HTTPFields = [.contentType: "application/json"]
-        if closing { headers[.connection] = "close" }
-        return Response(
-            status: HTTPResponse.Status(code: answer.status), headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
-    }
-}
-
-/// The receiver's request context: Hummingbird's core plus the peer's address and the channel
-/// (to stop reading an oversized body).
-public struct ReceiverContext: RequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: SocketAddress?
-    let channel: (any Channel)?
-
-    public init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
-        channel = source.channel
-    }
-
-    /// `address:port`, or nil when unknown (in-process tests).
-    var peer: String? {
-        guard let remoteAddress, let ip = remoteAddress.ipAddress else { return nil }
-        return remoteAddress.port.map { "\(ip):\($0)" } ?? ip
-    }
-}
-
-extension NotificationReceiver {
-    /// Serves until SIGTERM or SIGINT, or the task is cancelled, then stops accepting, lets
-    /// requests in flight finish (Hummingbird's graceful shutdown through
-    /// swift-service-lifecycle) and returns; the caller closes the store after.
-    /// - Parameter onListening: called once bound, with the address (`host:port`, the real port
-    ///   when 0 was asked).
-    /// - Parameter tls: HTTPS (TLS 1.2 or later, as Apple requires of the public endpoint);
-    ///   `nil` serves plain HTTP (loopback, or behind a reverse proxy that terminates TLS).
-    /// - Parameter handlesSignals: false when the caller owns SIGTERM and SIGINT (the dashboard,
-    ///   which restores the terminal first); the task's cancellation then stops the server.
-    public func run(
-        host: String, port: Int, tls: ReceiverTLS? = nil, handlesSignals: Bool = true,
-        onListening: @escaping @Sendable (String) async -> Void
-    ) async throws {
-        let server: HTTPServerBuilder = try tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1()
-        let app = Application(
-            router: router(),
-            server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "receiptdash"),
-            onServerRunning: { channel in
-                let address = channel.localAddress
-                await onListening("\(address?.ipAddress ?? host):\(address?.port ?? port)")
-            },
-            logger: logger)
-        try await app.runService(gracefulShutdownSignals: handlesSignals ? [.sigterm, .sigint] : [])
-    }
-
-}
-
-/// The server side of `--tls-cert FILE --tls-key FILE` (PEM): TLS 1.2 or later, as Apple requires
-/// of the endpoint it posts to.
-public struct ReceiverTLS: Sendable {
-    let configuration: TLSConfiguration
-
-    public init(certificateFile: String, keyFile: String) throws(NotificationStoreError) {
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
-            guard !chain.isEmpty else { throw NotificationStoreError(.open, "--tls-cert \(certificateFile) holds no certificate") }
-            let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
-            var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            configuration.minimumTLSVersion = .tlsv12
-            self.configuration = configuration
-        } catch let error as NotificationStoreError {
-            throw error
-        } catch {
-            throw NotificationStoreError(.open, "--tls-cert / --tls-key could not be read as PEM: \(error)")
-        }
     }
 }

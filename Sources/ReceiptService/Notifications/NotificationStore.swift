@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 import Synchronization
 
 /// A typed failure of the notification store, compared by code.
@@ -11,6 +12,8 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         public static let database = Code(name: "database")
         /// Opening or migrating the database failed.
         public static let open = Code(name: "open")
+        /// The commit queue is full (`--max-pending`): nothing was queued; retry later.
+        public static let busy = Code(name: "busy")
         public var description: String { name }
     }
 
@@ -79,6 +82,9 @@ public struct NotificationRecord: Sendable, Hashable {
 
 /// One refused request: when, from whom, why, the status answered, and at most
 /// ``maximumPrefix`` bytes of its body (none when the body may carry a V1 password).
+///
+/// Stored as a sample: the first refusal of a class from an address in a minute is a row, and
+/// the others of that class, address and minute add to its ``count``.
 public struct RejectionRecord: Sendable, Hashable {
     /// The most of a refused body ever kept.
     public static let maximumPrefix = 256
@@ -89,6 +95,15 @@ public struct RejectionRecord: Sendable, Hashable {
     public var httpStatus: Int
     public var bodySize: Int?
     public var bodyPrefix: String?
+    /// The class of refusal (``RefusalKind``'s name), nil in rows from before it was kept.
+    public var kind: String?
+    /// How many refusals of this class came from this address in this row's minute.
+    public var count = 1
+    /// The client's address without its port (what refusals are sampled by).
+    public var peerHost: String?
+    /// `kind|address|minute`: the row a later refusal of the same class, address and minute
+    /// counts into (set by the store).
+    public var sampleKey: String?
 
     /// - Parameter body: the bytes read of the refused body (may be a prefix): a bounded,
     ///   password-free prefix of them is kept.
@@ -130,7 +145,8 @@ public enum AppendOutcome: Sendable, Hashable {
 public protocol NotificationSink: Sendable {
     /// Returns only once the notification is durable.
     func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome
-    /// Records a refused request (durable on return, like ``append(_:)``).
+    /// Records a refused request: the first of its class, address and minute as a row
+    /// (durable on return), the rest as a count on that row (returns at once).
     func reject(_ record: RejectionRecord) async throws(NotificationStoreError)
     /// Whether a write would succeed now (`GET /health`).
     func isWritable() async -> Bool
@@ -150,38 +166,84 @@ public protocol NotificationSink: Sendable {
 /// into one transaction, one fsync, and then all those callers are resumed. 1,000 concurrent
 /// requests cost a handful of fsyncs, not 1,000. Each item runs in its own savepoint, so one
 /// bad row cannot fail its neighbours.
+///
+/// **Bounded.** At most ``maximumPending`` writes wait for the writer; past that an append is
+/// refused at once (`busy`: the receiver answers 503 with `Retry-After`, and Apple retries).
+/// Refusals are sampled: one row per class, address and minute (at most
+/// ``maximumSamplesPerMinute`` rows a minute, the rest counted under the address `*`), the
+/// others counted into that row; rows older than `keepRefusals` are pruned at start and
+/// hourly. Accepted notifications are never pruned.
 public final class NotificationStore: NotificationSink, Sendable {
     public let backend: any AuditBackend
     /// Where the store lives, as it may be shown (a PostgreSQL URL's password masked).
     public var location: String { backend.location }
     private let queue: WriteQueue
     private let writer: Task<Void, Never>
+    private let ticker: Task<Void, Never>
+    /// The most writes waiting for the writer (`--max-pending`).
+    public let maximumPending: Int
+    /// How long refusal rows are kept (`--keep-refusals`); nil keeps them.
+    public let keepRefusals: Duration?
+
+    public static let defaultMaximumPending = 10_000
+    public static let defaultKeepRefusals = Duration.seconds(30 * 86_400)
+    /// The most refusal rows written in one minute; past it refusals count under address `*`.
+    public static let maximumSamplesPerMinute = 1_000
 
     /// Opens (creating and migrating) the SQLite audit database at `path` for notifications,
     /// committing with `synchronous = FULL`.
     /// - Parameter startWriter: false holds the writer until ``startWriting()`` (tests fill the
     ///   queue first to see one commit take everything).
-    public convenience init(path: String, startWriter: Bool = true) throws(NotificationStoreError) {
+    public convenience init(
+        path: String, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
+        keepRefusals: Duration? = defaultKeepRefusals
+    ) throws(NotificationStoreError) {
         let store: AuditStore
         do {
             store = try AuditStore(path: path, durable: true)
         } catch {
             throw NotificationStoreError(.open, "cannot open the notification store at \(path): \(error)")
         }
-        self.init(backend: store, startWriter: startWriter)
+        self.init(backend: store, startWriter: startWriter, maximumPending: maximumPending, keepRefusals: keepRefusals)
     }
 
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
-    public init(backend: any AuditBackend, startWriter: Bool = true) {
+    public init(
+        backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
+        keepRefusals: Duration? = defaultKeepRefusals
+    ) {
         self.backend = backend
-        let queue = WriteQueue(started: startWriter)
+        self.maximumPending = maximumPending
+        self.keepRefusals = keepRefusals
+        let queue = WriteQueue(started: startWriter, capacity: maximumPending)
         self.queue = queue
         writer = Task { await Self.writeLoop(queue: queue, backend: backend) }
+        // At start (queued now, so a close commits it) and hourly: prune old refusals. Once a
+        // second: flush the refusal counts.
+        if let keepRefusals {
+            queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
+        }
+        ticker = Task { [queue] in
+            var tick = 0
+            while !queue.isClosed {
+                if tick > 0, tick % 3600 == 0, let keepRefusals {
+                    queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
+                }
+                tick += 1
+                do {
+                    try await Task.sleep(for: .seconds(1))
+                } catch {
+                    return
+                }
+                queue.flushCountsSoon()
+            }
+        }
     }
 
     deinit {
         // The writer holds the queue, not the store: without a close it would wait forever.
         queue.close()
+        ticker.cancel()
     }
 
     /// Releases a writer held by `startWriter: false`.
@@ -200,6 +262,17 @@ public final class NotificationStore: NotificationSink, Sendable {
     }
 
     public func reject(_ record: RejectionRecord) async throws(NotificationStoreError) {
+        var record = record
+        let minute = Int((record.at.timeIntervalSince1970 / 60).rounded(.down))
+        let kind = record.kind ?? "status-\(record.httpStatus)"
+        guard let sampleKey = queue.sample(kind: kind, host: record.peerHost ?? record.peer ?? "-", minute: minute) else {
+            return  // counted into this minute's row for that class and address
+        }
+        record.sampleKey = sampleKey
+        if sampleKey.hasSuffix("|*|\(minute)") {
+            record.peer = "*"
+            record.peerHost = "*"
+        }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
             queue.enqueue(.init(write: .rejection(record), continuation: continuation))
         }
@@ -211,8 +284,10 @@ public final class NotificationStore: NotificationSink, Sendable {
         return await backend.isWritable()
     }
 
-    /// Stops taking writes, commits everything already queued, and waits for the writer.
+    /// Stops taking writes, commits everything already queued (refusal counts included), and
+    /// waits for the writer.
     public func close() async {
+        ticker.cancel()
         queue.close()
         await writer.value
     }
@@ -226,7 +301,8 @@ public final class NotificationStore: NotificationSink, Sendable {
 
     struct Item: Sendable {
         var write: NotificationWrite
-        var continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>
+        /// Nil for the store's own writes (refusal counts, pruning): nobody waits for them.
+        var continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>?
     }
 
     private static func writeLoop(queue: WriteQueue, backend: any AuditBackend) async {
@@ -242,13 +318,13 @@ public final class NotificationStore: NotificationSink, Sendable {
                     let failure = NotificationStoreError(.database, "the commit failed: \(error)")
                     results = batch.map { _ in .failure(failure) }
                 }
-                for (item, result) in zip(batch, results) { item.continuation.resume(returning: result) }
+                for (item, result) in zip(batch, results) { item.continuation?.resume(returning: result) }
             }
             if queue.isClosed && queue.pendingCount == 0 { break }
         }
         // Closed: anything that slipped in is refused, never left hanging.
         for item in queue.takeAll() {
-            item.continuation.resume(returning: .failure(NotificationStoreError(.closed, "the store is closed")))
+            item.continuation?.resume(returning: .failure(NotificationStoreError(.closed, "the store is closed")))
         }
     }
 
@@ -294,35 +370,88 @@ final class WriteQueue: Sendable {
         var closed = false
         var started: Bool
         var commits = 0
+        /// The minute being sampled, its sample keys, and the counts not yet written (by key).
+        var minute = 0
+        var samples: Set<String> = []
+        var counts: [String: Int] = [:]
+        var flushCounts = false
     }
 
     private let state: Mutex<State>
     let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    let capacity: Int
 
-    init(started: Bool) {
+    init(started: Bool, capacity: Int = NotificationStore.defaultMaximumPending) {
         state = Mutex(State(started: started))
+        self.capacity = capacity
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func enqueue(_ item: NotificationStore.Item) {
-        let accepted = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
+        let refusal = state.withLock { s -> NotificationStoreError? in
+            guard !s.closed else { return NotificationStoreError(.closed, "the store is closed") }
+            guard s.items.count < capacity else {
+                return NotificationStoreError(.busy, "\(s.items.count) writes are waiting for the store (--max-pending \(capacity))")
+            }
             s.items.append(item)
-            return true
+            return nil
         }
-        guard accepted else {
-            item.continuation.resume(returning: .failure(NotificationStoreError(.closed, "the store is closed")))
+        if let refusal {
+            item.continuation?.resume(returning: .failure(refusal))
             return
         }
         if state.withLock({ $0.started }) { wake.yield() }
     }
 
-    /// Everything queued, or nothing while the writer is held.
+    /// The store's own write, nobody waiting for it.
+    func enqueueQuietly(_ write: NotificationWrite) {
+        enqueue(.init(write: write, continuation: nil))
+    }
+
+    /// The sample key a refusal of `kind` from `host` in `minute` gets its own row under, or
+    /// nil when that row exists already (the refusal is counted into it).
+    func sample(kind: String, host: String, minute: Int) -> String? {
+        state.withLock { s in
+            if minute != s.minute {
+                s.minute = minute
+                s.samples.removeAll(keepingCapacity: true)
+            }
+            var key = "\(kind)|\(host)|\(minute)"
+            if !s.samples.contains(key) && s.samples.count >= NotificationStore.maximumSamplesPerMinute {
+                key = "\(kind)|*|\(minute)"
+            }
+            if s.samples.insert(key).inserted { return key }
+            s.counts[key, default: 0] += 1
+            return nil
+        }
+    }
+
+    /// Asks the writer to write the counts gathered so far (once a second).
+    func flushCountsSoon() {
+        let due = state.withLock { s -> Bool in
+            guard !s.counts.isEmpty else { return false }
+            s.flushCounts = true
+            return s.started
+        }
+        if due { wake.yield() }
+    }
+
+    /// Everything queued (and the refusal counts when they are due, or at close), or nothing
+    /// while the writer is held.
     func takeAll() -> [NotificationStore.Item] {
         state.withLock { s in
             guard s.started || s.closed else { return [] }
             defer { s.items = [] }
+            if (s.flushCounts || s.closed) && !s.counts.isEmpty {
+                // After the items: a count never precedes the row it adds to.
+                let counts = s.counts.sorted { $0.key < $1.key }.map {
+                    NotificationStore.Item(write: .rejectionCount(sampleKey: $0.key, add: $0.value), continuation: nil)
+                }
+                s.counts = [:]
+                s.flushCounts = false
+                return s.items + counts
+            }
             return s.items
         }
     }

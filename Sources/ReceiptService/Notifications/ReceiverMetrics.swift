@@ -38,8 +38,17 @@ public final class ReceiverMetrics: Sendable {
             descriptor: name("redeliveries", "total", "Notifications delivered again (same notificationUUID)"))
     }
 
-    /// One request's end: counted by type and outcome, its latency recorded.
-    func finished(type: String?, outcome: ReceiveOutcome, request: Duration, verify: Duration?, commit: Duration?) {
+    /// One request's end: counted by type and outcome (a refusal also by its class, every one
+    /// of them: only the stored sample rows are thinned), its latency recorded.
+    func finished(type: String?, outcome: ReceiveOutcome, refusal: RefusalKind?, request: Duration, verify: Duration?, commit: Duration?) {
+        if let refusal {
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "receiptdash", subsystem: "notification", metricName: "refusals", unitName: "total",
+                    helpText: "Notification requests refused, by class (too-large, not-json, signature, bundle, stale, busy, …)"),
+                labels: [("reason", refusal.rawValue)]
+            ).increment()
+        }
         let label = type.map { NotificationExplanation.knownTypes.contains($0) ? $0 : "other" } ?? "none"
         registry.makeCounter(
             descriptor: MetricNameDescriptor(
