@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
+        // For the fuzz package's receiver target.
+        .library(name: "ReceiptService", targets: ["ReceiptService"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
     dependencies: [
@@ -116,6 +118,7 @@ let package = Package(
             name: "ReceiptCoreTests",
             dependencies: [
                 "ReceiptCore",
+                "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),

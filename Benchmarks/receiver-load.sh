@@ -41,14 +41,15 @@ for rate in "${rates[@]}"; do
   sender_pid=$!
   for _ in $(seq 1 200); do [ -s "$root" ] && break; sleep 0.05; done
   [ -s "$root" ] || { echo "the simulator did not write its root" >&2; cat "$work/sender.err" >&2; exit 1; }
-  "$bin" receive --port "$port" --db "$db" --root-ca "$root" --bundle-id com.example.receiptdash \
+  "$bin" receive --port "$port" --metrics-port 0 --db "$db" --root-ca "$root" --bundle-id com.example.receiptdash \
     >"$work/receive.out" 2>/dev/null &
   receiver_pid=$!
   wait "$sender_pid"
+  metrics_url=$(grep -o 'http://[0-9.:]*/metrics' "$work/receive.out" | head -n 1)
   # Where the receiver's time went: its CPU per notification, and its own mean verification
   # and commit-wait times (GET /metrics histograms).
   cpu_ticks=$(awk '{print $14 + $15}' "/proc/$receiver_pid/stat")
-  metrics=$(curl -s "http://127.0.0.1:$port/metrics" || true)
+  metrics=$(curl -s "$metrics_url" || true)
   kill -TERM "$receiver_pid"
   wait "$receiver_pid" || true
   receiver_pid=""

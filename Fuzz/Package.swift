@@ -5,12 +5,14 @@ import PackageDescription
 
 let core: Target.Dependency = .product(name: "ReceiptCore", package: "receiptdash")
 let terminal: Target.Dependency = .product(name: "TerminalUI", package: "receiptdash")
+let service: Target.Dependency = .product(name: "ReceiptService", package: "receiptdash")
 
 let package = Package(
     name: "receiptdash-fuzz",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(name: "receiptdash", path: "..")
+        .package(name: "receiptdash", path: ".."),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // Input sniffing and every decoder, through `ReceiptDecoder().decode(_:)`.
@@ -23,6 +25,10 @@ let package = Package(
         .executableTarget(name: "fuzz-json", dependencies: [core], path: "Sources/FuzzJSON"),
         // JWS (and any other signed input) decoded, then judged by the trust evaluator.
         .executableTarget(name: "fuzz-jws-trust", dependencies: [core], path: "Sources/FuzzJWSTrust"),
+        // The notification receiver's decision: body bytes → status and stored row (in memory).
+        .executableTarget(
+            name: "fuzz-receiver", dependencies: [core, service, .product(name: "Logging", package: "swift-log")],
+            path: "Sources/FuzzReceiver"),
         // The terminal escape-sequence / bracketed-paste parser.
         .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),
     ],

@@ -63,6 +63,17 @@ struct Dash: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "An environment the embedded receiver accepts: production or sandbox (repeatable; default production).", valueName: "env"))
+    var receiveEnvironment: [ReceiverEnvironment] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The embedded receiver refuses notifications signed longer ago than this (default 10d; none).", valueName: "duration"))
+    var receiveMaxAge = "10d"
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("Raise a banner when no notification arrives for this long (e.g. 90s, 10m, 1h).", valueName: "duration"))
     var expectEvery: String?
 
@@ -82,6 +93,8 @@ struct Dash: AsyncParsableCommand {
             if follow {
                 throw ValidationError("--receive stores notifications and --follow only reads: run `receiptdash receive` for the database you follow.")
             }
+            _ = try receiverBundleIDs()
+            _ = try Receive.duration(receiveMaxAge, "--receive-max-age")
         }
         if let expectEvery {
             guard let seconds = DurationText.parse(expectEvery), seconds > 0 else {
@@ -94,6 +107,16 @@ struct Dash: AsyncParsableCommand {
         if follow && !watch.isEmpty {
             throw ValidationError("--follow shows what another process records; run `receiptdash watch` there instead of --watch here.")
         }
+    }
+
+    /// The embedded receiver's accepted bundle id: --bundle-id, RECEIPTDASH_BUNDLE_ID or the
+    /// profile's; none is a usage error (any app's genuine notifications would be stored).
+    func receiverBundleIDs() throws -> [String] {
+        if let bundle = api.bundleId { return [bundle] }
+        if let value = ProcessInfo.processInfo.environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
+        if let bundle = try api.profile()?.bundleID { return [bundle] }
+        throw ValidationError(
+            "--receive needs --bundle-id: name your app's bundle ID (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
     }
 
     func run() async throws {
@@ -154,7 +177,9 @@ struct Dash: AsyncParsableCommand {
                 store = try await AuditOpening.open(AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment), durable: true)
             }
             let policy = ReceiverPolicy(
-                allowedBundleIDs: api.bundleId.map { [$0] } ?? [], appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors)
+                allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
+                environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
+                maximumAge: try Receive.duration(receiveMaxAge, "--receive-max-age"))
             receiver = EmbeddedReceiver(host: receiveHost, port: receive, backend: store, policy: policy)
             notificationFeed = receiver?.feed
             state.notificationsShown = true

@@ -77,44 +77,84 @@ struct Notifications: AsyncParsableCommand {
 
     func run() async throws {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
-        let stored: [StoredNotification]
+        let backend: any AuditBackend
         do {
-            let backend = try await AuditStores.open(path, readOnly: true)
-            stored = try await backend.notifications()
-            await backend.close()
-        } catch let error as AuditDatabaseError {
+            backend = try await AuditStores.open(path, readOnly: true)
+        } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
                 Standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
             } else {
                 Standard.error("receiptdash: \(error.reason)")
             }
             throw ExitCode.failure
+        }
+        do {
+            if reconcile {
+                var have = Set<String>()
+                var after: Int64 = 0
+                while true {
+                    let page = try await backend.notifications(after: after, limit: 1_000)
+                    guard let last = page.last else { break }
+                    after = last.id
+                    for (_, n) in page { have.insert(n.record.notificationUUID) }
+                }
+                await backend.close()
+                try await runReconcile(have)
+                return
+            }
+            try await list(backend)
+            await backend.close()
+        } catch let error as ExitCode {
+            throw error
         } catch {
+            await backend.close()
             Standard.error("receiptdash: could not read notifications from \(path): \(error)")
             throw ExitCode.failure
         }
-        if reconcile {
-            try await runReconcile(stored)
-            return
-        }
-        let since = self.since.flatMap(AppleDate.parse)
-        let decoder = ReceiptDecoder()
-        let rows = stored.filter { n in
-            (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType == $0 } ?? true)
-                && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
-        }.map { $0.record.listingRow(deliveries: $0.deliveries, decoder: decoder) }
-        switch format {
-        case .json:
-            var out = JSONOutput(flushingTo: STDOUT_FILENO)
-            NotificationListing.json(rows, into: &out)
-            out.newline()
-            out.flush()
-        case .csv: print(NotificationListing.csv(rows), terminator: "")
-        case .text: print(NotificationListing.text(rows), terminator: "")
-        }
     }
 
-    private func runReconcile(_ stored: [StoredNotification]) async throws {
+    /// Writes the list as it is read, a page of rows at a time by row id: the table is never
+    /// loaded whole.
+    private func list(_ backend: any AuditBackend) async throws {
+        let since = self.since.flatMap(AppleDate.parse)
+        let decoder = ReceiptDecoder()
+        var out = JSONOutput(flushingTo: STDOUT_FILENO)
+        var count = 0
+        switch format {
+        case .json: out.beginArray()
+        case .csv: out.raw(NotificationListing.csvHeader + "\r\n")
+        case .text: break
+        }
+        var after: Int64 = 0
+        while true {
+            let page = try await backend.notifications(after: after, limit: 1_000)
+            guard let last = page.last else { break }
+            after = last.id
+            for (_, n) in page
+            where (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType == $0 } ?? true)
+                && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
+            {
+                let row = n.record.listingRow(deliveries: n.deliveries, decoder: decoder)
+                switch format {
+                case .json: NotificationListing.object(row, into: &out)
+                case .csv: out.raw(NotificationListing.csvLine(row) + "\r\n")
+                case .text: out.raw(NotificationListing.textLines(row) + "\n")
+                }
+                count += 1
+            }
+            out.flush()
+        }
+        switch format {
+        case .json:
+            out.endArray()
+            out.newline()
+        case .csv: break
+        case .text: out.raw(NotificationListing.textFooter(count: count))
+        }
+        out.flush()
+    }
+
+    private func runReconcile(_ have: Set<String>) async throws {
         let startDate = start.flatMap(AppleDate.parse) ?? Date()
         let endDate = end.flatMap(AppleDate.parse) ?? Date()
         let credentials: APICredentials
@@ -133,7 +173,6 @@ struct Notifications: AsyncParsableCommand {
                 }
             }
         try? await client.shutdown()
-        let have = Set(stored.map(\.record.notificationUUID))
         let decoder = ReceiptDecoder()
         var sent = 0
         var received = 0

@@ -198,6 +198,9 @@ struct Receive: AsyncParsableCommand {
         let path = store.location
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {
+            if let warning = FilePermissions.readableByOthersWarning(path: tlsKey, what: "the TLS key file") {
+                FilePermissions.warnOnStandardError(warning)
+            }
             do {
                 tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)
             } catch {
@@ -206,7 +209,7 @@ struct Receive: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped(error.reason))\n".utf8))
                 throw ExitCode.failure
             }
-        } else if !["127.0.0.1", "::1", "localhost"].contains(host) {
+        } else if !Loopback.isLoopback(host: host) {
             FileHandle.standardError.write(
                 Data("receiptdash: note: plain HTTP on \(host): Apple delivers only over HTTPS (TLS 1.2+); use --tls-cert/--tls-key or a reverse proxy that terminates TLS\n".utf8))
         }

@@ -16,20 +16,26 @@ import Testing
 
         let receiver = Process()
         receiver.executableURL = InspectCommandTests.binary
-        receiver.arguments = ["receive", "--port", "0", "--db", db, "--bundle-id", "com.loki-project.loki-messenger"]
+        receiver.arguments = [
+            "receive", "--port", "0", "--db", db, "--bundle-id", "com.loki-project.loki-messenger", "--environment", "sandbox",
+            "--max-age", "none", "--metrics-port", "0",
+        ]
         let out = Pipe()
         receiver.standardOutput = out
         receiver.standardError = FileHandle.nullDevice
         try receiver.run()
         defer { if receiver.isRunning { receiver.terminate() } }
         var banner = ""
-        while !banner.contains("\n") {
+        while banner.split(separator: "\n").count < 2 {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             banner += String(decoding: chunk, as: UTF8.self)
         }
-        let url = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        let url = try #require(banner.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { $0.hasSuffix("/notifications") }.map(String.init))
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/notifications"), "\(banner)")
+        // The metrics listener: its own port, on loopback.
+        let metricsURL = try #require(banner.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { $0.hasSuffix("/metrics") }.map(String.init))
+        #expect(metricsURL.hasPrefix("http://127.0.0.1:"), "\(banner)")
 
         let token = String(
             decoding: try Data(
@@ -42,6 +48,9 @@ import Testing
         request.httpBody = Data("{\"signedPayload\":\"\(token)\"}".utf8)
         let (_, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        let (metrics, metricsResponse) = try await URLSession.shared.data(from: try #require(URL(string: metricsURL)))
+        #expect((metricsResponse as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: metrics, as: UTF8.self).contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="accepted"} 1"#))
 
         kill(receiver.processIdentifier, SIGTERM)
         receiver.waitUntilExit()
@@ -53,5 +62,30 @@ import Testing
         let store = try NotificationStore(path: db)
         #expect(try await store.notifications().map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
         await store.close()
+    }
+
+    /// The gates are required: no bundle id, or --accept-v1 without a secret, is a usage error
+    /// (exit 64) that names what to add, before anything listens.
+    @Test func refusesToStartWithoutItsGates() throws {
+        let cli = InspectCommandTests()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-gates-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let db = folder.appendingPathComponent("audit.sqlite").path
+        let noBundle = try cli.run(["receive", "--port", "0", "--db", db])
+        #expect(noBundle.status == 64)
+        #expect(noBundle.stderr.contains("--bundle-id is required"), "\(noBundle.stderr)")
+        let noSecret = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--accept-v1"])
+        #expect(noSecret.status == 64)
+        #expect(noSecret.stderr.contains("--accept-v1 needs the shared secret"), "\(noSecret.stderr)")
+        let badAge = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--max-age", "soon"])
+        #expect(badAge.status == 64)
+        #expect(badAge.stderr.contains("--max-age takes a duration such as 10d"), "\(badAge.stderr)")
+        let badEnvironment = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--environment", "xcode"])
+        #expect(badEnvironment.status == 64)
+        let dash = try cli.run(["--receive", "0", "--db", db])
+        #expect(dash.status == 64)
+        #expect(dash.stderr.contains("--receive needs --bundle-id"), "\(dash.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db))
     }
 }

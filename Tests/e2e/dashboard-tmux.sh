@@ -181,7 +181,9 @@ post() { # file holding a JWS, or - for a raw body on stdin; prints the HTTP sta
   if [ "$2" = "-" ]; then body=$(cat); else body="{\"signedPayload\":\"$(tr -d '[:space:]' < "$notes/$2")\"}"; fi
   curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$body" "$1"
 }
-"$bin" receive --port 0 --db "$work/notify.sqlite" > "$work/receive.txt" 2> "$work/receive.log" &
+# Apple's genuine notifications here are sandbox ones signed in 2025: the gates say so.
+"$bin" receive --port 0 --metrics-port none --db "$work/notify.sqlite" --bundle-id com.loki-project.loki-messenger \
+  --environment sandbox --max-age none > "$work/receive.txt" 2> "$work/receive.log" &
 receive_pid=$!
 for _ in $(seq 1 100); do grep -q "receiving App Store" "$work/receive.txt" 2>/dev/null && break; sleep 0.1; done
 receive_url=$(grep -o 'http://[0-9.:]*/notifications' "$work/receive.txt")
@@ -204,7 +206,7 @@ check "the notifications follower quits cleanly" wait_for "EXIT=0"
 kill "$receive_pid" 2>/dev/null
 
 # The dashboard embeds the receiver (--receive) and raises a banner when none arrives in time.
-t new-session -d -s embedded -x 140 -y 42 "TERM=xterm-256color $bin --receive 0 --db $work/embedded.sqlite --expect-every 2s; echo EXIT=\$?; sleep 60"
+t new-session -d -s embedded -x 140 -y 42 "TERM=xterm-256color $bin --receive 0 --bundle-id com.loki-project.loki-messenger --receive-environment sandbox --receive-max-age none --db $work/embedded.sqlite --expect-every 2s; echo EXIT=\$?; sleep 60"
 session=embedded
 check "the embedded receiver says where it listens" wait_for "receiving at http://127.0.0.1:"
 embedded_url=$(screen | grep -o 'http://127.0.0.1:[0-9]*/notifications' | head -n 1)

@@ -248,6 +248,14 @@ public struct JSONOutput: Sendable {
     /// Ends the document with a newline (as `print` did).
     public mutating func newline() { put(0x0A) }
 
+    /// Text written as it is, not as JSON: the text and CSV listings that stream through the
+    /// same buffered writer (already escaped by their writers).
+    public mutating func raw(_ text: String) {
+        var text = text
+        text.withUTF8 { put($0) }
+        flushIfFull()
+    }
+
     // MARK: - Scalars
 
     public mutating func string(_ text: String) {

@@ -67,7 +67,8 @@ public enum NotificationListing {
         out.endArray()
     }
 
-    static func object(_ row: NotificationRow, into out: inout JSONOutput) {
+    /// One row of the JSON array (for writers that stream the rows).
+    public static func object(_ row: NotificationRow, into out: inout JSONOutput) {
         out.beginObject()
         out.nullableMember("bundle_id", row.bundleID)
         out.key("deliveries")
@@ -90,40 +91,50 @@ public enum NotificationListing {
     /// RFC 4180 CSV with a header row; cells escaped as `history --format csv` escapes them
     /// (control characters shown, a leading `=`, `+`, `-`, `@` neutralised for spreadsheets).
     public static func csv(_ rows: [NotificationRow]) -> String {
-        var lines = [columns.joined(separator: ",")]
-        for r in rows {
-            let cells: [String?] = [
-                r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
-                r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict,
-                r.transactionID, r.originalTransactionID, r.productID, r.explanation,
-            ]
-            lines.append(cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ","))
-        }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        ([csvHeader] + rows.map(csvLine)).joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// The CSV header row (without its line end).
+    public static var csvHeader: String { columns.joined(separator: ",") }
+
+    /// One CSV row (without its line end).
+    public static func csvLine(_ r: NotificationRow) -> String {
+        let cells: [String?] = [
+            r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
+            r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict,
+            r.transactionID, r.originalTransactionID, r.productID, r.explanation,
+        ]
+        return cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ",")
     }
 
     public static func text(_ rows: [NotificationRow]) -> String {
-        guard !rows.isEmpty else { return "no notifications\n" }
-        var lines: [String] = []
-        for r in rows {
-            let glyph =
-                switch r.verdict {
-                case "valid": "✓"
-                case "test": "T"
-                case "invalid": "✗"
-                default: "?"
-                }
-            let when = String(AppleDate.iso8601(r.receivedAt).prefix(19)).replacingOccurrences(of: "T", with: " ")
-            var line = "\(when)  \(glyph) \(SafeText.escaped(r.explanation))"
-            var facts: [String] = []
-            if let product = r.productID { facts.append(SafeText.escaped(product)) }
-            if let transaction = r.transactionID { facts.append("transaction \(SafeText.escaped(transaction))") }
-            if let environment = r.environment { facts.append(SafeText.escaped(environment)) }
-            if r.deliveries > 1 { facts.append("delivered \(r.deliveries)×") }
-            if !facts.isEmpty { line += "\n                     " + facts.joined(separator: " · ") }
-            lines.append(line)
-        }
-        return lines.joined(separator: "\n") + "\n\(rows.count) notification\(rows.count == 1 ? "" : "s")\n"
+        guard !rows.isEmpty else { return textFooter(count: 0) }
+        return rows.map(textLines).joined(separator: "\n") + "\n" + textFooter(count: rows.count)
+    }
+
+    /// One notification as text (one or two lines, without the last line end).
+    public static func textLines(_ r: NotificationRow) -> String {
+        let glyph =
+            switch r.verdict {
+            case "valid": "✓"
+            case "test": "T"
+            case "invalid": "✗"
+            default: "?"
+            }
+        let when = String(AppleDate.iso8601(r.receivedAt).prefix(19)).replacingOccurrences(of: "T", with: " ")
+        var line = "\(when)  \(glyph) \(SafeText.escaped(r.explanation))"
+        var facts: [String] = []
+        if let product = r.productID { facts.append(SafeText.escaped(product)) }
+        if let transaction = r.transactionID { facts.append("transaction \(SafeText.escaped(transaction))") }
+        if let environment = r.environment { facts.append(SafeText.escaped(environment)) }
+        if r.deliveries > 1 { facts.append("delivered \(r.deliveries)×") }
+        if !facts.isEmpty { line += "\n                     " + facts.joined(separator: " · ") }
+        return line
+    }
+
+    /// The closing line: how many were listed.
+    public static func textFooter(count: Int) -> String {
+        count == 0 ? "no notifications\n" : "\(count) notification\(count == 1 ? "" : "s")\n"
     }
 }
 

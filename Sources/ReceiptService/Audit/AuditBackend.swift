@@ -58,6 +58,9 @@ public protocol AuditBackend: AnyObject, Sendable {
     func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>]
     /// Every stored notification, oldest first.
     func notifications() async throws -> [StoredNotification]
+    /// At most `limit` notifications stored after row `id`, by row id: listing commands read
+    /// the table a page at a time instead of whole.
+    func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)]
     /// Every refused request, oldest first.
     func rejections() async throws -> [RejectionRecord]
     /// What changed since `marks`, for a follower (the first call, with empty marks: the

@@ -75,6 +75,14 @@ extension AuditStore {
         }
     }
 
+    public func notifications(after id: Int64, limit: Int) throws -> [(id: Int64, notification: StoredNotification)] {
+        try database.read { db in
+            guard try db.tableExists("notification") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit])
+                .map { (id: $0["id"], notification: StoredNotification(row: $0)) }
+        }
+    }
+
     public func rejections() throws -> [RejectionRecord] {
         try database.read { db in
             guard try db.tableExists("notification_rejection") else { return [] }

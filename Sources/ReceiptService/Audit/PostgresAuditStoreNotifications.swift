@@ -124,6 +124,21 @@ extension PostgresAuditStore {
         }
     }
 
+    public func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)] {
+        try await read("reading notifications") { [self] connection in
+            var q = PostgresQueryBuilder()
+            q.sql(Self.notificationColumns)
+            q.sql(" FROM notification WHERE id > ")
+            q.bind(id)
+            q.sql(" ORDER BY id LIMIT ")
+            q.bind(limit)
+            return try await connection.query(q.query, logger: logger).collect().map {
+                let (id, stored) = try Self.notification($0)
+                return (id: id, notification: stored)
+            }
+        }
+    }
+
     public func rejections() async throws -> [RejectionRecord] {
         try await read("reading refusals") { [self] connection in
             var q = PostgresQueryBuilder()
