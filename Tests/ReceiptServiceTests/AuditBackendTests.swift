@@ -557,6 +557,43 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         }
     }
 
+    /// Migration v6 on both backends: a refusal's sample row takes its later count, rows older
+    /// than a date are pruned (notifications never), and a genuine delivery replaces a test row
+    /// of the same notificationUUID instead of counting as its redelivery.
+    @Test(arguments: BackendKind.allCases) func refusalSamplesPruningAndGenuineOverTest(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            var old = RejectionRecord(
+                at: Date(timeIntervalSince1970: 1_760_000_000), peer: "192.0.2.1:4000", reason: "not-json: junk", httpStatus: 400,
+                bodySize: 4, body: Array("junk".utf8))
+            old.kind = "not-json"
+            old.sampleKey = "not-json|192.0.2.1|29333333"
+            var recent = old
+            recent.at = Date(timeIntervalSince1970: 1_770_000_000)
+            recent.sampleKey = "not-json|192.0.2.1|29500000"
+            var test = notification("uuid-shared", at: 1_769_000_000)  // the helper's rows are test ones
+            test.bundleID = "com.example.forged"
+            var genuine = notification("uuid-shared", at: 1_769_000_100)
+            genuine.verdict = "valid"
+            genuine.reason = nil
+            let results = try await store.writeNotifications([
+                .rejection(old), .rejection(recent), .rejectionCount(sampleKey: recent.sampleKey!, add: 41), .notification(test),
+                .notification(genuine),
+            ])
+            #expect(results.map { try? $0.get() } == [.stored, .stored, .stored, .stored, .stored])
+            #expect(try await store.writeNotifications([.notification(test)]).map { try? $0.get() } == [.redelivery(deliveries: 2)])
+            let stored = try await store.notifications()
+            #expect(stored.map(\.record.verdict) == ["valid"])
+            #expect(stored.first?.record.bundleID == genuine.bundleID)
+            #expect(try await store.rejections().map(\.count) == [1, 42])
+            #expect(try await store.rejections().map(\.kind) == ["not-json", "not-json"])
+            _ = try await store.writeNotifications([.pruneRejections(before: Date(timeIntervalSince1970: 1_765_000_000))])
+            #expect(try await store.rejections().map(\.at) == [recent.at])
+            #expect(try await store.notifications().count == 1)
+            await store.close()
+        }
+    }
+
     /// One bad item in a group commit fails alone: the others are stored (a savepoint each).
     @Test(arguments: BackendKind.allCases) func notificationBatchWithOneBadItemStoresTheOthers(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
