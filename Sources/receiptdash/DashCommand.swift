@@ -109,14 +109,9 @@ struct Dash: AsyncParsableCommand {
         }
     }
 
-    /// The embedded receiver's accepted bundle id: --bundle-id, RECEIPTDASH_BUNDLE_ID or the
-    /// profile's; none is a usage error (any app's genuine notifications would be stored).
+    /// The embedded receiver's accepted bundle id, as `receive` finds its own.
     func receiverBundleIDs() throws -> [String] {
-        if let bundle = api.bundleId { return [bundle] }
-        if let value = ProcessInfo.processInfo.environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
-        if let bundle = try api.profile()?.bundleID { return [bundle] }
-        throw ValidationError(
-            "--receive needs --bundle-id: name your app's bundle ID (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
+        try Receive.bundleIDs(api.bundleId.map { [$0] } ?? [], profile: api.apiProfile, flag: "--receive needs --bundle-id")
     }
 
     func run() async throws {

@@ -116,26 +116,39 @@ struct Receive: AsyncParsableCommand {
         _ = try Self.duration(maxAge, "--max-age")
         _ = try Self.duration(keepRefusals, "--keep-refusals")
         _ = try metricsAddress()
-        if acceptV1 { _ = try v1Secret() }
+        // Only whether a secret is named: it is read once, in run (a file others can read is
+        // warned about then).
+        if acceptV1, sharedSecretFile == nil, (ProcessInfo.processInfo.environment[SharedSecret.environmentVariable] ?? "").isEmpty {
+            throw Self.noSecret
+        }
     }
 
+    static let noSecret = ValidationError(
+        "--accept-v1 needs the shared secret: --shared-secret-file FILE or RECEIPTDASH_SHARED_SECRET (a V1 body's password is compared with it).")
+
     /// Every accepted bundle id: the flags, else RECEIPTDASH_BUNDLE_ID, else the profile's.
-    /// None is a usage error: without one, any app's genuine notifications would be stored.
     func bundleIDs() throws -> [String] {
-        if !bundleId.isEmpty { return bundleId }
-        if let value = ProcessInfo.processInfo.environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
-        if let apiProfile {
-            let environment = ProcessInfo.processInfo.environment
+        try Self.bundleIDs(bundleId, profile: apiProfile, flag: "--bundle-id is required")
+    }
+
+    /// The bundle ids a receiver accepts: `flags`, else RECEIPTDASH_BUNDLE_ID, else the
+    /// profile's. None is a usage error (exit 64) starting with `flag`: without one, any app's
+    /// genuine notifications would be stored. `receive` and `dash --receive` alike.
+    static func bundleIDs(_ flags: [String], profile name: String?, flag: String) throws -> [String] {
+        if !flags.isEmpty { return flags }
+        let environment = ProcessInfo.processInfo.environment
+        if let value = environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
+        if let name {
             let profile: APIProfile
             do {
-                profile = try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
+                profile = try APIProfile.load(name, path: APIProfile.defaultPath(environment: environment), environment: environment)
             } catch {
                 throw ValidationError(error.reason)
             }
             if let bundle = profile.bundleID { return [bundle] }
         }
         throw ValidationError(
-            "--bundle-id is required: name your app's bundle ID (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
+            "\(flag): name your app's bundle ID with --bundle-id (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
     }
 
     /// The shared secret V1 bodies must carry; a usage error without one.
@@ -146,10 +159,7 @@ struct Receive: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        guard let secret else {
-            throw ValidationError(
-                "--accept-v1 needs the shared secret: --shared-secret-file FILE or RECEIPTDASH_SHARED_SECRET (a V1 body's password is compared with it).")
-        }
+        guard let secret else { throw Self.noSecret }
         return secret
     }
 
