@@ -4,6 +4,7 @@ import Logging
 import ReceiptCore
 import ReceiptService
 import UntrustedText
+import Synchronization
 
 /// `receiptdash receive`: the App Store Server Notifications endpoint.
 struct Receive: AsyncParsableCommand {
@@ -226,16 +227,18 @@ struct Receive: AsyncParsableCommand {
         let scheme = tls == nil ? "http" : "https"
         let listeners = ReceiverListeners(
             host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections)
+        // Both listeners start at once: the public line is printed first whichever binds
+        // first, so a script that reads the first line gets the notifications URL.
+        let banner = ListenerBanner()
         do {
             try await receiver.run(
                 listeners,
                 onListening: { address in
-                    // Written straight to the descriptor: a script waiting for this line gets it now.
-                    FileHandle.standardOutput.write(
-                        Data("receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))\n".utf8))
+                    banner.publicListener(
+                        "receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))")
                 },
                 onMetricsListening: { address in
-                    FileHandle.standardOutput.write(Data("receiptdash: metrics at http://\(address)/metrics\n".utf8))
+                    banner.metrics("receiptdash: metrics at http://\(address)/metrics")
                 })
         } catch {
             await store.close()
@@ -257,6 +260,30 @@ enum ReceiverEnvironment: String, ExpressibleByArgument, CaseIterable {
         switch self {
         case .production: .production
         case .sandbox: .sandbox
+        }
+    }
+}
+
+/// Prints the listeners' addresses in a fixed order (the public one first), each straight to
+/// the descriptor, so a script waiting for a line gets it at once.
+final class ListenerBanner: Sendable {
+    private let state = Mutex<(publicPrinted: Bool, metrics: String?)>((false, nil))
+
+    func publicListener(_ line: String) {
+        state.withLock { s in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            if let metrics = s.metrics { FileHandle.standardOutput.write(Data((metrics + "\n").utf8)) }
+            s.publicPrinted = true
+        }
+    }
+
+    func metrics(_ line: String) {
+        state.withLock { s in
+            if s.publicPrinted {
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            } else {
+                s.metrics = line
+            }
         }
     }
 }

@@ -36,12 +36,12 @@ final class Counter: Sendable {
         receiver.standardError = FileHandle.nullDevice
         try receiver.run()
         var banner = ""
-        while !banner.contains("\n") {
+        while !banner.contains("/notifications") {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             banner += String(decoding: chunk, as: UTF8.self)
         }
-        let url = banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init) ?? ""
+        let url = banner.split(whereSeparator: { $0 == " " || $0 == "\n" }).first { $0.hasSuffix("/notifications") }.map(String.init) ?? ""
         return (receiver, url)
     }
 

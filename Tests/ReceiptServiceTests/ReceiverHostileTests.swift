@@ -339,8 +339,7 @@ import Testing
         let server = Task {
             try await receiver.run(
                 ReceiverListeners(
-                    host: "127.0.0.1", port: 0, metrics: ("127.0.0.1", 0), maximumConnections: 512, idleTimeout: .seconds(2),
-                    requestDeadline: .seconds(1)),
+                    host: "127.0.0.1", port: 0, metrics: ("127.0.0.1", 0), maximumConnections: 512),
                 handlesSignals: false,
                 onListening: { address in
                     publicAddress.withLock { $0 = address }
@@ -364,7 +363,8 @@ import Testing
         var slow: [any Channel] = []
         for _ in 0..<100 {
             let channel = try await ClientBootstrap(group: group).connect(host: String(host), port: port).get()
-            try await channel.writeAndFlush(ByteBuffer(string: "POST /notifications HTTP/1.1\r\nHost: x\r\nContent-Le")).get()
+            // On a slow machine the server may have cut it off already: that is the point.
+            try? await channel.writeAndFlush(ByteBuffer(string: "POST /notifications HTTP/1.1\r\nHost: x\r\nContent-Le")).get()
             slow.append(channel)
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -380,7 +380,7 @@ import Testing
         let text = String(buffer: try await metrics.body.collect(upTo: 1 << 20))
         #expect(text.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="accepted"} 1"#))
         try await client.shutdown()
-        // The server closes every slow one (the deadline is 1 s; waited for up to 60 s).
+        // The server closes every slow one (the default deadline, 10 s; waited for up to 120 s).
         for channel in slow {
             let closed = try await withThrowingTaskGroup(of: Bool.self) { tasks in
                 tasks.addTask {
@@ -388,7 +388,7 @@ import Testing
                     return true
                 }
                 tasks.addTask {
-                    try await Task.sleep(for: .seconds(60))
+                    try await Task.sleep(for: .seconds(120))
                     return false
                 }
                 let first = try await tasks.next() ?? false

@@ -41,28 +41,6 @@ enum Harness {
     static let publicReasons = Set(RefusalKind.allCases.map(\.publicReason) + ["stored", "already stored"])
 }
 
-/// One receiver for the run, its sink swapped per input: the trust cache it keeps holds only
-/// what verified (bounded), and a cold or warm cache gives the same answers, so the run stays
-/// deterministic while genuine-shaped inputs cost one signature check rather than a chain.
-final class SinkSwitch: NotificationSink {
-    let current = Mutex<MemorySink?>(nil)
-    func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
-        try await current.withLock { $0! }.append(record)
-    }
-    func reject(_ record: RejectionRecord) async throws(NotificationStoreError) {
-        try await current.withLock { $0! }.reject(record)
-    }
-    func isWritable() async -> Bool { true }
-}
-
-/// Statics, not top-level variables: libFuzzer's `main` runs instead of this file's top-level
-/// code, so only lazily initialised statics are safe here.
-enum Shared {
-    static let sinkSwitch = SinkSwitch()
-    static let receiver = NotificationReceiver(
-        sink: sinkSwitch, policy: Harness.policy, logger: Harness.logger, metrics: Harness.metrics, now: { Harness.now })
-}
-
 final class AnswerBox: Sendable {
     let answer = Mutex<ReceiveAnswer?>(nil)
 }
@@ -72,9 +50,12 @@ final class AnswerBox: Sendable {
 func decide(_ body: [UInt8], sink: MemorySink) -> ReceiveAnswer {
     let box = AnswerBox()
     let done = DispatchSemaphore(value: 0)
-    Shared.sinkSwitch.current.withLock { $0 = sink }
     Task.detached {
-        let answer = await Shared.receiver.handle(body: body, declaredLength: nil, truncated: false, peer: "192.0.2.1:443")
+        // A fresh receiver (and so a fresh trust cache) per input, as fuzz-jws-trust: nothing
+        // carries over between inputs, and LeakSanitizer sees every allocation freed.
+        let receiver = NotificationReceiver(
+            sink: sink, policy: Harness.policy, logger: Harness.logger, metrics: Harness.metrics, now: { Harness.now })
+        let answer = await receiver.handle(body: body, declaredLength: nil, truncated: false, peer: "192.0.2.1:443")
         box.answer.withLock { $0 = answer }
         done.signal()
     }
@@ -88,7 +69,6 @@ public func initialize(
 ) -> CInt {
     _ = TrustEvaluator().anchors
     _ = Harness.metrics
-    _ = Shared.receiver
     return 0
 }
 
