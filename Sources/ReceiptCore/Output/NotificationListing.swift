@@ -90,10 +90,6 @@ public enum NotificationListing {
 
     /// RFC 4180 CSV with a header row; cells escaped as `history --format csv` escapes them
     /// (control characters shown, a leading `=`, `+`, `-`, `@` neutralised for spreadsheets).
-    public static func csv(_ rows: [NotificationRow]) -> String {
-        ([csvHeader] + rows.map(csvLine)).joined(separator: "\r\n") + "\r\n"
-    }
-
     /// The CSV header row (without its line end).
     public static var csvHeader: String { columns.joined(separator: ",") }
 
@@ -105,11 +101,6 @@ public enum NotificationListing {
             r.transactionID, r.originalTransactionID, r.productID, r.explanation,
         ]
         return cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ",")
-    }
-
-    public static func text(_ rows: [NotificationRow]) -> String {
-        guard !rows.isEmpty else { return textFooter(count: 0) }
-        return rows.map(textLines).joined(separator: "\n") + "\n" + textFooter(count: rows.count)
     }
 
     /// One notification as text (one or two lines, without the last line end).

@@ -220,15 +220,15 @@ public final class NotificationStore: NotificationSink, Sendable {
         writer = Task { await Self.writeLoop(queue: queue, backend: backend) }
         // At start (queued now, so a close commits it) and hourly: prune old refusals. Once a
         // second: flush the refusal counts.
-        if let keepRefusals {
+        let prune: @Sendable () -> Void = {
+            guard let keepRefusals else { return }
             queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
         }
+        prune()
         ticker = Task { [queue] in
             var tick = 0
             while !queue.isClosed {
-                if tick > 0, tick % 3600 == 0, let keepRefusals {
-                    queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
-                }
+                if tick > 0, tick % 3600 == 0 { prune() }
                 tick += 1
                 do {
                     try await Task.sleep(for: .seconds(1))
@@ -265,11 +265,11 @@ public final class NotificationStore: NotificationSink, Sendable {
         var record = record
         let minute = Int((record.at.timeIntervalSince1970 / 60).rounded(.down))
         let kind = record.kind ?? "status-\(record.httpStatus)"
-        guard let sampleKey = queue.sample(kind: kind, host: record.peerHost ?? record.peer ?? "-", minute: minute) else {
+        guard let sample = queue.sample(kind: kind, host: record.peerHost ?? record.peer ?? "-", minute: minute) else {
             return  // counted into this minute's row for that class and address
         }
-        record.sampleKey = sampleKey
-        if sampleKey.hasSuffix("|*|\(minute)") {
+        record.sampleKey = sample.key
+        if sample.overflow {
             record.peer = "*"
             record.peerHost = "*"
         }
@@ -409,19 +409,19 @@ final class WriteQueue: Sendable {
         enqueue(.init(write: write, continuation: nil))
     }
 
-    /// The sample key a refusal of `kind` from `host` in `minute` gets its own row under, or
-    /// nil when that row exists already (the refusal is counted into it).
-    func sample(kind: String, host: String, minute: Int) -> String? {
+    /// The sample key a refusal of `kind` from `host` in `minute` gets its own row under
+    /// (`overflow`: under the address `*`, this minute's rows being used up), or nil when that
+    /// row exists already (the refusal is counted into it).
+    func sample(kind: String, host: String, minute: Int) -> (key: String, overflow: Bool)? {
         state.withLock { s in
             if minute != s.minute {
                 s.minute = minute
                 s.samples.removeAll(keepingCapacity: true)
             }
             var key = "\(kind)|\(host)|\(minute)"
-            if !s.samples.contains(key) && s.samples.count >= NotificationStore.maximumSamplesPerMinute {
-                key = "\(kind)|*|\(minute)"
-            }
-            if s.samples.insert(key).inserted { return key }
+            let overflow = !s.samples.contains(key) && s.samples.count >= NotificationStore.maximumSamplesPerMinute
+            if overflow { key = "\(kind)|*|\(minute)" }
+            if s.samples.insert(key).inserted { return (key, overflow) }
             s.counts[key, default: 0] += 1
             return nil
         }
