@@ -209,6 +209,13 @@ public struct JWSToken: Sendable, Hashable {
     /// How many decoded headers are remembered (for tests of the bound).
     static var rememberedHeaders: Int { headers.withLock { $0.entries.count } }
 
+    /// Whether this token's header is in the memo (for tests: the memo is shared by the
+    /// whole process, so a test asks about its own header rather than counting entries).
+    var isHeaderRemembered: Bool {
+        let key = HeaderKey(text: headerSegment, maximumDepth: headerDepth)
+        return Self.headers.withLock { $0.entries[key] != nil }
+    }
+
     /// True when `text` has the shape of a compact JWS: base64url parts separated by dots, the
     /// first starting with `eyJ` (the base64 of `{"`). The part count is checked when decoding,
     /// so a token with a part missing gets an error that says so.
