@@ -50,6 +50,27 @@ import Testing
         return NotificationFixture.body(token: token)
     }
 
+    /// A refused body keeps a prefix only when it never mentions a password, in any case and
+    /// anywhere (the scan is one pass over up to a megabyte of junk).
+    @Test func aRefusedBodyKeepsNoPrefixThatMentionsAPassword() {
+        func prefix(_ text: String) -> String? { RejectionRecord.safePrefix(Array(text.utf8)) }
+        #expect(prefix("") == nil)
+        #expect(prefix("password") == nil)
+        #expect(prefix(#"{"a":1,"PaSsWoRd":"s3cret"}"#) == nil)
+        #expect(prefix(String(repeating: "x", count: 1 << 20) + "PASSWORD") == nil)
+        #expect(prefix("ppassword") == nil)
+        #expect(prefix("passwor") == "passwor")
+        #expect(prefix("pass word") == "pass word")
+        #expect(prefix("p@ssword") == "p@ssword")  // '@' | 0x20 is '`', not 'a'
+        #expect(RejectionRecord.safePrefix([0x50, 0xC1, 0x53, 0x53, 0x57, 0x4F, 0x52, 0x44]) != nil)  // 0xC1 is no 'a'
+        let long = String(repeating: "y", count: 3000)
+        #expect(prefix(long)?.utf8.count == RejectionRecord.maximumPrefix)
+        // A slice (what the receiver passes for a body read in part) is read the same way.
+        let bytes = Array("..password..".utf8)
+        #expect(RejectionRecord.safePrefix(bytes[2...]) == nil)
+        #expect(RejectionRecord.safePrefix(bytes[3...]) == "assword..")
+    }
+
     // MARK: - V1
 
     @Test func v1IsRefusedByDefaultAndNothingIsStored() async throws {

@@ -119,16 +119,29 @@ public struct RejectionRecord: Sendable, Hashable {
     /// The first ``maximumPrefix`` bytes as text, or nil when the body mentions a password
     /// anywhere (a V1 body carries the shared secret in `password`).
     static func safePrefix(_ body: some Collection<UInt8>) -> String? {
-        let bytes = Array(body)
-        if bytes.isEmpty { return nil }
-        let needle = Array("password".utf8)
-        let lowered = bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        if lowered.count >= needle.count {
-            for start in 0...(lowered.count - needle.count) where lowered[start..<start + needle.count].elementsEqual(needle) {
-                return nil
+        if body.isEmpty { return nil }
+        let mentions = body.withContiguousStorageIfAvailable(mentionsPassword) ?? Array(body).withUnsafeBufferPointer(mentionsPassword)
+        if mentions { return nil }
+        return String(decoding: body.prefix(maximumPrefix), as: UTF8.self)
+    }
+
+    /// Whether `bytes` contain "password" in any ASCII case: one pass, no copy (a refused body
+    /// may be a whole megabyte, and a flood of them each takes this scan).
+    static func mentionsPassword(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // "password"; `byte | 0x20` is a letter's lower case, and equals one of these letters
+        // only for that letter in either case.
+        let needle: [UInt8] = [0x70, 0x61, 0x73, 0x73, 0x77, 0x6F, 0x72, 0x64]
+        guard bytes.count >= needle.count else { return false }
+        var start = 0
+        while start <= bytes.count - needle.count {
+            if bytes[start] | 0x20 == 0x70 {
+                var matched = 1
+                while matched < needle.count, bytes[start + matched] | 0x20 == needle[matched] { matched += 1 }
+                if matched == needle.count { return true }
             }
+            start += 1
         }
-        return String(decoding: bytes.prefix(maximumPrefix), as: UTF8.self)
+        return false
     }
 }
 
