@@ -96,8 +96,27 @@ public struct AppleTestPKI: Sendable {
         } catch {
             throw ServerAPISimulatorError(.pki, "the simulator's test PKI could not be made: \(error)")
         }
-        x5cJSON = "[" + [leafDER, intermediateDER, rootDER].map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]"
+        x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
     }
+
+    /// A PKI made earlier (``SimulatorPKIFolder``): the three certificates' DER and the leaf's key.
+    init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey) throws {
+        root = try Certificate(derEncoded: rootDER)
+        intermediate = try Certificate(derEncoded: intermediateDER)
+        leaf = try Certificate(derEncoded: leafDER)
+        self.rootDER = rootDER
+        self.intermediateDER = intermediateDER
+        self.leafDER = leafDER
+        self.leafKey = leafKey
+        x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
+    }
+
+    private static func x5c(_ chain: [[UInt8]]) -> String {
+        "[" + chain.map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]"
+    }
+
+    /// The leaf's signing key as PEM (kept by ``SimulatorPKIFolder``, mode 0600).
+    var leafKeyPEM: String { leafKey.pemRepresentation }
 
     private static func name(_ commonName: String, ou: String? = nil) throws -> DistinguishedName {
         try DistinguishedName {

@@ -39,11 +39,16 @@ public struct ServerAPIConfiguration: Sendable {
     public var maximumBodyBytes: Int
     /// Items per page (Apple: 20).
     public var pageSize: Int
+    /// The PKI that signs every payload; nil makes a fresh one at start (``SimulatorPKIFolder``
+    /// keeps one in a folder).
+    public var pki: AppleTestPKI?
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, latency: Double = 0, faultRate: Double = 0, seed: UInt64 = 1, data: ServerAPIData? = nil,
-        publicKey: P256.Signing.PublicKey? = nil, clock: ServiceClock = .system, maximumBodyBytes: Int = 64 * 1024, pageSize: Int = 20
+        publicKey: P256.Signing.PublicKey? = nil, clock: ServiceClock = .system, maximumBodyBytes: Int = 64 * 1024, pageSize: Int = 20,
+        pki: AppleTestPKI? = nil
     ) {
+        self.pki = pki
         self.host = host
         self.port = port
         self.latency = latency
@@ -146,7 +151,8 @@ public final class ServerAPIService: Sendable {
     /// requests, in order.
     public init(_ configuration: ServerAPIConfiguration, script: [APIFault] = []) throws(ServerAPISimulatorError) {
         self.configuration = configuration
-        let pki = try AppleTestPKI()
+        let pki: AppleTestPKI
+        if let given = configuration.pki { pki = given } else { pki = try AppleTestPKI() }
         self.pki = pki
         let now = configuration.clock.now()
         store = try ServerAPIStore(configuration.data ?? .demo(now: now), signer: pki, now: now)

@@ -24,7 +24,11 @@ struct Simulator: AsyncParsableCommand {
             /api/sandbox (both base URLs are printed at start): the customers of --api-data, or a \
             built-in demo customer (bundle id com.example.receiptdash, order ID MQ5X7ABCDE). Every \
             payload is signed by a test PKI made at start, shaped like Apple's; --api-root-out \
-            writes its root (DER) for --root-ca. Tokens are checked as Apple does (ES256 with \
+            writes its root (DER) for --root-ca. --pki DIR keeps that PKI in a folder instead, made \
+            on first use and the same on every run, with an In-App Purchase key the tokens are \
+            checked against: DIR/root.der for --root-ca, DIR/api-key.p8 for --private-key-file. \
+            --pki DIR --init makes the folder and exits, so a script can use the files before the \
+            simulator serves. Tokens are checked as Apple does (ES256 with \
             --api-key-file, aud, bid, iss, exp at most 60 minutes after iat and not passed); \
             otherwise 401 with no body. --api-fault-rate injects 429 (Retry-After in UNIX ms), \
             5000001, HTTP 503 and dropped connections, repeatably with --seed.
@@ -74,6 +78,16 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the API signing root certificate (DER) here, for --root-ca.", valueName: "file"))
     var apiRootOut: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep the test PKI and an API key in this folder (made on first use): root.der for --root-ca, api-key.p8 for --private-key-file.",
+            valueName: "dir"))
+    var pki: String?
+
+    @Flag(name: .long, help: "Make the --pki folder when missing, print what it holds, and exit.")
+    var `init` = false
+
     @Option(name: .long, help: ArgumentHelp("Share of API requests that get an injected fault (0 to 1).", valueName: "rate"))
     var apiFaultRate: Double = 0
 
@@ -120,6 +134,7 @@ struct Simulator: AsyncParsableCommand {
     var waitForReceiver: Double = 0
 
     func validate() throws {
+        if `init`, pki == nil { throw ValidationError("--init makes the --pki folder: give --pki DIR.") }
         if sendNotifications == nil {
             let given = [
                 ("--notification-count", notificationCount != nil), ("--retry-schedule", retrySchedule != nil),
@@ -158,6 +173,19 @@ struct Simulator: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let folder: SimulatorPKIFolder?
+        do throws(ServerAPISimulatorError) {
+            folder = try pki.map { path throws(ServerAPISimulatorError) in try SimulatorPKIFolder.open(path) }
+        } catch {
+            Standard.error("receiptdash: \(error.reason)")
+            throw ExitCode(1)
+        }
+        if `init`, let folder {
+            Self.line(
+                "test PKI in \(folder.path) (\(folder.created ? "made now" : "already there")): root \(folder.rootPath) for --root-ca, API key \(folder.apiKeyPath) for --private-key-file"
+            )
+            return
+        }
         let expected: SharedSecret?
         do {
             expected = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
@@ -166,16 +194,18 @@ struct Simulator: AsyncParsableCommand {
         }
         let api: ServerAPIService
         do throws(ServerAPISimulatorError) {
-            let publicKey = try apiKeyFile.map { file throws(ServerAPISimulatorError) in
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw ServerAPISimulatorError(.invalidKey, "the API key file \(file) cannot be read")
-                }
-                return try ServerAPIConfiguration.publicKey(pem: String(decoding: data, as: UTF8.self))
-            }
+            let publicKey =
+                try apiKeyFile.map { file throws(ServerAPISimulatorError) in
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        throw ServerAPISimulatorError(.invalidKey, "the API key file \(file) cannot be read")
+                    }
+                    return try ServerAPIConfiguration.publicKey(pem: String(decoding: data, as: UTF8.self))
+                } ?? folder?.apiKey.publicKey
             let data = try apiData.map { file throws(ServerAPISimulatorError) in try ServerAPIData.load(file: file) }
             api = try ServerAPIService(
                 ServerAPIConfiguration(
-                    host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey))
+                    host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
+                    pki: folder?.pki))
         } catch {
             throw ValidationError(error.reason)
         }
@@ -187,8 +217,11 @@ struct Simulator: AsyncParsableCommand {
         let simulator = try await VerifyReceiptSimulator.start(
             SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: expected),
             api: api)
-        let tokens = apiKeyFile == nil ? "signature not checked (no --api-key-file)" : "checked against --api-key-file"
-        let rootNote = apiRootOut.map { ", signing root written to \($0)" } ?? ""
+        let tokens =
+            apiKeyFile != nil
+            ? "checked against --api-key-file" : folder.map { "checked against \($0.apiKeyPath)" } ?? "signature not checked (no --api-key-file)"
+        let rootNote =
+            (apiRootOut.map { ", signing root written to \($0)" } ?? "") + (folder.map { ", test PKI in \($0.path) (root \($0.rootPath))" } ?? "")
         let banner = """
             production: \(simulator.productionURL)
             sandbox:    \(simulator.sandboxURL)
