@@ -178,20 +178,38 @@ final class EventInbox<Event: Sendable>: Sendable {
 }
 
 /// Finds and loads themes: a path, or a name looked up in `./Themes`, the `Themes` folder of
-/// the package the binary was built in, and `$XDG_CONFIG_HOME/receiptdash/themes`.
+/// the package the binary was built in (found from the binary's real path, whichever symlink
+/// or `PATH` entry started it), `share/receiptdash/themes` beside an installed binary's `bin`,
+/// and `$XDG_CONFIG_HOME/receiptdash/themes`.
 public enum ThemeCatalog {
     public static func folders() -> [String] {
         var folders = [FileManager.default.currentDirectoryPath + "/Themes"]
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            folders.append(dir.appendingPathComponent("Themes").path)
-            dir.deleteLastPathComponent()
+        if var dir = executableURL()?.deletingLastPathComponent() {
+            folders.append(dir.deletingLastPathComponent().appendingPathComponent("share/receiptdash/themes").path)
+            for _ in 0..<5 {
+                folders.append(dir.appendingPathComponent("Themes").path)
+                dir.deleteLastPathComponent()
+            }
         }
         let env = ProcessInfo.processInfo.environment
         let config = env["XDG_CONFIG_HOME"].map { $0 + "/receiptdash/themes" }
             ?? env["HOME"].map { $0 + "/.config/receiptdash/themes" }
         if let config { folders.append(config) }
-        return folders
+        var seen = Set<String>()
+        return folders.map { ($0 as NSString).standardizingPath }.filter { seen.insert($0).inserted }
+    }
+
+    /// The running binary's real path: `argv[0]` is only what the shell was given (a bare
+    /// `receiptdash` found on `PATH`, or a symlink), so the kernel's record comes first.
+    static func executableURL() -> URL? {
+        #if os(Linux)
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: path)
+        }
+        #endif
+        if let url = Bundle.main.executableURL { return url.resolvingSymlinksInPath() }
+        guard let first = CommandLine.arguments.first, first.contains("/") else { return nil }
+        return URL(fileURLWithPath: first).resolvingSymlinksInPath()
     }
 
     /// The theme to use: `NO_COLOR` (non-empty) and `TERM=dumb` give `mono` whatever is asked.

@@ -115,15 +115,18 @@ struct Dash: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard isatty(STDOUT_FILENO) != 0 else {
-            Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
-            throw ExitCode(2)
-        }
+        // The theme first: a --theme that cannot be found is named even where no terminal is.
         let chosenTheme: Theme
         do {
             chosenTheme = try ThemeCatalog.resolve(theme, environment: ProcessInfo.processInfo.environment)
         } catch {
-            throw ValidationError("\(error)")
+            // A sentence, not the usage of every subcommand.
+            Standard.error("receiptdash: \(error)")
+            throw ExitCode.validationFailure
+        }
+        guard isatty(STDOUT_FILENO) != 0 else {
+            Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
+            throw ExitCode(2)
         }
         var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
         // --root-ca roots judge test data (the simulator's notifications and look-ups) as test.
