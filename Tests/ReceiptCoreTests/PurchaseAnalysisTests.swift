@@ -218,6 +218,52 @@ import Testing
         #expect(later.state == .expired)
     }
 
+    /// Judged at an instant, only what had begun by then counts: the demo's weekly-intro
+    /// sandbox receipt at 21:50 on 2020-07-14 has had a trial and three paid 5-minute periods;
+    /// its four later monthly renewals and the annual one of 2020-07-22 are notes, not
+    /// renewals, products, gaps or timeline (issue 24: they were counted as "8 paid").
+    @Test func transactionsAfterTheInstantAreNotCounted() throws {
+        let item = try #require(DemoCorpus.items().first { $0.name == "sandbox-weekly-intro.b64" })
+        let decoded = try ReceiptDecoder().decode(item.bytes)
+        let s = try only(PurchaseAnalysis.analyze([decoded], at: utc("2020-07-14T21:50:00Z")))
+        #expect(s.state == .active)
+        #expect(s.expiresDate == utc("2020-07-14T21:52:57Z"))
+        #expect(s.renewalCount == 3)
+        #expect(s.paidPeriods == 3)
+        #expect(s.productIDs == ["com.revenuecat.monthly_4.99.1_week_intro"])
+        #expect(s.periods.map(\.transactionID) == ["1000000692878476", "1000000692879214", "1000000692901513", "1000000692902182"])
+        #expect(s.periods.map(\.kind) == [.trial, .paid, .paid, .paid])
+        #expect(s.periods.last?.end == utc("2020-07-14T21:52:57Z"))
+        #expect(
+            s.warnings == [
+                "transaction 1000000692902990 is dated in the future (2020-07-14T21:52:57Z); ignored for the state at 2020-07-14T21:50:00Z",
+                "transaction 1000000692905419 is dated in the future (2020-07-14T21:57:57Z); ignored for the state at 2020-07-14T21:50:00Z",
+                "transaction 1000000692905971 is dated in the future (2020-07-14T22:02:57Z); ignored for the state at 2020-07-14T21:50:00Z",
+                "2 more transactions are dated after 2020-07-14T21:50:00Z and were ignored too",
+                "gap of 2 hours between 2020-07-14T19:41:40Z and 2020-07-14T21:42:57Z: the subscription lapsed and was renewed later",
+                "sandbox-accelerated: a period of 3 minutes stands for 1 week in production",
+            ])
+        // At the receipt's creation everything counts: 8 paid, both products, the 7-day gap.
+        let all = try only(PurchaseAnalysis.analyze([decoded], at: utc("2020-07-22T17:40:00Z")))
+        #expect(all.paidPeriods == 8)
+        #expect(all.renewalCount == 8)
+        #expect(all.productIDs == ["com.revenuecat.monthly_4.99.1_week_intro", "com.revenuecat.annual_39.99.2_week_intro"])
+    }
+
+    /// A refund dated after the instant had not happened at it: the period is paid, the
+    /// subscription active; after the refund date it is refunded.
+    @Test func aLaterRefundIsNotYetARefund() throws {
+        let text = Self.response([Self.row("1", from: -10, to: 20, extra: ["cancellation_date_ms": String(Int64((Self.t0.timeIntervalSince1970 + 5 * 86_400) * 1000)), "cancellation_reason": "0"])])
+        let before = try only(try analyze(text))
+        #expect(before.state == .active)
+        #expect(before.periods.map(\.kind) == [.paid])
+        #expect(before.periods.first?.end == Self.t0.addingTimeInterval(20 * 86_400))
+        let after = try only(try analyze(text, at: Self.t0.addingTimeInterval(6 * 86_400)))
+        #expect(after.state == .refunded)
+        #expect(after.periods.map(\.kind) == [.refunded])
+        #expect(after.periods.first?.end == Self.t0.addingTimeInterval(5 * 86_400))
+    }
+
     /// session-pro DID_RENEW (sandbox): active during the 3-minute renewal, expired after it.
     @Test func realNotificationDidRenew() throws {
         let decoded = try ReceiptDecoder().decode(try Fixture.bytes("notification-v2.jws"))

@@ -193,9 +193,11 @@ struct Analyzer {
         // The period that decides the state: the latest expiry among rows that have begun.
         let latest = current.max { (rows[$0].expiresDate ?? .distantPast) < (rows[$1].expiresDate ?? .distantPast) }
             .map { rows[$0] }
-        var periods: [SubscriptionSummary.Period] = sorted.map { period(of: rows[$0]) }
+        // Only what had begun by `at` counts: periods, renewals, products, gaps and the timeline
+        // (the later transactions are the notes above, nothing else).
+        var periods: [SubscriptionSummary.Period] = current.map { period(of: rows[$0]) }
         warnings += continuityWarnings(periods)
-        for i in sorted {
+        for i in current {
             if let start = rows[i].purchaseDate, let end = rows[i].expiresDate, end < start {
                 warnings.append(
                     "transaction \(rows[i].transactionID ?? "?") expires (\(iso(end))) before it was purchased (\(iso(start)))")
@@ -281,7 +283,7 @@ struct Analyzer {
             }
         }
         var productIDs: [String] = []
-        for i in sorted { if let p = rows[i].productID, productIDs.last != p { productIDs.append(p) } }
+        for i in current { if let p = rows[i].productID, productIDs.last != p { productIDs.append(p) } }
         return SubscriptionSummary(
             originalTransactionID: original, productID: latest?.productID, productIDs: productIDs,
             subscriptionGroup: sorted.lazy.compactMap { rows[$0].subscriptionGroupIdentifier }.first, state: state,
@@ -296,7 +298,9 @@ struct Analyzer {
     /// The period one transaction stands for.
     private func period(of row: borrowing Purchase) -> SubscriptionSummary.Period {
         let kind: SubscriptionSummary.Period.Kind
-        if row.cancellationDate != nil {
+        // A refund dated after `at` had not happened yet.
+        let cancellation = row.cancellationDate.flatMap { $0 <= at ? $0 : nil }
+        if cancellation != nil {
             kind = row.isUpgraded == true ? .upgraded : .refunded
         } else if row.isTrialPeriod == true {
             kind = .trial
@@ -310,7 +314,7 @@ struct Analyzer {
             kind = .paid
         }
         let end: Date? =
-            switch (row.expiresDate, row.cancellationDate) {
+            switch (row.expiresDate, cancellation) {
             case (let a?, let b?): min(a, b)
             case (let a, let b): a ?? b
             }

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// What a new user meets first, as issue 24 found it: the binary reached through a symlink on
+/// `PATH`, the simulator's root needed before the simulator serves, `inspect --at`.
+@Suite(.timeLimit(.minutes(2))) struct FirstStepsTests {
+    let cli = InspectCommandTests()
+
+    func scratch() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("first-steps-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// Runs `command` through `sh` with only `bin` (holding a `receiptdash` symlink) on `PATH`,
+    /// as a user who installed it by linking it into `~/bin` does.
+    func shell(_ command: String, bin: URL, in folder: URL) throws -> InspectCommandTests.Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.currentDirectoryURL = folder
+        process.environment = ["PATH": bin.path + ":/usr/bin:/bin", "HOME": folder.path, "TERM": "xterm"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return .init(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// `--theme light` is found when `receiptdash` is a symlink found on `PATH` (argv[0] is
+    /// then a bare name): the themes are looked up beside the binary's real path, each folder
+    /// once. Without a terminal the dashboard then stops with its own sentence, not a theme error.
+    @Test func themesAreFoundThroughASymlinkOnPath() throws {
+        let folder = try scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bin = folder.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: bin.appendingPathComponent("receiptdash").path, withDestinationPath: InspectCommandTests.binary.path)
+        let light = try shell("receiptdash --theme light", bin: bin, in: folder)
+        #expect(light.status == 2)
+        #expect(light.stderr == "receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.\n")
+        let missing = try shell("receiptdash --theme no-such-theme", bin: bin, in: folder)
+        #expect(missing.status == 64)
+        #expect(missing.stderr.hasPrefix("receiptdash: theme \"no-such-theme\" not found (looked in \(folder.path)/Themes, "))
+        #expect(!missing.stderr.contains("Usage:"))
+        let packageThemes = InspectCommandTests.packageRoot.appendingPathComponent("Themes").path
+        #expect(missing.stderr.components(separatedBy: packageThemes + ",").count + missing.stderr.components(separatedBy: packageThemes + ")").count == 3)
+    }
+
+    /// `simulator --pki DIR --init` makes the folder and exits, so the README's next line can
+    /// read `DIR/root.der` at once; a second run finds it.
+    @Test func simulatorInitMakesThePKIFolderBeforeAnythingNeedsIt() throws {
+        let folder = try scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try cli.run(["simulator", "--pki", "sim-pki", "--init"], currentDirectory: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            first.stdout
+                == "test PKI in sim-pki (made now): root sim-pki/root.der for --root-ca, API key sim-pki/api-key.p8 for --private-key-file\n")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("sim-pki/root.der").path))
+        let second = try cli.run(["simulator", "--pki", "sim-pki", "--init"], currentDirectory: folder)
+        #expect(
+            second.stdout
+                == "test PKI in sim-pki (already there): root sim-pki/root.der for --root-ca, API key sim-pki/api-key.p8 for --private-key-file\n")
+        let alone = try cli.run(["simulator", "--init"], currentDirectory: folder)
+        #expect(alone.status == 64)
+        #expect(alone.stderr.hasPrefix("Error: --init makes the --pki folder: give --pki DIR.\n"))
+    }
+
+    /// `inspect --at` counts only what had begun (the text of the analysis test, end to end).
+    @Test func inspectAtCountsOnlyWhatHadBegun() throws {
+        let demo = InspectCommandTests.packageRoot.appendingPathComponent("Sources/ReceiptCore/Resources/Demo/sandbox-weekly-intro.b64").path
+        let run = try cli.run(["inspect", "--at", "2020-07-14T21:50:00Z", demo])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\n    3 renewals, 3 paid\n"))
+        #expect(!run.stdout.contains("annual_39.99"  + "_2_week_intro\n    ["))
+        #expect(!run.stdout.contains("gap of 7 days"))
+        let json = try cli.run(["inspect", "--format", "json", "--at", "2020-07-14T21:50:00Z", demo])
+        let object = try #require(json.json as? [String: Any])
+        let subscriptions = try #require(object["subscriptions"] as? [[String: Any]])
+        #expect(subscriptions.first?["paid_periods"] as? Int == 3)
+    }
+}
