@@ -39,3 +39,16 @@ void rd_forward_window_signal_to_this_thread(void) {
     ui_thread = pthread_self();
     if (sigaction(SIGWINCH, &action, &previous) == 0) forwarding = 1;
 }
+
+// A read of the terminal from a background process group (`timeout 60 receiptdash`, or `&`)
+// sends SIGTTIN, whose default action stops the process until it is brought to the foreground;
+// but when the reading thread blocks SIGTTIN (the UI thread inherits the mask of a Dispatch
+// worker, which blocks nearly every signal), the kernel fails the read with EIO instead, at
+// once and every time. Unblocking it on this thread lets the job stop as job control expects.
+// (SIGTTOU stays as it is: restoring the terminal from the background must not stop.)
+void rd_allow_background_stop_on_this_thread(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTTIN);
+    pthread_sigmask(SIG_UNBLOCK, &set, 0);
+}

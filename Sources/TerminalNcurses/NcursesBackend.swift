@@ -12,20 +12,13 @@ public final class NcursesTerminal: TerminalBackend {
     private var theme: Theme
     private var colors = 0
     private var pairs: [PairKey: Int16] = [:]
-    /// Codes read ahead (while looking for an escape sequence) and not used yet; `true` marks
-    /// a key code (e.g. KEY_RESIZE), which must not be lost.
-    private var pushedBack: [(UInt32, Bool)] = []
     private var active = false
-    /// The terminal's input descriptor (standard input, or /dev/tty when that was a pipe).
-    private var inputDescriptor: Int32 = STDIN_FILENO
-    /// Readable once SIGINT, SIGTERM or SIGHUP arrived (CWindowSignal); -1 when not handled.
-    private var wakeDescriptor: Int32 = -1
-    /// Set once input can no longer arrive (the terminal hung up).
-    private var inputEnded = false
+    private let input = NcursesInput()
+    private let reader: TerminalKeyReader
 
     /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the session, if one did: ``readEvent(timeoutMilliseconds:)``
     /// then returns nil, the loop ends, and after ``shutdown()`` the caller exits with 128 + its number.
-    public private(set) var interruption: Int32?
+    public var interruption: Int32? { reader.interruption }
 
     private struct PairKey: Hashable {
         var fg: Int
@@ -35,13 +28,14 @@ public final class NcursesTerminal: TerminalBackend {
     /// Starts curses mode. Call ``shutdown()`` before exiting (also on errors).
     public init(theme: Theme) {
         self.theme = theme
+        reader = TerminalKeyReader(input: input)
         if setlocale(LC_ALL, "") == nil || !String(cString: setlocale(LC_CTYPE, nil)).lowercased().contains("utf") {
             setlocale(LC_ALL, "C.UTF-8")
         }
         if isatty(STDIN_FILENO) == 0, let tty = fopen("/dev/tty", "r+") {
             // Standard input was a pipe (receipts read from `-`): take keys from the terminal.
-            inputDescriptor = fileno(tty)
-            rd_interrupt_prepare(inputDescriptor)
+            input.inputDescriptor = fileno(tty)
+            rd_interrupt_prepare(input.inputDescriptor)
             _ = set_term(newterm(nil, fdopen(STDOUT_FILENO, "w"), tty))
         } else {
             rd_interrupt_prepare(STDIN_FILENO)
@@ -61,9 +55,11 @@ public final class NcursesTerminal: TerminalBackend {
         }
         // Resize signals must wake this thread, the one blocked reading keys (CWindowSignal).
         rd_forward_window_signal_to_this_thread()
+        // Read from a background process group: stop (SIGTTIN) rather than fail at once, again and again.
+        rd_allow_background_stop_on_this_thread()
         // Ctrl-C (cbreak keeps it a signal), SIGTERM and SIGHUP wake the key wait below, so the
         // terminal is restored here, on this thread, before the process exits.
-        wakeDescriptor = rd_interrupt_install(STDOUT_FILENO, Self.restoreSequence())
+        input.wakeDescriptor = rd_interrupt_install(STDOUT_FILENO, Self.restoreSequence())
         // Bracketed paste: the terminal wraps pasted text in ESC [200~ … ESC [201~.
         sendRaw("\u{1B}[?2004h")
     }
@@ -152,94 +148,81 @@ public final class NcursesTerminal: TerminalBackend {
         return (attrs, next)
     }
 
+    /// Written with `write(2)`, whose failure is ignored: a terminal that hung up (EIO) must
+    /// not crash the restore on the way out (FileHandle's `write(_:)` traps on any error).
     public func sendRaw(_ sequence: String) {
-        FileHandle.standardOutput.write(Data(sequence.utf8))
+        let bytes = Array(sequence.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + done, $0.count - done) }
+            if n > 0 {
+                done += n
+            } else if n < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
     }
 
-    /// Also returns nil once a signal (see ``interruption``) arrived or the terminal hung up,
+    /// Also returns nil once a signal (see ``interruption``) arrived or the terminal is gone,
     /// so the loop ends and the caller can restore the terminal.
     public func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
-        while true {
-            guard let (code, isKey) = nextCode(timeout: timeoutMilliseconds ?? -1) else {
-                if interruption != nil || inputEnded { return nil }
-                return timeoutMilliseconds == nil ? nil : .tick
-            }
-            if isKey {
-                if let event = mapKey(code) { return event }
-                continue
-            }
-            switch code {
-            case 0x1B:
-                return EscapeSequenceParser.parse(
-                    next: { [unowned self] ms in
-                        guard let (c, key) = self.nextCode(timeout: ms) else { return nil }
-                        if key {
-                            self.pushedBack.append((c, true))
-                            return nil
-                        }
-                        return c
-                    },
-                    pushBack: { [unowned self] codes in self.pushedBack.insert(contentsOf: codes.map { ($0, false) }, at: 0) })
-            case 0x0D, 0x0A: return .enter
-            case 0x09: return .tab
-            case 0x7F, 0x08: return .backspace
-            case 0x01...0x1A: return .control(Character(Unicode.Scalar(code + 0x60)!))
-            default:
-                guard let scalar = Unicode.Scalar(code) else { continue }
-                return .character(Character(scalar))
-            }
-        }
+        reader.readEvent(timeoutMilliseconds: timeoutMilliseconds)
+    }
+}
+
+/// The terminal's raw input through ncurses: `wget_wch` without waiting, and `poll` on the
+/// terminal and the signal pipe together, so a signal that arrives at any moment (not only
+/// during a read) ends the wait; ncurses then reads what is there.
+final class NcursesInput: RawTerminalInput {
+    /// The terminal's input descriptor (standard input, or /dev/tty when that was a pipe).
+    var inputDescriptor: Int32 = STDIN_FILENO
+    /// Readable once SIGINT, SIGTERM or SIGHUP arrived (CWindowSignal); -1 when not handled.
+    var wakeDescriptor: Int32 = -1
+
+    func readAvailable() -> (code: UInt32, isKey: Bool)? {
+        CNcurses.timeout(0)
+        var wide: wint_t = 0
+        let result = wget_wch(rd_stdscr(), &wide)
+        return result == ERR ? nil : (UInt32(wide), result == KEY_CODE_YES)
     }
 
-    /// The next code point or key code; `timeout` in ms, -1 blocks (no CPU while idle). Nil
-    /// when the time ran out, a signal arrived (``interruption``) or input ended.
-    ///
-    /// Waits in `poll` on the terminal and the signal pipe together, so a signal that arrives
-    /// at any moment (not only during a read) ends the wait; ncurses then reads what is there.
-    private func nextCode(timeout milliseconds: Int) -> (UInt32, Bool)? {
-        if !pushedBack.isEmpty { return pushedBack.removeFirst() }
-        let start = milliseconds >= 0 ? Self.monotonicMilliseconds() : 0
-        while true {
-            if let signal = Self.pendingSignal() {
-                interruption = signal
-                return nil
-            }
-            // Whatever ncurses holds (read ahead, or a resize it was told of) comes first.
-            CNcurses.timeout(0)
-            var wide: wint_t = 0
-            let result = wget_wch(rd_stdscr(), &wide)
-            if result != ERR { return (UInt32(wide), result == KEY_CODE_YES) }
-            if inputEnded { return nil }
-            var remaining: Int32 = -1
-            if milliseconds >= 0 {
-                remaining = Int32(clamping: max(0, milliseconds - (Self.monotonicMilliseconds() - start)))
-            }
-            var fds = [
-                pollfd(fd: inputDescriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&fds, wakeDescriptor >= 0 ? 2 : 1, remaining)
-            if ready == 0 { return nil }  // time ran out
-            if ready < 0 { continue }  // EINTR: a resize or a signal; look again
-            if fds[1].revents != 0 { rd_interrupt_drain() }
-            if fds[0].revents & Int16(POLLIN) == 0, fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
-                inputEnded = true  // the terminal is gone; one last look at what ncurses holds
-            }
-        }
+    func wait(milliseconds: Int) -> InputWait {
+        var fds = [
+            pollfd(fd: inputDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&fds, wakeDescriptor >= 0 ? 2 : 1, Int32(clamping: milliseconds))
+        if ready == 0 { return .timedOut }
+        if ready < 0 { return .interrupted }  // EINTR: a resize or a signal; look again
+        if fds[1].revents != 0 { rd_interrupt_drain() }
+        // A pty whose other side closed says POLLIN and POLLHUP together: it is gone all the same.
+        if fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return .hungUp }
+        return fds[0].revents & Int16(POLLIN) != 0 ? .readable : .interrupted
     }
 
-    private static func pendingSignal() -> Int32? {
+    func pendingSignal() -> Int32? {
         let signal = rd_interrupt_signal()
         return signal == 0 ? nil : signal
     }
 
-    private static func monotonicMilliseconds() -> Int {
+    func monotonicMilliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
     }
 
-    private func mapKey(_ code: UInt32) -> KeyEvent? {
+    func isInBackground() -> Bool {
+        let foreground = tcgetpgrp(inputDescriptor)
+        return foreground > 0 && foreground != getpgrp()
+    }
+
+    func stopUntilContinued() {
+        _ = kill(0, SIGTTIN)
+    }
+
+    func keyEvent(for code: UInt32) -> KeyEvent? {
         let c = Int32(code)
         switch c {
         case KEY_UP: return .up
@@ -255,7 +238,7 @@ public final class NcursesTerminal: TerminalBackend {
         case KEY_DC: return .delete
         case KEY_ENTER: return .enter
         case rd_key_resize():
-            let (w, h) = size
+            let (w, h) = (Int(rd_cols()), Int(rd_lines()))
             return .resize(width: w, height: h)
         default:
             for n in 1...12 where c == rd_key_f(Int32(n)) { return .function(n) }

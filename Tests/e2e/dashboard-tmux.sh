@@ -133,6 +133,65 @@ for how in INT TERM; do
   check "SIG$how leaves the terminal restored (alternate screen, cursor, bracketed paste)" restored "$session"
 done
 
+# The terminal goes away: the dashboard must not outlive it (it was once found at 100% CPU,
+# polling a dead terminal). hangup.sh runs it and records its pid and exit status; the wrapper
+# survives the hang-up to write the status. "ignore" leaves SIGHUP ignored (as nohup does), so
+# only the hang-up itself can end it; "background" runs it as `timeout 60 receiptdash` does, in
+# a background process group, which the hang-up's SIGHUP never reaches.
+cat > "$work/hangup.sh" <<'SCRIPT'
+#!/usr/bin/env bash
+mode=$1 pidfile=$2 statusfile=$3
+shift 3
+if [ "$mode" = ignore ]; then
+  trap '' HUP
+  bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@"
+else
+  trap : HUP  # a handler, not inherited: timeout and the dashboard get SIGHUP as usual
+  timeout 60 bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@"
+fi
+echo $? > "$statusfile"
+SCRIPT
+gone() { # pidfile: the process it names is gone within 30 s (a hang is what this bounds)
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || { echo "     no pid recorded"; return 1; }
+  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  echo "     still running: $(ps -o stat=,pcpu= -p "$pid")"
+  return 1
+}
+status_is() { # file, status: written with that status within 30 s
+  for _ in $(seq 1 300); do [ -s "$1" ] && break; sleep 0.1; done
+  [ "$(cat "$1" 2>/dev/null)" = "$2" ] || { echo "     exit status: $(cat "$1" 2>/dev/null || echo none)"; return 1; }
+}
+stopped() { # pidfile: the process is stopped (job control) within 30 s, not spinning
+  local pid
+  pid=$(cat "$1")
+  for _ in $(seq 1 300); do case "$(ps -o stat= -p "$pid")" in T*) return 0 ;; esac; sleep 0.1; done
+  echo "     state: $(ps -o stat=,pcpu= -p "$pid")"
+  return 1
+}
+for how in ignore background; do
+  session=hangup-$how
+  t new-session -d -s "$session" -x 120 -y 40 \
+    "bash $work/hangup.sh $how $work/hangup-$how.pid $work/hangup-$how.status env TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $fixtures/production.b64"
+  check "dashboard up for the hang-up ($how)" wait_for "Receipts [1]"
+  t kill-session -t "$session"
+  check "the terminal killed ($how): the dashboard is gone" gone "$work/hangup-$how.pid"
+  check "the terminal killed ($how): exit status 129, as on SIGHUP" status_is "$work/hangup-$how.status" 129
+done
+# In a background process group a key typed at the terminal is not the dashboard's: it stops
+# (as a background read does) instead of failing the read thousands of times a second; continued
+# while still in the background, it cannot have its terminal and ends, the terminal restored.
+session=hangup-stop
+t new-session -d -s "$session" -x 120 -y 40 \
+  "bash $work/hangup.sh background $work/stop.pid $work/stop.status env TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $fixtures/production.b64; sleep 60"
+check "dashboard up in a background process group" wait_for "Receipts [1]"
+t send-keys -t "$session" j
+check "a key typed in the background stops it (SIGTTIN)" stopped "$work/stop.pid"
+kill -CONT "$(cat "$work/stop.pid")"
+check "continued in the background, it ends" gone "$work/stop.pid"
+check "with exit status 129" status_is "$work/stop.status" 129
+check "and the alternate screen left" bash -c "[ \"\$(tmux -L $socket display-message -p -t $session '#{alternate_on}')\" = 0 ]"
+
 # Characters whose width the old table got wrong (U+1F321, U+2764 U+FE0F): the product id is
 # drawn whole, with no gap, and the next column starts where it does in a plain row.
 heart=$(printf '\xe2\x9d\xa4\xef\xb8\x8f')        # U+2764 U+FE0F, as bytes whatever the locale

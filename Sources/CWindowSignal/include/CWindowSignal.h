@@ -6,6 +6,10 @@
 /// runs, on this thread.
 void rd_forward_window_signal_to_this_thread(void);
 
+/// Unblocks SIGTTIN on the calling thread, the one that reads keys: a read from a background
+/// process group then stops the process (job control) instead of failing with EIO at once.
+void rd_allow_background_stop_on_this_thread(void);
+
 /// Saves the terminal modes of `tty_fd` and the current SIGINT/SIGTERM/SIGHUP dispositions.
 /// Call before the screen library changes either (before initscr/newterm).
 void rd_interrupt_prepare(int tty_fd);
