@@ -12,8 +12,10 @@ public struct DashboardLayout: Sendable, Hashable {
     /// The live metrics, beside the log on wide screens.
     public var metrics: Rect?
 
-    /// - Parameter notifications: give the Notifications pane a full-width band above the log
-    ///   (its rows are wide: time, type explained, product, transaction, verdict, deliveries).
+    /// - Parameter notifications: give the Notifications pane a full-width band between the
+    ///   receipt panes and the Log/Metrics row, which then spans the width too: the live signal
+    ///   on-call watches sits above the log, and its rows are wide (time, type explained,
+    ///   product, transaction, verdict, deliveries).
     public init?(width: Int, height: Int, notifications: Bool = false) {
         guard width >= Self.minimumWidth, height >= Self.minimumHeight else { return nil }
         title = Rect(x: 0, y: 0, width: width, height: 1)
@@ -21,14 +23,23 @@ public struct DashboardLayout: Sendable, Hashable {
         footer = Rect(x: 0, y: height - 1, width: width, height: 1)
         var body = Rect(x: 0, y: 1, width: width, height: height - 3)
         var band: Rect?
+        var logRow: Rect?
         if notifications {
-            let (upper, lower) = body.splitTop(body.height - max(6, body.height * 3 / 10))
+            let bandHeight = max(6, body.height * 3 / 10)
+            let (rest, log) = body.splitTop(body.height - 5)
+            let (upper, lower) = rest.splitTop(rest.height - bandHeight)
             body = upper
             band = lower
+            logRow = log
         }
         let (left, right) = body.splitLeft(min(44, max(26, width * 3 / 10)))
-        let logHeight = notifications ? 5 : height >= 34 ? 7 : 5
-        let (upper, log) = right.splitTop(right.height - logHeight)
+        var upper = right
+        var log: Rect
+        if let logRow {
+            log = logRow
+        } else {
+            (upper, log) = right.splitTop(right.height - (height >= 34 ? 7 : 5))
+        }
         let (purchases, lower) = upper.splitTop(max(notifications ? 5 : 6, upper.height * 11 / 20))
         let (subscriptions, status) = lower.splitLeft(lower.width * 11 / 20)
         let (logPane, metricsPane) = log.splitLeft(log.width >= 90 ? log.width - 46 : log.width)

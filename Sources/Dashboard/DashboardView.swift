@@ -525,6 +525,14 @@ public enum DashboardView {
         Widgets.text(into: &b, rect: inner, lines: lines, offset: min(scroll, max(0, lines.count - inner.height)))
     }
 
+    /// The verdict and why, the verdict said once: a reason that is a trust headline starts
+    /// with the verdict already ("test: chains to …").
+    static func verdictText(_ verdict: String?, reason: String?) -> String? {
+        guard let verdict else { return reason }
+        guard let reason, !reason.isEmpty else { return verdict }
+        return reason.hasPrefix(verdict + ":") ? reason : "\(verdict): \(reason)"
+    }
+
     static func notificationDetailLines(_ entry: NotificationEntry, detail: NotificationDetail?) -> [(String, Style)] {
         var lines: [(String, Style)] = []
         func row(_ name: String, _ value: String?, _ role: ColorRole = .overlay) {
@@ -540,7 +548,7 @@ public enum DashboardView {
         row("signedDate", r.signedDate.map(AppleDate.iso8601))
         row("received", AppleDate.iso8601(r.receivedAt))
         row("deliveries", "\(r.deliveries)", r.deliveries > 1 ? .warning : .overlay)
-        row("verdict", r.verdict.map { v in entry.reason.map { "\(v): \($0)" } ?? v })
+        row("verdict", verdictText(r.verdict, reason: entry.reason))
         guard entry.signedPayload != nil else {
             lines.append(("", Style(.overlay)))
             lines.append(("A V1 notification is not signed and its body is not kept (it carries the shared secret).", Style(.muted)))

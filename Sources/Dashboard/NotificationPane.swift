@@ -25,8 +25,9 @@ public struct NotificationEntry: Sendable, Hashable {
 public enum NotificationFeedEvent: Sendable, Hashable {
     /// A notification stored, or stored again (a redelivery: the same UUID with more deliveries).
     case received(NotificationEntry)
-    /// A request the receiver refused (400, 403, 413), with its reason and peer.
-    case refused(at: Date, status: Int, reason: String, peer: String?)
+    /// Requests the receiver refused (400, 403, 413), with their reason and peer: one refusal
+    /// row of the store, which stands for `count` refusals of its class, address and minute.
+    case refused(at: Date, status: Int, reason: String, peer: String?, count: Int = 1)
     /// Reading the source failed: shown in the Log pane and the status line, never dropped.
     case failed(String)
     /// Something worth a Log line.
@@ -74,6 +75,8 @@ public struct NotificationMetrics: Sendable {
 
     public var refusalCount: Int { refusals.values.reduce(0, +) }
 
+    /// Counts an arrival at `time` (the moment the dashboard learnt of it) in the rates; the
+    /// silence clock is ``heard(at:)``'s.
     mutating func arrived(type: String?, redelivery: Bool, at time: Date) {
         let second = Int(time.timeIntervalSince1970.rounded(.down))
         buckets[second, default: 0] += 1
@@ -85,11 +88,18 @@ public struct NotificationMetrics: Sendable {
         }
         recentTypes.append((second, type ?? "?"))
         trim(now: second)
+    }
+
+    /// Apple was last heard from at `time` (a row's received_at, or when a redelivery was seen),
+    /// if that is later than what was known.
+    mutating func heard(at time: Date) {
         if lastArrival.map({ time > $0 }) ?? true { lastArrival = time }
     }
 
-    mutating func refused(status: Int, at time: Date) {
-        refusals[status, default: 0] += 1
+    /// `count` refusals (one refusal row of the store stands for all of its class, address and
+    /// minute).
+    mutating func refused(status: Int, at time: Date, count: Int = 1) {
+        refusals[status, default: 0] += max(1, count)
         trim(now: Int(time.timeIntervalSince1970.rounded(.down)))
     }
 
@@ -152,7 +162,9 @@ extension DashboardState {
                     let before = notifications[index].row.deliveries
                     notifications[index] = entry
                     if entry.row.deliveries > before {
+                        // The row says when it was first received, not when again: seen now.
                         notificationMetrics.arrived(type: entry.row.notificationType, redelivery: true, at: time)
+                        notificationMetrics.heard(at: time)
                         addLog(
                             "notification \(uuid) delivered again (\(entry.row.deliveries) deliveries): \(entry.row.notificationType ?? "?")",
                             role: .warning, at: time)
@@ -160,6 +172,11 @@ extension DashboardState {
                 } else {
                     notificationIndex[uuid] = notifications.count
                     notifications.append(entry)
+                    // The silence counts from the row's received_at; a row received before the
+                    // dashboard began watching (already in a followed database) is listed but
+                    // is no arrival now: the rates would read a backlog as a burst.
+                    notificationMetrics.heard(at: entry.row.receivedAt)
+                    if let started = notificationWatchStarted, entry.row.receivedAt < started { continue }
                     notificationMetrics.arrived(type: entry.row.notificationType, redelivery: false, at: time)
                     if entry.row.deliveries > 1 {
                         // First seen by a follower after Apple had already delivered it again.
@@ -168,9 +185,11 @@ extension DashboardState {
                         }
                     }
                 }
-            case .refused(let at, let status, let reason, let peer):
-                notificationMetrics.refused(status: status, at: at)
-                addLog("notification refused (\(status)) from \(peer ?? "?"): \(reason)", role: .error, at: time)
+            case .refused(let at, let status, let reason, let peer, let count):
+                notificationMetrics.refused(status: status, at: at, count: count)
+                addLog(
+                    "notification refused (\(status)) from \(peer ?? "?"): \(reason)" + (count > 1 ? " (×\(count) that minute)" : ""),
+                    role: .error, at: time)
             case .failed(let reason):
                 addLog("notifications: \(reason)", role: .error, at: time)
                 message = ("notifications: \(reason)", .error)

@@ -174,6 +174,122 @@ import TerminalUI
         #expect(state.notificationSilence == nil)
     }
 
+    /// A follower attaches to a database whose newest notification came an hour ago, with
+    /// `--expect-every 10m`: the alarm is up at once (counted from that row's received_at, not
+    /// from the attach), and the rows already there are listed but are not arrivals now.
+    @Test func theSilenceCountsFromTheNewestReceivedAtAndOldRowsAreNoArrivals() {
+        var state = Self.receiving()  // attached at t0
+        state.expectNotificationEvery = 600
+        // The follower's first poll: 50 rows received from 1h49m to 1h ago, one of them
+        // delivered three times (before the attach too).
+        var old: [NotificationFeedEvent] = (0..<49).map {
+            .received(Self.entry("old-\($0)", type: "DID_RENEW", at: Self.t0 - 3600 - Double(49 - $0) * 120))
+        }
+        old.append(.received(Self.entry("old-49", type: "EXPIRED", deliveries: 3, at: Self.t0 - 3600)))
+        state.apply(old, at: Self.t0)
+        #expect(state.notifications.count == 50)
+        #expect(state.notificationSilence == 3600)
+        #expect(screen(state).row(at: 0).contains("⚠ NO NOTIFICATIONS for 1h 00m (expected every 10m 00s)"))
+        #expect(screen(state).text.contains("Notifications [50] · nothing for 1h 00m"))
+        #expect(paneLines(state)[0] == "0.0/s " + String(repeating: " ", count: 20) + " · refused 0 · redeliveries 0")
+        #expect(state.notificationMetrics.received == 0)
+        #expect(state.notificationMetrics.redeliveries == 0)
+        #expect(state.notificationMetrics.byType == [:])
+        // One arrives (received 5 s after the attach, seen by the next poll): the alarm goes,
+        // the rate counts that one alone, and the silence counts from its received_at.
+        state.wallClock = Self.t0 + 5.4
+        state.apply([.received(Self.entry("new-1", type: "REFUND", at: Self.t0 + 5))], at: Self.t0 + 5.4)
+        #expect(state.notificationSilence == nil)
+        #expect(paneLines(state)[0] == "0.1/s " + String(repeating: " ", count: 19) + "█ · REFUND 1/min · refused 0 · redeliveries 0")
+        #expect(state.notificationMetrics.received == 1)
+        state.wallClock = Self.t0 + 5 + 601
+        #expect(state.notificationSilence == 601)
+    }
+
+    /// The newest row was received 100 s before the attach: with `--expect-every 10m` the alarm
+    /// rises 500 s after the attach (600 s after that row), not 600 s after the attach.
+    @Test func theSilenceOfAFollowedDatabaseStartsAtItsNewestRow() {
+        var state = Self.receiving()
+        state.expectNotificationEvery = 600
+        state.apply([.received(Self.entry("u-1", type: "DID_RENEW", at: Self.t0 - 100))], at: Self.t0)
+        state.wallClock = Self.t0 + 499
+        #expect(state.notificationSilence == nil)
+        state.wallClock = Self.t0 + 501
+        #expect(state.notificationSilence == 601)
+        #expect(screen(state).row(at: 0).contains("⚠ NO NOTIFICATIONS for 10m 01s (expected every 10m 00s)"))
+    }
+
+    /// A refusal row stands for `count` refusals of its class, address and minute: the pane
+    /// counts refusals, not rows.
+    @Test func refusalRowsCountTheirCount() {
+        var state = Self.receiving()
+        state.apply(
+            [
+                .refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 37),
+                .refused(at: Self.t0, status: 403, reason: "signature: the signature is not trusted", peer: "*", count: 1200),
+                .refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.9.9.9"),
+            ], at: Self.t0)
+        #expect(state.notificationMetrics.refusals == [400: 38, 403: 1200])
+        #expect(state.notificationMetrics.refusalCount == 1238)
+        #expect(paneLines(state)[0].hasSuffix("refused 1238 (400 38, 403 1200) · redeliveries 0"))
+        #expect(
+            state.log.map(\.text) == [
+                "notification refused (400) from 10.1.2.3: the body is not JSON (×37 that minute)",
+                "notification refused (403) from *: signature: the signature is not trusted (×1200 that minute)",
+                "notification refused (400) from 10.9.9.9: the body is not JSON",
+            ])
+    }
+
+    /// The payload view's verdict line says the verdict once ("test: chains to …", not
+    /// "test: test: chains to …"), whatever the reason starts with.
+    @Test func theVerdictLineSaysTheVerdictOnce() {
+        var test = Self.entry("u-1", type: "DID_RENEW", verdict: "test")
+        test.reason = "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
+        let lines = DashboardView.notificationDetailLines(test, detail: nil).map(\.0)
+        #expect(
+            lines.filter { $0.hasPrefix("verdict") } == [
+                "verdict                 test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
+            ])
+        var v1 = Self.entry("v1:ab12", type: "DID_RENEW", verdict: "unverifiable")
+        v1.reason = "a V1 notification is not signed"
+        #expect(
+            DashboardView.notificationDetailLines(v1, detail: nil).map(\.0).filter { $0.hasPrefix("verdict") } == [
+                "verdict                 unverifiable: a V1 notification is not signed"
+            ])
+        #expect(
+            DashboardView.notificationDetailLines(Self.entry("u-2", type: "DID_RENEW"), detail: nil).map(\.0).filter { $0.hasPrefix("verdict") } == [
+                "verdict                 valid"
+            ])
+    }
+
+    /// The live signal sits above the Log/Metrics row, full width, as the README says: the
+    /// receipt panes on top, then Notifications, then the log.
+    @Test func theNotificationsBandIsAboveTheLogRow() throws {
+        let layout = try #require(DashboardLayout(width: 120, height: 40, notifications: true))
+        #expect(layout.panes[.receipts] == Rect(x: 0, y: 1, width: 36, height: 21))
+        #expect(layout.panes[.purchases] == Rect(x: 36, y: 1, width: 84, height: 11))
+        #expect(layout.panes[.subscriptions] == Rect(x: 36, y: 12, width: 46, height: 10))
+        #expect(layout.panes[.status] == Rect(x: 82, y: 12, width: 38, height: 10))
+        #expect(layout.panes[.notifications] == Rect(x: 0, y: 22, width: 120, height: 11))
+        #expect(layout.panes[.log] == Rect(x: 0, y: 33, width: 74, height: 5))
+        #expect(layout.metrics == Rect(x: 74, y: 33, width: 46, height: 5))
+        // The smallest screen keeps the order, and the band its rows.
+        let small = try #require(DashboardLayout(width: 80, height: 20, notifications: true))
+        #expect(small.panes[.notifications] == Rect(x: 0, y: 7, width: 80, height: 6))
+        #expect(small.panes[.log] == Rect(x: 0, y: 13, width: 80, height: 5))
+        #expect(small.metrics == nil)
+
+        var state = Self.receiving()
+        state.apply(
+            [
+                .received(Self.entry("u-1", type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD")),
+                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: "test", at: Self.t0 + 1)),
+                .source("receiving at http://127.0.0.1:8098/notifications"),
+            ], at: Self.t0 + 1)
+        state.wallClock = Self.t0 + 1
+        assertSnapshot(screen(state).text, named: "notifications-120x40")
+    }
+
     @Test func enterJudgesAGenuineNotificationOnceAndShowsEveryTrustStep() async throws {
         let token = try String(decoding: Data(contentsOf: DashboardTests.demoFile("notification-v2-expired.jws")), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
