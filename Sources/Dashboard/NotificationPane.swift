@@ -27,7 +27,9 @@ public enum NotificationFeedEvent: Sendable, Hashable {
     case received(NotificationEntry)
     /// Requests the receiver refused (400, 403, 413), with their reason and peer: one refusal
     /// row of the store, which stands for `count` refusals of its class, address and minute.
-    case refused(at: Date, status: Int, reason: String, peer: String?, count: Int = 1)
+    /// With its `sample` key (the row's `sample_key`), a row reported again as its count grows
+    /// adds only the growth.
+    case refused(at: Date, status: Int, reason: String, peer: String?, count: Int = 1, sample: String? = nil)
     /// Reading the source failed: shown in the Log pane and the status line, never dropped.
     case failed(String)
     /// Something worth a Log line.
@@ -68,6 +70,8 @@ public struct NotificationMetrics: Sendable {
     public private(set) var redeliveries = 0
     public private(set) var byType: [String: Int] = [:]
     public private(set) var refusals: [Int: Int] = [:]
+    /// Refusal rows counted so far, by sample key: the count taken and the row's minute.
+    private var sampleCounts: [String: (count: Int, at: Date)] = [:]
     /// When the last notification arrived (a redelivery counts: Apple is talking to us).
     public private(set) var lastArrival: Date?
 
@@ -96,11 +100,24 @@ public struct NotificationMetrics: Sendable {
         if lastArrival.map({ time > $0 }) ?? true { lastArrival = time }
     }
 
-    /// `count` refusals (one refusal row of the store stands for all of its class, address and
-    /// minute).
-    mutating func refused(status: Int, at time: Date, count: Int = 1) {
-        refusals[status, default: 0] += max(1, count)
+    /// Counts a refusal row: `count` refusals (one row of the store stands for all of its class,
+    /// address and minute); a row seen before (by `sample` key) adds only what it grew by.
+    /// Returns whether the row is new.
+    @discardableResult
+    mutating func refused(status: Int, at time: Date, count: Int = 1, sample: String? = nil) -> Bool {
+        let count = max(1, count)
+        var seen = 0
+        if let sample {
+            seen = sampleCounts[sample]?.count ?? 0
+            sampleCounts[sample] = (max(seen, count), time)
+            // Rows of minutes long past are not reported again: forget them.
+            if sampleCounts.count > 4096 {
+                sampleCounts = sampleCounts.filter { $0.value.at > time - 180 }
+            }
+        }
+        refusals[status, default: 0] += max(0, count - seen)
         trim(now: Int(time.timeIntervalSince1970.rounded(.down)))
+        return seen == 0
     }
 
     private mutating func trim(now second: Int) {
@@ -185,8 +202,8 @@ extension DashboardState {
                         }
                     }
                 }
-            case .refused(let at, let status, let reason, let peer, let count):
-                notificationMetrics.refused(status: status, at: at, count: count)
+            case .refused(let at, let status, let reason, let peer, let count, let sample):
+                guard notificationMetrics.refused(status: status, at: at, count: count, sample: sample) else { continue }
                 addLog(
                     "notification refused (\(status)) from \(peer ?? "?"): \(reason)" + (count > 1 ? " (×\(count) that minute)" : ""),
                     role: .error, at: time)

@@ -240,6 +240,24 @@ import TerminalUI
             ])
     }
 
+    /// A refusal row reported again with a larger count (its minute goes on) adds only the
+    /// growth, and is logged once.
+    @Test func aRefusalRowReportedAgainAddsOnlyItsGrowth() {
+        var state = Self.receiving()
+        let key = "not-json|10.1.2.3|29530530"
+        state.apply([.refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 3, sample: key)], at: Self.t0)
+        state.apply([.refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 8, sample: key)], at: Self.t0 + 1)
+        state.apply([.refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 8, sample: key)], at: Self.t0 + 2)
+        state.apply([.refused(at: Self.t0 + 60, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 2, sample: "not-json|10.1.2.3|29530531")], at: Self.t0 + 61)
+        #expect(state.notificationMetrics.refusals == [400: 10])
+        #expect(paneLines(state)[0].hasSuffix("refused 10 (400 10) · redeliveries 0"))
+        #expect(
+            state.log.map(\.text) == [
+                "notification refused (400) from 10.1.2.3: the body is not JSON (×3 that minute)",
+                "notification refused (400) from 10.1.2.3: the body is not JSON (×2 that minute)",
+            ])
+    }
+
     /// The payload view's verdict line says the verdict once ("test: chains to …", not
     /// "test: test: chains to …"), whatever the reason starts with.
     @Test func theVerdictLineSaysTheVerdictOnce() {
