@@ -55,16 +55,38 @@ public final class VerifyReceiptClient: Sendable {
         configuration.timeout = .init(connect: connectTimeout, read: requestTimeout)
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
         configuration.redirectConfiguration = .disallow
+        // A failed connection fails its request at once (a refused connection is known at once):
+        // the retry table and its backoff decide what happens next, not the pool, which would
+        // otherwise try again until the connect timeout and report a refusal as a timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// Reads certificates for `--ca-file` (PEM with one or more certificates, or DER).
-    public static func loadTrustRoots(file: String) throws -> [NIOSSLCertificate] {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        if String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") {
-            return try NIOSSLCertificate.fromPEMBytes(bytes)
+    /// Failures are said in words (``TrustRootsError``): the file missing or unreadable, or no
+    /// certificate in it.
+    public static func loadTrustRoots(file: String) throws(TrustRootsError) -> [NIOSSLCertificate] {
+        let bytes: [UInt8]
+        guard let handle = FileHandle(forReadingAtPath: file) else {
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: file, isDirectory: &isFolder)
+            throw TrustRootsError(
+                "--ca-file \(file): " + (!exists ? "no such file" : isFolder.boolValue ? "is a folder, not a certificate file" : "cannot be read (permission denied)"))
         }
-        return [try NIOSSLCertificate(bytes: bytes, format: .der)]
+        do {
+            bytes = [UInt8](try handle.readToEnd() ?? Data())
+            try? handle.close()
+        } catch {
+            throw TrustRootsError("--ca-file \(file): cannot be read")
+        }
+        do {
+            if String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") {
+                return try NIOSSLCertificate.fromPEMBytes(bytes)
+            }
+            return [try NIOSSLCertificate(bytes: bytes, format: .der)]
+        } catch {
+            throw TrustRootsError("--ca-file \(file): holds no certificate (PEM or DER) that can be read")
+        }
     }
 
     public func shutdown() async throws {
@@ -242,5 +264,14 @@ public final class VerifyReceiptClient: Sendable {
         default:
             return TransportFailure(.other, detail: detail)
         }
+    }
+}
+
+/// `--ca-file` could not be used, in words.
+public struct TrustRootsError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
     }
 }

@@ -135,9 +135,13 @@ struct APIOptions: ParsableArguments {
 
     /// The client for `credentials`; `caFile` adds trusted TLS roots (`--ca-file`).
     func makeClient(_ credentials: APICredentials, caFile: String?) throws -> AppStoreServerAPIClient {
-        AppStoreServerAPIClient(
-            credentials: credentials, hosts: try hosts(),
-            extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+        let hosts = try hosts()
+        do {
+            return AppStoreServerAPIClient(
+                credentials: credentials, hosts: hosts, extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+        } catch {
+            throw APIOptionsError(String(describing: error))
+        }
     }
 }
 

@@ -44,9 +44,15 @@ struct OnlineOptions: ParsableArguments {
         } catch {
             throw ValidationError("\(error)")
         }
-        return VerifyReceiptClient(
-            endpoints: try endpoints(), secret: secret,
-            excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-            extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+        let endpoints = try endpoints()
+        do {
+            return VerifyReceiptClient(
+                endpoints: endpoints, secret: secret,
+                excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
+                extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+        } catch {
+            Standard.error("receiptdash: \(String(describing: error))")
+            throw ExitCode.failure
+        }
     }
 }

@@ -84,11 +84,10 @@ struct Verify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
-        // Decoding only: verify sends receipts, it does not judge them offline.
-        let pipeline = ReceiptPipeline(at: Date(), checksTrust: false, analyses: false)
         let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
         defer { if let store { Task { await store.close() } } }
+        // Decoding only: verify sends receipts, it does not judge them offline.
+        let pipeline = ReceiptPipeline(at: Date(), checksTrust: false, analyses: false)
         var rows: [Row] = []
         var accepted: [Accepted] = []
         var decodeFailures = 0
@@ -162,11 +161,14 @@ struct Verify: AsyncParsableCommand {
         }
         let progress = ProgressPrinter(total: items.count, interactive: isatty(STDERR_FILENO) != 0 && format == .text)
         let results = ResultCollector()
+        // Made here, after every step that can fail before sending (an HTTP client must be shut
+        // down before it goes away).
+        let client = try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout)
         let batch = BatchVerifier(client: client, concurrency: online.concurrency)
         let onEvent: @Sendable (BatchEvent) -> Void = { event in
             progress.handle(event)
-            if case .done(let id, let outcome, _) = event { results.add(id, .success(outcome)) }
-            if case .failed(let id, let failure, _) = event { results.add(id, .failure(failure)) }
+            // A failure keeps the attempts it made (the row shows every one).
+            if let (id, outcome) = event.result { results.add(id, outcome) }
         }
         let summary: BatchSummary
         var auditErrors: [AuditError] = []
@@ -236,13 +238,16 @@ struct Verify: AsyncParsableCommand {
         return alphabet ? String(decoding: text, as: UTF8.self) : Data(bytes).base64EncodedString()
     }
 
-    static func json(_ item: BatchItem, _ result: Result<VerificationOutcome, VerificationFailure>?) -> JSONValue {
+    /// A receipt's row: status, environment and every attempt, with Apple's answer decoded, or
+    /// the error that ended it (with the attempts made all the same).
+    static func json(_ item: BatchItem, _ result: VerificationOutcome?) -> JSONValue {
         var o: [String: JSONValue] = ["source": .string(item.source)]
         func error(code: String, message: String) -> JSONValue { .object(["code": .string(code), "message": .string(message)]) }
         switch result {
-        case .success(let outcome)?:
+        case let outcome?:
             o["status"] = outcome.status.map { .integer(Int64($0)) } ?? .null
-            o["environment"] = outcome.environment.map(JSONValue.string) ?? .null
+            // Without an answer, the environment last asked.
+            o["environment"] = (outcome.environment ?? outcome.attempts.last?.endpoint.rawValue).map(JSONValue.string) ?? .null
             o["attempts"] = .array(
                 outcome.attempts.map { a in
                     var attempt: [String: JSONValue] = [
@@ -266,9 +271,7 @@ struct Verify: AsyncParsableCommand {
                 ])
             }
             if let response = outcome.response { o["response"] = InspectJSON.object(for: response) }
-        case .failure(let failure)?:
-            o["status"] = .null
-            o["error"] = error(code: failure.code.description, message: failure.reason)
+            if let failure = outcome.failure { o["error"] = error(code: failure.code.description, message: failure.reason) }
         case nil:
             o["status"] = .null
             o["error"] = error(code: VerificationFailure.Code.notVerified.description, message: "not verified")
@@ -276,17 +279,21 @@ struct Verify: AsyncParsableCommand {
         return .object(o)
     }
 
-    static func text(_ item: BatchItem, _ result: Result<VerificationOutcome, VerificationFailure>?) -> String {
+    static func text(_ item: BatchItem, _ result: VerificationOutcome?) -> String {
         var lines = [SafeText.escaped(item.source)]
         switch result {
-        case .success(let outcome)?:
+        case let outcome?:
             let e = outcome.explanation
-            lines.append("  Status          \(outcome.status.map(String.init) ?? "?") \(e?.title ?? "")")
+            if let failure = outcome.failure {
+                lines.append("  Failed          \(SafeText.escaped(failure.reason))")
+            } else {
+                lines.append("  Status          \(outcome.status.map(String.init) ?? "?") \(e?.title ?? "")")
+            }
             if let e {
                 lines.append("                  \(e.explanation)")
                 lines.append("  Next            \(e.nextStep)")
             }
-            lines.append("  Environment     \(SafeText.escaped(outcome.environment ?? "?"))")
+            lines.append("  Environment     \(SafeText.escaped(outcome.environment ?? outcome.attempts.last?.endpoint.rawValue ?? "?"))")
             for (i, a) in outcome.attempts.enumerated() {
                 var text = "  Attempt \(i + 1)       \(SafeText.escaped(a.url)) → "
                 text += SafeText.escaped(a.result.description)
@@ -298,8 +305,6 @@ struct Verify: AsyncParsableCommand {
                 lines.append("  Bundle id       \(SafeText.escaped(bundle))")
                 lines.append("  Purchases       \(response.allPurchases.count)")
             }
-        case .failure(let failure)?:
-            lines.append("  Failed          \(SafeText.escaped(failure.reason))")
         case nil:
             lines.append("  Failed          not verified")
         }
@@ -309,13 +314,13 @@ struct Verify: AsyncParsableCommand {
 
 /// Results by receipt id, filled from concurrent events.
 final class ResultCollector: Sendable {
-    private let results = Mutex<[Int: Result<VerificationOutcome, VerificationFailure>]>([:])
+    private let results = Mutex<[Int: VerificationOutcome]>([:])
 
-    func add(_ id: Int, _ result: Result<VerificationOutcome, VerificationFailure>) {
+    func add(_ id: Int, _ result: VerificationOutcome) {
         results.withLock { $0[id] = result }
     }
 
-    func get(_ id: Int) -> Result<VerificationOutcome, VerificationFailure>? {
+    func get(_ id: Int) -> VerificationOutcome? {
         results.withLock { $0[id] }
     }
 }
