@@ -82,5 +82,11 @@ public struct FileCreationError: Error, Sendable, CustomStringConvertible {
     public let what: String
     public let errno: Int32
 
+    public init(path: String, what: String, errno: Int32) {
+        self.path = path
+        self.what = what
+        self.errno = errno
+    }
+
     public var description: String { "cannot create the \(what) \(path): \(String(cString: strerror(errno)))" }
 }

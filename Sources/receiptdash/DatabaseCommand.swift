@@ -27,8 +27,28 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let store = try await database.open()
-            print("receiptdash: \(store.location) is at the current schema")
+            print("receiptdash: \(Self.report(store))")
             await store.close()
+        }
+
+        /// What the open did: `created X at schema v6`, `migrated X from v3 to v6`, or `X is at
+        /// the current schema (v6)`.
+        static func report(_ store: any AuditBackend) -> String {
+            let (all, applied): ([String], [String]) =
+                switch store {
+                case let sqlite as AuditStore: (AuditStore.schemaVersions, sqlite.migrationsApplied)
+                case let postgres as PostgresAuditStore: (PostgresAuditStore.schemaVersions, postgres.migrationsApplied)
+                default: ([], [])
+                }
+            // The schema's versions are the shared v1, v2, …; PostgreSQL adds migrations of its
+            // own (pg1-follow), which are applied with them but are not versions.
+            func isVersion(_ name: String) -> Bool { name.hasPrefix("v") && name.dropFirst().allSatisfy(\.isNumber) }
+            let versions = all.filter(isVersion)
+            let current = versions.last ?? "?"
+            if applied.isEmpty { return "\(store.location) is at the current schema (\(current))" }
+            guard let first = applied.first(where: isVersion) else { return "updated \(store.location) at schema \(current)" }
+            guard let index = versions.firstIndex(of: first), index > 0 else { return "created \(store.location) at schema \(current)" }
+            return "migrated \(store.location) from \(versions[index - 1]) to \(current)"
         }
     }
 
@@ -55,7 +75,10 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             if !AuditDatabase.isPostgres(from), !FileManager.default.fileExists(atPath: from) {
-                throw ValidationError("No audit database at \(from).")
+                // Said plainly, without the usage text (the command was typed right); 66 is
+                // EX_NOINPUT.
+                Standard.error("receiptdash: no such file: \(from)")
+                throw ExitCode(66)
             }
             let source = try await AuditOpening.open(from, readOnly: true)
             let target = try await AuditOpening.open(to)
@@ -79,7 +102,7 @@ struct DatabaseCommand: AsyncParsableCommand {
                 if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
                 print("receiptdash: copied \(source.location) into \(target.location): \(counts)")
             } catch {
-                Standard.error("receiptdash: the copy stopped: \(error) (what was copied stays; run it again to finish)")
+                Standard.error("receiptdash: the copy stopped: \(AuditStores.words(error)) (what was copied stays; run it again to finish)")
                 throw ExitCode.failure
             }
         }

@@ -87,19 +87,21 @@ struct History: AsyncParsableCommand {
     @Option(name: .long, help: "Apple's status for the receipt.")
     var status: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Seen at or after this time (ISO 8601).", valueName: "time"))
+    @Option(name: .long, help: ArgumentHelp("Seen at or after this time (ISO 8601, or a date: midnight UTC).", valueName: "time"))
     var since: String?
 
     @Option(name: .long, help: "Output format: text, json or csv.")
     var format: HistoryFormat = .text
 
     func validate() throws {
-        if let since, AppleDate.parse(since) == nil { throw ValidationError("--since must be an ISO 8601 time.") }
+        try TimeArgument.check("--since", since)
     }
 
     func run() async throws {
         if !AuditDatabase.isPostgres(database.path), !FileManager.default.fileExists(atPath: database.path) {
-            throw ValidationError("No audit database at \(database.path) yet: it is written by `watch` and `verify --db`.")
+            // Said plainly, without the usage text: the command was typed right.
+            Standard.error("receiptdash: no audit database at \(database.path) yet: it is written by `watch` and `verify --db`")
+            throw ExitCode.validationFailure
         }
         let store = try await database.open(readOnly: true)
         let rows: [HistoryRow]
@@ -107,10 +109,10 @@ struct History: AsyncParsableCommand {
             rows = try await store.history(
                 HistoryQuery(
                     transactionID: transactionId, originalTransactionID: originalTransactionId, bundleID: bundleId, productID: productId,
-                    status: status, since: since.flatMap(AppleDate.parse)))
+                    status: status, since: since.flatMap(TimeArgument.parse)))
         } catch {
             await store.close()
-            Standard.error("receiptdash: could not read the history from \(store.location): \(error)")
+            Standard.error("receiptdash: could not read the history from \(store.location): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
         await store.close()

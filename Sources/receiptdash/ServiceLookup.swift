@@ -27,7 +27,7 @@ struct ServiceLookup: CustomerLookingUp {
                 _ = try await store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: Lookup.name(query), at: Date())
             } catch {
                 // Shown with the answer (the Status pane lists notes): nothing is silently lost.
-                result.notes.append("not recorded in the audit database \(store.location): \(error)")
+                result.notes.append("not recorded in the audit database \(store.location): \(AuditStores.words(error))")
             }
         }
         return result

@@ -32,7 +32,7 @@ final class StoreAuditLink: AuditLink, Sendable {
         do {
             return try await body()
         } catch {
-            let failure = AuditLinkError(code, "\(what): \(error)")
+            let failure = AuditLinkError(code, "\(what): \(AuditStores.words(error))")
             state.withLock { $0.errors.append(failure) }
             return nil
         }

@@ -84,7 +84,7 @@ import Testing
                 let message = try #require(await failure(url), "opened with sslmode=\(mode) and no sslrootcert")
                 #expect(
                     message.hasSuffix(
-                        "?sslmode=\(mode): cannot connect: the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db"),
+                        "?sslmode=\(mode): cannot connect to localhost:\(TestAuditDatabase.postgres(url)?.port ?? 0): the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db"),
                     "\(message)")
                 let password = try #require(TestAuditDatabase.postgres(url)?.passwordValue)
                 #expect(!message.contains(password))

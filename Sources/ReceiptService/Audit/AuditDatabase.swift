@@ -216,17 +216,43 @@ public enum AuditStores {
     {
         switch database {
         case .sqlite(let path):
-            if readOnly, !FileManager.default.fileExists(atPath: path) {
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+            if readOnly, !exists {
                 throw AuditDatabaseError(.unavailable, "no audit database at \(path): nothing has recorded there yet")
+            }
+            if exists, isFolder.boolValue {
+                throw AuditDatabaseError(
+                    .unavailable,
+                    "cannot open the audit database \(path): \(path) is a folder, not a database file: name a file, e.g. \((path as NSString).appendingPathComponent("audit.sqlite"))")
             }
             do {
                 return readOnly ? try AuditStore(readOnlyPath: path) : try AuditStore(path: path, durable: durable)
             } catch {
-                throw AuditDatabaseError(.unavailable, "cannot open the audit database \(path): \(error)")
+                throw AuditDatabaseError(.unavailable, "cannot open the audit database \(path): \(words(error))")
             }
         case .postgres(let location):
             return try await PostgresAuditStore.open(location, readOnly: readOnly)
         }
+    }
+
+    /// Any error of an audit store in words for a person: the reason of our own errors,
+    /// SQLite's message without GRDB's statement dump, PostgreSQL's without PostgresNIO's
+    /// types; never a password (PostgreSQL errors are masked where they are made).
+    public static func words(_ error: any Error) -> String {
+        if let error = error as? AuditDatabaseError { return error.reason }
+        if let error = error as? AuditError { return error.reason }
+        if let sqlite = AuditStore.words(error) { return sqlite }
+        if let error = error as? CocoaError {
+            let path = error.userInfo[NSFilePathErrorKey] as? String
+            let what = path.map { " \($0)" } ?? ""
+            switch error.code {
+            case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file\(what)"
+            case .fileReadNoPermission, .fileWriteNoPermission: return "permission denied\(what)"
+            default: return "cannot use the file\(what)"
+            }
+        }
+        return PostgresAuditStore.describe(error, password: nil)
     }
 
     /// Reads `text` as a `--db` value and opens it.

@@ -13,6 +13,10 @@ public final class AuditStore: AuditBackend {
     /// Opened with ``init(readOnlyPath:)``: nothing is ever written.
     let readOnly: Bool
     public var location: String { path }
+    /// The migrations this open applied (empty when the file was at the current schema), in order.
+    public let migrationsApplied: [String]
+    /// Every migration's name, oldest first: the last is the current schema.
+    public static var schemaVersions: [String] { migrator.migrations }
 
     /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
     public static func defaultPath(environment: [String: String]) -> String {
@@ -44,7 +48,9 @@ public final class AuditStore: AuditBackend {
         if created { FilePermissions.restrictToOwner([path + "-wal", path + "-shm"]) }
         // After GRDB's WAL set-up (which sets NORMAL) on the one writer connection.
         if durable { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
+        let before = try pool.read { try Self.migrator.appliedIdentifiers($0) }
         try Self.migrator.migrate(pool)
+        migrationsApplied = Self.migrator.migrations.filter { !before.contains($0) }
         database = pool
     }
 
@@ -52,10 +58,29 @@ public final class AuditStore: AuditBackend {
     public init(readOnlyPath path: String) throws {
         self.path = path
         readOnly = true
+        migrationsApplied = []
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
         database = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// A SQLite or file error in words: SQLite's code and message (`SQLite error 26: file is not a database`),
+    /// without GRDB's statement dump; nil for other errors.
+    public static func words(_ error: any Error) -> String? {
+        if let error = error as? DatabaseError {
+            let message = "SQLite error \(error.resultCode.rawValue)" + (error.message.map { ": \($0)" } ?? "")
+            switch error.resultCode {
+            case .SQLITE_NOTADB: return "\(message): it is not a SQLite database (name the audit database, or a new file)"
+            case .SQLITE_CANTOPEN: return "\(message): check the folder exists and that you may write to it"
+            case .SQLITE_READONLY, .SQLITE_PERM: return "\(message): you may not write to it (check its mode and its folder's)"
+            case .SQLITE_FULL: return "\(message): the disk is full"
+            case .SQLITE_CORRUPT: return "\(message): the file is damaged"
+            default: return message
+            }
+        }
+        if let error = error as? FileCreationError { return error.description }
+        return nil
     }
 
     static var migrator: DatabaseMigrator {

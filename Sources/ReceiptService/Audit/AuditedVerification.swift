@@ -29,7 +29,7 @@ public struct AuditError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Wraps a database error thrown while doing `what` ("recording the result of #12").
     public init(_ code: Code, doing what: String, _ error: any Error) {
-        self.init(code, "audit database \(code) \(what): \(error)")
+        self.init(code, "audit database \(code) \(what): \(AuditStores.words(error))")
     }
 
     public var description: String { reason }

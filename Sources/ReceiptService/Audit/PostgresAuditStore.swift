@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 import Synchronization
@@ -47,6 +48,11 @@ public final class PostgresAuditStore: AuditBackend {
     let connectTimeout: Duration
     let logger: Logger
     private let state: Mutex<State>
+    private let applied = Mutex<[String]>([])
+    /// The migrations this open applied (empty when the database was at the current schema).
+    public var migrationsApplied: [String] { applied.withLock { $0 } }
+    /// Every migration's name, oldest first: the last is the current schema.
+    public static var schemaVersions: [String] { PostgresAuditSchema.names }
 
     struct State {
         /// The pool now in use, the task running it, and how many pools came before it.
@@ -95,14 +101,16 @@ public final class PostgresAuditStore: AuditBackend {
         state = Mutex(State(client: client, runner: runner))
 
         let logger = self.logger
-        // A certificate nobody trusts or a refused password is said at once, not after the
-        // pool's lease timeout: one direct connection first (a few milliseconds when all is well).
-        if let problem = await connectionProblem(), problem.permanent {
+        // A certificate nobody trusts, a refused password or a server that is not there is said
+        // at once, not after the pool's lease timeout: one direct connection first (a few
+        // milliseconds when all is well). A refused connection is not retried at open: nothing
+        // listens (a server that goes away later is retried by each statement).
+        if let problem = await connectionProblem(), problem.permanent || problem.unreachable {
             await close()
             throw AuditDatabaseError(.unavailable, "cannot open the audit trail at \(location): \(problem.words)")
         }
         do {
-            _ = try await run("cannot open the audit trail at \(location)", write: false, budget: connectTimeout + .seconds(1)) { connection in
+            let names = try await run("cannot open the audit trail at \(location)", write: false, budget: connectTimeout + .seconds(1)) { connection in
                 if readOnly {
                     let missing = try await PostgresAuditSchema.missing(connection, logger: logger)
                     if missing.count == PostgresAuditSchema.names.count {
@@ -120,6 +128,7 @@ public final class PostgresAuditStore: AuditBackend {
                     return try await PostgresAuditSchema.migrate(connection, logger: logger)
                 }
             }
+            applied.withLock { $0 = names }
         } catch {
             await close()
             throw AuditDatabaseError(.unavailable, error.reason)
@@ -189,13 +198,15 @@ public final class PostgresAuditStore: AuditBackend {
     /// password would read as "no connection within 5 s". One direct connection with the same
     /// settings names the cause; `permanent` when trying again cannot help (TLS verification,
     /// authentication, a database that does not exist). Nil when it connects or finds nothing.
-    func connectionProblem() async -> (words: String, permanent: Bool)? {
+    /// `unreachable` when nothing answered at that address (refused, a name that does not
+    /// resolve).
+    func connectionProblem() async -> (words: String, permanent: Bool, unreachable: Bool)? {
         let location = postgresLocation
         let connection: PostgresConnection.Configuration.TLS
         do {
             connection = try Self.tlsConfiguration(location).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
         } catch {
-            return (Self.describe(error, password: location.passwordValue), true)
+            return (Self.describe(error, password: location.passwordValue, location: location), true, false)
         }
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.passwordValue,
@@ -206,8 +217,21 @@ public final class PostgresAuditStore: AuditBackend {
             try? await probe.close()
             return nil
         } catch {
-            return (Self.describe(error, password: location.passwordValue), Self.isPermanent(error))
+            return (
+                Self.describe(error, password: location.passwordValue, location: location), Self.isPermanent(error), Self.isUnreachable(error)
+            )
         }
+    }
+
+    /// Nothing listens at the address (the connection was refused) or the host name does not
+    /// resolve.
+    static func isUnreachable(_ error: any Error) -> Bool {
+        let underlying = (error as? PSQLError).flatMap { $0.code == .connectionError ? $0.underlying : nil } ?? error
+        if let error = underlying as? NIOConnectionError {
+            if error.connectionErrors.isEmpty { return error.dnsAError != nil || error.dnsAAAAError != nil }
+            return error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        }
+        return (underlying as? IOError)?.errnoCode == ECONNREFUSED
     }
 
     /// Errors of a connection attempt that the same attempt would meet again.
@@ -283,7 +307,7 @@ public final class PostgresAuditStore: AuditBackend {
                 var kind = Self.classify(error)
                 // A pool being replaced refuses new work: the next try takes the new one.
                 if kind == .closed, !state.withLock({ $0.closed }) { kind = .connection }
-                var words = Self.describe(error, password: postgresLocation.passwordValue)
+                var words = Self.describe(error, password: postgresLocation.passwordValue, location: postgresLocation)
                 if error is LeaseTimeout {
                     renewClient(replacing: generation)
                     if let problem = await connectionProblem() {
@@ -461,7 +485,8 @@ public final class PostgresAuditStore: AuditBackend {
 
     /// An error in words: the server's message and SQL state, or what went wrong with the
     /// connection. The password never appears (masked if anything echoes it).
-    static func describe(_ error: any Error, password: String?) -> String {
+    static func describe(_ error: any Error, password: String?, location: PostgresLocation? = nil) -> String {
+        let server = location.map { "\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" }
         var text: String
         if let error = error as? AuditDatabaseError {
             text = error.reason
@@ -473,11 +498,23 @@ public final class PostgresAuditStore: AuditBackend {
             switch error.code {
             case .server:
                 let info = error.serverInfo
-                text = info?[.message] ?? "the server refused the statement"
-                if let detail = info?[.detail] { text += " (\(detail))" }
-                if let state = info?[.sqlState] { text += " [SQLSTATE \(state)]" }
+                let state = info?[.sqlState] ?? ""
+                let user = location?.user ?? "this user"
+                if state == "28P01" {
+                    text = "password authentication failed for user \(user): check the password (PGPASSWORD, ~/.pgpass or PGPASSFILE)"
+                } else if state.hasPrefix("28") {
+                    text = "the server refused user \(user)"
+                        + (info?[.message].map { " (\($0))" } ?? "")
+                        + ": check the user name, or ask the database's administrator for access (pg_hba.conf)"
+                } else if state == "3D000", let location {
+                    text = "the database \(location.database) does not exist on \(server ?? location.host): create it (createdb \(location.database)) or fix the name in --db"
+                } else {
+                    text = info?[.message] ?? "the server refused the statement"
+                    if let detail = info?[.detail] { text += " (\(detail))" }
+                    if !state.isEmpty { text += " [SQLSTATE \(state)]" }
+                }
             case .connectionError:
-                text = "cannot connect" + (error.underlying.map { ": \(plain($0))" } ?? "")
+                text = "cannot connect" + (server.map { " to \($0)" } ?? "") + (error.underlying.map { ": \(plain($0))" } ?? "")
             case .serverClosedConnection:
                 text = "the server closed the connection"
             case .clientClosedConnection, .poolClosed:
@@ -485,9 +522,9 @@ public final class PostgresAuditStore: AuditBackend {
             case .uncleanShutdown:
                 text = "the connection ended uncleanly"
             case .sslUnsupported:
-                text = "the server does not offer TLS"
+                text = "the server\(server.map { " at \($0)" } ?? "") does not offer TLS: turn TLS on there, or (on loopback only) use sslmode=disable"
             case .failedToAddSSLHandler:
-                text = "TLS failed" + (error.underlying.map { ": \(plain($0))" } ?? "")
+                text = "TLS failed" + (server.map { " with \($0)" } ?? "") + (error.underlying.map { ": \(plain($0))" } ?? "")
             case .authMechanismRequiresPassword:
                 text = "the server asks for a password and none was given (PGPASSWORD, ~/.pgpass or the URL)"
             case .unsupportedAuthMechanism:
@@ -497,10 +534,12 @@ public final class PostgresAuditStore: AuditBackend {
             case .queryCancelled:
                 text = "the query was cancelled"
             default:
-                text = "PostgreSQL client error \(error.code)" + (error.underlying.map { ": \(plain($0))" } ?? "")
+                text = "the PostgreSQL client failed (\(error.code))" + (error.underlying.map { ": \(plain($0))" } ?? "")
             }
         } else if let pool = poolError(error) {
-            text = pool == "connectionCreationCircuitBreakerTripped" ? "no connection could be made" : "the connection pool failed (\(pool))"
+            text = pool == "connectionCreationCircuitBreakerTripped"
+                ? "no connection could be made" + (server.map { " to \($0)" } ?? "")
+                : pool == "poolShutdown" ? "the connection pool is closed" : "the request for a connection was cancelled"
         } else {
             text = plain(error)
         }
@@ -519,14 +558,43 @@ public final class PostgresAuditStore: AuditBackend {
     private static func plain(_ error: any Error) -> String {
         let text = String(describing: error)
         if error is NIOSSLExtraError, text.contains("failedToValidateHostname") {
-            return "the server's TLS certificate does not name this host (\(text)): connect by a name the certificate holds"
+            return "the server's TLS certificate does not name this host: connect by a name the certificate holds"
         }
         if error is NIOSSLError, text.contains("CERTIFICATE_VERIFY_FAILED") {
             return "the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db"
         }
-        if let error = error as? NIOSSLError { return "\(error)" }
-        if let error = error as? IOError { return error.description }
-        return String(describing: error)
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
+            return "the TLS handshake failed: check the server's TLS set-up and sslmode in --db"
+        }
+        if let error = error as? NIOConnectionError {
+            if error.connectionErrors.isEmpty {
+                return error.dnsAError != nil || error.dnsAAAAError != nil
+                    ? "the host name \(error.host) does not resolve: check it" : "no address to connect to"
+            }
+            let reasons = Set(error.connectionErrors.map { plain($0.error) })
+            return reasons.sorted().joined(separator: "; ")
+        }
+        if let error = error as? IOError { return errnoWords(error.errnoCode) }
+        if let error = error as? ChannelError {
+            switch error {
+            case .connectTimeout: return "no answer in time: is the host reachable and the port right?"
+            default: return "the connection failed"
+            }
+        }
+        if error is CancellationError { return "cancelled" }
+        // Anything else: its text with no type dump (`Type(field: …)` keeps only its words).
+        return text.contains("(") ? "the connection failed" : text
+    }
+
+    /// A socket error in words, with what to do about the common ones.
+    static func errnoWords(_ code: Int32) -> String {
+        switch code {
+        case ECONNREFUSED: return "connection refused (is the server running?)"
+        case ETIMEDOUT: return "no answer in time: is the host reachable and the port right?"
+        case EHOSTUNREACH, ENETUNREACH: return "no route to the host: check the network"
+        case ECONNRESET: return "the connection was reset by the server"
+        default: return String(cString: strerror(code)).lowercased()
+        }
     }
 
     // MARK: - Health, changes, close
