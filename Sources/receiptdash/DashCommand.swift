@@ -81,9 +81,7 @@ struct Dash: AsyncParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        if let at, AppleDate.parse(at) == nil {
-            throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
-        }
+        try TimeArgument.check("--at", at)
         if follow && db == nil { throw ValidationError("--follow needs --db PATH (the database another process writes).") }
         if watch.contains("-") {
             throw ValidationError("--watch takes folders and log files; to read receipts from standard input, pass - as an input instead.")
@@ -128,7 +126,7 @@ struct Dash: AsyncParsableCommand {
             Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
             throw ExitCode(2)
         }
-        var state = DashboardState(now: at.flatMap(AppleDate.parse) ?? Date())
+        var state = DashboardState(now: at.flatMap(TimeArgument.parse) ?? Date())
         // --root-ca roots judge test data (the simulator's notifications and look-ups) as test.
         let anchors: TrustAnchors
         do {

@@ -65,9 +65,7 @@ struct Lookup: AsyncParsableCommand {
         if given != 1 {
             throw ValidationError("Name exactly one of --order-id ID, --transaction-id ID or a receipt FILE.")
         }
-        if let at, AppleDate.parse(at) == nil {
-            throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
-        }
+        try TimeArgument.check("--at", at)
         if let db { _ = try AuditOpening.parse(db) }
         for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId)] {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
@@ -78,7 +76,7 @@ struct Lookup: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let instant = at.flatMap(AppleDate.parse) ?? Date()
+        let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let failed: Bool
         do {
             let anchors = try api.trustAnchors()
@@ -102,7 +100,7 @@ struct Lookup: AsyncParsableCommand {
                 do {
                     _ = try await store.recordLookup(result, bundleID: credentials.bundleID, source: Self.name(query), at: Date())
                 } catch {
-                    Standard.error("receiptdash: the look-up could not be recorded in \(store.location): \(error)")
+                    Standard.error("receiptdash: the look-up could not be recorded in \(store.location): \(AuditStores.words(error))")
                     stored = false
                 }
                 await store.close()
@@ -152,9 +150,23 @@ struct Lookup: AsyncParsableCommand {
             out.newline()
             out.flush()
         case .text:
-            print(LookupText.render(result), terminator: "")
+            print(Self.withoutRefundsWhenFailed(LookupText.render(result), result), terminator: "")
             if let failure = result.failure { Standard.error("receiptdash: \(failure.reason)") }
         }
+    }
+
+    /// A failed look-up says nothing about refunds: "Refunds: none" would read as "Apple says
+    /// none" when Apple was never asked (or did not answer). Refunds found before the failure
+    /// stay.
+    static func withoutRefundsWhenFailed(_ text: String, _ result: CustomerLookupResult) -> String {
+        guard result.failure != nil, result.refunds.isEmpty else { return text }
+        var lines = text.components(separatedBy: "\n")
+        if let index = lines.firstIndex(of: "Refunds: none") {
+            lines.remove(at: index)
+            // The blank line that set it apart.
+            if index > 0, lines[index - 1].isEmpty { lines.remove(at: index - 1) }
+        }
+        return lines.joined(separator: "\n")
     }
 
     private func writeError(code: String, message: String) {

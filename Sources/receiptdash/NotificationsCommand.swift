@@ -42,10 +42,10 @@ struct Notifications: AsyncParsableCommand {
     @Option(name: .long, help: "Output format: text, json or csv (csv for the list only).")
     var format: ListFormat = .text
 
-    @Option(name: .long, help: ArgumentHelp("Only notifications received at or after this time (ISO 8601).", valueName: "time"))
+    @Option(name: .long, help: ArgumentHelp("Only notifications received at or after this time (ISO 8601, or a date: midnight UTC).", valueName: "time"))
     var since: String?
 
-    @Option(name: .long, help: ArgumentHelp("Only this notification type (e.g. DID_RENEW).", valueName: "type"))
+    @Option(name: .long, help: ArgumentHelp("Only this notification type (e.g. DID_RENEW; any case).", valueName: "type"))
     var type: String?
 
     @Flag(name: .long, help: "Reconcile with Apple's Notification History instead of listing.")
@@ -63,9 +63,16 @@ struct Notifications: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
+    /// What `--type` may name: every V2 type and the V1 ones, matched whatever the case.
+    static let knownTypes = NotificationExplanation.knownTypes.union([
+        "CANCEL", "DID_RECOVER", "INITIAL_BUY", "INTERACTIVE_RENEWAL", "PRICE_INCREASE_CONSENT", "RENEWAL",
+    ])
+
     func validate() throws {
-        for (flag, value) in [("--since", since), ("--start", start), ("--end", end)] {
-            if let value, AppleDate.parse(value) == nil { throw ValidationError("\(flag) must be an ISO 8601 time such as 2026-11-01T00:00:00Z.") }
+        for (flag, value) in [("--since", since), ("--start", start), ("--end", end)] { try TimeArgument.check(flag, value) }
+        if let type, !Self.knownTypes.contains(type.uppercased()) {
+            throw ValidationError(
+                "--type \(type) is not a notification type; known types: \(Self.knownTypes.sorted().joined(separator: ", ")) (any case)")
         }
         if reconcile {
             if start == nil { throw ValidationError("--reconcile needs --start TIME (the window's start).") }
@@ -108,7 +115,7 @@ struct Notifications: AsyncParsableCommand {
             throw error
         } catch {
             await backend.close()
-            Standard.error("receiptdash: could not read notifications from \(path): \(error)")
+            Standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
     }
@@ -116,7 +123,8 @@ struct Notifications: AsyncParsableCommand {
     /// Writes the list as it is read, a page of rows at a time by row id: the table is never
     /// loaded whole.
     private func list(_ backend: any AuditBackend) async throws {
-        let since = self.since.flatMap(AppleDate.parse)
+        let since = self.since.flatMap(TimeArgument.parse)
+        let type = self.type?.uppercased()
         let decoder = ReceiptDecoder()
         var out = JSONOutput(flushingTo: STDOUT_FILENO)
         var count = 0
@@ -131,7 +139,7 @@ struct Notifications: AsyncParsableCommand {
             guard let last = page.last else { break }
             after = last.id
             for (_, n) in page
-            where (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType == $0 } ?? true)
+            where (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType?.uppercased() == $0 } ?? true)
                 && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
             {
                 let row = n.record.listingRow(deliveries: n.deliveries, decoder: decoder)
@@ -155,8 +163,8 @@ struct Notifications: AsyncParsableCommand {
     }
 
     private func runReconcile(_ have: Set<String>) async throws {
-        let startDate = start.flatMap(AppleDate.parse) ?? Date()
-        let endDate = end.flatMap(AppleDate.parse) ?? Date()
+        let startDate = start.flatMap(TimeArgument.parse) ?? Date()
+        let endDate = end.flatMap(TimeArgument.parse) ?? Date()
         let credentials: APICredentials
         do {
             credentials = try api.credentials()

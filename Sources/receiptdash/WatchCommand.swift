@@ -24,6 +24,9 @@ struct Watch: AsyncParsableCommand {
             Examples:
               receiptdash watch --verify incoming/ /var/log/app/receipts.log
               tail -f app.log | receiptdash watch -
+
+            With --once, folders and log files are read as they are now and standard input (-) \
+            to its end.
             """
     )
 
@@ -43,7 +46,7 @@ struct Watch: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds between polls of folders and files.", valueName: "seconds"))
     var interval: Double = 0.5
 
-    @Option(name: .long, help: ArgumentHelp("Delete receipts not seen for this many days.", valueName: "days"))
+    @Option(name: .long, help: ArgumentHelp("Delete receipts not seen for this many days (at least 1).", valueName: "days"))
     var keepDays: Int?
 
     @Argument(help: "Folders, log files, or - for standard input.")
@@ -52,6 +55,8 @@ struct Watch: AsyncParsableCommand {
     func validate() throws {
         if sources.isEmpty { throw ValidationError("No source. Name folders, log files, or '-' for standard input.") }
         if interval <= 0 { throw ValidationError("--interval must be positive.") }
+        // 0 would delete what was seen seconds ago (everything not seen today, this instant).
+        if let keepDays, keepDays < 1 { throw ValidationError("--keep-days must be at least 1 (days a receipt is kept after it was last seen).") }
     }
 
     func run() async throws {
@@ -105,9 +110,13 @@ struct Watch: AsyncParsableCommand {
         }
 
         var unreadable = 0
+        var firstPass = true
         while true {
             let now = Date()
-            for folder in folders {
+            // --once reads folders and logs once; standard input is read to its end.
+            let pollFiles = !once || firstPass
+            firstPass = false
+            for folder in folders where pollFiles {
                 // --once takes the folder as it is; a long watch waits for each file to settle.
                 let paths = folder.poll(settled: !once)
                 var files: [(path: String, bytes: [UInt8])] = []
@@ -126,7 +135,7 @@ struct Watch: AsyncParsableCommand {
                     log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
                 }
             }
-            for follower in logs {
+            for follower in logs where pollFiles {
                 let lines = follower.poll()
                 if !lines.isEmpty {
                     let recorded = try await audited("recording lines of \(follower.path)") {
@@ -149,7 +158,9 @@ struct Watch: AsyncParsableCommand {
             }
             let onlyStdin = folders.isEmpty && logs.isEmpty
             if auditFailure.withLock({ $0 != nil }) { break }
-            if once || (onlyStdin && stdinDone) { break }
+            if stdinLines == nil || stdinDone {
+                if once || (onlyStdin && stdinDone) { break }
+            }
             try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
         }
         continuation.finish()

@@ -1,0 +1,320 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import ReceiptService
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Issue 24: what a new user meets first. Each test reproduces one defect as a user types it,
+/// from a scratch folder with relative file names.
+@Suite(.timeLimit(.minutes(3))) struct IssueTwentyFourTests {
+    let cli = InspectCommandTests()
+
+    /// A fresh folder under the temporary directory.
+    static func scratch(_ name: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A scratch folder with `drop/` holding two receipts.
+    func folderWithDrop() throws -> URL {
+        let folder = try Self.scratch("bare-db")
+        let drop = folder.appendingPathComponent("drop")
+        try FileManager.default.createDirectory(at: drop, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: drop.appendingPathComponent("a.der").path)
+        try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: drop.appendingPathComponent("b.b64").path)
+        return folder
+    }
+
+    /// A loopback port nothing listens on (bound, then closed).
+    static func closedLoopbackPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs the binary with an environment of its own (added to this process's).
+    static func run(_ arguments: [String], environment: [String: String], removing: [String] = [], currentDirectory: URL? = nil) throws
+        -> InspectCommandTests.Run
+    {
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for name in removing { env[name] = nil }
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return .init(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    // MARK: (1) --db with a bare file name
+
+    /// `--db notes.sqlite` relative to the current folder, absent and then present, in every
+    /// command that writes and in `history`.
+    @Test func aBareFileNameWorksInEveryCommand() throws {
+        let folder = try folderWithDrop()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try cli.run(["watch", "--once", "--db", "notes.sqlite", "drop"], currentDirectory: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("ingested 0 lines and 2 files: 2 new receipts, 0 seen again, 0 skipped"), "\(first.stdout)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("notes.sqlite").path))
+        let again = try cli.run(["watch", "--once", "--db", "notes.sqlite", "drop"], currentDirectory: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("ingested 0 lines and 2 files: 0 new receipts, 2 seen again, 0 skipped"), "\(again.stdout)")
+
+        let created = try cli.run(["db", "migrate", "--db", "fresh.sqlite"], currentDirectory: folder)
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout == "receiptdash: created fresh.sqlite at schema v6\n")
+        let migrated = try cli.run(["db", "migrate", "--db", "notes.sqlite"], currentDirectory: folder)
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        #expect(migrated.stdout == "receiptdash: notes.sqlite is at the current schema (v6)\n")
+
+        let copied = try cli.run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"], currentDirectory: folder)
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(
+            copied.stdout
+                == "receiptdash: copied notes.sqlite into other.sqlite: 2 receipts added, 0 already there, 4 sightings and 0 attempts added, 0 notifications and 0 refusals added\n"
+        )
+        let copiedAgain = try cli.run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"], currentDirectory: folder)
+        #expect(copiedAgain.status == 0, "\(copiedAgain.stderr)")
+        #expect(
+            copiedAgain.stdout
+                == "receiptdash: copied notes.sqlite into other.sqlite: 0 receipts added, 2 already there, 0 sightings and 0 attempts added, 0 notifications and 0 refusals added\n"
+        )
+
+        for db in ["notes.sqlite", "other.sqlite"] {
+            let history = try cli.run(["history", "--db", db, "--format", "json"], currentDirectory: folder)
+            #expect(history.status == 0, "\(history.stderr)")
+            let rows = try #require(history.json as? [[String: Any]], "\(history.stdout)")
+            #expect(rows.compactMap { $0["bundle_id"] as? String }.sorted() == ["com.hannesoid.PurchasingExperiments", "org.getpure.pure-iphone"])
+        }
+        let absent = try cli.run(["history", "--db", "absent.sqlite"], currentDirectory: folder)
+        #expect(absent.status == 64)
+        #expect(absent.stderr == "receiptdash: no audit database at absent.sqlite yet: it is written by `watch` and `verify --db`\n")
+    }
+
+    /// `db migrate` says what it did: created, migrated from an older version, or nothing to do.
+    @Test func migrateSaysWhatItDid() throws {
+        let folder = try Self.scratch("migrate")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let created = try cli.run(["db", "migrate", "--db", "team.sqlite"], currentDirectory: folder)
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout == "receiptdash: created team.sqlite at schema v6\n")
+        let current = try cli.run(["db", "migrate", "--db", "team.sqlite"], currentDirectory: folder)
+        #expect(current.status == 0, "\(current.stderr)")
+        #expect(current.stdout == "receiptdash: team.sqlite is at the current schema (v6)\n")
+        // An older trail: made by the migrations up to v3 (as receiptdash made it before
+        // notifications existed).
+        let old = folder.appendingPathComponent("old.sqlite").path
+        try AuditStore.migrator.migrate(try DatabaseQueue(path: old), upTo: "v3")
+        let migrated = try cli.run(["db", "migrate", "--db", "old.sqlite"], currentDirectory: folder)
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        #expect(migrated.stdout == "receiptdash: migrated old.sqlite from v3 to v6\n")
+    }
+
+    // MARK: (5) verify without an answer keeps its attempts
+
+    @Test func aVerifyThatGetsNoAnswerKeepsEveryAttempt() throws {
+        let port = Self.closedLoopbackPort()
+        let production = "http://127.0.0.1:\(port)/production/verifyReceipt"
+        let sandbox = "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
+        let result = try cli.run([
+            "verify", "--format", "json", "--production-url", production, "--sandbox-url", sandbox, cli.fixture("production.b64"),
+        ])
+        #expect(result.status == 1)
+        let row = try #require(result.json as? [String: Any], "\(result.stdout)")
+        #expect(row["status"] is NSNull)
+        #expect(row["environment"] as? String == "Production")
+        let error = try #require(row["error"] as? [String: Any])
+        #expect(error["code"] as? String == "retries-exhausted")
+        let attempts = try #require(row["attempts"] as? [[String: Any]], "\(row)")
+        // The first try and 4 retries, every one refused at once (never a connect timeout).
+        #expect(attempts.count == 5)
+        #expect(attempts.map { $0["url"] as? String } == Array(repeating: production, count: 5))
+        #expect(attempts.map { ($0["error"] as? [String: Any])?["code"] as? String } == Array(repeating: "refused", count: 5))
+        #expect(attempts.map { ($0["error"] as? [String: Any])?["message"] as? String } == Array(repeating: "connection refused", count: 5))
+        #expect(attempts.allSatisfy { $0["latency_ms"] is Double || $0["latency_ms"] is Int })
+        #expect(attempts.allSatisfy { $0["status"] == nil })
+        #expect(!result.stderr.contains("SingleConnectionFailure"), "\(result.stderr)")
+    }
+
+    // MARK: (7) watch --once - reads to the end of its input
+
+    @Test func watchOnceOnStandardInputReadsToTheEnd() throws {
+        let folder = try Self.scratch("watch-stdin")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments = ["watch", "--once", "--db", "w.sqlite", "-"]
+        process.currentDirectoryURL = folder
+        let input = Pipe()
+        let out = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let first = try String(contentsOfFile: cli.fixture("production.b64"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let second = try String(contentsOfFile: cli.fixture("legacy-sandbox.b64"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        input.fileHandleForWriting.write(Data("\(first)\nnot a receipt\n".utf8))
+        // The writer pauses: --once must still read until the pipe is closed.
+        Thread.sleep(forTimeInterval: 1.5)
+        input.fileHandleForWriting.write(Data("\(second)\n\(first)\n".utf8))
+        try input.fileHandleForWriting.close()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(output.contains("ingested 4 lines and 0 files: 2 new receipts, 1 seen again, 1 skipped"), "\(output)")
+    }
+
+    // MARK: (8) PostgreSQL errors in plain words
+
+    @Test func aRefusedPostgreSQLConnectionIsSaidPlainly() throws {
+        let port = Self.closedLoopbackPort()
+        let result = try cli.run(["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"])
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "receiptdash: cannot open the audit trail at postgres://team@127.0.0.1:\(port)/audit: cannot connect to 127.0.0.1:\(port): connection refused (is the server running?)\n"
+        )
+    }
+
+    /// Against the test server (skipped without one): a refused password, a database that does
+    /// not exist and a certificate nobody trusts, each in words and without the password.
+    @Test func postgreSQLFailuresAreSaidPlainly() throws {
+        guard let url = ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_URL"], !url.isEmpty,
+            let components = URLComponents(string: url), let host = components.host, let port = components.port
+        else { try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set: PostgreSQL case skipped") }
+        let wrong = "not-the-password-\(UUID().uuidString.prefix(6))"
+        let auth = try Self.run(
+            ["db", "migrate", "--db", url], environment: ["PGPASSWORD": wrong, "PGPASSFILE": "/nonexistent/pgpass"])
+        #expect(auth.status == 1)
+        let location = "postgres://receiptdash@\(host):\(port)"
+        #expect(
+            auth.stderr
+                == "receiptdash: cannot open the audit trail at \(location)/receiptdash_test: password authentication failed for user receiptdash: check the password (PGPASSWORD, ~/.pgpass or PGPASSFILE)\n",
+            "\(auth.stderr)")
+        #expect(!auth.stderr.contains(wrong))
+
+        let base = String(url[..<(url.lastIndex(of: "/") ?? url.endIndex)])
+        let missing = try Self.run(["db", "migrate", "--db", base + "/no_such_database_24"], environment: [:])
+        #expect(missing.status == 1)
+        #expect(
+            missing.stderr
+                == "receiptdash: cannot open the audit trail at \(location)/no_such_database_24: the database no_such_database_24 does not exist on \(host):\(port): create it (createdb no_such_database_24) or fix the name in --db\n",
+            "\(missing.stderr)")
+
+        guard ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_CA"] != nil else { return }
+        let untrusted = try Self.run(["db", "migrate", "--db", "postgres://receiptdash@localhost:\(port)/receiptdash_test?sslmode=verify-full"], environment: [:])
+        #expect(untrusted.status == 1)
+        #expect(
+            untrusted.stderr
+                == "receiptdash: cannot open the audit trail at postgres://receiptdash@localhost:\(port)/receiptdash_test?sslmode=verify-full: cannot connect to localhost:\(port): the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db\n",
+            "\(untrusted.stderr)")
+    }
+
+    // MARK: (11) smaller
+
+    @Test func aFailedLookupSaysNothingAboutRefunds() throws {
+        let lookups = LookupCommandTests()
+        let workspace = try LookupCommandTests.Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.folder) }
+        let serverKey = workspace.folder.appendingPathComponent("server.pem")
+        try Data(P256.Signing.PrivateKey().publicKey.pemRepresentation.utf8).write(to: serverKey)
+        let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", serverKey.path])
+        defer { simulator.terminate() }
+        let refused = try lookups.lookup(workspace, (production, sandbox), ["--transaction-id", "2000000900000001"])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.hasPrefix("Look-up of transaction 2000000900000001"), "\(refused.stdout)")
+        #expect(refused.stdout.contains("  Failed: "), "\(refused.stdout)")
+        #expect(!refused.stdout.contains("Refunds"), "\(refused.stdout)")
+    }
+
+    @Test func notificationTypesMatchWhateverTheCase() async throws {
+        let db = try await NotificationsCommandTests().database()
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        for type in ["DID_RENEW", "did_renew", "Did_Renew"] {
+            let listed = try cli.run(["notifications", "--db", db, "--format", "json", "--type", type])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            #expect((listed.json as? [[String: Any]])?.map { $0["notification_uuid"] as? String } == ["5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
+        }
+        let unknown = try cli.run(["notifications", "--db", db, "--type", "refunded"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("--type refunded is not a notification type; known types: "), "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("REFUND, "), "\(unknown.stderr)")
+    }
+
+    @Test func aDateAloneIsMidnightUTC() async throws {
+        let db = try await NotificationsCommandTests().database()
+        defer { try? FileManager.default.removeItem(atPath: db) }
+        // Received 2026-09-21T14:13:21Z and 2026-09-21T14:15:00Z.
+        let sameDay = try cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-21"])
+        #expect(sameDay.status == 0, "\(sameDay.stderr)")
+        #expect((sameDay.json as? [[String: Any]])?.count == 2)
+        let nextDay = try cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-22"])
+        #expect(nextDay.status == 0, "\(nextDay.stderr)")
+        #expect((nextDay.json as? [[String: Any]])?.count == 0)
+
+        let folder = try folderWithDrop()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let watched = try cli.run(["watch", "--once", "--db", "h.sqlite", "drop"], currentDirectory: folder)
+        #expect(watched.status == 0, "\(watched.stderr)")
+        let history = try cli.run(["history", "--db", "h.sqlite", "--since", "2000-01-01", "--format", "json"], currentDirectory: folder)
+        #expect(history.status == 0, "\(history.stderr)")
+        #expect((history.json as? [[String: Any]])?.count == 2)
+        let future = try cli.run(["history", "--db", "h.sqlite", "--since", "2999-01-01", "--format", "json"], currentDirectory: folder)
+        #expect(future.status == 0, "\(future.stderr)")
+        #expect((future.json as? [[String: Any]])?.count == 0)
+        for bad in ["2026-13-01", "yesterday", "2026-11-25T"] {
+            let refused = try cli.run(["history", "--db", "h.sqlite", "--since", bad], currentDirectory: folder)
+            #expect(refused.status == 64)
+            #expect(
+                refused.stderr.contains("--since must be an ISO 8601 time such as 2026-11-25T00:00:00Z, or a date such as 2026-11-25 (midnight UTC)"),
+                "\(refused.stderr)")
+        }
+    }
+
+    @Test func copyFromAMissingFileSaysNoSuchFile() throws {
+        let folder = try Self.scratch("copy-missing")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try cli.run(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], currentDirectory: folder)
+        #expect(result.status == 66)
+        #expect(result.stderr == "receiptdash: no such file: ./nope.sqlite\n")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("t.sqlite").path))
+    }
+
+    @Test func keepDaysZeroIsRefused() throws {
+        let folder = try folderWithDrop()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try cli.run(["watch", "--once", "--keep-days", "0", "--db", "k.sqlite", "drop"], currentDirectory: folder)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--keep-days must be at least 1"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("k.sqlite").path))
+        let one = try cli.run(["watch", "--once", "--keep-days", "1", "--db", "k.sqlite", "drop"], currentDirectory: folder)
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.stdout.contains("pruned 0 receipts not seen for 1 days"), "\(one.stdout)")
+    }
+}
