@@ -54,9 +54,7 @@ struct Inspect: AsyncParsableCommand {
         if files.isEmpty && !demo {
             throw ValidationError("No input. Name receipt files or folders, '-' for standard input, or use --demo.")
         }
-        if let at, AppleDate.parse(at) == nil {
-            throw ValidationError("--at must be an ISO 8601 time such as 2024-03-01T12:00:00Z.")
-        }
+        try TimeArgument.check("--at", at)
         if let deviceId, DeviceIdentifier(parsing: deviceId) == nil {
             throw ValidationError("--device-id must be a UUID, a MAC address (aa:bb:cc:dd:ee:ff), hex:… or base64:….")
         }
@@ -83,7 +81,7 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         MemoryTuning.forBulkWork()
-        let instant = at.flatMap(AppleDate.parse) ?? Date()
+        let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)
         // Listed now, read where each is judged: reading was a tenth of the time, in series.
         var loaded: [PendingInput] = InputFiles.origins(files).map { .origin($0) }

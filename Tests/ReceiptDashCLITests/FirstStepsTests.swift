@@ -82,6 +82,11 @@ import Testing
         #expect(run.stdout.contains("\n    3 renewals, 3 paid\n"))
         #expect(!run.stdout.contains("annual_39.99"  + "_2_week_intro\n    ["))
         #expect(!run.stdout.contains("gap of 7 days"))
+        // A date alone is that day's midnight UTC, as everywhere a command takes a time.
+        let day = try cli.run(["inspect", "--at", "2020-07-15", demo])
+        #expect(day.status == 0, "\(day.stderr)")
+        #expect(day.stdout.contains("\n  Judged at 2020-07-15T00:00:00Z\n"))
+        #expect(day.stdout.contains("\n    7 renewals, 7 paid\n"))
         let json = try cli.run(["inspect", "--format", "json", "--at", "2020-07-14T21:50:00Z", demo])
         let object = try #require(json.json as? [String: Any])
         let subscriptions = try #require(object["subscriptions"] as? [[String: Any]])
