@@ -14,7 +14,9 @@ extension NotificationEntry {
 
 extension NotificationFeedEvent {
     init(_ rejection: RejectionRecord) {
-        self = .refused(at: rejection.at, status: rejection.httpStatus, reason: rejection.reason, peer: rejection.peer)
+        self = .refused(
+            at: rejection.at, status: rejection.httpStatus, reason: rejection.reason, peer: rejection.peer, count: rejection.count,
+            sample: rejection.sampleKey)
     }
 }
 

@@ -185,6 +185,14 @@ public struct NotificationMarks: Sendable, Hashable {
     public var lastID: Int64 = 0
     public var lastRejectionID: Int64 = 0
     public var newestDelivery: Double = 0
+    /// The newest refusal row seen and the last one there when following began: a refusal
+    /// row counts later refusals of its class, address and minute into `count` after it was
+    /// written, so rows since the start with `count > 1` and `at` within
+    /// ``NotificationMarks/refusalGrowthWindow`` of the newest are read again (the dashboard
+    /// adds only their growth).
+    public var newestRejection: Double = 0
+    public var firstRejectionID: Int64 = 0
+    public static let refusalGrowthWindow: Double = 120
 
     public init() {}
 }

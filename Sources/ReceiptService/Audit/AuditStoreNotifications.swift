@@ -101,6 +101,7 @@ extension AuditStore {
             if !marks.started {
                 rows = try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY id DESC LIMIT ?", arguments: [initialRows]).reversed()
                 after.lastRejectionID = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM notification_rejection") ?? 0
+                after.firstRejectionID = after.lastRejectionID
                 after.started = true
             } else {
                 rows = try Row.fetchAll(
@@ -108,13 +109,18 @@ extension AuditStore {
                     sql: "SELECT * FROM notification WHERE id > ? OR (deliveries > 1 AND last_received_at >= ?) ORDER BY id",
                     arguments: [marks.lastID, marks.newestDelivery - lookBack])
                 rejectionRows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM notification_rejection WHERE id > ? ORDER BY id", arguments: [marks.lastRejectionID])
+                    db,
+                    sql: "SELECT * FROM notification_rejection WHERE id > ? OR (id > ? AND count > 1 AND at >= ?) ORDER BY id",
+                    arguments: [marks.lastRejectionID, marks.firstRejectionID, marks.newestRejection - NotificationMarks.refusalGrowthWindow])
             }
             for row in rows {
                 after.lastID = max(after.lastID, row["id"])
                 after.newestDelivery = max(after.newestDelivery, row["last_received_at"])
             }
-            for row in rejectionRows { after.lastRejectionID = max(after.lastRejectionID, row["id"]) }
+            for row in rejectionRows {
+                after.lastRejectionID = max(after.lastRejectionID, row["id"])
+                after.newestRejection = max(after.newestRejection, row["at"])
+            }
             return (rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
         }
     }

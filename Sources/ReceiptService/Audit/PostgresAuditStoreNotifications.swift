@@ -180,6 +180,11 @@ extension PostgresAuditStore {
                 r.sql(Self.rejectionColumns)
                 r.sql(" FROM notification_rejection WHERE id > ")
                 r.bind(marks.lastRejectionID)
+                r.sql(" OR (id > ")
+                r.bind(marks.firstRejectionID)
+                r.sql(" AND count > 1 AND at >= ")
+                r.bind(marks.newestRejection - NotificationMarks.refusalGrowthWindow)
+                r.sql(")")
                 if let previous {
                     r.sql(" OR (inserted_xid >= pg_snapshot_xmin(")
                     r.bind(previous)
@@ -202,11 +207,15 @@ extension PostgresAuditStore {
         var after = marks
         after.started = true
         after.lastRejectionID = max(after.lastRejectionID, snapshot.1)
+        if !marks.started { after.firstRejectionID = after.lastRejectionID }
         for row in rows {
             after.lastID = max(after.lastID, row.id)
             after.newestDelivery = max(after.newestDelivery, row.stored.lastReceivedAt.timeIntervalSince1970)
         }
-        for row in rejectionRows { after.lastRejectionID = max(after.lastRejectionID, row.id) }
+        for row in rejectionRows {
+            after.lastRejectionID = max(after.lastRejectionID, row.id)
+            after.newestRejection = max(after.newestRejection, row.record.at.timeIntervalSince1970)
+        }
         remember(after, snapshot.0, in: \.notificationSnapshots)
         return (rows.map(\.stored), rejectionRows.map(\.record), after)
     }
