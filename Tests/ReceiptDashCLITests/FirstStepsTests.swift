@@ -15,22 +15,9 @@ import Testing
     /// Runs `command` through `sh` with only `bin` (holding a `receiptdash` symlink) on `PATH`,
     /// as a user who installed it by linking it into `~/bin` does.
     func shell(_ command: String, bin: URL, in folder: URL) throws -> InspectCommandTests.Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = folder
-        process.environment = ["PATH": bin.path + ":/usr/bin:/bin", "HOME": folder.path, "TERM": "xterm"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return .init(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        try IssueTwentyFourTests.run(
+            ["-c", command], environment: ["PATH": bin.path + ":/usr/bin:/bin", "HOME": folder.path, "TERM": "xterm"], inheriting: false,
+            currentDirectory: folder, executable: URL(fileURLWithPath: "/bin/sh"))
     }
 
     /// `--theme light` is found when `receiptdash` is a symlink found on `PATH` (argv[0] is

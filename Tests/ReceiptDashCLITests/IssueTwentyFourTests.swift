@@ -46,14 +46,16 @@ import Darwin
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Runs the binary with an environment of its own (added to this process's).
-    static func run(_ arguments: [String], environment: [String: String], removing: [String] = [], currentDirectory: URL? = nil) throws
-        -> InspectCommandTests.Run
-    {
+    /// Runs the binary (or `executable`) with an environment of its own: added to this
+    /// process's, or alone when `inheriting` is false.
+    static func run(
+        _ arguments: [String], environment: [String: String], removing: [String] = [], inheriting: Bool = true, currentDirectory: URL? = nil,
+        executable: URL = InspectCommandTests.binary
+    ) throws -> InspectCommandTests.Run {
         let process = Process()
-        process.executableURL = InspectCommandTests.binary
+        process.executableURL = executable
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
+        var env = inheriting ? ProcessInfo.processInfo.environment : [:]
         for name in removing { env[name] = nil }
         env.merge(environment) { _, new in new }
         process.environment = env
