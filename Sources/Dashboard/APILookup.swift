@@ -261,7 +261,8 @@ extension DashboardView {
             lines.append(("Apple: subscription \(original) is \(status) (status \(status.rawValue))", Style(status == .active ? .ok : .text)))
         }
         if r.refunds.isEmpty {
-            lines.append(("Refunds: none", Style(.muted)))
+            // Not after a failure: Apple was not asked, or did not answer.
+            if r.failure == nil { lines.append(("Refunds: none", Style(.muted))) }
         } else {
             lines.append(("Refunds (\(r.refunds.count)): " + r.refunds.joined(separator: ", "), Style(.warning, bold: true)))
         }

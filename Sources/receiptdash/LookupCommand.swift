@@ -150,23 +150,9 @@ struct Lookup: AsyncParsableCommand {
             out.newline()
             out.flush()
         case .text:
-            print(Self.withoutRefundsWhenFailed(LookupText.render(result), result), terminator: "")
+            print(LookupText.render(result), terminator: "")
             if let failure = result.failure { Standard.error("receiptdash: \(failure.reason)") }
         }
-    }
-
-    /// A failed look-up says nothing about refunds: "Refunds: none" would read as "Apple says
-    /// none" when Apple was never asked (or did not answer). Refunds found before the failure
-    /// stay.
-    static func withoutRefundsWhenFailed(_ text: String, _ result: CustomerLookupResult) -> String {
-        guard result.failure != nil, result.refunds.isEmpty else { return text }
-        var lines = text.components(separatedBy: "\n")
-        if let index = lines.firstIndex(of: "Refunds: none") {
-            lines.remove(at: index)
-            // The blank line that set it apart.
-            if index > 0, lines[index - 1].isEmpty { lines.remove(at: index - 1) }
-        }
-        return lines.joined(separator: "\n")
     }
 
     private func writeError(code: String, message: String) {

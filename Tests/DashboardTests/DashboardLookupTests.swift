@@ -303,7 +303,7 @@ import TerminalUI
             DashboardView.lookupLines(result).map(\.0) == [
                 "Look-up failed (unauthorized): \(reason)",
                 "Trust: no signed items came back",
-                "Refunds: none",
+                // No "Refunds: none": Apple did not answer, so nothing is known of refunds.
                 "Requests (1):",
                 "  look-up-order-id Production: HTTP 401, 30 ms",
             ])

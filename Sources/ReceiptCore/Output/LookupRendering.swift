@@ -164,8 +164,12 @@ public enum LookupText {
             }
         }
         for note in result.notes { lines.append("note: " + SafeText.escaped(note)) }
-        lines.append("")
-        lines.append(result.refunds.isEmpty ? "Refunds: none" : "Refunds: " + result.refunds.map(SafeText.escaped).joined(separator: ", "))
+        // A failed look-up says nothing about refunds it found none of: "Refunds: none" would
+        // read as Apple's answer when Apple was never asked (or did not answer).
+        if !(result.refunds.isEmpty && result.failure != nil) {
+            lines.append("")
+            lines.append(result.refunds.isEmpty ? "Refunds: none" : "Refunds: " + result.refunds.map(SafeText.escaped).joined(separator: ", "))
+        }
         if !result.renewals.isEmpty {
             lines.append("")
             lines.append("Renewal preferences")
