@@ -111,6 +111,8 @@ public final class TerminalKeyReader {
         if !pushedBack.isEmpty { return pushedBack.removeFirst() }
         if interruption != nil { return nil }
         let start = milliseconds >= 0 ? input.monotonicMilliseconds() : 0
+        /// What is left of `milliseconds` (-1: no limit).
+        func remaining() -> Int { milliseconds < 0 ? -1 : max(0, milliseconds - (input.monotonicMilliseconds() - start)) }
         var saidReadable = false
         var stoppedInBackground = false
         while true {
@@ -129,9 +131,7 @@ public final class TerminalKeyReader {
                     interruption = input.pendingSignal() ?? SIGHUP
                     return nil
                 }
-                var remaining = -1
-                if milliseconds >= 0 { remaining = max(0, milliseconds - (input.monotonicMilliseconds() - start)) }
-                switch input.wait(milliseconds: remaining) {
+                switch input.wait(milliseconds: remaining()) {
                 case .timedOut: return nil
                 case .interrupted: continue
                 case .hungUp: inputEnded = true
@@ -156,10 +156,8 @@ public final class TerminalKeyReader {
                 interruption = SIGHUP
                 return nil
             }
-            var remaining = -1
-            if milliseconds >= 0 { remaining = max(0, milliseconds - (input.monotonicMilliseconds() - start)) }
             saidReadable = false
-            switch input.wait(milliseconds: remaining) {
+            switch input.wait(milliseconds: remaining()) {
             case .timedOut: return nil
             case .interrupted: continue
             case .readable: saidReadable = true

@@ -34,12 +34,7 @@ struct DatabaseCommand: AsyncParsableCommand {
         /// What the open did: `created X at schema v6`, `migrated X from v3 to v6`, or `X is at
         /// the current schema (v6)`.
         static func report(_ store: any AuditBackend) -> String {
-            let (all, applied): ([String], [String]) =
-                switch store {
-                case let sqlite as AuditStore: (AuditStore.schemaVersions, sqlite.migrationsApplied)
-                case let postgres as PostgresAuditStore: (PostgresAuditStore.schemaVersions, postgres.migrationsApplied)
-                default: ([], [])
-                }
+            let (all, applied) = (store.schemaVersions, store.migrationsApplied)
             // The schema's versions are the shared v1, v2, …; PostgreSQL adds migrations of its
             // own (pg1-follow), which are applied with them but are not versions.
             func isVersion(_ name: String) -> Bool { name.hasPrefix("v") && name.dropFirst().allSatisfy(\.isNumber) }

@@ -12,6 +12,10 @@ import ReceiptCore
 public protocol AuditBackend: AnyObject, Sendable {
     /// Where the trail lives, as it may be shown: a path, or a URL with its password masked.
     var location: String { get }
+    /// The migrations this open applied, in order (empty when it was at the current schema).
+    var migrationsApplied: [String] { get }
+    /// Every migration's name, oldest first: the last is the current schema.
+    var schemaVersions: [String] { get }
 
     // MARK: Receipts, sightings, verification
 

@@ -16,7 +16,7 @@ public final class AuditStore: AuditBackend {
     /// The migrations this open applied (empty when the file was at the current schema), in order.
     public let migrationsApplied: [String]
     /// Every migration's name, oldest first: the last is the current schema.
-    public static var schemaVersions: [String] { migrator.migrations }
+    public var schemaVersions: [String] { Self.migrator.migrations }
 
     /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
     public static func defaultPath(environment: [String: String]) -> String {

@@ -52,7 +52,7 @@ public final class PostgresAuditStore: AuditBackend {
     /// The migrations this open applied (empty when the database was at the current schema).
     public var migrationsApplied: [String] { applied.withLock { $0 } }
     /// Every migration's name, oldest first: the last is the current schema.
-    public static var schemaVersions: [String] { PostgresAuditSchema.names }
+    public var schemaVersions: [String] { PostgresAuditSchema.names }
 
     struct State {
         /// The pool now in use, the task running it, and how many pools came before it.
