@@ -8,7 +8,8 @@ let package = Package(
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         // For the fuzz package's receiver target.
-        .library(name: "ReceiptService", targets: ["ReceiptService"]),
+        .library(name: "NotificationReceiver", targets: ["NotificationReceiver"]),
+        .library(name: "AuditStore", targets: ["AuditStore"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
     dependencies: [
@@ -35,6 +36,9 @@ let package = Package(
     targets: [
         // The one sanitiser for untrusted text; depends on nothing.
         .target(name: "UntrustedText"),
+        // The one retry engine (budget, backoff, jitter, Retry-After, give-up words) and the
+        // injected time it waits on: clients and stores retry through it.
+        .target(name: "RetryEngine"),
         .target(
             name: "ReceiptCore",
             dependencies: [
@@ -46,42 +50,103 @@ let package = Package(
             ],
             resources: [.copy("Resources/Demo"), .copy("Resources/Roots")]
         ),
+        // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
+        // engine over them and their metrics.
         .target(
-            name: "ReceiptService",
+            name: "AppStoreClients",
             dependencies: [
                 "ReceiptCore",
+                "RetryEngine",
                 "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // The audit trail's interface and record types (receipts and notifications) and its
+        // SQLite store.
+        .target(
+            name: "AuditStore",
+            dependencies: [
+                "ReceiptCore",
+                "UntrustedText",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The audit trail on a team's PostgreSQL.
+        .target(
+            name: "AuditStorePostgres",
+            dependencies: [
+                "AuditStore",
+                "ReceiptCore",
+                "RetryEngine",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            // Swift 6.3.1's CopyPropagation pass crashes the release build on this store's
+            // write closures ("Found ownership error?!"): that one pass is left out here.
+            swiftSettings: [.unsafeFlags(["-Xllvm", "-sil-disable-pass=copy-propagation"])]
+        ),
+        // Opens the audit trail a `--db` names, on either store.
+        .target(name: "AuditTrail", dependencies: ["AuditStore", "AuditStorePostgres"]),
+        // The App Store Server Notifications V2 receiver: HTTP, policy, metrics; it writes
+        // through AuditStore's `NotificationSink`.
+        .target(
+            name: "NotificationReceiver",
+            dependencies: [
+                "AuditStore",
+                "ReceiptCore",
+                "UntrustedText",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-            ],
-            // Swift 6.3.1's CopyPropagation pass crashes the release build on the PostgreSQL
-            // store's write closures ("Found ownership error?!"): that one pass is left out here.
-            swiftSettings: [.unsafeFlags(["-Xllvm", "-sil-disable-pass=copy-propagation"])]
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // `watch`: sources followed, ingested into the audit trail, verified with Apple.
+        .target(
+            name: "ReceiptWatch",
+            dependencies: [
+                "AppStoreClients",
+                "AuditStore",
+                "ReceiptCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The benchmarks `receiptdash bench` runs.
+        .target(
+            name: "ReceiptBenchmarks",
+            dependencies: [
+                "AppStoreClients",
+                "ReceiptCore",
+                "ReceiptSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(
             name: "ReceiptSimulator",
             dependencies: [
                 "ReceiptCore",
-                "ReceiptService",
+                "RetryEngine",
                 "UntrustedText",
                 // The notification sender (POSTs to a receiver as Apple does).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,18 +165,38 @@ let package = Package(
         .target(name: "CWindowSignal"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
+        // The dashboard's ports served by the real clients, stores, receiver and watch loop.
+        .target(
+            name: "DashboardLive",
+            dependencies: [
+                "AppStoreClients", "AuditStore", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "receiptdash",
             dependencies: [
+                "AppStoreClients",
+                "AuditStore",
+                "AuditTrail",
+                "NotificationReceiver",
+                "ReceiptBenchmarks",
                 "ReceiptCore",
-                "ReceiptService",
                 "ReceiptSimulator",
+                "ReceiptWatch",
+                "RetryEngine",
                 "Dashboard",
+                "DashboardLive",
                 "UntrustedText",
                 "TerminalUI",
                 "TerminalNcurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .testTarget(
@@ -126,27 +211,86 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(
-            name: "ReceiptServiceTests",
+        // What the service-side test targets share: fixtures, a scripted HTTP server, test TLS
+        // and credentials, a test clock.
+        .target(
+            name: "ServiceTestSupport",
             dependencies: [
-                "ReceiptService", "ReceiptCore", "ReceiptSimulator",
+                "AppStoreClients", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Tests/ServiceTestSupport",
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "AppStoreClientsTests",
+            dependencies: [
+                "AppStoreClients", "RetryEngine", "AuditStore", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
+            name: "AuditStoreTests",
+            dependencies: [
+                "AppStoreClients", "RetryEngine", "AuditStore", "AuditStorePostgres", "AuditTrail", "NotificationReceiver", "ReceiptCore",
+                "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
+            name: "NotificationReceiverTests",
+            dependencies: [
+                "AppStoreClients", "RetryEngine", "AuditStore", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            // Read through #filePath, like ReceiptCoreTests' fixtures.
-            exclude: ["Fixtures"]
+            ]
         ),
+        .testTarget(
+            name: "ReceiptSimulatorTests",
+            dependencies: [
+                "AppStoreClients", "RetryEngine", "AuditStore", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
             dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"],
@@ -155,7 +299,8 @@ let package = Package(
         .testTarget(
             name: "ReceiptDashCLITests",
             dependencies: [
-                "receiptdash", "ReceiptService", "ReceiptSimulator", .product(name: "GRDB", package: "GRDB.swift"),
+                "receiptdash", "AppStoreClients", "AuditStore", "AuditTrail", "ReceiptCore", "ReceiptSimulator",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -5,7 +5,8 @@ import PackageDescription
 
 let core: Target.Dependency = .product(name: "ReceiptCore", package: "receiptdash")
 let terminal: Target.Dependency = .product(name: "TerminalUI", package: "receiptdash")
-let service: Target.Dependency = .product(name: "ReceiptService", package: "receiptdash")
+let receiver: Target.Dependency = .product(name: "NotificationReceiver", package: "receiptdash")
+let audit: Target.Dependency = .product(name: "AuditStore", package: "receiptdash")
 
 let package = Package(
     name: "receiptdash-fuzz",
@@ -27,7 +28,7 @@ let package = Package(
         .executableTarget(name: "fuzz-jws-trust", dependencies: [core], path: "Sources/FuzzJWSTrust"),
         // The notification receiver's decision: body bytes → status and stored row (in memory).
         .executableTarget(
-            name: "fuzz-receiver", dependencies: [core, service, .product(name: "Logging", package: "swift-log")],
+            name: "fuzz-receiver", dependencies: [core, receiver, audit, .product(name: "Logging", package: "swift-log")],
             path: "Sources/FuzzReceiver"),
         // The terminal escape-sequence / bracketed-paste parser.
         .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),

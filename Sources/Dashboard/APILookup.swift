@@ -14,7 +14,7 @@ public enum LookupEvent: Sendable, Hashable {
 }
 
 /// Looks a customer up through the App Store Server API. The executable plugs the
-/// ReceiptService `CustomerLookupService` in; tests plug in prepared answers.
+/// AppStoreClients' `CustomerLookupService` in; tests plug in prepared answers.
 public protocol CustomerLookingUp: Sendable {
     /// Answers `query`, reporting progress through `onEvent` (from any thread) as it goes.
     func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult

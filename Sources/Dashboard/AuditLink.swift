@@ -45,7 +45,7 @@ public struct AuditLinkError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 /// The dashboard's link to the audit database (the executable implements it with the
-/// ReceiptService store, so the dashboard itself stays free of SQL and networking).
+/// AuditStore store, so the dashboard itself stays free of SQL and networking).
 public protocol AuditLink: Sendable {
     /// Records an input the dashboard loaded; returns its row id.
     func record(source: String, bytes: [UInt8], decoded: DecodedInput) async -> Int64?

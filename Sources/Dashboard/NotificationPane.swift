@@ -40,7 +40,7 @@ public enum NotificationFeedEvent: Sendable, Hashable {
 }
 
 /// A source of notifications the UI loop polls on each pass (the executable implements it
-/// with the ReceiptService receiver and store, so the dashboard stays free of SQL and sockets).
+/// with the NotificationReceiver and AuditStore modules, so the dashboard stays free of SQL and sockets).
 public protocol NotificationFeed: Sendable {
     /// What arrived since the last poll.
     func poll() async -> [NotificationFeedEvent]

@@ -21,7 +21,7 @@ public struct OnlineRequest: Sendable, Hashable {
 public typealias OnlineAttempt = VerificationAttempt
 
 /// What verification reports while it works. The dashboard does no networking itself: the
-/// executable plugs a verifier (the ReceiptService batch engine) in through ``OnlineVerifying``.
+/// executable plugs a verifier (the AppStoreClients batch engine) in through ``OnlineVerifying``.
 /// Reasons and failures are typed (ReceiptCore's verification model); words are rendered here.
 public enum OnlineEvent: Sendable {
     case queued(itemID: Int)

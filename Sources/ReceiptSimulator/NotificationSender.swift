@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ReceiptCore
-import ReceiptService
+import RetryEngine
 import Synchronization
 import UntrustedText
 
@@ -352,7 +353,7 @@ public final class NotificationSender: Sendable {
     public func send(_ notifications: [OutgoingNotification], progress: (@Sendable (SenderProgress) -> Void)? = nil) async
         -> SenderReport
     {
-        let tally = SenderState(
+        let tally = NIOLockedValueBox(
             Tally(
                 deliveries: notifications.map { NotificationDelivery(notificationUUID: $0.notificationUUID, environment: $0.environment, attempts: []) },
                 progress: SenderProgress(total: notifications.count, started: 0, acknowledged: 0, failed: 0, waitingToRetry: 0, attempts: 0)))
@@ -376,7 +377,7 @@ public final class NotificationSender: Sendable {
             }
         }
         let end = ContinuousClock.now
-        return tally.withLock { t in
+        return tally.withLockedValue { t in
             let latencies = t.latencies.sorted()
             func percentile(_ p: Double) -> Double? {
                 guard !latencies.isEmpty else { return nil }
@@ -403,7 +404,7 @@ public final class NotificationSender: Sendable {
 
     /// Every attempt of one notification; holds a slot only while a request is in flight.
     private func deliver(
-        _ notification: OutgoingNotification, index: Int, slots: Slots, tally: SenderState<Tally>, started: ContinuousClock.Instant,
+        _ notification: OutgoingNotification, index: Int, slots: Slots, tally: NIOLockedValueBox<Tally>, started: ContinuousClock.Instant,
         progress: (@Sendable (SenderProgress) -> Void)?
     ) async {
         let schedule = notification.environment == .sandbox ? [] : configuration.retrySchedule.delays
@@ -413,7 +414,7 @@ public final class NotificationSender: Sendable {
             slots.release()
             onAttempt(notification, attempt)
             let retryAfter: Double? = attempt.result == .success || number > schedule.count ? nil : schedule[number - 1]
-            let snapshot = tally.withLock { t -> SenderProgress in
+            let snapshot = tally.withLockedValue { t -> SenderProgress in
                 t.deliveries[index].attempts.append(attempt)
                 t.progress.attempts += 1
                 if attempt.httpStatus != nil { t.latencies.append(attempt.latency) }
@@ -438,7 +439,7 @@ public final class NotificationSender: Sendable {
             do {
                 try await configuration.clock.sleep(retryAfter)
             } catch {
-                tally.withLock { t in
+                tally.withLockedValue { t in
                     t.progress.waitingToRetry -= 1
                     t.progress.failed += 1
                 }
@@ -508,20 +509,6 @@ public final class NotificationSender: Sendable {
         default:
             return .other
         }
-    }
-}
-
-/// A value behind a `Mutex`, shareable by reference (a `Mutex` cannot be captured by an
-/// escaping closure).
-final class SenderState<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
-        mutex.withLock { body(&$0) }
     }
 }
 

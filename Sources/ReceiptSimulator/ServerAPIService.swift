@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import ReceiptCore
-import ReceiptService
+import RetryEngine
 import Synchronization
 
 /// A fault the API simulator injects, as Apple's service shows them in bad hours.

@@ -1,6 +1,5 @@
 import Foundation
 import ReceiptCore
-import ReceiptService
 
 /// What a local verifyReceipt answers for a request, as Apple would: the pure part of the
 /// simulator, testable without a socket.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import ReceiptService
+import ReceiptCore
 import X509
 
 #if canImport(Glibc)

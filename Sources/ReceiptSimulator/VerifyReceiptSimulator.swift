@@ -4,7 +4,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ReceiptCore
-import ReceiptService
 import Synchronization
 
 /// A fault the simulator can inject, as Apple's service shows them in bad hours.

@@ -1,7 +1,7 @@
+import AppStoreClients
 import ArgumentParser
 import Foundation
 import ReceiptCore
-import ReceiptService
 
 /// The options every command that talks to the App Store Server API takes: credentials (flags,
 /// else the environment), hosts and test-data anchors. Extra TLS roots (`--ca-file`) are the

@@ -1,8 +1,9 @@
+import AppStoreClients
 import ArgumentParser
-import Foundation
 import Dashboard
+import Foundation
+import ReceiptBenchmarks
 import ReceiptCore
-import ReceiptService
 import ReceiptSimulator
 
 struct Bench: AsyncParsableCommand {

@@ -1,8 +1,11 @@
 import ArgumentParser
+import AuditStore
+import AppStoreClients
 import Dashboard
+import DashboardLive
 import Foundation
+import NotificationReceiver
 import ReceiptCore
-import ReceiptService
 import TerminalNcurses
 import TerminalUI
 
@@ -189,7 +192,7 @@ struct Dash: AsyncParsableCommand {
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let lookup: ServiceLookup?
-        switch ServiceLookup.make(api, caFile: online.caFile, at: state.now, store: follow ? nil : backend) {
+        switch serviceLookup(api, caFile: online.caFile, at: state.now, store: follow ? nil : backend) {
         case .success(let made):
             lookup = made
         case .failure(let error):
@@ -222,5 +225,23 @@ struct Keys: ParsableCommand {
 
     func run() throws {
         print(KeyMap.markdown)
+    }
+}
+
+extension Dash {
+    /// The look-up the options describe, or why there is none (missing credentials, an
+    /// unreadable key or root): the dashboard starts all the same and `l` says it.
+    func serviceLookup(_ api: APIOptions, caFile: String?, at instant: Date, store: (any AuditBackend)?) -> Result<ServiceLookup, APIOptionsError> {
+        do {
+            let anchors = try api.trustAnchors()
+            let credentials = try api.credentials()
+            let client = try api.makeClient(credentials, caFile: caFile)
+            let pipeline = ReceiptPipeline(at: instant, evaluator: TrustEvaluator(anchors: anchors))
+            return .success(ServiceLookup(service: CustomerLookupService(client: client, pipeline: pipeline), store: store))
+        } catch let error as APIOptionsError {
+            return .failure(error)
+        } catch {
+            return .failure(APIOptionsError("\(error)"))
+        }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
+import AuditStore
+import AuditTrail
 import Foundation
-import ReceiptService
 
 /// `receiptdash db`: set up a team's audit database and move a trail into it.
 struct DatabaseCommand: AsyncParsableCommand {

@@ -1,7 +1,8 @@
 import ArgumentParser
+import AuditStore
+import AuditTrail
 import Foundation
 import ReceiptCore
-import ReceiptService
 import UntrustedText
 
 /// Where the audit database is.

@@ -1,7 +1,8 @@
+import AuditStore
 import Foundation
 import ReceiptCore
-import ReceiptService
 import ReceiptSimulator
+import ReceiptWatch
 
 extension Bench {
     /// A log of `lines` lines, one in ten holding a raw receipt, one in ten a receipt-data body,

@@ -1,7 +1,9 @@
+import AppStoreClients
 import ArgumentParser
+import AuditStore
+import AuditTrail
 import Foundation
 import ReceiptCore
-import ReceiptService
 
 extension APIEnvironmentSelection: ExpressibleByArgument {}
 
@@ -114,13 +116,7 @@ struct Lookup: AsyncParsableCommand {
     }
 
     /// How the look-up is named in the audit store and the dashboard.
-    static func name(_ query: LookupQuery) -> String {
-        switch query {
-        case .orderID(let id): "lookup order \(id)"
-        case .transactionID(let id): "lookup transaction \(id)"
-        case .receipt(let source, let id, _): "lookup transaction \(id) from \(source)"
-        }
-    }
+    static func name(_ query: LookupQuery) -> String { query.auditSource }
 
     /// The query: the id given, or a receipt's newest transaction id after our own decode and
     /// trust check.

@@ -1,7 +1,8 @@
 import ArgumentParser
+import AuditStore
+import AuditTrail
 import Foundation
 import ReceiptCore
-import ReceiptService
 
 extension APIEnvironment: ExpressibleByArgument {
     public init?(argument: String) {

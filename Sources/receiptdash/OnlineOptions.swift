@@ -1,7 +1,7 @@
+import AppStoreClients
 import ArgumentParser
 import Foundation
 import ReceiptCore
-import ReceiptService
 
 /// The options every command that talks to verifyReceipt takes (`verify`, `watch`, the dashboard).
 struct OnlineOptions: ParsableArguments {

@@ -1,10 +1,12 @@
+import AppStoreClients
 import ArgumentParser
+import AuditStore
 import Foundation
 import Logging
+import NotificationReceiver
 import ReceiptCore
-import ReceiptService
-import UntrustedText
 import Synchronization
+import UntrustedText
 
 /// `receiptdash receive`: the App Store Server Notifications endpoint.
 struct Receive: AsyncParsableCommand {

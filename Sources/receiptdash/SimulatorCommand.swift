@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import ReceiptCore
-import ReceiptService
 import ReceiptSimulator
 import UntrustedText
 
@@ -268,18 +268,18 @@ struct Simulator: AsyncParsableCommand {
         let rate = notificationRate > 0 ? "\(notificationRate)/s" : "as fast as possible (\(notificationConcurrency) in flight)"
         Self.line(
             "sending \(notifications.count) notifications to \(SafeText.escaped(url)) at \(rate), retries \(schedule) (production only), signed in advance")
-        let latest = Locked<SenderProgress?>(nil)
+        let latest = NIOLockedValueBox<SenderProgress?>(nil)
         let progress = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
                 if Task.isCancelled { break }
-                if let p = latest.withLock({ $0 }) {
+                if let p = latest.withLockedValue({ $0 }) {
                     Standard.error(
                         "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts")
                 }
             }
         }
-        let report = await sender.send(notifications) { p in latest.withLock { $0 = p } }
+        let report = await sender.send(notifications) { p in latest.withLockedValue { $0 = p } }
         progress.cancel()
         await sender.shutdown()
         Self.line(report.summary.line)

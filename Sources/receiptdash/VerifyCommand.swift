@@ -1,7 +1,9 @@
+import AppStoreClients
 import ArgumentParser
+import AuditStore
 import Foundation
 import ReceiptCore
-import ReceiptService
+import ReceiptWatch
 import Synchronization
 import UntrustedText
 
@@ -131,7 +133,7 @@ struct Verify: AsyncParsableCommand {
             // One write for the decoded inputs, one per input sent as it is, then one marking
             // them pending.
             let decoded = accepted.filter { $0.decoded != nil }
-            let recorded = try await audited("recording \(decoded.count) inputs") {
+            let recorded = try await audited("recording \(decoded.count) inputs", in: store) {
                 try await store.record(
                     decoded.compactMap { a in
                         a.decoded.map { AuditIngest(decoded: $0, bytes: a.bytes, kind: a.kind, source: a.source, seenAt: Date()) }
@@ -139,11 +141,11 @@ struct Verify: AsyncParsableCommand {
             }
             var ids = Dictionary(uniqueKeysWithValues: zip(decoded.map(\.row), recorded.map(\.id)))
             for a in accepted where a.decoded == nil {
-                ids[a.row] = try await audited("recording \(a.source)") {
+                ids[a.row] = try await audited("recording \(a.source)", in: store) {
                     try await store.recordUndecodable(bytes: a.bytes, receiptData: a.receiptData, kind: a.kind, source: a.source, seenAt: Date()).id
                 }
             }
-            try await audited("marking \(accepted.count) inputs pending") {
+            try await audited("marking \(accepted.count) inputs pending", in: store) {
                 try await store.markPending(accepted.compactMap { ids[$0.row] }, again: true)
             }
             items = accepted.compactMap { a in ids[a.row].map { BatchItem(id: Int($0), source: a.source, receiptData: a.receiptData) } }

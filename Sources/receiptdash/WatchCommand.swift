@@ -1,7 +1,10 @@
+import AppStoreClients
 import ArgumentParser
+import AuditStore
 import Foundation
+import NIOConcurrencyHelpers
 import ReceiptCore
-import ReceiptService
+import ReceiptWatch
 import Synchronization
 import UntrustedText
 
@@ -76,7 +79,7 @@ struct Watch: AsyncParsableCommand {
         let (stream, continuation) = AsyncStream<BatchItem>.makeStream()
         var verification: Task<AuditedSummary, Never>?
         var client: VerifyReceiptClient?
-        let auditFailure = Locked<AuditError?>(nil)
+        let auditFailure = NIOLockedValueBox<AuditError?>(nil)
         if verify {
             let made = try online.makeClient()
             client = made
@@ -95,7 +98,7 @@ struct Watch: AsyncParsableCommand {
                     },
                     onAuditError: { error in
                         log(error.reason)
-                        auditFailure.withLock { if $0 == nil { $0 = error } }
+                        auditFailure.withLockedValue { if $0 == nil { $0 = error } }
                     })
             }
             for (id, data) in try await store.pending() {
@@ -105,7 +108,7 @@ struct Watch: AsyncParsableCommand {
         func enqueue(_ recorded: [AuditRecorded]) async throws {
             guard verify else { return }
             let fresh = recorded.filter { $0.isNew && $0.receiptData != nil }
-            try await audited("marking \(fresh.count) receipts pending") { try await store.markPending(fresh.map(\.id)) }
+            try await audited("marking \(fresh.count) receipts pending", in: store) { try await store.markPending(fresh.map(\.id)) }
             for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
         }
 
@@ -130,7 +133,7 @@ struct Watch: AsyncParsableCommand {
                     }
                 }
                 if !files.isEmpty {
-                    let recorded = try await audited("recording files from \(folder.path)") { try await ingestor.ingest(files: files, kind: .watch, at: now) }
+                    let recorded = try await audited("recording files from \(folder.path)", in: store) { try await ingestor.ingest(files: files, kind: .watch, at: now) }
                     try await enqueue(recorded)
                     log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
                 }
@@ -138,7 +141,7 @@ struct Watch: AsyncParsableCommand {
             for follower in logs where pollFiles {
                 let lines = follower.poll()
                 if !lines.isEmpty {
-                    let recorded = try await audited("recording lines of \(follower.path)") {
+                    let recorded = try await audited("recording lines of \(follower.path)", in: store) {
                         try await ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
                     }
                     try await enqueue(recorded)
@@ -150,14 +153,14 @@ struct Watch: AsyncParsableCommand {
                 let (lines, ended) = stdinLines.drain()
                 stdinDone = ended
                 if !lines.isEmpty {
-                    let recorded = try await audited("recording lines of standard input") {
+                    let recorded = try await audited("recording lines of standard input", in: store) {
                         try await ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now)
                     }
                     try await enqueue(recorded)
                 }
             }
             let onlyStdin = folders.isEmpty && logs.isEmpty
-            if auditFailure.withLock({ $0 != nil }) { break }
+            if auditFailure.withLockedValue({ $0 != nil }) { break }
             if stdinLines == nil || stdinDone {
                 if once || (onlyStdin && stdinDone) { break }
             }
@@ -171,30 +174,17 @@ struct Watch: AsyncParsableCommand {
         try? await client?.shutdown()
         let c = ingestor.counts
         log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
-        if let failure = auditFailure.withLock({ $0 }) { throw failure }
+        if let failure = auditFailure.withLockedValue({ $0 }) { throw failure }
     }
 }
 
 /// Runs a write to the audit database; its failure becomes an ``AuditError`` that names what
 /// was being written (the command then exits non-zero with it).
-func audited<T>(_ what: String, _ body: () async throws -> T) async throws(AuditError) -> T {
+func audited<T>(_ what: String, in store: any AuditBackend, _ body: () async throws -> T) async throws(AuditError) -> T {
     do {
         return try await body()
     } catch {
-        throw AuditError(.writeFailed, doing: SafeText.escaped(what), error)
-    }
-}
-
-/// A value behind a `Mutex`, shareable between tasks.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T {
-        mutex.withLock { body(&$0) }
+        throw AuditError(.writeFailed, doing: SafeText.escaped(what), error, in: store)
     }
 }
 

@@ -1,6 +1,6 @@
+import AuditStore
 import Foundation
 import GRDB
-import ReceiptService
 import Testing
 
 /// A write to the audit database that fails is never dropped: `verify --db` and

@@ -1,7 +1,7 @@
+@testable import AuditStore
 import Crypto
 import Foundation
 import GRDB
-@testable import ReceiptService
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
+import AuditStore
 import Foundation
-import ReceiptService
 import Testing
 
 /// `receiptdash notifications` on a receiver's database: the list in json, csv and text with

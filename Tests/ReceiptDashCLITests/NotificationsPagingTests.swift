@@ -1,5 +1,5 @@
+import AuditStore
 import Foundation
-import ReceiptService
 import Testing
 
 /// `notifications` reads the table a page at a time (1,000 rows by id) and writes as it reads:

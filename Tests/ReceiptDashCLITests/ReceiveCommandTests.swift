@@ -1,8 +1,8 @@
+import AuditStore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import ReceiptService
 import Testing
 
 /// `receiptdash receive` as it runs: prints where it listens, stores a genuine notification
@@ -40,7 +40,7 @@ import Testing
         let token = String(
             decoding: try Data(
                 contentsOf: InspectCommandTests.packageRoot.appendingPathComponent(
-                    "Tests/ReceiptServiceTests/Fixtures/notifications/session-pro_00_DID_RENEW.jws")),
+                    "Tests/ServiceTestSupport/Fixtures/notifications/session-pro_00_DID_RENEW.jws")),
             as: UTF8.self
         ).filter { !$0.isWhitespace }
         var request = URLRequest(url: try #require(URL(string: url)))

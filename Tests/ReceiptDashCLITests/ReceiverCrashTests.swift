@@ -1,5 +1,5 @@
+import AuditStore
 import Foundation
-import ReceiptService
 import ReceiptSimulator
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
+import AuditStore
 import Foundation
-import ReceiptService
 import Testing
 
 /// `receiptdash watch --once` over a folder and a log file: receipts recorded once each,

@@ -235,7 +235,7 @@ kill "$watch_pid" 2>/dev/null
 
 # On-call: a receiver stores App Store Server Notifications; a dashboard follows its database
 # and shows each one as it arrives (genuine Apple-signed notifications, posted as Apple does).
-notes=Tests/ReceiptServiceTests/Fixtures/notifications
+notes=Tests/ServiceTestSupport/Fixtures/notifications
 post() { # file holding a JWS, or - for a raw body on stdin; prints the HTTP status
   if [ "$2" = "-" ]; then body=$(cat); else body="{\"signedPayload\":\"$(tr -d '[:space:]' < "$notes/$2")\"}"; fi
   curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$body" "$1"

@@ -3,11 +3,12 @@
 // hostile client: only the statuses it documents; a 200 stores exactly the one `signedPayload`
 // string of a body that has no other key (or an unsigned V1 body with the shared secret); a
 // refusal stores no notification; the client is told a class of refusal, never the detail.
+import AuditStore
 import Dispatch
 import Foundation
 import Logging
+import NotificationReceiver
 import ReceiptCore
-import ReceiptService
 import Synchronization
 
 /// Keeps the last notification appended, and counts refusals; emptied before each input.

@@ -104,3 +104,14 @@ public struct CustomerLookupResult: Sendable {
         return nil
     }
 }
+
+extension LookupQuery {
+    /// How the audit trail names a look-up's source: "lookup order MQ…", "lookup transaction 2000…".
+    public var auditSource: String {
+        switch self {
+        case .orderID(let id): "lookup order \(id)"
+        case .transactionID(let id): "lookup transaction \(id)"
+        case .receipt(let source, let id, _): "lookup transaction \(id) from \(source)"
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import ReceiptCore
+
+/// The audit trail's one interface, with two implementations: ``AuditStore`` (SQLite, the
+/// embedded default) and ``PostgresAuditStore`` (a team's shared PostgreSQL). Both keep the same
+/// meaning: receipts deduplicated by content hash with each sighting, pending and resume,
+/// verification attempts, purchases, look-ups, and notifications deduplicated on
+/// `notificationUUID` (a redelivery adds to `deliveries`).
+///
+/// Every method may be called from any task. Writes are atomic: a method that records several
+/// rows records all of them or none.
+public protocol AuditBackend: AnyObject, Sendable {
+    /// Where the trail lives, as it may be shown: a path, or a URL with its password masked.
+    var location: String { get }
+    /// The migrations this open applied, in order (empty when it was at the current schema).
+    var migrationsApplied: [String] { get }
+    /// Every migration's name, oldest first: the last is the current schema.
+    var schemaVersions: [String] { get }
+
+    // MARK: Receipts, sightings, verification
+
+    /// Records inputs in one transaction: a new receipt row for unseen content, a sighting
+    /// either way (the same receipt seen twice is one row with two sightings).
+    func record(_ ingests: [AuditIngest]) async throws -> [AuditRecorded]
+    /// Records an input the decoder could not read that is sent as it is.
+    func recordUndecodable(bytes: [UInt8], receiptData: String, kind: AuditSourceKind, source: String?, seenAt: Date) async throws
+        -> AuditRecorded
+    /// Marks receipts as queued for verification before anything is sent.
+    func markPending(_ ids: [Int64], again: Bool) async throws
+    /// Records one verification's attempts and final result in one transaction.
+    func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) async throws
+    /// Receipts queued but not finished, oldest first.
+    func pending() async throws -> [(id: Int64, receiptData: String)]
+    /// Receipts recorded after row `id`, oldest first (a follower's feed).
+    func receipts(after id: Int64, limit: Int) async throws -> [AuditFeedReceipt]
+    /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
+    func results(after time: Double, limit: Int) async throws -> [AuditFeedResult]
+    /// How many attempts each receipt has on record.
+    func attemptsPerReceipt() async throws -> [Int64: Int]
+    /// The stored receipt data of a row, if it has any.
+    func receiptData(_ id: Int64) async throws -> String?
+    /// Receipts by state (`decoded`, `pending`, `done`, `failed`).
+    func counts() async throws -> [String: Int]
+    /// Deletes receipts not seen for `days` days; returns how many.
+    @discardableResult
+    func prune(keepDays days: Int, now: Date) async throws -> Int
+    /// One row per distinct receipt matching the query, newest first.
+    func history(_ query: HistoryQuery) async throws -> [HistoryRow]
+
+    // MARK: Look-ups
+
+    /// Records one App Store Server API look-up with its transactions and requests.
+    func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64
+    /// The requests a look-up made, in order.
+    func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest]
+
+    // MARK: Notifications
+
+    /// Writes a batch of notifications and refusals in one transaction (one fsync, or one
+    /// commit, for all), each item on its own (a savepoint): one bad row cannot fail its
+    /// neighbours. Returns only once the transaction is durable.
+    func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>]
+    /// Every stored notification, oldest first.
+    func notifications() async throws -> [StoredNotification]
+    /// At most `limit` notifications stored after row `id`, by row id: listing commands read
+    /// the table a page at a time instead of whole.
+    func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)]
+    /// Every refused request, oldest first.
+    func rejections() async throws -> [RejectionRecord]
+    /// What changed since `marks`, for a follower (the first call, with empty marks: the
+    /// newest `initialRows` notifications and no old refusals).
+    func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
+        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    /// Whether a write would succeed now (`GET /health`).
+    func isWritable() async -> Bool
+
+    /// Wakes a follower when another writer committed something (PostgreSQL's LISTEN/NOTIFY);
+    /// nil when the backend cannot tell (SQLite: followers look twice a second).
+    func changes() -> AsyncStream<Void>?
+    /// Releases connections.
+    func close() async
+    /// An error this store threw, in words for a person (never a password).
+    func words(for error: any Error) -> String
+}
+
+/// Where an input came from.
+public enum AuditSourceKind: String, Sendable, CaseIterable {
+    case paste, file, watch, stdin
+    /// An App Store Server API look-up.
+    case lookup
+}
+
+/// One input to record.
+public struct AuditIngest: Sendable {
+    public var decoded: DecodedInput
+    public var bytes: [UInt8]
+    public var kind: AuditSourceKind
+    public var source: String?
+    public var seenAt: Date
+
+    public init(decoded: DecodedInput, bytes: [UInt8], kind: AuditSourceKind, source: String?, seenAt: Date) {
+        self.decoded = decoded
+        self.bytes = bytes
+        self.kind = kind
+        self.source = source
+        self.seenAt = seenAt
+    }
+
+    /// What the row is deduplicated on: the hash of what verifyReceipt takes, else of the bytes.
+    package var receiptData: String? { VerifyReceiptData.base64(decoded) }
+    var contentHash: String { AuditStore.contentHash(receiptData.map { Array($0.utf8) } ?? bytes) }
+}
+
+/// The row id of each recorded input and whether it was new.
+public struct AuditRecorded: Sendable, Hashable {
+    public var id: Int64
+    public var isNew: Bool
+    /// What verifyReceipt takes for it, if anything.
+    public var receiptData: String?
+
+    public init(id: Int64, isNew: Bool, receiptData: String?) {
+        self.id = id
+        self.isNew = isNew
+        self.receiptData = receiptData
+    }
+}
+
+/// A receipt row for a follower.
+public struct AuditFeedReceipt: Sendable {
+    public var id: Int64
+    public var receiptData: String?
+    public var source: String?
+
+    public init(id: Int64, receiptData: String?, source: String?) {
+        self.id = id
+        self.receiptData = receiptData
+        self.source = source
+    }
+}
+
+/// A finished verification for a follower.
+public struct AuditFeedResult: Sendable {
+    public var id: Int64
+    public var status: Int?
+    public var environment: String?
+    public var failure: VerificationFailure?
+    public var verifiedAt: Double
+    public var attempts: [VerificationAttempt]
+
+    public init(id: Int64, status: Int?, environment: String?, failure: VerificationFailure?, verifiedAt: Double, attempts: [VerificationAttempt]) {
+        self.id = id
+        self.status = status
+        self.environment = environment
+        self.failure = failure
+        self.verifiedAt = verifiedAt
+        self.attempts = attempts
+    }
+}
+
+/// One request a look-up made, as recorded.
+public struct AuditLookupRequest: Sendable, Hashable {
+    public var endpoint: String
+    public var environment: String
+    public var url: String
+    public var httpStatus: Int?
+    public var apiError: Int?
+
+    public init(endpoint: String, environment: String, url: String, httpStatus: Int?, apiError: Int?) {
+        self.endpoint = endpoint
+        self.environment = environment
+        self.url = url
+        self.httpStatus = httpStatus
+        self.apiError = apiError
+    }
+}
+
+/// One item of a notification batch.
+public enum NotificationWrite: Sendable {
+    case notification(NotificationRecord)
+    /// A refusal's sample row.
+    case rejection(RejectionRecord)
+    /// More refusals of the class, address and minute a sample row stands for.
+    case rejectionCount(sampleKey: String, add: Int)
+    /// Deletes refusal rows older than the date (`--keep-refusals`).
+    case pruneRejections(before: Date)
+}
+
+/// How far a notification follower has read.
+public struct NotificationMarks: Sendable, Hashable {
+    public var started = false
+    public var lastID: Int64 = 0
+    public var lastRejectionID: Int64 = 0
+    public var newestDelivery: Double = 0
+    /// The newest refusal row seen and the last one there when following began: a refusal
+    /// row counts later refusals of its class, address and minute into `count` after it was
+    /// written, so rows since the start with `count > 1` and `at` within
+    /// ``NotificationMarks/refusalGrowthWindow`` of the newest are read again (the dashboard
+    /// adds only their growth).
+    public var newestRejection: Double = 0
+    public var firstRejectionID: Int64 = 0
+    public static let refusalGrowthWindow: Double = 120
+
+    public init() {}
+}
+
+extension AuditBackend {
+    public func receipts(after id: Int64) async throws -> [AuditFeedReceipt] { try await receipts(after: id, limit: 500) }
+    public func results(after time: Double) async throws -> [AuditFeedResult] { try await results(after: time, limit: 500) }
+    public func markPending(_ ids: [Int64]) async throws { try await markPending(ids, again: false) }
+}
+
+/// Schema statements both backends run as they are (their SQL is the same on SQLite and
+/// PostgreSQL).
+package enum AuditSchema {
+    /// v6: a refusal row stands for every refusal of its class (`kind`) from its address in its
+    /// minute (`count`), found again by `sample_key`.
+    package static let v6 = [
+        "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",
+        "ALTER TABLE notification_rejection ADD COLUMN count INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE notification_rejection ADD COLUMN sample_key TEXT",
+        "CREATE INDEX notification_rejection_sample ON notification_rejection(sample_key)",
+    ]
+}

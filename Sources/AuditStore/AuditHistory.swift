@@ -1,0 +1,228 @@
+import Foundation
+import GRDB
+import ReceiptCore
+import UntrustedText
+
+/// What `receiptdash history` looks for.
+public struct HistoryQuery: Sendable, Hashable {
+    public var transactionID: String?
+    public var originalTransactionID: String?
+    public var bundleID: String?
+    public var productID: String?
+    public var status: Int?
+    public var since: Date?
+    public var limit: Int
+
+    public init(
+        transactionID: String? = nil, originalTransactionID: String? = nil, bundleID: String? = nil, productID: String? = nil,
+        status: Int? = nil, since: Date? = nil, limit: Int = 10_000
+    ) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.bundleID = bundleID
+        self.productID = productID
+        self.status = status
+        self.since = since
+        self.limit = limit
+    }
+}
+
+/// One distinct receipt with its sightings and purchases.
+public struct HistoryRow: Sendable, Hashable {
+    /// One time the receipt was ingested: how (paste, file, watch, stdin), from where, when.
+    public struct Sighting: Sendable, Hashable {
+        public var kind: String
+        public var source: String?
+        public var seenAt: Date
+
+        package init(kind: String, source: String?, seenAt: Date) {
+            self.kind = kind
+            self.source = source
+            self.seenAt = seenAt
+        }
+    }
+
+    public var id: Int64
+    public var format: String
+    public var bundleID: String?
+    public var environment: String?
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var sightings: Int
+    public var state: String
+    public var status: Int?
+    /// The purchases, with the fields the store keeps (``PurchaseField/audited``).
+    public var purchases: [Purchase]
+    /// Every sighting, oldest first (`sightings` is their count).
+    public var seen: [Sighting]
+
+    package init(id: Int64, format: String, bundleID: String? = nil, environment: String? = nil, firstSeen: Date, lastSeen: Date, sightings: Int, state: String, status: Int? = nil, purchases: [Purchase], seen: [Sighting]) {
+        self.id = id
+        self.format = format
+        self.bundleID = bundleID
+        self.environment = environment
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.sightings = sightings
+        self.state = state
+        self.status = status
+        self.purchases = purchases
+        self.seen = seen
+    }
+}
+
+extension AuditStore {
+    /// Distinct receipts matching `query`, most recently seen first.
+    public func history(_ query: HistoryQuery) throws -> [HistoryRow] {
+        try database.read { db in
+            var conditions: [String] = []
+            var arguments: [any DatabaseValueConvertible] = []
+            func purchase(_ column: String, _ value: String?) {
+                guard let value else { return }
+                conditions.append("r.id IN (SELECT receipt_id FROM purchase WHERE \(column) = ?)")
+                arguments.append(value)
+            }
+            purchase("transaction_id", query.transactionID)
+            purchase("original_transaction_id", query.originalTransactionID)
+            purchase("product_id", query.productID)
+            if let bundle = query.bundleID {
+                conditions.append("r.bundle_id = ?")
+                arguments.append(bundle)
+            }
+            if let status = query.status {
+                conditions.append("r.status = ?")
+                arguments.append(status)
+            }
+            if let since = query.since {
+                conditions.append("r.last_seen >= ?")
+                arguments.append(since.timeIntervalSince1970)
+            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, r.format, r.bundle_id, r.environment, r.first_seen, r.last_seen, r.state, r.status
+                    FROM receipt r \(whereClause)
+                    ORDER BY r.last_seen DESC, r.id DESC LIMIT ?
+                    """,
+                arguments: StatementArguments(arguments + [query.limit]))
+            // Purchases and sightings of all the rows, a few queries in all rather than two per row.
+            let ids: [Int64] = rows.map { $0["id"] }
+            var purchases: [Int64: [Purchase]] = [:]
+            var seen: [Int64: [HistoryRow.Sighting]] = [:]
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = databaseQuestionMarks(count: chunk.count)
+                for p in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT receipt_id, source, \(Self.auditedColumns)
+                        FROM purchase WHERE receipt_id IN (\(marks)) ORDER BY purchase_date, id
+                        """, arguments: StatementArguments(chunk))
+                {
+                    purchases[p["receipt_id"], default: []].append(Self.purchase(p))
+                }
+                for s in try Row.fetchAll(
+                    db,
+                    sql: "SELECT receipt_id, source_kind, source, seen_at FROM sighting WHERE receipt_id IN (\(marks)) ORDER BY seen_at, id",
+                    arguments: StatementArguments(chunk))
+                {
+                    seen[s["receipt_id"], default: []].append(
+                        HistoryRow.Sighting(kind: s["source_kind"], source: s["source"], seenAt: Date(timeIntervalSince1970: s["seen_at"])))
+                }
+            }
+            return rows.map { row in
+                let id: Int64 = row["id"]
+                return HistoryRow(
+                    id: id, format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
+                    firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
+                    sightings: seen[id]?.count ?? 0, state: row["state"], status: row["status"], purchases: purchases[id] ?? [],
+                    seen: seen[id] ?? [])
+            }
+        }
+    }
+}
+
+extension AuditStore {
+    /// The `purchase` table's columns for ``PurchaseField/audited``: each is named as its field.
+    static let auditedColumns = PurchaseField.audited.map(\.name).joined(separator: ", ")
+
+    /// A purchase from a `purchase` row: text and integers as stored, dates as epoch seconds.
+    static func purchase(_ row: Row) -> Purchase {
+        var purchase = Purchase(source: Purchase.Source(rawValue: row["source"] ?? "") ?? .receiptInApp)
+        for field in PurchaseField.audited {
+            let value: PurchaseField.Value? =
+                switch field.accessor {
+                case .date: (row[field.name] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
+                case .integer, .integer64: (row[field.name] as Int64?).map { .integer($0) }
+                default: (row[field.name] as String?).map { .text($0) }
+                }
+            field.set(value, in: &purchase)
+        }
+        return purchase
+    }
+}
+
+/// `history` output in JSON and CSV.
+public enum HistoryRendering {
+    public static func json(_ rows: [HistoryRow]) -> JSONValue {
+        func date(_ d: Date?) -> JSONValue { d.map { .string(AppleDate.iso8601($0)) } ?? .null }
+        return .array(
+            rows.map { r in
+                .object([
+                    "id": .integer(r.id), "format": .string(r.format), "bundle_id": r.bundleID.map(JSONValue.string) ?? .null,
+                    "environment": r.environment.map(JSONValue.string) ?? .null, "first_seen": date(r.firstSeen),
+                    "last_seen": date(r.lastSeen), "sightings": .integer(Int64(r.sightings)), "state": .string(r.state),
+                    "status": r.status.map { .integer(Int64($0)) } ?? .null,
+                    "seen": .array(
+                        r.seen.map { s in
+                            .object(["kind": .string(s.kind), "source": s.source.map(JSONValue.string) ?? .null, "at": date(s.seenAt)])
+                        }),
+                    "in_app": .array(
+                        r.purchases.map { p in
+                            .object(
+                                Dictionary(
+                                    uniqueKeysWithValues: PurchaseField.audited.map { field in
+                                        (field.name, json(field.value(in: p)))
+                                    }))
+                        }),
+                ])
+            })
+    }
+
+    /// A purchase field's value as JSON (`null` when absent).
+    static func json(_ value: PurchaseField.Value?) -> JSONValue {
+        switch value {
+        case .text(let text)?: .string(text)
+        case .integer(let number)?: .integer(number)
+        case .flag(let flag)?: .bool(flag)
+        case .date(let date)?: .string(AppleDate.iso8601(date))
+        case nil: .null
+        }
+    }
+
+    /// One line per purchase (receipts without purchases get one line), RFC 4180 quoting.
+    public static func csv(_ rows: [HistoryRow]) -> String {
+        let columns = PurchaseField.historyCSV
+        var lines = [
+            "receipt_id,format,bundle_id,environment,first_seen,last_seen,sightings,state,status,"
+                + columns.map(\.name).joined(separator: ",")
+        ]
+        func field(_ s: String?) -> String { s.map(SafeText.csvCell) ?? "" }
+        func date(_ d: Date?) -> String { d.map(AppleDate.iso8601) ?? "" }
+        for r in rows {
+            let head = [
+                String(r.id), field(r.format), field(r.bundleID), field(r.environment), date(r.firstSeen), date(r.lastSeen),
+                String(r.sightings), field(r.state), r.status.map(String.init) ?? "",
+            ]
+            if r.purchases.isEmpty {
+                lines.append((head + columns.map { _ in "" }).joined(separator: ","))
+            }
+            for p in r.purchases {
+                lines.append(
+                    (head + columns.map { field($0.value(in: p)?.text) }).joined(separator: ","))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,573 @@
+import Crypto
+import Foundation
+import GRDB
+import ReceiptCore
+
+/// The durable record of what was seen and what Apple said: every receipt ingested (by content
+/// hash, with each sighting), every verification attempt, the final result, and the decoded
+/// purchases (transaction ids indexed). SQLite through GRDB, in WAL mode, with migrations from
+/// the first version on. The shared secret is never stored: attempts keep the URL only.
+public final class AuditStore: AuditBackend {
+    let database: any DatabaseWriter
+    public let path: String
+    /// Opened with ``init(readOnlyPath:)``: nothing is ever written.
+    let readOnly: Bool
+    public var location: String { path }
+    /// The migrations this open applied (empty when the file was at the current schema), in order.
+    public let migrationsApplied: [String]
+    /// Every migration's name, oldest first: the last is the current schema.
+    public var schemaVersions: [String] { Self.migrator.migrations }
+
+    /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
+    public static func defaultPath(environment: [String: String]) -> String {
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return base + "/receiptdash/audit.sqlite"
+    }
+
+    /// Opens (creating and migrating) the store at `path`.
+    /// - Parameter durable: commit with `synchronous = FULL` (WAL fsynced at every commit), as
+    ///   the notification receiver needs: an acknowledged notification survives a power loss.
+    public init(path: String, durable: Bool = false) throws {
+        self.path = path
+        readOnly = false
+        // The trail holds customers' receipts: owner-only. The file is made here, 0600, before
+        // GRDB opens it (O_CREAT|O_EXCL, then fchmod: no umask change, which is process-wide and
+        // would race other threads' files). SQLite creates the -wal and -shm files with the
+        // mode of the database file (and sets it even against the umask), so they are 0600 too
+        // whenever it recreates them; they are set again after the open all the same. An
+        // existing database keeps the mode its owner gave it. Directories made for it are 0700.
+        let onDisk = !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:")
+        let directory = (path as NSString).deletingLastPathComponent
+        if onDisk, !directory.isEmpty { try FilePermissions.createPrivateDirectory(atPath: directory) }
+        let created = onDisk ? try FilePermissions.createPrivateFile(atPath: path) : false
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        if created { FilePermissions.restrictToOwner([path + "-wal", path + "-shm"]) }
+        // After GRDB's WAL set-up (which sets NORMAL) on the one writer connection.
+        if durable { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
+        let before = try pool.read { try Self.migrator.appliedIdentifiers($0) }
+        try Self.migrator.migrate(pool)
+        migrationsApplied = Self.migrator.migrations.filter { !before.contains($0) }
+        database = pool
+    }
+
+    /// Opens an existing store read-only (a second dashboard following a validator).
+    public init(readOnlyPath path: String) throws {
+        self.path = path
+        readOnly = true
+        migrationsApplied = []
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        database = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// A SQLite or file error in words: SQLite's code and message (`SQLite error 26: file is not a database`),
+    /// without GRDB's statement dump; nil for other errors.
+    public static func words(_ error: any Error) -> String? {
+        if let error = error as? DatabaseError {
+            let message = "SQLite error \(error.resultCode.rawValue)" + (error.message.map { ": \($0)" } ?? "")
+            switch error.resultCode {
+            case .SQLITE_NOTADB: return "\(message): it is not a SQLite database (name the audit database, or a new file)"
+            case .SQLITE_CANTOPEN: return "\(message): check the folder exists and that you may write to it"
+            case .SQLITE_READONLY, .SQLITE_PERM: return "\(message): you may not write to it (check its mode and its folder's)"
+            case .SQLITE_FULL: return "\(message): the disk is full"
+            case .SQLITE_CORRUPT: return "\(message): the file is damaged"
+            default: return message
+            }
+        }
+        if let error = error as? FileCreationError { return error.description }
+        return nil
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE receipt (
+                        id INTEGER PRIMARY KEY,
+                        content_hash TEXT NOT NULL UNIQUE,
+                        format TEXT NOT NULL,
+                        bundle_id TEXT,
+                        environment TEXT,
+                        receipt_data TEXT,
+                        first_seen DOUBLE NOT NULL,
+                        last_seen DOUBLE NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'decoded',
+                        status INTEGER,
+                        status_environment TEXT,
+                        verified_at DOUBLE,
+                        failure TEXT
+                    );
+                    CREATE INDEX receipt_bundle ON receipt(bundle_id);
+                    CREATE INDEX receipt_status ON receipt(status);
+                    CREATE INDEX receipt_state ON receipt(state);
+                    CREATE INDEX receipt_last_seen ON receipt(last_seen);
+                    CREATE TABLE sighting (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        source_kind TEXT NOT NULL,
+                        source TEXT,
+                        seen_at DOUBLE NOT NULL
+                    );
+                    CREATE INDEX sighting_receipt ON sighting(receipt_id);
+                    CREATE TABLE attempt (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        at DOUBLE NOT NULL,
+                        url TEXT NOT NULL,
+                        environment TEXT,
+                        http_status INTEGER,
+                        apple_status INTEGER,
+                        is_retryable INTEGER,
+                        latency_ms DOUBLE,
+                        error TEXT
+                    );
+                    CREATE INDEX attempt_receipt ON attempt(receipt_id);
+                    CREATE TABLE purchase (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        source TEXT,
+                        product_id TEXT,
+                        transaction_id TEXT,
+                        original_transaction_id TEXT,
+                        quantity INTEGER,
+                        purchase_date DOUBLE,
+                        expires_date DOUBLE,
+                        cancellation_date DOUBLE
+                    );
+                    CREATE INDEX purchase_transaction ON purchase(transaction_id);
+                    CREATE INDEX purchase_original ON purchase(original_transaction_id);
+                    CREATE INDEX purchase_product ON purchase(product_id);
+                    CREATE INDEX purchase_receipt ON purchase(receipt_id);
+                    """)
+        }
+        // v2: the typed outcome beside the words: the transport failure's code of each
+        // attempt and the failure code of each receipt (v1 rows are classified once, from
+        // the texts v1 wrote). The v1 columns are still written, so `history` and older
+        // readers see what they saw.
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE attempt ADD COLUMN error_code TEXT;
+                    ALTER TABLE receipt ADD COLUMN failure_code TEXT;
+                    UPDATE attempt SET error_code = CASE
+                        WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
+                        WHEN error LIKE 'TLS failed%' THEN 'tls'
+                        WHEN error LIKE 'timed out%' THEN 'timeout'
+                        WHEN error = 'connection refused' THEN 'refused'
+                        WHEN error = 'the connection was closed without an answer' THEN 'dropped'
+                        WHEN error = 'cancelled' THEN 'cancelled'
+                        WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                        ELSE 'other' END;
+                    UPDATE receipt SET failure_code = CASE
+                        WHEN failure IS NULL THEN NULL
+                        WHEN failure LIKE 'TLS failed%' THEN 'tls'
+                        WHEN failure = 'cancelled' THEN 'cancelled'
+                        WHEN failure LIKE 'HTTP %' THEN 'http'
+                        WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                        WHEN failure = 'could not build the request' THEN 'invalid-request'
+                        ELSE 'retries-exhausted' END;
+                    """)
+        }
+        // v3: App Store Server API look-ups. A look-up is a `receipt` row of format `api`
+        // (its transactions in `purchase`, so `history --transaction-id` finds them) with the
+        // requests it made. No token or key is stored: requests keep the URL only.
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_request (
+                        id INTEGER PRIMARY KEY,
+                        receipt_id INTEGER NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        endpoint TEXT NOT NULL,
+                        environment TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        http_status INTEGER,
+                        api_error INTEGER,
+                        result TEXT NOT NULL,
+                        latency_ms DOUBLE,
+                        retry_after DOUBLE,
+                        wait_seconds DOUBLE
+                    );
+                    CREATE INDEX api_request_receipt ON api_request(receipt_id);
+                    """)
+        }
+        // v4: App Store Server Notifications received (`receiptdash receive`): one row per
+        // notificationUUID (a redelivery counts in `deliveries`), and the requests refused.
+        // In the audit database rather than a file of its own, so one `--db` serves the
+        // receiver, `history` and a following dashboard, and transaction ids join `purchase`.
+        // A refused request keeps at most a short prefix of its body, never a V1 password.
+        migrator.registerMigration("v4") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE notification (
+                        id INTEGER PRIMARY KEY,
+                        notification_uuid TEXT NOT NULL UNIQUE,
+                        version TEXT NOT NULL,
+                        notification_type TEXT,
+                        subtype TEXT,
+                        bundle_id TEXT,
+                        app_apple_id INTEGER,
+                        environment TEXT,
+                        signed_date DOUBLE,
+                        received_at DOUBLE NOT NULL,
+                        last_received_at DOUBLE NOT NULL,
+                        deliveries INTEGER NOT NULL DEFAULT 1,
+                        verdict TEXT NOT NULL,
+                        reason TEXT,
+                        transaction_id TEXT,
+                        original_transaction_id TEXT,
+                        product_id TEXT,
+                        peer TEXT,
+                        signed_payload TEXT
+                    );
+                    CREATE INDEX notification_received ON notification(received_at);
+                    CREATE INDEX notification_type ON notification(notification_type);
+                    CREATE INDEX notification_transaction ON notification(transaction_id);
+                    CREATE INDEX notification_original ON notification(original_transaction_id);
+                    CREATE TABLE notification_rejection (
+                        id INTEGER PRIMARY KEY,
+                        at DOUBLE NOT NULL,
+                        peer TEXT,
+                        reason TEXT NOT NULL,
+                        http_status INTEGER NOT NULL,
+                        body_size INTEGER,
+                        body_prefix TEXT
+                    );
+                    CREATE INDEX notification_rejection_at ON notification_rejection(at);
+                    """)
+        }
+        // v5: a following dashboard asks for the redeliveries since its last look
+        // (`last_received_at`), twice a second: an index rather than a scan of every row.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: "CREATE INDEX notification_last_received ON notification(last_received_at)")
+        }
+        // v6: refusals are sampled, one row per class, address and minute with a count (a
+        // flood is counted in full and stored in a few rows), and pruned by age.
+        migrator.registerMigration("v6") { db in
+            for statement in AuditSchema.v6 { try db.execute(sql: statement) }
+        }
+        return migrator
+    }
+
+    public typealias SourceKind = AuditSourceKind
+    public typealias Ingest = AuditIngest
+    public typealias Recorded = AuditRecorded
+    public typealias FeedReceipt = AuditFeedReceipt
+    public typealias FeedResult = AuditFeedResult
+
+    /// Records one look-up in one transaction: a `receipt` row of format `api` (bundle,
+    /// environment, `done` or `failed` with the failure's code), a sighting named `source`, the
+    /// transactions found and every request made.
+    public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) throws -> Int64 {
+        var out = JSONOutput()
+        LookupJSON.write(result, into: &out)
+        let hash = Self.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let seen = time.timeIntervalSince1970
+        return try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO receipt (content_hash, format, bundle_id, environment, first_seen, last_seen, state, verified_at,
+                                         failure, failure_code)
+                    VALUES (?, 'api', ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    hash, bundleID, result.environment?.rawValue, seen, seen, result.failure == nil ? "done" : "failed", seen,
+                    result.failure?.reason, result.failure?.code.description,
+                ])
+            let id = db.lastInsertedRowID
+            try insertPurchases(db, receipt: id, result.transactions.compactMap(\.transaction))
+            try Self.insertSighting(db, receipt: id, kind: .lookup, source: source, at: seen)
+            for (position, record) in result.records.enumerated() {
+                try db.execute(
+                    sql: """
+                        INSERT INTO api_request (receipt_id, position, endpoint, environment, url, http_status, api_error, result,
+                                                 latency_ms, retry_after, wait_seconds)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        id, position, record.endpoint.rawValue, record.environment.rawValue, record.url, record.httpStatus,
+                        record.apiError?.rawValue, record.result.description, record.latencyMilliseconds,
+                        record.retryAfter?.timeIntervalSince1970, record.waitSeconds,
+                    ])
+            }
+            return id
+        }
+    }
+
+    /// The requests a look-up made, in order: endpoint, environment, URL, HTTP status, API error.
+    public func lookupRequests(_ id: Int64) throws -> [AuditLookupRequest] {
+        try database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT endpoint, environment, url, http_status, api_error FROM api_request WHERE receipt_id = ? ORDER BY position",
+                arguments: [id]
+            ).map {
+                AuditLookupRequest(
+                    endpoint: $0["endpoint"], environment: $0["environment"], url: $0["url"], httpStatus: $0["http_status"],
+                    apiError: $0["api_error"])
+            }
+        }
+    }
+
+    /// Records inputs in one transaction: a new receipt row for unseen content, a sighting
+    /// either way (the same receipt seen twice is one row with two sightings).
+    public func record(_ ingests: [Ingest]) throws -> [Recorded] {
+        try database.write { db in
+            var out: [Recorded] = []
+            for ingest in ingests {
+                let receiptData = ingest.receiptData
+                let hash = ingest.contentHash
+                let seen = ingest.seenAt.timeIntervalSince1970
+                var isNew = false
+                let id: Int64
+                if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM receipt WHERE content_hash = ?", arguments: [hash]) {
+                    id = existing
+                    try db.execute(sql: "UPDATE receipt SET last_seen = MAX(last_seen, ?) WHERE id = ?", arguments: [seen, id])
+                } else {
+                    isNew = true
+                    let d = ingest.decoded
+                    try db.execute(
+                        sql: """
+                            INSERT INTO receipt (content_hash, format, bundle_id, environment, receipt_data, first_seen, last_seen, status)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            hash, d.format.rawValue, d.bundleID, d.environment?.rawValue ?? d.rawEnvironment, receiptData, seen, seen,
+                            d.status,
+                        ])
+                    id = db.lastInsertedRowID
+                    try insertPurchases(db, receipt: id, d.allPurchases)
+                }
+                try Self.insertSighting(db, receipt: id, kind: ingest.kind, source: ingest.source, at: seen)
+                out.append(Recorded(id: id, isNew: isNew, receiptData: receiptData))
+            }
+            return out
+        }
+    }
+
+    /// Records an input the decoder could not read that is sent as it is
+    /// (`verify --send-undecodable`): a receipt row of format `undecodable` holding what was
+    /// sent, and a sighting.
+    public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: SourceKind, source: String?, seenAt: Date) throws -> Recorded {
+        try database.write { db in
+            let hash = Self.contentHash(Array(receiptData.utf8))
+            let seen = seenAt.timeIntervalSince1970
+            var isNew = false
+            let id: Int64
+            if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM receipt WHERE content_hash = ?", arguments: [hash]) {
+                id = existing
+                try db.execute(sql: "UPDATE receipt SET last_seen = MAX(last_seen, ?) WHERE id = ?", arguments: [seen, id])
+            } else {
+                isNew = true
+                try db.execute(
+                    sql: """
+                        INSERT INTO receipt (content_hash, format, receipt_data, first_seen, last_seen)
+                        VALUES (?, 'undecodable', ?, ?, ?)
+                        """,
+                    arguments: [hash, receiptData, seen, seen])
+                id = db.lastInsertedRowID
+            }
+            try Self.insertSighting(db, receipt: id, kind: kind, source: source, at: seen)
+            return Recorded(id: id, isNew: isNew, receiptData: receiptData)
+        }
+    }
+
+    /// One sighting of a recorded input: where it came from and when (seconds since 1970).
+    private static func insertSighting(_ db: Database, receipt id: Int64, kind: SourceKind, source: String?, at seen: Double) throws {
+        try db.execute(
+            sql: "INSERT INTO sighting (receipt_id, source_kind, source, seen_at) VALUES (?, ?, ?, ?)",
+            arguments: [id, kind.rawValue, source, seen])
+    }
+
+    /// The `purchase` table's columns after `receipt_id` and `source`: those of
+    /// ``PurchaseField/audited``, named as the field is (the one table of purchase fields).
+    private static let purchaseInsertSQL: String = {
+        let columns = ["receipt_id", "source"] + PurchaseField.audited.map(\.name)
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        return "INSERT INTO purchase (\(columns.joined(separator: ", "))) VALUES (\(marks))"
+    }()
+
+    func insertPurchases(_ db: Database, receipt id: Int64, _ purchases: [Purchase]) throws {
+        let statement = try db.cachedStatement(sql: Self.purchaseInsertSQL)
+        for p in purchases {
+            var arguments: [(any DatabaseValueConvertible)?] = [id, p.source.rawValue]
+            for field in PurchaseField.audited {
+                switch field.value(in: p) {
+                case nil: arguments.append(nil)
+                case .text(let text)?: arguments.append(text)
+                case .integer(let number)?: arguments.append(number)
+                case .flag(let flag)?: arguments.append(flag)
+                case .date(let date)?: arguments.append(date.timeIntervalSince1970)  // seconds, as the column always held
+                }
+            }
+            try statement.execute(arguments: StatementArguments(arguments))
+        }
+    }
+
+    package static func contentHash(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Marks receipts as queued for verification (before any request is sent), so a batch
+    /// killed half-way leaves them visibly pending.
+    ///
+    /// - Parameter again: also re-queue receipts already verified (an explicit new request).
+    public func markPending(_ ids: [Int64], again: Bool = false) throws {
+        try database.write { db in
+            for id in ids {
+                try db.execute(
+                    sql: "UPDATE receipt SET state = 'pending' WHERE id = ?" + (again ? "" : " AND state != 'done'"), arguments: [id])
+            }
+        }
+    }
+
+    /// Records one verification's attempts and final result in one transaction.
+    public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) throws {
+        try database.write { db in
+            var at = time.timeIntervalSince1970
+            for a in outcome.attempts {
+                try db.execute(
+                    sql: """
+                        INSERT INTO attempt (receipt_id, at, url, environment, http_status, apple_status, is_retryable, latency_ms, error, error_code)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        id, at, a.url, a.endpoint.rawValue, a.httpStatus, a.status, a.isRetryable, a.latencyMilliseconds,
+                        a.transportFailure?.description, a.transportFailure?.code.description,
+                    ])
+                at += 0.000_001
+            }
+            let state = outcome.failure == nil ? "done" : "failed"
+            try db.execute(
+                sql: """
+                    UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ?, failure_code = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    state, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure?.reason,
+                    outcome.failure?.code.description, id,
+                ])
+            if let response = outcome.response {
+                let known = Set(try String.fetchAll(db, sql: "SELECT transaction_id FROM purchase WHERE receipt_id = ? AND transaction_id IS NOT NULL", arguments: [id]))
+                try insertPurchases(db, receipt: id, response.latestReceiptInfo.filter { !known.contains($0.transactionID ?? "") })
+            }
+        }
+    }
+
+    /// Receipts queued but not finished (after a crash or a kill), oldest first.
+    public func pending() throws -> [(id: Int64, receiptData: String)] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, receipt_data FROM receipt WHERE state = 'pending' AND receipt_data IS NOT NULL ORDER BY id")
+                .map { ($0["id"], $0["receipt_data"]) }
+        }
+    }
+
+
+    /// Receipts recorded after row `id`, oldest first.
+    public func receipts(after id: Int64, limit: Int = 500) throws -> [FeedReceipt] {
+        try database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, r.receipt_data, (SELECT source FROM sighting s WHERE s.receipt_id = r.id ORDER BY s.id LIMIT 1) AS source
+                    FROM receipt r WHERE r.id > ? ORDER BY r.id LIMIT ?
+                    """, arguments: [id, limit]
+            ).map { FeedReceipt(id: $0["id"], receiptData: $0["receipt_data"], source: $0["source"]) }
+        }
+    }
+
+    /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
+    public func results(after time: Double, limit: Int = 500) throws -> [FeedResult] {
+        try database.read { db in
+            // A read-only follower may open a database an older writer has not migrated to v2.
+            let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
+            let failureCode = typed ? "failure_code" : "NULL AS failure_code"
+            let errorCode = typed ? "error_code" : "NULL AS error_code"
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, status, status_environment, failure, \(failureCode), verified_at FROM receipt
+                    WHERE verified_at > ? AND state IN ('done', 'failed') ORDER BY verified_at LIMIT ?
+                    """, arguments: [time, limit]
+            ).map { row in
+                let id: Int64 = row["id"]
+                let attempts = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT url, environment, http_status, apple_status, is_retryable, latency_ms, error, \(errorCode)
+                        FROM attempt WHERE receipt_id = ? ORDER BY id
+                        """,
+                    arguments: [id]
+                ).map(Self.attempt)
+                let failure = (row["failure"] as String?).map { reason in
+                    VerificationFailure(
+                        VerificationFailure.Code(storedName: row["failure_code"] ?? "") ?? .retriesExhausted, reason,
+                        last: attempts.last?.result)
+                }
+                return FeedResult(
+                    id: id, status: row["status"], environment: row["status_environment"], failure: failure,
+                    verifiedAt: row["verified_at"], attempts: attempts)
+            }
+        }
+    }
+
+    /// An attempt as recorded: Apple's status, else the transport failure's code, else the
+    /// HTTP status.
+    static func attempt(_ a: Row) -> VerificationAttempt {
+        let result: AttemptResult
+        let httpStatus: Int? = a["http_status"]
+        if let status: Int = a["apple_status"] {
+            result = .apple(status: status, isRetryable: a["is_retryable"])
+        } else if let name: String = a["error_code"] {
+            let code = TransportFailure.Code(storedName: name) ?? .other
+            result = .transport(TransportFailure(code, recordedDescription: a["error"] ?? ""))
+        } else if let httpStatus, httpStatus != 200 {
+            result = .http(status: httpStatus)
+        } else {
+            result = .transport(TransportFailure(.other, detail: a["error"] ?? "no answer"))
+        }
+        return VerificationAttempt(
+            url: a["url"], endpoint: VerifyEndpoint.Kind(rawValue: a["environment"] ?? "") ?? .production, result: result,
+            httpStatus: httpStatus, latencyMilliseconds: a["latency_ms"] ?? 0)
+    }
+
+    /// How many attempts each receipt has on record.
+    public func attemptsPerReceipt() throws -> [Int64: Int] {
+        try database.read { db in
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT receipt_id, COUNT(*) AS n FROM attempt GROUP BY receipt_id").map {
+                    ($0["receipt_id"] as Int64, $0["n"] as Int)
+                })
+        }
+    }
+
+    /// The stored receipt data of a row, if it has any.
+    public func receiptData(_ id: Int64) throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "SELECT receipt_data FROM receipt WHERE id = ?", arguments: [id]) }
+    }
+
+    /// Counts by state.
+    public func counts() throws -> [String: Int] {
+        try database.read { db in
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM receipt GROUP BY state").map {
+                    ($0["state"] as String, $0["n"] as Int)
+                })
+        }
+    }
+
+    /// Deletes receipts not seen for `days` days (their sightings, attempts and purchases go
+    /// with them). Returns how many receipts were removed.
+    @discardableResult
+    public func prune(keepDays days: Int, now: Date) throws -> Int {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM receipt WHERE last_seen < ?", arguments: [now.timeIntervalSince1970 - Double(days) * 86_400])
+            return db.changesCount
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import GRDB
+import ReceiptCore
+
+/// The notification tables of the SQLite trail (migration v4): one row per notificationUUID,
+/// the refused requests, and a follower's view of both.
+extension AuditStore {
+    public func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>] {
+        try await database.write { db in
+            batch.map { item in
+                do {
+                    var outcome = AppendOutcome.stored
+                    try db.inSavepoint {
+                        outcome = try Self.write(item, db)
+                        return .commit
+                    }
+                    return .success(outcome)
+                } catch {
+                    return .failure(NotificationStoreError(.database, "could not store: \(error)"))
+                }
+            }
+        }
+    }
+
+    private static func write(_ item: NotificationWrite, _ db: Database) throws -> AppendOutcome {
+        switch item {
+        case .notification(let r):
+            // A test notification (a --root-ca chain) never shadows a genuine one: a genuine
+            // delivery of the same notificationUUID replaces its row instead of counting as a
+            // redelivery of it.
+            if r.verdict != "test" {
+                try db.execute(
+                    sql: "DELETE FROM notification WHERE notification_uuid = ? AND verdict = 'test'", arguments: [r.notificationUUID])
+            }
+            let deliveries = try Int.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
+                        environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
+                        original_transaction_id, product_id, peer, signed_payload)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(notification_uuid) DO UPDATE SET deliveries = deliveries + 1,
+                        last_received_at = MAX(last_received_at, excluded.last_received_at)
+                    RETURNING deliveries
+                    """,
+                arguments: [
+                    r.notificationUUID, r.version, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
+                    r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970,
+                    r.verdict, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
+                ]) ?? 1
+            return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
+        case .rejection(let r):
+            try db.execute(
+                sql: """
+                    INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    r.at.timeIntervalSince1970, r.peer, r.reason, r.httpStatus, r.bodySize, r.bodyPrefix, r.kind, r.count, r.sampleKey,
+                ])
+            return .stored
+        case .rejectionCount(let key, let add):
+            try db.execute(sql: "UPDATE notification_rejection SET count = count + ? WHERE sample_key = ?", arguments: [add, key])
+            return .stored
+        case .pruneRejections(let before):
+            try db.execute(sql: "DELETE FROM notification_rejection WHERE at < ?", arguments: [before.timeIntervalSince1970])
+            return .stored
+        }
+    }
+
+    public func notifications() throws -> [StoredNotification] {
+        try database.read { db in
+            guard try db.tableExists("notification") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
+        }
+    }
+
+    public func notifications(after id: Int64, limit: Int) throws -> [(id: Int64, notification: StoredNotification)] {
+        try database.read { db in
+            guard try db.tableExists("notification") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit])
+                .map { (id: $0["id"], notification: StoredNotification(row: $0)) }
+        }
+    }
+
+    public func rejections() throws -> [RejectionRecord] {
+        try database.read { db in
+            guard try db.tableExists("notification_rejection") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM notification_rejection ORDER BY at, id").map(RejectionRecord.init(row:))
+        }
+    }
+
+    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) throws
+        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    {
+        try database.read { db in
+            var after = marks
+            guard try db.tableExists("notification") else { return ([], [], after) }
+            var rows: [Row]
+            var rejectionRows: [Row] = []
+            if !marks.started {
+                rows = try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY id DESC LIMIT ?", arguments: [initialRows]).reversed()
+                after.lastRejectionID = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM notification_rejection") ?? 0
+                after.firstRejectionID = after.lastRejectionID
+                after.started = true
+            } else {
+                rows = try Row.fetchAll(
+                    db,
+                    sql: "SELECT * FROM notification WHERE id > ? OR (deliveries > 1 AND last_received_at >= ?) ORDER BY id",
+                    arguments: [marks.lastID, marks.newestDelivery - lookBack])
+                rejectionRows = try Row.fetchAll(
+                    db,
+                    sql: "SELECT * FROM notification_rejection WHERE id > ? OR (id > ? AND count > 1 AND at >= ?) ORDER BY id",
+                    arguments: [marks.lastRejectionID, marks.firstRejectionID, marks.newestRejection - NotificationMarks.refusalGrowthWindow])
+            }
+            for row in rows {
+                after.lastID = max(after.lastID, row["id"])
+                after.newestDelivery = max(after.newestDelivery, row["last_received_at"])
+            }
+            for row in rejectionRows {
+                after.lastRejectionID = max(after.lastRejectionID, row["id"])
+                after.newestRejection = max(after.newestRejection, row["at"])
+            }
+            return (rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
+        }
+    }
+
+    public func isWritable() async -> Bool {
+        guard !readOnly else { return false }
+        do {
+            // BEGIN IMMEDIATE … COMMIT: takes the write lock, writes nothing.
+            try await database.write { _ in }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// SQLite cannot tell another process's commit: followers look twice a second.
+    public func changes() -> AsyncStream<Void>? { nil }
+
+    public func close() async {}
+
+    public func words(for error: any Error) -> String {
+        AuditErrorWords.common(error) ?? Self.words(error) ?? String(describing: error)
+    }
+
+    /// The synchronous mode of the writer connection (2 is FULL).
+    func synchronousMode() throws -> Int {
+        try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
+    }
+}
+
+extension StoredNotification {
+    init(row: Row) {
+        self.init(
+            record: NotificationRecord(
+                notificationUUID: row["notification_uuid"], version: row["version"], notificationType: row["notification_type"],
+                subtype: row["subtype"], bundleID: row["bundle_id"], appAppleID: row["app_apple_id"], environment: row["environment"],
+                signedDate: (row["signed_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                receivedAt: Date(timeIntervalSince1970: row["received_at"]), verdict: row["verdict"], reason: row["reason"],
+                transactionID: row["transaction_id"], originalTransactionID: row["original_transaction_id"],
+                productID: row["product_id"], peer: row["peer"], signedPayload: row["signed_payload"]),
+            deliveries: row["deliveries"], lastReceivedAt: Date(timeIntervalSince1970: row["last_received_at"]))
+    }
+}
+
+extension RejectionRecord {
+    init(row: Row) {
+        self.init(
+            at: Date(timeIntervalSince1970: row["at"]), peer: row["peer"], reason: row["reason"], httpStatus: row["http_status"],
+            bodySize: row["body_size"], body: [UInt8]())
+        bodyPrefix = row["body_prefix"]
+        kind = row["kind"]
+        count = row["count"] ?? 1
+        sampleKey = row["sample_key"]
+    }
+}

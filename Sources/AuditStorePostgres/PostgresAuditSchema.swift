@@ -1,0 +1,252 @@
+import AuditStore
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL audit trail's schema: the SQLite store's migrations (``AuditStore/migrator``)
+/// under the same names and with the same tables and columns, in PostgreSQL's types: ids
+/// `BIGINT GENERATED ALWAYS AS IDENTITY`, times as epoch seconds in `DOUBLE PRECISION` (as SQLite
+/// keeps them), integers `BIGINT`, and `attempt.is_retryable` a `BOOLEAN` (SQLite's 0/1).
+///
+/// One migration is PostgreSQL's own, `pg1-follow`: the top-level transaction that last
+/// inserted or changed a row (`xid8`), so that a follower finds rows that committed after a
+/// newer one it already read (see ``PostgresAuditStore``).
+///
+/// Applied names are kept in `receiptdash_migration`; the migrations run in one transaction
+/// holding `pg_advisory_xact_lock`, so two processes starting at once migrate once.
+enum PostgresAuditSchema {
+    struct Migration: Sendable {
+        var name: String
+        var statements: [PostgresQuery]
+    }
+
+    /// The advisory lock every migration runs under (an arbitrary, fixed 64-bit key).
+    static let migrationLock: Int64 = 0x7265_6370_7464_6231  // "recptdb1"
+
+    static let migrations: [Migration] = [
+        Migration(
+            name: "v1",
+            statements: [
+                """
+                CREATE TABLE receipt (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    content_hash TEXT NOT NULL UNIQUE,
+                    format TEXT NOT NULL,
+                    bundle_id TEXT,
+                    environment TEXT,
+                    receipt_data TEXT,
+                    first_seen DOUBLE PRECISION NOT NULL,
+                    last_seen DOUBLE PRECISION NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'decoded',
+                    status BIGINT,
+                    status_environment TEXT,
+                    verified_at DOUBLE PRECISION,
+                    failure TEXT
+                )
+                """,
+                "CREATE INDEX receipt_bundle ON receipt(bundle_id)",
+                "CREATE INDEX receipt_status ON receipt(status)",
+                "CREATE INDEX receipt_state ON receipt(state)",
+                "CREATE INDEX receipt_last_seen ON receipt(last_seen)",
+                """
+                CREATE TABLE sighting (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    receipt_id BIGINT NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                    source_kind TEXT NOT NULL,
+                    source TEXT,
+                    seen_at DOUBLE PRECISION NOT NULL
+                )
+                """,
+                "CREATE INDEX sighting_receipt ON sighting(receipt_id)",
+                """
+                CREATE TABLE attempt (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    receipt_id BIGINT NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                    at DOUBLE PRECISION NOT NULL,
+                    url TEXT NOT NULL,
+                    environment TEXT,
+                    http_status BIGINT,
+                    apple_status BIGINT,
+                    is_retryable BOOLEAN,
+                    latency_ms DOUBLE PRECISION,
+                    error TEXT
+                )
+                """,
+                "CREATE INDEX attempt_receipt ON attempt(receipt_id)",
+                """
+                CREATE TABLE purchase (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    receipt_id BIGINT NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                    source TEXT,
+                    product_id TEXT,
+                    transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    quantity BIGINT,
+                    purchase_date DOUBLE PRECISION,
+                    expires_date DOUBLE PRECISION,
+                    cancellation_date DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX purchase_transaction ON purchase(transaction_id)",
+                "CREATE INDEX purchase_original ON purchase(original_transaction_id)",
+                "CREATE INDEX purchase_product ON purchase(product_id)",
+                "CREATE INDEX purchase_receipt ON purchase(receipt_id)",
+            ]),
+        // v2: the typed outcome beside the words (as in SQLite, v1 rows classified once).
+        Migration(
+            name: "v2",
+            statements: [
+                "ALTER TABLE attempt ADD COLUMN error_code TEXT",
+                "ALTER TABLE receipt ADD COLUMN failure_code TEXT",
+                """
+                UPDATE attempt SET error_code = CASE
+                    WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
+                    WHEN error LIKE 'TLS failed%' THEN 'tls'
+                    WHEN error LIKE 'timed out%' THEN 'timeout'
+                    WHEN error = 'connection refused' THEN 'refused'
+                    WHEN error = 'the connection was closed without an answer' THEN 'dropped'
+                    WHEN error = 'cancelled' THEN 'cancelled'
+                    WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                    ELSE 'other' END
+                """,
+                """
+                UPDATE receipt SET failure_code = CASE
+                    WHEN failure IS NULL THEN NULL
+                    WHEN failure LIKE 'TLS failed%' THEN 'tls'
+                    WHEN failure = 'cancelled' THEN 'cancelled'
+                    WHEN failure LIKE 'HTTP %' THEN 'http'
+                    WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+                    WHEN failure = 'could not build the request' THEN 'invalid-request'
+                    ELSE 'retries-exhausted' END
+                """,
+            ]),
+        // v3: App Store Server API look-ups and their requests (URLs only, never a token).
+        Migration(
+            name: "v3",
+            statements: [
+                """
+                CREATE TABLE api_request (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    receipt_id BIGINT NOT NULL REFERENCES receipt(id) ON DELETE CASCADE,
+                    position BIGINT NOT NULL,
+                    endpoint TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    http_status BIGINT,
+                    api_error BIGINT,
+                    result TEXT NOT NULL,
+                    latency_ms DOUBLE PRECISION,
+                    retry_after DOUBLE PRECISION,
+                    wait_seconds DOUBLE PRECISION
+                )
+                """,
+                "CREATE INDEX api_request_receipt ON api_request(receipt_id)",
+            ]),
+        // v4: notifications received (one row per notificationUUID) and requests refused.
+        Migration(
+            name: "v4",
+            statements: [
+                """
+                CREATE TABLE notification (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    notification_uuid TEXT NOT NULL UNIQUE,
+                    version TEXT NOT NULL,
+                    notification_type TEXT,
+                    subtype TEXT,
+                    bundle_id TEXT,
+                    app_apple_id BIGINT,
+                    environment TEXT,
+                    signed_date DOUBLE PRECISION,
+                    received_at DOUBLE PRECISION NOT NULL,
+                    last_received_at DOUBLE PRECISION NOT NULL,
+                    deliveries BIGINT NOT NULL DEFAULT 1,
+                    verdict TEXT NOT NULL,
+                    reason TEXT,
+                    transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    product_id TEXT,
+                    peer TEXT,
+                    signed_payload TEXT
+                )
+                """,
+                "CREATE INDEX notification_received ON notification(received_at)",
+                "CREATE INDEX notification_type ON notification(notification_type)",
+                "CREATE INDEX notification_transaction ON notification(transaction_id)",
+                "CREATE INDEX notification_original ON notification(original_transaction_id)",
+                """
+                CREATE TABLE notification_rejection (
+                    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    at DOUBLE PRECISION NOT NULL,
+                    peer TEXT,
+                    reason TEXT NOT NULL,
+                    http_status BIGINT NOT NULL,
+                    body_size BIGINT,
+                    body_prefix TEXT
+                )
+                """,
+                "CREATE INDEX notification_rejection_at ON notification_rejection(at)",
+            ]),
+        // v5: redeliveries are looked up by `last_received_at`.
+        Migration(name: "v5", statements: ["CREATE INDEX notification_last_received ON notification(last_received_at)"]),
+        // v6: refusals sampled per class, address and minute, with a count.
+        Migration(name: "v6", statements: AuditSchema.v6.map { PostgresQuery(unsafeSQL: $0) }),
+        // PostgreSQL only: which top-level transaction last wrote each row a follower reads
+        // (`pg_current_xact_id()`), indexed, so a follower can ask for the rows committed since
+        // its last snapshot whatever their ids (several writers commit out of id order).
+        Migration(
+            name: "pg1-follow",
+            statements: [
+                "ALTER TABLE receipt ADD COLUMN inserted_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+                "ALTER TABLE receipt ADD COLUMN result_xid xid8",
+                "CREATE INDEX receipt_inserted_xid ON receipt(inserted_xid)",
+                "CREATE INDEX receipt_result_xid ON receipt(result_xid)",
+                "ALTER TABLE notification ADD COLUMN changed_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+                "CREATE INDEX notification_changed_xid ON notification(changed_xid)",
+                "ALTER TABLE notification_rejection ADD COLUMN inserted_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+                "CREATE INDEX notification_rejection_inserted_xid ON notification_rejection(inserted_xid)",
+            ]),
+    ]
+
+    static var names: [String] { migrations.map(\.name) }
+
+    /// Applies the migrations not yet applied, in one transaction under the advisory lock.
+    /// Returns the names applied now.
+    /// - Parameter last: stop after this migration (tests build older databases).
+    static func migrate(_ connection: PostgresConnection, logger: Logger, upTo last: String? = nil) async throws -> [String] {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS receiptdash_migration (
+                    name TEXT PRIMARY KEY,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            let applied = Set(
+                try await connection.query("SELECT name FROM receiptdash_migration", logger: logger).collect().map { try $0.decode(String.self) })
+            var now: [String] = []
+            for migration in migrations {
+                if !applied.contains(migration.name) {
+                    for statement in migration.statements { try await connection.query(statement, logger: logger) }
+                    try await connection.query("INSERT INTO receiptdash_migration (name) VALUES (\(migration.name))", logger: logger)
+                    now.append(migration.name)
+                }
+                if migration.name == last { break }
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return now
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// The migrations a database lacks (all of them when it has none), without changing it.
+    static func missing(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let exists = try await connection.query("SELECT to_regclass('receiptdash_migration') IS NOT NULL", logger: logger).collect()
+        guard try exists.first?.decode(Bool.self) == true else { return names }
+        let applied = Set(
+            try await connection.query("SELECT name FROM receiptdash_migration", logger: logger).collect().map { try $0.decode(String.self) })
+        return names.filter { !applied.contains($0) }
+    }
+}

@@ -1,0 +1,223 @@
+import AuditStore
+import Foundation
+import PostgresNIO
+
+/// Notifications and refusals on PostgreSQL (migration v4): one row per notificationUUID with
+/// its deliveries counted by the database (`ON CONFLICT … DO UPDATE … RETURNING deliveries`, so
+/// two receivers taking the same redelivery count two), a batch in one transaction with a
+/// savepoint per item, and a follower that misses nothing committed out of id order.
+extension PostgresAuditStore {
+    public func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>] {
+        guard !batch.isEmpty else { return [] }
+        let password = postgresLocation.passwordValue
+        return try await write("storing \(batch.count) notification\(batch.count == 1 ? "" : "s")") { [self] connection in
+            var results: [Result<AppendOutcome, NotificationStoreError>] = []
+            results.reserveCapacity(batch.count)
+            for item in batch {
+                try await connection.query("SAVEPOINT item", logger: logger)
+                do {
+                    let outcome = try await Self.write(item, connection, logger: logger)
+                    try await connection.query("RELEASE SAVEPOINT item", logger: logger)
+                    results.append(.success(outcome))
+                } catch {
+                    // The server refused this row: undo it alone. Anything else (the connection
+                    // went away) fails the transaction, which is retried as a whole.
+                    guard Self.classify(error) == .refused else { throw error }
+                    try await connection.query("ROLLBACK TO SAVEPOINT item", logger: logger)
+                    results.append(.failure(NotificationStoreError(.database, "could not store: \(Self.describe(error, password: password))")))
+                }
+            }
+            return results
+        }
+    }
+
+    private static func write(_ item: NotificationWrite, _ connection: PostgresConnection, logger: Logger) async throws -> AppendOutcome {
+        switch item {
+        case .notification(let r):
+            let received = r.receivedAt.timeIntervalSince1970
+            // A test notification never shadows a genuine one (as on SQLite).
+            if r.verdict != "test" {
+                try await connection.query(
+                    "DELETE FROM notification WHERE notification_uuid = \(r.notificationUUID) AND verdict = 'test'", logger: logger)
+            }
+            let rows = try await connection.query(
+                """
+                INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
+                    environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
+                    original_transaction_id, product_id, peer, signed_payload)
+                VALUES (\(r.notificationUUID), \(r.version), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
+                    \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), 1, \(r.verdict), \(r.reason),
+                    \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload))
+                ON CONFLICT (notification_uuid) DO UPDATE SET deliveries = notification.deliveries + 1,
+                    last_received_at = GREATEST(notification.last_received_at, EXCLUDED.last_received_at),
+                    changed_xid = pg_current_xact_id()
+                RETURNING deliveries
+                """, logger: logger
+            ).collect()
+            let deliveries = try rows.first?.decode(Int.self) ?? 1
+            return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
+        case .rejection(let r):
+            try await connection.query(
+                """
+                INSERT INTO notification_rejection (at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key)
+                VALUES (\(r.at.timeIntervalSince1970), \(r.peer), \(r.reason), \(r.httpStatus), \(r.bodySize), \(r.bodyPrefix),
+                    \(r.kind), \(r.count), \(r.sampleKey))
+                """, logger: logger)
+            return .stored
+        case .rejectionCount(let key, let add):
+            try await connection.query(
+                "UPDATE notification_rejection SET count = count + \(add) WHERE sample_key = \(key)", logger: logger)
+            return .stored
+        case .pruneRejections(let before):
+            try await connection.query(
+                "DELETE FROM notification_rejection WHERE at < \(before.timeIntervalSince1970)", logger: logger)
+            return .stored
+        }
+    }
+
+    static let notificationColumns: StaticString = """
+        SELECT id, notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id, environment, signed_date,
+            received_at, last_received_at, deliveries, verdict, reason, transaction_id, original_transaction_id, product_id, peer,
+            signed_payload
+        """
+
+    /// A notification row in ``notificationColumns``' order, with its id.
+    static func notification(_ row: PostgresRow) throws -> (id: Int64, stored: StoredNotification) {
+        let c = row.makeRandomAccess()
+        let record = NotificationRecord(
+            notificationUUID: try c[1].decode(String.self), version: try c[2].decode(String.self),
+            notificationType: try c[3].decode(String?.self), subtype: try c[4].decode(String?.self),
+            bundleID: try c[5].decode(String?.self), appAppleID: try c[6].decode(Int64?.self), environment: try c[7].decode(String?.self),
+            signedDate: try c[8].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
+            receivedAt: Date(timeIntervalSince1970: try c[9].decode(Double.self)), verdict: try c[12].decode(String.self),
+            reason: try c[13].decode(String?.self), transactionID: try c[14].decode(String?.self),
+            originalTransactionID: try c[15].decode(String?.self), productID: try c[16].decode(String?.self),
+            peer: try c[17].decode(String?.self), signedPayload: try c[18].decode(String?.self))
+        return (
+            try c[0].decode(Int64.self),
+            StoredNotification(
+                record: record, deliveries: try c[11].decode(Int.self), lastReceivedAt: Date(timeIntervalSince1970: try c[10].decode(Double.self)))
+        )
+    }
+
+    /// The columns ``rejection(_:)`` reads, in its order.
+    static let rejectionColumns: StaticString = "SELECT id, at, peer, reason, http_status, body_size, body_prefix, kind, count, sample_key"
+
+    /// A refusal row in ``rejectionColumns``' order.
+    static func rejection(_ row: PostgresRow) throws -> (id: Int64, record: RejectionRecord) {
+        let (id, at, peer, reason, status, size, prefix, kind, count, key) = try row.decode(
+            (Int64, Double, String?, String, Int, Int?, String?, String?, Int, String?).self)
+        var record = RejectionRecord(at: Date(timeIntervalSince1970: at), peer: peer, reason: reason, httpStatus: status, bodySize: size, body: [UInt8]())
+        record.bodyPrefix = prefix
+        record.kind = kind
+        record.count = count
+        record.sampleKey = key
+        return (id, record)
+    }
+
+    public func notifications() async throws -> [StoredNotification] {
+        try await read("reading notifications") { [self] connection in
+            var q = PostgresQueryBuilder()
+            q.sql("SELECT * FROM (")
+            q.sql(Self.notificationColumns)
+            q.sql(" FROM notification) n ORDER BY received_at, id")
+            return try await connection.query(q.query, logger: logger).collect().map { try Self.notification($0).stored }
+        }
+    }
+
+    public func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)] {
+        try await read("reading notifications") { [self] connection in
+            var q = PostgresQueryBuilder()
+            q.sql(Self.notificationColumns)
+            q.sql(" FROM notification WHERE id > ")
+            q.bind(id)
+            q.sql(" ORDER BY id LIMIT ")
+            q.bind(limit)
+            return try await connection.query(q.query, logger: logger).collect().map {
+                let (id, stored) = try Self.notification($0)
+                return (id: id, notification: stored)
+            }
+        }
+    }
+
+    public func rejections() async throws -> [RejectionRecord] {
+        try await read("reading refusals") { [self] connection in
+            var q = PostgresQueryBuilder()
+            q.sql(Self.rejectionColumns)
+            q.sql(" FROM notification_rejection ORDER BY at, id")
+            return try await connection.query(q.query, logger: logger).collect().map { try Self.rejection($0).record }
+        }
+    }
+
+    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
+        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    {
+        let previous = marks.started ? snapshot(for: marks, in: \.notificationSnapshots) : nil
+        let (rows, rejectionRows, snapshot) = try await readSnapshot("reading new notifications") { [self] connection in
+            let snapshot = try await connection.query("SELECT pg_current_snapshot()::text", logger: logger).collect()
+                .first?.decode(String.self) ?? ""
+            var q = PostgresQueryBuilder()
+            q.sql(Self.notificationColumns)
+            var rejectionRows: [(id: Int64, record: RejectionRecord)] = []
+            if !marks.started {
+                q.sql(" FROM notification ORDER BY id DESC LIMIT ")
+                q.bind(initialRows)
+            } else {
+                q.sql(" FROM notification WHERE id > ")
+                q.bind(marks.lastID)
+                q.sql(" OR (deliveries > 1 AND last_received_at >= ")
+                q.bind(marks.newestDelivery - lookBack)
+                q.sql(")")
+                if let previous {
+                    // Written by transactions still running when the last poll read.
+                    q.sql(" OR (changed_xid >= pg_snapshot_xmin(")
+                    q.bind(previous)
+                    q.sql("::pg_snapshot) AND NOT pg_visible_in_snapshot(changed_xid, ")
+                    q.bind(previous)
+                    q.sql("::pg_snapshot))")
+                }
+                q.sql(" ORDER BY id")
+                var r = PostgresQueryBuilder()
+                r.sql(Self.rejectionColumns)
+                r.sql(" FROM notification_rejection WHERE id > ")
+                r.bind(marks.lastRejectionID)
+                r.sql(" OR (id > ")
+                r.bind(marks.firstRejectionID)
+                r.sql(" AND count > 1 AND at >= ")
+                r.bind(marks.newestRejection - NotificationMarks.refusalGrowthWindow)
+                r.sql(")")
+                if let previous {
+                    r.sql(" OR (inserted_xid >= pg_snapshot_xmin(")
+                    r.bind(previous)
+                    r.sql("::pg_snapshot) AND NOT pg_visible_in_snapshot(inserted_xid, ")
+                    r.bind(previous)
+                    r.sql("::pg_snapshot))")
+                }
+                r.sql(" ORDER BY id")
+                rejectionRows = try await connection.query(r.query, logger: logger).collect().map(Self.rejection)
+            }
+            var rows = try await connection.query(q.query, logger: logger).collect().map(Self.notification)
+            if !marks.started {
+                rows.reverse()
+                let newest = try await connection.query("SELECT MAX(id) FROM notification_rejection", logger: logger).collect()
+                rejectionRows = []
+                return (rows, rejectionRows, (snapshot, try newest.first?.decode(Int64?.self) ?? 0))
+            }
+            return (rows, rejectionRows, (snapshot, marks.lastRejectionID))
+        }
+        var after = marks
+        after.started = true
+        after.lastRejectionID = max(after.lastRejectionID, snapshot.1)
+        if !marks.started { after.firstRejectionID = after.lastRejectionID }
+        for row in rows {
+            after.lastID = max(after.lastID, row.id)
+            after.newestDelivery = max(after.newestDelivery, row.stored.lastReceivedAt.timeIntervalSince1970)
+        }
+        for row in rejectionRows {
+            after.lastRejectionID = max(after.lastRejectionID, row.id)
+            after.newestRejection = max(after.newestRejection, row.record.at.timeIntervalSince1970)
+        }
+        remember(after, snapshot.0, in: \.notificationSnapshots)
+        return (rows.map(\.stored), rejectionRows.map(\.record), after)
+    }
+}

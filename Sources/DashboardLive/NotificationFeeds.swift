@@ -1,0 +1,128 @@
+import AppStoreClients
+import AuditStore
+import Dashboard
+import Foundation
+import Logging
+import NotificationReceiver
+import ReceiptCore
+import Synchronization
+
+extension NotificationEntry {
+    /// A stored notification as the Notifications pane shows it.
+    public init(_ record: NotificationRecord, deliveries: Int, decoder: ReceiptDecoder) {
+        self.init(row: record.listingRow(deliveries: deliveries, decoder: decoder), signedPayload: record.signedPayload, reason: record.reason)
+    }
+}
+
+extension NotificationFeedEvent {
+    public init(_ rejection: RejectionRecord) {
+        self = .refused(
+            at: rejection.at, status: rejection.httpStatus, reason: rejection.reason, peer: rejection.peer, count: rejection.count,
+            sample: rejection.sampleKey)
+    }
+}
+
+/// `dash --db PATH --follow`: the notifications a receiver (another process, or another host
+/// on a shared file system) stores in that database, polled on each pass of the UI loop.
+public final class FollowedNotifications: NotificationFeed {
+    private let follower: NotificationFollower
+    private let decoder = ReceiptDecoder()
+    /// PostgreSQL says when another writer committed; SQLite is looked at each pass.
+    private let changes: ChangeWatch
+    /// The last failure reported, so a database that stays unreadable is said once, not twice a second.
+    private let lastFailure = Mutex<String?>(nil)
+
+    private let announced = Mutex(false)
+
+    public init(follower: NotificationFollower) {
+        self.follower = follower
+        changes = ChangeWatch(follower.backend.changes())
+    }
+
+    public func poll() async -> [NotificationFeedEvent] {
+        let first = announced.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { return [.source("following \(follower.location)")] + (await poll()) }
+        guard changes.take() else { return [] }
+        do {
+            let (rows, rejections) = try await follower.poll()
+            lastFailure.withLock { $0 = nil }
+            return rows.map { .received(NotificationEntry($0.record, deliveries: $0.deliveries, decoder: decoder)) }
+                + rejections.map(NotificationFeedEvent.init)
+        } catch {
+            let reason = error.reason
+            let isNew = lastFailure.withLock { last in
+                defer { last = reason }
+                return last != reason
+            }
+            return isNew ? [.failed(reason)] : []
+        }
+    }
+}
+
+/// `dash --receive PORT`: the dashboard embeds the receiver. What the store made durable (and
+/// what was refused) is posted here by ``ObservedNotificationSink`` and drained by the loop.
+public final class ReceivedNotifications: NotificationFeed {
+    private let inbox = Mutex<[NotificationFeedEvent]>([])
+    private let decoder = ReceiptDecoder()
+
+    public func post(_ event: ObservedNotificationSink.Event) {
+        let converted: NotificationFeedEvent
+        switch event {
+        case .stored(let record, let deliveries): converted = .received(NotificationEntry(record, deliveries: deliveries, decoder: decoder))
+        case .rejected(let rejection): converted = NotificationFeedEvent(rejection)
+        }
+        post(converted)
+    }
+
+    public func post(_ event: NotificationFeedEvent) {
+        inbox.withLock { $0.append(event) }
+    }
+
+    public func poll() -> [NotificationFeedEvent] {
+        inbox.withLock { events in
+            defer { events.removeAll(keepingCapacity: true) }
+            return events
+        }
+    }
+}
+
+/// The receiver a dashboard embeds (`--receive PORT`): the same verification, durable store and
+/// answers as `receiptdash receive`, with its logs kept off the terminal (the Log pane says what
+/// matters) and SIGTERM/SIGINT left to the dashboard, which restores the terminal first.
+public struct EmbeddedReceiver {
+    public let feed = ReceivedNotifications()
+    public let store: NotificationStore
+    public let task: Task<Void, Never>
+
+    public init(host: String, port: Int, backend: any AuditBackend, policy: ReceiverPolicy) {
+        let store = NotificationStore(backend: backend)
+        self.store = store
+        let path = backend.location
+        let feed = self.feed
+        let receiver = NotificationReceiver(
+            sink: ObservedNotificationSink(store) { feed.post($0) }, policy: policy,
+            logger: Logger(label: "receiptdash.receive", factory: { _ in SwiftLogNoOpLogHandler() }),
+            // The dashboard's verifyReceipt and API requests are counted in the same registry.
+            metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
+        task = Task {
+            do {
+                try await receiver.run(host: host, port: port, handlesSignals: false) { address in
+                    feed.post(.source("receiving at http://\(address)/notifications"))
+                    feed.post(.note("notifications are stored in \(path) before their 200"))
+                }
+            } catch {
+                feed.post(.failed("the receiver stopped: \(error) (is port \(port) in use? try another --receive port)"))
+            }
+        }
+    }
+
+    /// Stops accepting, lets requests in flight finish, then closes the store.
+    public func stop() async {
+        task.cancel()
+        await task.value
+        await store.close()
+    }
+}

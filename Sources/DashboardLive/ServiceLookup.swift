@@ -1,0 +1,42 @@
+import AppStoreClients
+import AuditStore
+import AuditTrail
+import Dashboard
+import Foundation
+import ReceiptCore
+
+/// Plugs the AppStoreClients look-up engine into the dashboard (`l` / `L`), which does no
+/// networking itself: the client's events become the dashboard's ``LookupEvent``s.
+public struct ServiceLookup: CustomerLookingUp {
+    public let service: CustomerLookupService
+    /// The dashboard's `--db` (not when following another process's database): each look-up is
+    /// recorded there as `lookup --db` records it.
+    public var store: (any AuditBackend)?
+
+    public init(service: CustomerLookupService, store: (any AuditBackend)?) {
+        self.service = service
+        self.store = store
+    }
+
+    public func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
+        var result = await service.lookUp(query, environment: .auto) { event in
+            switch event {
+            case .sending(let endpoint, let environment, let attempt):
+                onEvent(.sending(endpoint: endpoint, environment: environment, attempt: attempt))
+            case .retrying(let endpoint, let seconds, let until, let after):
+                onEvent(.retrying(endpoint: endpoint, inSeconds: seconds, until: until, after: after))
+            case .switchingToSandbox(let endpoint):
+                onEvent(.switchingToSandbox(endpoint: endpoint))
+            }
+        }
+        if let store {
+            do {
+                _ = try await store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: query.auditSource, at: Date())
+            } catch {
+                // Shown with the answer (the Status pane lists notes): nothing is silently lost.
+                result.notes.append("not recorded in the audit database \(store.location): \(AuditStores.words(error))")
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,364 @@
+import AuditStore
+import Crypto
+import Foundation
+import Logging
+import ReceiptCore
+import UntrustedText
+
+/// How one request ended (a stable name: logs and, later, metrics).
+public enum ReceiveOutcome: String, Sendable, Hashable {
+    /// Verified and durably stored: 200.
+    case accepted
+    /// A notificationUUID already stored: 200, counted.
+    case redelivered
+    /// Not JSON, no `signedPayload`, not a notification: 400.
+    case badRequest = "bad-request"
+    /// Signature, chain, bundle, app or environment check failed: 403.
+    case refused
+    /// Body over the limit: 413.
+    case tooLarge = "too-large"
+    /// Verified but the store could not make it durable: 503, so Apple retries.
+    case storeFailed = "store-failed"
+    /// The commit queue is full (`--max-pending`): 503 with `Retry-After`, so Apple retries.
+    case busy
+}
+
+/// The receiver's answer to one request.
+public struct ReceiveAnswer: Sendable, Hashable {
+    public var status: Int
+    public var outcome: ReceiveOutcome
+    /// Why, in words, with the detail (for a refusal, the failing step: `root: …`, `bundle:
+    /// …`): for the log and the refusal row, never for the client.
+    public var reason: String
+    public var notificationUUID: String?
+    /// The verdict of an accepted notification: `valid`, `test`, `unverifiable` (V1).
+    public var verdict: String?
+    /// The class of refusal, nil when stored.
+    public var refusal: RefusalKind?
+
+    public init(
+        status: Int, outcome: ReceiveOutcome, reason: String, notificationUUID: String? = nil, verdict: String? = nil,
+        refusal: RefusalKind? = nil
+    ) {
+        self.status = status
+        self.outcome = outcome
+        self.reason = reason
+        self.notificationUUID = notificationUUID
+        self.verdict = verdict
+        self.refusal = refusal
+    }
+
+    /// A refusal of `kind`, with its detail.
+    init(_ kind: RefusalKind, _ detail: String, uuid: String? = nil) {
+        let outcome: ReceiveOutcome =
+            switch kind.status {
+            case 400: .badRequest
+            case 413: .tooLarge
+            case 503: kind == .busy ? .busy : .storeFailed
+            default: .refused
+            }
+        self.init(status: kind.status, outcome: outcome, reason: detail, notificationUUID: uuid, refusal: kind)
+    }
+
+    /// What the client is told: the class of refusal, or that it was stored.
+    public var publicReason: String {
+        refusal?.publicReason ?? (outcome == .redelivered ? "already stored" : "stored")
+    }
+}
+
+/// App Store Server Notifications V2 (and legacy V1) receiver: verifies, deduplicates and
+/// durably stores each notification before answering 200.
+///
+/// A V2 body is exactly `{"signedPayload": "<JWS>"}`: that one string is what is decoded,
+/// verified and stored. The claims anyone can write are gated first, before any signature
+/// work: the bundle id against the accepted list, the environment, and `signedDate` (not more
+/// than five minutes ahead, not older than `--max-age`). Then verification is ours, step by
+/// step: the JWS chain to Apple Root CA - G3 at `signedDate` (`--root-ca` roots give `test`),
+/// each nested `signedTransactionInfo` / `signedRenewalInfo` on its own, then `appAppleId` and
+/// the nested tokens' bundle and environment against the notification's. A V1 body (unsigned,
+/// legacy) is refused unless the policy holds a shared secret its `password` matches; then it
+/// is stored as `unverifiable`, its `password` never stored or logged.
+///
+/// ``handle(body:declaredLength:truncated:peer:)`` is the whole decision, independent of HTTP;
+/// ``router()`` puts it behind `POST /notifications` and `GET /health`.
+public struct NotificationReceiver: Sendable {
+    public let sink: any NotificationSink
+    public let metrics: ReceiverMetrics
+    public let policy: ReceiverPolicy
+    public let logger: Logger
+    let evaluator: TrustEvaluator
+    let now: @Sendable () -> Date
+    let health: ReceiverHealth
+
+    public init(
+        sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
+        metrics: ReceiverMetrics = ReceiverMetrics(), now: @escaping @Sendable () -> Date = { Date() },
+        healthInterval: Duration = .seconds(1)
+    ) {
+        health = ReceiverHealth(interval: healthInterval)
+        self.metrics = metrics
+        self.sink = sink
+        self.policy = policy
+        self.logger = logger
+        self.now = now
+        evaluator = TrustEvaluator(anchors: policy.anchors)
+    }
+
+    /// Judges one body and, when it is accepted, returns only after the store made it durable.
+    ///
+    /// - Parameters:
+    ///   - body: the bytes read (at most the limit).
+    ///   - declaredLength: `Content-Length`, when the client sent one.
+    ///   - truncated: the body went on past the limit (it was not read further).
+    ///   - peer: the client's address, for rejections and logs.
+    ///   - peerHost: the client's address without its port (refusals are sampled per address);
+    ///     derived from `peer` when nil.
+    public func handle(body: [UInt8], declaredLength: Int?, truncated: Bool, peer: String?, peerHost: String? = nil) async
+        -> ReceiveAnswer
+    {
+        let peerHost = peerHost ?? peer.map(Self.host(of:))
+        let started = ContinuousClock.now
+        let receivedAt = now()
+        var answer: ReceiveAnswer
+        var type: String?
+        var subtype: String?
+        var verifyTime: Duration?
+        var commitTime: Duration?
+        if truncated || (declaredLength ?? 0) > policy.maximumBodySize {
+            answer = ReceiveAnswer(
+                .tooLarge, "the body is \(declaredLength.map { "\($0) bytes" } ?? "longer"), over the \(policy.maximumBodySize)-byte limit (--max-body)")
+            await recordRejection(answer, at: receivedAt, peer: peer, peerHost: peerHost, bodySize: declaredLength, body: body)
+        } else {
+            let verifyStarted = ContinuousClock.now
+            let judgement = await judge(body)
+            verifyTime = ContinuousClock.now - verifyStarted
+            switch judgement {
+            case .refused(let kind, let detail, let info):
+                type = info?.notificationType
+                subtype = info?.subtype
+                answer = ReceiveAnswer(kind, detail, uuid: info?.notificationUUID)
+                // The token's prefix is harmless; a V1 body's password is kept out by RejectionRecord.
+                await recordRejection(answer, at: receivedAt, peer: peer, peerHost: peerHost, bodySize: body.count, body: body)
+            case .accepted(var record):
+                type = record.notificationType
+                subtype = record.subtype
+                record.receivedAt = receivedAt
+                record.peer = peer
+                let commitStarted = ContinuousClock.now
+                defer { commitTime = ContinuousClock.now - commitStarted }
+                do {
+                    switch try await sink.append(record) {
+                    case .stored:
+                        answer = ReceiveAnswer(
+                            status: 200, outcome: .accepted, reason: "stored", notificationUUID: record.notificationUUID,
+                            verdict: record.verdict)
+                    case .redelivery(let deliveries):
+                        answer = ReceiveAnswer(
+                            status: 200, outcome: .redelivered, reason: "already stored; delivery \(deliveries)",
+                            notificationUUID: record.notificationUUID, verdict: record.verdict)
+                    }
+                } catch {
+                    answer = ReceiveAnswer(
+                        error.code == .busy ? .busy : .storeFailed, "not stored, retry later: \(error.reason)",
+                        uuid: record.notificationUUID)
+                    answer.verdict = record.verdict
+                }
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        metrics.finished(
+            type: type, outcome: answer.outcome, refusal: answer.refusal, request: elapsed, verify: verifyTime, commit: commitTime)
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        var metadata: Logger.Metadata = [
+            "uuid": .string(SafeText.escaped(answer.notificationUUID ?? "-")),
+            "type": .string(SafeText.escaped(type ?? "-")),
+            "subtype": .string(SafeText.escaped(subtype ?? "-")),
+            "outcome": .string(answer.outcome.rawValue),
+            "status": .stringConvertible(answer.status),
+            "latency_ms": .string(String(format: "%.2f", milliseconds)),
+            "peer": .string(SafeText.escaped(peer ?? "-")),
+        ]
+        if let refusal = answer.refusal { metadata["refusal"] = .string(refusal.rawValue) }
+        if answer.status != 200 { metadata["reason"] = .string(SafeText.escaped(answer.reason)) }
+        logger.log(level: answer.status == 200 ? .info : .notice, "notification", metadata: metadata)
+        return answer
+    }
+
+    private func recordRejection(
+        _ answer: ReceiveAnswer, at: Date, peer: String?, peerHost: String?, bodySize: Int?, body: [UInt8]
+    ) async {
+        do {
+            var record = RejectionRecord(
+                at: at, peer: peer, reason: answer.reason, httpStatus: answer.status, bodySize: bodySize, body: body)
+            record.kind = answer.refusal?.rawValue
+            record.peerHost = peerHost
+            try await sink.reject(record)
+        } catch {
+            logger.error("rejection not recorded", metadata: ["error": .string(SafeText.escaped(error.reason))])
+        }
+    }
+
+    /// `host` of `host:port` (an IPv6 address without brackets keeps all but its port).
+    static func host(of peer: String) -> String {
+        guard let colon = peer.lastIndex(of: ":"), peer[peer.index(after: colon)...].allSatisfy(\.isNumber),
+            colon != peer.startIndex
+        else { return peer }
+        return String(peer[..<colon])
+    }
+
+    // MARK: - Verification
+
+    enum Judgement {
+        case refused(RefusalKind, String, NotificationInfo?)
+        case accepted(NotificationRecord)
+    }
+
+    func judge(_ body: [UInt8]) async -> Judgement {
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(body)
+        } catch {
+            return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
+        }
+        guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
+        if let payload = object["signedPayload"] {
+            // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
+            // the thing verified or stored.
+            guard object.count == 1 else {
+                return .refused(
+                    .notNotification, "the body has \(object.count - 1) key(s) besides signedPayload; Apple sends signedPayload alone",
+                    nil)
+            }
+            guard let token = payload.text else { return .refused(.notNotification, "signedPayload is not a string", nil) }
+            return await judgeV2(token)
+        }
+        guard case .success(let decoded) = ReceiptDecoder().result(body), decoded.format == .notificationV1,
+            let info = decoded.notification
+        else {
+            return .refused(.notNotification, "no signedPayload (and not a V1 notification)", nil)
+        }
+        return judgeV1(decoded, info, object: object, body: body)
+    }
+
+    /// The one string `token` is decoded, gated, verified and, accepted, stored.
+    private func judgeV2(_ token: String) async -> Judgement {
+        let decoded: DecodedInput
+        switch ReceiptDecoder().result(Array(token.utf8)) {
+        case .success(let value): decoded = value
+        case .failure(let error):
+            return .refused(error.code == .limitExceeded ? .limits : .undecodable, "signedPayload: \(error.reason)", nil)
+        }
+        guard decoded.format == .jwsNotification, let info = decoded.notification else {
+            return .refused(.undecodable, "signedPayload is a \(decoded.format.rawValue), not a V2 notification", nil)
+        }
+        guard let uuid = info.notificationUUID, !uuid.isEmpty else {
+            return .refused(.undecodable, "the notification has no notificationUUID", info)
+        }
+        // What anyone can write is gated before any signature work.
+        if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now()))
+        let isTestRoot = report.steps.contains { $0.name == "root" && $0.outcome == .warning }
+        switch report.verdict {
+        case .valid: break
+        case .test where isTestRoot: break
+        default:
+            let failure = report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline
+            return .refused(.signature, failure, info)
+        }
+        if let (kind, detail) = consistency(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        return .accepted(
+            record(
+                decoded, info, uuid: uuid, version: "2", verdict: report.verdict.rawValue,
+                reason: report.verdict == .valid ? nil : report.headline, signedPayload: token))
+    }
+
+    private func judgeV1(_ decoded: DecodedInput, _ info: NotificationInfo, object: [String: JSONValue], body: [UInt8]) -> Judgement {
+        guard let secret = policy.v1SharedSecret else {
+            return .refused(.v1NotAccepted, "a V1 notification (\(info.notificationType ?? "no type")) while V1 is off", info)
+        }
+        guard let password = object["password"]?.text, secret.matchesInConstantTime(password) else {
+            return .refused(
+                .v1Password, object["password"] == nil ? "a V1 notification without a password" : "the V1 password is not the shared secret",
+                info)
+        }
+        if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
+        // The body itself is not kept (it carries the shared secret); its hash names a redelivery.
+        let uuid = "v1:" + SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        return .accepted(
+            record(
+                decoded, info, uuid: uuid, version: "1", verdict: TrustReport.Verdict.unverifiable.rawValue,
+                reason: "a V1 notification is not signed", signedPayload: nil))
+    }
+
+    /// The claims anyone can write, checked before any signature work: bundle id,
+    /// environment, and `signedDate` against this machine's clock.
+    func gate(_ decoded: DecodedInput, _ info: NotificationInfo) -> (RefusalKind, String)? {
+        let bundle = info.bundleID
+        if !policy.allowedBundleIDs.isEmpty, !(bundle.map(policy.allowedBundleIDs.contains) ?? false) {
+            return (
+                .bundle,
+                "bundleId is \(bundle ?? "missing"), not one of --bundle-id \(policy.allowedBundleIDs.joined(separator: ", "))"
+            )
+        }
+        guard let environment = decoded.environment, policy.environments.contains(environment) else {
+            let accepted = policy.environments.map(\.rawValue).sorted().joined(separator: ", ")
+            return (.environment, "environment is \(decoded.rawEnvironment ?? "missing"); this receiver accepts \(accepted) (--environment)")
+        }
+        if let signed = info.signedDate {
+            let now = now()
+            if signed.timeIntervalSince(now) > DurationText.seconds(policy.maximumClockSkew) {
+                return (
+                    .future,
+                    "signedDate \(AppleDate.iso8601(signed)) is ahead of this machine's clock (\(AppleDate.iso8601(now))) by more than \(Int(DurationText.seconds(policy.maximumClockSkew))) s"
+                )
+            }
+            if let maximumAge = policy.maximumAge, now.timeIntervalSince(signed) > DurationText.seconds(maximumAge) {
+                return (
+                    .stale,
+                    "signedDate \(AppleDate.iso8601(signed)) is older than --max-age (\(Int(DurationText.seconds(maximumAge))) s) (now \(AppleDate.iso8601(now)))"
+                )
+            }
+        }
+        return nil
+    }
+
+    /// After the signature: `appAppleId`, and the nested tokens' bundle and environment
+    /// against the notification's.
+    func consistency(_ decoded: DecodedInput, _ info: NotificationInfo) -> (RefusalKind, String)? {
+        let bundle = info.bundleID
+        for transaction in decoded.transactions {
+            if let inner = transaction.bundleID, let bundle, inner != bundle {
+                return (.bundle, "the nested transaction's bundleId is \(inner), the notification's \(bundle)")
+            }
+        }
+        if let environment = decoded.rawEnvironment {
+            let inner = decoded.nested.compactMap { $0.input.rawEnvironment }
+            if let other = inner.first(where: { $0 != environment }) {
+                return (.environment, "a nested token is for \(other), the notification for \(environment)")
+            }
+        }
+        if let expected = policy.appAppleID {
+            if let actual = info.appAppleID {
+                if actual != expected { return (.app, "appAppleId is \(actual), not --app-apple-id \(expected)") }
+            } else if decoded.environment == .production {
+                return (.app, "a production notification without appAppleId")
+            }
+        }
+        return nil
+    }
+
+    private func record(
+        _ decoded: DecodedInput, _ info: NotificationInfo, uuid: String, version: String, verdict: String, reason: String?,
+        signedPayload: String?
+    ) -> NotificationRecord {
+        let transaction = decoded.transactions.first ?? decoded.latestReceiptInfo.first
+        let renewal = decoded.pendingRenewalInfo.first
+        return NotificationRecord(
+            notificationUUID: uuid, version: version, notificationType: info.notificationType, subtype: info.subtype,
+            bundleID: info.bundleID, appAppleID: info.appAppleID, environment: decoded.rawEnvironment, signedDate: info.signedDate,
+            receivedAt: Date(timeIntervalSince1970: 0), verdict: verdict, reason: reason,
+            transactionID: transaction?.transactionID,
+            originalTransactionID: transaction?.originalTransactionID ?? renewal?.originalTransactionID,
+            productID: transaction?.productID ?? renewal?.productID, signedPayload: signedPayload)
+    }
+}

@@ -1,0 +1,268 @@
+import AuditStore
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import ReceiptCore
+import ServiceLifecycle
+import Synchronization
+
+/// Where and how the receiver listens: the public port (`POST /notifications`, `GET /health`),
+/// the metrics listener (`GET /metrics`, loopback by default), and the limits every
+/// connection lives under.
+public struct ReceiverListeners: Sendable {
+    public var host: String
+    public var port: Int
+    /// HTTPS (TLS 1.2 or later); nil serves plain HTTP (loopback, or behind a TLS proxy).
+    public var tls: ReceiverTLS?
+    /// The metrics listener's address; nil turns it off.
+    public var metrics: (host: String, port: Int)?
+    /// The most connections open at once; past it, new ones wait in the listen backlog.
+    public var maximumConnections: Int
+    /// How long a connection may sit between requests.
+    public var idleTimeout: Duration
+    /// How long a request may take to arrive whole (TLS handshake, head, body).
+    public var requestDeadline: Duration
+
+    public static let defaultMaximumConnections = 1024
+
+    public init(
+        host: String, port: Int, tls: ReceiverTLS? = nil, metrics: (host: String, port: Int)? = nil,
+        maximumConnections: Int = defaultMaximumConnections, idleTimeout: Duration = .seconds(30),
+        requestDeadline: Duration = .seconds(10)
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.metrics = metrics
+        self.maximumConnections = maximumConnections
+        self.idleTimeout = idleTimeout
+        self.requestDeadline = requestDeadline
+    }
+}
+
+/// `GET /health`'s answer, asked of the store at most once a second whatever the request rate:
+/// a flood of health checks never takes the store's write lock or a pool lease per request.
+final class ReceiverHealth: Sendable {
+    private struct State {
+        var writable: Bool?
+        var checkedAt: ContinuousClock.Instant?
+        var checking = false
+    }
+
+    private let state = Mutex(State())
+    let interval: Duration
+
+    init(interval: Duration = .seconds(1)) {
+        self.interval = interval
+    }
+
+    /// The last answer while it is fresh or another request is refreshing it; else a new one.
+    func writable(_ check: () async -> Bool) async -> Bool {
+        let now = ContinuousClock.now
+        let cached = state.withLock { s -> Bool? in
+            if let writable = s.writable, let at = s.checkedAt, now - at < interval { return writable }
+            if s.checking, let writable = s.writable { return writable }
+            s.checking = true
+            return nil
+        }
+        if let cached { return cached }
+        let writable = await check()
+        state.withLock {
+            $0.writable = writable
+            $0.checkedAt = ContinuousClock.now
+            $0.checking = false
+        }
+        return writable
+    }
+}
+
+extension NotificationReceiver {
+    /// The public port: `POST /notifications` and `GET /health`, nothing else.
+    public func router() -> Router<ReceiverContext> {
+        let router = Router(context: ReceiverContext.self)
+        router.post("/notifications") { request, context -> Response in
+            let declared = request.headers[.contentLength].flatMap { Int($0) }
+            var body: [UInt8] = []
+            var truncated = false
+            if let declared, declared > policy.maximumBodySize {
+                truncated = true
+            } else {
+                do {
+                    (body, truncated) = try await Self.read(request.body, limit: policy.maximumBodySize)
+                } catch {
+                    let answer = ReceiveAnswer(.unreadable, "the body could not be read")
+                    metrics.finished(type: nil, outcome: answer.outcome, refusal: .unreadable, request: .zero, verify: nil, commit: nil)
+                    return Self.response(answer, closing: true)
+                }
+            }
+            // Too large: stop reading this connection, so the rest is never taken in.
+            if truncated { context.channel?.close(mode: .input, promise: nil) }
+            let answer = await handle(
+                body: body, declaredLength: declared, truncated: truncated, peer: context.peer, peerHost: context.peerHost)
+            return Self.response(answer, closing: truncated)
+        }
+        router.get("/health") { _, _ -> Response in
+            let writable = await health.writable { await sink.isWritable() }
+            return Self.response(
+                writable
+                    ? ReceiveAnswer(status: 200, outcome: .accepted, reason: "the store is writable")
+                    : ReceiveAnswer(.storeFailed, "the store is not writable"))
+        }
+        return router
+    }
+
+    /// The metrics listener: `GET /metrics` (Prometheus text).
+    public func metricsRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.text())))
+        }
+        return router
+    }
+
+    /// Reads at most `limit` bytes; stops at the first chunk that would go over (`truncated`).
+    static func read(_ body: RequestBody, limit: Int) async throws -> (bytes: [UInt8], truncated: Bool) {
+        var bytes: [UInt8] = []
+        for try await chunk in body {
+            if bytes.count + chunk.readableBytes > limit { return (bytes, true) }
+            bytes += chunk.readableBytesView
+        }
+        return (bytes, false)
+    }
+
+    /// The answer as the client sees it: the outcome, and for a refusal its class only (the
+    /// detail is in the log and the refusal row). 503s carry `Retry-After`.
+    static func response(_ answer: ReceiveAnswer, closing: Bool = false) -> Response {
+        var out = JSONOutput(capacity: 128)
+        out.beginObject()
+        out.key("status")
+        out.string(answer.status == 200 ? "ok" : answer.outcome.rawValue)
+        out.key("reason")
+        out.string(answer.publicReason)
+        if answer.status == 200, let uuid = answer.notificationUUID {
+            out.key("notification_uuid")
+            out.string(uuid)
+        }
+        out.endObject()
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if closing { headers[.connection] = "close" }
+        if answer.status == 503 { headers[.retryAfter] = "10" }
+        return Response(
+            status: HTTPResponse.Status(code: answer.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
+    }
+
+    /// Serves until SIGTERM or SIGINT, or the task is cancelled, then stops accepting, lets
+    /// requests in flight finish (Hummingbird's graceful shutdown through
+    /// swift-service-lifecycle; the public and metrics listeners are services of one group)
+    /// and returns; the caller closes the store after.
+    /// - Parameters:
+    ///   - handlesSignals: false when the caller owns SIGTERM and SIGINT (the dashboard, which
+    ///     restores the terminal first); the task's cancellation then stops the server.
+    ///   - onListening: called once the public port is bound, with `host:port` (the real port
+    ///     when 0 was asked).
+    ///   - onMetricsListening: the same for the metrics listener.
+    public func run(
+        _ listeners: ReceiverListeners, handlesSignals: Bool = true,
+        onListening: @escaping @Sendable (String) async -> Void,
+        onMetricsListening: @escaping @Sendable (String) async -> Void = { _ in }
+    ) async throws {
+        let deadline = TimeAmount(listeners.requestDeadline)
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [RequestDeadlineHandler(deadline: deadline)],
+                idleTimeout: TimeAmount(listeners.idleTimeout)))
+        let server: HTTPServerBuilder = try listeners.tls.map { try .tls(http1, tlsConfiguration: $0.configuration) } ?? http1
+        let app = Application(
+            router: router(),
+            server: server,
+            configuration: ApplicationConfiguration(
+                address: .hostname(listeners.host, port: listeners.port), serverName: "receiptdash",
+                availableConnectionsDelegate: MaximumAvailableConnections(listeners.maximumConnections, logger: logger)),
+            onServerRunning: { channel in
+                let address = channel.localAddress
+                await onListening("\(address?.ipAddress ?? listeners.host):\(address?.port ?? listeners.port)")
+            },
+            logger: logger)
+        var services: [any Service] = [app]
+        if let metricsAddress = listeners.metrics {
+            services.append(
+                Application(
+                    router: metricsRouter(),
+                    server: .http1(configuration: .init(idleTimeout: TimeAmount(listeners.idleTimeout))),
+                    configuration: ApplicationConfiguration(
+                        address: .hostname(metricsAddress.host, port: metricsAddress.port), serverName: "receiptdash",
+                        availableConnectionsDelegate: MaximumAvailableConnections(64, logger: logger)),
+                    onServerRunning: { channel in
+                        let address = channel.localAddress
+                        await onMetricsListening("\(address?.ipAddress ?? metricsAddress.host):\(address?.port ?? metricsAddress.port)")
+                    },
+                    logger: logger))
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: handlesSignals ? [.sigterm, .sigint] : [],
+                logger: logger))
+        try await group.run()
+    }
+
+    /// The public port alone (no metrics listener), default limits.
+    public func run(
+        host: String, port: Int, tls: ReceiverTLS? = nil, handlesSignals: Bool = true,
+        onListening: @escaping @Sendable (String) async -> Void
+    ) async throws {
+        try await run(ReceiverListeners(host: host, port: port, tls: tls), handlesSignals: handlesSignals, onListening: onListening)
+    }
+}
+
+/// The receiver's request context: Hummingbird's core plus the peer's address and the channel
+/// (to stop reading an oversized body).
+public struct ReceiverContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    let channel: (any Channel)?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+        channel = source.channel
+    }
+
+    /// `address:port`, or nil when unknown (in-process tests).
+    var peer: String? {
+        guard let remoteAddress, let ip = remoteAddress.ipAddress else { return nil }
+        return remoteAddress.port.map { "\(ip):\($0)" } ?? ip
+    }
+
+    /// The address alone (refusals are sampled per address, not per connection).
+    var peerHost: String? { remoteAddress?.ipAddress }
+}
+
+/// The server side of `--tls-cert FILE --tls-key FILE` (PEM): TLS 1.2 or later, as Apple requires
+/// of the endpoint it posts to.
+public struct ReceiverTLS: Sendable {
+    let configuration: TLSConfiguration
+
+    public init(certificateFile: String, keyFile: String) throws(NotificationStoreError) {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+            guard !chain.isEmpty else { throw NotificationStoreError(.open, "--tls-cert \(certificateFile) holds no certificate") }
+            let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            self.configuration = configuration
+        } catch let error as NotificationStoreError {
+            throw error
+        } catch {
+            throw NotificationStoreError(.open, "--tls-cert / --tls-key could not be read as PEM: \(error)")
+        }
+    }
+}

@@ -1,0 +1,283 @@
+@testable import AppStoreClients
+@testable import AuditStore
+import Foundation
+import GRDB
+import ReceiptCore
+import ReceiptSimulator
+@testable import ReceiptWatch
+import RetryEngine
+import ServiceTestSupport
+import Testing
+
+@Suite struct AuditStoreTests {
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID())/audit.sqlite").path
+    }
+
+    func ingest(_ name: String, kind: AuditStore.SourceKind = .file, at: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws
+        -> AuditStore.Ingest
+    {
+        let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent(name)))
+        return AuditStore.Ingest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: kind, source: name, seenAt: at)
+    }
+
+    @Test func recordsOnceWithEverySighting() throws {
+        let store = try AuditStore(path: temporaryPath())
+        let first = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        #expect(first.map(\.isNew) == [true, true])
+        #expect(first[0].receiptData != nil)
+        // The same receipt again, from a log line this time: one row, two sightings.
+        let line = "2024-01-01 INFO receipt=" + String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")), as: UTF8.self).filter { !$0.isWhitespace }
+        let again = try store.record([
+            AuditStore.Ingest(decoded: try ReceiptDecoder().decode(text: line), bytes: Array(line.utf8), kind: .watch, source: "app.log", seenAt: Date(timeIntervalSince1970: 1_700_000_100))
+        ])
+        #expect(again == [AuditStore.Recorded(id: first[0].id, isNew: false, receiptData: first[0].receiptData)])
+        let rows = try store.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
+        #expect(rows.count == 1)
+        #expect(rows[0].sightings == 2)
+        #expect(rows[0].firstSeen == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(rows[0].lastSeen == Date(timeIntervalSince1970: 1_700_000_100))
+        #expect(rows[0].purchases.count == 4)
+        #expect(rows[0].state == "decoded")
+    }
+
+    @Test func historyFilters() throws {
+        let store = try AuditStore(path: temporaryPath())
+        _ = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der"), try ingest("verify-response.json")])
+        #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).map(\.bundleID) == ["org.getpure.pure-iphone"])
+        #expect(try store.history(HistoryQuery(originalTransactionID: "2000000284164527")).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
+        #expect(try store.history(HistoryQuery(productID: "myapp.2")).map(\.format) == ["verify-response"])
+        #expect(try store.history(HistoryQuery(status: 0)).map(\.format) == ["verify-response"])
+        #expect(try store.history(HistoryQuery(since: Date(timeIntervalSince1970: 1_800_000_000))).isEmpty)
+        #expect(try store.history(HistoryQuery()).count == 3)
+        let csv = HistoryRendering.csv(try store.history(HistoryQuery(transactionID: "340001311555626")))
+        #expect(csv.split(separator: "\n").count == 5)
+        #expect(csv.contains(",org.getpure.pure.Month,340001311555626,340001196262039,2023-09-19T23:26:23Z,2023-10-19T23:26:23Z,"))
+    }
+
+    @Test func resultsAttemptsPendingAndResume() throws {
+        let store = try AuditStore(path: temporaryPath())
+        let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        try store.markPending(recorded.map(\.id), again: false)
+        #expect(try store.pending().map(\.id) == recorded.map(\.id))
+        let outcome = VerificationOutcome(
+            status: 0, environment: "Sandbox",
+            attempts: [
+                VerificationAttempt(url: "http://x/production", endpoint: .production, result: .apple(status: 21007), httpStatus: 200, latencyMilliseconds: 5),
+                VerificationAttempt(url: "http://x/sandbox", endpoint: .sandbox, result: .apple(status: 0), httpStatus: 200, latencyMilliseconds: 4),
+            ], response: nil, failure: nil)
+        try store.recordResult(recorded[1].id, outcome: outcome, at: Date())
+        #expect(try store.pending().map(\.id) == [recorded[0].id])
+        #expect(try store.counts() == ["pending": 1, "done": 1])
+        let row = try #require(try store.history(HistoryQuery(status: 0)).first)
+        #expect(row.bundleID == "com.hannesoid.PurchasingExperiments")
+        // A done receipt is not re-queued by a resume, only by an explicit request.
+        try store.markPending([recorded[1].id])
+        #expect(try store.counts()["done"] == 1)
+        try store.markPending([recorded[1].id], again: true)
+        #expect(try store.counts()["pending"] == 2)
+    }
+
+    /// A second, read-only connection (a follower dashboard) sees what the writer committed.
+    @Test func readOnlyFollowerSeesCommits() throws {
+        let path = temporaryPath()
+        let writer = try AuditStore(path: path)
+        let follower = try AuditStore(readOnlyPath: path)
+        #expect(try follower.history(HistoryQuery()).isEmpty)
+        _ = try writer.record([try ingest("production.b64")])
+        #expect(try follower.history(HistoryQuery()).count == 1)
+        #expect(throws: (any Error).self) { try follower.markPending([1]) }
+    }
+
+    @Test func migrationsRunOnceAndReopen() throws {
+        let path = temporaryPath()
+        do {
+            let store = try AuditStore(path: path)
+            _ = try store.record([try ingest("production.b64")])
+        }
+        let reopened = try AuditStore(path: path)
+        #expect(try reopened.history(HistoryQuery()).count == 1)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"), "WAL mode")
+    }
+
+    /// Attempts and failures go in typed and come back typed (codes in the v2 columns).
+    @Test func typedOutcomesRoundTrip() throws {
+        let store = try AuditStore(path: temporaryPath())
+        let recorded = try store.record([try ingest("production.b64")])
+        let tls = TransportFailure(.tls, detail: "handshake failed: certificate verify failed")
+        let outcome = VerificationOutcome(
+            attempts: [
+                VerificationAttempt(url: "https://x/p", result: .http(status: 503), httpStatus: 503, latencyMilliseconds: 3),
+                VerificationAttempt(url: "https://x/p", result: .transport(TransportFailure(.timeout, detail: "read")), latencyMilliseconds: 9),
+                VerificationAttempt(url: "https://x/p", endpoint: .sandbox, result: .transport(tls), latencyMilliseconds: 2),
+            ],
+            failure: .final(.transport(tls)))
+        try store.recordResult(recorded[0].id, outcome: outcome, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let result = try #require(try store.results(after: 0).first)
+        #expect(result.attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.timeout)), .transport(TransportFailure(.tls))])
+        #expect(result.attempts.map(\.endpoint) == [.production, .production, .sandbox])
+        #expect(result.attempts.last?.result.description == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.code == .tls)
+        #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
+        #expect(result.failure?.isTemporaryFailure == false)
+        #expect(try store.history(HistoryQuery()).first?.state == "failed")
+    }
+
+    /// A v1 database (texts only) is migrated to v2 once: its failures get their codes.
+    @Test func version1DatabaseIsMigrated() throws {
+        let path = temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try AuditStore.migrator.migrate(queue, upTo: "v1")
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO receipt (id, content_hash, format, first_seen, last_seen, state, failure, verified_at)
+                VALUES (1, 'h1', 'pkcs7', 1, 1, 'failed', 'TLS failed: bad certificate', 5),
+                       (2, 'h2', 'pkcs7', 1, 1, 'failed', 'gave up after 5 attempts: HTTP 503', 6);
+                INSERT INTO attempt (receipt_id, at, url, environment, http_status, error)
+                VALUES (1, 5, 'https://x/p', 'Production', NULL, 'TLS failed: bad certificate'),
+                       (2, 6, 'https://x/p', 'Production', 503, NULL),
+                       (2, 6.1, 'https://x/p', 'Production', NULL, 'the connection was closed without an answer');
+                """)
+        }
+        try queue.close()
+        // A read-only follower of a database no v2 writer has opened yet still reads it.
+        let follower = try AuditStore(readOnlyPath: path)
+        #expect(try follower.results(after: 0).map { $0.attempts.count } == [1, 2])
+        let store = try AuditStore(path: path)
+        let results = try store.results(after: 0)
+        #expect(results.map { $0.failure?.code } == [.tls, .retriesExhausted])
+        #expect(results[0].attempts.map(\.result) == [.transport(TransportFailure(.tls))])
+        #expect(results[0].attempts[0].result.description == "TLS failed: bad certificate")
+        #expect(results[1].attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.dropped))])
+        #expect(results[1].failure?.isTemporaryFailure == true)
+    }
+
+    @Test func pruneRemovesOldReceiptsWithTheirRows() throws {
+        let store = try AuditStore(path: temporaryPath())
+        _ = try store.record([try ingest("production.b64", at: Date(timeIntervalSince1970: 1_000_000_000))])
+        _ = try store.record([try ingest("sandbox-2023.der", at: Date(timeIntervalSince1970: 1_700_000_000))])
+        #expect(try store.prune(keepDays: 30, now: Date(timeIntervalSince1970: 1_700_000_000)) == 1)
+        #expect(try store.history(HistoryQuery()).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
+        #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).isEmpty)
+    }
+
+    /// Verified through the simulator with a shared secret: the secret's bytes are nowhere in
+    /// the database files.
+    /// A receipt that never got an answer still has every attempt on record (the issue asks
+    /// for every attempt, not only those of receipts Apple answered).
+    @Test func failedVerificationKeepsItsAttempts() async throws {
+        let store = try AuditStore(path: temporaryPath())
+        let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 600, jitter: 0)
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
+        let recorded = try store.record([try ingest("production.b64")])
+        try await store.markPending(recorded.map(\.id))
+        let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
+        let events = EventLog()
+        let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) {
+            events.add($0)
+        }
+        try await client.shutdown()
+        try await simulator.stop()
+        #expect(summary.batch.failed == 1)
+        #expect(summary.auditErrors.isEmpty)
+        let failed = events.events.compactMap { event -> [VerificationAttempt]? in
+            if case .failed(_, _, let attempts) = event { return attempts }
+            return nil
+        }
+        #expect(failed.map { $0.map(\.httpStatus) } == [[503, 503, 503]])
+        #expect(try store.counts() == ["failed": 1])
+        #expect(try store.attemptsPerReceipt() == [recorded[0].id: 3])
+    }
+
+    @Test func sharedSecretNeverReachesTheDatabase() async throws {
+        let path = temporaryPath()
+        let store = try AuditStore(path: path)
+        let secret = SharedSecret("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e")
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret))
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, secret: secret, retry: wallClockRetry)
+        let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        try await store.markPending(recorded.map(\.id))
+        let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
+        let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) { _ in }
+        #expect(summary.batch.valid == 2)
+        #expect(try store.counts() == ["done": 2])
+        try await client.shutdown()
+        try await simulator.stop()
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+        }
+        #expect(bytes.count > 10_000)
+        #expect(bytes.range(of: Data("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e".utf8)) == nil)
+        #expect(bytes.range(of: Data("9d8c7b6a".utf8)) == nil)
+    }
+}
+
+@Suite struct WatchSourceTests {
+    func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    func append(_ text: String, to url: URL) throws {
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.close()
+    }
+
+    @Test func logFollowerHandlesPartialLinesRotationAndTruncation() throws {
+        let folder = try temporaryFolder()
+        let log = folder.appendingPathComponent("app.log")
+        try Data("one\ntwo\nthr".utf8).write(to: log)
+        let follower = LogFollower(path: log.path)
+        #expect(follower.poll() == ["one", "two"])
+        try append("ee\nfour\n", to: log)
+        #expect(follower.poll() == ["three", "four"])
+        #expect(follower.poll().isEmpty)
+        // Rotation: the file is moved away and a new one starts.
+        try FileManager.default.moveItem(at: log, to: folder.appendingPathComponent("app.log.1"))
+        try Data("five\n".utf8).write(to: log)
+        #expect(follower.poll() == ["five"])
+        // Truncation in place.
+        try Data("six\n".utf8).write(to: log)
+        #expect(follower.poll() == ["six"])
+        // From the end: what is already there is skipped.
+        let tail = LogFollower(path: log.path, fromStart: false)
+        #expect(tail.poll().isEmpty)
+        try append("seven\n", to: log)
+        #expect(tail.poll() == ["seven"])
+    }
+
+    @Test func folderWatcherReportsEachSettledFileOnce() throws {
+        let folder = try temporaryFolder()
+        let watcher = FolderWatcher(path: folder.path)
+        try Data("a".utf8).write(to: folder.appendingPathComponent("a.b64"))
+        #expect(watcher.poll().isEmpty, "first sight: wait for the size to settle")
+        #expect(watcher.poll().map { ($0 as NSString).lastPathComponent } == ["a.b64"])
+        #expect(watcher.poll().isEmpty, "each file once")
+        try Data("b".utf8).write(to: folder.appendingPathComponent("b.b64"))
+        try Data(".".utf8).write(to: folder.appendingPathComponent(".hidden"))
+        _ = watcher.poll()
+        #expect(watcher.poll().map { ($0 as NSString).lastPathComponent } == ["b.b64"])
+    }
+
+    @Test func ingestorCountsEveryLineOnce() async throws {
+        let store = try AuditStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID()).sqlite").path)
+        let ingestor = Ingestor(store: store)
+        let receipt = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")), as: UTF8.self).filter { !$0.isWhitespace }
+        let response = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("verify-response.json")), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        let lines = ["noise", "", receipt, #"{"receipt-data": "\#(receipt)"}"#, response, "GET /health 200", "MIIT but broken !!"]
+        let recorded = try await ingestor.ingest(lines: lines, kind: .watch, source: "app.log", at: Date())
+        #expect(recorded.count == 3)
+        #expect(recorded.map(\.isNew) == [true, false, true])
+        let counts = ingestor.counts
+        #expect(counts.lines == 7)
+        #expect(counts.newReceipts == 2)
+        #expect(counts.seenAgain == 1)
+        #expect(counts.skipped == 4)
+    }
+}

@@ -1,0 +1,123 @@
+@testable import AuditStore
+import Foundation
+import ReceiptCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The audit database and its WAL/SHM are created owner-only (0600) in directories receiptdash
+/// makes owner-only (0700); secret files readable by others are warned about.
+@Suite struct FileModeTests {
+    static func mode(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_mode) & 0o777
+    }
+
+    static func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("file-modes-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        return path
+    }
+
+    @Test func freshAuditDatabaseAndItsWALAreOwnerOnly() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/made/for/it/audit.sqlite"
+        let store = try AuditStore(path: path)
+        _ = try store.counts()
+        #expect(Self.mode(path) == 0o600)
+        #expect(Self.mode(path + "-wal") == 0o600)
+        #expect(Self.mode(path + "-shm") == 0o600)
+        #expect(Self.mode(root + "/made") == 0o700)
+        #expect(Self.mode(root + "/made/for") == 0o700)
+        #expect(Self.mode(root + "/made/for/it") == 0o700)
+        // The directory that was there already is left as it was.
+        #expect(Self.mode(root) == 0o755)
+    }
+
+    /// A durable (receiver) store in an existing directory: the file is 0600, the directory kept.
+    @Test func durableStoreInAnExistingDirectory() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/audit.sqlite"
+        let store = try AuditStore(path: path, durable: true)
+        _ = try store.counts()
+        #expect(Self.mode(path) == 0o600)
+        #expect(Self.mode(path + "-wal") == 0o600)
+        #expect(Self.mode(path + "-shm") == 0o600)
+        #expect(Self.mode(root) == 0o755)
+    }
+
+    /// An existing database keeps the mode its owner chose.
+    @Test func anExistingDatabaseKeepsItsMode() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/audit.sqlite"
+        do { _ = try AuditStore(path: path) }
+        #expect(chmod(path, 0o640) == 0)
+        let store = try AuditStore(path: path)
+        _ = try store.counts()
+        #expect(Self.mode(path) == 0o640)
+    }
+
+    @Test func sharedSecretFileReadableByOthersIsWarnedAbout() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/secret"
+        try Data("a-shared-secret-value\n".utf8).write(to: URL(fileURLWithPath: file))
+        var warnings: [String] = []
+
+        #expect(chmod(file, 0o644) == 0)
+        let secret = try SharedSecret.load(file: file, environment: [:], warn: { warnings.append($0) })
+        #expect(secret == SharedSecret("a-shared-secret-value"))
+        #expect(warnings == ["the shared secret file \(file) is readable by every user of this machine (mode 644): chmod 600 \(file)"])
+
+        warnings = []
+        #expect(chmod(file, 0o640) == 0)
+        _ = try SharedSecret.load(file: file, environment: [:], warn: { warnings.append($0) })
+        #expect(warnings == ["the shared secret file \(file) is readable by its group (mode 640): chmod 600 \(file)"])
+
+        warnings = []
+        #expect(chmod(file, 0o600) == 0)
+        _ = try SharedSecret.load(file: file, environment: [:], warn: { warnings.append($0) })
+        #expect(warnings.isEmpty)
+        // From the environment: no file, nothing to check.
+        _ = try SharedSecret.load(file: nil, environment: [SharedSecret.environmentVariable: "x"], warn: { warnings.append($0) })
+        #expect(warnings.isEmpty)
+    }
+
+    /// The one check, as the `.p8` key and `--tls-key` use it.
+    @Test func theOneCheck() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/key.pem"
+        try Data("k".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(chmod(file, 0o604) == 0)
+        #expect(
+            FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file")
+                == "the TLS key file \(file) is readable by every user of this machine (mode 604): chmod 600 \(file)")
+        #expect(chmod(file, 0o600) == 0)
+        #expect(FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file") == nil)
+        #expect(chmod(file, 0o400) == 0)
+        #expect(FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file") == nil)
+        #expect(FilePermissions.readableByOthersWarning(path: root + "/missing", what: "the TLS key file") == nil)
+    }
+
+    /// Made 0600 when absent; an existing file is never touched.
+    @Test func createPrivateFileDoesNotTouchAnExistingFile() throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/f"
+        #expect(try FilePermissions.createPrivateFile(atPath: file))
+        #expect(Self.mode(file) == 0o600)
+        #expect(chmod(file, 0o644) == 0)
+        #expect(try !FilePermissions.createPrivateFile(atPath: file))
+        #expect(Self.mode(file) == 0o644)
+        #expect(throws: FileCreationError.self) { try FilePermissions.createPrivateFile(atPath: root + "/no/such/dir/f") }
+    }
+}
