@@ -76,6 +76,7 @@ let package = Package(
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The audit trail on a team's PostgreSQL.
@@ -124,7 +125,9 @@ let package = Package(
                 "AppStoreClients",
                 "AuditStore",
                 "ReceiptCore",
+                "UntrustedText",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The benchmarks `receiptdash bench` runs.
@@ -132,8 +135,11 @@ let package = Package(
             name: "ReceiptBenchmarks",
             dependencies: [
                 "AppStoreClients",
+                "AuditStore",
+                "Dashboard",
                 "ReceiptCore",
                 "ReceiptSimulator",
+                "ReceiptWatch",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -172,6 +178,7 @@ let package = Package(
                 "AppStoreClients", "AuditStore", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(

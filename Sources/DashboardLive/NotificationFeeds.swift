@@ -3,8 +3,10 @@ import AuditStore
 import Dashboard
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NotificationReceiver
 import ReceiptCore
+import ServiceLifecycle
 import Synchronization
 
 extension NotificationEntry {
@@ -95,6 +97,7 @@ public final class ReceivedNotifications: NotificationFeed {
 public struct EmbeddedReceiver {
     public let feed = ReceivedNotifications()
     public let store: NotificationStore
+    private let group: NIOLockedValueBox<ServiceGroup?> = NIOLockedValueBox(nil)
     public let task: Task<Void, Never>
 
     public init(host: String, port: Int, backend: any AuditBackend, policy: ReceiverPolicy) {
@@ -102,26 +105,37 @@ public struct EmbeddedReceiver {
         self.store = store
         let path = backend.location
         let feed = self.feed
+        let logger = Logger(label: "receiptdash.receive", factory: { _ in SwiftLogNoOpLogHandler() })
         let receiver = NotificationReceiver(
-            sink: ObservedNotificationSink(store) { feed.post($0) }, policy: policy,
-            logger: Logger(label: "receiptdash.receive", factory: { _ in SwiftLogNoOpLogHandler() }),
+            sink: ObservedNotificationSink(store) { feed.post($0) }, policy: policy, logger: logger,
             // The dashboard's verifyReceipt and API requests are counted in the same registry.
             metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
+        let group = self.group
+        // The dashboard owns SIGINT and SIGTERM (it restores the terminal first): ``stop()``
+        // shuts the group down instead, the listener first, then the writer.
         task = Task {
             do {
-                try await receiver.run(host: host, port: port, handlesSignals: false) { address in
+                let listening = try receiver.services(ReceiverListeners(host: host, port: port)) { address in
                     feed.post(.source("receiving at http://\(address)/notifications"))
                     feed.post(.note("notifications are stored in \(path) before their 200"))
                 }
+                let made = ServiceGroup(
+                    configuration: .init(services: ([store] as [any Service] + listening).map { .init(service: $0) }, logger: logger))
+                group.withLockedValue { $0 = made }
+                try await made.run()
             } catch {
                 feed.post(.failed("the receiver stopped: \(error) (is port \(port) in use? try another --receive port)"))
             }
         }
     }
 
-    /// Stops accepting, lets requests in flight finish, then closes the store.
+    /// Stops accepting, lets requests in flight finish, then commits what they queued.
     public func stop() async {
-        task.cancel()
+        if let group = group.withLockedValue({ $0 }) {
+            await group.triggerGracefulShutdown()
+        } else {
+            task.cancel()
+        }
         await task.value
         await store.close()
     }

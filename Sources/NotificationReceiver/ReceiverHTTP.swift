@@ -158,21 +158,19 @@ extension NotificationReceiver {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: out.bytes)))
     }
 
-    /// Serves until SIGTERM or SIGINT, or the task is cancelled, then stops accepting, lets
-    /// requests in flight finish (Hummingbird's graceful shutdown through
-    /// swift-service-lifecycle; the public and metrics listeners are services of one group)
-    /// and returns; the caller closes the store after.
+    /// The listeners as services (the public port first, then the metrics port), to run in the
+    /// command's `ServiceGroup` after the store they write to: the group's graceful shutdown
+    /// stops them first (no new connections, requests in flight finish: Hummingbird's graceful
+    /// shutdown), then the store, which commits what they queued.
     /// - Parameters:
-    ///   - handlesSignals: false when the caller owns SIGTERM and SIGINT (the dashboard, which
-    ///     restores the terminal first); the task's cancellation then stops the server.
     ///   - onListening: called once the public port is bound, with `host:port` (the real port
     ///     when 0 was asked).
     ///   - onMetricsListening: the same for the metrics listener.
-    public func run(
-        _ listeners: ReceiverListeners, handlesSignals: Bool = true,
+    public func services(
+        _ listeners: ReceiverListeners,
         onListening: @escaping @Sendable (String) async -> Void,
         onMetricsListening: @escaping @Sendable (String) async -> Void = { _ in }
-    ) async throws {
+    ) throws -> [any Service] {
         let deadline = TimeAmount(listeners.requestDeadline)
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
@@ -205,6 +203,20 @@ extension NotificationReceiver {
                     },
                     logger: logger))
         }
+        return services
+    }
+
+    /// Serves until SIGTERM or SIGINT, or the task is cancelled, then stops accepting, lets
+    /// requests in flight finish and returns: the listeners of ``services(_:onListening:onMetricsListening:)``
+    /// in a group of their own, for a caller that runs its store itself (tests).
+    /// - Parameter handlesSignals: false when the caller owns SIGTERM and SIGINT; the task's
+    ///   cancellation then stops the server.
+    public func run(
+        _ listeners: ReceiverListeners, handlesSignals: Bool = true,
+        onListening: @escaping @Sendable (String) async -> Void,
+        onMetricsListening: @escaping @Sendable (String) async -> Void = { _ in }
+    ) async throws {
+        let services = try services(listeners, onListening: onListening, onMetricsListening: onMetricsListening)
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

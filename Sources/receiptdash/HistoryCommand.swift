@@ -44,6 +44,20 @@ enum AuditOpening {
         }
     }
 
+    /// Runs `body`, then closes `store` however `body` ended (an awaited close, never a task
+    /// the process may exit before).
+    static func closing<T>(_ store: (any AuditBackend)?, _ body: () async throws -> T) async throws -> T {
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            await store?.close()
+            throw error
+        }
+        await store?.close()
+        return value
+    }
+
     static func open(_ text: String, readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
         do {
             return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)

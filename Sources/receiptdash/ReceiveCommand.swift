@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NotificationReceiver
 import ReceiptCore
+import ServiceLifecycle
 import Synchronization
 import UntrustedText
 
@@ -233,7 +234,7 @@ struct Receive: AsyncParsableCommand {
         // first, so a script that reads the first line gets the notifications URL.
         let banner = ListenerBanner()
         do {
-            try await receiver.run(
+            let listening = try receiver.services(
                 listeners,
                 onListening: { address in
                     banner.publicListener(
@@ -242,14 +243,17 @@ struct Receive: AsyncParsableCommand {
                 onMetricsListening: { address in
                     banner.metrics("receiptdash: metrics at http://\(address)/metrics")
                 })
+            // One group: SIGTERM or SIGINT stops the listeners first (requests in flight
+            // finish), then the writer (what they queued is committed), then the database.
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: ([AuditStoreService(backend), store] as [any Service] + listening).map { .init(service: $0) },
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "receiptdash.receive")))
+            try await group.run()
         } catch {
-            await store.close()
-            await backend.close()
             FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped("\(error)"))\n".utf8))
             throw ExitCode.failure
         }
-        await store.close()
-        await backend.close()
         print("receiptdash: stopped; store closed")
     }
 }

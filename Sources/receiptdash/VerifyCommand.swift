@@ -87,7 +87,10 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
-        defer { if let store { Task { await store.close() } } }
+        try await AuditOpening.closing(store) { try await verify(recordingIn: store) }
+    }
+
+    private func verify(recordingIn store: (any AuditBackend)?) async throws {
         // Decoding only: verify sends receipts, it does not judge them offline.
         let pipeline = ReceiptPipeline(at: Date(), checksTrust: false, analyses: false)
         var rows: [Row] = []

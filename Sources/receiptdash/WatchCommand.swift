@@ -2,10 +2,10 @@ import AppStoreClients
 import ArgumentParser
 import AuditStore
 import Foundation
-import NIOConcurrencyHelpers
+import Logging
 import ReceiptCore
 import ReceiptWatch
-import Synchronization
+import ServiceLifecycle
 import UntrustedText
 
 struct Watch: AsyncParsableCommand {
@@ -64,152 +64,34 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         let store = try await database.open()
-        defer { Task { await store.close() } }
-        if let keepDays {
-            let removed = try await store.prune(keepDays: keepDays, now: Date())
-            log("pruned \(removed) receipt\(removed == 1 ? "" : "s") not seen for \(keepDays) days")
-        }
-        let ingestor = Ingestor(store: store)
-        let watched = WatchedSources(sources, logsFromStart: !fromEnd)
-        let (folders, logs) = (watched.folders, watched.logs)
-        let stdinLines = watched.readsStandardInput ? StandardInputLines() : nil
-
-        // Verification runs beside the polling, fed through a stream. A result it cannot
-        // write stops the loop below.
-        let (stream, continuation) = AsyncStream<BatchItem>.makeStream()
-        var verification: Task<AuditedSummary, Never>?
         var client: VerifyReceiptClient?
-        let auditFailure = NIOLockedValueBox<AuditError?>(nil)
-        if verify {
-            let made = try online.makeClient()
-            client = made
-            let audited = AuditedVerification(store: store, verifier: BatchVerifier(client: made, concurrency: online.concurrency))
-            verification = Task { [auditFailure] in
-                await audited.run(
-                    stream,
-                    onEvent: { event in
-                        switch event {
-                        case .done(let id, let outcome, _):
-                            log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
-                        case .failed(let id, let failure, _): log("failed #\(id): \(failure.reason)")
-                        case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: ", id, seconds) + reason.description)
-                        default: break
-                        }
-                    },
-                    onAuditError: { error in
-                        log(error.reason)
-                        auditFailure.withLockedValue { if $0 == nil { $0 = error } }
-                    })
-            }
-            for (id, data) in try await store.pending() {
-                continuation.yield(BatchItem(id: Int(id), source: "pending #\(id)", receiptData: data))
-            }
+        do {
+            client = verify ? try online.makeClient() : nil
+        } catch {
+            await store.close()
+            throw error
         }
-        func enqueue(_ recorded: [AuditRecorded]) async throws {
-            guard verify else { return }
-            let fresh = recorded.filter { $0.isNew && $0.receiptData != nil }
-            try await audited("marking \(fresh.count) receipts pending", in: store) { try await store.markPending(fresh.map(\.id)) }
-            for r in fresh { continuation.yield(BatchItem(id: Int(r.id), source: "#\(r.id)", receiptData: r.receiptData!)) }
-        }
-
-        var unreadable = 0
-        var firstPass = true
-        while true {
-            let now = Date()
-            // --once reads folders and logs once; standard input is read to its end.
-            let pollFiles = !once || firstPass
-            firstPass = false
-            for folder in folders where pollFiles {
-                // --once takes the folder as it is; a long watch waits for each file to settle.
-                let paths = folder.poll(settled: !once)
-                var files: [(path: String, bytes: [UInt8])] = []
-                for path in paths {
-                    // Read no more than the decoder takes: a huge file dropped in is skipped, not a stall.
-                    switch InputFiles.readFile(path, limit: DecodingLimits.default.maximumInputBytes) {
-                    case .success(let bytes): files.append((path, bytes))
-                    case .failure(let error):
-                        unreadable += 1
-                        log("\(path): skipped: \(error.reason)")
-                    }
-                }
-                if !files.isEmpty {
-                    let recorded = try await audited("recording files from \(folder.path)", in: store) { try await ingestor.ingest(files: files, kind: .watch, at: now) }
-                    try await enqueue(recorded)
-                    log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
-                }
-            }
-            for follower in logs where pollFiles {
-                let lines = follower.poll()
-                if !lines.isEmpty {
-                    let recorded = try await audited("recording lines of \(follower.path)", in: store) {
-                        try await ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
-                    }
-                    try await enqueue(recorded)
-                    log("\(follower.path): \(lines.count) line\(lines.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
-                }
-            }
-            var stdinDone = false
-            if let stdinLines {
-                let (lines, ended) = stdinLines.drain()
-                stdinDone = ended
-                if !lines.isEmpty {
-                    let recorded = try await audited("recording lines of standard input", in: store) {
-                        try await ingestor.ingest(lines: lines, kind: .stdin, source: "-", at: now)
-                    }
-                    try await enqueue(recorded)
-                }
-            }
-            let onlyStdin = folders.isEmpty && logs.isEmpty
-            if auditFailure.withLockedValue({ $0 != nil }) { break }
-            if stdinLines == nil || stdinDone {
-                if once || (onlyStdin && stdinDone) { break }
-            }
-            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
-        }
-        continuation.finish()
-        if let verification {
-            let summary = await verification.value.batch
-            log("verification: \(summary.done) answered, \(summary.failed) failed")
+        let loop = WatchLoop(
+            store: store,
+            settings: .init(sources: sources, once: once, fromEnd: fromEnd, interval: .seconds(interval), keepDays: keepDays),
+            verifier: client.map { BatchVerifier(client: $0, concurrency: online.concurrency) },
+            standardInput: sources.contains("-") ? StandardInputLines() : nil,
+            log: { line in FileHandle.standardOutput.write(Data((SafeText.escaped(line) + "\n").utf8)) })
+        // The loop, then the store: SIGINT or SIGTERM ends the loop (verification in flight is
+        // recorded), and the store is closed after it, whatever ended the loop.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: AuditStoreService(store)),
+                    .init(service: loop, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "receiptdash.watch", factory: { _ in SwiftLogNoOpLogHandler() })))
+        do {
+            try await group.run()
+        } catch {
+            try? await client?.shutdown()
+            throw error
         }
         try? await client?.shutdown()
-        let c = ingestor.counts
-        log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
-        if let failure = auditFailure.withLockedValue({ $0 }) { throw failure }
-    }
-}
-
-/// Runs a write to the audit database; its failure becomes an ``AuditError`` that names what
-/// was being written (the command then exits non-zero with it).
-func audited<T>(_ what: String, in store: any AuditBackend, _ body: () async throws -> T) async throws(AuditError) -> T {
-    do {
-        return try await body()
-    } catch {
-        throw AuditError(.writeFailed, doing: SafeText.escaped(what), error, in: store)
-    }
-}
-
-private func log(_ line: String) {
-    FileHandle.standardOutput.write(Data((SafeText.escaped(line) + "\n").utf8))
-}
-
-/// Lines from standard input, read on a thread of their own and drained by the poll loop.
-final class StandardInputLines: Sendable {
-    private let state = Mutex<(lines: [String], ended: Bool)>(([], false))
-
-    init() {
-        Thread.detachNewThread { [self] in
-            while let line = readLine(strippingNewline: true) {
-                state.withLock { $0.lines.append(line) }
-            }
-            state.withLock { $0.ended = true }
-        }
-    }
-
-    func drain() -> (lines: [String], ended: Bool) {
-        state.withLock { s in
-            let out = s.lines
-            s.lines.removeAll()
-            return (out, s.ended && out.isEmpty)
-        }
     }
 }

@@ -630,7 +630,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(error.reason.contains("refused by the test"))
             #expect(try await store.notifications().map(\.record.notificationUUID) == ["n1", "n3"])
             // Through the group-committing store too.
-            let notifications = NotificationStore(backend: store)
+            let notifications = NotificationStore(backend: store).started()
             #expect(try await notifications.append(notification("n4", at: 1_760_000_003)) == .stored)
             await #expect(throws: NotificationStoreError.self) { try await notifications.append(notification("n5", at: 1_760_000_004, peer: "bad")) }
             #expect(try await notifications.append(notification("n1", at: 1_760_000_005)) == .redelivery(deliveries: 2))

@@ -29,7 +29,7 @@ import Testing
 
     @Test func followerSeesNewRowsRedeliveriesAndNewRefusalsOnly() async throws {
         let path = temporaryPath()
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let receiver = receiver(store)
         #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)
         // A refusal from before the follower started is history, not news.
@@ -64,7 +64,7 @@ import Testing
     /// 5 refusals, not 1 (issue 24). Rows from before the follower started are not re-read.
     @Test func aRefusalRowIsReadAgainAsItsCountGrows() async throws {
         let path = temporaryPath()
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let receiver = receiver(store)
         // Before the follower: history, never reported even as it grows.
         _ = await receiver.handle(body: Array("old".utf8), declaredLength: nil, truncated: false, peer: "10.0.0.7:1")
@@ -102,7 +102,7 @@ import Testing
 
     @Test func observedSinkReportsOnlyWhatWasMadeDurable() async throws {
         let events = Mutex<[String]>([])
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let sink = ObservedNotificationSink(store) { event in
             switch event {
             case .stored(let record, let deliveries): events.withLock { $0.append("stored \(record.notificationType ?? "-") \(deliveries)") }
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func listingRowExplainsFromThePayload() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         #expect(try await deliver(receiver(store), "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
         #expect(try await deliver(receiver(store), "session-pro_00_DID_RENEW.jws") == 200)
         let renewed = try #require(try await store.notifications().first { $0.record.notificationType == "DID_RENEW" })

@@ -18,7 +18,7 @@ import Testing
         try await TestAuditDatabase.with(kind) { database in
             let receiverSide = try await database.open()
             let verifierSide = try await database.open()
-            let store = NotificationStore(backend: receiverSide)
+            let store = NotificationStore(backend: receiverSide).started()
             let signer = try TestNotifications()
             let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
             let receiver = NotificationReceiver(

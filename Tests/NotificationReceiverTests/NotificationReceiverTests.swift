@@ -112,7 +112,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func everyGenuineCorpusNotificationIsAcceptedAsValid() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
         let names = try NotificationFixture.names()
         #expect(names.count == 13)
@@ -132,7 +132,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func storesTheExactFieldsOfOne() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let token = try NotificationFixture.token("session-pro_00_DID_RENEW.jws")
         let (status, text) = try await post(
             receiver(store, policy: ReceiverPolicy.replaying(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868)),
@@ -156,7 +156,7 @@ final class CapturedLogs: Sendable {
         let signer = try TestNotifications()
         let body = try signer.body(uuid: "0f000000-0000-4000-8000-000000000001")
 
-        let trusting = try NotificationStore(path: temporaryPath())
+        let trusting = try NotificationStore(path: temporaryPath()).started()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
         let accepted = await receiver(trusting, policy: ReceiverPolicy.replaying(anchors: anchors))
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
@@ -166,7 +166,7 @@ final class CapturedLogs: Sendable {
         #expect(try await trusting.notifications().first?.record.transactionID == "7100000000000001")
         await trusting.close()
 
-        let strict = try NotificationStore(path: temporaryPath())
+        let strict = try NotificationStore(path: temporaryPath()).started()
         let refused = await receiver(strict).handle(body: body, declaredLength: nil, truncated: false, peer: "198.51.100.7:5000")
         #expect(refused.status == 403)
         #expect(refused.outcome == .refused)
@@ -182,7 +182,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func wrongBundleIsRefusedNamingTheBundle() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let (status, text) = try await post(
             receiver(store, policy: ReceiverPolicy.replaying(allowedBundleIDs: ["com.example.ours", "com.example.other"])),
             NotificationFixture.body(token: try NotificationFixture.token("session-pro_03_EXPIRED_VOLUNTARY.jws")))
@@ -198,7 +198,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func wrongAppAppleIDIsRefused() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let answer = await receiver(store, policy: ReceiverPolicy.replaying(appAppleID: 1))
             .handle(
                 body: NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")), declaredLength: nil,
@@ -209,7 +209,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func aRedeliveryIsOneRowWithTwoDeliveries() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
         let body = NotificationFixture.body(token: try NotificationFixture.token("session-pro_07_DID_CHANGE_RENEWAL_PREF_DOWNGRADE.jws"))
         let first = await receiver.handle(body: body, declaredLength: nil, truncated: false, peer: nil)
@@ -225,7 +225,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func badBodiesAre400AndRecorded() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
         let notJSON = try await post(receiver, Array("signedPayload=abc".utf8))
         #expect(notJSON.0 == 400)
@@ -242,7 +242,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func aTwoMebibyteBodyIs413() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let big = [UInt8](repeating: 0x20, count: 2 << 20)
         // With a Content-Length over the limit: answered before any of it is read.
         let declared = try await post(receiver(store), big, headers: [.contentLength: "\(big.count)"])
@@ -276,7 +276,7 @@ final class CapturedLogs: Sendable {
 
     @Test func aV1BodyIsStoredWithoutItsPassword() async throws {
         let path = temporaryPath()
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let body = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("notification-v1.json")))
         let answer = await receiver(store, policy: .replaying(v1SharedSecret: ReceiptCore.SharedSecret("dummy_shared_secret")))
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
@@ -300,7 +300,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func fiftyConcurrentPostsAreAllDurableInOneGroupCommit() async throws {
-        let store = try NotificationStore(path: temporaryPath(), startWriter: false, keepRefusals: nil)
+        let store = try NotificationStore(path: temporaryPath(), startWriter: false, keepRefusals: nil).started()
         let signer = try TestNotifications()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
         let bodies = try (0..<50).map { try signer.body(uuid: String(format: "0f000000-0000-4000-8000-%012d", $0)) }
@@ -359,7 +359,7 @@ final class CapturedLogs: Sendable {
     @Test func oneEscapedLogLinePerNotification() async throws {
         let signer = try TestNotifications()
         let logs = CapturedLogs()
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = NotificationReceiver(
             sink: store, policy: ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])),
             logger: Logger(label: "test", factory: logs.handler), now: { Self.receivedAt })
@@ -392,7 +392,7 @@ final class CapturedLogs: Sendable {
     }
 
     @Test func healthIs200WhileWritableAnd503AfterClose() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         // Asked afresh each time here (the default keeps an answer for a second).
         let receiver = NotificationReceiver(
             sink: store, policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -413,7 +413,7 @@ final class CapturedLogs: Sendable {
     /// `GET /metrics`: counts by type and outcome, a redelivery counted, latency histograms; a
     /// type Apple does not document is counted as `other`, never echoed into a label.
     @Test func metricsCountTypesOutcomesAndRedeliveries() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
         let app = Application(router: receiver.router())
         let renew = NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws"))
@@ -462,7 +462,7 @@ final class CapturedLogs: Sendable {
         try leaf.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)
         try leafKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
 
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
         let (addresses, listening) = AsyncStream.makeStream(of: String.self)
         let server = Task {

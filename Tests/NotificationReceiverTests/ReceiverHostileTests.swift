@@ -76,7 +76,7 @@ import Testing
     // MARK: - V1
 
     @Test func v1IsRefusedByDefaultAndNothingIsStored() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let answer = await receiver(store, .replaying(allowedBundleIDs: ["my.app"]))
             .handle(body: try Self.v1Body(), declaredLength: nil, truncated: false, peer: "198.51.100.1:4000")
         #expect(answer.status == 403)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func aForgedV1WithTheWrongPasswordIsRefused() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let policy = ReceiverPolicy.replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: ReceiptCore.SharedSecret("the real secret"))
         // The fixture's password is "dummy_shared_secret"; a made-up one with no password too.
         let wrong = await receiver(store, policy).handle(body: try Self.v1Body(), declaredLength: nil, truncated: false, peer: nil)
@@ -126,7 +126,7 @@ import Testing
     // MARK: - Exactly signedPayload
 
     @Test func onlySignedPayloadAndTheVerifiedStringIsTheStoredOne() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store, .replaying())
         let token = try NotificationFixture.token("session-pro_00_DID_RENEW.jws")
         // The decoder used to verify receipt-data and the receiver stored signedPayload.
@@ -150,7 +150,7 @@ import Testing
     // MARK: - x5c bombs
 
     @Test func x5cBombsAreRefusedAtOnceAndSampled() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let metrics = ReceiverMetrics()
         let receiver = NotificationReceiver(
             sink: store, policy: .replaying(), logger: Self.silent, metrics: metrics, now: { Self.receivedAt })
@@ -182,7 +182,7 @@ import Testing
     // MARK: - Gates
 
     @Test func anotherEnvironmentIsRefused() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         // The default: production only. Apple's corpus here is sandbox.
         var policy = ReceiverPolicy(allowedBundleIDs: ["com.loki-project.loki-messenger"], maximumAge: nil)
         let refused = await receiver(store, policy).handle(body: try Self.genuine(), declaredLength: nil, truncated: false, peer: nil)
@@ -199,7 +199,7 @@ import Testing
     @Test func signedDateBounds() async throws {
         let signer = try TestNotifications()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let policy = ReceiverPolicy(anchors: anchors, environments: [.sandbox])  // default --max-age 10d
         let receiver = receiver(store, policy)
         func post(_ uuid: String, signed: Date) async throws -> ReceiveAnswer {
@@ -231,7 +231,7 @@ import Testing
     @Test func aTestNotificationNeverShadowsAGenuineOne() async throws {
         let signer = try TestNotifications()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store, .replaying(anchors: anchors))
         let uuid = "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"  // session-pro_00_DID_RENEW.jws
         let test = await receiver.handle(body: try signer.body(uuid: uuid), declaredLength: nil, truncated: false, peer: nil)
@@ -254,7 +254,7 @@ import Testing
 
     @Test func refusalsAreOneRowPerClassAddressAndMinute() async throws {
         let clock = Mutex(Self.receivedAt)
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store, .replaying(), now: { clock.withLock { $0 } })
         for n in 0..<100 {
             _ = await receiver.handle(body: Array("junk \(n)".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:\(5_000 + n)")
@@ -276,7 +276,7 @@ import Testing
 
     @Test func oldRefusalsArePrunedAndNotificationsKept() async throws {
         let path = temporaryPath()
-        let first = try NotificationStore(path: path, keepRefusals: nil)
+        let first = try NotificationStore(path: path, keepRefusals: nil).started()
         let now = Date()
         for (days, peer) in [(40.0, "192.0.2.40"), (31.0, "192.0.2.31"), (2.0, "192.0.2.2")] {
             var record = RejectionRecord(
@@ -289,14 +289,14 @@ import Testing
         #expect(old.status == 200)
         await first.close()
         // Reopened with the default (30 days): pruned at start.
-        let second = try NotificationStore(path: path)
+        let second = try NotificationStore(path: path).started()
         await second.close()
         #expect(try await second.rejections().map(\.peer) == ["192.0.2.2"])
         #expect(try await second.notifications().count == 1)
     }
 
     @Test func aFullQueueIs503WithRetryAfter() async throws {
-        let store = try NotificationStore(path: temporaryPath(), startWriter: false, maximumPending: 1, keepRefusals: nil)
+        let store = try NotificationStore(path: temporaryPath(), startWriter: false, maximumPending: 1, keepRefusals: nil).started()
         let receiver = receiver(store, .replaying())
         let app = Application(router: receiver.router())
         try await app.test(.router) { client in
@@ -355,7 +355,7 @@ import Testing
     /// On real sockets: the public port serves no /metrics, the metrics listener does; slow
     /// clients are cut off after the request deadline while a genuine POST is answered.
     @Test func listenersDeadlinesAndSlowClients() async throws {
-        let store = try NotificationStore(path: temporaryPath())
+        let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store, .replaying(), now: { Date() })
         let (addresses, listening) = AsyncStream.makeStream(of: (String, String).self)
         let publicAddress = Mutex<String?>(nil)

@@ -12,7 +12,7 @@ import Testing
     /// simulator demo's, delivered twice) and a TEST.
     func database() async throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-\(UUID().uuidString).sqlite").path
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let renew = NotificationRecord(
             notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: "2.0", notificationType: "DID_RENEW",
             bundleID: "com.example.receiptdash", environment: "Production", signedDate: Date(timeIntervalSince1970: 1_790_000_000),

@@ -10,7 +10,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let store = try NotificationStore(path: db, keepRefusals: nil)
+        let store = try NotificationStore(path: db, keepRefusals: nil).started()
         let total = 2_345
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<total {

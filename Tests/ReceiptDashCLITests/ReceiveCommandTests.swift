@@ -59,7 +59,7 @@ import Testing
         let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(rest.contains("receiptdash: stopped; store closed"))
 
-        let store = try NotificationStore(path: db)
+        let store = try NotificationStore(path: db).started()
         #expect(try await store.notifications().map(\.record.notificationUUID) == ["1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7"])
         await store.close()
     }

@@ -45,7 +45,7 @@ struct LoopbackReceiver {
 
     static func start(trusting pki: AppleTestPKI, failing: [String: Int] = [:]) async throws -> LoopbackReceiver {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID())/audit.sqlite").path
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let receiver = NotificationReceiver(
             sink: FlakySink(store, failing: failing),
             policy: ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([pki.rootDER])),

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ServiceLifecycle
 import Synchronization
 
 /// A typed failure of the notification store, compared by code.
@@ -186,13 +187,15 @@ public protocol NotificationSink: Sendable {
 /// ``maximumSamplesPerMinute`` rows a minute, the rest counted under the address `*`), the
 /// others counted into that row; rows older than `keepRefusals` are pruned at start and
 /// hourly. Accepted notifications are never pruned.
-public final class NotificationStore: NotificationSink, Sendable {
+public final class NotificationStore: NotificationSink, Service, Sendable {
     public let backend: any AuditBackend
     /// Where the store lives, as it may be shown (a PostgreSQL URL's password masked).
     public var location: String { backend.location }
     private let queue: WriteQueue
-    private let writer: Task<Void, Never>
-    private let ticker: Task<Void, Never>
+    /// Whether ``run()`` has started, and the callers of ``close()`` waiting for it to end.
+    private let lifecycle = Mutex<(running: Bool, ended: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, false, []))
+    /// The writer a test started with ``started()``.
+    private let testRun = Mutex<Task<Void, Never>?>(nil)
     /// The most writes waiting for the writer (`--max-pending`).
     public let maximumPending: Int
     /// How long refusal rows are kept (`--keep-refusals`); nil keeps them.
@@ -228,35 +231,76 @@ public final class NotificationStore: NotificationSink, Sendable {
         self.backend = backend
         self.maximumPending = maximumPending
         self.keepRefusals = keepRefusals
-        let queue = WriteQueue(started: startWriter, capacity: maximumPending)
-        self.queue = queue
-        writer = Task { await Self.writeLoop(queue: queue, backend: backend) }
-        // At start (queued now, so a close commits it) and hourly: prune old refusals. Once a
-        // second: flush the refusal counts.
-        let prune: @Sendable () -> Void = {
-            guard let keepRefusals else { return }
-            queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
-        }
+        queue = WriteQueue(started: startWriter, capacity: maximumPending)
+        // Queued at once, so that even a store closed at once commits it.
         prune()
-        ticker = Task { [queue] in
-            var tick = 0
-            while !queue.isClosed {
-                if tick > 0, tick % 3600 == 0 { prune() }
-                tick += 1
-                do {
-                    try await Task.sleep(for: .seconds(1))
-                } catch {
-                    return
-                }
-                queue.flushCountsSoon()
-            }
-        }
     }
 
     deinit {
-        // The writer holds the queue, not the store: without a close it would wait forever.
+        // Without a close, a writer would wait for the queue forever.
         queue.close()
-        ticker.cancel()
+    }
+
+    /// The writer, as a service of its command's group: it commits what is queued until the
+    /// group shuts down (or the task is cancelled), then stops taking writes, commits everything
+    /// already queued (refusal counts included) and returns. Refusal rows older than
+    /// `keepRefusals` are pruned at start and hourly; refusal counts are flushed once a second.
+    public func run() async {
+        let alreadyRunning = lifecycle.withLock { s in
+            defer { s.running = true }
+            return s.running
+        }
+        precondition(!alreadyRunning, "a NotificationStore runs once")
+        await write()
+    }
+
+    /// The writer and its ticker, until the queue is closed and drained.
+    private func write() async {
+        let queue = self.queue
+        let prune = self.prune
+        await withDiscardingTaskGroup { group in
+            // Shutdown, or cancellation, closes the queue; the writer below drains it either way
+            // (its wait for work does not end on cancellation, so nothing queued is dropped).
+            group.addTask {
+                try? await gracefulShutdown()
+                queue.close()
+            }
+            group.addTask {
+                var tick = 0
+                while !queue.isClosed {
+                    if tick > 0, tick % 3600 == 0 { prune() }
+                    tick += 1
+                    do { try await Task.sleep(for: .seconds(1)) } catch { return }
+                    queue.flushCountsSoon()
+                }
+            }
+            await Self.writeLoop(queue: queue, backend: backend)
+            group.cancelAll()
+        }
+        let waiting = lifecycle.withLock { s in
+            s.ended = true
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Runs the writer in a task of its own: for tests and tools that use a store outside a
+    /// service group. ``close()`` ends it.
+    package func started() -> NotificationStore {
+        lifecycle.withLock { $0.running = true }
+        testRun.withLock { $0 = Task { await self.write() } }
+        return self
+    }
+
+    /// Queues the pruning of refusal rows older than `keepRefusals`.
+    private var prune: @Sendable () -> Void {
+        let queue = self.queue
+        let keepRefusals = self.keepRefusals
+        return {
+            guard let keepRefusals else { return }
+            queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
+        }
     }
 
     /// Releases a writer held by `startWriter: false`.
@@ -298,11 +342,17 @@ public final class NotificationStore: NotificationSink, Sendable {
     }
 
     /// Stops taking writes, commits everything already queued (refusal counts included), and
-    /// waits for the writer.
+    /// waits for the writer (at once when it never ran).
     public func close() async {
-        ticker.cancel()
         queue.close()
-        await writer.value
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = lifecycle.withLock { s -> Bool in
+                guard s.running, !s.ended else { return false }
+                s.waiting.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
     }
 
     /// The synchronous mode of the SQLite writer connection (2 is FULL); -1 on PostgreSQL.
@@ -319,7 +369,7 @@ public final class NotificationStore: NotificationSink, Sendable {
     }
 
     private static func writeLoop(queue: WriteQueue, backend: any AuditBackend) async {
-        for await _ in queue.wakeups {
+        while await queue.nextWakeup() {
             while true {
                 let batch = queue.takeAll()
                 if batch.isEmpty { break }
@@ -388,17 +438,51 @@ final class WriteQueue: Sendable {
         var samples: Set<String> = []
         var counts: [String: Int] = [:]
         var flushCounts = false
+        /// A wake-up not yet taken by the writer, the writer waiting for one, and whether the
+        /// last wake-up (the close) was given.
+        var wakePending = false
+        var waiter: CheckedContinuation<Bool, Never>?
+        var finished = false
     }
 
     private let state: Mutex<State>
-    let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
     let capacity: Int
 
     init(started: Bool, capacity: Int = NotificationStore.defaultMaximumPending) {
         state = Mutex(State(started: started))
         self.capacity = capacity
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Waits for work; false once the queue is closed and its last wake-up was taken. Does not
+    /// end on cancellation: the writer drains what was queued whatever stops the store.
+    func nextWakeup() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let now = state.withLock { s -> Bool? in
+                if s.wakePending {
+                    s.wakePending = false
+                    return true
+                }
+                if s.finished { return false }
+                s.waiter = continuation
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    /// Wakes the writer (once: wake-ups while it works are one).
+    private func wake(finishing: Bool = false) {
+        let waiter = state.withLock { s -> CheckedContinuation<Bool, Never>? in
+            if s.finished { return nil }
+            if finishing { s.finished = true }
+            if let waiter = s.waiter {
+                s.waiter = nil
+                return waiter
+            }
+            s.wakePending = true
+            return nil
+        }
+        waiter?.resume(returning: true)
     }
 
     func enqueue(_ item: NotificationStore.Item) {
@@ -414,7 +498,7 @@ final class WriteQueue: Sendable {
             item.continuation?.resume(returning: .failure(refusal))
             return
         }
-        if state.withLock({ $0.started }) { wake.yield() }
+        if state.withLock({ $0.started }) { wake() }
     }
 
     /// The store's own write, nobody waiting for it.
@@ -447,7 +531,7 @@ final class WriteQueue: Sendable {
             s.flushCounts = true
             return s.started
         }
-        if due { wake.yield() }
+        if due { wake() }
     }
 
     /// Everything queued (and the refusal counts when they are due, or at close), or nothing
@@ -471,13 +555,12 @@ final class WriteQueue: Sendable {
 
     func start() {
         state.withLock { $0.started = true }
-        wake.yield()
+        wake()
     }
 
     func close() {
         state.withLock { $0.closed = true }
-        wake.yield()
-        wake.finish()
+        wake(finishing: true)
     }
 
     func countCommit() { state.withLock { $0.commits += 1 } }

@@ -1,0 +1,18 @@
+import ServiceLifecycle
+
+/// An open audit store as a service of its command's `ServiceGroup`: it holds the store open
+/// until the group shuts down (or is cancelled), then closes it (PostgreSQL: the pool and its
+/// listener; SQLite: nothing to release). Listed first, it is shut down last, after the
+/// services that write to it; and the command's process cannot end before the close has run.
+public struct AuditStoreService: Service {
+    public let store: any AuditBackend
+
+    public init(_ store: any AuditBackend) {
+        self.store = store
+    }
+
+    public func run() async {
+        try? await gracefulShutdown()
+        await store.close()
+    }
+}
