@@ -41,12 +41,8 @@ struct APIOptions: ParsableArguments {
         help: ArgumentHelp("Sandbox API base URL (https; plain http on loopback only; default \(APIHosts.appleSandboxURL)).", valueName: "url"))
     var apiSandboxUrl: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A root certificate (DER or PEM) to trust for test data, e.g. the simulator's (--api-root-out). Chains to it are judged test, never valid.",
-            valueName: "file"))
-    var rootCa: [String] = []
+    @OptionGroup var roots: RootCAOption
+    var rootCa: [String] { roots.rootCa }
 
     func validate() throws {
         _ = try hosts()

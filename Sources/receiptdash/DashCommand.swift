@@ -45,8 +45,8 @@ struct Dash: AsyncParsableCommand {
     /// Credentials are optional here: without them the dashboard starts and `l` says what to set.
     @OptionGroup(title: "App Store Server API look-up") var api: APIOptions
 
-    @Option(name: .long, help: ArgumentHelp("Record what is loaded and verified in this audit database.", valueName: "path"))
-    var db: String?
+    @OptionGroup var recording: RecordingDatabaseOption
+    var db: String? { recording.db }
 
     @Flag(name: .long, help: "Attach read-only to --db and show what another process (watch, verify) records, live.")
     var follow = false

@@ -28,6 +28,30 @@ struct DatabaseOption: ParsableArguments {
     }
 }
 
+/// `--db` where recording is optional (verify, lookup, dash): nothing is recorded without it.
+struct RecordingDatabaseOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also record in this audit database: a SQLite path or postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or ~/.pgpass); history finds it there.",
+            valueName: "path|url"))
+    var db: String?
+
+    func validate() throws {
+        if let db { _ = try AuditOpening.parse(db) }
+    }
+}
+
+/// `--root-ca`: test roots trusted beside Apple's (the simulator's, Xcode's).
+struct RootCAOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A root certificate (DER or PEM) to trust for test data (repeatable), e.g. the simulator's (--api-root-out). Chains to it are judged test, never valid.",
+            valueName: "file"))
+    var rootCa: [String] = []
+}
+
 /// `--db` values as every command takes them.
 enum AuditOpening {
     /// A usage error (exit 64) for a value that is neither a path nor a usable postgres:// URL.

@@ -53,8 +53,8 @@ struct Lookup: AsyncParsableCommand {
     @Option(name: .long, help: "auto (production, then sandbox when production does not know the id), production or sandbox.")
     var environment: APIEnvironmentSelection = .auto
 
-    @Option(name: .long, help: ArgumentHelp("Record the look-up, its requests and the transactions found in this audit database, a SQLite path or postgres:// URL (history finds them).", valueName: "path|url"))
-    var db: String?
+    @OptionGroup var recording: RecordingDatabaseOption
+    var db: String? { recording.db }
 
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
@@ -68,7 +68,6 @@ struct Lookup: AsyncParsableCommand {
             throw ValidationError("Name exactly one of --order-id ID, --transaction-id ID or a receipt FILE.")
         }
         try TimeArgument.check("--at", at)
-        if let db { _ = try AuditOpening.parse(db) }
         for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId)] {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
         }

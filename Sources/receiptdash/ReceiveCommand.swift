@@ -94,12 +94,8 @@ struct Receive: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, checked when given.", valueName: "n"))
     var appAppleId: Int64?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A root certificate (DER or PEM) to trust for test data (repeatable). Chains to it are stored as test, never valid.",
-            valueName: "file"))
-    var rootCa: [String] = []
+    @OptionGroup var roots: RootCAOption
+    var rootCa: [String] { roots.rootCa }
 
     @Option(name: .long, help: ArgumentHelp("The largest body accepted, in bytes.", valueName: "bytes"))
     var maxBody = ReceiverPolicy.defaultMaximumBodySize

@@ -87,8 +87,15 @@ import Testing
         let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: wallClockRetry)
         let items = (0..<100).map { BatchItem(id: $0, source: "r\($0)", receiptData: SyntheticReceipt.base64($0)) }
         let log = EventLog()
-        let task = Task { await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { log.add($0) } }
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Cancelled once the first answer is in: 8 at a time at 200 ms each, most are still queued.
+        let (answered, signal) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            await BatchVerifier(client: client, concurrency: 8).run(BatchItems(items)) { event in
+                log.add(event)
+                if case .done = event { signal.yield() }
+            }
+        }
+        for await _ in answered { break }
         task.cancel()
         let summary = await task.value
         #expect(summary.queued < 100)

@@ -16,7 +16,7 @@ import Testing
 /// `RECEIPTDASH_PG_RESTART_TEST=1 swift test --filter PostgresRestartTests`. Started beside the
 /// rest of the suite in one test process, the whole process stalled (every test, SQLite ones
 /// too, waiting; not understood yet), so the default run leaves it out.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["RECEIPTDASH_PG_RESTART_TEST"] == "1"))
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["RECEIPTDASH_PG_RESTART_TEST"] == "1", "stops and starts its own PostgreSQL: .ci/run runs it with RECEIPTDASH_PG_RESTART_TEST=1"))
 struct PostgresRestartTests {
     /// A throwaway server started for one test and removed after it.
     final class OwnServer: Sendable {

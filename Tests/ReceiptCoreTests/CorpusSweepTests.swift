@@ -13,7 +13,7 @@ import Testing
 //
 // When the corpus folder is absent the whole suite is skipped.
 
-@Suite("Corpus sweep", .enabled(if: Corpus.isAvailable, "shared corpus not found next to the package"))
+@Suite("Corpus sweep", .enabled(if: Corpus.isAvailable, "needs ../shared/corpus beside the package (the team's corpus); core tests use the copies in Tests/"))
 struct CorpusSweepTests {
 
     // MARK: - Manifest and corpus layout

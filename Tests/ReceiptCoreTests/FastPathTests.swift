@@ -7,14 +7,18 @@ import Testing
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("../shared/corpus/pkcs7").standardizedFileURL
 
-    func compare(_ bytes: [UInt8], _ name: String) {
+    /// `negative`: a file the corpus manifest marks as not a receipt (both paths must refuse it,
+    /// with the same error code).
+    func compare(_ bytes: [UInt8], _ name: String, negative: Bool = false) {
         var slow = ReceiptDecoder()
         slow.fastPaths = false
         let a = Result { try ReceiptDecoder().decode(bytes) }
         let b = Result { try slow.decode(bytes) }
         switch (a, b) {
         case (.success(let x), .success(let y)): #expect(x == y, "\(name): fast and slow paths differ")
-        case (.failure, .failure): break
+        case (.failure(let x), .failure(let y)):
+            if !negative { Issue.record("\(name): neither path decoded it: \(x)") }
+            #expect((x as? ReceiptDecodingError)?.code == (y as? ReceiptDecodingError)?.code, "\(name): the paths refuse it differently")
         default: Issue.record("\(name): one path decoded, the other did not: \(a) / \(b)")
         }
     }
@@ -24,12 +28,20 @@ import Testing
         compare(try Fixture.bytes(name), name)
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: corpus.path)))
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: corpus.path), "needs ../shared/corpus beside the package (the team's corpus); core tests use the copies in Tests/"))
     func everyCorpusReceipt() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).filter { $0.hasSuffix(".der") }
         #expect(names.count >= 30)
+        // MANIFEST.tsv: relative_path, kind, …; kind "pkcs7-negative" marks a file that is not a receipt.
+        let manifest = try String(contentsOf: Self.corpus.deletingLastPathComponent().appendingPathComponent("MANIFEST.tsv"), encoding: .utf8)
+        let negative = Set(manifest.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count > 1, fields[1].hasSuffix("negative") else { return nil }
+            return String(fields[0].split(separator: "/").last ?? "")
+        })
+        #expect(!negative.isEmpty)
         for name in names {
-            compare([UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(name))), name)
+            compare([UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(name))), name, negative: negative.contains(name))
         }
     }
 }

@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: SharedCorpus.isAvailable, "shared corpus not found next to the package"))
+    @Test(.enabled(if: SharedCorpus.isAvailable, "needs ../shared/corpus beside the package (the team's corpus); core tests use the copies in Tests/"))
     func everyCorpusInputMatchesFoundationByteForByte() async throws {
         var compared = 0
         var purchases = 0

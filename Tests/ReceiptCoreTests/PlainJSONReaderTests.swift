@@ -73,7 +73,7 @@ import Testing
         #expect(handedOver == ["xcode-app-transaction.jws#1"])
     }
 
-    @Test(.enabled(if: SharedCorpus.isAvailable, "shared corpus not found next to the package"))
+    @Test(.enabled(if: SharedCorpus.isAvailable, "needs ../shared/corpus beside the package (the team's corpus); core tests use the copies in Tests/"))
     func readsTheSharedCorpusAsFoundationDoes() throws {
         var read = 0
         var handedOver = 0

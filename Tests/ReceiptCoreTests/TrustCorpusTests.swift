@@ -5,7 +5,7 @@ import Testing
 /// Trust verdicts for every signed file in the shared corpus, against what the corpus tooling
 /// recorded with openssl (`sigOK`, `chain->AppleRoot(…atCreation:OK)`, `signature valid`,
 /// `sigcheck=valid`) and the file-name conventions (`MOCK_`, `TEST_`, `DERIVED_`).
-@Suite(.enabled(if: SharedCorpus.isAvailable)) struct TrustCorpusTests {
+@Suite(.enabled(if: SharedCorpus.isAvailable, "needs ../shared/corpus beside the package (the team's corpus); core tests use the copies in Tests/")) struct TrustCorpusTests {
     let evaluator = TrustEvaluator()
     let options = TrustOptions(now: utc("2026-11-22T00:00:00Z"))
 
