@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import Synchronization
 
 /// The audit trail's one interface, with two implementations: ``AuditStore`` (SQLite, the
 /// embedded default) and ``PostgresAuditStore`` (a team's shared PostgreSQL). Both keep the same
@@ -204,6 +205,18 @@ public struct NotificationMarks: Sendable, Hashable {
 }
 
 extension AuditBackend {
+    /// Every stored notification, oldest first, a page of `size` rows at a time by row id: the
+    /// table is never loaded whole.
+    public func notificationPages(size: Int = 1_000) -> AsyncThrowingStream<[StoredNotification], any Error> {
+        let cursor = PageCursor()
+        return AsyncThrowingStream(unfolding: {
+            let page = try await self.notifications(after: cursor.after.withLock { $0 }, limit: size)
+            guard let last = page.last else { return nil }
+            cursor.after.withLock { $0 = last.id }
+            return page.map(\.notification)
+        })
+    }
+
     public func receipts(after id: Int64) async throws -> [AuditFeedReceipt] { try await receipts(after: id, limit: 500) }
     public func results(after time: Double) async throws -> [AuditFeedResult] { try await results(after: time, limit: 500) }
     public func markPending(_ ids: [Int64]) async throws { try await markPending(ids, again: false) }
@@ -220,4 +233,9 @@ package enum AuditSchema {
         "ALTER TABLE notification_rejection ADD COLUMN sample_key TEXT",
         "CREATE INDEX notification_rejection_sample ON notification_rejection(sample_key)",
     ]
+}
+
+/// The last row id a paged read has passed.
+private final class PageCursor: Sendable {
+    let after = Mutex<Int64>(0)
 }

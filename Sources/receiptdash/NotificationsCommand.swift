@@ -1,3 +1,4 @@
+import AppStoreClients
 import ArgumentParser
 import AuditStore
 import AuditTrail
@@ -99,12 +100,8 @@ struct Notifications: AsyncParsableCommand {
         do {
             if reconcile {
                 var have = Set<String>()
-                var after: Int64 = 0
-                while true {
-                    let page = try await backend.notifications(after: after, limit: 1_000)
-                    guard let last = page.last else { break }
-                    after = last.id
-                    for (_, n) in page { have.insert(n.record.notificationUUID) }
+                for try await page in backend.notificationPages() {
+                    for n in page { have.insert(n.record.notificationUUID) }
                 }
                 await backend.close()
                 try await runReconcile(have)
@@ -134,12 +131,8 @@ struct Notifications: AsyncParsableCommand {
         case .csv: out.raw(NotificationListing.csvHeader + "\r\n")
         case .text: break
         }
-        var after: Int64 = 0
-        while true {
-            let page = try await backend.notifications(after: after, limit: 1_000)
-            guard let last = page.last else { break }
-            after = last.id
-            for (_, n) in page
+        for try await page in backend.notificationPages() {
+            for n in page
             where (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType?.uppercased() == $0 } ?? true)
                 && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
             {
@@ -174,38 +167,15 @@ struct Notifications: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let client = try api.makeClient(credentials, caFile: nil)
-        let answer = await client.notificationHistory(
-            NotificationHistoryFilter(startDate: startDate, endDate: endDate), environment: environment) { event in
-                if case .retrying(let endpoint, let seconds, let until, let after) = event {
-                    let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
-                    Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
-                }
+        let report = await NotificationReconciler(client: client).reconcile(
+            received: have, start: startDate, end: endDate, environment: environment
+        ) { event in
+            if case .retrying(let endpoint, let seconds, let until, let after) = event {
+                let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
+                Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
             }
-        try? await client.shutdown()
-        let decoder = ReceiptDecoder()
-        var sent = 0
-        var received = 0
-        var missing: [NotificationReconciliation.Missing] = []
-        var seen = Set<String>()
-        for item in answer.value ?? [] {
-            guard let decoded = try? decoder.decode(text: item.signedPayload), let n = decoded.notification,
-                let uuid = n.notificationUUID, seen.insert(uuid).inserted
-            else { continue }
-            sent += 1
-            if have.contains(uuid) {
-                received += 1
-                continue
-            }
-            let transactions = decoded.nested.flatMap(\.input.transactions)
-            missing.append(
-                .init(
-                    notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
-                    transactionID: transactions.first?.transactionID, attempts: item.sendAttempts,
-                    explanation: NotificationExplanation.explain(type: n.notificationType, subtype: n.subtype, until: NotificationRow.until(decoded))))
         }
-        let report = NotificationReconciliation(
-            environment: environment, start: startDate, end: endDate, sent: sent, received: received, missing: missing,
-            records: answer.records, failure: answer.failure)
+        try? await client.shutdown()
         switch format {
         case .json, .csv:
             var out = JSONOutput(flushingTo: STDOUT_FILENO)
@@ -215,6 +185,6 @@ struct Notifications: AsyncParsableCommand {
         case .text:
             print(report.text, terminator: "")
         }
-        if answer.failure != nil || !missing.isEmpty { throw ExitCode.failure }
+        if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
     }
 }

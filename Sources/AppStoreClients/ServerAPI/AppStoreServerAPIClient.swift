@@ -106,14 +106,8 @@ public final class AppStoreServerAPIClient: Sendable {
         self.maximumPages = maximumPages
         self.random = random
         self.requestTimeout = requestTimeout
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .fullVerification
-        if !extraTrustRoots.isEmpty { tls.additionalTrustRoots = [.certificates(extraTrustRoots)] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.timeout = .init(connect: connectTimeout, read: requestTimeout)
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 16)
-        configuration.redirectConfiguration = .disallow
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        http = AppleHTTPClient.make(
+            connectTimeout: connectTimeout, requestTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 16)
     }
 
     public func shutdown() async throws {

@@ -49,18 +49,8 @@ public final class VerifyReceiptClient: Sendable {
         self.retry = retry
         self.clock = clock
         self.requestTimeout = requestTimeout
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .fullVerification
-        if !extraTrustRoots.isEmpty { tls.additionalTrustRoots = [.certificates(extraTrustRoots)] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.timeout = .init(connect: connectTimeout, read: requestTimeout)
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
-        configuration.redirectConfiguration = .disallow
-        // A failed connection fails its request at once (a refused connection is known at once):
-        // the retry table and its backoff decide what happens next, not the pool, which would
-        // otherwise try again until the connect timeout and report a refusal as a timeout.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        http = AppleHTTPClient.make(
+            connectTimeout: connectTimeout, requestTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 128)
     }
 
     /// Reads certificates for `--ca-file` (PEM with one or more certificates, or DER).
