@@ -2,18 +2,16 @@ import Foundation
 import ReceiptCore
 
 /// A failure to name, open or reach an audit database. Equality compares only the ``Code``.
-public struct AuditDatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
+public struct AuditDatabaseError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// `--db` is not a path nor a postgres:// URL we can use.
-        public static let invalidLocation = Code(name: "invalid location")
+        case invalidLocation = "invalid location"
         /// Plain text to a host that is not loopback, or TLS checks asked off.
-        public static let insecure = Code(name: "insecure")
+        case insecure
         /// The database could not be opened, reached or migrated.
-        public static let unavailable = Code(name: "unavailable")
+        case unavailable
         /// The database refused a statement (a constraint, a read-only store): retrying won't help.
-        public static let refused = Code(name: "refused")
-        public var description: String { name }
+        case refused
     }
 
     public let code: Code
@@ -23,10 +21,6 @@ public struct AuditDatabaseError: Error, Sendable, Hashable, CustomStringConvert
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// Where the audit trail lives, from `--db`: a SQLite file (the default, and the embedded demo)

@@ -1,19 +1,11 @@
 import Foundation
+import ReceiptCore
 
 /// A failed read or write of the audit database. Equality compares only the ``Code``.
-public struct AuditError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String {
-            case writeFailed = "write failed"
-            case readFailed = "read failed"
-        }
-
-        let kind: Kind
-
-        public static let writeFailed = Code(kind: .writeFailed)
-        public static let readFailed = Code(kind: .readFailed)
-
-        public var description: String { kind.rawValue }
+public struct AuditError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
+        case writeFailed = "write failed"
+        case readFailed = "read failed"
     }
 
     public let code: Code
@@ -30,11 +22,6 @@ public struct AuditError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ code: Code, doing what: String, _ error: any Error, in store: any AuditBackend) {
         self.init(code, "audit database \(code) \(what): \(store.words(for: error))")
     }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The words both stores give for errors that are not their database's own.

@@ -15,19 +15,10 @@ public enum AuditFeedEvent: Sendable {
 
 /// A failed read or write of the audit database, as the link reports it. Equality compares
 /// only the ``Code``.
-public struct AuditLinkError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String {
-            case writeFailed = "write failed"
-            case readFailed = "read failed"
-        }
-
-        let kind: Kind
-
-        public static let writeFailed = Code(kind: .writeFailed)
-        public static let readFailed = Code(kind: .readFailed)
-
-        public var description: String { kind.rawValue }
+public struct AuditLinkError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
+        case writeFailed = "write failed"
+        case readFailed = "read failed"
     }
 
     public let code: Code
@@ -37,11 +28,6 @@ public struct AuditLinkError: Error, Sendable, Hashable, CustomStringConvertible
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The dashboard's link to the audit database (the executable implements it with the

@@ -5,20 +5,16 @@ import SwiftASN1
 import X509
 
 /// Why the simulator could not start or sign. Equality compares only the ``Code``.
-public struct ServerAPISimulatorError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-
+public struct ServerAPISimulatorError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The test PKI could not be made.
-        public static let pki = Code(name: "pki")
+        case pki
         /// A payload could not be encoded or signed.
-        public static let signing = Code(name: "signing")
+        case signing
         /// The `--api-data` file is not the expected JSON.
-        public static let invalidData = Code(name: "invalid-data")
+        case invalidData = "invalid-data"
         /// The `--api-key-file` is not a P-256 key in PEM.
-        public static let invalidKey = Code(name: "invalid-key")
-
-        public var description: String { name }
+        case invalidKey = "invalid-key"
     }
 
     public let code: Code
@@ -28,11 +24,6 @@ public struct ServerAPISimulatorError: Error, Sendable, Hashable, CustomStringCo
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// A throwaway PKI shaped like Apple's StoreKit signing PKI, made at start: a root, an

@@ -11,18 +11,14 @@ import Synchronization
 import UntrustedText
 
 /// Why the sender could not start. Equality compares only the ``Code``.
-public struct NotificationSenderError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-
+public struct NotificationSenderError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The URL is not https, nor plain http on a loopback host.
-        public static let invalidURL = Code(name: "invalid-url")
+        case invalidURL = "invalid-url"
         /// A `--retry-schedule` that cannot be read.
-        public static let invalidSchedule = Code(name: "invalid-schedule")
+        case invalidSchedule = "invalid-schedule"
         /// A rate, count, concurrency or timeout out of range.
-        public static let invalidSetting = Code(name: "invalid-setting")
-
-        public var description: String { name }
+        case invalidSetting = "invalid-setting"
     }
 
     public let code: Code
@@ -32,10 +28,6 @@ public struct NotificationSenderError: Error, Sendable, Hashable, CustomStringCo
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// Apple's `sendAttemptResult` names, as Get Notification History reports them.

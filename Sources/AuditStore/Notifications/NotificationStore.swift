@@ -4,18 +4,16 @@ import ServiceLifecycle
 import Synchronization
 
 /// A typed failure of the notification store, compared by code.
-public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
+public struct NotificationStoreError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The store was closed (the receiver is shutting down): nothing was written.
-        public static let closed = Code(name: "closed")
+        case closed
         /// SQLite refused the write (disk full, I/O error, locked too long).
-        public static let database = Code(name: "database")
+        case database
         /// Opening or migrating the database failed.
-        public static let open = Code(name: "open")
+        case open
         /// The commit queue is full (`--max-pending`): nothing was queued; retry later.
-        public static let busy = Code(name: "busy")
-        public var description: String { name }
+        case busy
     }
 
     public let code: Code
@@ -25,10 +23,6 @@ public struct NotificationStoreError: Error, Sendable, Hashable, CustomStringCon
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// One accepted notification, as stored: its envelope, the verdict of our trust check, the

@@ -3,33 +3,20 @@ import Foundation
 
 /// Why App Store Server API credentials could not be had. Equality compares only the
 /// ``Code``; ``reason`` never contains key material.
-public struct APICredentialError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String {
-            case missing
-            case unreadableKeyFile = "unreadable-key-file"
-            case invalidKey = "invalid-key"
-            case invalidAppAppleID = "invalid-app-apple-id"
-            case invalidLifetime = "invalid-lifetime"
-            case signingFailed = "signing-failed"
-        }
-
-        let kind: Kind
-
+public struct APICredentialError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// Settings are missing (the reason names each, with its flag and variable).
-        public static let missing = Code(kind: .missing)
+        case missing
         /// The private key file cannot be read.
-        public static let unreadableKeyFile = Code(kind: .unreadableKeyFile)
+        case unreadableKeyFile = "unreadable-key-file"
         /// The file is not a P-256 private key in PEM (PKCS#8 `.p8`, or SEC1).
-        public static let invalidKey = Code(kind: .invalidKey)
+        case invalidKey = "invalid-key"
         /// The app Apple id is not a positive integer.
-        public static let invalidAppAppleID = Code(kind: .invalidAppAppleID)
+        case invalidAppAppleID = "invalid-app-apple-id"
         /// A token lifetime outside (0, 60 minutes].
-        public static let invalidLifetime = Code(kind: .invalidLifetime)
+        case invalidLifetime = "invalid-lifetime"
         /// Signing the token failed.
-        public static let signingFailed = Code(kind: .signingFailed)
-
-        public var description: String { kind.rawValue }
+        case signingFailed = "signing-failed"
     }
 
     public let code: Code
@@ -39,11 +26,6 @@ public struct APICredentialError: Error, Sendable, Hashable, CustomStringConvert
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The ES256 private key of an In-App Purchase key (the `.p8` file from App Store Connect).

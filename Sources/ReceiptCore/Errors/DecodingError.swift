@@ -4,40 +4,21 @@
 /// that were being read, and the layer that was reading them (`base64`, `ASN.1`, `plist`, …).
 /// Equality compares only the ``Code``, so tests can match on the kind of failure while the
 /// message stays free to improve.
-public struct ReceiptDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ReceiptDecodingError: CodedError {
     /// The kind of failure.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String {
-            case emptyInput = "empty input"
-            case inputTooLarge = "input too large"
-            case unrecognisedFormat = "unrecognised format"
-            case invalidBase64 = "invalid base64"
-            case invalidASN1 = "invalid ASN.1"
-            case invalidPKCS7 = "invalid PKCS#7"
-            case invalidReceiptPayload = "invalid receipt payload"
-            case invalidPlist = "invalid plist"
-            case invalidLegacyReceipt = "invalid transaction receipt"
-            case invalidJSON = "invalid JSON"
-            case invalidJWS = "invalid JWS"
-            case limitExceeded = "limit exceeded"
-        }
-
-        let kind: Kind
-
-        public static let emptyInput = Code(kind: .emptyInput)
-        public static let inputTooLarge = Code(kind: .inputTooLarge)
-        public static let unrecognisedFormat = Code(kind: .unrecognisedFormat)
-        public static let invalidBase64 = Code(kind: .invalidBase64)
-        public static let invalidASN1 = Code(kind: .invalidASN1)
-        public static let invalidPKCS7 = Code(kind: .invalidPKCS7)
-        public static let invalidReceiptPayload = Code(kind: .invalidReceiptPayload)
-        public static let invalidPlist = Code(kind: .invalidPlist)
-        public static let invalidLegacyReceipt = Code(kind: .invalidLegacyReceipt)
-        public static let invalidJSON = Code(kind: .invalidJSON)
-        public static let invalidJWS = Code(kind: .invalidJWS)
-        public static let limitExceeded = Code(kind: .limitExceeded)
-
-        public var description: String { kind.rawValue }
+    public enum Code: String, CaseIterable, CodedErrorCode {
+        case emptyInput = "empty input"
+        case inputTooLarge = "input too large"
+        case unrecognisedFormat = "unrecognised format"
+        case invalidBase64 = "invalid base64"
+        case invalidASN1 = "invalid ASN.1"
+        case invalidPKCS7 = "invalid PKCS#7"
+        case invalidReceiptPayload = "invalid receipt payload"
+        case invalidPlist = "invalid plist"
+        case invalidLegacyReceipt = "invalid transaction receipt"
+        case invalidJSON = "invalid JSON"
+        case invalidJWS = "invalid JWS"
+        case limitExceeded = "limit exceeded"
     }
 
     /// The kind of failure.
@@ -54,9 +35,6 @@ public struct ReceiptDecodingError: Error, Sendable, Hashable, CustomStringConve
     }
 
     public var description: String { "\(code): \(reason)" }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Returns a copy whose reason starts with `context`, e.g. "in purchase-info: ".
     func prefixed(_ context: String) -> Self {

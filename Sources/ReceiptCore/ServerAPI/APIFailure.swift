@@ -3,57 +3,31 @@ import Foundation
 /// Why an App Store Server API call ended without the answer asked for. Equality compares only
 /// the ``Code``; ``reason`` is for people; ``last`` is the last attempt's result, when a
 /// request was made.
-public struct APIFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String, CaseIterable {
-            case invalidRequest = "invalid-request"
-            case notInSandbox = "not-in-sandbox"
-            case unauthorized
-            case apiError = "api-error"
-            case http
-            case tls
-            case invalidResponse = "invalid-response"
-            case cancelled
-            case retriesExhausted = "retries-exhausted"
-            case retryBudgetExhausted = "retry-budget-exhausted"
-            case tooManyPages = "too-many-pages"
-        }
-
-        let kind: Kind
-
+public struct APIFailure: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The request could not be made (empty id, conflicting filters, no usable key); nothing
         /// was sent.
-        public static let invalidRequest = Code(kind: .invalidRequest)
+        case invalidRequest = "invalid-request"
         /// The endpoint does not exist in sandbox (Look Up Order ID); nothing was sent.
-        public static let notInSandbox = Code(kind: .notInSandbox)
+        case notInSandbox = "not-in-sandbox"
         /// HTTP 401: Apple refused the token.
-        public static let unauthorized = Code(kind: .unauthorized)
+        case unauthorized
         /// Apple answered with a permanent `errorCode` (``APIFailure/apiError`` says which).
-        public static let apiError = Code(kind: .apiError)
+        case apiError = "api-error"
         /// A final HTTP status without an `errorCode` (403, 404 …).
-        public static let http = Code(kind: .http)
+        case http
         /// The TLS handshake failed.
-        public static let tls = Code(kind: .tls)
+        case tls
         /// A 2xx answer whose body is not the API's JSON.
-        public static let invalidResponse = Code(kind: .invalidResponse)
+        case invalidResponse = "invalid-response"
         /// Cancelled before an answer.
-        public static let cancelled = Code(kind: .cancelled)
+        case cancelled
         /// Temporary failures outlasted the retries.
-        public static let retriesExhausted = Code(kind: .retriesExhausted)
+        case retriesExhausted = "retries-exhausted"
         /// The next wait (backoff or `Retry-After`) would pass the retry budget.
-        public static let retryBudgetExhausted = Code(kind: .retryBudgetExhausted)
+        case retryBudgetExhausted = "retry-budget-exhausted"
         /// Paging did not end (the server kept saying `hasMore`) within the page limit.
-        public static let tooManyPages = Code(kind: .tooManyPages)
-
-        /// The stable name (`unauthorized`, `api-error`, …) for JSON and the audit store.
-        public var description: String { kind.rawValue }
-
-        public init?(storedName: String) {
-            guard let kind = Kind(rawValue: storedName) else { return nil }
-            self.kind = kind
-        }
-
-        init(kind: Kind) { self.kind = kind }
+        case tooManyPages = "too-many-pages"
     }
 
     public let code: Code
@@ -68,11 +42,6 @@ public struct APIFailure: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Apple's `errorCode` of the last answer, if it had one.
     public var apiError: APIErrorCode? { last?.apiError }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// The failure for a final (not retried) result in `environment`. `sandboxTried` says that
     /// `auto` already asked production (for the 4040010 words).

@@ -2,45 +2,22 @@ import Foundation
 
 /// Why a request got no usable answer from the network layer, by kind. Equality compares only
 /// the ``Code``; ``detail`` is the underlying error in words, for people.
-public struct TransportFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String, CaseIterable {
-            case tls
-            case timeout
-            case refused
-            case dropped
-            case cancelled
-            case invalidResponse = "invalid-response"
-            case other
-        }
-
-        let kind: Kind
-
+public struct TransportFailure: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The TLS handshake failed (certificate not trusted, wrong host, protocol).
-        public static let tls = Code(kind: .tls)
+        case tls
         /// Connecting or reading took longer than allowed.
-        public static let timeout = Code(kind: .timeout)
+        case timeout
         /// Nobody listens there.
-        public static let refused = Code(kind: .refused)
+        case refused
         /// The connection closed before an answer.
-        public static let dropped = Code(kind: .dropped)
+        case dropped
         /// The task was cancelled before an answer.
-        public static let cancelled = Code(kind: .cancelled)
+        case cancelled
         /// HTTP 200, but the body is not verifyReceipt JSON.
-        public static let invalidResponse = Code(kind: .invalidResponse)
+        case invalidResponse = "invalid-response"
         /// Any other network error.
-        public static let other = Code(kind: .other)
-
-        /// The stable name stored in the audit database (`tls`, `timeout`, …).
-        public var description: String { kind.rawValue }
-
-        /// The code of a stored name; nil for names this version does not know.
-        public init?(storedName: String) {
-            guard let kind = Kind(rawValue: storedName) else { return nil }
-            self.kind = kind
-        }
-
-        init(kind: Kind) { self.kind = kind }
+        case other
     }
 
     public let code: Code
@@ -63,10 +40,13 @@ public struct TransportFailure: Error, Sendable, Hashable, CustomStringConvertib
         recorded = recordedDescription
     }
 
+    /// The words for people (``CodedError``'s reason): the description.
+    public var reason: String { description }
+
     /// For people: "TLS failed: …", "timed out (…)", "connection refused", ….
     public var description: String {
         if let recorded { return recorded }
-        return switch code.kind {
+        return switch code {
         case .tls: "TLS failed" + (detail.isEmpty ? "" : ": \(detail)")
         case .timeout: "timed out" + (detail.isEmpty ? "" : " (\(detail))")
         case .refused: "connection refused"
@@ -76,9 +56,6 @@ public struct TransportFailure: Error, Sendable, Hashable, CustomStringConvertib
         case .other: detail.isEmpty ? "network error" : detail
         }
     }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// What one request to verifyReceipt came back with.

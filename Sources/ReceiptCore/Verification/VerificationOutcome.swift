@@ -2,48 +2,24 @@ import Foundation
 
 /// Why a verification ended without Apple's status. Equality compares only the ``Code``;
 /// ``reason`` is for people; ``last`` is the result of the last attempt, when one was made.
-public struct VerificationFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String, CaseIterable {
-            case tls
-            case http
-            case invalidResponse = "invalid-response"
-            case retriesExhausted = "retries-exhausted"
-            case retryBudgetExhausted = "retry-budget-exhausted"
-            case cancelled
-            case invalidRequest = "invalid-request"
-            case notVerified = "not-verified"
-        }
-
-        let kind: Kind
-
+public struct VerificationFailure: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// The TLS handshake failed (not retried).
-        public static let tls = Code(kind: .tls)
+        case tls
         /// A final HTTP error (4xx other than 429).
-        public static let http = Code(kind: .http)
+        case http
         /// HTTP 200 with a body that is not verifyReceipt JSON.
-        public static let invalidResponse = Code(kind: .invalidResponse)
+        case invalidResponse = "invalid-response"
         /// Temporary failures outlasted the retries.
-        public static let retriesExhausted = Code(kind: .retriesExhausted)
+        case retriesExhausted = "retries-exhausted"
         /// The next wait (computed or Apple's `Retry-After`) would pass the total retry budget.
-        public static let retryBudgetExhausted = Code(kind: .retryBudgetExhausted)
+        case retryBudgetExhausted = "retry-budget-exhausted"
         /// Cancelled before an answer.
-        public static let cancelled = Code(kind: .cancelled)
+        case cancelled
         /// The request could not be built.
-        public static let invalidRequest = Code(kind: .invalidRequest)
+        case invalidRequest = "invalid-request"
         /// No result was recorded for the receipt.
-        public static let notVerified = Code(kind: .notVerified)
-
-        /// The stable name stored in the audit database and printed in JSON.
-        public var description: String { kind.rawValue }
-
-        /// The code of a stored name; nil for names this version does not know.
-        public init?(storedName: String) {
-            guard let kind = Kind(rawValue: storedName) else { return nil }
-            self.kind = kind
-        }
-
-        init(kind: Kind) { self.kind = kind }
+        case notVerified = "not-verified"
     }
 
     public let code: Code
@@ -56,8 +32,6 @@ public struct VerificationFailure: Error, Sendable, Hashable, CustomStringConver
         self.reason = reason
         self.last = last
     }
-
-    public var description: String { reason }
 
     /// Whether this failure is a temporary failure on Apple's side (for the outage signal):
     /// retries ran out on a temporary result. TLS failures and cancellations are not.
@@ -76,9 +50,6 @@ public struct VerificationFailure: Error, Sendable, Hashable, CustomStringConver
         default: VerificationFailure(.retriesExhausted, result.description, last: result)
         }
     }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The end of one receipt's verification: Apple's answer, or why there was none.

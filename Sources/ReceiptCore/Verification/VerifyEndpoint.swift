@@ -4,22 +4,13 @@ import UntrustedText
 /// An error in the verification model: a ``Code`` compared by tests and programs, and a
 /// ``reason`` in words for people. Equality compares only the code (as swift-certificates'
 /// `CertificateError` does), so the wording can improve without breaking anyone.
-public struct VerificationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Kind: String {
-            case insecureEndpoint = "insecure endpoint"
-            case invalidEndpoint = "invalid endpoint"
-        }
-
-        let kind: Kind
-
+public struct VerificationError: CodedError {
+    public enum Code: String, CaseIterable, CodedErrorCode {
         /// A plain `http://` URL whose host is not loopback: the shared secret would cross the
         /// network in clear.
-        public static let insecureEndpoint = Code(kind: .insecureEndpoint)
+        case insecureEndpoint = "insecure endpoint"
         /// Not a URL, or a scheme other than https/http.
-        public static let invalidEndpoint = Code(kind: .invalidEndpoint)
-
-        public var description: String { kind.rawValue }
+        case invalidEndpoint = "invalid endpoint"
     }
 
     public let code: Code
@@ -29,11 +20,6 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// One of Apple's two verifyReceipt services, and where it is reached.
