@@ -205,12 +205,12 @@ extension LoadedItem {
         guard !untrusted.isEmpty else {
             return TrustReport(
                 verdict: verdict,
-                steps: [.init(name: "signed items", outcome: .pass, reason: "all \(signed.count) genuine, bundle and environment as asked")])
+                steps: [.init(.signedItems, outcome: .pass, reason: "all \(signed.count) genuine, bundle and environment as asked")])
         }
         return TrustReport(
             verdict: verdict,
             steps: untrusted.map {
-                .init(name: DashboardView.lookedUpName($0), outcome: $0.trust.verdict == .invalid ? .fail : .warning, reason: $0.trust.headline)
+                .init(.lookedUpItem, subject: DashboardView.lookedUpName($0), outcome: $0.trust.verdict == .invalid ? .fail : .warning, reason: $0.trust.headline)
             })
     }
 }

@@ -617,7 +617,7 @@ public enum DashboardView {
                 }
             lines.append(("\(indent)\(mark) \(step.name): \(step.reason)", Style(stepRole)))
             // Certificate particulars of a passing step would bury the verdicts: only what went wrong.
-            guard details, step.outcome != .pass, !step.name.hasPrefix("nested ") else { continue }
+            guard details, step.outcome != .pass, step.kind != .nested else { continue }
             for detail in step.details { lines.append(("      \(detail.name): \(detail.value)", Style(.muted))) }
         }
     }

@@ -257,7 +257,7 @@ public struct NotificationReceiver: Sendable {
         // What anyone can write is gated before any signature work.
         if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
         let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now()))
-        let isTestRoot = report.steps.contains { $0.name == "root" && $0.outcome == .warning }
+        let isTestRoot = report.steps.contains { $0.kind == .root && $0.outcome == .warning }
         switch report.verdict {
         case .valid: break
         case .test where isTestRoot: break

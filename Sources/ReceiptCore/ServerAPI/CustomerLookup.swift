@@ -42,16 +42,16 @@ public struct LookedUpItem: Sendable {
         if let payloadBundle = transaction?.bundleID {
             trust.steps.append(
                 payloadBundle == bundleID
-                    ? .init(name: "bundle", outcome: .pass, reason: "bundleId is \(payloadBundle), the app asked about")
-                    : .init(name: "bundle", outcome: .fail, reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
+                    ? .init(.bundle, outcome: .pass, reason: "bundleId is \(payloadBundle), the app asked about")
+                    : .init(.bundle, outcome: .fail, reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
         }
         let payloadEnvironment = transaction?.environment ?? renewal?.environment
         if let payloadEnvironment {
             trust.steps.append(
                 payloadEnvironment == environment.rawValue
-                    ? .init(name: "environment", outcome: .pass, reason: "environment is \(payloadEnvironment), where it was asked")
+                    ? .init(.environment, outcome: .pass, reason: "environment is \(payloadEnvironment), where it was asked")
                     : .init(
-                        name: "environment", outcome: .fail,
+                        .environment, outcome: .fail,
                         reason: "environment is \(payloadEnvironment), but it came from the \(environment.rawValue) API"))
         }
         if trust.steps.contains(where: { $0.outcome == .fail }) { trust.verdict = .invalid }

@@ -24,10 +24,10 @@ struct JWSTrustCheck {
         let timeSource = timeField
 
         if token.algorithm == "ES256" {
-            steps.append(.init(name: "algorithm", outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
+            steps.append(.init(.algorithm, outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
         } else {
             steps.append(
-                .init(name: "algorithm", outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
+                .init(.algorithm, outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
         }
         let key = TrustCache.JWSChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
         // Nothing of this token is remembered until its signature verified: until then the
@@ -38,7 +38,7 @@ struct JWSTrustCheck {
         let chain = read.certificates
 
         guard let leaf = chain.first else {
-            steps.append(.init(name: "signature", outcome: .skipped, reason: "no certificate to check the signature with"))
+            steps.append(.init(.signature, outcome: .skipped, reason: "no certificate to check the signature with"))
             return TrustReport(verdict: .invalid, steps: steps, validationTime: time, validationTimeSource: timeSource)
         }
         let signature = signatureStep(token, read.leafKey)
@@ -58,17 +58,17 @@ struct JWSTrustCheck {
             if let problems = await evaluator.storeKitCertificateProblems(leaf.0, der: leaf.1) {
                 steps.append(
                     .init(
-                        name: "test certificate", outcome: .fail,
+                        .testCertificate, outcome: .fail,
                         reason: "Xcode's self-signed \"\(leaf.0.displayName)\" certificate " + problems.joined(separator: " and "),
                         details: evaluator.details(leaf.0, der: leaf.1)))
             } else {
                 steps.append(
                     .init(
-                        name: "test certificate", outcome: .warning,
+                        .testCertificate, outcome: .warning,
                         reason: "signed by Xcode's self-signed \"\(leaf.0.displayName)\" key: StoreKit testing data, never from the App Store",
                         details: evaluator.details(leaf.0, der: leaf.1)))
             }
-            evaluator.validity([("certificate", leaf.0)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
+            evaluator.validity([(.certificate, leaf.0)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
             return TrustReport(
                 verdict: TrustEvaluator.verdict(steps, success: .test), steps: steps, validationTime: time,
                 validationTimeSource: timeSource)
@@ -91,20 +91,20 @@ struct JWSTrustCheck {
 
     private func signatureStep(_ token: JWSToken, _ key: P256.Signing.PublicKey?) -> TrustReport.Step {
         guard let key else {
-            return .init(name: "signature", outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
+            return .init(.signature, outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
         }
         guard token.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature)
         else {
             return .init(
-                name: "signature", outcome: .fail,
+                .signature, outcome: .fail,
                 reason: "the signature is \(token.signature.count) bytes; ES256 signatures are 64 (r ‖ s)")
         }
         return key.isValidSignature(signature, for: SHA256.hash(data: token.signingInput))
             ? .init(
-                name: "signature", outcome: .pass,
+                .signature, outcome: .pass,
                 reason: "ECDSA P-256 signature over header.payload verifies with the x5c leaf's key")
             : .init(
-                name: "signature", outcome: .fail,
+                .signature, outcome: .fail,
                 reason: "the ECDSA signature does not match header.payload: the payload or the signature was changed")
     }
 }
@@ -134,15 +134,15 @@ struct JWSChain: Sendable {
                 certificates.append((cert, der))
             } else {
                 unreadable = true
-                x5cSteps.append(.init(name: "x5c", outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
+                x5cSteps.append(.init(.x5c, outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
             }
         }
         if x5c.isEmpty {
-            x5cSteps.append(.init(name: "x5c", outcome: .fail, reason: "the header has no x5c certificate chain"))
+            x5cSteps.append(.init(.x5c, outcome: .fail, reason: "the header has no x5c certificate chain"))
         } else if !unreadable {
             x5cSteps.append(
                 .init(
-                    name: "x5c", outcome: .pass,
+                    .x5c, outcome: .pass,
                     reason: "the header carries \(certificates.count) certificate\(certificates.count == 1 ? "" : "s")"))
         }
         guard let leaf = certificates.first?.0 else { return }

@@ -17,13 +17,13 @@ struct LegacyTrustCheck {
         guard let parsed = LegacySignatureBlob(blob) else {
             steps.append(
                 .init(
-                    name: "signature blob", outcome: .fail,
+                    .signatureBlob, outcome: .fail,
                     reason: "the \(blob.count)-byte signature is not version ‖ 128 or 256-byte signature ‖ length ‖ certificate"))
             return TrustReport(verdict: .invalid, steps: steps, validationTime: purchaseDate, validationTimeSource: timeSource)
         }
         steps.append(
             .init(
-                name: "signature blob", outcome: .pass,
+                .signatureBlob, outcome: .pass,
                 reason: "version \(parsed.version), \(parsed.signature.count)-byte RSA signature, \(parsed.certificate.count)-byte certificate"))
         let info = SignatureSummary.CertificateInfo(der: parsed.certificate)
         let key = Self.rsaKey(certificate: parsed.certificate)
@@ -35,13 +35,13 @@ struct LegacyTrustCheck {
             steps.append(
                 valid
                     ? .init(
-                        name: "signature", outcome: .pass,
+                        .signature, outcome: .pass,
                         reason: "RSA SHA-1 over version ‖ purchase-info verifies with the embedded certificate (\(key.keySizeInBits)-bit key)")
                     : .init(
-                        name: "signature", outcome: .fail,
+                        .signature, outcome: .fail,
                         reason: "the RSA SHA-1 signature does not match version ‖ purchase-info: the purchase-info or the signature was changed"))
         } else {
-            steps.append(.init(name: "signature", outcome: .fail, reason: "the embedded certificate has no readable RSA key"))
+            steps.append(.init(.signature, outcome: .fail, reason: "the embedded certificate has no readable RSA key"))
         }
         if let info {
             let details = [
@@ -54,7 +54,7 @@ struct LegacyTrustCheck {
             let isApplePurchaseCert = info.commonName == "PurchaseReceiptCertificate" && info.subject.contains("O=Apple Inc.")
             steps.append(
                 .init(
-                    name: "certificate", outcome: isApplePurchaseCert ? .pass : .fail,
+                    .certificate, outcome: isApplePurchaseCert ? .pass : .fail,
                     reason: isApplePurchaseCert
                         ? "the signer is Apple's iTunes Store PurchaseReceiptCertificate"
                         : "the signer \(info.commonName) is not Apple's iTunes Store PurchaseReceiptCertificate",
@@ -65,19 +65,19 @@ struct LegacyTrustCheck {
                 let day = AppleDate.iso8601(purchaseDate).prefix(10)
                 steps.append(
                     .init(
-                        name: "validity", outcome: ok ? .pass : .fail,
+                        .validity, outcome: ok ? .pass : .fail,
                         reason: ok
                             ? "certificate valid on \(day) (\(timeSource))"
                             : "certificate not valid on \(day) (\(timeSource)): valid \(AppleDate.iso8601(info.notBefore).prefix(10)) to \(AppleDate.iso8601(info.notAfter).prefix(10))"))
             } else {
-                steps.append(.init(name: "validity", outcome: .skipped, reason: "the purchase-info has no purchase date"))
+                steps.append(.init(.validity, outcome: .skipped, reason: "the purchase-info has no purchase date"))
             }
         } else {
-            steps.append(.init(name: "certificate", outcome: .fail, reason: "the embedded certificate could not be read"))
+            steps.append(.init(.certificate, outcome: .fail, reason: "the embedded certificate could not be read"))
         }
         let verdict: TrustReport.Verdict =
             steps.contains { $0.outcome == .fail }
-            ? .invalid : steps.contains { $0.name == "chain" && $0.outcome != .pass } ? .unverifiable : .valid
+            ? .invalid : steps.contains { $0.kind == .chain && $0.outcome != .pass } ? .unverifiable : .valid
         return TrustReport(verdict: verdict, steps: steps, validationTime: purchaseDate, validationTimeSource: timeSource)
     }
 
@@ -86,10 +86,10 @@ struct LegacyTrustCheck {
     /// step says plainly when the chain cannot be completed offline.
     private func chainStep(_ der: [UInt8], issuer: String) -> TrustReport.Step {
         if let cert = try? evaluator.cache.certificate(der), let root = evaluator.bundledRoot(issuing: cert, der: der) {
-            return .init(name: "chain", outcome: .pass, reason: "issued by \(root.0.displayName), a bundled Apple root")
+            return .init(.chain, outcome: .pass, reason: "issued by \(root.0.displayName), a bundled Apple root")
         }
         return .init(
-            name: "chain", outcome: .warning,
+            .chain, outcome: .warning,
             reason: "chain cannot be completed offline: the issuer \(issuer) is not a bundled root, so the certificate itself cannot be proven Apple's")
     }
 

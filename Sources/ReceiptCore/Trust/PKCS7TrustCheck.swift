@@ -30,14 +30,14 @@ struct PKCS7TrustCheck {
         if signerCount == 1 && unreadable.isEmpty && !parsed.isEmpty {
             steps.append(
                 .init(
-                    name: "structure", outcome: .pass,
+                    .structure, outcome: .pass,
                     reason: "PKCS#7 SignedData with \(parsed.count) certificate\(parsed.count == 1 ? "" : "s") and one signer"
                         + (signed.usesIndefiniteLengths ? " (indefinite-length BER, as Xcode writes it)" : "")))
         } else {
             var problems = unreadable
             if signerCount != 1 { problems.append("\(signerCount) signers, expected exactly one") }
             if parsed.isEmpty && unreadable.isEmpty { problems.append("no certificates") }
-            steps.append(.init(name: "structure", outcome: .fail, reason: problems.joined(separator: "; ")))
+            steps.append(.init(.structure, outcome: .fail, reason: problems.joined(separator: "; ")))
         }
 
         // Signer certificate.
@@ -49,12 +49,12 @@ struct PKCS7TrustCheck {
         if let (cert, der) = signerCert {
             steps.append(
                 .init(
-                    name: "signer certificate", outcome: .pass,
+                    .signerCertificate, outcome: .pass,
                     reason: "the signer is \(cert.displayName), serial \(cert.serialText)", details: evaluator.details(cert, der: der)))
         } else {
             steps.append(
                 .init(
-                    name: "signer certificate", outcome: .fail,
+                    .signerCertificate, outcome: .fail,
                     reason: signer == nil
                         ? "there is no signer" : "no certificate in the receipt matches the signer's issuer and serial number"))
         }
@@ -68,12 +68,12 @@ struct PKCS7TrustCheck {
         if let (cert, der) = signerCert, isXcodeTestCertificate(cert, receipt: receipt) {
             success = .test
             await xcodeSteps(cert, der: der, steps: &steps)
-            evaluator.validity([("certificate", cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
+            evaluator.validity([(.certificate, cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
         } else if let leaf = signerCert {
             success = await evaluator.appleChain(
                 leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
         } else {
-            steps.append(.init(name: "chain", outcome: .skipped, reason: "no signer certificate to build a chain from"))
+            steps.append(.init(.chain, outcome: .skipped, reason: "no signer certificate to build a chain from"))
         }
         if let device = options.deviceIdentifier {
             steps.append(DeviceHash.step(receipt: receipt, identifier: device))
@@ -87,10 +87,10 @@ struct PKCS7TrustCheck {
         -> TrustReport.Step
     {
         guard let signer, let cert else {
-            return .init(name: "signature", outcome: .skipped, reason: "no signer certificate to check the signature with")
+            return .init(.signature, outcome: .skipped, reason: "no signer certificate to check the signature with")
         }
         guard let key = _RSA.Signing.PublicKey(cert.publicKey) else {
-            return .init(name: "signature", outcome: .fail, reason: "the signer's key is not an RSA key")
+            return .init(.signature, outcome: .fail, reason: "the signer's key is not an RSA key")
         }
         let digestName = SignatureSummary.digestName(signer.digestAlgorithmOID)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signer.signature)
@@ -104,7 +104,7 @@ struct PKCS7TrustCheck {
                 expected == actual
             else {
                 return .init(
-                    name: "signature", outcome: .fail,
+                    .signature, outcome: .fail,
                     reason: "the signed attributes' message digest does not match the receipt payload", details: detail)
             }
             signedBytes = attributes
@@ -120,15 +120,15 @@ struct PKCS7TrustCheck {
         case "sha512":
             valid = key.isValidSignature(signature, for: SHA512.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         default:
-            return .init(name: "signature", outcome: .fail, reason: "unsupported digest algorithm \(digestName)")
+            return .init(.signature, outcome: .fail, reason: "unsupported digest algorithm \(digestName)")
         }
         return valid
             ? .init(
-                name: "signature", outcome: .pass,
+                .signature, outcome: .pass,
                 reason: "RSA PKCS#1 v1.5 with \(digestName.uppercased()) over the receipt payload verifies with the signer's key",
                 details: detail)
             : .init(
-                name: "signature", outcome: .fail,
+                .signature, outcome: .fail,
                 reason: "the RSA \(digestName.uppercased()) signature does not match the receipt payload: the payload or the signature was changed",
                 details: detail)
     }
@@ -166,13 +166,13 @@ struct PKCS7TrustCheck {
         if let problems = await evaluator.storeKitCertificateProblems(cert, der: der) {
             steps.append(
                 .init(
-                    name: "test certificate", outcome: .fail,
+                    .testCertificate, outcome: .fail,
                     reason: "Xcode's self-signed \"\(cert.displayName)\" certificate " + problems.joined(separator: " and "),
                     details: evaluator.details(cert, der: der)))
         } else {
             steps.append(
                 .init(
-                    name: "test certificate", outcome: .warning,
+                    .testCertificate, outcome: .warning,
                     reason: "signed by Xcode's self-signed \"\(cert.displayName)\" certificate: a StoreKit-testing receipt, never from the App Store (Apple's servers answer 21002 for it)",
                     details: evaluator.details(cert, der: der)))
         }
@@ -180,23 +180,23 @@ struct PKCS7TrustCheck {
             if expected == der {
                 steps.append(
                     .init(
-                        name: "storekit certificate", outcome: .pass,
+                        .storekitCertificate, outcome: .pass,
                         reason: "the receipt's certificate is the StoreKit certificate you supplied"))
             } else if let given = try? Certificate(derEncoded: expected), given.publicKey == cert.publicKey {
                 steps.append(
                     .init(
-                        name: "storekit certificate", outcome: .pass,
+                        .storekitCertificate, outcome: .pass,
                         reason: "the receipt's certificate has the same key as the StoreKit certificate you supplied"))
             } else {
                 steps.append(
                     .init(
-                        name: "storekit certificate", outcome: .fail,
+                        .storekitCertificate, outcome: .fail,
                         reason: "the receipt was not signed with the StoreKit certificate you supplied (another Xcode project's, or edited)"))
             }
         } else {
             steps.append(
                 .init(
-                    name: "storekit certificate", outcome: .skipped,
+                    .storekitCertificate, outcome: .skipped,
                     reason: "pass --storekit-cert FILE (exported from your Xcode project) to check it is yours"))
         }
     }
@@ -212,14 +212,14 @@ public enum DeviceHash {
     static func step(receipt: AppReceipt?, identifier: DeviceIdentifier) -> TrustReport.Step {
         guard let receipt, let opaque = receipt.opaqueValue, let bundle = receipt.bundleIDData, let hash = receipt.sha1Hash
         else {
-            return .init(name: "device hash", outcome: .skipped, reason: "the receipt lacks field 2, 4 or 5")
+            return .init(.deviceHash, outcome: .skipped, reason: "the receipt lacks field 2, 4 or 5")
         }
         let computed = compute(identifier: identifier.bytes, opaque: opaque, bundleIDData: bundle)
         return computed == hash
             ? .init(
-                name: "device hash", outcome: .pass, reason: "the receipt was issued to this device (\(identifier.kind))")
+                .deviceHash, outcome: .pass, reason: "the receipt was issued to this device (\(identifier.kind))")
             : .init(
-                name: "device hash", outcome: .fail,
+                .deviceHash, outcome: .fail,
                 reason: "the receipt's device hash does not match this \(identifier.kind): issued to another device, or the wrong identifier (on macOS, the primary network interface's MAC)",
                 details: [Field(name: "expected", value: Hex.encode(hash)), Field(name: "computed", value: Hex.encode(computed))])
     }

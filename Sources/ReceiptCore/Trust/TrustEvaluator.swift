@@ -55,11 +55,11 @@ public struct TrustEvaluator: Sendable {
             reason = "a V1 notification is not signed: Apple sends it over TLS; check its password matches your shared secret"
         case .legacy:
             reason = "the transaction receipt has no signature"
-            return TrustReport(verdict: .invalid, steps: [.init(name: "signature", outcome: .fail, reason: reason)])
+            return TrustReport(verdict: .invalid, steps: [.init(.signature, outcome: .fail, reason: reason)])
         default:
             reason = "the input carries no signature (a decoded payload was pasted, not the signed token)"
         }
-        return TrustReport(verdict: .unverifiable, steps: [.init(name: "signature", outcome: .skipped, reason: reason)])
+        return TrustReport(verdict: .unverifiable, steps: [.init(.signature, outcome: .skipped, reason: reason)])
     }
 
     private func addNested(_ nested: [NestedInput], to report: inout TrustReport, options: TrustOptions) async {
@@ -74,7 +74,7 @@ public struct TrustEvaluator: Sendable {
             }
             report.steps.append(
                 .init(
-                    name: "nested \(item.field)", outcome: outcome, reason: inner.headline,
+                    .nested, subject: item.field, outcome: outcome, reason: inner.headline,
                     details: inner.steps.filter { $0.outcome != .pass }.map {
                         Field(name: $0.name, value: "\($0.outcome.rawValue): \($0.reason)")
                     }))
@@ -114,62 +114,62 @@ public struct TrustEvaluator: Sendable {
         steps.append(
             leafProblems.isEmpty
                 ? .init(
-                    name: "leaf certificate", outcome: .pass,
+                    .leafCertificate, outcome: .pass,
                     reason: "\(leafCert.displayName) carries Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
                     details: details(leafCert, der: leafDER))
                 : .init(
-                    name: "leaf certificate", outcome: .fail,
+                    .leafCertificate, outcome: .fail,
                     reason: "\(leafCert.displayName) " + leafProblems.joined(separator: " and "),
                     details: details(leafCert, der: leafDER)))
 
-        var chain: [(String, Certificate)] = [("leaf", leafCert)]
+        var chain: [(ChainPosition, Certificate)] = [(.leaf, leafCert)]
         if let intermediate = analysis.intermediate {
             let (cert, der) = (intermediate.certificate, intermediate.der)
-            chain.append(("intermediate", cert))
+            chain.append((.intermediate, cert))
             let problems = at(1)
             steps.append(
                 problems.isEmpty
                     ? .init(
-                        name: "intermediate", outcome: .pass,
+                        .intermediate, outcome: .pass,
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf and carries \(AppleOID.wwdrIntermediate)",
                         details: details(cert, der: der))
                     : .init(
-                        name: "intermediate", outcome: .fail,
+                        .intermediate, outcome: .fail,
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf but " + problems.joined(separator: " and "),
                         details: details(cert, der: der)))
             if let root = analysis.root {
-                chain.append(("root", root.certificate))
+                chain.append((.root, root.certificate))
                 let problems = at(2)
                 let isTestRoot = anchors.isTestRoot(root.der)
                 if isTestRoot { success = .test }
                 steps.append(
                     problems.isEmpty
                         ? .init(
-                            name: "root", outcome: isTestRoot ? .warning : .pass,
+                            .root, outcome: isTestRoot ? .warning : .pass,
                             reason: isTestRoot
                                 ? "the intermediate is signed by \(root.certificate.displayName), a root given for test data (--root-ca), not Apple's: test data, never from the App Store"
                                 : "the intermediate is signed by \(root.certificate.displayName), a bundled Apple root",
                             details: details(root.certificate, der: root.der))
                         : .init(
-                            name: "root", outcome: .fail,
+                            .root, outcome: .fail,
                             reason: "the intermediate is signed by \(root.certificate.displayName), a bundled root, but the root "
                                 + problems.joined(separator: " and "),
                             details: details(root.certificate, der: root.der)))
             } else {
                 steps.append(
-                    .init(name: "root", outcome: .fail, reason: analysis.missingRoot ?? "no bundled root issued the intermediate"))
+                    .init(.root, outcome: .fail, reason: analysis.missingRoot ?? "no bundled root issued the intermediate"))
             }
         } else {
             steps.append(
                 .init(
-                    name: "intermediate", outcome: .fail,
+                    .intermediate, outcome: .fail,
                     reason: analysis.missingIntermediate ?? "no certificate in the input issued the leaf"))
-            steps.append(.init(name: "root", outcome: .skipped, reason: "no intermediate to chain from"))
+            steps.append(.init(.root, outcome: .skipped, reason: "no intermediate to chain from"))
         }
         let unplaced = analysis.problems.filter { $0.position == nil && $0.kind != .disjointValidity }
         if !unplaced.isEmpty {
             steps.append(
-                .init(name: "chain", outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
+                .init(.chain, outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
         }
         return JudgedChain(steps: steps, chain: chain, verified: analysis.verified, success: success)
     }
@@ -185,18 +185,18 @@ public struct TrustEvaluator: Sendable {
         // The verifier has the last word: a chain it rejected never reads as all-pass.
         if !judged.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
             steps.append(
-                .init(name: "chain", outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
+                .init(.chain, outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
         }
-        expiryWarning(judged.chain.filter { $0.0 != "root" }, options: options, steps: &steps)
+        expiryWarning(judged.chain.filter { $0.0 != .root }, options: options, steps: &steps)
         return judged.success
     }
 
     /// One step: were all certificates valid at `time`?
     func validity(
-        _ chain: [(String, Certificate)], time: Date?, timeSource: String, now: Date, steps: inout [TrustReport.Step]
+        _ chain: [(ChainPosition, Certificate)], time: Date?, timeSource: String, now: Date, steps: inout [TrustReport.Step]
     ) {
         guard let time else {
-            steps.append(.init(name: "validity", outcome: .fail, reason: "no \(timeSource) to judge the certificates at"))
+            steps.append(.init(.validity, outcome: .fail, reason: "no \(timeSource) to judge the certificates at"))
             return
         }
         let day = String(AppleDate.iso8601(time).prefix(10))
@@ -205,25 +205,25 @@ public struct TrustEvaluator: Sendable {
             let expiredSince = chain.filter { $0.1.notValidAfter < now }
             var reason = "chain valid on \(day) (\(timeSource))"
             if let first = expiredSince.first {
-                reason += "; the \(first.0) expired \(AppleDate.iso8601(first.1.notValidAfter).prefix(10)), which does not matter for a receipt signed before"
+                reason += "; the \(first.0.rawValue) expired \(AppleDate.iso8601(first.1.notValidAfter).prefix(10)), which does not matter for a receipt signed before"
             }
-            steps.append(.init(name: "validity", outcome: .pass, reason: reason))
+            steps.append(.init(.validity, outcome: .pass, reason: reason))
         } else {
-            let text = invalid.map { "the \($0.0) was valid \($0.1.validityText)" }.joined(separator: "; ")
-            steps.append(.init(name: "validity", outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
+            let text = invalid.map { "the \($0.0.rawValue) was valid \($0.1.validityText)" }.joined(separator: "; ")
+            steps.append(.init(.validity, outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
         }
     }
 
     /// A warning step listing certificates that expire within the warning window of "now".
-    func expiryWarning(_ chain: [(String, Certificate)], options: TrustOptions, steps: inout [TrustReport.Step]) {
+    func expiryWarning(_ chain: [(ChainPosition, Certificate)], options: TrustOptions, steps: inout [TrustReport.Step]) {
         let horizon = options.now.addingTimeInterval(Double(options.expiryWarningDays) * 86_400)
         let soon = chain.filter { $0.1.notValidAfter > options.now && $0.1.notValidAfter <= horizon }
         guard !soon.isEmpty else { return }
         let text = soon.map { name, cert in
             let days = Int((cert.notValidAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
-            return "the \(name) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(cert.notValidAfter).prefix(10)) (in \(days) days)"
+            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(cert.notValidAfter).prefix(10)) (in \(days) days)"
         }.joined(separator: "; ")
-        steps.append(.init(name: "expiry warning", outcome: .warning, reason: text))
+        steps.append(.init(.expiryWarning, outcome: .warning, reason: text))
     }
 
     /// The bundled root, with its DER, that issued and signed `cert`, if any.
@@ -257,7 +257,13 @@ public struct TrustEvaluator: Sendable {
 /// verdict a clean chain earns.
 struct JudgedChain: Sendable {
     var steps: [TrustReport.Step]
-    var chain: [(String, Certificate)]
+    var chain: [(ChainPosition, Certificate)]
     var verified: Bool
     var success: TrustReport.Verdict
+}
+
+/// Where a certificate sits in a chain; the raw values are the words the validity and expiry
+/// steps use for it (`certificate`: Xcode's lone self-signed one).
+enum ChainPosition: String, Sendable {
+    case leaf, intermediate, root, certificate
 }

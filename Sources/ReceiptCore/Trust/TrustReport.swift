@@ -24,21 +24,66 @@ public struct TrustReport: Sendable, Hashable {
         case pass, fail, skipped, warning
     }
 
+    /// What a step checks. The raw values are the step names `inspect --format json` and the
+    /// text output print (a contract: add, never rename); code decides on the kind, never on
+    /// the printed name.
+    public enum StepKind: String, Sendable, Hashable, CaseIterable {
+        case structure
+        case signerCertificate = "signer certificate"
+        case signatureBlob = "signature blob"
+        case signature
+        case certificate
+        case chain
+        case testCertificate = "test certificate"
+        case storekitCertificate = "storekit certificate"
+        case deviceHash = "device hash"
+        case algorithm
+        case x5c
+        case leafCertificate = "leaf certificate"
+        case intermediate
+        case root
+        case validity
+        case expiryWarning = "expiry warning"
+        /// A look-up item's `bundleId` against the bundle asked about.
+        case bundle
+        /// A look-up item's environment against the one asked.
+        case environment
+        /// A nested token's verdict; the step's name is `nested <field>` (its `subject`).
+        case nested
+        /// The dashboard's look-up summary when every signed item is genuine.
+        case signedItems = "signed items"
+        /// One untrusted item of the dashboard's look-up summary; the step's name is the
+        /// item's description (its `subject`).
+        case lookedUpItem = "looked-up item"
+    }
+
     /// One check.
     public struct Step: Sendable, Hashable {
-        /// A short stable name, e.g. `signature`, `chain`, `validity`.
-        public var name: String
+        public var kind: StepKind
+        /// The particular a `nested` (the field) or `lookedUpItem` (the item) step is about.
+        public var subject: String?
         public var outcome: Outcome
         /// One line in plain words.
         public var reason: String
         /// Certificate subjects, serials, validity windows, algorithms, …
         public var details: [Field]
 
-        public init(name: String, outcome: Outcome, reason: String, details: [Field] = []) {
-            self.name = name
+        public init(_ kind: StepKind, subject: String? = nil, outcome: Outcome, reason: String, details: [Field] = []) {
+            self.kind = kind
+            self.subject = subject
             self.outcome = outcome
             self.reason = reason
             self.details = details
+        }
+
+        /// The printed name, e.g. `signature`, `chain`, `nested signedTransactionInfo`: for
+        /// output only, never for decisions (use `kind`).
+        public var name: String {
+            switch kind {
+            case .nested: "nested \(subject ?? "")"
+            case .lookedUpItem: subject ?? kind.rawValue
+            default: kind.rawValue
+            }
         }
     }
 
@@ -67,7 +112,7 @@ public struct TrustReport: Sendable, Hashable {
                 + (validationTime.map { ", chain valid on \(AppleDate.iso8601($0).prefix(10))" } ?? "")
                 + (validationTimeSource.map { " (\($0))" } ?? "")
         case .test:
-            if steps.contains(where: { $0.name == "root" && $0.outcome == .warning }) {
+            if steps.contains(where: { $0.kind == .root && $0.outcome == .warning }) {
                 return "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
             }
             return "test: signed by Xcode's StoreKit testing certificate, not by the App Store"
