@@ -49,14 +49,14 @@ public struct HistoryRow: Sendable, Hashable {
     public var firstSeen: Date
     public var lastSeen: Date
     public var sightings: Int
-    public var state: String
+    public var state: ReceiptState
     public var status: Int?
     /// The purchases, with the fields the store keeps (``PurchaseField/audited``).
     public var purchases: [Purchase]
     /// Every sighting, oldest first (`sightings` is their count).
     public var seen: [Sighting]
 
-    package init(id: Int64, format: String, bundleID: String? = nil, environment: String? = nil, firstSeen: Date, lastSeen: Date, sightings: Int, state: String, status: Int? = nil, purchases: [Purchase], seen: [Sighting]) {
+    package init(id: Int64, format: String, bundleID: String? = nil, environment: String? = nil, firstSeen: Date, lastSeen: Date, sightings: Int, state: ReceiptState, status: Int? = nil, purchases: [Purchase], seen: [Sighting]) {
         self.id = id
         self.format = format
         self.bundleID = bundleID
@@ -131,12 +131,12 @@ extension AuditStore {
                         HistoryRow.Sighting(kind: s["source_kind"], source: s["source"], seenAt: Date(timeIntervalSince1970: s["seen_at"])))
                 }
             }
-            return rows.map { row in
+            return try rows.map { row in
                 let id: Int64 = row["id"]
                 return HistoryRow(
                     id: id, format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
                     firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
-                    sightings: seen[id]?.count ?? 0, state: row["state"], status: row["status"], purchases: purchases[id] ?? [],
+                    sightings: seen[id]?.count ?? 0, state: try ReceiptState(stored: row["state"]), status: row["status"], purchases: purchases[id] ?? [],
                     seen: seen[id] ?? [])
             }
         }
@@ -172,7 +172,7 @@ public enum HistoryRendering {
                 .object([
                     "id": .integer(r.id), "format": .string(r.format), "bundle_id": r.bundleID.map(JSONValue.string) ?? .null,
                     "environment": r.environment.map(JSONValue.string) ?? .null, "first_seen": date(r.firstSeen),
-                    "last_seen": date(r.lastSeen), "sightings": .integer(Int64(r.sightings)), "state": .string(r.state),
+                    "last_seen": date(r.lastSeen), "sightings": .integer(Int64(r.sightings)), "state": .string(r.state.rawValue),
                     "status": r.status.map { .integer(Int64($0)) } ?? .null,
                     "seen": .array(
                         r.seen.map { s in
@@ -213,7 +213,7 @@ public enum HistoryRendering {
         for r in rows {
             let head = [
                 String(r.id), field(r.format), field(r.bundleID), field(r.environment), date(r.firstSeen), date(r.lastSeen),
-                String(r.sightings), field(r.state), r.status.map(String.init) ?? "",
+                String(r.sightings), field(r.state.rawValue), r.status.map(String.init) ?? "",
             ]
             if r.purchases.isEmpty {
                 lines.append((head + columns.map { _ in "" }).joined(separator: ","))

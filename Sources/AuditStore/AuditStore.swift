@@ -277,7 +277,7 @@ public final class AuditStore: AuditBackend {
                     VALUES (?, 'api', ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    hash, bundleID, result.environment?.rawValue, seen, seen, result.failure == nil ? "done" : "failed", seen,
+                    hash, bundleID, result.environment?.rawValue, seen, seen, ReceiptState.verified(failed: result.failure != nil).rawValue, seen,
                     result.failure?.reason, result.failure?.code.description,
                 ])
             let id = db.lastInsertedRowID
@@ -421,7 +421,8 @@ public final class AuditStore: AuditBackend {
         try database.write { db in
             for id in ids {
                 try db.execute(
-                    sql: "UPDATE receipt SET state = 'pending' WHERE id = ?" + (again ? "" : " AND state != 'done'"), arguments: [id])
+                    sql: "UPDATE receipt SET state = ? WHERE id = ?" + (again ? "" : " AND state != ?"),
+                    arguments: again ? [ReceiptState.pending.rawValue, id] : [ReceiptState.pending.rawValue, id, ReceiptState.done.rawValue])
             }
         }
     }
@@ -442,14 +443,14 @@ public final class AuditStore: AuditBackend {
                     ])
                 at += 0.000_001
             }
-            let state = outcome.failure == nil ? "done" : "failed"
+            let state = ReceiptState.verified(failed: outcome.failure != nil)
             try db.execute(
                 sql: """
                     UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ?, failure_code = ?
                     WHERE id = ?
                     """,
                 arguments: [
-                    state, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure?.reason,
+                    state.rawValue, outcome.status, outcome.environment, time.timeIntervalSince1970, outcome.failure?.reason,
                     outcome.failure?.code.description, id,
                 ])
             if let response = outcome.response {
@@ -462,7 +463,9 @@ public final class AuditStore: AuditBackend {
     /// Receipts queued but not finished (after a crash or a kill), oldest first.
     public func pending() throws -> [(id: Int64, receiptData: String)] {
         try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, receipt_data FROM receipt WHERE state = 'pending' AND receipt_data IS NOT NULL ORDER BY id")
+            try Row.fetchAll(
+                db, sql: "SELECT id, receipt_data FROM receipt WHERE state = ? AND receipt_data IS NOT NULL ORDER BY id",
+                arguments: [ReceiptState.pending.rawValue])
                 .map { ($0["id"], $0["receipt_data"]) }
         }
     }
@@ -492,8 +495,8 @@ public final class AuditStore: AuditBackend {
                 db,
                 sql: """
                     SELECT id, status, status_environment, failure, \(failureCode), verified_at FROM receipt
-                    WHERE verified_at > ? AND state IN ('done', 'failed') ORDER BY verified_at LIMIT ?
-                    """, arguments: [time, limit]
+                    WHERE verified_at > ? AND state IN (?, ?) ORDER BY verified_at LIMIT ?
+                    """, arguments: [time, ReceiptState.done.rawValue, ReceiptState.failed.rawValue, limit]
             ).map { row in
                 let id: Int64 = row["id"]
                 let attempts = try Row.fetchAll(

@@ -28,9 +28,10 @@ extension AuditStore {
             // A test notification (a --root-ca chain) never shadows a genuine one: a genuine
             // delivery of the same notificationUUID replaces its row instead of counting as a
             // redelivery of it.
-            if r.verdict != "test" {
+            if r.verdict != .test {
                 try db.execute(
-                    sql: "DELETE FROM notification WHERE notification_uuid = ? AND verdict = 'test'", arguments: [r.notificationUUID])
+                    sql: "DELETE FROM notification WHERE notification_uuid = ? AND verdict = ?",
+                    arguments: [r.notificationUUID, TrustReport.Verdict.test.rawValue])
             }
             let deliveries = try Int.fetchOne(
                 db,
@@ -44,9 +45,9 @@ extension AuditStore {
                     RETURNING deliveries
                     """,
                 arguments: [
-                    r.notificationUUID, r.version, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
+                    r.notificationUUID, r.version.rawValue, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
                     r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970,
-                    r.verdict, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
+                    r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
                 ]) ?? 1
             return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
         case .rejection(let r):
@@ -79,7 +80,7 @@ extension AuditStore {
         try database.read { db in
             guard try db.tableExists("notification") else { return [] }
             return try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit])
-                .map { (id: $0["id"], notification: StoredNotification(row: $0)) }
+                .map { (id: $0["id"], notification: try StoredNotification(row: $0)) }
         }
     }
 
@@ -121,7 +122,7 @@ extension AuditStore {
                 after.lastRejectionID = max(after.lastRejectionID, row["id"])
                 after.newestRejection = max(after.newestRejection, row["at"])
             }
-            return (rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
+            return (try rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
         }
     }
 
@@ -152,13 +153,13 @@ extension AuditStore {
 }
 
 extension StoredNotification {
-    init(row: Row) {
+    init(row: Row) throws {
         self.init(
             record: NotificationRecord(
-                notificationUUID: row["notification_uuid"], version: row["version"], notificationType: row["notification_type"],
+                notificationUUID: row["notification_uuid"], version: try NotificationVersion(stored: row["version"]), notificationType: row["notification_type"],
                 subtype: row["subtype"], bundleID: row["bundle_id"], appAppleID: row["app_apple_id"], environment: row["environment"],
                 signedDate: (row["signed_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                receivedAt: Date(timeIntervalSince1970: row["received_at"]), verdict: row["verdict"], reason: row["reason"],
+                receivedAt: Date(timeIntervalSince1970: row["received_at"]), verdict: try TrustReport.Verdict(stored: row["verdict"]), reason: row["reason"],
                 transactionID: row["transaction_id"], originalTransactionID: row["original_transaction_id"],
                 productID: row["product_id"], peer: row["peer"], signedPayload: row["signed_payload"]),
             deliveries: row["deliveries"], lastReceivedAt: Date(timeIntervalSince1970: row["last_received_at"]))

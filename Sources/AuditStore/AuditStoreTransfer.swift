@@ -33,7 +33,7 @@ extension AuditStore: AuditTransferring {
                     } : []
                 let receipt = AuditReceiptExport(
                     contentHash: row["content_hash"], format: row["format"], bundleID: row["bundle_id"], environment: row["environment"],
-                    receiptData: row["receipt_data"], firstSeen: row["first_seen"], lastSeen: row["last_seen"], state: row["state"],
+                    receiptData: row["receipt_data"], firstSeen: row["first_seen"], lastSeen: row["last_seen"], state: try ReceiptState(stored: row["state"]),
                     status: row["status"], statusEnvironment: row["status_environment"], verifiedAt: row["verified_at"], failure: row["failure"],
                     failureCode: typed ? row["failure_code"] : nil, sightings: sightings, attempts: attempts, purchases: purchases,
                     apiRequests: requests)
@@ -53,14 +53,14 @@ extension AuditStore: AuditTransferring {
                     try db.execute(
                         sql: "UPDATE receipt SET first_seen = MIN(first_seen, ?), last_seen = MAX(last_seen, ?) WHERE id = ?",
                         arguments: [r.firstSeen, r.lastSeen, id])
-                    let state: String = existing["state"]
-                    if !["done", "failed"].contains(state), ["done", "failed"].contains(r.state) {
+                    let state = try ReceiptState(stored: existing["state"])
+                    if !state.isFinal, r.state.isFinal {
                         try db.execute(
                             sql: """
                                 UPDATE receipt SET state = ?, status = ?, status_environment = ?, verified_at = ?, failure = ?, failure_code = ?
                                 WHERE id = ?
                                 """,
-                            arguments: [r.state, r.status, r.statusEnvironment, r.verifiedAt, r.failure, r.failureCode, id])
+                            arguments: [r.state.rawValue, r.status, r.statusEnvironment, r.verifiedAt, r.failure, r.failureCode, id])
                     }
                 } else {
                     try db.execute(
@@ -70,7 +70,7 @@ extension AuditStore: AuditTransferring {
                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """,
                         arguments: [
-                            r.contentHash, r.format, r.bundleID, r.environment, r.receiptData, r.firstSeen, r.lastSeen, r.state, r.status,
+                            r.contentHash, r.format, r.bundleID, r.environment, r.receiptData, r.firstSeen, r.lastSeen, r.state.rawValue, r.status,
                             r.statusEnvironment, r.verifiedAt, r.failure, r.failureCode,
                         ])
                     id = db.lastInsertedRowID
@@ -152,9 +152,9 @@ extension AuditStore: AuditTransferring {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        r.notificationUUID, r.version, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
+                        r.notificationUUID, r.version.rawValue, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
                         r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, n.lastReceivedAt.timeIntervalSince1970,
-                        n.deliveries, r.verdict, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
+                        n.deliveries, r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
                     ])
                 counts.notificationsAdded += 1
             }

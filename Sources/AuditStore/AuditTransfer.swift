@@ -76,7 +76,7 @@ public struct AuditReceiptExport: Sendable, Hashable {
     public var receiptData: String?
     public var firstSeen: Double
     public var lastSeen: Double
-    public var state: String
+    public var state: ReceiptState
     public var status: Int?
     public var statusEnvironment: String?
     public var verifiedAt: Double?
@@ -87,7 +87,7 @@ public struct AuditReceiptExport: Sendable, Hashable {
     public var purchases: [Purchase]
     public var apiRequests: [APIRequest]
 
-    package init(contentHash: String, format: String, bundleID: String? = nil, environment: String? = nil, receiptData: String? = nil, firstSeen: Double, lastSeen: Double, state: String, status: Int? = nil, statusEnvironment: String? = nil, verifiedAt: Double? = nil, failure: String? = nil, failureCode: String? = nil, sightings: [Sighting], attempts: [Attempt], purchases: [Purchase], apiRequests: [APIRequest]) {
+    package init(contentHash: String, format: String, bundleID: String? = nil, environment: String? = nil, receiptData: String? = nil, firstSeen: Double, lastSeen: Double, state: ReceiptState, status: Int? = nil, statusEnvironment: String? = nil, verifiedAt: Double? = nil, failure: String? = nil, failureCode: String? = nil, sightings: [Sighting], attempts: [Attempt], purchases: [Purchase], apiRequests: [APIRequest]) {
         self.contentHash = contentHash
         self.format = format
         self.bundleID = bundleID

@@ -1,6 +1,7 @@
 import AuditStore
 import Foundation
 import PostgresNIO
+import ReceiptCore
 
 /// Notifications and refusals on PostgreSQL (migration v4): one row per notificationUUID with
 /// its deliveries counted by the database (`ON CONFLICT … DO UPDATE … RETURNING deliveries`, so
@@ -36,17 +37,18 @@ extension PostgresAuditStore {
         case .notification(let r):
             let received = r.receivedAt.timeIntervalSince1970
             // A test notification never shadows a genuine one (as on SQLite).
-            if r.verdict != "test" {
+            if r.verdict != .test {
                 try await connection.query(
-                    "DELETE FROM notification WHERE notification_uuid = \(r.notificationUUID) AND verdict = 'test'", logger: logger)
+                    "DELETE FROM notification WHERE notification_uuid = \(r.notificationUUID) AND verdict = \(TrustReport.Verdict.test.rawValue)",
+                    logger: logger)
             }
             let rows = try await connection.query(
                 """
                 INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
                     environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
                     original_transaction_id, product_id, peer, signed_payload)
-                VALUES (\(r.notificationUUID), \(r.version), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
-                    \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), 1, \(r.verdict), \(r.reason),
+                VALUES (\(r.notificationUUID), \(r.version.rawValue), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
+                    \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), 1, \(r.verdict.rawValue), \(r.reason),
                     \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload))
                 ON CONFLICT (notification_uuid) DO UPDATE SET deliveries = notification.deliveries + 1,
                     last_received_at = GREATEST(notification.last_received_at, EXCLUDED.last_received_at),
@@ -85,11 +87,11 @@ extension PostgresAuditStore {
     static func notification(_ row: PostgresRow) throws -> (id: Int64, stored: StoredNotification) {
         let c = row.makeRandomAccess()
         let record = NotificationRecord(
-            notificationUUID: try c[1].decode(String.self), version: try c[2].decode(String.self),
+            notificationUUID: try c[1].decode(String.self), version: try NotificationVersion(stored: c[2].decode(String.self)),
             notificationType: try c[3].decode(String?.self), subtype: try c[4].decode(String?.self),
             bundleID: try c[5].decode(String?.self), appAppleID: try c[6].decode(Int64?.self), environment: try c[7].decode(String?.self),
             signedDate: try c[8].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
-            receivedAt: Date(timeIntervalSince1970: try c[9].decode(Double.self)), verdict: try c[12].decode(String.self),
+            receivedAt: Date(timeIntervalSince1970: try c[9].decode(Double.self)), verdict: try TrustReport.Verdict(stored: c[12].decode(String.self)),
             reason: try c[13].decode(String?.self), transactionID: try c[14].decode(String?.self),
             originalTransactionID: try c[15].decode(String?.self), productID: try c[16].decode(String?.self),
             peer: try c[17].decode(String?.self), signedPayload: try c[18].decode(String?.self))

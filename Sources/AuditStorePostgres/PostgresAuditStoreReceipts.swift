@@ -161,9 +161,11 @@ extension PostgresAuditStore {
         guard !ids.isEmpty else { return }
         _ = try await write("marking \(ids.count) receipt\(ids.count == 1 ? "" : "s") pending") { [self] connection in
             if again {
-                try await connection.query("UPDATE receipt SET state = 'pending' WHERE id = ANY(\(ids))", logger: logger)
+                try await connection.query("UPDATE receipt SET state = \(ReceiptState.pending.rawValue) WHERE id = ANY(\(ids))", logger: logger)
             } else {
-                try await connection.query("UPDATE receipt SET state = 'pending' WHERE id = ANY(\(ids)) AND state <> 'done'", logger: logger)
+                try await connection.query(
+                    "UPDATE receipt SET state = \(ReceiptState.pending.rawValue) WHERE id = ANY(\(ids)) AND state <> \(ReceiptState.done.rawValue)",
+                    logger: logger)
             }
         }
     }
@@ -173,7 +175,7 @@ extension PostgresAuditStore {
         let attempts = outcome.attempts
         // Plain values captured, not `outcome`: capturing the whole outcome in this closure
         // crashed the release build's optimizer ("Found ownership error") in Swift 6.3.1.
-        let state = outcome.failure == nil ? "done" : "failed"
+        let state = ReceiptState.verified(failed: outcome.failure != nil).rawValue
         let status = outcome.status.map(Int64.init)
         let environment = outcome.environment
         let failureReason = outcome.failure?.reason
@@ -293,7 +295,7 @@ extension PostgresAuditStore {
         LookupJSON.write(result, into: &out)
         let hash = AuditStore.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
         let seen = time.timeIntervalSince1970
-        let state = result.failure == nil ? "done" : "failed"
+        let state = ReceiptState.verified(failed: result.failure != nil).rawValue
         return try await write("recording a look-up") { [self] connection in
             let rows = try await connection.query(
                 """
@@ -369,7 +371,8 @@ extension PostgresAuditStore {
     public func pending() async throws -> [(id: Int64, receiptData: String)] {
         let rows = try await read("reading pending receipts") { [self] connection in
             try await connection.query(
-                "SELECT id, receipt_data FROM receipt WHERE state = 'pending' AND receipt_data IS NOT NULL ORDER BY id", logger: logger
+                "SELECT id, receipt_data FROM receipt WHERE state = \(ReceiptState.pending.rawValue) AND receipt_data IS NOT NULL ORDER BY id",
+                logger: logger
             ).collect().map { try $0.decode((Int64, String).self) }
         }
         return rows.map { (id: $0.0, receiptData: $0.1) }
@@ -420,7 +423,7 @@ extension PostgresAuditStore {
                 heads = try await connection.query(
                     """
                     SELECT id, status, status_environment, failure, failure_code, verified_at FROM receipt
-                    WHERE verified_at <= \(time) AND state IN ('done', 'failed')
+                    WHERE verified_at <= \(time) AND state IN (\(ReceiptState.done.rawValue), \(ReceiptState.failed.rawValue))
                       AND result_xid >= pg_snapshot_xmin(\(previous)::pg_snapshot)
                       AND NOT pg_visible_in_snapshot(result_xid, \(previous)::pg_snapshot)
                     ORDER BY verified_at, id
@@ -430,7 +433,8 @@ extension PostgresAuditStore {
             heads += try await connection.query(
                 """
                 SELECT id, status, status_environment, failure, failure_code, verified_at FROM receipt
-                WHERE verified_at > \(time) AND state IN ('done', 'failed') ORDER BY verified_at LIMIT \(limit)
+                WHERE verified_at > \(time) AND state IN (\(ReceiptState.done.rawValue), \(ReceiptState.failed.rawValue))
+                ORDER BY verified_at LIMIT \(limit)
                 """, logger: logger
             ).collect().map { try $0.decode(Head.self) }
             var attempts: [Int64: [VerificationAttempt]] = [:]
@@ -558,11 +562,11 @@ extension PostgresAuditStore {
             }
             return (heads, purchases, seen)
         }
-        return heads.map { head in
+        return try heads.map { head in
             let (id, format, bundle, environment, first, last, state, status) = head
             return HistoryRow(
                 id: id, format: format, bundleID: bundle, environment: environment, firstSeen: Date(timeIntervalSince1970: first),
-                lastSeen: Date(timeIntervalSince1970: last), sightings: seen[id]?.count ?? 0, state: state, status: status,
+                lastSeen: Date(timeIntervalSince1970: last), sightings: seen[id]?.count ?? 0, state: try ReceiptState(stored: state), status: status,
                 purchases: purchases[id] ?? [], seen: seen[id] ?? [])
         }
     }

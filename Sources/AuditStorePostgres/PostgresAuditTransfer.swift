@@ -55,12 +55,12 @@ extension PostgresAuditStore: AuditTransferring {
                         position: position, endpoint: endpoint, environment: environment, url: url, httpStatus: http, apiError: apiError,
                         result: result, latencyMilliseconds: latency, retryAfter: retryAfter, waitSeconds: wait))
             }
-            return heads.map { h in
+            return try heads.map { h in
                 (
                     h.0,
                     AuditReceiptExport(
                         contentHash: h.1, format: h.2, bundleID: h.3, environment: h.4, receiptData: h.5, firstSeen: h.6, lastSeen: h.7,
-                        state: h.8, status: h.9, statusEnvironment: h.10, verifiedAt: h.11, failure: h.12, failureCode: h.13,
+                        state: try ReceiptState(stored: h.8), status: h.9, statusEnvironment: h.10, verifiedAt: h.11, failure: h.12, failureCode: h.13,
                         sightings: sightings[h.0] ?? [], attempts: attempts[h.0] ?? [], purchases: purchases[h.0] ?? [],
                         apiRequests: requests[h.0] ?? [])
                 )
@@ -77,7 +77,7 @@ extension PostgresAuditStore: AuditTransferring {
                     INSERT INTO receipt (content_hash, format, bundle_id, environment, receipt_data, first_seen, last_seen, state, status,
                                          status_environment, verified_at, failure, failure_code)
                     VALUES (\(r.contentHash), \(r.format), \(r.bundleID), \(r.environment), \(r.receiptData), \(r.firstSeen), \(r.lastSeen),
-                            \(r.state), \(r.status), \(r.statusEnvironment), \(r.verifiedAt), \(r.failure), \(r.failureCode))
+                            \(r.state.rawValue), \(r.status), \(r.statusEnvironment), \(r.verifiedAt), \(r.failure), \(r.failureCode))
                     ON CONFLICT (content_hash) DO NOTHING RETURNING id
                     """, logger: logger
                 ).collect()
@@ -99,10 +99,10 @@ extension PostgresAuditStore: AuditTransferring {
                         UPDATE receipt SET first_seen = LEAST(first_seen, \(r.firstSeen)), last_seen = GREATEST(last_seen, \(r.lastSeen))
                         WHERE id = \(id)
                         """, logger: logger)
-                    if !["done", "failed"].contains(state), ["done", "failed"].contains(r.state) {
+                    if try !ReceiptState(stored: state).isFinal, r.state.isFinal {
                         try await connection.query(
                             """
-                            UPDATE receipt SET state = \(r.state), status = \(r.status), status_environment = \(r.statusEnvironment),
+                            UPDATE receipt SET state = \(r.state.rawValue), status = \(r.status), status_environment = \(r.statusEnvironment),
                                 verified_at = \(r.verifiedAt), failure = \(r.failure), failure_code = \(r.failureCode)
                             WHERE id = \(id)
                             """, logger: logger)
@@ -169,9 +169,9 @@ extension PostgresAuditStore: AuditTransferring {
                     INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
                         environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
                         original_transaction_id, product_id, peer, signed_payload)
-                    VALUES (\(r.notificationUUID), \(r.version), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
+                    VALUES (\(r.notificationUUID), \(r.version.rawValue), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
                         \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(r.receivedAt.timeIntervalSince1970),
-                        \(n.lastReceivedAt.timeIntervalSince1970), \(Int64(n.deliveries)), \(r.verdict), \(r.reason), \(r.transactionID),
+                        \(n.lastReceivedAt.timeIntervalSince1970), \(Int64(n.deliveries)), \(r.verdict.rawValue), \(r.reason), \(r.transactionID),
                         \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload))
                     ON CONFLICT (notification_uuid) DO UPDATE SET deliveries = GREATEST(notification.deliveries, EXCLUDED.deliveries),
                         last_received_at = GREATEST(notification.last_received_at, EXCLUDED.last_received_at)

@@ -44,9 +44,10 @@ public enum DashboardView {
         b.fill(r, style: Style(.statusBar))
         let decoded = s.items.filter { $0.decoded != nil }.count
         let failed = s.items.count - decoded
-        var verdicts: [String: Int] = [:]
-        for item in s.items { if let v = item.trust?.verdict.rawValue { verdicts[v, default: 0] += 1 } }
-        let mix = ["valid", "test", "invalid", "unverifiable"].compactMap { v in verdicts[v].map { "\(v) \($0)" } }
+        var verdicts: [TrustReport.Verdict: Int] = [:]
+        for item in s.items { if let v = item.trust?.verdict { verdicts[v, default: 0] += 1 } }
+        let order: [TrustReport.Verdict] = [.valid, .test, .invalid, .unverifiable]
+        let mix = order.compactMap { v in verdicts[v].map { "\(v.rawValue) \($0)" } }
         var text = " receiptdash │ \(s.items.count) input\(s.items.count == 1 ? "" : "s") · \(decoded) decoded"
         if failed > 0 { text += " · \(failed) failed" }
         if !mix.isEmpty { text += " │ " + mix.joined(separator: " · ") }
@@ -506,12 +507,12 @@ public enum DashboardView {
 
     /// One character for a notification's verdict: ✓ valid, T test (a --root-ca chain), ?
     /// unverifiable (V1, unsigned), ✗ anything else.
-    static func verdictGlyph(_ verdict: String?) -> (String, ColorRole) {
+    static func verdictGlyph(_ verdict: TrustReport.Verdict?) -> (String, ColorRole) {
         switch verdict {
-        case "valid": ("✓", .ok)
-        case "test": ("T", .info)
-        case "unverifiable": ("?", .warning)
-        default: ("✗", .error)
+        case .valid: ("✓", .ok)
+        case .test: ("T", .info)
+        case .unverifiable: ("?", .warning)
+        case .invalid, nil: ("✗", .error)
         }
     }
 
@@ -527,8 +528,8 @@ public enum DashboardView {
 
     /// The verdict and why, the verdict said once: a reason that is a trust headline starts
     /// with the verdict already ("test: chains to …").
-    static func verdictText(_ verdict: String?, reason: String?) -> String? {
-        guard let verdict else { return reason }
+    static func verdictText(_ verdict: TrustReport.Verdict?, reason: String?) -> String? {
+        guard let verdict = verdict?.rawValue else { return reason }
         guard let reason, !reason.isEmpty else { return verdict }
         return reason.hasPrefix(verdict + ":") ? reason : "\(verdict): \(reason)"
     }

@@ -151,17 +151,17 @@ public struct NotificationReceiver: Sendable {
                     case .stored:
                         answer = ReceiveAnswer(
                             status: 200, outcome: .accepted, reason: "stored", notificationUUID: record.notificationUUID,
-                            verdict: record.verdict)
+                            verdict: record.verdict.rawValue)
                     case .redelivery(let deliveries):
                         answer = ReceiveAnswer(
                             status: 200, outcome: .redelivered, reason: "already stored; delivery \(deliveries)",
-                            notificationUUID: record.notificationUUID, verdict: record.verdict)
+                            notificationUUID: record.notificationUUID, verdict: record.verdict.rawValue)
                     }
                 } catch {
                     answer = ReceiveAnswer(
                         error.code == .busy ? .busy : .storeFailed, "not stored, retry later: \(error.reason)",
                         uuid: record.notificationUUID)
-                    answer.verdict = record.verdict
+                    answer.verdict = record.verdict.rawValue
                 }
             }
         }
@@ -268,7 +268,7 @@ public struct NotificationReceiver: Sendable {
         if let (kind, detail) = consistency(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
         return .accepted(
             record(
-                decoded, info, uuid: uuid, version: "2", verdict: report.verdict.rawValue,
+                decoded, info, uuid: uuid, version: .v2, verdict: report.verdict,
                 reason: report.verdict == .valid ? nil : report.headline, signedPayload: token))
     }
 
@@ -286,7 +286,7 @@ public struct NotificationReceiver: Sendable {
         let uuid = "v1:" + SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
         return .accepted(
             record(
-                decoded, info, uuid: uuid, version: "1", verdict: TrustReport.Verdict.unverifiable.rawValue,
+                decoded, info, uuid: uuid, version: .v1, verdict: .unverifiable,
                 reason: "a V1 notification is not signed", signedPayload: nil))
     }
 
@@ -348,7 +348,7 @@ public struct NotificationReceiver: Sendable {
     }
 
     private func record(
-        _ decoded: DecodedInput, _ info: NotificationInfo, uuid: String, version: String, verdict: String, reason: String?,
+        _ decoded: DecodedInput, _ info: NotificationInfo, uuid: String, version: NotificationVersion, verdict: TrustReport.Verdict, reason: String?,
         signedPayload: String?
     ) -> NotificationRecord {
         let transaction = decoded.transactions.first ?? decoded.latestReceiptInfo.first

@@ -164,7 +164,7 @@ struct History: AsyncParsableCommand {
             let safe = SafeText.escaped
             for r in rows {
                 print(
-                    "#\(r.id) \(safe(r.format)) \(safe(r.bundleID ?? "-")) \(safe(r.environment ?? "-")) \(safe(r.state))\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))"
+                    "#\(r.id) \(safe(r.format)) \(safe(r.bundleID ?? "-")) \(safe(r.environment ?? "-")) \(safe(r.state.rawValue))\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))"
                 )
                 for p in r.purchases {
                     print(

@@ -169,7 +169,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(rows[0].firstSeen == Date(timeIntervalSince1970: 1_700_000_000))
             #expect(rows[0].lastSeen == Date(timeIntervalSince1970: 1_700_000_100))
             #expect(rows[0].purchases.count == 4)
-            #expect(rows[0].state == "decoded")
+            #expect(rows[0].state == .decoded)
             // One batch holding one receipt twice: the first is new, the second a sighting.
             let twice = try await store.record([
                 try ingest("verify-response.json", at: Date(timeIntervalSince1970: 1_700_000_300)),
@@ -370,7 +370,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(result.failure?.code == .tls)
             #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
             #expect(result.failure?.isTemporaryFailure == false)
-            #expect(try await store.history(HistoryQuery()).first?.state == "failed")
+            #expect(try await store.history(HistoryQuery()).first?.state == .failed)
             await store.close()
         }
     }
@@ -510,7 +510,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(row.id == id)
             #expect(row.format == "api")
             #expect(row.environment == "Sandbox")
-            #expect(row.state == "done")
+            #expect(row.state == .done)
             #expect(row.seen.map(\.kind) == ["lookup"])
             #expect(row.seen.map(\.source) == ["lookup 2000000123456789"])
             #expect(try await store.counts() == ["done": 1])
@@ -522,9 +522,9 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
 
     func notification(_ uuid: String, at seconds: Double, type: String = "DID_RENEW", peer: String? = "127.0.0.1") -> NotificationRecord {
         NotificationRecord(
-            notificationUUID: uuid, version: "2", notificationType: type, subtype: "BILLING_RECOVERY", bundleID: "com.example.app",
+            notificationUUID: uuid, version: .v2, notificationType: type, subtype: "BILLING_RECOVERY", bundleID: "com.example.app",
             appAppleID: 1_234_567_890, environment: "Sandbox", signedDate: Date(timeIntervalSince1970: seconds - 1),
-            receivedAt: Date(timeIntervalSince1970: seconds), verdict: "test", reason: "signed by the test CA",
+            receivedAt: Date(timeIntervalSince1970: seconds), verdict: .test, reason: "signed by the test CA",
             transactionID: "2000000\(Int(seconds))", originalTransactionID: "2000000000000001", productID: "com.example.monthly", peer: peer,
             signedPayload: "eyJhbGciOiJFUzI1NiJ9.payload.signature")
     }
@@ -579,7 +579,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             var test = notification("uuid-shared", at: 1_769_000_000)  // the helper's rows are test ones
             test.bundleID = "com.example.forged"
             var genuine = notification("uuid-shared", at: 1_769_000_100)
-            genuine.verdict = "valid"
+            genuine.verdict = .valid
             genuine.reason = nil
             let results = try await store.writeNotifications([
                 .rejection(old), .rejection(recent), .rejectionCount(sampleKey: recent.sampleKey!, add: 41), .notification(test),
@@ -588,7 +588,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(results.map { try? $0.get() } == [.stored, .stored, .stored, .stored, .stored])
             #expect(try await store.writeNotifications([.notification(test)]).map { try? $0.get() } == [.redelivery(deliveries: 2)])
             let stored = try await store.notifications()
-            #expect(stored.map(\.record.verdict) == ["valid"])
+            #expect(stored.map(\.record.verdict) == [.valid])
             #expect(stored.first?.record.bundleID == genuine.bundleID)
             #expect(try await store.rejections().map(\.count) == [1, 42])
             #expect(try await store.rejections().map(\.kind) == ["not-json", "not-json"])

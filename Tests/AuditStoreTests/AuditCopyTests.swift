@@ -32,8 +32,8 @@ import Testing
             ])
         try store.recordResult(recorded[1].id, outcome: outcome, at: Self.t0 + 5)
         let record = NotificationRecord(
-            notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", version: "2", notificationType: "DID_RENEW", bundleID: "com.example.app",
-            environment: "Sandbox", signedDate: Self.t0, receivedAt: Self.t0 + 1, verdict: "valid", transactionID: "2000001024998954")
+            notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", version: .v2, notificationType: "DID_RENEW", bundleID: "com.example.app",
+            environment: "Sandbox", signedDate: Self.t0, receivedAt: Self.t0 + 1, verdict: .valid, transactionID: "2000001024998954")
         _ = try await store.writeNotifications([
             .notification(record), .notification(record),
             .rejection(RejectionRecord(at: Self.t0 + 2, peer: "10.0.0.1:5", reason: "the body is not JSON", httpStatus: 400, bodySize: 4, body: Array("nope".utf8))),

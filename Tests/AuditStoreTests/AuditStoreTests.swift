@@ -38,7 +38,7 @@ import Testing
         #expect(rows[0].firstSeen == Date(timeIntervalSince1970: 1_700_000_000))
         #expect(rows[0].lastSeen == Date(timeIntervalSince1970: 1_700_000_100))
         #expect(rows[0].purchases.count == 4)
-        #expect(rows[0].state == "decoded")
+        #expect(rows[0].state == .decoded)
     }
 
     @Test func historyFilters() throws {
@@ -120,7 +120,7 @@ import Testing
         #expect(result.failure?.code == .tls)
         #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
         #expect(result.failure?.isTemporaryFailure == false)
-        #expect(try store.history(HistoryQuery()).first?.state == "failed")
+        #expect(try store.history(HistoryQuery()).first?.state == .failed)
     }
 
     /// A v1 database (texts only) is migrated to v2 once: its failures get their codes.

@@ -82,8 +82,8 @@ struct PostgresRestartTests {
 
     func notification(_ n: Int) -> NotificationRecord {
         NotificationRecord(
-            notificationUUID: "restart-\(n)", version: "2", notificationType: "DID_RENEW", receivedAt: Date(timeIntervalSince1970: 1_760_000_000 + Double(n)),
-            verdict: "test")
+            notificationUUID: "restart-\(n)", version: .v2, notificationType: "DID_RENEW", receivedAt: Date(timeIntervalSince1970: 1_760_000_000 + Double(n)),
+            verdict: .test)
     }
 
     @Test func writersRecoverFromARestartAndAnOutageAndLoseNothingAcknowledged() async throws {

@@ -13,7 +13,7 @@ import TerminalUI
 
     static func entry(
         _ uuid: String, type: String, subtype: String? = nil, product: String? = "pro.monthly", transaction: String? = "2000000000000001",
-        deliveries: Int = 1, verdict: String = "valid", at: Date = t0, payload: String? = nil
+        deliveries: Int = 1, verdict: TrustReport.Verdict = .valid, at: Date = t0, payload: String? = nil
     ) -> NotificationEntry {
         NotificationEntry(
             row: NotificationRow(
@@ -53,7 +53,7 @@ import TerminalUI
         state.apply(
             [
                 .received(Self.entry("u-1", type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD")),
-                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: "test", at: Self.t0 + 1)),
+                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: .test, at: Self.t0 + 1)),
             ], at: Self.t0 + 1)
         state.wallClock = Self.t0 + 1
         let lines = paneLines(state)
@@ -261,14 +261,14 @@ import TerminalUI
     /// The payload view's verdict line says the verdict once ("test: chains to …", not
     /// "test: test: chains to …"), whatever the reason starts with.
     @Test func theVerdictLineSaysTheVerdictOnce() {
-        var test = Self.entry("u-1", type: "DID_RENEW", verdict: "test")
+        var test = Self.entry("u-1", type: "DID_RENEW", verdict: .test)
         test.reason = "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
         let lines = DashboardView.notificationDetailLines(test, detail: nil).map(\.0)
         #expect(
             lines.filter { $0.hasPrefix("verdict") } == [
                 "verdict                 test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
             ])
-        var v1 = Self.entry("v1:ab12", type: "DID_RENEW", verdict: "unverifiable")
+        var v1 = Self.entry("v1:ab12", type: "DID_RENEW", verdict: .unverifiable)
         v1.reason = "a V1 notification is not signed"
         #expect(
             DashboardView.notificationDetailLines(v1, detail: nil).map(\.0).filter { $0.hasPrefix("verdict") } == [
@@ -301,7 +301,7 @@ import TerminalUI
         state.apply(
             [
                 .received(Self.entry("u-1", type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD")),
-                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: "test", at: Self.t0 + 1)),
+                .received(Self.entry("u-2", type: "REFUND", product: "coins.100", transaction: "2000000000000002", verdict: .test, at: Self.t0 + 1)),
                 .source("receiving at http://127.0.0.1:8098/notifications"),
             ], at: Self.t0 + 1)
         state.wallClock = Self.t0 + 1
@@ -344,7 +344,7 @@ import TerminalUI
 
     @Test func aV1NotificationHasNothingToJudge() {
         var state = Self.receiving()
-        state.apply([.received(Self.entry("v1:ab12", type: "DID_RENEW", verdict: "unverifiable"))], at: Self.t0)
+        state.apply([.received(Self.entry("v1:ab12", type: "DID_RENEW", verdict: .unverifiable))], at: Self.t0)
         #expect(paneLines(state)[2].hasSuffix(" ?"))
         #expect(state.handle(.enter, environment: DashboardTests.env).isEmpty)
         #expect(state.mode == .notificationDetail(uuid: "v1:ab12", scroll: 0))

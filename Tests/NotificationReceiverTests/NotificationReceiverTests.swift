@@ -126,7 +126,7 @@ final class CapturedLogs: Sendable {
         }
         let stored = try await store.notifications()
         #expect(stored.count == 13)
-        #expect(Set(stored.map(\.record.verdict)) == ["valid"])
+        #expect(Set(stored.map(\.record.verdict)) == [.valid])
         #expect(try await store.rejections().isEmpty)
         await store.close()
     }
@@ -144,9 +144,9 @@ final class CapturedLogs: Sendable {
         #expect(
             rows.first?.record
                 == NotificationRecord(
-                    notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", version: "2", notificationType: "DID_RENEW", subtype: nil,
+                    notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", version: .v2, notificationType: "DID_RENEW", subtype: nil,
                     bundleID: "com.loki-project.loki-messenger", appAppleID: 1_470_168_868, environment: "Sandbox",
-                    signedDate: Date(timeIntervalSince1970: 1_759_302_518.835), receivedAt: Self.receivedAt, verdict: "valid",
+                    signedDate: Date(timeIntervalSince1970: 1_759_302_518.835), receivedAt: Self.receivedAt, verdict: .valid,
                     reason: nil, transactionID: "2000001024998954", originalTransactionID: "2000001024993299",
                     productID: "com.getsession.org.pro_sub", peer: nil, signedPayload: token))
         await store.close()
@@ -162,7 +162,7 @@ final class CapturedLogs: Sendable {
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(accepted.status == 200, "\(accepted.reason)")
         #expect(accepted.verdict == "test")
-        #expect(try await trusting.notifications().map(\.record.verdict) == ["test"])
+        #expect(try await trusting.notifications().map(\.record.verdict) == [.test])
         #expect(try await trusting.notifications().first?.record.transactionID == "7100000000000001")
         await trusting.close()
 
@@ -284,7 +284,7 @@ final class CapturedLogs: Sendable {
         #expect(answer.verdict == "unverifiable")
         let rows = try await store.notifications()
         #expect(rows.count == 1)
-        #expect(rows.first?.record.version == "1")
+        #expect(rows.first?.record.version == .v1)
         #expect(rows.first?.record.notificationType == "DID_RENEW")
         #expect(rows.first?.record.notificationUUID.hasPrefix("v1:") == true)
         #expect(rows.first?.record.signedPayload == nil)

@@ -111,7 +111,7 @@ import Testing
         let right = await receiver(store, .replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: ReceiptCore.SharedSecret("dummy_shared_secret")))
             .handle(body: try Self.v1Body(), declaredLength: nil, truncated: false, peer: nil)
         #expect(right.status == 200)
-        #expect(try await store.notifications().map(\.record.verdict) == ["unverifiable"])
+        #expect(try await store.notifications().map(\.record.verdict) == [.unverifiable])
         await store.close()
     }
 
@@ -241,7 +241,7 @@ import Testing
         #expect(genuine.outcome == .accepted)
         #expect(genuine.verdict == "valid")
         let rows = try await store.notifications()
-        #expect(rows.map(\.record.verdict) == ["valid"])
+        #expect(rows.map(\.record.verdict) == [.valid])
         #expect(rows.map(\.deliveries) == [1])
         #expect(rows.first?.record.bundleID == "com.loki-project.loki-messenger")
         // Apple delivering it again is a redelivery of the genuine row.

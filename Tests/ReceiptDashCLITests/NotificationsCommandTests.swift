@@ -14,14 +14,14 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-\(UUID().uuidString).sqlite").path
         let store = try NotificationStore(path: path).started()
         let renew = NotificationRecord(
-            notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: "2.0", notificationType: "DID_RENEW",
+            notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: .v2, notificationType: "DID_RENEW",
             bundleID: "com.example.receiptdash", environment: "Production", signedDate: Date(timeIntervalSince1970: 1_790_000_000),
-            receivedAt: Date(timeIntervalSince1970: 1_790_000_001), verdict: "test", transactionID: "2000000900000002",
+            receivedAt: Date(timeIntervalSince1970: 1_790_000_001), verdict: .test, transactionID: "2000000900000002",
             originalTransactionID: "2000000900000001", productID: "com.example.receiptdash.pro.monthly")
         let test = NotificationRecord(
-            notificationUUID: "0c1d2e3f-0000-4000-8000-000000000001", version: "2.0", notificationType: "TEST",
+            notificationUUID: "0c1d2e3f-0000-4000-8000-000000000001", version: .v2, notificationType: "TEST",
             bundleID: "com.example.other", environment: "Sandbox", receivedAt: Date(timeIntervalSince1970: 1_790_000_100),
-            verdict: "valid")
+            verdict: .valid)
         _ = try await store.append(renew)
         _ = try await store.append(renew)
         _ = try await store.append(test)

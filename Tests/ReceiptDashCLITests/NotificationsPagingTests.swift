@@ -17,9 +17,9 @@ import Testing
                 group.addTask {
                     _ = try await store.append(
                         NotificationRecord(
-                            notificationUUID: String(format: "00000000-0000-4000-8000-%012d", n), version: "2",
+                            notificationUUID: String(format: "00000000-0000-4000-8000-%012d", n), version: .v2,
                             notificationType: n % 2 == 0 ? "DID_RENEW" : "REFUND", bundleID: "com.example.app", environment: "Production",
-                            receivedAt: Date(timeIntervalSince1970: 1_790_000_000 + Double(n)), verdict: "valid"))
+                            receivedAt: Date(timeIntervalSince1970: 1_790_000_000 + Double(n)), verdict: .valid))
                 }
             }
             try await group.waitForAll()

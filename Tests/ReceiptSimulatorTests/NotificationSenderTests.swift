@@ -102,7 +102,7 @@ struct LoopbackReceiver {
         #expect(stored.count == 60)
         #expect(Set(stored.map(\.record.notificationUUID)) == Set(notifications.map(\.notificationUUID)))
         #expect(Set(stored.map(\.deliveries)) == [1])
-        #expect(Set(stored.map(\.record.verdict)) == ["test"])
+        #expect(Set(stored.map(\.record.verdict)) == [.test])
         #expect(Set(stored.map(\.record.bundleID)) == ["com.example.sender"])
         #expect(Set(stored.map(\.record.environment)) == ["Production"])
         // The nested transaction was verified and read.

@@ -91,12 +91,12 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(appended == 1 && refused == 0, "a 200 stored \(appended) notifications")
         let record = stored!
         let object = (try? JSONValue.parse(body))?.object
-        if record.version == "2" {
+        if record.version == .v2 {
             precondition(object?.count == 1, "a 200 for a body with keys besides signedPayload")
             precondition(object?["signedPayload"]?.text == record.signedPayload, "the stored string is not the body's signedPayload")
-            precondition(record.verdict == "valid" || record.verdict == "test", "stored as \(record.verdict)")
+            precondition(record.verdict == .valid || record.verdict == .test, "stored as \(record.verdict.rawValue)")
         } else {
-            precondition(record.signedPayload == nil && record.verdict == "unverifiable", "a V1 row kept a payload")
+            precondition(record.signedPayload == nil && record.verdict == .unverifiable, "a V1 row kept a payload")
             precondition(object?["password"]?.text == "dummy_shared_secret", "a V1 body without the secret was stored")
         }
     } else {

@@ -31,8 +31,8 @@ public struct NotificationStoreError: CodedError {
 public struct NotificationRecord: Sendable, Hashable {
     /// `notificationUUID` (V2), or `v1:<sha256 of the body without its password>` (V1).
     public var notificationUUID: String
-    /// `2` or `1`.
-    public var version: String
+    /// V2 or V1 (stored as `2` or `1`).
+    public var version: NotificationVersion
     public var notificationType: String?
     public var subtype: String?
     public var bundleID: String?
@@ -40,8 +40,8 @@ public struct NotificationRecord: Sendable, Hashable {
     public var environment: String?
     public var signedDate: Date?
     public var receivedAt: Date
-    /// `valid`, `test` or (V1, unsigned) `unverifiable`.
-    public var verdict: String
+    /// `valid`, `test` or (V1, unsigned) `unverifiable`, stored as the raw value.
+    public var verdict: TrustReport.Verdict
     /// The trust report's headline when it is not plain `valid` (why a test or V1 one passed).
     public var reason: String?
     public var transactionID: String?
@@ -51,9 +51,9 @@ public struct NotificationRecord: Sendable, Hashable {
     public var signedPayload: String?
 
     public init(
-        notificationUUID: String, version: String, notificationType: String? = nil, subtype: String? = nil,
+        notificationUUID: String, version: NotificationVersion, notificationType: String? = nil, subtype: String? = nil,
         bundleID: String? = nil, appAppleID: Int64? = nil, environment: String? = nil, signedDate: Date? = nil,
-        receivedAt: Date, verdict: String, reason: String? = nil, transactionID: String? = nil,
+        receivedAt: Date, verdict: TrustReport.Verdict, reason: String? = nil, transactionID: String? = nil,
         originalTransactionID: String? = nil, productID: String? = nil, peer: String? = nil, signedPayload: String? = nil
     ) {
         self.notificationUUID = notificationUUID

@@ -11,7 +11,8 @@ public struct NotificationRow: Sendable, Hashable {
     public var signedDate: Date?
     public var receivedAt: Date
     public var deliveries: Int
-    public var verdict: String?
+    /// Our trust check's verdict (nil where none was made, e.g. the simulator's history).
+    public var verdict: TrustReport.Verdict?
     public var transactionID: String?
     public var originalTransactionID: String?
     public var productID: String?
@@ -20,7 +21,7 @@ public struct NotificationRow: Sendable, Hashable {
 
     public init(
         notificationUUID: String, notificationType: String?, subtype: String?, bundleID: String?, environment: String?,
-        signedDate: Date?, receivedAt: Date, deliveries: Int, verdict: String?, transactionID: String?,
+        signedDate: Date?, receivedAt: Date, deliveries: Int, verdict: TrustReport.Verdict?, transactionID: String?,
         originalTransactionID: String?, productID: String?, explanation: String
     ) {
         self.notificationUUID = notificationUUID
@@ -84,7 +85,7 @@ public enum NotificationListing {
         out.nullableMember("signed_date", row.signedDate)
         out.nullableMember("subtype", row.subtype)
         out.nullableMember("transaction_id", row.transactionID)
-        out.nullableMember("verdict", row.verdict)
+        out.nullableMember("verdict", row.verdict?.rawValue)
         out.endObject()
     }
 
@@ -97,7 +98,7 @@ public enum NotificationListing {
     public static func csvLine(_ r: NotificationRow) -> String {
         let cells: [String?] = [
             r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
-            r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict,
+            r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict?.rawValue,
             r.transactionID, r.originalTransactionID, r.productID, r.explanation,
         ]
         return cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ",")
@@ -107,10 +108,10 @@ public enum NotificationListing {
     public static func textLines(_ r: NotificationRow) -> String {
         let glyph =
             switch r.verdict {
-            case "valid": "✓"
-            case "test": "T"
-            case "invalid": "✗"
-            default: "?"
+            case .valid: "✓"
+            case .test: "T"
+            case .invalid: "✗"
+            case .unverifiable, nil: "?"
             }
         let when = String(AppleDate.iso8601(r.receivedAt).prefix(19)).replacingOccurrences(of: "T", with: " ")
         var line = "\(when)  \(glyph) \(SafeText.escaped(r.explanation))"
