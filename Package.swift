@@ -91,6 +91,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Its ConnectionPoolError, to classify pool failures by value.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
             ],
             // Swift 6.3.1's CopyPropagation pass crashes the release build on this store's
             // write closures ("Found ownership error?!"): that one pass is left out here.

@@ -7,6 +7,7 @@ import NIOSSL
 import PostgresNIO
 import RetryEngine
 import Synchronization
+import _ConnectionPoolModule
 
 /// The audit trail on a team's PostgreSQL (`--db postgres://USER@HOST:PORT/DATABASE`): the same
 /// tables and meaning as the SQLite ``AuditStore``, for several validators, receivers and
@@ -245,9 +246,9 @@ public final class PostgresAuditStore: AuditBackend {
         guard let error = error as? PSQLError else { return isTLS(error) }
         switch error.code {
         case .server:
-            // 28: invalid authorization (a password refused, no pg_hba entry); 3D000: no such database.
-            let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("28") || state == "3D000"
+            // Class 28: invalid authorization (a password refused, no pg_hba entry); 3D000: no such database.
+            guard let state = sqlState(error) else { return false }
+            return state.isInClass(of: .invalidAuthorizationSpecification) || state == .invalidCatalogName
         case .sslUnsupported, .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
             return true
         case .connectionError, .failedToAddSSLHandler:
@@ -469,19 +470,19 @@ public final class PostgresAuditStore: AuditBackend {
         if error is LeaseTimeout || error is ConnectionLost { return .connection }
         if let pool = poolError(error) {
             switch pool {
-            case "poolShutdown": return .closed
-            case "requestCancelled": return .cancelled
+            case .poolShutdown: return .closed
+            case .requestCancelled: return .cancelled
             default: return .connection
             }
         }
         if let error = error as? PSQLError {
             switch error.code {
             case .server:
-                let state = error.serverInfo?[.sqlState] ?? ""
-                if state == "40001" || state == "40P01" { return .conflict }
-                // 08: connection exception; 57P01-03: shutting down, crashed, starting up;
+                guard let state = sqlState(error) else { return .refused }
+                if state == .serializationFailure || state == .deadlockDetected { return .conflict }
+                // Class 08: connection exception; 57P01-03: shutting down, crashed, starting up;
                 // 53300: too many connections; 25006: read-only (a standby mid-failover).
-                if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300", "25006"].contains(state) { return .connection }
+                if state.isInClass(of: .connectionException) || Self.unavailableStates.contains(state) { return .connection }
                 return .refused
             case .poolClosed: return .closed
             case .queryCancelled: return .cancelled
@@ -511,20 +512,20 @@ public final class PostgresAuditStore: AuditBackend {
             switch error.code {
             case .server:
                 let info = error.serverInfo
-                let state = info?[.sqlState] ?? ""
+                let state = sqlState(error)
                 let user = location?.user ?? "this user"
-                if state == "28P01" {
+                if state == .invalidPassword {
                     text = "password authentication failed for user \(user): check the password (PGPASSWORD, ~/.pgpass or PGPASSFILE)"
-                } else if state.hasPrefix("28") {
+                } else if state?.isInClass(of: .invalidAuthorizationSpecification) == true {
                     text = "the server refused user \(user)"
                         + (info?[.message].map { " (\($0))" } ?? "")
                         + ": check the user name, or ask the database's administrator for access (pg_hba.conf)"
-                } else if state == "3D000", let location {
+                } else if state == .invalidCatalogName, let location {
                     text = "the database \(location.database) does not exist on \(server ?? location.host): create it (createdb \(location.database)) or fix the name in --db"
                 } else {
                     text = info?[.message] ?? "the server refused the statement"
                     if let detail = info?[.detail] { text += " (\(detail))" }
-                    if !state.isEmpty { text += " [SQLSTATE \(state)]" }
+                    if let state, !state.raw.isEmpty { text += " [SQLSTATE \(state.raw)]" }
                 }
             case .connectionError:
                 text = "cannot connect" + (server.map { " to \($0)" } ?? "") + (error.underlying.map { ": \(plain($0))" } ?? "")
@@ -550,9 +551,9 @@ public final class PostgresAuditStore: AuditBackend {
                 text = "the PostgreSQL client failed (\(error.code))" + (error.underlying.map { ": \(plain($0))" } ?? "")
             }
         } else if let pool = poolError(error) {
-            text = pool == "connectionCreationCircuitBreakerTripped"
+            text = pool == .connectionCreationCircuitBreakerTripped
                 ? "no connection could be made" + (server.map { " to \($0)" } ?? "")
-                : pool == "poolShutdown" ? "the connection pool is closed" : "the request for a connection was cancelled"
+                : pool == .poolShutdown ? "the connection pool is closed" : "the request for a connection was cancelled"
         } else {
             text = plain(error)
         }
@@ -560,20 +561,42 @@ public final class PostgresAuditStore: AuditBackend {
         return text
     }
 
-    /// The case of PostgresNIO's pool error (its module is not a product we can import):
-    /// `connectionCreationCircuitBreakerTripped`, `poolShutdown` or `requestCancelled`.
-    private static func poolError(_ error: any Error) -> String? {
-        guard String(describing: type(of: error)) == "ConnectionPoolError" else { return nil }
-        let text = String(describing: error)
-        return ["connectionCreationCircuitBreakerTripped", "poolShutdown", "requestCancelled"].first { text.contains($0) } ?? "unknown"
+    /// PostgresNIO's pool error (`connectionCreationCircuitBreakerTripped`, `poolShutdown`,
+    /// `requestCancelled`), compared by value. It is public only in PostgresNIO's
+    /// underscored `_ConnectionPoolModule` product (not a stable API: a PostgresNIO update may
+    /// move it). The client maps `poolShutdown` and `requestCancelled` to `PSQLError` where it
+    /// can, the circuit breaker never.
+    private static func poolError(_ error: any Error) -> ConnectionPoolError? { error as? ConnectionPoolError }
+
+    /// A server error's SQLSTATE, as PostgresNIO names them.
+    static func sqlState(_ error: PSQLError) -> PostgresError.Code? {
+        error.serverInfo?[.sqlState].map(PostgresError.Code.init(raw:))
+    }
+
+    /// SQLSTATEs outside class 08 that mean the server is away for now: shutting down, crashed,
+    /// starting up, too many connections, read-only (a standby mid-failover).
+    static let unavailableStates: [PostgresError.Code] = [
+        .adminShutdown, .crashShutdown, .cannotConnectNow, .tooManyConnections, .readOnlySqlTransaction,
+    ]
+
+    /// Whether a TLS failure is BoringSSL's CERTIFICATE_VERIFY_FAILED. NIOSSL keeps BoringSSL's
+    /// packed error code private (`BoringSSLInternalError` shows it only in its description),
+    /// so the reason's name in the handshake's error stack is the narrowest test there is.
+    static func isCertificateVerifyFailure(_ error: NIOSSLError) -> Bool {
+        switch error {
+        case .handshakeFailed(.sslError(let stack)), .handshakeFailed(.unknownError(let stack)):
+            return stack.contains { $0.description.contains("CERTIFICATE_VERIFY_FAILED") }
+        default:
+            return false
+        }
     }
 
     private static func plain(_ error: any Error) -> String {
         let text = String(describing: error)
-        if error is NIOSSLExtraError, text.contains("failedToValidateHostname") {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
             return "the server's TLS certificate does not name this host: connect by a name the certificate holds"
         }
-        if error is NIOSSLError, text.contains("CERTIFICATE_VERIFY_FAILED") {
+        if let ssl = error as? NIOSSLError, isCertificateVerifyFailure(ssl) {
             return "the server's TLS certificate is not signed by a CA this machine trusts: add sslrootcert=FILE (the server's CA, PEM) to --db"
         }
         if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
@@ -748,4 +771,11 @@ public final class PostgresAuditStore: AuditBackend {
     func snapshot<Cursor: Equatable>(for cursor: Cursor, in path: KeyPath<State, [(Cursor, String)]>) -> String? {
         state.withLock { s in s[keyPath: path].last { $0.0 == cursor }?.1 }
     }
+}
+
+extension PostgresError.Code {
+    /// Whether this SQLSTATE is in the class (the first two characters) of `member`, e.g.
+    /// class 08, connection exception, of `.connectionException`: PostgresNIO names codes, not
+    /// classes.
+    func isInClass(of member: PostgresError.Code) -> Bool { raw.prefix(2) == member.raw.prefix(2) }
 }
