@@ -405,6 +405,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                 }
                 // A read-only follower refuses an older schema, clearly.
                 let error = await #expect(throws: AuditDatabaseError.self) { _ = try await db.open(readOnly: true) }
+                #expect(error?.code == .unavailable)
                 #expect(error?.reason.contains("older than this receiptdash") == true)
             }
             let store = try await db.open()

@@ -90,6 +90,12 @@ import ReceiptCore
         #expect(state.message?.text == words)
         #expect(state.message?.role == .error)
     }
+
+    /// The code names the words above start with.
+    @Test func codesPrintTheirNames() {
+        #expect(AuditLinkError.Code.writeFailed.description == "write failed")
+        #expect(AuditLinkError.Code.readFailed.description == "read failed")
+    }
 }
 
 /// A follower: receipts and results another process recorded arrive through the audit link.

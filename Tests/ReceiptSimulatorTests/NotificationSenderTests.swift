@@ -240,6 +240,14 @@ struct LoopbackReceiver {
         }
     }
 
+    /// The simulators' codes print the names they always printed.
+    @Test func codesPrintTheirNames() {
+        #expect(NotificationSenderError.Code.invalidURL.description == "invalid-url")
+        #expect(NotificationSenderError.Code.invalidSchedule.description == "invalid-schedule")
+        #expect(ServerAPISimulatorError.Code.invalidData.description == "invalid-data")
+        #expect("\(ServerAPISimulatorError.Code.pki)" == "pki")
+    }
+
     @Test func retrySchedulesAreReadOrRefusedInPlainWords() throws {
         #expect(try RetrySchedule(parsing: "1s,2s,500ms,1m").delays == [1, 2, 0.5, 60])
         #expect(try RetrySchedule(parsing: "1h, 12h").delays == [3600, 43_200])
