@@ -225,6 +225,35 @@ extension AuditBackend {
 /// Schema statements both backends run as they are (their SQL is the same on SQLite and
 /// PostgreSQL).
 package enum AuditSchema {
+    /// v2: typed failure codes beside the v1 texts: the error code of each attempt and the
+    /// failure code of each receipt (v1 rows are classified once, from the texts v1 wrote). The
+    /// v1 columns are still written, so `history` and older readers see what they saw.
+    package static let v2 = [
+        "ALTER TABLE attempt ADD COLUMN error_code TEXT",
+        "ALTER TABLE receipt ADD COLUMN failure_code TEXT",
+        """
+        UPDATE attempt SET error_code = CASE
+            WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
+            WHEN error LIKE 'TLS failed%' THEN 'tls'
+            WHEN error LIKE 'timed out%' THEN 'timeout'
+            WHEN error = 'connection refused' THEN 'refused'
+            WHEN error = 'the connection was closed without an answer' THEN 'dropped'
+            WHEN error = 'cancelled' THEN 'cancelled'
+            WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+            ELSE 'other' END
+        """,
+        """
+        UPDATE receipt SET failure_code = CASE
+            WHEN failure IS NULL THEN NULL
+            WHEN failure LIKE 'TLS failed%' THEN 'tls'
+            WHEN failure = 'cancelled' THEN 'cancelled'
+            WHEN failure LIKE 'HTTP %' THEN 'http'
+            WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
+            WHEN failure = 'could not build the request' THEN 'invalid-request'
+            ELSE 'retries-exhausted' END
+        """,
+    ]
+
     /// v6: a refusal row stands for every refusal of its class (`kind`) from its address in its
     /// minute (`count`), found again by `sample_key`.
     package static let v6 = [

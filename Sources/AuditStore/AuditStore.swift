@@ -8,6 +8,13 @@ import ReceiptCore
 /// purchases (transaction ids indexed). SQLite through GRDB, in WAL mode, with migrations from
 /// the first version on. The shared secret is never stored: attempts keep the URL only.
 public final class AuditStore: AuditBackend {
+    /// One App Store Server API request of a look-up (recorded, or copied by `db copy`).
+    static let insertAPIRequest = """
+        INSERT INTO api_request (receipt_id, position, endpoint, environment, url, http_status, api_error, result,
+                                 latency_ms, retry_after, wait_seconds)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
     let database: any DatabaseWriter
     public let path: String
     /// Opened with ``init(readOnlyPath:)``: nothing is ever written.
@@ -151,28 +158,7 @@ public final class AuditStore: AuditBackend {
         // the texts v1 wrote). The v1 columns are still written, so `history` and older
         // readers see what they saw.
         migrator.registerMigration("v2") { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE attempt ADD COLUMN error_code TEXT;
-                    ALTER TABLE receipt ADD COLUMN failure_code TEXT;
-                    UPDATE attempt SET error_code = CASE
-                        WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
-                        WHEN error LIKE 'TLS failed%' THEN 'tls'
-                        WHEN error LIKE 'timed out%' THEN 'timeout'
-                        WHEN error = 'connection refused' THEN 'refused'
-                        WHEN error = 'the connection was closed without an answer' THEN 'dropped'
-                        WHEN error = 'cancelled' THEN 'cancelled'
-                        WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
-                        ELSE 'other' END;
-                    UPDATE receipt SET failure_code = CASE
-                        WHEN failure IS NULL THEN NULL
-                        WHEN failure LIKE 'TLS failed%' THEN 'tls'
-                        WHEN failure = 'cancelled' THEN 'cancelled'
-                        WHEN failure LIKE 'HTTP %' THEN 'http'
-                        WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
-                        WHEN failure = 'could not build the request' THEN 'invalid-request'
-                        ELSE 'retries-exhausted' END;
-                    """)
+            for statement in AuditSchema.v2 { try db.execute(sql: statement) }
         }
         // v3: App Store Server API look-ups. A look-up is a `receipt` row of format `api`
         // (its transactions in `purchase`, so `history --transaction-id` finds them) with the
@@ -285,11 +271,7 @@ public final class AuditStore: AuditBackend {
             try Self.insertSighting(db, receipt: id, kind: .lookup, source: source, at: seen)
             for (position, record) in result.records.enumerated() {
                 try db.execute(
-                    sql: """
-                        INSERT INTO api_request (receipt_id, position, endpoint, environment, url, http_status, api_error, result,
-                                                 latency_ms, retry_after, wait_seconds)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
+                    sql: Self.insertAPIRequest,
                     arguments: [
                         id, position, record.endpoint.rawValue, record.environment.rawValue, record.url, record.httpStatus,
                         record.apiError?.rawValue, record.result.description, record.latencyMilliseconds,

@@ -112,11 +112,7 @@ extension AuditStore: AuditTransferring {
                 if !hadRequests {
                     for q in r.apiRequests {
                         try db.execute(
-                            sql: """
-                                INSERT INTO api_request (receipt_id, position, endpoint, environment, url, http_status, api_error, result,
-                                                         latency_ms, retry_after, wait_seconds)
-                                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                                """,
+                            sql: AuditStore.insertAPIRequest,
                             arguments: [
                                 id, q.position, q.endpoint, q.environment, q.url, q.httpStatus, q.apiError, q.result, q.latencyMilliseconds,
                                 q.retryAfter, q.waitSeconds,

@@ -93,32 +93,7 @@ enum PostgresAuditSchema {
             ]),
         // v2: the typed outcome beside the words (as in SQLite, v1 rows classified once).
         Migration(
-            name: "v2",
-            statements: [
-                "ALTER TABLE attempt ADD COLUMN error_code TEXT",
-                "ALTER TABLE receipt ADD COLUMN failure_code TEXT",
-                """
-                UPDATE attempt SET error_code = CASE
-                    WHEN apple_status IS NOT NULL OR error IS NULL THEN NULL
-                    WHEN error LIKE 'TLS failed%' THEN 'tls'
-                    WHEN error LIKE 'timed out%' THEN 'timeout'
-                    WHEN error = 'connection refused' THEN 'refused'
-                    WHEN error = 'the connection was closed without an answer' THEN 'dropped'
-                    WHEN error = 'cancelled' THEN 'cancelled'
-                    WHEN error = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
-                    ELSE 'other' END
-                """,
-                """
-                UPDATE receipt SET failure_code = CASE
-                    WHEN failure IS NULL THEN NULL
-                    WHEN failure LIKE 'TLS failed%' THEN 'tls'
-                    WHEN failure = 'cancelled' THEN 'cancelled'
-                    WHEN failure LIKE 'HTTP %' THEN 'http'
-                    WHEN failure = 'the answer is not verifyReceipt JSON' THEN 'invalid-response'
-                    WHEN failure = 'could not build the request' THEN 'invalid-request'
-                    ELSE 'retries-exhausted' END
-                """,
-            ]),
+            name: "v2", statements: AuditSchema.v2.map { PostgresQuery(unsafeSQL: $0) }),
         // v3: App Store Server API look-ups and their requests (URLs only, never a token).
         Migration(
             name: "v3",

@@ -7,7 +7,7 @@ import Testing
 
 /// The enums of the audit trail write the very strings the columns always held, and the
 /// store's codes print their old names.
-@Suite struct StoredValuesTests {
+@Suite(.timeLimit(.minutes(2))) struct StoredValuesTests {
     func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("stored-values-\(UUID())/audit.sqlite").path
     }
@@ -60,7 +60,7 @@ import Testing
         #expect(NotificationVersion.v1.rawValue == "1")
         #expect(NotificationVersion.v2.rawValue == "2")
         let path = temporaryPath()
-        let store = try NotificationStore(path: path)
+        let store = try NotificationStore(path: path).started()
         let at = Date(timeIntervalSince1970: 1_790_000_000)
         let cases: [(String, NotificationVersion, TrustReport.Verdict)] = [
             ("u-valid", .v2, .valid), ("u-test", .v2, .test), ("v1:ab12", .v1, .unverifiable),
