@@ -62,9 +62,10 @@ final class Counter: Sendable {
         #expect(url.hasPrefix("http://127.0.0.1:"))
         let pid = receiver.processIdentifier
         let successes = Counter()
-        // One retry 200 ms later: the receiver is still down, so it fails too.
+        // One retry 2 s later: the receiver is gone by then (its process torn down and its port
+        // closed, even on a loaded machine), so the retry finds nobody listening.
         let sender = try NotificationSender(
-            NotificationSenderConfiguration(url: url, concurrency: 32, retrySchedule: try RetrySchedule(parsing: "200ms"), timeout: 30),
+            NotificationSenderConfiguration(url: url, concurrency: 32, retrySchedule: try RetrySchedule(parsing: "2s"), timeout: 30),
             onAttempt: { notification, attempt in
                 api.recordSendAttempt(notification, attempt)
                 guard attempt.result == .success else { return }

@@ -201,7 +201,9 @@ struct LoopbackReceiver {
             let receiver = try await LoopbackReceiver.start(trusting: api.pki, failing: [notifications[1].notificationUUID: 1])
             let sender = try NotificationSender(
                 NotificationSenderConfiguration(
-                    url: receiver.url, concurrency: 1, retrySchedule: try RetrySchedule(parsing: "1s"), clock: clock.clock),
+                    // A loopback answer never takes 2 minutes, however loaded the machine: only the
+                    // receiver's scripted failure makes a retry.
+                    url: receiver.url, concurrency: 1, retrySchedule: try RetrySchedule(parsing: "1s"), timeout: 120, clock: clock.clock),
                 onAttempt: api.sendAttemptRecorder)
             let report = await sender.send(notifications)
             await sender.shutdown()
