@@ -153,10 +153,7 @@ public final class AuditStore: AuditBackend {
                     CREATE INDEX purchase_receipt ON purchase(receipt_id);
                     """)
         }
-        // v2: the typed outcome beside the words: the transport failure's code of each
-        // attempt and the failure code of each receipt (v1 rows are classified once, from
-        // the texts v1 wrote). The v1 columns are still written, so `history` and older
-        // readers see what they saw.
+        // v2: the typed outcome beside the words (``AuditSchema/v2``, as on PostgreSQL).
         migrator.registerMigration("v2") { db in
             for statement in AuditSchema.v2 { try db.execute(sql: statement) }
         }

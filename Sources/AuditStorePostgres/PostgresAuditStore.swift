@@ -276,10 +276,8 @@ public final class PostgresAuditStore: AuditBackend {
         let retrier = Retrier(
             policy: RetryPolicy(maximumRetries: .max, baseDelay: 0.05, maximumDelay: 2, totalBudget: seconds, jitter: 0), clock: clock)
         var last: (kind: Failure, words: String)?
-        var tries = 0
         let logger = self.logger
         let end = try await retrier.run { (attempt) throws(AuditDatabaseError) -> AttemptStep<T> in
-            tries = attempt.number
             let progress = AttemptProgress()
             let (client, generation) = self.client
             // Waiting for a connection is bounded (the pool would wait up to a minute); a
@@ -346,9 +344,10 @@ public final class PostgresAuditStore: AuditBackend {
             return value
         case .cancelled:
             throw AuditDatabaseError(.unavailable, "\(what): cancelled")
-        case .gaveUp:
+        case .gaveUp(let giveUp):
             let (kind, words) = last!
             let reason = kind == .conflict ? "kept conflicting with other writers" : "cannot reach \(location)"
+            let tries = giveUp.attempts
             throw AuditDatabaseError(.unavailable, "\(what): \(reason) after \(tries) tr\(tries == 1 ? "y" : "ies") (\(words))")
         }
     }
