@@ -128,6 +128,7 @@ let package = Package(
                 "AuditStore",
                 "ReceiptCore",
                 "UntrustedText",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -304,6 +305,10 @@ let package = Package(
             name: "DashboardTests",
             dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
+        ),
+        .testTarget(
+            name: "DashboardLiveTests",
+            dependencies: ["AppStoreClients", "AuditStore", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator"]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",

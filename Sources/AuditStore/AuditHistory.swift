@@ -163,8 +163,25 @@ extension AuditStore {
     }
 }
 
-/// `history` output in JSON and CSV.
+/// `history` output in text, JSON and CSV.
 public enum HistoryRendering {
+    /// A line per receipt, then one per purchase. Everything after the id is receipt-derived:
+    /// escaped, so it cannot drive the terminal.
+    public static func text(_ rows: [HistoryRow]) -> String {
+        if rows.isEmpty { return "no receipts match\n" }
+        let safe = SafeText.escaped
+        var text = ""
+        for r in rows {
+            text +=
+                "#\(r.id) \(safe(r.format)) \(safe(r.bundleID ?? "-")) \(safe(r.environment ?? "-")) \(safe(r.state.rawValue))\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))\n"
+            for p in r.purchases {
+                text +=
+                    "    \(safe(p.productID ?? "?"))  \(safe(p.transactionID ?? ""))  \(safe(p.originalTransactionID ?? ""))  \(p.purchaseDate.map(AppleDate.iso8601) ?? "")\(p.expiresDate.map { " → " + AppleDate.iso8601($0) } ?? "")\n"
+            }
+        }
+        return text
+    }
+
     public static func json(_ rows: [HistoryRow]) -> JSONValue {
         func date(_ d: Date?) -> JSONValue { d.map { .string(AppleDate.iso8601($0)) } ?? .null }
         return .array(

@@ -16,3 +16,20 @@ public struct AuditStoreService: Service {
         await store.close()
     }
 }
+
+extension AuditStoreService {
+    /// Runs `body`, then closes `store` however `body` ended: an awaited close, never a task
+    /// the process may exit before. For the commands that use a store for one piece of work
+    /// rather than run a group.
+    public static func closing<T>(_ store: (any AuditBackend)?, _ body: () async throws -> T) async throws -> T {
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            await store?.close()
+            throw error
+        }
+        await store?.close()
+        return value
+    }
+}

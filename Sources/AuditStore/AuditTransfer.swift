@@ -169,3 +169,20 @@ public enum AuditCopy {
         return counts
     }
 }
+
+extension AuditBackend {
+    /// What opening this store did: `created X at schema v6`, `migrated X from v3 to v6`, or
+    /// `X is at the current schema (v6)` (`receiptdash db migrate` prints it).
+    public var openingReport: String {
+        let (all, applied) = (schemaVersions, migrationsApplied)
+        // The schema's versions are the shared v1, v2, …; PostgreSQL adds migrations of its
+        // own (pg1-follow), which are applied with them but are not versions.
+        func isVersion(_ name: String) -> Bool { name.hasPrefix("v") && name.dropFirst().allSatisfy(\.isNumber) }
+        let versions = all.filter(isVersion)
+        let current = versions.last ?? "?"
+        if applied.isEmpty { return "\(location) is at the current schema (\(current))" }
+        guard let first = applied.first(where: isVersion) else { return "updated \(location) at schema \(current)" }
+        guard let index = versions.firstIndex(of: first), index > 0 else { return "created \(location) at schema \(current)" }
+        return "migrated \(location) from \(versions[index - 1]) to \(current)"
+    }
+}

@@ -1,6 +1,7 @@
 import AppStoreClients
 import AuditStore
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import ReceiptCore
 import ServiceLifecycle
@@ -187,6 +188,21 @@ public struct WatchLoop: Service {
         let c = ingestor.counts
         log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
         if let failure = auditFailure.withLockedValue({ $0 }) { throw failure }
+    }
+}
+
+extension WatchLoop {
+    /// Runs the loop, then closes its store, in one group that SIGINT or SIGTERM ends: the
+    /// verification in flight is recorded, and the store closes after the loop whatever ended it.
+    public func runUntilSignalled() async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: AuditStoreService(store)),
+                    .init(service: self, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "receiptdash.watch", factory: { _ in SwiftLogNoOpLogHandler() })))
+        try await group.run()
     }
 }
 

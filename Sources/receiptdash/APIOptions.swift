@@ -2,6 +2,7 @@ import AppStoreClients
 import ArgumentParser
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 /// The options every command that talks to the App Store Server API takes: credentials (flags,
 /// else the environment), hosts and test-data anchors. Extra TLS roots (`--ca-file`) are the
@@ -98,34 +99,10 @@ struct APIOptions: ParsableArguments {
 
     /// Apple's roots plus every `--root-ca` as a test anchor.
     func trustAnchors() throws -> TrustAnchors {
-        try Self.trustAnchors(rootCa: rootCa)
-    }
-
-    /// Apple's roots plus the certificates at `rootCa` as test anchors (`receive --root-ca` too).
-    static func trustAnchors(rootCa: [String]) throws -> TrustAnchors {
-        guard !rootCa.isEmpty else { return .apple }
-        var ders: [[UInt8]] = []
-        for path in rootCa {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw APIOptionsError("--root-ca: \(path) cannot be read.")
-            }
-            ders.append(try Self.certificateDER([UInt8](data), what: "--root-ca \(path)"))
-        }
         do {
-            return try TrustAnchors.apple.addingTestRoots(ders)
+            return try TrustAnchors.apple(testRootFiles: rootCa)
         } catch {
-            throw APIOptionsError("--root-ca: not a certificate (\(error)).")
-        }
-    }
-
-    /// DER as is, or the first PEM certificate block.
-    static func certificateDER(_ bytes: [UInt8], what: String) throws -> [UInt8] {
-        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
-        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END")[0]
-        do {
-            return try Base64Text.decode(Array(body.filter { !$0.isWhitespace }.utf8), what: "\(what) PEM")
-        } catch {
-            throw APIOptionsError("\(what): \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
+            throw APIOptionsError(error.description)
         }
     }
 

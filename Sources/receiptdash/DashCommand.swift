@@ -6,6 +6,7 @@ import DashboardLive
 import Foundation
 import NotificationReceiver
 import ReceiptCore
+import UntrustedText
 import TerminalNcurses
 import TerminalUI
 
@@ -138,57 +139,23 @@ struct Dash: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let pipeline = ReceiptPipeline(at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now))
-        let audit: StoreAuditLink?
+        var launch = DashboardLaunch()
+        (launch.files, launch.watch, launch.follow, launch.expectEvery) = (files, watch, follow, expectEvery.flatMap(DurationText.parse))
         // One connection (pool) for the dashboard's records, its look-ups and an embedded
         // receiver; SQLite commits durably (synchronous = FULL) when it receives.
-        let backend: (any AuditBackend)? = if let db { try await AuditOpening.open(db, readOnly: follow, durable: receive != nil) } else { nil }
-        if let backend {
-            audit = StoreAuditLink(store: backend, follow: follow)
-            state.followingStore = follow
-        } else {
-            audit = nil
-        }
-        if follow {
-            state.addLog("following \(backend?.location ?? "?") read-only", role: .info)
-        } else if files.isEmpty, receive != nil {
-            state.addLog("no receipts loaded: notifications appear below as they arrive; p pastes, o opens", role: .info)
-        } else if files.isEmpty, let backend {
-            // Demo receipts stay out of a real audit database.
-            state.addLog("no input: p pastes, o opens, : searches the history in \(backend.location)", role: .info)
-        } else if files.isEmpty, !watch.isEmpty {
-            state.addLog("no input yet: new receipts appear as they arrive; p pastes, o opens", role: .info)
-        } else if files.isEmpty {
-            state.add(await pipeline.judge(InputFiles.demo()), from: .startup)
-        } else {
-            state.add(await pipeline.judge(InputFiles.load(files, limit: pipeline.inputLimit)), from: .startup)
-        }
-        for source in watch {
-            state.addLog("watching \(source)", role: .info)
-        }
-        var notificationFeed: (any NotificationFeed)?
-        var receiver: EmbeddedReceiver?
-        state.expectNotificationEvery = expectEvery.flatMap(DurationText.parse)
+        launch.backend = if let db { try await AuditOpening.open(db, readOnly: follow, durable: receive != nil) } else { nil }
+        let backend = launch.backend
         if let receive {
-            let store: any AuditBackend
-            if let backend {
-                store = backend
-            } else {
-                store = try await AuditOpening.open(AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment), durable: true)
-            }
+            let path = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+            let store = if let backend { backend } else { try await AuditOpening.open(path, durable: true) }
             let policy = ReceiverPolicy(
                 allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
                 environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
                 maximumAge: try Receive.duration(receiveMaxAge, "--receive-max-age"))
-            receiver = EmbeddedReceiver(host: receiveHost, port: receive, backend: store, policy: policy)
-            notificationFeed = receiver?.feed
-            state.notificationsShown = true
-            state.focus = files.isEmpty ? .notifications : state.focus
-        } else if follow, let backend {
-            notificationFeed = FollowedNotifications(follower: NotificationFollower(backend: backend))
-            // With --expect-every the pane is there from the start; otherwise it appears with
-            // the first notification the followed database holds.
-            state.notificationsShown = expectEvery != nil
+            launch.receiving = .init(host: receiveHost, port: receive, store: store, policy: policy)
         }
+        let live = await launch.prepare(&state, pipeline: pipeline)
+        let audit = live.audit
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         let lookup: ServiceLookup?
@@ -207,11 +174,11 @@ struct Dash: AsyncParsableCommand {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false), lookup: lookup, notifications: notificationFeed)
+                feed: live.watchFeed, lookup: lookup, notifications: live.notifications)
             terminal.shutdown()
             return terminal.interruption
         }
-        await receiver?.stop()
+        await live.stop()
         await backend?.close()
         try? await client.shutdown()
         try? await lookup?.service.client.shutdown()

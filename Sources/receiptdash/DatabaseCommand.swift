@@ -2,6 +2,7 @@ import ArgumentParser
 import AuditStore
 import AuditTrail
 import Foundation
+import UntrustedText
 
 /// `receiptdash db`: set up a team's audit database and move a trail into it.
 struct DatabaseCommand: AsyncParsableCommand {
@@ -28,23 +29,8 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let store = try await database.open()
-            print("receiptdash: \(Self.report(store))")
+            print("receiptdash: \(store.openingReport)")
             await store.close()
-        }
-
-        /// What the open did: `created X at schema v6`, `migrated X from v3 to v6`, or `X is at
-        /// the current schema (v6)`.
-        static func report(_ store: any AuditBackend) -> String {
-            let (all, applied) = (store.schemaVersions, store.migrationsApplied)
-            // The schema's versions are the shared v1, v2, …; PostgreSQL adds migrations of its
-            // own (pg1-follow), which are applied with them but are not versions.
-            func isVersion(_ name: String) -> Bool { name.hasPrefix("v") && name.dropFirst().allSatisfy(\.isNumber) }
-            let versions = all.filter(isVersion)
-            let current = versions.last ?? "?"
-            if applied.isEmpty { return "\(store.location) is at the current schema (\(current))" }
-            guard let first = applied.first(where: isVersion) else { return "updated \(store.location) at schema \(current)" }
-            guard let index = versions.firstIndex(of: first), index > 0 else { return "created \(store.location) at schema \(current)" }
-            return "migrated \(store.location) from \(versions[index - 1]) to \(current)"
         }
     }
 
@@ -77,13 +63,18 @@ struct DatabaseCommand: AsyncParsableCommand {
                 throw ExitCode(66)
             }
             let source = try await AuditOpening.open(from, readOnly: true)
-            let target = try await AuditOpening.open(to)
-            defer {
-                Task {
-                    await source.close()
-                    await target.close()
-                }
+            let target: any AuditBackend
+            do {
+                target = try await AuditOpening.open(to)
+            } catch {
+                await source.close()
+                throw error
             }
+            // Both closed, awaited, however the copy ends.
+            try await AuditStoreService.closing(source) { try await AuditStoreService.closing(target) { try await copy(source, into: target) } }
+        }
+
+        private func copy(_ source: any AuditBackend, into target: any AuditBackend) async throws {
             guard let reader = source as? any AuditTransferring, let writer = target as? any AuditTransferring else {
                 Standard.error("receiptdash: copying between these databases is not supported")
                 throw ExitCode.failure
@@ -91,11 +82,9 @@ struct DatabaseCommand: AsyncParsableCommand {
             let interactive = isatty(STDERR_FILENO) != 0
             do {
                 let counts = try await AuditCopy.run(from: reader, to: writer) { counts in
-                    if interactive {
-                        FileHandle.standardError.write(Data("\r\u{1B}[Kcopying: \(counts.receiptsAdded + counts.receiptsMerged) receipts".utf8))
-                    }
+                    if interactive { Standard.errorRaw("\r\u{1B}[Kcopying: \(counts.receiptsAdded + counts.receiptsMerged) receipts") }
                 }
-                if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+                if interactive { Standard.errorRaw("\r\u{1B}[K") }
                 print("receiptdash: copied \(source.location) into \(target.location): \(counts)")
             } catch {
                 Standard.error("receiptdash: the copy stopped: \(AuditStores.words(error)) (what was copied stays; run it again to finish)")

@@ -68,20 +68,6 @@ enum AuditOpening {
         }
     }
 
-    /// Runs `body`, then closes `store` however `body` ended (an awaited close, never a task
-    /// the process may exit before).
-    static func closing<T>(_ store: (any AuditBackend)?, _ body: () async throws -> T) async throws -> T {
-        let value: T
-        do {
-            value = try await body()
-        } catch {
-            await store?.close()
-            throw error
-        }
-        await store?.close()
-        return value
-    }
-
     static func open(_ text: String, readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
         do {
             return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
@@ -90,10 +76,6 @@ enum AuditOpening {
             throw ExitCode.failure
         }
     }
-}
-
-enum HistoryFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, csv
 }
 
 struct History: AsyncParsableCommand {
@@ -130,7 +112,7 @@ struct History: AsyncParsableCommand {
     var since: String?
 
     @Option(name: .long, help: "Output format: text, json or csv.")
-    var format: HistoryFormat = .text
+    var format: TableFormat = .text
 
     func validate() throws {
         try TimeArgument.check("--since", since)
@@ -158,20 +140,7 @@ struct History: AsyncParsableCommand {
         switch format {
         case .json: print(InspectJSON.encode(HistoryRendering.json(rows)))
         case .csv: print(HistoryRendering.csv(rows), terminator: "")
-        case .text:
-            if rows.isEmpty { print("no receipts match") }
-            // Everything after the id is receipt-derived: escaped, so it cannot drive the terminal.
-            let safe = SafeText.escaped
-            for r in rows {
-                print(
-                    "#\(r.id) \(safe(r.format)) \(safe(r.bundleID ?? "-")) \(safe(r.environment ?? "-")) \(safe(r.state.rawValue))\(r.status.map { " status \($0)" } ?? "") · seen \(r.sightings)× \(AppleDate.iso8601(r.firstSeen)) … \(AppleDate.iso8601(r.lastSeen))"
-                )
-                for p in r.purchases {
-                    print(
-                        "    \(safe(p.productID ?? "?"))  \(safe(p.transactionID ?? ""))  \(safe(p.originalTransactionID ?? ""))  \(p.purchaseDate.map(AppleDate.iso8601) ?? "")\(p.expiresDate.map { " → " + AppleDate.iso8601($0) } ?? "")"
-                    )
-                }
-            }
+        case .text: print(HistoryRendering.text(rows), terminator: "")
         }
     }
 }

@@ -4,6 +4,7 @@ import AuditStore
 import AuditTrail
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 extension APIEnvironmentSelection: ExpressibleByArgument {}
 
@@ -77,94 +78,51 @@ struct Lookup: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let instant = at.flatMap(TimeArgument.parse) ?? Date()
-        let failed: Bool
+        let pipeline: ReceiptPipeline
+        let query: LookupQuery
+        let credentials: APICredentials
         do {
-            let anchors = try api.trustAnchors()
-            let pipeline = ReceiptPipeline(at: instant, evaluator: TrustEvaluator(anchors: anchors))
-            let query = try await self.query(pipeline)
-            let credentials = try api.credentials()
-            let client = try api.makeClient(credentials, caFile: caFile)
-            let service = CustomerLookupService(client: client, pipeline: pipeline)
-            let events: @Sendable (APIClientEvent) -> Void = { event in
-                if case .retrying(let endpoint, let seconds, let until, let after) = event {
-                    let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
-                    Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
-                }
-            }
-            let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
-            let result = await service.lookUp(query, environment: environment, onEvent: events)
-            try? await client.shutdown()
-            write(result)
-            var stored = true
-            if let store {
-                do {
-                    _ = try await store.recordLookup(result, bundleID: credentials.bundleID, source: Self.name(query), at: Date())
-                } catch {
-                    Standard.error("receiptdash: the look-up could not be recorded in \(store.location): \(AuditStores.words(error))")
-                    stored = false
-                }
-                await store.close()
-            }
-            failed = result.failure != nil || result.transactions.isEmpty || !stored
+            pipeline = ReceiptPipeline(at: at.flatMap(TimeArgument.parse) ?? Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
+            query = try await self.query(pipeline)
+            credentials = try api.credentials()
         } catch let error as APIOptionsError {
-            writeError(code: "configuration", message: error.description)
-            failed = true
+            LookupOutput.writeError(code: "configuration", message: error.description, format: format)
+            throw ExitCode.failure
         }
-        if failed { throw ExitCode.failure }
+        // The store before the client: a client is shut down once made, whatever follows.
+        let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
+        let stored = try await AuditStoreService.closing(store) { () async throws -> Bool in
+            let client: AppStoreServerAPIClient
+            do {
+                client = try api.makeClient(credentials, caFile: caFile)
+            } catch let error as APIOptionsError {
+                LookupOutput.writeError(code: "configuration", message: error.description, format: format)
+                throw ExitCode.failure
+            }
+            let result = await CustomerLookupService(client: client, pipeline: pipeline).lookUp(query, environment: environment) { event in
+                if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
+            }
+            try? await client.shutdown()
+            LookupOutput.write(result, format: format)
+            do {
+                _ = try await store?.recordLookup(result, bundleID: credentials.bundleID, source: query.auditSource, at: Date())
+            } catch {
+                Standard.error("receiptdash: the look-up could not be recorded in \(store?.location ?? ""): \(AuditStores.words(error))")
+                return false
+            }
+            return result.failure == nil && !result.transactions.isEmpty
+        }
+        if !stored { throw ExitCode.failure }
     }
 
-    /// How the look-up is named in the audit store and the dashboard.
-    static func name(_ query: LookupQuery) -> String { query.auditSource }
-
-    /// The query: the id given, or a receipt's newest transaction id after our own decode and
-    /// trust check.
+    /// The query: the id given, or a receipt's newest transaction id.
     private func query(_ pipeline: ReceiptPipeline) async throws -> LookupQuery {
         if let orderId { return .orderID(orderId.trimmingCharacters(in: .whitespaces)) }
         if let transactionId { return .transactionID(transactionId.trimmingCharacters(in: .whitespaces)) }
-        let path = file ?? "-"
-        let loaded = InputFiles.load([path], limit: pipeline.inputLimit)[0]
-        let judged = await pipeline.judge(loaded)
-        guard let decoded = judged.decoded else {
-            throw APIOptionsError("\(path): \(judged.error?.reason ?? "could not be read")")
-        }
-        let purchases = (decoded.receipt?.inApp ?? []) + decoded.transactions + decoded.latestReceiptInfo
-        let newest = purchases.filter { $0.transactionID != nil }
-            .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
-        guard let id = newest?.transactionID else {
-            throw APIOptionsError("\(path) holds no transaction id to look up (a receipt without in-app purchases).")
-        }
-        return .receipt(source: path, transactionID: id, verdict: judged.trust?.verdict)
-    }
-
-    private func write(_ result: CustomerLookupResult) {
-        switch format {
-        case .json:
-            var out = JSONOutput(flushingTo: STDOUT_FILENO)
-            LookupJSON.write(result, into: &out)
-            out.newline()
-            out.flush()
-        case .text:
-            print(LookupText.render(result), terminator: "")
-            if let failure = result.failure { Standard.error("receiptdash: \(failure.reason)") }
-        }
-    }
-
-    private func writeError(code: String, message: String) {
-        switch format {
-        case .json:
-            var out = JSONOutput(flushingTo: STDOUT_FILENO)
-            out.beginObject()
-            out.key("error")
-            out.beginObject()
-            out.member("code", code)
-            out.member("message", message)
-            out.endObject()
-            out.endObject()
-            out.newline()
-            out.flush()
-        case .text:
-            Standard.error("receiptdash: \(message)")
+        do {
+            return try await LookupQuery.newestTransaction(in: file ?? "-", with: pipeline).get()
+        } catch {
+            throw APIOptionsError(error.reason)
         }
     }
 }

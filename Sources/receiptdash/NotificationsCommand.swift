@@ -4,6 +4,7 @@ import AuditStore
 import AuditTrail
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 extension APIEnvironment: ExpressibleByArgument {
     public init?(argument: String) {
@@ -15,10 +16,7 @@ extension APIEnvironment: ExpressibleByArgument {
     }
 }
 
-/// Formats of `notifications`.
-enum ListFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, csv
-}
+extension TableFormat: ExpressibleByArgument {}
 
 struct Notifications: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,7 +40,7 @@ struct Notifications: AsyncParsableCommand {
     var db: String?
 
     @Option(name: .long, help: "Output format: text, json or csv (csv for the list only).")
-    var format: ListFormat = .text
+    var format: TableFormat = .text
 
     @Option(name: .long, help: ArgumentHelp("Only notifications received at or after this time (ISO 8601, or a date: midnight UTC).", valueName: "time"))
     var since: String?
@@ -99,15 +97,13 @@ struct Notifications: AsyncParsableCommand {
         }
         do {
             if reconcile {
-                var have = Set<String>()
-                for try await page in backend.notificationPages() {
-                    for n in page { have.insert(n.record.notificationUUID) }
-                }
+                let have = try await backend.notificationUUIDs()
                 await backend.close()
                 try await runReconcile(have)
                 return
             }
-            try await list(backend)
+            let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
+            try await backend.writeNotificationList(filter, format: format)
             await backend.close()
         } catch let error as ExitCode {
             throw error
@@ -116,44 +112,6 @@ struct Notifications: AsyncParsableCommand {
             Standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
-    }
-
-    /// Writes the list as it is read, a page of rows at a time by row id: the table is never
-    /// loaded whole.
-    private func list(_ backend: any AuditBackend) async throws {
-        let since = self.since.flatMap(TimeArgument.parse)
-        let type = self.type?.uppercased()
-        let decoder = ReceiptDecoder()
-        var out = JSONOutput(flushingTo: STDOUT_FILENO)
-        var count = 0
-        switch format {
-        case .json: out.beginArray()
-        case .csv: out.raw(NotificationListing.csvHeader + "\r\n")
-        case .text: break
-        }
-        for try await page in backend.notificationPages() {
-            for n in page
-            where (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType?.uppercased() == $0 } ?? true)
-                && (api.bundleId.map { n.record.bundleID == $0 } ?? true)
-            {
-                let row = n.record.listingRow(deliveries: n.deliveries, decoder: decoder)
-                switch format {
-                case .json: NotificationListing.object(row, into: &out)
-                case .csv: out.raw(NotificationListing.csvLine(row) + "\r\n")
-                case .text: out.raw(NotificationListing.textLines(row) + "\n")
-                }
-                count += 1
-            }
-            out.flush()
-        }
-        switch format {
-        case .json:
-            out.endArray()
-            out.newline()
-        case .csv: break
-        case .text: out.raw(NotificationListing.textFooter(count: count))
-        }
-        out.flush()
     }
 
     private func runReconcile(_ have: Set<String>) async throws {
@@ -170,21 +128,10 @@ struct Notifications: AsyncParsableCommand {
         let report = await NotificationReconciler(client: client).reconcile(
             received: have, start: startDate, end: endDate, environment: environment
         ) { event in
-            if case .retrying(let endpoint, let seconds, let until, let after) = event {
-                let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
-                Standard.error("receiptdash: \(endpoint.rawValue): \(after); waiting\(when)")
-            }
+            if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
         }
         try? await client.shutdown()
-        switch format {
-        case .json, .csv:
-            var out = JSONOutput(flushingTo: STDOUT_FILENO)
-            report.json(into: &out)
-            out.newline()
-            out.flush()
-        case .text:
-            print(report.text, terminator: "")
-        }
+        report.write(json: format != .text)
         if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
     }
 }

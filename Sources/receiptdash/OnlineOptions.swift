@@ -2,6 +2,7 @@ import AppStoreClients
 import ArgumentParser
 import Foundation
 import ReceiptCore
+import UntrustedText
 
 /// The options every command that talks to verifyReceipt takes (`verify`, `watch`, the dashboard).
 struct OnlineOptions: ParsableArguments {

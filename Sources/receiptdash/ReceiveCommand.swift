@@ -6,7 +6,6 @@ import Logging
 import NotificationReceiver
 import ReceiptCore
 import ServiceLifecycle
-import Synchronization
 import UntrustedText
 
 /// `receiptdash receive`: the App Store Server Notifications endpoint.
@@ -187,7 +186,7 @@ struct Receive: AsyncParsableCommand {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let anchors: TrustAnchors
         do {
-            anchors = try APIOptions.trustAnchors(rootCa: rootCa)
+            anchors = try TrustAnchors.apple(testRootFiles: rootCa)
         } catch {
             FileHandle.standardError.write(Data("receiptdash: \(error)\n".utf8))
             throw ExitCode.failure
@@ -205,7 +204,6 @@ struct Receive: AsyncParsableCommand {
             sink: store, policy: policy,
             // One registry for the process: a receiver's /metrics also counts its requests to Apple.
             metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
-        let path = store.location
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {
             if let warning = FilePermissions.readableByOthersWarning(path: tlsKey, what: "the TLS key file") {
@@ -216,38 +214,15 @@ struct Receive: AsyncParsableCommand {
             } catch {
                 await store.close()
                 await backend.close()
-                FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped(error.reason))\n".utf8))
+                Standard.error("receiptdash: \(error.reason)")
                 throw ExitCode.failure
             }
-        } else if !Loopback.isLoopback(host: host) {
-            FileHandle.standardError.write(
-                Data("receiptdash: note: plain HTTP on \(host): Apple delivers only over HTTPS (TLS 1.2+); use --tls-cert/--tls-key or a reverse proxy that terminates TLS\n".utf8))
         }
-        let scheme = tls == nil ? "http" : "https"
-        let listeners = ReceiverListeners(
-            host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections)
-        // Both listeners start at once: the public line is printed first whichever binds
-        // first, so a script that reads the first line gets the notifications URL.
-        let banner = ListenerBanner()
+        let listeners = ReceiverListeners(host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections)
         do {
-            let listening = try receiver.services(
-                listeners,
-                onListening: { address in
-                    banner.publicListener(
-                        "receiptdash: receiving App Store Server Notifications at \(scheme)://\(address)/notifications (store: \(path))")
-                },
-                onMetricsListening: { address in
-                    banner.metrics("receiptdash: metrics at http://\(address)/metrics")
-                })
-            // One group: SIGTERM or SIGINT stops the listeners first (requests in flight
-            // finish), then the writer (what they queued is committed), then the database.
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: ([AuditStoreService(backend), store] as [any Service] + listening).map { .init(service: $0) },
-                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "receiptdash.receive")))
-            try await group.run()
+            try await receiver.serve(listeners, after: [AuditStoreService(backend), store], storedIn: store.location)
         } catch {
-            FileHandle.standardError.write(Data("receiptdash: \(SafeText.escaped("\(error)"))\n".utf8))
+            Standard.error("receiptdash: \(error)")
             throw ExitCode.failure
         }
         print("receiptdash: stopped; store closed")
@@ -262,30 +237,6 @@ enum ReceiverEnvironment: String, ExpressibleByArgument, CaseIterable {
         switch self {
         case .production: .production
         case .sandbox: .sandbox
-        }
-    }
-}
-
-/// Prints the listeners' addresses in a fixed order (the public one first), each straight to
-/// the descriptor, so a script waiting for a line gets it at once.
-final class ListenerBanner: Sendable {
-    private let state = Mutex<(publicPrinted: Bool, metrics: String?)>((false, nil))
-
-    func publicListener(_ line: String) {
-        state.withLock { s in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            if let metrics = s.metrics { FileHandle.standardOutput.write(Data((metrics + "\n").utf8)) }
-            s.publicPrinted = true
-        }
-    }
-
-    func metrics(_ line: String) {
-        state.withLock { s in
-            if s.publicPrinted {
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            } else {
-                s.metrics = line
-            }
         }
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import ReceiptCore
 import ReceiptSimulator
 import UntrustedText
@@ -142,151 +141,58 @@ struct Simulator: AsyncParsableCommand {
             ].filter(\.1).map(\.0)
             if let first = given.first { throw ValidationError("\(first) only works with --send-notifications URL.") }
         }
-        if !notificationRate.isFinite || notificationRate < 0 {
-            throw ValidationError("--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
+        let launch = try launch()
+        do {
+            try launch.check()
+        } catch {
+            throw ValidationError(error.reason)
         }
-        if let count = notificationCount, !(0...10_000_000).contains(count) {
-            throw ValidationError("--notification-count must be between 0 and 10000000.")
+    }
+
+    /// The settings as the simulator takes them; the shared secret and the PKI folder are read
+    /// in `run`.
+    func launch() throws -> SimulatorLaunch {
+        var launch = SimulatorLaunch()
+        (launch.host, launch.port, launch.latency, launch.seed) = (host, port, latency, seed)
+        (launch.faultRate, launch.apiFaultRate) = (faultRate, apiFaultRate)
+        (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
+        let schedule: RetrySchedule
+        do {
+            schedule = try retrySchedule.map { text throws(NotificationSenderError) in try RetrySchedule(parsing: text) } ?? .apple
+        } catch {
+            throw ValidationError("--retry-schedule: \(error.reason).")
         }
-        if !(0...3600).contains(waitForReceiver) { throw ValidationError("--wait-for-receiver must be between 0 and 3600 seconds.") }
-        if !(1...4096).contains(notificationConcurrency) { throw ValidationError("--notification-concurrency must be between 1 and 4096.") }
-        if !(notificationTimeout > 0 && notificationTimeout <= 3600) {
-            throw ValidationError("--notification-timeout must be more than 0 and at most 3600 seconds.")
+        launch.sending = sendNotifications.map { url in
+            SimulatorLaunch.Sending(
+                url: url, rate: notificationRate, count: notificationCount, concurrency: notificationConcurrency, schedule: schedule,
+                environment: sendEnvironment, timeout: notificationTimeout, exitWhenSent: exitWhenSent, waitForReceiver: waitForReceiver)
         }
-        if let retrySchedule {
-            do {
-                _ = try RetrySchedule(parsing: retrySchedule)
-            } catch {
-                throw ValidationError("--retry-schedule: \(error.reason).")
-            }
-        }
-        if let sendNotifications {
-            do {
-                try NotificationSender.check(url: sendNotifications)
-            } catch {
-                throw ValidationError("--send-notifications: \(error.reason).")
-            }
-        }
-        if !(0...1).contains(faultRate) { throw ValidationError("--fault-rate must be between 0 and 1.") }
-        if !(0...1).contains(apiFaultRate) { throw ValidationError("--api-fault-rate must be between 0 and 1.") }
-        if latency < 0 { throw ValidationError("--latency must not be negative.") }
+        return launch
     }
 
     func run() async throws {
-        let folder: SimulatorPKIFolder?
+        var launch = try launch()
         do throws(ServerAPISimulatorError) {
-            folder = try pki.map { path throws(ServerAPISimulatorError) in try SimulatorPKIFolder.open(path) }
+            launch.pki = try pki.map { path throws(ServerAPISimulatorError) in try SimulatorPKIFolder.open(path) }
         } catch {
             Standard.error("receiptdash: \(error.reason)")
             throw ExitCode(1)
         }
-        if `init`, let folder {
-            Self.line(
+        if `init`, let folder = launch.pki {
+            Standard.line(
                 "test PKI in \(folder.path) (\(folder.created ? "made now" : "already there")): root \(folder.rootPath) for --root-ca, API key \(folder.apiKeyPath) for --private-key-file"
             )
             return
         }
-        let expected: SharedSecret?
         do {
-            expected = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
+            launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ValidationError("\(error)")
         }
-        let api: ServerAPIService
-        do throws(ServerAPISimulatorError) {
-            let publicKey =
-                try apiKeyFile.map { file throws(ServerAPISimulatorError) in
-                    guard let data = FileManager.default.contents(atPath: file) else {
-                        throw ServerAPISimulatorError(.invalidKey, "the API key file \(file) cannot be read")
-                    }
-                    return try ServerAPIConfiguration.publicKey(pem: String(decoding: data, as: UTF8.self))
-                } ?? folder?.apiKey.publicKey
-            let data = try apiData.map { file throws(ServerAPISimulatorError) in try ServerAPIData.load(file: file) }
-            api = try ServerAPIService(
-                ServerAPIConfiguration(
-                    host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
-                    pki: folder?.pki))
-        } catch {
-            throw ValidationError(error.reason)
-        }
-        if let apiRootOut {
-            guard FileManager.default.createFile(atPath: apiRootOut, contents: Data(api.pki.rootDER)) else {
-                throw ValidationError("--api-root-out: \(apiRootOut) cannot be written")
-            }
-        }
-        let simulator = try await VerifyReceiptSimulator.start(
-            SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: expected),
-            api: api)
-        let tokens =
-            apiKeyFile != nil
-            ? "checked against --api-key-file" : folder.map { "checked against \($0.apiKeyPath)" } ?? "signature not checked (no --api-key-file)"
-        let rootNote =
-            (apiRootOut.map { ", signing root written to \($0)" } ?? "") + (folder.map { ", test PKI in \($0.path) (root \($0.rootPath))" } ?? "")
-        let banner = """
-            production: \(simulator.productionURL)
-            sandbox:    \(simulator.sandboxURL)
-            shared secret: \(expected.map { "required (\($0.masked))" } ?? "not checked"), latency \(Int(latency)) ms, fault rate \(faultRate), seed \(seed)
-            App Store Server API production: \(simulator.apiProductionURL)
-            App Store Server API sandbox:    \(simulator.apiSandboxURL)
-            API data: \(apiData ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(tokens), fault rate \(apiFaultRate)\(rootNote)
-
-            """
-        FileHandle.standardOutput.write(Data(banner.utf8))
-        if let sendNotifications {
-            try await send(to: sendNotifications, api: api)
-            if exitWhenSent {
-                try await simulator.stop()
-                return
-            }
-        }
-        try await simulator.wait()
-    }
-
-    /// Signs every notification, sends them with their retries, prints the summary.
-    private func send(to url: String, api: ServerAPIService) async throws {
-        let notifications: [OutgoingNotification]
         do {
-            notifications = try await api.outgoingNotifications(
-                includingData: apiData != nil, count: notificationCount ?? (apiData == nil ? 100 : nil), environment: sendEnvironment, seed: seed)
-        } catch {
+            try await launch.run()
+        } catch let error as SimulatorLaunchError {
             throw ValidationError(error.reason)
         }
-        let schedule = try retrySchedule.map { try RetrySchedule(parsing: $0) } ?? .apple
-        let sender: NotificationSender
-        do {
-            sender = try NotificationSender(
-                NotificationSenderConfiguration(
-                    url: url, rate: notificationRate, concurrency: notificationConcurrency, retrySchedule: schedule,
-                    timeout: notificationTimeout),
-                onAttempt: api.sendAttemptRecorder)
-        } catch {
-            throw ValidationError(error.reason)
-        }
-        if waitForReceiver > 0, !(await sender.waitForListener(seconds: waitForReceiver)) {
-            Standard.error("receiptdash: nothing accepted connections at \(url) within \(waitForReceiver) s; sending anyway")
-        }
-        let rate = notificationRate > 0 ? "\(notificationRate)/s" : "as fast as possible (\(notificationConcurrency) in flight)"
-        Self.line(
-            "sending \(notifications.count) notifications to \(SafeText.escaped(url)) at \(rate), retries \(schedule) (production only), signed in advance")
-        let latest = NIOLockedValueBox<SenderProgress?>(nil)
-        let progress = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 1_000_000_000)
-                if Task.isCancelled { break }
-                if let p = latest.withLockedValue({ $0 }) {
-                    Standard.error(
-                        "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts")
-                }
-            }
-        }
-        let report = await sender.send(notifications) { p in latest.withLockedValue { $0 = p } }
-        progress.cancel()
-        await sender.shutdown()
-        Self.line(report.summary.line)
-    }
-
-    /// One line on standard output, written now (a script may be waiting for it).
-    private static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }

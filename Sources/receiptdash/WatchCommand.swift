@@ -2,10 +2,8 @@ import AppStoreClients
 import ArgumentParser
 import AuditStore
 import Foundation
-import Logging
 import ReceiptCore
 import ReceiptWatch
-import ServiceLifecycle
 import UntrustedText
 
 struct Watch: AsyncParsableCommand {
@@ -77,17 +75,8 @@ struct Watch: AsyncParsableCommand {
             verifier: client.map { BatchVerifier(client: $0, concurrency: online.concurrency) },
             standardInput: sources.contains("-") ? StandardInputLines() : nil,
             log: { line in FileHandle.standardOutput.write(Data((SafeText.escaped(line) + "\n").utf8)) })
-        // The loop, then the store: SIGINT or SIGTERM ends the loop (verification in flight is
-        // recorded), and the store is closed after it, whatever ended the loop.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: AuditStoreService(store)),
-                    .init(service: loop, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "receiptdash.watch", factory: { _ in SwiftLogNoOpLogHandler() })))
         do {
-            try await group.run()
+            try await loop.runUntilSignalled()
         } catch {
             try? await client?.shutdown()
             throw error

@@ -13,6 +13,14 @@ public enum APIClientEvent: Sendable, Hashable {
     case retrying(endpoint: APIEndpointKind, inSeconds: Double, until: Date?, after: APIAttemptResult)
     /// `auto`: production answered 4040010, sandbox is asked next.
     case switchingToSandbox(endpoint: APIEndpointKind)
+
+    /// A retry's wait in words (`getTransactionHistory: HTTP 429; waiting until …`), for the
+    /// commands' standard error; nil for other events.
+    public var waitingLine: String? {
+        guard case .retrying(let endpoint, let seconds, let until, let after) = self else { return nil }
+        let when = until.map { " until \(AppleDate.iso8601($0))" } ?? String(format: " %.1f s", seconds)
+        return "\(endpoint.rawValue): \(after); waiting\(when)"
+    }
 }
 
 /// What a call came back with: the value or why not, which environment answered, and every

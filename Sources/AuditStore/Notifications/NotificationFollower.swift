@@ -99,3 +99,66 @@ extension NotificationRecord {
             explanation: NotificationExplanation.explain(type: notificationType, subtype: subtype, until: NotificationRow.until(decoded)))
     }
 }
+
+/// Which stored notifications `receiptdash notifications` lists.
+public struct NotificationFilter: Sendable {
+    public var since: Date?
+    /// A notification type, upper case.
+    public var type: String?
+    public var bundleID: String?
+
+    public init(since: Date? = nil, type: String? = nil, bundleID: String? = nil) {
+        self.since = since
+        self.type = type?.uppercased()
+        self.bundleID = bundleID
+    }
+
+    public func matches(_ n: StoredNotification) -> Bool {
+        (since.map { n.lastReceivedAt >= $0 } ?? true) && (type.map { n.record.notificationType?.uppercased() == $0 } ?? true)
+            && (bundleID.map { n.record.bundleID == $0 } ?? true)
+    }
+}
+
+extension AuditBackend {
+    /// Every stored notificationUUID, read a page at a time.
+    public func notificationUUIDs() async throws -> Set<String> {
+        var uuids = Set<String>()
+        for try await page in notificationPages() {
+            for n in page { uuids.insert(n.record.notificationUUID) }
+        }
+        return uuids
+    }
+
+    /// Writes the notifications `filter` keeps to standard output as they are read, a page of
+    /// rows at a time: the table is never loaded whole.
+    public func writeNotificationList(_ filter: NotificationFilter, format: TableFormat) async throws {
+        let decoder = ReceiptDecoder()
+        var out = JSONOutput(flushingTo: 1)
+        var count = 0
+        switch format {
+        case .json: out.beginArray()
+        case .csv: out.raw(NotificationListing.csvHeader + "\r\n")
+        case .text: break
+        }
+        for try await page in notificationPages() {
+            for n in page where filter.matches(n) {
+                let row = n.record.listingRow(deliveries: n.deliveries, decoder: decoder)
+                switch format {
+                case .json: NotificationListing.object(row, into: &out)
+                case .csv: out.raw(NotificationListing.csvLine(row) + "\r\n")
+                case .text: out.raw(NotificationListing.textLines(row) + "\n")
+                }
+                count += 1
+            }
+            out.flush()
+        }
+        switch format {
+        case .json:
+            out.endArray()
+            out.newline()
+        case .csv: break
+        case .text: out.raw(NotificationListing.textFooter(count: count))
+        }
+        out.flush()
+    }
+}

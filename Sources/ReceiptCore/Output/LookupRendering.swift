@@ -10,6 +10,17 @@ import UntrustedText
 /// every JSON receiptdash writes. Subscriptions are the analysis `inspect --at` writes, state
 /// names included. `error` is present only on failure.
 public enum LookupJSON {
+    /// `{"error": {"code", "message"}}`: a look-up that could not be made.
+    public static func writeError(code: String, message: String, into out: inout JSONOutput) {
+        out.beginObject()
+        out.key("error")
+        out.beginObject()
+        out.member("code", code)
+        out.member("message", message)
+        out.endObject()
+        out.endObject()
+    }
+
     public static func write(_ result: CustomerLookupResult, into out: inout JSONOutput) {
         out.beginObject()
         out.member("analyzed_at", result.at)
@@ -221,6 +232,37 @@ public enum LookupText {
             row.enumerated().map { i, cell in
                 i == columns - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
             }.joined(separator: "  ")
+        }
+    }
+}
+
+/// `lookup`'s answer on standard output: the JSON object, or the text with the failure said on
+/// standard error.
+public enum LookupOutput {
+    public static func write(_ result: CustomerLookupResult, format: OutputFormat) {
+        switch format {
+        case .json:
+            var out = JSONOutput(flushingTo: 1)
+            LookupJSON.write(result, into: &out)
+            out.newline()
+            out.flush()
+        case .text:
+            Standard.output(LookupText.render(result))
+            if let failure = result.failure { Standard.error("receiptdash: \(failure.reason)") }
+        }
+    }
+
+    /// A look-up that could not be made (`{"error": {"code", "message"}}`, or a line on
+    /// standard error).
+    public static func writeError(code: String, message: String, format: OutputFormat) {
+        switch format {
+        case .json:
+            var out = JSONOutput(flushingTo: 1)
+            LookupJSON.writeError(code: code, message: message, into: &out)
+            out.newline()
+            out.flush()
+        case .text:
+            Standard.error("receiptdash: \(message)")
         }
     }
 }

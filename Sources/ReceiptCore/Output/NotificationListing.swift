@@ -224,6 +224,15 @@ public struct NotificationReconciliation: Sendable {
         out.endObject()
     }
 
+    /// The report on standard output: JSON, or text.
+    public func write(json: Bool) {
+        guard json else { return Standard.output(text) }
+        var out = JSONOutput(flushingTo: 1)
+        self.json(into: &out)
+        out.newline()
+        out.flush()
+    }
+
     public var text: String {
         var lines = [
             "\(environment.rawValue) \(AppleDate.iso8601(start)) … \(AppleDate.iso8601(end)): Apple sent \(sent), this store holds \(received), missing \(missing.count)"

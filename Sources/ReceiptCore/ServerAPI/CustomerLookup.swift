@@ -16,6 +16,28 @@ public enum LookupQuery: Sendable, Hashable {
         case .transactionID(let id), .receipt(_, let id, _): id
         }
     }
+
+    /// The query for a receipt (a file, or `-` for standard input): its newest transaction id,
+    /// after our own decode and trust check. A failure is a sentence naming the receipt.
+    public static func newestTransaction(in path: String, with pipeline: ReceiptPipeline) async -> Result<LookupQuery, LookupInputError> {
+        let loaded = InputFiles.load([path], limit: pipeline.inputLimit)[0]
+        let judged = await pipeline.judge(loaded)
+        guard let decoded = judged.decoded else {
+            return .failure(LookupInputError(reason: "\(path): \(judged.error?.reason ?? "could not be read")"))
+        }
+        let purchases = (decoded.receipt?.inApp ?? []) + decoded.transactions + decoded.latestReceiptInfo
+        let newest = purchases.filter { $0.transactionID != nil }
+            .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
+        guard let id = newest?.transactionID else {
+            return .failure(LookupInputError(reason: "\(path) holds no transaction id to look up (a receipt without in-app purchases)."))
+        }
+        return .success(.receipt(source: path, transactionID: id, verdict: judged.trust?.verdict))
+    }
+}
+
+/// A receipt that cannot be looked up: unreadable, or without a transaction id.
+public struct LookupInputError: Error, Sendable {
+    public let reason: String
 }
 
 /// One signed item the API returned (a transaction or renewal info), decoded and judged:

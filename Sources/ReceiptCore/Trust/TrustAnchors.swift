@@ -122,3 +122,39 @@ extension Certificate {
         "\(AppleDate.iso8601(notValidBefore).prefix(10)) to \(AppleDate.iso8601(notValidAfter).prefix(10))"
     }
 }
+
+extension TrustAnchors {
+    /// Apple's roots plus the certificates in `files` (DER, or the first PEM block of each) as
+    /// test anchors: `--root-ca`. A failure is a sentence naming the file.
+    public static func apple(testRootFiles files: [String]) throws(TrustAnchorFileError) -> TrustAnchors {
+        guard !files.isEmpty else { return .apple }
+        var ders: [[UInt8]] = []
+        for path in files {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw TrustAnchorFileError(description: "--root-ca: \(path) cannot be read.")
+            }
+            ders.append(try certificateDER([UInt8](data), what: "--root-ca \(path)"))
+        }
+        do {
+            return try TrustAnchors.apple.addingTestRoots(ders)
+        } catch {
+            throw TrustAnchorFileError(description: "--root-ca: not a certificate (\(error)).")
+        }
+    }
+
+    /// DER as is, or the first PEM certificate block.
+    static func certificateDER(_ bytes: [UInt8], what: String) throws(TrustAnchorFileError) -> [UInt8] {
+        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
+        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END")[0]
+        do {
+            return try Base64Text.decode(Array(body.filter { !$0.isWhitespace }.utf8), what: "\(what) PEM")
+        } catch {
+            throw TrustAnchorFileError(description: "\(what): \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
+        }
+    }
+}
+
+/// A `--root-ca` file that cannot be trusted: unreadable, or not a certificate.
+public struct TrustAnchorFileError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}

@@ -1,10 +1,10 @@
 /// Allocator settings for commands that judge many inputs in one process.
-enum MemoryTuning {
+public enum MemoryTuning {
     /// Many short-lived buffers of 64 KB to 1 MB (rendered JSON, receipt bytes): keep them in
     /// the heap rather than map and unmap each one, and keep freed memory for the next input
     /// rather than hand it back (measured on `inspect --format json` over 480 receipts: a third
     /// of the time spent in the kernel). glibc only; elsewhere nothing changes.
-    static func forBulkWork() {
+    public static func forBulkWork() {
         #if os(Linux) && canImport(Glibc)
         _ = glibcMallopt(mTrimThreshold, 128 << 20)
         _ = glibcMallopt(mMmapThreshold, 32 << 20)

@@ -1,0 +1,94 @@
+import AuditStore
+import Dashboard
+import Foundation
+import NotificationReceiver
+import ReceiptCore
+
+/// What `receiptdash dash` sets up once its arguments are read and its stores are open: the
+/// first screen's receipts and log lines, and the live parts (the audit link, the watched
+/// sources, the embedded receiver or the followed database's notifications).
+public struct DashboardLaunch {
+    public var files: [String] = []
+    /// Folders and log files watched for new receipts.
+    public var watch: [String] = []
+    /// Attached read-only to `backend`, showing what another process records.
+    public var follow = false
+    /// Raise a banner when no notification arrives for this many seconds.
+    public var expectEvery: Double?
+    /// The `--db` store (records, look-ups, and the embedded receiver's notifications).
+    public var backend: (any AuditBackend)?
+    public var receiving: Receiving?
+
+    /// The embedded receiver (`--receive PORT`).
+    public struct Receiving {
+        public var host: String
+        public var port: Int
+        /// Where notifications are stored; closed with the session when it is not `backend`.
+        public var store: any AuditBackend
+        public var policy: ReceiverPolicy
+
+        public init(host: String, port: Int, store: any AuditBackend, policy: ReceiverPolicy) {
+            self.host = host
+            self.port = port
+            self.store = store
+            self.policy = policy
+        }
+    }
+
+    public init() {}
+
+    /// The session's live parts; ``stop()`` ends them (the receiver commits what it queued).
+    public struct Live {
+        public let audit: StoreAuditLink?
+        public let notifications: (any NotificationFeed)?
+        public let watchFeed: WatchFeed?
+        let receiver: EmbeddedReceiver?
+        let ownStore: (any AuditBackend)?
+
+        public func stop() async {
+            await receiver?.stop()
+            await ownStore?.close()
+        }
+    }
+
+    /// Fills the first screen (receipts given, or the demo's when nothing live is asked for,
+    /// and the log lines that say what to do next) and starts the live parts.
+    public func prepare(_ state: inout DashboardState, pipeline: ReceiptPipeline) async -> Live {
+        let audit = backend.map { StoreAuditLink(store: $0, follow: follow) }
+        state.followingStore = backend != nil && follow
+        if follow {
+            state.addLog("following \(backend?.location ?? "?") read-only", role: .info)
+        } else if files.isEmpty, receiving != nil {
+            state.addLog("no receipts loaded: notifications appear below as they arrive; p pastes, o opens", role: .info)
+        } else if files.isEmpty, let backend {
+            // Demo receipts stay out of a real audit database.
+            state.addLog("no input: p pastes, o opens, : searches the history in \(backend.location)", role: .info)
+        } else if files.isEmpty, !watch.isEmpty {
+            state.addLog("no input yet: new receipts appear as they arrive; p pastes, o opens", role: .info)
+        } else if files.isEmpty {
+            state.add(await pipeline.judge(InputFiles.demo()), from: .startup)
+        } else {
+            state.add(await pipeline.judge(InputFiles.load(files, limit: pipeline.inputLimit)), from: .startup)
+        }
+        for source in watch {
+            state.addLog("watching \(source)", role: .info)
+        }
+        state.expectNotificationEvery = expectEvery
+        var notifications: (any NotificationFeed)?
+        var receiver: EmbeddedReceiver?
+        if let receiving {
+            receiver = EmbeddedReceiver(host: receiving.host, port: receiving.port, backend: receiving.store, policy: receiving.policy)
+            notifications = receiver?.feed
+            state.notificationsShown = true
+            state.focus = files.isEmpty ? .notifications : state.focus
+        } else if follow, let backend {
+            notifications = FollowedNotifications(follower: NotificationFollower(backend: backend))
+            // With --expect-every the pane is there from the start; otherwise it appears with
+            // the first notification the followed database holds.
+            state.notificationsShown = expectEvery != nil
+        }
+        return Live(
+            audit: audit, notifications: notifications, watchFeed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false),
+            receiver: receiver, ownStore: backend == nil ? receiving?.store : nil)
+    }
+}

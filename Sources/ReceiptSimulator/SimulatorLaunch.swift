@@ -1,0 +1,191 @@
+import Foundation
+import NIOConcurrencyHelpers
+import ReceiptCore
+import UntrustedText
+
+/// A problem with what `receiptdash simulator` was asked to do, said before it serves (a usage
+/// error: the command exits 64).
+public struct SimulatorLaunchError: Error, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// What `receiptdash simulator` does once its arguments are read: makes the API simulator and
+/// the verifyReceipt simulator on one port, prints their URLs, optionally sends notifications to
+/// a receiver as Apple does, then serves until stopped.
+public struct SimulatorLaunch: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8099
+    /// Seconds added to every answer.
+    public var latency: Double = 0
+    public var faultRate: Double = 0
+    public var apiFaultRate: Double = 0
+    public var seed: UInt64 = 1
+    /// The shared secret subscription receipts must come with.
+    public var secret: SharedSecret?
+    public var apiDataFile: String?
+    public var apiKeyFile: String?
+    public var apiRootOut: String?
+    public var pki: SimulatorPKIFolder?
+    public var sending: Sending?
+
+    /// `--send-notifications` and its settings.
+    public struct Sending: Sendable {
+        public var url: String
+        public var rate: Double
+        public var count: Int?
+        public var concurrency: Int
+        public var schedule: RetrySchedule
+        public var environment: APIEnvironment
+        public var timeout: Double
+        public var exitWhenSent: Bool
+        public var waitForReceiver: Double
+
+        public init(
+            url: String, rate: Double, count: Int?, concurrency: Int, schedule: RetrySchedule, environment: APIEnvironment, timeout: Double,
+            exitWhenSent: Bool, waitForReceiver: Double
+        ) {
+            self.url = url
+            self.rate = rate
+            self.count = count
+            self.concurrency = concurrency
+            self.schedule = schedule
+            self.environment = environment
+            self.timeout = timeout
+            self.exitWhenSent = exitWhenSent
+            self.waitForReceiver = waitForReceiver
+        }
+    }
+
+    public init() {}
+
+    /// Whether every setting is in its range; the first that is not, in words naming its flag.
+    public func check() throws(SimulatorLaunchError) {
+        if !(0...1).contains(faultRate) { throw SimulatorLaunchError("--fault-rate must be between 0 and 1.") }
+        if !(0...1).contains(apiFaultRate) { throw SimulatorLaunchError("--api-fault-rate must be between 0 and 1.") }
+        if latency < 0 { throw SimulatorLaunchError("--latency must not be negative.") }
+        guard let sending else { return }
+        if !sending.rate.isFinite || sending.rate < 0 {
+            throw SimulatorLaunchError("--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
+        }
+        if let count = sending.count, !(0...10_000_000).contains(count) {
+            throw SimulatorLaunchError("--notification-count must be between 0 and 10000000.")
+        }
+        if !(0...3600).contains(sending.waitForReceiver) { throw SimulatorLaunchError("--wait-for-receiver must be between 0 and 3600 seconds.") }
+        if !(1...4096).contains(sending.concurrency) { throw SimulatorLaunchError("--notification-concurrency must be between 1 and 4096.") }
+        if !(sending.timeout > 0 && sending.timeout <= 3600) {
+            throw SimulatorLaunchError("--notification-timeout must be more than 0 and at most 3600 seconds.")
+        }
+        do {
+            try NotificationSender.check(url: sending.url)
+        } catch {
+            throw SimulatorLaunchError("--send-notifications: \(error.reason).")
+        }
+    }
+
+    /// Serves until SIGINT or SIGTERM (or, with `exitWhenSent`, until every notification is
+    /// acknowledged or has failed after its retries).
+    public func run() async throws {
+        let api: ServerAPIService
+        do throws(ServerAPISimulatorError) {
+            let publicKey =
+                try apiKeyFile.map { file throws(ServerAPISimulatorError) in
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        throw ServerAPISimulatorError(.invalidKey, "the API key file \(file) cannot be read")
+                    }
+                    return try ServerAPIConfiguration.publicKey(pem: String(decoding: data, as: UTF8.self))
+                } ?? pki?.apiKey.publicKey
+            let data = try apiDataFile.map { file throws(ServerAPISimulatorError) in try ServerAPIData.load(file: file) }
+            api = try ServerAPIService(
+                ServerAPIConfiguration(
+                    host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
+                    pki: pki?.pki))
+        } catch {
+            throw SimulatorLaunchError(error.reason)
+        }
+        if let apiRootOut {
+            guard FileManager.default.createFile(atPath: apiRootOut, contents: Data(api.pki.rootDER)) else {
+                throw SimulatorLaunchError("--api-root-out: \(apiRootOut) cannot be written")
+            }
+        }
+        let simulator = try await VerifyReceiptSimulator.start(
+            SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: secret),
+            api: api)
+        Standard.output(banner(simulator, api))
+        if let sending {
+            try await send(sending, api: api)
+            if sending.exitWhenSent {
+                try await simulator.stop()
+                return
+            }
+        }
+        try await simulator.wait()
+    }
+
+    /// What is served where, with which checks.
+    func banner(_ simulator: VerifyReceiptSimulator, _ api: ServerAPIService) -> String {
+        let tokens =
+            apiKeyFile != nil
+            ? "checked against --api-key-file" : pki.map { "checked against \($0.apiKeyPath)" } ?? "signature not checked (no --api-key-file)"
+        let rootNote =
+            (apiRootOut.map { ", signing root written to \($0)" } ?? "") + (pki.map { ", test PKI in \($0.path) (root \($0.rootPath))" } ?? "")
+        return """
+            production: \(simulator.productionURL)
+            sandbox:    \(simulator.sandboxURL)
+            shared secret: \(secret.map { "required (\($0.masked))" } ?? "not checked"), latency \(Int(latency)) ms, fault rate \(faultRate), seed \(seed)
+            App Store Server API production: \(simulator.apiProductionURL)
+            App Store Server API sandbox:    \(simulator.apiSandboxURL)
+            API data: \(apiDataFile ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(tokens), fault rate \(apiFaultRate)\(rootNote)
+
+            """
+    }
+
+    /// Signs every notification, sends them with their retries, prints the summary. Progress
+    /// goes to standard error once a second, from a child of this call.
+    private func send(_ sending: Sending, api: ServerAPIService) async throws {
+        let notifications: [OutgoingNotification]
+        do {
+            notifications = try await api.outgoingNotifications(
+                includingData: apiDataFile != nil, count: sending.count ?? (apiDataFile == nil ? 100 : nil), environment: sending.environment,
+                seed: seed)
+        } catch {
+            throw SimulatorLaunchError(error.reason)
+        }
+        let sender: NotificationSender
+        do {
+            sender = try NotificationSender(
+                NotificationSenderConfiguration(
+                    url: sending.url, rate: sending.rate, concurrency: sending.concurrency, retrySchedule: sending.schedule,
+                    timeout: sending.timeout),
+                onAttempt: api.sendAttemptRecorder)
+        } catch {
+            throw SimulatorLaunchError(error.reason)
+        }
+        if sending.waitForReceiver > 0, !(await sender.waitForListener(seconds: sending.waitForReceiver)) {
+            Standard.error("receiptdash: nothing accepted connections at \(sending.url) within \(sending.waitForReceiver) s; sending anyway")
+        }
+        let rate = sending.rate > 0 ? "\(sending.rate)/s" : "as fast as possible (\(sending.concurrency) in flight)"
+        Standard.line(
+            "sending \(notifications.count) notifications to \(SafeText.escaped(sending.url)) at \(rate), retries \(sending.schedule) (production only), signed in advance"
+        )
+        let latest = NIOLockedValueBox<SenderProgress?>(nil)
+        let report = await withTaskGroup(of: SenderReport?.self) { group in
+            group.addTask {
+                while true {
+                    do { try await Task.sleep(for: .seconds(1)) } catch { return nil }
+                    if let p = latest.withLockedValue({ $0 }) {
+                        Standard.error(
+                            "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts"
+                        )
+                    }
+                }
+            }
+            let report = await sender.send(notifications) { p in latest.withLockedValue { $0 = p } }
+            group.cancelAll()
+            return report
+        }
+        await sender.shutdown()
+        Standard.line(report.summary.line)
+    }
+}

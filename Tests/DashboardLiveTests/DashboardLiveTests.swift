@@ -1,0 +1,183 @@
+import AppStoreClients
+import AuditStore
+import Dashboard
+import DashboardLive
+import Foundation
+import ReceiptCore
+import ReceiptSimulator
+import Synchronization
+import Testing
+
+private func scratchFolder() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-live-\(UUID())").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+private func demoBytes(_ name: String) throws -> [UInt8] {
+    try #require(InputFiles.demo().first { $0.source.hasSuffix(name) }).result.get()
+}
+
+/// What `dash` shows before its first frame, as `DashboardLaunch` sets it up.
+@Suite struct DashboardLaunchTests {
+    @Test func withNothingGivenTheDemoReceiptsLoadAndNothingLiveStarts() async {
+        var state = DashboardState(now: Date())
+        let live = await DashboardLaunch().prepare(&state, pipeline: ReceiptPipeline(at: state.now))
+        #expect(state.items.map(\.source) == InputFiles.demo().map(\.source))
+        #expect(state.items.allSatisfy { $0.error == nil })
+        #expect(live.audit == nil)
+        #expect(live.notifications == nil)
+        #expect(live.watchFeed == nil)
+        #expect(!state.notificationsShown)
+        await live.stop()
+    }
+
+    @Test func anAuditDatabaseKeepsTheDemoReceiptsOut() async throws {
+        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+        var launch = DashboardLaunch()
+        launch.backend = store
+        var state = DashboardState(now: Date())
+        let live = await launch.prepare(&state, pipeline: ReceiptPipeline(at: state.now))
+        #expect(state.items.isEmpty)
+        #expect(state.log.map(\.text) == ["no input: p pastes, o opens, : searches the history in \(store.location)"])
+        #expect(live.audit?.follow == false)
+        #expect(!state.followingStore)
+        await live.stop()
+        await store.close()
+    }
+
+    @Test func followingAttachesReadOnlyAndShowsTheNotificationPaneOnlyWhenExpected() async throws {
+        let path = try scratchFolder() + "/audit.sqlite"
+        let writer: any AuditBackend = try AuditStore(path: path)
+        for expectEvery in [nil, 600.0] {
+            let reader: any AuditBackend = try AuditStore(readOnlyPath: path)
+            var launch = DashboardLaunch()
+            (launch.backend, launch.follow, launch.expectEvery) = (reader, true, expectEvery)
+            var state = DashboardState(now: Date())
+            let live = await launch.prepare(&state, pipeline: ReceiptPipeline(at: state.now))
+            #expect(state.log.map(\.text) == ["following \(reader.location) read-only"])
+            #expect(state.followingStore)
+            #expect(live.audit?.follow == true)
+            #expect(live.notifications is FollowedNotifications)
+            #expect(state.notificationsShown == (expectEvery != nil))
+            #expect(state.expectNotificationEvery == expectEvery)
+            #expect(state.items.isEmpty)
+            await live.stop()
+            await reader.close()
+        }
+        await writer.close()
+    }
+
+    @Test func watchedSourcesAreNamedAndFedAsFilesSettle() async throws {
+        let folder = try scratchFolder()
+        var launch = DashboardLaunch()
+        launch.watch = [folder]
+        var state = DashboardState(now: Date())
+        let live = await launch.prepare(&state, pipeline: ReceiptPipeline(at: state.now))
+        #expect(state.log.map(\.text) == ["no input yet: new receipts appear as they arrive; p pastes, o opens", "watching \(folder)"])
+        let feed = try #require(live.watchFeed)
+        #expect(feed.poll().isEmpty)
+        let file = folder + "/dropped.b64"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(try demoBytes("production-subscriptions.b64"))))
+        // A file is taken once its size holds between two looks (it may still be being written).
+        #expect(feed.poll().isEmpty)
+        let fed = feed.poll()
+        #expect(fed.map(\.source) == [file])
+        #expect(try fed.first?.result.get() == (try demoBytes("production-subscriptions.b64")))
+        #expect(feed.poll().isEmpty)
+        await live.stop()
+    }
+}
+
+@Suite struct WatchFeedTests {
+    @Test func aFollowedLogFeedsOnlyTheLinesThatHoldAReceipt() async throws {
+        let log = try scratchFolder() + "/app.log"
+        let receipt = String(decoding: try demoBytes("production-subscriptions.b64"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = "starting up\nuser 42 paid: \(receipt)\nGET /health 200\n"
+        #expect(FileManager.default.createFile(atPath: log, contents: Data(text.utf8)))
+        let feed = WatchFeed(sources: [log], fromEnd: false)
+        let fed = feed.poll()
+        #expect(fed.map(\.source) == [log])
+        let decoded = try ReceiptDecoder().decode(try #require(try fed.first?.result.get()))
+        #expect(decoded.format == .pkcs7)
+        #expect(feed.poll().isEmpty)
+    }
+}
+
+@Suite struct StoreAuditLinkTests {
+    @Test func whatOneLinkRecordsAFollowingLinkReports() async throws {
+        let path = try scratchFolder() + "/audit.sqlite"
+        let store: any AuditBackend = try AuditStore(path: path)
+        let writing = StoreAuditLink(store: store, follow: false)
+        let bytes = try demoBytes("production-subscriptions.b64")
+        let decoded = try ReceiptDecoder().decode(bytes)
+        let row = try #require(await writing.record(source: "paste 1", bytes: bytes, decoded: decoded))
+        #expect(await writing.poll().isEmpty)
+
+        let reader: any AuditBackend = try AuditStore(readOnlyPath: path)
+        let following = StoreAuditLink(store: reader, follow: true)
+        let events = await following.poll()
+        #expect(events.count == 1)
+        guard case .receipt(let rowID, let source, _) = events.first else {
+            Issue.record("expected the recorded receipt, got \(events)")
+            return
+        }
+        #expect(rowID == row)
+        #expect(source == "paste 1")
+        // A follower never writes, and has read everything once.
+        #expect(await following.record(source: "paste 2", bytes: bytes, decoded: decoded) == nil)
+        #expect(await following.poll().isEmpty)
+        await reader.close()
+        await store.close()
+    }
+
+    @Test func aWriteThatFailsReachesTheNextPollAndIsNotDropped() async throws {
+        let path = try scratchFolder() + "/audit.sqlite"
+        let writer: any AuditBackend = try AuditStore(path: path)
+        await writer.close()
+        // A link that records into a store opened read-only: every write fails.
+        let reader: any AuditBackend = try AuditStore(readOnlyPath: path)
+        let link = StoreAuditLink(store: reader, follow: false)
+        let bytes = try demoBytes("production-subscriptions.b64")
+        #expect(await link.record(source: "paste 1", bytes: bytes, decoded: try ReceiptDecoder().decode(bytes)) == nil)
+        let events = await link.poll()
+        guard events.count == 1, case .auditFailed(let error) = events[0] else {
+            Issue.record("expected one audit failure, got \(events)")
+            return
+        }
+        #expect(error.code == .writeFailed)
+        #expect(error.reason.hasPrefix("recording paste 1: "))
+        #expect(await link.poll().isEmpty)
+        await reader.close()
+    }
+}
+
+@Suite struct ServiceVerifierTests {
+    @Test func resultsAreRecordedBeforeTheDashboardHearsOfThem() async throws {
+        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration())
+        let client = VerifyReceiptClient(endpoints: try simulator.endpoints)
+        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+        let link = StoreAuditLink(store: store, follow: false)
+        let bytes = try demoBytes("production-subscriptions.b64")
+        let row = try #require(await link.record(source: "paste 1", bytes: bytes, decoded: try ReceiptDecoder().decode(bytes)))
+        let receiptData = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let heard = Mutex<[(status: Int, pending: Int)]>([])
+        await ServiceVerifier(client: client, concurrency: 2, audit: link).verify([OnlineRequest(itemID: 7, receiptData: receiptData, auditID: row)]) {
+            event in
+            if case .done(let id, let status, _, _, _) = event, id == 7 {
+                // By now the result is in the store: nothing is pending any more.
+                let pending = (try? AuditStore(readOnlyPath: store.location).pending().count) ?? -1
+                heard.withLock { $0.append((status, pending)) }
+            }
+        }
+        let done = heard.withLock { $0 }
+        #expect(done.count == 1)
+        #expect(done.first?.status == 0)
+        #expect(done.first?.pending == 0)
+        let rows = try await store.history(HistoryQuery())
+        #expect(rows.map(\.status) == [0])
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+}
