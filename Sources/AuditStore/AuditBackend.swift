@@ -55,6 +55,14 @@ public protocol AuditBackend: AnyObject, Sendable {
     /// The requests a look-up made, in order.
     func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest]
 
+    // MARK: Actions
+
+    /// Records one write sent to the App Store Server API (extend, consumption, …).
+    @discardableResult
+    func recordAction(_ action: AuditAction) async throws -> Int64
+    /// The recorded writes matching the query, newest first.
+    func actions(_ query: AuditActionQuery) async throws -> [AuditAction]
+
     // MARK: Notifications
 
     /// Writes a batch of notifications and refusals in one transaction (one fsync, or one
@@ -158,6 +166,59 @@ public struct AuditFeedResult: Sendable {
     }
 }
 
+/// One write sent to the App Store Server API, as recorded (`history --actions`): who, when,
+/// what, the body sent (never a secret: bodies hold ids, days, reasons and tokens), and what
+/// Apple answered.
+public struct AuditAction: Sendable, Hashable {
+    public var id: Int64?
+    public var at: Date
+    /// The OS user who sent it.
+    public var user: String
+    /// The action's contract name (`extend`, `consumption`, …).
+    public var action: String
+    public var environment: String?
+    public var requestID: String?
+    public var originalTransactionID: String?
+    public var transactionID: String?
+    public var productID: String?
+    public var requestBody: String?
+    public var httpStatus: Int?
+    public var apiError: Int?
+    /// `success`, `refused`, `failed` or `unknown` (sent, no answer: the outcome is not known).
+    public var result: String
+
+    public init(
+        id: Int64? = nil, at: Date, user: String, action: String, environment: String?, requestID: String?, originalTransactionID: String?,
+        transactionID: String?, productID: String?, requestBody: String?, httpStatus: Int?, apiError: Int?, result: String
+    ) {
+        self.id = id
+        self.at = at
+        self.user = user
+        self.action = action
+        self.environment = environment
+        self.requestID = requestID
+        self.originalTransactionID = originalTransactionID
+        self.transactionID = transactionID
+        self.productID = productID
+        self.requestBody = requestBody
+        self.httpStatus = httpStatus
+        self.apiError = apiError
+        self.result = result
+    }
+}
+
+/// Which recorded writes `history --actions` lists.
+public struct AuditActionQuery: Sendable, Hashable {
+    /// Matches the transaction id or the original transaction id.
+    public var transactionID: String?
+    public var limit: Int
+
+    public init(transactionID: String? = nil, limit: Int = 10_000) {
+        self.transactionID = transactionID
+        self.limit = limit
+    }
+}
+
 /// One request a look-up made, as recorded.
 public struct AuditLookupRequest: Sendable, Hashable {
     public var endpoint: String
@@ -256,6 +317,32 @@ package enum AuditSchema {
 
     /// v6: a refusal row stands for every refusal of its class (`kind`) from its address in its
     /// minute (`count`), found again by `sample_key`.
+    /// v7: the writes sent to the App Store Server API (`extend`, `consumption`, …), one row
+    /// each, found by transaction id.
+    package static func v7(id: String, real: String, integer: String) -> [String] {
+        [
+            """
+            CREATE TABLE api_action (
+                id \(id),
+                at \(real) NOT NULL,
+                os_user TEXT NOT NULL,
+                action TEXT NOT NULL,
+                environment TEXT,
+                request_id TEXT,
+                original_transaction_id TEXT,
+                transaction_id TEXT,
+                product_id TEXT,
+                request_body TEXT,
+                http_status \(integer),
+                api_error \(integer),
+                result TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX api_action_original ON api_action(original_transaction_id)",
+            "CREATE INDEX api_action_transaction ON api_action(transaction_id)",
+        ]
+    }
+
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",
         "ALTER TABLE notification_rejection ADD COLUMN count INTEGER NOT NULL DEFAULT 1",

@@ -243,3 +243,49 @@ public enum HistoryRendering {
         return lines.joined(separator: "\n") + "\n"
     }
 }
+
+/// `history --actions`: the writes sent to Apple, newest first. JSON keys (a contract):
+/// `action`, `at`, `user`, `environment`, `request_id`, `original_transaction_id`,
+/// `transaction_id`, `product_id`, `request_body`, `http_status`, `api_error`, `result`.
+public enum ActionHistory {
+    public static func json(_ rows: [AuditAction]) -> JSONValue {
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        return .array(
+            rows.map { r in
+                .object([
+                    "action": .string(r.action), "at": .string(AppleDate.iso8601(r.at)), "user": .string(r.user),
+                    "environment": text(r.environment), "request_id": text(r.requestID), "original_transaction_id": text(r.originalTransactionID),
+                    "transaction_id": text(r.transactionID), "product_id": text(r.productID),
+                    "request_body": r.requestBody.flatMap { try? JSONValue.parse(Array($0.utf8)) } ?? text(r.requestBody),
+                    "http_status": r.httpStatus.map { .integer(Int64($0)) } ?? .null, "api_error": r.apiError.map { .integer(Int64($0)) } ?? .null,
+                    "result": .string(r.result),
+                ])
+            })
+    }
+
+    public static func csv(_ rows: [AuditAction]) -> String {
+        var lines = ["at,user,action,environment,request_id,original_transaction_id,transaction_id,product_id,http_status,api_error,result,request_body"]
+        func cell(_ s: String?) -> String { s.map(SafeText.csvCell) ?? "" }
+        for r in rows {
+            lines.append(
+                [
+                    AppleDate.iso8601(r.at), cell(r.user), cell(r.action), cell(r.environment), cell(r.requestID), cell(r.originalTransactionID),
+                    cell(r.transactionID), cell(r.productID), r.httpStatus.map(String.init) ?? "", r.apiError.map(String.init) ?? "", cell(r.result),
+                    cell(r.requestBody),
+                ].joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    public static func text(_ rows: [AuditAction]) -> String {
+        if rows.isEmpty { return "no actions recorded\n" }
+        let safe = SafeText.escaped
+        return rows.map { r in
+            let ids = [r.originalTransactionID.map { "original \($0)" }, r.transactionID.map { "transaction \($0)" }, r.productID]
+                .compactMap { $0 }.map(safe).joined(separator: " ")
+            let answer = r.apiError.map { " error \($0)" } ?? r.httpStatus.map { " HTTP \($0)" } ?? ""
+            return "\(AppleDate.iso8601(r.at)) \(safe(r.user)) \(safe(r.action)) \(safe(r.environment ?? "-")) \(ids) → \(safe(r.result))\(answer)"
+                + (r.requestID.map { " (request \(safe($0)))" } ?? "") + "\n"
+        }.joined()
+    }
+}

@@ -235,6 +235,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v6") { db in
             for statement in AuditSchema.v6 { try db.execute(sql: statement) }
         }
+        // v7: the writes sent to Apple (`history --actions`).
+        migrator.registerMigration("v7") { db in
+            for statement in AuditSchema.v7(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
@@ -280,6 +284,44 @@ public final class AuditStore: AuditBackend {
     }
 
     /// The requests a look-up made, in order: endpoint, environment, URL, HTTP status, API error.
+    @discardableResult
+    public func recordAction(_ action: AuditAction) throws -> Int64 {
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
+                                            product_id, request_body, http_status, api_error, result)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    action.at.timeIntervalSince1970, action.user, action.action, action.environment, action.requestID,
+                    action.originalTransactionID, action.transactionID, action.productID, action.requestBody, action.httpStatus,
+                    action.apiError, action.result,
+                ])
+            return db.lastInsertedRowID
+        }
+    }
+
+    public func actions(_ query: AuditActionQuery) throws -> [AuditAction] {
+        try database.read { db in
+            var sql = "SELECT * FROM api_action"
+            var arguments: StatementArguments = []
+            if let id = query.transactionID {
+                sql += " WHERE transaction_id = ? OR original_transaction_id = ?"
+                arguments += [id, id]
+            }
+            sql += " ORDER BY at DESC, id DESC LIMIT ?"
+            arguments += [query.limit]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                AuditAction(
+                    id: row["id"], at: Date(timeIntervalSince1970: row["at"]), user: row["os_user"], action: row["action"],
+                    environment: row["environment"], requestID: row["request_id"], originalTransactionID: row["original_transaction_id"],
+                    transactionID: row["transaction_id"], productID: row["product_id"], requestBody: row["request_body"],
+                    httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"])
+            }
+        }
+    }
+
     public func lookupRequests(_ id: Int64) throws -> [AuditLookupRequest] {
         try database.read { db in
             try Row.fetchAll(

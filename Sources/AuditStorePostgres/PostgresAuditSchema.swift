@@ -164,6 +164,12 @@ enum PostgresAuditSchema {
         Migration(name: "v5", statements: ["CREATE INDEX notification_last_received ON notification(last_received_at)"]),
         // v6: refusals sampled per class, address and minute, with a count.
         Migration(name: "v6", statements: AuditSchema.v6.map { PostgresQuery(unsafeSQL: $0) }),
+        // v7: the writes sent to Apple.
+        Migration(
+            name: "v7",
+            statements: AuditSchema.v7(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
+                PostgresQuery(unsafeSQL: $0)
+            }),
         // PostgreSQL only: which top-level transaction last wrote each row a follower reads
         // (`pg_current_xact_id()`), indexed, so a follower can ask for the rows committed since
         // its last snapshot whatever their ids (several writers commit out of id order).

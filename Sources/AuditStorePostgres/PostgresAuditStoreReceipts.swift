@@ -343,6 +343,56 @@ extension PostgresAuditStore {
         }
     }
 
+    @discardableResult
+    public func recordAction(_ action: AuditAction) async throws -> Int64 {
+        try await write("recording the \(action.action) sent") { [self] connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
+                                        product_id, request_body, http_status, api_error, result)
+                VALUES (\(action.at.timeIntervalSince1970), \(action.user), \(action.action), \(action.environment), \(action.requestID),
+                        \(action.originalTransactionID), \(action.transactionID), \(action.productID), \(action.requestBody),
+                        \(action.httpStatus.map(Int64.init)), \(action.apiError.map(Int64.init)), \(action.result))
+                RETURNING id
+                """, logger: logger
+            ).collect()
+            guard let id = try rows.first?.decode(Int64.self) else { throw AuditDatabaseError(.refused, "the action row came back missing") }
+            return id
+        }
+    }
+
+    public func actions(_ query: AuditActionQuery) async throws -> [AuditAction] {
+        try await read("reading the actions sent") { [self] connection in
+            let limit = Int64(query.limit)
+            let rows: PostgresRowSequence
+            if let id = query.transactionID {
+                rows = try await connection.query(
+                    """
+                    SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
+                           request_body, http_status, api_error, result
+                    FROM api_action WHERE transaction_id = \(id) OR original_transaction_id = \(id) ORDER BY at DESC, id DESC LIMIT \(limit)
+                    """, logger: logger)
+            } else {
+                rows = try await connection.query(
+                    """
+                    SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
+                           request_body, http_status, api_error, result
+                    FROM api_action ORDER BY at DESC, id DESC LIMIT \(limit)
+                    """, logger: logger)
+            }
+            return try await rows.collect().map { row in
+                let (id, at, user, action, environment, requestID, original, transaction) = try row.decode(
+                    (Int64, Double, String, String, String?, String?, String?, String?).self)
+                let columns = row.makeRandomAccess()
+                return AuditAction(
+                    id: id, at: Date(timeIntervalSince1970: at), user: user, action: action, environment: environment, requestID: requestID,
+                    originalTransactionID: original, transactionID: transaction, productID: try columns[8].decode(String?.self),
+                    requestBody: try columns[9].decode(String?.self), httpStatus: try columns[10].decode(Int64?.self).map(Int.init),
+                    apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self))
+            }
+        }
+    }
+
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {
         try await read("reading the requests of look-up #\(id)") { [self] connection in
             try await connection.query(

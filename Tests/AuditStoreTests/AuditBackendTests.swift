@@ -307,7 +307,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                     try await connection.query("SELECT name FROM receiptdash_migration ORDER BY applied_at, name", logger: testLogger).collect()
                         .map { try $0.decode(String.self) }
                 }
-                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6"].sorted())
+                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7"].sorted())
                 #expect(Set(names) == Set(PostgresAuditSchema.names))
             }
         }
