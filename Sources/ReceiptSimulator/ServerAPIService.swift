@@ -42,13 +42,16 @@ public struct ServerAPIConfiguration: Sendable {
     /// The PKI that signs every payload; nil makes a fresh one at start (``SimulatorPKIFolder``
     /// keeps one in a folder).
     public var pki: AppleTestPKI?
+    /// Seconds after which a mass extension is complete (Apple: hours or days).
+    public var massExtensionDelay: Double
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, latency: Double = 0, faultRate: Double = 0, seed: UInt64 = 1, data: ServerAPIData? = nil,
         publicKey: P256.Signing.PublicKey? = nil, clock: ServiceClock = .system, maximumBodyBytes: Int = 64 * 1024, pageSize: Int = 20,
-        pki: AppleTestPKI? = nil
+        pki: AppleTestPKI? = nil, massExtensionDelay: Double = 2
     ) {
         self.pki = pki
+        self.massExtensionDelay = massExtensionDelay
         self.host = host
         self.port = port
         self.latency = latency
@@ -124,6 +127,8 @@ public final class ServerAPIService: Sendable {
     public let pki: AppleTestPKI
     let store: ServerAPIStore
     private let state: Mutex<State>
+    /// What the write endpoints changed (``ServerAPIActions.swift``).
+    let actions = Mutex(ActionState())
     /// What the notification sender sent, with its attempts as they happened: Get Notification
     /// History reports it beside the data's notifications.
     private let sentLog = Mutex(SentLog())
@@ -201,6 +206,7 @@ public final class ServerAPIService: Sendable {
         guard let query = Query(parts.count > 1 ? String(parts[1]) : "") else { return error(400, .generalBadRequest, "Invalid request.") }
         let nowMS = ServerAPIStore.milliseconds(now)
         let context = Context(environment: environment, now: now, nowMS: nowMS, query: query)
+        if let reply = routeAction(request.method, segments, body: request.body, context) { return reply }
         switch (request.method, segments.count, segments.first, segments.dropFirst().first) {
         case ("GET", 4, "inApps", "v1") where segments[2] == "transactions": return transactionInfo(segments[3], context)
         case ("GET", 4, "inApps", "v2") where segments[2] == "history": return history(segments[3], context)
@@ -307,24 +313,24 @@ public final class ServerAPIService: Sendable {
 
     // MARK: Answers
 
-    private func json(_ value: JSONValue) -> ServerAPIReply {
+    func json(_ value: JSONValue) -> ServerAPIReply {
         ServerAPIReply(status: 200, headers: [("Content-Type", "application/json")], body: Array(value.compactJSON.utf8))
     }
 
-    private func error(_ status: Int, _ code: APIErrorCode, _ message: String) -> ServerAPIReply {
+    func error(_ status: Int, _ code: APIErrorCode, _ message: String) -> ServerAPIReply {
         ServerAPIReply(
             status: status, headers: [("Content-Type", "application/json")],
             body: Array(JSONValue.object(["errorCode": .integer(Int64(code.rawValue)), "errorMessage": .string(message)]).compactJSON.utf8))
     }
 
-    private func notFound(_ id: String) -> ServerAPIReply {
+    func notFound(_ id: String) -> ServerAPIReply {
         id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) && !id.isEmpty && id.utf8.count <= 64
             ? error(404, .transactionIDNotFound, "Transaction id not found.")
             : error(400, .invalidTransactionID, "Invalid transaction id.")
     }
 
     private func signedTransaction(_ row: TransactionRow, _ context: Context) -> JSONValue {
-        var object = row.object
+        var object = applyingActions(row, context.environment)
         object["signedDate"] = .integer(context.nowMS)
         return .string((try? pki.signJWS(payload: .object(object))) ?? "")
     }
@@ -481,8 +487,13 @@ public final class ServerAPIService: Sendable {
         var groups: [JSONValue] = []
         for group in latest.keys.sorted() {
             var last: [JSONValue] = []
-            for (original, subscription) in latest[group, default: [:]].sorted(by: { $0.key < $1.key }) {
-                let renewal = environment.renewals[original]
+            for (original, latestRow) in latest[group, default: [:]].sorted(by: { $0.key < $1.key }) {
+                // An extension moves the current period's expiry and the renewal date.
+                let added = extensionMS(latestRow, context.environment)
+                var subscription = latestRow
+                subscription.expiresMS = latestRow.expiresMS.map { $0 + added }
+                var renewal = environment.renewals[original]
+                if added > 0, let date = renewal?["renewalDate"]?.int64 { renewal?["renewalDate"] = .integer(date + added) }
                 let status = Self.status(subscription, renewal: renewal, nowMS: context.nowMS)
                 if !wanted.isEmpty, !wanted.contains(status.rawValue) { continue }
                 var info = renewal ?? [
@@ -495,7 +506,7 @@ public final class ServerAPIService: Sendable {
                 last.append(
                     .object([
                         "status": .integer(Int64(status.rawValue)), "originalTransactionId": .string(original),
-                        "signedTransactionInfo": signedTransaction(subscription, context),
+                        "signedTransactionInfo": signedTransaction(latestRow, context),
                         "signedRenewalInfo": .string((try? pki.signJWS(payload: .object(info))) ?? ""),
                     ]))
             }
@@ -599,7 +610,7 @@ public final class ServerAPIService: Sendable {
         }
     }
 
-    private func requestTestNotification(_ context: Context) -> ServerAPIReply {
+    func requestTestNotification(_ context: Context) -> ServerAPIReply {
         let uuid = UUID().uuidString.lowercased()
         var data: [String: JSONValue] = ["environment": .string(context.environment.rawValue)]
         if let bundle = store.bundleID { data["bundleId"] = .string(bundle) }

@@ -9,7 +9,7 @@ struct TransactionRow: Sendable {
     let productID: String
     let type: String
     let purchaseMS: Int64
-    let expiresMS: Int64?
+    var expiresMS: Int64?
     let revocationMS: Int64?
     let groupID: String?
     let ownership: String?

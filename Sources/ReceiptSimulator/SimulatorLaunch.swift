@@ -21,6 +21,8 @@ public struct SimulatorLaunch: Sendable {
     public var latency: Double = 0
     public var faultRate: Double = 0
     public var apiFaultRate: Double = 0
+    /// Seconds until a mass extension is complete.
+    public var massExtensionDelay: Double = 2
     public var seed: UInt64 = 1
     /// The shared secret subscription receipts must come with.
     public var secret: SharedSecret?
@@ -65,6 +67,7 @@ public struct SimulatorLaunch: Sendable {
         if !(0...1).contains(faultRate) { throw SimulatorLaunchError("--fault-rate must be between 0 and 1.") }
         if !(0...1).contains(apiFaultRate) { throw SimulatorLaunchError("--api-fault-rate must be between 0 and 1.") }
         if latency < 0 { throw SimulatorLaunchError("--latency must not be negative.") }
+        if !(0...86_400).contains(massExtensionDelay) { throw SimulatorLaunchError("--mass-extension-delay must be 0 to 86400 seconds.") }
         guard let sending else { return }
         if !sending.rate.isFinite || sending.rate < 0 {
             throw SimulatorLaunchError("--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
@@ -100,7 +103,7 @@ public struct SimulatorLaunch: Sendable {
             api = try ServerAPIService(
                 ServerAPIConfiguration(
                     host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
-                    pki: pki?.pki))
+                    pki: pki?.pki, massExtensionDelay: massExtensionDelay))
         } catch {
             throw SimulatorLaunchError(error.reason)
         }

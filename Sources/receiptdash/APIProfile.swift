@@ -15,6 +15,7 @@ import TOMLKit
 /// app_apple_id = 1234567890          # optional
 /// api_production_url = "…"           # optional, as --api-production-url
 /// api_sandbox_url = "…"              # optional
+/// read_only = true                   # optional: refuse every write to Apple (extend, …)
 /// ```
 ///
 /// The private key itself never goes in the file: only the path of its `.p8` (a key pasted
@@ -28,6 +29,8 @@ public struct APIProfile: Sendable, Hashable {
     public var appAppleID: String?
     public var productionURL: String?
     public var sandboxURL: String?
+    /// `read_only = true`: the commands that write to Apple refuse to.
+    public var readOnly = false
 
     /// The file profiles are read from: `$XDG_CONFIG_HOME/receiptdash/api.toml`, or
     /// `~/.config/receiptdash/api.toml`.
@@ -73,11 +76,16 @@ public struct APIProfile: Sendable, Hashable {
             throw APICredentialError(.missing, "\(path) [\(name)] \(key) must be a string")
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
-        return APIProfile(
+        var profile = APIProfile(
             name: name, issuerID: try setting("issuer_id"), keyID: try setting("key_id"),
             privateKeyFile: try setting("private_key_file").map { $0.hasPrefix("~/") ? home + $0.dropFirst(1) : $0 },
             bundleID: try setting("bundle_id"), appAppleID: try setting("app_apple_id"),
             productionURL: try setting("api_production_url"), sandboxURL: try setting("api_sandbox_url"))
+        if let value = table["read_only"] {
+            guard let flag = value.bool else { throw APICredentialError(.missing, "\(path) [\(name)] read_only must be true or false") }
+            profile.readOnly = flag
+        }
+        return profile
     }
 
     /// Flags given on the command line win; the profile fills the rest (and the environment

@@ -114,6 +114,9 @@ struct History: AsyncParsableCommand {
     @Option(name: .long, help: "Output format: text, json or csv.")
     var format: TableFormat = .text
 
+    @Flag(name: .long, help: "List the writes sent to Apple (extend, consumption, …) instead of receipts.")
+    var actions = false
+
     func validate() throws {
         try TimeArgument.check("--since", since)
     }
@@ -125,6 +128,21 @@ struct History: AsyncParsableCommand {
             throw ExitCode.validationFailure
         }
         let store = try await database.open(readOnly: true)
+        if actions {
+            let rows: [AuditAction]
+            do {
+                rows = try await AuditStoreService.closing(store) { try await store.actions(AuditActionQuery(transactionID: transactionId)) }
+            } catch {
+                Standard.error("receiptdash: could not read the actions from \(store.location): \(AuditStores.words(error))")
+                throw ExitCode.failure
+            }
+            switch format {
+            case .json: print(InspectJSON.encode(ActionHistory.json(rows)))
+            case .csv: print(ActionHistory.csv(rows), terminator: "")
+            case .text: print(ActionHistory.text(rows), terminator: "")
+            }
+            return
+        }
         let rows: [HistoryRow]
         do {
             rows = try await store.history(

@@ -90,6 +90,9 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Share of API requests that get an injected fault (0 to 1).", valueName: "rate"))
     var apiFaultRate: Double = 0
 
+    @Option(name: .long, help: ArgumentHelp("Seconds until a mass extension is complete (Apple: hours or days).", valueName: "seconds"))
+    var massExtensionDelay: Double = 2
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -154,7 +157,7 @@ struct Simulator: AsyncParsableCommand {
     func launch() throws -> SimulatorLaunch {
         var launch = SimulatorLaunch()
         (launch.host, launch.port, launch.latency, launch.seed) = (host, port, latency, seed)
-        (launch.faultRate, launch.apiFaultRate) = (faultRate, apiFaultRate)
+        (launch.faultRate, launch.apiFaultRate, launch.massExtensionDelay) = (faultRate, apiFaultRate, massExtensionDelay)
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
         let schedule: RetrySchedule
         do {

@@ -366,7 +366,8 @@ public final class AppStoreServerAPIClient: Sendable {
             let bytes = Data([UInt8](buffer: try await response.body.collect(upTo: Self.maximumResponseBytes)))
             if (200...299).contains(status) {
                 do {
-                    value = try JSONDecoder().decode(type, from: bytes)
+                    // 200 and 202 without a body: the writes that answer nothing.
+                    value = try bytes.isEmpty && type == APINoContent.self ? (APINoContent() as? Value) : JSONDecoder().decode(type, from: bytes)
                     result = .success(httpStatus: status)
                 } catch {
                     result = .transport(

@@ -11,6 +11,12 @@ public enum APIEndpointKind: String, Sendable, Hashable, CaseIterable {
     case notificationHistory = "notification-history"
     case testNotification = "test-notification"
     case testNotificationStatus = "test-notification-status"
+    case extendRenewalDate = "extend"
+    case massExtend = "mass-extend"
+    case massExtendStatus = "mass-extend-status"
+    case consumption = "consumption"
+    case appAccountToken = "app-account-token"
+    case finishTransaction = "finish"
 
     /// Whether Apple offers the endpoint in sandbox (Look Up Order ID is production only).
     public var isAvailableInSandbox: Bool { self != .lookUpOrderID }

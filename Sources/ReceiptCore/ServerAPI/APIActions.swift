@@ -1,0 +1,357 @@
+import Foundation
+
+/// The writes receiptdash makes to the App Store Server API. The raw value is the action's name
+/// in JSON (`action`) and in the audit trail: a contract.
+public enum APIAction: String, Sendable, Hashable, CaseIterable {
+    case extend
+    case massExtend = "mass-extend"
+    case massExtendStatus = "mass-extend-status"
+    case consumption
+    case appAccountToken = "app-account-token"
+    case finish
+    case testNotification = "test-notification"
+
+    /// Whether the action changes something at Apple (a status read does not).
+    public var writes: Bool { self != .massExtendStatus }
+}
+
+/// A value Apple would refuse, found before anything is sent: the sentence says the rule.
+public struct ActionRuleError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Why a subscription is extended (`extendReasonCode`).
+public enum ExtendReason: Int, Sendable, Hashable, CaseIterable {
+    case undeclared = 0
+    case customerSatisfaction = 1
+    case other = 2
+    case serviceIssue = 3
+
+    /// The name on the command line.
+    public var name: String {
+        switch self {
+        case .undeclared: "undeclared"
+        case .customerSatisfaction: "customer-satisfaction"
+        case .other: "other"
+        case .serviceIssue: "service-issue"
+        }
+    }
+
+    /// A name (`service-issue`) or Apple's number (0–3).
+    public init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        if let number = Int(text), let reason = ExtendReason(rawValue: number) {
+            self = reason
+            return
+        }
+        guard let reason = Self.allCases.first(where: { $0.name == text }) else { return nil }
+        self = reason
+    }
+}
+
+/// Whether the purchase was delivered (`deliveryStatus` of Send Consumption Information v2).
+public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable {
+    case delivered = "DELIVERED"
+    case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+    case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
+    case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE"
+    case undeliveredOther = "UNDELIVERED_OTHER"
+
+    /// The name on the command line (`undelivered-quality-issue`).
+    public var name: String { rawValue.lowercased().replacingOccurrences(of: "_", with: "-") }
+
+    public init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let status = Self.allCases.first(where: { $0.name == text || $0.rawValue.lowercased() == text }) else { return nil }
+        self = status
+    }
+}
+
+/// What the developer would like Apple to decide on a refund request (`refundPreference`).
+public enum RefundPreference: String, Sendable, Hashable, CaseIterable {
+    case decline = "DECLINE"
+    case grantFull = "GRANT_FULL"
+    case grantProrated = "GRANT_PRORATED"
+
+    public var name: String { rawValue.lowercased().replacingOccurrences(of: "_", with: "-") }
+
+    public init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let preference = Self.allCases.first(where: { $0.name == text || $0.rawValue.lowercased() == text }) else { return nil }
+        self = preference
+    }
+}
+
+/// The body of Extend a Subscription Renewal Date.
+public struct ExtendRenewalDateBody: Codable, Sendable, Hashable {
+    public var extendByDays: Int
+    public var extendReasonCode: Int
+    public var requestIdentifier: String
+
+    /// 1–90 days; a request identifier of at most 128 characters.
+    public init(days: Int, reason: ExtendReason, requestIdentifier: String) throws(ActionRuleError) {
+        try Self.check(days: days)
+        try Self.check(requestIdentifier: requestIdentifier)
+        extendByDays = days
+        extendReasonCode = reason.rawValue
+        self.requestIdentifier = requestIdentifier
+    }
+
+    static func check(days: Int) throws(ActionRuleError) {
+        guard (1...90).contains(days) else {
+            throw ActionRuleError("--days must be 1 to 90: Apple extends a subscription by at most 90 days at a time (not \(days))")
+        }
+    }
+
+    static func check(requestIdentifier: String) throws(ActionRuleError) {
+        guard !requestIdentifier.isEmpty, requestIdentifier.utf8.count <= 128 else {
+            throw ActionRuleError("--request-id must be 1 to 128 characters")
+        }
+    }
+}
+
+/// The body of Extend Subscription Renewal Dates for All Active Subscribers.
+public struct MassExtendBody: Codable, Sendable, Hashable {
+    public var extendByDays: Int
+    public var extendReasonCode: Int
+    public var productId: String
+    public var requestIdentifier: String
+    /// Left out to cover every storefront.
+    public var storefrontCountryCodes: [String]?
+
+    /// 1–90 days, a product id, a UUID request identifier, storefronts as three-letter codes.
+    public init(days: Int, reason: ExtendReason, productID: String, requestIdentifier: String, storefronts: [String]) throws(ActionRuleError) {
+        try ExtendRenewalDateBody.check(days: days)
+        guard !productID.trimmingCharacters(in: .whitespaces).isEmpty else { throw ActionRuleError("--product-id is empty") }
+        guard UUID(uuidString: requestIdentifier) != nil else {
+            throw ActionRuleError("--request-id must be a UUID for a mass extension (e.g. \(UUID().uuidString))")
+        }
+        for code in storefronts where !(code.count == 3 && code.allSatisfy { $0.isASCII && $0.isLetter }) {
+            throw ActionRuleError("--storefront takes a three-letter storefront code such as USA or FRA (not \(code))")
+        }
+        extendByDays = days
+        extendReasonCode = reason.rawValue
+        productId = productID
+        self.requestIdentifier = requestIdentifier
+        storefrontCountryCodes = storefronts.isEmpty ? nil : storefronts.map { $0.uppercased() }
+    }
+}
+
+/// The body of Send Consumption Information (v2).
+public struct ConsumptionBody: Codable, Sendable, Hashable {
+    public var customerConsented: Bool
+    public var deliveryStatus: String
+    public var sampleContentProvided: Bool
+    /// Milliunits: 40 % is 40000.
+    public var consumptionPercentage: Int?
+    public var refundPreference: String?
+
+    /// Apple's rules, checked before sending: the customer consented; a percentage 0–100, and
+    /// above 0 only for a delivered item; a prorated grant needs a percentage strictly between
+    /// 0 and 100.
+    public init(
+        customerConsented: Bool, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool, consumedPercent: Double?,
+        refundPreference: RefundPreference?
+    ) throws(ActionRuleError) {
+        guard customerConsented else {
+            throw ActionRuleError(
+                "--customer-consented is required: Apple takes consumption information only with the customer's consent (without it, do not answer)")
+        }
+        var milliunits: Int?
+        if let percent = consumedPercent {
+            guard percent.isFinite, (0...100).contains(percent) else {
+                throw ActionRuleError("--consumed-percent must be 0 to 100 (not \(percent))")
+            }
+            milliunits = Int((percent * 1000).rounded())
+            if deliveryStatus != .delivered, milliunits != 0 {
+                throw ActionRuleError("--consumed-percent must be 0 when the item was not delivered (--delivery-status \(deliveryStatus.name))")
+            }
+        }
+        if refundPreference == .grantProrated {
+            guard let milliunits, milliunits > 0, milliunits < 100_000 else {
+                throw ActionRuleError("--refund-preference grant-prorated needs --consumed-percent above 0 and below 100")
+            }
+        }
+        self.customerConsented = true
+        self.deliveryStatus = deliveryStatus.rawValue
+        self.sampleContentProvided = sampleContentProvided
+        consumptionPercentage = milliunits
+        self.refundPreference = refundPreference?.rawValue
+    }
+}
+
+/// The body of Set App Account Token.
+public struct AppAccountTokenBody: Codable, Sendable, Hashable {
+    public var appAccountToken: String
+
+    public init(token: String) throws(ActionRuleError) {
+        guard let uuid = UUID(uuidString: token.trimmingCharacters(in: .whitespaces)) else {
+            throw ActionRuleError("--token must be a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138 (an app account token is one)")
+        }
+        appAccountToken = uuid.uuidString.lowercased()
+    }
+}
+
+/// Extend a Subscription Renewal Date's answer.
+public struct ExtendRenewalDateResponse: Codable, Sendable, Hashable {
+    public var originalTransactionId: String?
+    public var webOrderLineItemId: String?
+    public var success: Bool?
+    /// The new expiry, UNIX milliseconds.
+    public var effectiveDate: Int64?
+
+    public init(originalTransactionId: String?, webOrderLineItemId: String?, success: Bool?, effectiveDate: Int64?) {
+        self.originalTransactionId = originalTransactionId
+        self.webOrderLineItemId = webOrderLineItemId
+        self.success = success
+        self.effectiveDate = effectiveDate
+    }
+}
+
+/// A mass extension's answer: its request identifier.
+public struct MassExtendResponse: Codable, Sendable, Hashable {
+    public var requestIdentifier: String?
+
+    public init(requestIdentifier: String?) { self.requestIdentifier = requestIdentifier }
+}
+
+/// Get Status of Subscription Renewal Date Extensions.
+public struct MassExtendStatusResponse: Codable, Sendable, Hashable {
+    public var requestIdentifier: String?
+    public var complete: Bool?
+    public var completeDate: Int64?
+    public var succeededCount: Int64?
+    public var failedCount: Int64?
+
+    public init(requestIdentifier: String?, complete: Bool?, completeDate: Int64?, succeededCount: Int64?, failedCount: Int64?) {
+        self.requestIdentifier = requestIdentifier
+        self.complete = complete
+        self.completeDate = completeDate
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
+}
+
+/// An answer without a body (200 or 202).
+public struct APINoContent: Decodable, Sendable, Hashable {
+    public init() {}
+    public init(from decoder: any Decoder) throws {}
+}
+
+extension APIRequest {
+    /// Extend a Subscription Renewal Date: PUT `/inApps/v1/subscriptions/extend/{originalTransactionId}`.
+    public static func extendRenewalDate(_ originalTransactionID: String, _ body: ExtendRenewalDateBody) throws(APIFailure) -> APIRequest {
+        APIRequest(
+            endpoint: .extendRenewalDate, method: .put,
+            path: "/inApps/v1/subscriptions/extend/" + (try checkedID(originalTransactionID, "original transaction id")), body: json(body))
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers: POST `/inApps/v1/subscriptions/extend/mass`.
+    public static func massExtend(_ body: MassExtendBody) -> APIRequest {
+        APIRequest(endpoint: .massExtend, method: .post, path: "/inApps/v1/subscriptions/extend/mass", body: json(body))
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions: GET
+    /// `/inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
+    public static func massExtendStatus(productID: String, requestIdentifier: String) throws(APIFailure) -> APIRequest {
+        APIRequest(
+            endpoint: .massExtendStatus,
+            path: "/inApps/v1/subscriptions/extend/mass/" + (try checkedID(productID, "product id")) + "/"
+                + (try checkedID(requestIdentifier, "request identifier")))
+    }
+
+    /// Send Consumption Information v2: PUT `/inApps/v2/transactions/consumption/{transactionId}`.
+    public static func consumption(_ transactionID: String, _ body: ConsumptionBody) throws(APIFailure) -> APIRequest {
+        APIRequest(
+            endpoint: .consumption, method: .put,
+            path: "/inApps/v2/transactions/consumption/" + (try checkedID(transactionID, "transaction id")), body: json(body))
+    }
+
+    /// Set App Account Token: PUT `/inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
+    public static func setAppAccountToken(_ originalTransactionID: String, _ body: AppAccountTokenBody) throws(APIFailure) -> APIRequest {
+        APIRequest(
+            endpoint: .appAccountToken, method: .put,
+            path: "/inApps/v1/transactions/" + (try checkedID(originalTransactionID, "original transaction id")) + "/appAccountToken",
+            body: json(body))
+    }
+
+    /// Finish Transaction: POST `/inApps/v1/transactions/{transactionId}/finish`.
+    public static func finishTransaction(_ transactionID: String) throws(APIFailure) -> APIRequest {
+        APIRequest(
+            endpoint: .finishTransaction, method: .post, path: "/inApps/v1/transactions/" + (try checkedID(transactionID, "transaction id")) + "/finish")
+    }
+
+    /// A body as Apple reads it: JSON with sorted keys (the same bytes on every retry).
+    static func json(_ body: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(body))) ?? []
+    }
+
+    /// The body as text, for plans, dry runs and the audit trail (no secret is ever in a body).
+    public var bodyText: String? { body.map { String(decoding: $0, as: UTF8.self) } }
+}
+
+extension APIErrorCode {
+    // The actions' codes (fact sheet: app-store-server-api-actions.md).
+    public static let invalidOriginalTransactionID = APIErrorCode(4_000_008)
+    public static let invalidExtendByDays = APIErrorCode(4_000_009)
+    public static let invalidExtendReasonCode = APIErrorCode(4_000_010)
+    public static let invalidRequestIdentifier = APIErrorCode(4_000_011)
+    public static let invalidTestNotificationToken = APIErrorCode(4_000_020)
+    public static let invalidProductID = APIErrorCode(4_000_023)
+    public static let invalidEmptyStorefrontCountryCodeList = APIErrorCode(4_000_027)
+    public static let invalidStorefrontCountryCode = APIErrorCode(4_000_028)
+    public static let invalidCustomerConsented = APIErrorCode(4_000_035)
+    public static let invalidDeliveryStatus = APIErrorCode(4_000_036)
+    public static let invalidSampleContentProvided = APIErrorCode(4_000_041)
+    public static let appTransactionIDNotSupported = APIErrorCode(4_000_048)
+    public static let invalidAppAccountTokenUUID = APIErrorCode(4_000_183)
+    public static let familyTransactionNotSupported = APIErrorCode(4_000_185)
+    public static let subscriptionExtensionIneligible = APIErrorCode(4_030_004)
+    public static let subscriptionMaxExtension = APIErrorCode(4_030_005)
+    public static let familySharedSubscriptionExtensionIneligible = APIErrorCode(4_030_007)
+    public static let serverNotificationURLNotFound = APIErrorCode(4_040_007)
+    public static let statusRequestNotFound = APIErrorCode(4_040_009)
+
+    /// The actions' codes, each with what it means and what to do next.
+    public static let actionCodes: [APIErrorCode] = [
+        .invalidOriginalTransactionID, .invalidExtendByDays, .invalidExtendReasonCode, .invalidRequestIdentifier,
+        .invalidTestNotificationToken, .invalidProductID, .invalidEmptyStorefrontCountryCodeList, .invalidStorefrontCountryCode,
+        .invalidCustomerConsented, .invalidDeliveryStatus, .invalidSampleContentProvided, .appTransactionIDNotSupported,
+        .invalidAppAccountTokenUUID, .familyTransactionNotSupported, .subscriptionExtensionIneligible, .subscriptionMaxExtension,
+        .familySharedSubscriptionExtensionIneligible, .serverNotificationURLNotFound, .statusRequestNotFound,
+    ]
+
+    /// A write's refusal in words: what it means and what to do (`4030005 already extended
+    /// twice in the last 365 days: …`). Codes the actions do not add keep ``explanation``.
+    public var actionExplanation: String {
+        switch self {
+        case .invalidOriginalTransactionID: "the original transaction id is invalid: copy it from `lookup` (original_transaction_id)"
+        case .invalidExtendByDays: "the number of days is invalid: give --days 1 to 90"
+        case .invalidExtendReasonCode: "the reason is invalid: give --reason undeclared, customer-satisfaction, other or service-issue"
+        case .invalidRequestIdentifier: "the request id is invalid: leave --request-id out for a new one, or give a UUID"
+        case .invalidTestNotificationToken: "the test notification token is invalid: use the one test-notification printed"
+        case .invalidProductID: "the product id is invalid: copy it from `lookup` (product_id)"
+        case .invalidEmptyStorefrontCountryCodeList: "the storefront list is empty: leave --storefront out to cover every storefront"
+        case .invalidStorefrontCountryCode: "a storefront code is invalid: give three-letter codes such as USA"
+        case .invalidCustomerConsented: "the customer's consent is missing: without it, do not answer the request"
+        case .invalidDeliveryStatus: "the delivery status is invalid: give one of delivered, undelivered-quality-issue, undelivered-wrong-item, undelivered-server-outage, undelivered-other"
+        case .invalidSampleContentProvided: "whether a sample was provided is missing: give --sample-content-provided true or false"
+        case .appTransactionIDNotSupported: "an app transaction id cannot be used here: give the purchase's transaction id"
+        case .invalidAppAccountTokenUUID: "the app account token is not a UUID: give --token as one (e.g. 7e3fb20b-4cdb-47cc-936d-99d65f608138)"
+        case .familyTransactionNotSupported: "a family member's transaction: act on the purchaser's transaction instead"
+        case .subscriptionExtensionIneligible:
+            "not eligible: only an active subscription with a paid period can be extended (not a free trial, billing retry, grace period or expired one)"
+        case .subscriptionMaxExtension: "already extended twice in the last 365 days: Apple allows two extensions per customer per year"
+        case .familySharedSubscriptionExtensionIneligible: "a family member's copy: extend the purchaser's subscription, which extends the family's"
+        case .serverNotificationURLNotFound: "no App Store Server Notifications URL is set for this environment: set one in App Store Connect (App Information), then ask again"
+        case .statusRequestNotFound: "no mass extension with this product id and request id: check both"
+        case .originalTransactionIDNotFound: "the original transaction id was not found: check it and the environment (--environment)"
+        case .transactionIDNotFound: "the transaction id was not found in this environment: try --environment sandbox or auto"
+        case .testNotificationNotFound: "the test notification was not sent yet or is unknown: wait and ask again"
+        default: explanation
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import ReceiptCore
+import Synchronization
+
+/// A write the API simulator took (its request log: a dry run or a refused confirmation shows
+/// here as nothing).
+public struct ServerAPIWrite: Sendable, Hashable {
+    public var method: String
+    /// Apple's path, without the `/api/production` prefix.
+    public var path: String
+    public var environment: APIEnvironment
+    public var body: String
+}
+
+/// What the actions changed, applied to every later answer (look-ups see an extension's new
+/// expiry and a token set).
+struct ActionState {
+    /// Extensions given per subscription (environment and original transaction id): when and
+    /// by how many days.
+    var extensions: [String: [(atMS: Int64, days: Int)]] = [:]
+    /// Answers by request identifier: the same identifier again extends once.
+    var extendAnswers: [String: [UInt8]] = [:]
+    var tokens: [String: String] = [:]
+    var finished: Set<String> = []
+    var consumption: [String: [UInt8]] = [:]
+    var massRequests: [String: MassRequest] = [:]
+    var writes: [ServerAPIWrite] = []
+
+    struct MassRequest {
+        var productID: String
+        var days: Int
+        var createdMS: Int64
+        var storefronts: [String]?
+        var succeeded: Int64 = 0
+        var failed: Int64 = 0
+        var applied = false
+    }
+}
+
+extension ServerAPIService {
+    /// Every write taken so far, in order.
+    public var writes: [ServerAPIWrite] { actions.withLock { $0.writes } }
+
+    static func key(_ environment: APIEnvironment, _ id: String) -> String { "\(environment.rawValue)|\(id)" }
+
+    /// Routes the write endpoints; nil when the path is none of them.
+    func routeAction(_ method: String, _ segments: [String], body: [UInt8], _ context: Context) -> ServerAPIReply? {
+        guard segments.count >= 4, segments[0] == "inApps" else { return nil }
+        let reply: ServerAPIReply
+        switch (method, segments.count, segments[1], segments[2]) {
+        case ("PUT", 5, "v1", "subscriptions") where segments[3] == "extend": reply = extend(segments[4], body, context)
+        case ("POST", 5, "v1", "subscriptions") where segments[3] == "extend" && segments[4] == "mass": reply = massExtend(body, context)
+        case ("GET", 7, "v1", "subscriptions") where segments[3] == "extend" && segments[4] == "mass":
+            return massExtendStatus(segments[5], segments[6], context)
+        case ("PUT", 5, "v2", "transactions") where segments[3] == "consumption": reply = consumption(segments[4], body, context)
+        case ("PUT", 5, "v1", "transactions") where segments[4] == "appAccountToken": reply = setToken(segments[3], body, context)
+        case ("POST", 5, "v1", "transactions") where segments[4] == "finish": reply = finish(segments[3], context)
+        case ("POST", 4, "v1", "notifications") where segments[3] == "test": reply = requestTestNotification(context)
+        default: return nil
+        }
+        actions.withLock { s in
+            if s.writes.count >= 10_000 { s.writes.removeFirst(s.writes.count - 9_999) }
+            s.writes.append(
+                ServerAPIWrite(
+                    method: method, path: "/" + segments.joined(separator: "/"), environment: context.environment,
+                    body: String(decoding: body, as: UTF8.self)))
+        }
+        return reply
+    }
+
+    // MARK: Extensions
+
+    /// The latest transaction of the subscription `originalID` (the current period).
+    func currentPeriod(_ originalID: String, _ environment: APIEnvironment) -> TransactionRow? {
+        store.environments[environment]?.rows.filter { $0.originalID == originalID && $0.type == TransactionRow.autoRenewable }
+            .max { ($0.expiresMS ?? $0.purchaseMS, $0.purchaseMS) < ($1.expiresMS ?? $1.purchaseMS, $1.purchaseMS) }
+    }
+
+    /// Milliseconds the extensions added to `row`'s period (only the current period moves).
+    func extensionMS(_ row: TransactionRow, _ environment: APIEnvironment) -> Int64 {
+        guard row.type == TransactionRow.autoRenewable, currentPeriod(row.originalID, environment)?.id == row.id else { return 0 }
+        let days = actions.withLock { $0.extensions[Self.key(environment, row.originalID)]?.reduce(0) { $0 + $1.days } ?? 0 }
+        return Int64(days) * 86_400_000
+    }
+
+    /// `row` as it stands after the actions: a later expiry, the app account token.
+    func applyingActions(_ row: TransactionRow, _ environment: APIEnvironment) -> [String: JSONValue] {
+        var object = row.object
+        let added = extensionMS(row, environment)
+        if added > 0, let expires = row.expiresMS { object["expiresDate"] = .integer(expires + added) }
+        if let token = actions.withLock({ $0.tokens[Self.key(environment, row.originalID)] }) { object["appAccountToken"] = .string(token) }
+        return object
+    }
+
+    /// The body's fields, or nil when it is not a JSON object.
+    private func fields(_ body: [UInt8]) -> [String: JSONValue]? {
+        (try? JSONValue.parse(body, maximumDepth: 8))?.object
+    }
+
+    private func extend(_ originalID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
+        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
+        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
+            return error(400, .invalidExtendByDays, "Invalid extend by days.")
+        }
+        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
+            return error(400, .invalidExtendReasonCode, "Invalid extend reason code.")
+        }
+        guard let requestID = fields["requestIdentifier"]?.text, !requestID.isEmpty, requestID.utf8.count <= 128 else {
+            return error(400, .invalidRequestIdentifier, "Invalid request identifier.")
+        }
+        guard !originalID.isEmpty, originalID.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return error(400, .invalidOriginalTransactionID, "Invalid original transaction id.")
+        }
+        let answerKey = Self.key(context.environment, requestID)
+        if let earlier = actions.withLock({ $0.extendAnswers[answerKey] }) {
+            return ServerAPIReply(status: 200, headers: [("Content-Type", "application/json")], body: earlier)
+        }
+        guard let current = currentPeriod(originalID, context.environment) else {
+            return error(404, .originalTransactionIDNotFound, "Original transaction id not found.")
+        }
+        if current.ownership == "FAMILY_SHARED" {
+            return error(403, .familySharedSubscriptionExtensionIneligible, "Family shared subscription extension ineligible.")
+        }
+        let subscriptionKey = Self.key(context.environment, originalID)
+        let yearAgo = context.nowMS - 365 * 86_400_000
+        if actions.withLock({ ($0.extensions[subscriptionKey] ?? []).filter { $0.atMS > yearAgo }.count }) >= 2 {
+            return error(403, .subscriptionMaxExtension, "Subscription max extension.")
+        }
+        let renewal = store.environments[context.environment]?.renewals[originalID]
+        var effective = current
+        effective.expiresMS = current.expiresMS.map { $0 + extensionMS(current, context.environment) }
+        let freeTrial = current.object["offerDiscountType"]?.text == "FREE_TRIAL"
+        guard Self.status(effective, renewal: renewal, nowMS: context.nowMS) == .active, !freeTrial, let expires = effective.expiresMS else {
+            return error(403, .subscriptionExtensionIneligible, "Subscription extension ineligible.")
+        }
+        let answer: JSONValue = .object([
+            "originalTransactionId": .string(originalID),
+            "webOrderLineItemId": .string(current.object["webOrderLineItemId"]?.text ?? current.id),
+            "success": .bool(true), "effectiveDate": .integer(expires + days * 86_400_000),
+        ])
+        // Decided under one lock: the same request id sent twice at once still extends once.
+        let taken: [UInt8]? = actions.withLock { s in
+            if let earlier = s.extendAnswers[answerKey] { return earlier }
+            guard (s.extensions[subscriptionKey] ?? []).filter({ $0.atMS > yearAgo }).count < 2 else { return nil }
+            let bytes = Array(answer.compactJSON.utf8)
+            s.extensions[subscriptionKey, default: []].append((context.nowMS, Int(days)))
+            s.extendAnswers[answerKey] = bytes
+            return bytes
+        }
+        guard let bytes = taken else { return error(403, .subscriptionMaxExtension, "Subscription max extension.") }
+        return ServerAPIReply(status: 200, headers: [("Content-Type", "application/json")], body: bytes)
+    }
+
+    private func massExtend(_ body: [UInt8], _ context: Context) -> ServerAPIReply {
+        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
+        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
+            return error(400, .invalidExtendByDays, "Invalid extend by days.")
+        }
+        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
+            return error(400, .invalidExtendReasonCode, "Invalid extend reason code.")
+        }
+        guard let product = fields["productId"]?.text, !product.isEmpty else { return error(400, .invalidProductID, "Invalid product id.") }
+        guard let requestID = fields["requestIdentifier"]?.text, UUID(uuidString: requestID) != nil else {
+            return error(400, .invalidRequestIdentifier, "Invalid request identifier.")
+        }
+        var storefronts: [String]?
+        if let list = fields["storefrontCountryCodes"] {
+            guard let codes = list.array?.compactMap(\.text), codes.count == list.array?.count else {
+                return error(400, .invalidStorefrontCountryCode, "Invalid storefront country code.")
+            }
+            guard !codes.isEmpty else { return error(400, .invalidEmptyStorefrontCountryCodeList, "Invalid empty storefront country code list.") }
+            guard codes.allSatisfy({ $0.count == 3 }) else { return error(400, .invalidStorefrontCountryCode, "Invalid storefront country code.") }
+            storefronts = codes
+        }
+        let key = Self.key(context.environment, "\(product)|\(requestID)")
+        actions.withLock { s in
+            if s.massRequests[key] == nil {
+                s.massRequests[key] = ActionState.MassRequest(productID: product, days: Int(days), createdMS: context.nowMS, storefronts: storefronts)
+            }
+        }
+        return json(.object(["requestIdentifier": .string(requestID)]))
+    }
+
+    private func massExtendStatus(_ product: String, _ requestID: String, _ context: Context) -> ServerAPIReply {
+        let key = Self.key(context.environment, "\(product)|\(requestID)")
+        guard var request = actions.withLock({ $0.massRequests[key] }) else {
+            return error(404, .statusRequestNotFound, "Status request not found.")
+        }
+        let doneMS = request.createdMS + Int64(configuration.massExtensionDelay * 1000)
+        guard context.nowMS >= doneMS else { return json(.object(["requestIdentifier": .string(requestID), "complete": .bool(false)])) }
+        if !request.applied {
+            // Every active, paid subscription of the product, once.
+            let originals = Set(
+                (store.environments[context.environment]?.rows ?? []).filter { $0.productID == product && $0.type == TransactionRow.autoRenewable }
+                    .map(\.originalID))
+            for original in originals.sorted() {
+                guard let current = currentPeriod(original, context.environment) else { continue }
+                if let storefronts = request.storefronts, let storefront = current.object["storefront"]?.text, !storefronts.contains(storefront) {
+                    continue
+                }
+                var effective = current
+                effective.expiresMS = current.expiresMS.map { $0 + extensionMS(current, context.environment) }
+                let renewal = store.environments[context.environment]?.renewals[original]
+                let subscriptionKey = Self.key(context.environment, original)
+                let yearAgo = doneMS - 365 * 86_400_000
+                let given = actions.withLock { ($0.extensions[subscriptionKey] ?? []).filter { $0.atMS > yearAgo }.count }
+                if Self.status(effective, renewal: renewal, nowMS: doneMS) == .active, current.object["offerDiscountType"]?.text != "FREE_TRIAL",
+                    given < 2
+                {
+                    actions.withLock { $0.extensions[subscriptionKey, default: []].append((doneMS, request.days)) }
+                    request.succeeded += 1
+                } else {
+                    request.failed += 1
+                }
+            }
+            request.applied = true
+            actions.withLock { $0.massRequests[key] = request }
+        }
+        return json(
+            .object([
+                "requestIdentifier": .string(requestID), "complete": .bool(true), "completeDate": .integer(doneMS),
+                "succeededCount": .integer(request.succeeded), "failedCount": .integer(request.failed),
+            ]))
+    }
+
+    // MARK: Consumption, token, finish
+
+    private func consumption(_ transactionID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
+        guard let row = store.environments[context.environment]?.row(transactionID), row.id == transactionID else { return notFound(transactionID) }
+        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
+        guard fields["customerConsented"]?.bool == true else { return error(400, .invalidCustomerConsented, "Invalid customer consented.") }
+        guard let delivery = fields["deliveryStatus"]?.text, DeliveryStatus(rawValue: delivery) != nil else {
+            return error(400, .invalidDeliveryStatus, "Invalid delivery status.")
+        }
+        guard fields["sampleContentProvided"]?.bool != nil else {
+            return error(400, .invalidSampleContentProvided, "Invalid sample content provided.")
+        }
+        if row.ownership == "FAMILY_SHARED" { return error(400, .familyTransactionNotSupported, "Family transaction not supported.") }
+        actions.withLock { $0.consumption[Self.key(context.environment, transactionID)] = body }
+        return ServerAPIReply(status: 202)
+    }
+
+    private func setToken(_ originalID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
+        guard let environment = store.environments[context.environment] else { return ServerAPIReply(status: 404) }
+        guard let row = environment.row(originalID) else {
+            return originalID.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) && !originalID.isEmpty
+                ? error(404, .originalTransactionIDNotFound, "Original transaction id not found.")
+                : error(400, .invalidTransactionID, "Invalid transaction id.")
+        }
+        guard row.originalID == originalID else {
+            return error(400, .notOriginalTransactionID, "Transaction id is not an original transaction id.")
+        }
+        guard let token = fields(body)?["appAccountToken"]?.text, let uuid = UUID(uuidString: token) else {
+            return error(400, .invalidAppAccountTokenUUID, "Invalid app account token UUID.")
+        }
+        actions.withLock { $0.tokens[Self.key(context.environment, originalID)] = uuid.uuidString.lowercased() }
+        return ServerAPIReply(status: 200)
+    }
+
+    private func finish(_ transactionID: String, _ context: Context) -> ServerAPIReply {
+        guard let row = store.environments[context.environment]?.row(transactionID), row.id == transactionID else { return notFound(transactionID) }
+        actions.withLock { _ = $0.finished.insert(Self.key(context.environment, row.id)) }
+        return ServerAPIReply(status: 200)
+    }
+}

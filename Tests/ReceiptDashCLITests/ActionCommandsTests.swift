@@ -1,0 +1,215 @@
+import AppStoreClients
+import Crypto
+import Foundation
+import ReceiptCore
+import ReceiptSimulator
+import Testing
+
+/// `extend`, `consumption`, `app-account-token`, `finish` and `test-notification` as processes
+/// against the API simulator (in this process, so its log of writes is read directly): the plan,
+/// `--dry-run` and a missing `--yes` send nothing, read-only refuses, a sent write is recorded
+/// and listed by `history --actions`, a refusal explains its code.
+@Suite struct ActionCommandsTests {
+    static let subscription = "2000000900000001"
+
+    /// A simulator checking tokens against a fresh key, and the files the commands name.
+    final class Setup: @unchecked Sendable {
+        let folder: URL
+        let simulator: ServerAPISimulator
+        let keyFile: String
+        let rootFile: String
+        var db: String { folder.appendingPathComponent("audit.sqlite").path }
+
+        init() async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let key = P256.Signing.PrivateKey()
+            keyFile = folder.appendingPathComponent("key.p8").path
+            try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyFile))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+            simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
+            rootFile = folder.appendingPathComponent("root.der").path
+            try Data(simulator.pki.rootDER).write(to: URL(fileURLWithPath: rootFile))
+        }
+
+        var api: [String] {
+            [
+                "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", keyFile, "--bundle-id",
+                "com.example.receiptdash", "--root-ca", rootFile, "--api-production-url", simulator.productionURL, "--api-sandbox-url",
+                simulator.sandboxURL,
+            ]
+        }
+
+        func run(_ arguments: [String], environment: [String: String] = [:]) throws -> InspectCommandTests.Run {
+            try IssueTwentyFourTests.run(
+                arguments + api, environment: environment.merging(["XDG_CONFIG_HOME": folder.path]) { a, _ in a },
+                removing: ["RECEIPTDASH_READ_ONLY"])
+        }
+
+        /// A command that takes no API options (`history`).
+        func plain(_ arguments: [String]) throws -> InspectCommandTests.Run {
+            try IssueTwentyFourTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
+        }
+
+        func stop() async throws { try await simulator.stop() }
+    }
+
+    @Test func aDryRunPrintsTheRequestAndSendsNothing() async throws {
+        let setup = try await Setup()
+        let run = try setup.run([
+            "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-1",
+            "--dry-run", "--db", setup.db,
+        ])
+        #expect(run.status == 0)
+        #expect(
+            run.stdout == """
+                dry run: nothing sent
+                PUT /inApps/v1/subscriptions/extend/\(Self.subscription)
+                {"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-1"}
+
+                """)
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+
+    @Test func withoutATerminalAWriteNeedsYes() async throws {
+        let setup = try await Setup()
+        let run = try setup.run(["extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "other"])
+        #expect(run.status == 64)
+        #expect(run.stderr == "receiptdash: not sent: add --yes to send, or --dry-run to see the request\n")
+        // The plan was shown before the refusal.
+        #expect(run.stdout.contains("  product: com.example.receiptdash.pro.monthly (active)\n"))
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+
+    @Test func readOnlyRefusesEveryWriteAndNoRead() async throws {
+        let setup = try await Setup()
+        let profile = setup.folder.appendingPathComponent("receiptdash")
+        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        try "[support]\nread_only = true\n".write(to: profile.appendingPathComponent("api.toml"), atomically: true, encoding: .utf8)
+        let write = ["finish", "--transaction-id", "2000000900000010", "--yes"]
+        let refusals = [
+            try setup.run(write + ["--read-only"]),
+            try setup.run(write, environment: ["RECEIPTDASH_READ_ONLY": "1"]),
+            try setup.run(write + ["--api-profile", "support"]),
+        ]
+        #expect(refusals.map(\.status) == [64, 64, 64])
+        #expect(refusals[0].stderr == "receiptdash: read-only (--read-only): finish writes to Apple and is refused; reads are unaffected\n")
+        #expect(refusals[1].stderr.contains("read-only (RECEIPTDASH_READ_ONLY is set)"))
+        #expect(refusals[2].stderr.contains("read-only (the profile support says read_only = true)"))
+        #expect(setup.simulator.service.writes.isEmpty)
+        // A read is unaffected.
+        let status = try setup.run(
+            ["extend", "--status", "--product-id", "p", "--request-id", UUID().uuidString, "--read-only", "--format", "json"])
+        #expect(status.status == 1)
+        #expect((status.json as? [String: Any])?["error"] != nil)
+        try await setup.stop()
+    }
+
+    @Test func aSentExtensionIsAnsweredInJSONAndRecorded() async throws {
+        let setup = try await Setup()
+        let run = try setup.run([
+            "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-2",
+            "--yes", "--format", "json", "--db", setup.db,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(run.json as? [String: Any])
+        #expect(Set(json.keys) == ["action", "dry_run", "environment", "request", "request_id", "requests", "result"])
+        #expect(json["action"] as? String == "extend")
+        #expect(json["request_id"] as? String == "ticket-2")
+        #expect(json["dry_run"] as? Bool == false)
+        let result = try #require(json["result"] as? [String: Any])
+        #expect(Set(result.keys) == ["effective_date", "original_transaction_id", "success", "web_order_line_item_id"])
+        #expect(setup.simulator.service.writes.count == 1)
+
+        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
+        #expect(history.status == 0, "\(history.stderr)")
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(
+            Set(row.keys) == [
+                "action", "at", "user", "environment", "request_id", "original_transaction_id", "transaction_id", "product_id", "request_body",
+                "http_status", "api_error", "result",
+            ])
+        #expect(row["action"] as? String == "extend")
+        #expect(row["request_id"] as? String == "ticket-2")
+        #expect(row["original_transaction_id"] as? String == Self.subscription)
+        #expect(row["product_id"] as? String == "com.example.receiptdash.pro.monthly")
+        #expect(row["http_status"] as? Int == 200)
+        #expect(row["result"] as? String == "success")
+        #expect((row["request_body"] as? [String: Any])?["extendByDays"] as? Int == 7)
+        // Nothing of the key reaches the trail.
+        let key = try String(contentsOfFile: setup.keyFile, encoding: .utf8).split(separator: "\n")[1]
+        #expect(!(try Data(contentsOf: URL(fileURLWithPath: setup.db))).contains(Data(key.utf8)))
+        try await setup.stop()
+    }
+
+    @Test func aRefusalExplainsItsCodeExitsOneAndIsRecorded() async throws {
+        let setup = try await Setup()
+        let run = try setup.run([
+            "extend", "--original-transaction-id", "2000000900000020", "--days", "3", "--reason", "customer-satisfaction", "--yes", "--db", setup.db,
+        ])
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.hasSuffix(
+                "receiptdash: Production: 4030004 not eligible: only an active subscription with a paid period can be extended (not a free trial, billing retry, grace period or expired one)\n"
+            ))
+        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--transaction-id", "2000000900000020", "--format", "json"])
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(rows.map { $0["result"] as? String } == ["refused"])
+        #expect(rows.first?["api_error"] as? Int == 4_030_004)
+        try await setup.stop()
+    }
+
+    @Test(arguments: [
+        (["extend", "--original-transaction-id", "1", "--days", "0", "--reason", "other"], "--days must be 1 to 90"),
+        (["extend", "--original-transaction-id", "1", "--days", "7", "--reason", "because"], "--reason"),
+        (["consumption", "--transaction-id", "1", "--delivery-status", "delivered", "--sample-content-provided", "false"], "--customer-consented is required"),
+        (
+            ["consumption", "--transaction-id", "1", "--delivery-status", "undelivered-other", "--customer-consented", "--sample-content-provided", "true", "--consumed-percent", "20"],
+            "--consumed-percent must be 0 when the item was not delivered"
+        ),
+        (["app-account-token", "--original-transaction-id", "1", "--token", "abc"], "--token must be a UUID"),
+        (["extend", "--all-active", "--product-id", "p", "--days", "3", "--reason", "other", "--request-id", "x"], "--request-id must be a UUID"),
+    ])
+    func valuesAppleWouldRefuseAreUsageErrors(_ arguments: [String], _ said: String) async throws {
+        let setup = try await Setup()
+        let run = try setup.run(arguments)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains(said), "\(run.stderr)")
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+
+    @Test func consumptionTokenFinishAndTestNotificationAreSentAndRecorded() async throws {
+        let setup = try await Setup()
+        let runs = [
+            try setup.run([
+                "consumption", "--transaction-id", "2000000900000010", "--delivery-status", "delivered", "--customer-consented",
+                "--sample-content-provided", "false", "--consumed-percent", "40", "--yes", "--db", setup.db,
+            ]),
+            try setup.run([
+                "app-account-token", "--original-transaction-id", Self.subscription, "--token", "7e3fb20b-4cdb-47cc-936d-99d65f608138", "--yes",
+                "--db", setup.db,
+            ]),
+            try setup.run(["finish", "--transaction-id", "2000000900000010", "--yes", "--db", setup.db]),
+            try setup.run(["test-notification", "--wait", "--yes", "--db", setup.db, "--format", "json"]),
+        ]
+        #expect(runs.map(\.status) == [0, 0, 0, 0], "\(runs.map(\.stderr))")
+        #expect(runs[0].stdout.hasSuffix("done: consumption in Production\n"))
+        let test = try #require(runs[3].json as? [String: Any])
+        let attempts = (test["result"] as? [String: Any])?["send_attempts"] as? [[String: Any]]
+        #expect(attempts?.map { $0["send_attempt_result"] as? String } == ["SUCCESS"])
+        #expect(setup.simulator.service.writes.map(\.path) == [
+            "/inApps/v2/transactions/consumption/2000000900000010", "/inApps/v1/transactions/\(Self.subscription)/appAccountToken",
+            "/inApps/v1/transactions/2000000900000010/finish", "/inApps/v1/notifications/test",
+        ])
+        #expect(setup.simulator.service.writes[0].body.contains(#""consumptionPercentage":40000"#))
+        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(Set(rows.compactMap { $0["action"] as? String }) == ["consumption", "app-account-token", "finish", "test-notification"])
+        try await setup.stop()
+    }
+}

@@ -1,0 +1,265 @@
+import AppStoreClients
+import Foundation
+@testable import ReceiptCore
+import ReceiptSimulator
+import RetryEngine
+import ServiceTestSupport
+import Testing
+
+/// The writes, planned and sent by `CustomerActions` to the API simulator, which answers with
+/// Apple's rules: what a support engineer's `extend`, `consumption`, … do, end to end.
+@Suite struct ServerAPIActionsTests {
+    static let subscription = "2000000900000001"
+    static let day: Double = 86_400
+
+    private func actions(_ client: AppStoreServerAPIClient) -> CustomerActions {
+        CustomerActions(client: client, pipeline: ReceiptPipeline(at: TestTime.start))
+    }
+
+    private func extendPlan(
+        _ actions: CustomerActions, _ original: String = subscription, days: Int = 7, requestID: String, selection: APIEnvironmentSelection = .auto
+    ) async throws -> ActionPlan {
+        let body = try ExtendRenewalDateBody(days: days, reason: .serviceIssue, requestIdentifier: requestID)
+        return try await actions.plan(
+            .extend, try .extendRenewalDate(original, body), ids: ActionIDs(originalTransactionID: original), selection: selection,
+            requestID: requestID, extendDays: days
+        ).get()
+    }
+
+    /// The current period's expiry as a later look-up sees it, in the history and in the
+    /// subscription statuses alike (nil when they differ).
+    private func currentExpiry(_ client: AppStoreServerAPIClient) async throws -> Date? {
+        func latest(_ signed: [String]) throws -> Date? {
+            try signed.compactMap { try jwsPayload($0).object?["expiresDate"]?.int64 }.max().map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        }
+        let history = try await client.transactionHistory(Self.subscription, environment: .production).result.get()
+        let statuses = try await client.subscriptionStatuses(Self.subscription, environment: .production).result.get()
+        let fromHistory = try latest(history.signedTransactions)
+        let fromStatuses = try latest(statuses.data.flatMap(\.lastTransactions).compactMap(\.signedTransactionInfo))
+        return fromHistory == fromStatuses ? fromHistory : nil
+    }
+
+    @Test func anExtensionShowsItsPlanMovesTheExpiryAndIsAppliedOncePerRequestID() async throws {
+        try await withAPISimulator { client, simulator in
+            let actions = actions(client)
+            let before = try #require(try await currentExpiry(client))
+            let plan = try await extendPlan(actions, requestID: "ticket-4711")
+            #expect(plan.environment == .production)
+            #expect(plan.ids.productID == "com.example.receiptdash.pro.monthly")
+            let after = before.addingTimeInterval(7 * Self.day)
+            #expect(plan.lines.contains("expires \(AppleDate.iso8601(before)) → \(AppleDate.iso8601(after)) (+7 days)"))
+            #expect(plan.lines.contains("product: com.example.receiptdash.pro.monthly (active)"))
+            #expect(plan.text.contains("request id: ticket-4711 (repeat with --request-id ticket-4711 to retry safely)"))
+            #expect(simulator.service.writes.isEmpty)
+
+            let report = await actions.send(plan)
+            #expect(report.outcome == .success)
+            guard case .object(let result)? = report.result else { throw ReportMissing() }
+            #expect(result["effective_date"]?.text == AppleDate.iso8601(after))
+            #expect(result["original_transaction_id"]?.text == Self.subscription)
+            #expect(result["success"]?.bool == true)
+            let extended = try await currentExpiry(client)
+            #expect(extended == after)
+
+            // The same request id again (a retry after a lost answer): the same answer, extended once.
+            let again = await actions.send(plan)
+            #expect(again.outcome == .success)
+            #expect(again.result == report.result)
+            let still = try await currentExpiry(client)
+            #expect(still == after)
+            #expect(simulator.service.writes.map(\.path) == Array(repeating: "/inApps/v1/subscriptions/extend/\(Self.subscription)", count: 2))
+            #expect(simulator.service.writes.first?.body == #"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-4711"}"#)
+        }
+    }
+
+    @Test func aThirdExtensionWithinAYearIsRefusedWith4030005() async throws {
+        try await withAPISimulator { client, _ in
+            let actions = actions(client)
+            for id in ["first", "second"] {
+                #expect(await actions.send(try await extendPlan(actions, days: 3, requestID: id)).outcome == .success)
+            }
+            let third = await actions.send(try await extendPlan(actions, days: 3, requestID: "third"))
+            #expect(third.outcome == .refused)
+            #expect(third.apiError == .subscriptionMaxExtension)
+            #expect(third.httpStatus == 403)
+            #expect(third.failureText == "Production: 4030005 already extended twice in the last 365 days: Apple allows two extensions per customer per year")
+            guard case .object(let error)? = third.json.object?["error"] else { throw ReportMissing() }
+            #expect(error["api_error"]?.int64 == 4_030_005)
+            #expect(error["code"]?.text == "api-error")
+        }
+    }
+
+    @Test(arguments: [
+        // Expired (turned auto-renew off 35 days ago).
+        ("2000000900000020", APIEnvironmentSelection.production),
+        // Sandbox: in billing retry with a grace period.
+        ("2000000500000001", APIEnvironmentSelection.auto),
+    ])
+    func aSubscriptionThatIsNotActiveIsNotEligible(_ original: String, _ selection: APIEnvironmentSelection) async throws {
+        try await withAPISimulator { client, _ in
+            let actions = actions(client)
+            let report = await actions.send(try await extendPlan(actions, original, requestID: "r-\(original)", selection: selection))
+            #expect(report.outcome == .refused)
+            #expect(report.apiError == .subscriptionExtensionIneligible)
+        }
+    }
+
+    @Test func anUnknownSubscriptionFailsThePlanAndSendsNothing() async throws {
+        try await withAPISimulator { client, simulator in
+            let body = try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "x")
+            let planned = await actions(client).plan(
+                .extend, try .extendRenewalDate("2000000999999999", body), ids: ActionIDs(originalTransactionID: "2000000999999999"),
+                selection: .auto, requestID: "x", extendDays: 7)
+            guard case .failure(let failure) = planned else { throw ReportMissing() }
+            #expect(failure.apiError == .transactionIDNotFound)
+            #expect(simulator.service.writes.isEmpty)
+        }
+    }
+
+    @Test func bodiesApplesRulesWouldRefuseAreRefusedBeforeSending() throws {
+        #expect(throws: ActionRuleError.self) { try ExtendRenewalDateBody(days: 0, reason: .other, requestIdentifier: "a") }
+        #expect(throws: ActionRuleError.self) { try ExtendRenewalDateBody(days: 91, reason: .other, requestIdentifier: "a") }
+        #expect(throws: ActionRuleError.self) {
+            try ExtendRenewalDateBody(days: 1, reason: .other, requestIdentifier: String(repeating: "x", count: 129))
+        }
+        #expect(throws: ActionRuleError.self) {
+            try MassExtendBody(days: 3, reason: .other, productID: "p", requestIdentifier: "not-a-uuid", storefronts: [])
+        }
+        #expect(throws: ActionRuleError.self) {
+            try ConsumptionBody(customerConsented: false, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: nil, refundPreference: nil)
+        }
+        #expect(throws: ActionRuleError.self) {
+            try ConsumptionBody(
+                customerConsented: true, deliveryStatus: .undeliveredOther, sampleContentProvided: false, consumedPercent: 10, refundPreference: nil)
+        }
+        #expect(throws: ActionRuleError.self) {
+            try ConsumptionBody(
+                customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: 100, refundPreference: .grantProrated)
+        }
+        #expect(throws: ActionRuleError.self) { try AppAccountTokenBody(token: "not-a-uuid") }
+        let body = try ConsumptionBody(
+            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: true, consumedPercent: 40, refundPreference: .grantProrated)
+        #expect(body.consumptionPercentage == 40_000)
+        #expect(
+            String(decoding: APIRequest.json(body), as: UTF8.self)
+                == #"{"consumptionPercentage":40000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_PRORATED","sampleContentProvided":true}"#
+        )
+        #expect(ExtendReason(argument: "service-issue") == .serviceIssue)
+        #expect(ExtendReason(argument: "2") == .other)
+        #expect(ExtendReason(argument: "4") == nil)
+        #expect(DeliveryStatus(argument: "undelivered-server-outage") == .undeliveredServerOutage)
+    }
+
+    @Test func consumptionIsAcceptedWith202AndItsFieldsAreChecked() async throws {
+        try await withAPISimulator { client, simulator in
+            let actions = actions(client)
+            let body = try ConsumptionBody(
+                customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: 40, refundPreference: .decline)
+            let plan = try await actions.plan(
+                .consumption, try .consumption("2000000900000010", body), ids: ActionIDs(transactionID: "2000000900000010"), selection: .auto,
+                requestID: "c1"
+            ).get()
+            #expect(plan.ids.productID == "com.example.receiptdash.coins100")
+            let report = await actions.send(plan)
+            #expect(report.outcome == .success)
+            #expect(report.httpStatus == 202)
+            // What Apple's checks refuse, sent as raw bodies.
+            for (fields, code) in [
+                (#"{"customerConsented":false,"deliveryStatus":"DELIVERED","sampleContentProvided":false}"#, APIErrorCode.invalidCustomerConsented),
+                (#"{"customerConsented":true,"deliveryStatus":"LOST","sampleContentProvided":false}"#, .invalidDeliveryStatus),
+                (#"{"customerConsented":true,"deliveryStatus":"DELIVERED"}"#, .invalidSampleContentProvided),
+            ] {
+                let request = APIRequest(
+                    endpoint: .consumption, method: .put, path: "/inApps/v2/transactions/consumption/2000000900000010", body: Array(fields.utf8))
+                let answer = await client.send(request, in: .production, as: APINoContent.self)
+                #expect(answer.failure?.apiError == code, "\(fields)")
+            }
+            #expect(simulator.service.writes.count == 4)
+        }
+    }
+
+    @Test func anAppAccountTokenShowsOnLaterLookUpsAndOnlyOnAnOriginalTransaction() async throws {
+        try await withAPISimulator { client, _ in
+            let actions = actions(client)
+            let body = try AppAccountTokenBody(token: "7E3FB20B-4CDB-47CC-936D-99D65F608138")
+            #expect(body.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+            let plan = try await actions.plan(
+                .appAccountToken, try .setAppAccountToken(Self.subscription, body), ids: ActionIDs(originalTransactionID: Self.subscription),
+                selection: .auto, requestID: "t1"
+            ).get()
+            #expect(plan.lines.contains("app account token now: none"))
+            #expect(await actions.send(plan).outcome == .success)
+            let lookup = await CustomerLookupService(client: client, pipeline: ReceiptPipeline(at: TestTime.start))
+                .lookUp(.transactionID(Self.subscription), environment: .production)
+            let tokens = Set(lookup.transactions.compactMap(\.transaction).filter { $0.originalTransactionID == Self.subscription }.map(\.appAccountToken))
+            #expect(tokens == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+
+            let renewal = try APIRequest.setAppAccountToken("2000000900000003", body)
+            let refused = await client.send(renewal, in: .production, as: APINoContent.self)
+            #expect(refused.failure?.apiError == .notOriginalTransactionID)
+        }
+    }
+
+    @Test func finishAndTestNotificationAreTaken() async throws {
+        try await withAPISimulator { client, simulator in
+            let actions = actions(client)
+            let finish = try await actions.plan(
+                .finish, try .finishTransaction("2000000900000010"), ids: ActionIDs(transactionID: "2000000900000010"), selection: .auto, requestID: nil
+            ).get()
+            #expect(await actions.send(finish).outcome == .success)
+            let missing = await client.send(try .finishTransaction("2000000999999999"), in: .production, as: APINoContent.self)
+            #expect(missing.failure?.apiError == .transactionIDNotFound)
+
+            let test = try await actions.plan(.testNotification, .requestTestNotification(), ids: ActionIDs(), selection: .auto, requestID: nil).get()
+            let report = await actions.send(test)
+            #expect(report.outcome == .success)
+            let token = try #require(report.result?.object?["test_notification_token"]?.text)
+            let attempts = try #require(await actions.testNotificationAttempts(token, environment: .production))
+            #expect(attempts.compactMap { $0.object?["send_attempt_result"]?.text } == ["SUCCESS"])
+            #expect(
+                simulator.service.writes.map(\.path) == [
+                    "/inApps/v1/transactions/2000000900000010/finish", "/inApps/v1/transactions/2000000999999999/finish", "/inApps/v1/notifications/test",
+                ])
+        }
+    }
+
+    @Test func aMassExtensionCompletesAfterItsDelayAndCountsWhatItExtended() async throws {
+        let clock = TestTime()
+        try await withAPISimulator(clock: clock) { client, _ in
+            let actions = actions(client)
+            let id = "3f1c7e1e-0d6b-4a34-9a11-0c7f1b2a4e55"
+            let body = try MassExtendBody(
+                days: 5, reason: .serviceIssue, productID: "com.example.receiptdash.pro.monthly", requestIdentifier: id, storefronts: [])
+            let plan = try await actions.plan(.massExtend, .massExtend(body), ids: ActionIDs(productID: body.productId), selection: .auto, requestID: id)
+                .get()
+            #expect(await actions.send(plan).result?.object?["request_identifier"]?.text == id)
+            let status = ActionPlan(
+                action: .massExtendStatus, request: try .massExtendStatus(productID: body.productId, requestIdentifier: id), requestID: id,
+                environment: .production, ids: plan.ids, lines: [])
+            let early = await actions.send(status)
+            #expect(early.result?.object?["complete"]?.bool == false)
+            clock.testClock.advance(by: .seconds(3))
+            let done = await actions.send(status)
+            let fields = try #require(done.result?.object)
+            #expect(fields["complete"]?.bool == true)
+            // Production's one active monthly subscriber is extended.
+            #expect(fields["succeeded_count"]?.int64 == 1)
+            #expect(fields["failed_count"]?.int64 == 0)
+            let unknown = await client.send(try .massExtendStatus(productID: body.productId, requestIdentifier: UUID().uuidString), in: .production, as: MassExtendStatusResponse.self)
+            #expect(unknown.failure?.apiError == .statusRequestNotFound)
+        }
+    }
+
+    @Test func everyActionCodeIsExplainedWithWhatToDo() {
+        for code in APIErrorCode.actionCodes {
+            #expect(code.isKnown, "\(code.rawValue)")
+            #expect(code.explanation == code.actionExplanation, "\(code.rawValue)")
+            // What it means, then what to do.
+            #expect(code.actionExplanation.contains(": "), "\(code.rawValue): \(code.actionExplanation)")
+        }
+        #expect(APIErrorCode.subscriptionExtensionIneligible.actionExplanation.hasPrefix("not eligible: "))
+        #expect(APIErrorCode.familySharedSubscriptionExtensionIneligible.actionExplanation.hasPrefix("a family member's copy: extend the purchaser's"))
+    }
+}
+
+private struct ReportMissing: Error {}
