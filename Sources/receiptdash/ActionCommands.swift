@@ -52,8 +52,8 @@ struct ActionOptions: ParsableArguments {
     }
 }
 
-/// The one flow of every write: read-only, credentials, the plan (a look-up of the customer),
-/// dry run or confirmation, the send, the audit row, the answer.
+/// Wires a write: read-only first, then the request, the client and the audit trail for
+/// ``ActionSession``, which plans, confirms, sends and answers.
 struct ActionFlow {
     var action: APIAction
     var ids: ActionIDs
@@ -61,7 +61,7 @@ struct ActionFlow {
     var api: APIOptions
     var extendDays: Int?
     var extraLines: [String] = []
-    /// `test-notification --wait`: ask for its send attempts before answering.
+    /// `--wait` (test notification attempts, mass extension status).
     var wait = false
     /// Built once the request id is known (a body carries it).
     var makeRequest: (_ requestID: String) throws -> APIRequest
@@ -73,14 +73,12 @@ struct ActionFlow {
         }
         let requestID = options.requestId ?? UUID().uuidString.lowercased()
         let request: APIRequest
-        let credentials: APICredentials
         let client: AppStoreServerAPIClient
         let pipeline: ReceiptPipeline
         do {
             request = try makeRequest(requestID)
             pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
-            credentials = try api.credentials()
-            client = try api.makeClient(credentials, caFile: options.caFile)
+            client = try api.makeClient(try api.credentials(), caFile: options.caFile)
         } catch let error as APIFailure {
             throw ValidationError(error.reason)
         } catch let error as ActionRuleError {
@@ -89,74 +87,21 @@ struct ActionFlow {
             LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
             throw ExitCode.failure
         }
-        let events: @Sendable (APIClientEvent) -> Void = { event in
-            if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
-        }
-        let actions = CustomerActions(client: client, pipeline: pipeline)
-        let planned = await actions.plan(
-            action, request, ids: ids, selection: options.environment, requestID: action.writes ? requestID : options.requestId,
-            extraLines: extraLines, extendDays: extendDays, onEvent: events)
-        let plan: ActionPlan
-        switch planned {
-        case .success(let made): plan = made
-        case .failure(let failure):
-            try? await client.shutdown()
-            let words = failure.apiError.map { "\($0.rawValue) \($0.actionExplanation)" } ?? failure.reason
-            LookupOutput.writeError(code: failure.code.rawValue, message: "the customer could not be read, nothing was sent: \(words)", format: options.format)
-            throw ExitCode.failure
-        }
-        if options.dryRun {
-            try? await client.shutdown()
-            write(ActionReport(plan: plan, dryRun: true, outcome: nil, result: nil, records: [], failure: nil))
-            return
-        }
-        if action.writes {
-            // The plan, then the question: on standard output for text, on standard error
-            // beside the prompt for JSON (standard output keeps one JSON object).
-            if options.format == .text { Standard.output(plan.text) } else if !options.yes { Standard.errorRaw(plan.text) }
-            if !options.yes {
-                guard isatty(STDIN_FILENO) != 0 else {
-                    try? await client.shutdown()
-                    Standard.error("receiptdash: not sent: add --yes to send, or --dry-run to see the request")
-                    throw ExitCode.validationFailure
-                }
-                Standard.errorRaw("send it? [y/N] ")
-                let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
-                guard answer == "y" || answer == "yes" else {
-                    try? await client.shutdown()
-                    Standard.error("receiptdash: not sent")
-                    throw ExitCode.failure
-                }
-            }
-        }
-        var report = await actions.send(plan, onEvent: events)
-        if report.outcome == .success, action == .testNotification, wait, case .object(var fields)? = report.result,
-            let token = fields["test_notification_token"]?.text
-        {
-            fields["send_attempts"] = .array(await waitForAttempts(actions, token: token, environment: plan.environment))
-            report.result = .object(fields)
-        }
-        try? await client.shutdown()
-        let recorded = action.writes ? await record(report) : true
-        write(report)
-        if report.outcome != .success || !recorded { throw ExitCode.failure }
-    }
-
-    /// A test notification's send attempts, asked once a second for up to 30 seconds.
-    private func waitForAttempts(_ actions: CustomerActions, token: String, environment: APIEnvironment) async -> [JSONValue] {
-        for _ in 0..<30 {
-            if let attempts = await actions.testNotificationAttempts(token, environment: environment), !attempts.isEmpty { return attempts }
-            try? await Task.sleep(for: .seconds(1))
-        }
-        return []
-    }
-
-    /// Records a write that was sent (refused and unknown ones too); false when it could not be.
-    private func record(_ report: ActionReport) async -> Bool {
-        guard report.outcome != .failed || report.records.contains(where: { $0.endpoint == report.plan.request.endpoint }) else { return true }
+        var session = ActionSession(
+            action: action, ids: ids, selection: options.environment, format: options.format,
+            requestID: action.writes ? requestID : options.requestId)
+        (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait) =
+            (extendDays, extraLines, options.dryRun, options.yes, wait)
         let path = options.db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+        session.record = { report in await Self.record(report, in: path) }
+        let exit = await session.run(request, client: client, pipeline: pipeline)
+        if exit != .done { throw ExitCode(exit.rawValue) }
+    }
+
+    /// The audit row of a write that was sent; false (and said) when it cannot be written.
+    static func record(_ report: ActionReport, in path: String) async -> Bool {
         let row = AuditAction(
-            at: Date(), user: ProcessInfo.processInfo.userName, action: action.rawValue, environment: report.plan.environment.rawValue,
+            at: Date(), user: ProcessInfo.processInfo.userName, action: report.plan.action.rawValue, environment: report.plan.environment.rawValue,
             requestID: report.plan.requestID, originalTransactionID: report.plan.ids.originalTransactionID,
             transactionID: report.plan.ids.transactionID, productID: report.plan.ids.productID, requestBody: report.plan.request.bodyText,
             httpStatus: report.httpStatus, apiError: report.apiError?.rawValue, result: report.outcome?.rawValue ?? "failed")
@@ -167,18 +112,9 @@ struct ActionFlow {
                 return true
             }
         } catch {
-            Standard.error("receiptdash: the \(action.rawValue) was sent (\(row.result)) but could not be recorded in \(path): \(AuditStores.words(error))")
+            Standard.error(
+                "receiptdash: the \(row.action) was sent (\(row.result)) but could not be recorded in \(path): \(AuditStores.words(error))")
             return false
-        }
-    }
-
-    private func write(_ report: ActionReport) {
-        switch options.format {
-        case .json:
-            Standard.line(InspectJSON.encode(report.json))
-        case .text:
-            Standard.output(report.text)
-            if let failure = report.failureText { Standard.error("receiptdash: \(failure)") }
         }
     }
 }

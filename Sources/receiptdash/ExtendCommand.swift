@@ -2,7 +2,6 @@ import AppStoreClients
 import ArgumentParser
 import Foundation
 import ReceiptCore
-import UntrustedText
 
 extension ExtendReason: ExpressibleByArgument {}
 extension DeliveryStatus: ExpressibleByArgument {}
@@ -112,42 +111,8 @@ struct Extend: AsyncParsableCommand {
 
     /// `--status`: once, or with `--wait` until complete.
     private func statusRun(_ productID: String, _ requestID: String) async throws {
-        var options = action
-        options.yes = true
-        while true {
-            do {
-                try await ActionFlow(action: .massExtendStatus, ids: ActionIDs(productID: productID), options: options, api: api) { _ in
-                    try .massExtendStatus(productID: productID, requestIdentifier: requestID)
-                }.runStatus(until: wait)
-                return
-            } catch is StatusNotComplete {
-                try await Task.sleep(for: .seconds(2))
-            }
-        }
-    }
-}
-
-/// A mass extension's status said "not complete" and `--wait` asks again.
-struct StatusNotComplete: Error {}
-
-extension ActionFlow {
-    /// Runs a status read; with `untilComplete`, an incomplete answer throws ``StatusNotComplete``
-    /// (printed only once complete).
-    func runStatus(until untilComplete: Bool) async throws {
-        guard untilComplete else { return try await run() }
-        let credentials = try api.credentials()
-        let client = try api.makeClient(credentials, caFile: options.caFile)
-        let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
-        let actions = CustomerActions(client: client, pipeline: pipeline)
-        let request = try makeRequest("")
-        let environment: APIEnvironment = options.environment == .sandbox ? .sandbox : .production
-        let plan = ActionPlan(action: .massExtendStatus, request: request, requestID: options.requestId, environment: environment, ids: ids, lines: [])
-        let report = await actions.send(plan)
-        try? await client.shutdown()
-        if report.outcome == .success, case .object(let fields)? = report.result, fields["complete"]?.bool != true {
-            Standard.error("receiptdash: not complete yet; asking again in 2 s")
-            throw StatusNotComplete()
-        }
-        try await run()
+        try await ActionFlow(action: .massExtendStatus, ids: ActionIDs(productID: productID), options: action, api: api, wait: wait) { _ in
+            try .massExtendStatus(productID: productID, requestIdentifier: requestID)
+        }.run()
     }
 }

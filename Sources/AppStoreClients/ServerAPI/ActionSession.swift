@@ -1,0 +1,131 @@
+import Foundation
+import ReceiptCore
+import UntrustedText
+
+/// One write to Apple as a command runs it, once its request is built and its client made:
+/// the plan (a look-up of the customer), then a dry run, or the plan shown and confirmed, the
+/// send, the audit row and the answer. Everything is said on standard output and error.
+public struct ActionSession: Sendable {
+    /// How the command ends.
+    public enum Exit: Int32, Sendable {
+        case done = 0
+        case failed = 1
+        /// Not sent for want of `--yes` without a terminal.
+        case usage = 64
+    }
+
+    public var action: APIAction
+    public var ids: ActionIDs
+    public var selection: APIEnvironmentSelection
+    public var format: OutputFormat
+    /// The id printed and sent (extensions carry it in their body).
+    public var requestID: String?
+    public var extendDays: Int?
+    public var extraLines: [String] = []
+    public var dryRun = false
+    /// `--yes`: send without asking.
+    public var yes = false
+    /// `--wait`: a test notification's send attempts, or a mass extension's completion, asked
+    /// for before answering.
+    public var wait = false
+    /// Asks the person (y/N); nil when there is no terminal to ask on.
+    public var ask: @Sendable () -> Bool? = ActionSession.askOnTerminal
+    /// Records a write that was sent; false when it could not be (said by the closure).
+    public var record: @Sendable (ActionReport) async -> Bool = { _ in true }
+
+    public init(action: APIAction, ids: ActionIDs, selection: APIEnvironmentSelection, format: OutputFormat, requestID: String?) {
+        self.action = action
+        self.ids = ids
+        self.selection = selection
+        self.format = format
+        self.requestID = requestID
+    }
+
+    /// Runs the write with `client` (shut down before returning, whatever happens).
+    public func run(_ request: APIRequest, client: AppStoreServerAPIClient, pipeline: ReceiptPipeline) async -> Exit {
+        let exit = await runOpen(request, CustomerActions(client: client, pipeline: pipeline))
+        try? await client.shutdown()
+        return exit
+    }
+
+    private func runOpen(_ request: APIRequest, _ actions: CustomerActions) async -> Exit {
+        let events: @Sendable (APIClientEvent) -> Void = { event in
+            if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
+        }
+        let plan: ActionPlan
+        switch await actions.plan(
+            action, request, ids: ids, selection: selection, requestID: requestID, extraLines: extraLines, extendDays: extendDays, onEvent: events)
+        {
+        case .success(let made): plan = made
+        case .failure(let failure):
+            let words = failure.apiError.map { "\($0.rawValue) \($0.actionExplanation)" } ?? failure.reason
+            LookupOutput.writeError(code: failure.code.rawValue, message: "the customer could not be read, nothing was sent: \(words)", format: format)
+            return .failed
+        }
+        if dryRun {
+            write(ActionReport(plan: plan, dryRun: true, outcome: nil, result: nil, records: [], failure: nil))
+            return .done
+        }
+        if action.writes {
+            // The plan, then the question: on standard output for text, on standard error
+            // beside the prompt for JSON (standard output keeps one JSON object).
+            if format == .text { Standard.output(plan.text) } else if !yes { Standard.errorRaw(plan.text) }
+            if !yes {
+                switch ask() {
+                case nil:
+                    Standard.error("receiptdash: not sent: add --yes to send, or --dry-run to see the request")
+                    return .usage
+                case false?:
+                    Standard.error("receiptdash: not sent")
+                    return .failed
+                case true?:
+                    break
+                }
+            }
+        }
+        var report = await actions.send(plan, onEvent: events)
+        while wait, action == .massExtendStatus, report.outcome == .success, report.result?.object?["complete"]?.bool == false {
+            Standard.error("receiptdash: not complete yet; asking again in 2 s")
+            try? await Task.sleep(for: .seconds(2))
+            if Task.isCancelled { break }
+            report = await actions.send(plan, onEvent: events)
+        }
+        if report.outcome == .success, wait, case .object(var fields)? = report.result, let token = fields["test_notification_token"]?.text {
+            fields["send_attempts"] = .array(await attempts(actions, token: token, environment: plan.environment))
+            report.result = .object(fields)
+        }
+        // A write that left (refused and unknown ones too) is recorded; one never sent is not.
+        let sent = report.records.contains { $0.endpoint == plan.request.endpoint }
+        let recorded = action.writes && sent ? await record(report) : true
+        write(report)
+        return report.outcome == .success && recorded ? .done : .failed
+    }
+
+    /// A test notification's send attempts, asked once a second for up to 30 seconds.
+    private func attempts(_ actions: CustomerActions, token: String, environment: APIEnvironment) async -> [JSONValue] {
+        for _ in 0..<30 {
+            if let attempts = await actions.testNotificationAttempts(token, environment: environment), !attempts.isEmpty { return attempts }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        return []
+    }
+
+    private func write(_ report: ActionReport) {
+        switch format {
+        case .json:
+            Standard.line(InspectJSON.encode(report.json))
+        case .text:
+            Standard.output(report.text)
+            if let failure = report.failureText { Standard.error("receiptdash: \(failure)") }
+        }
+    }
+
+    /// `send it? [y/N]` on standard error, the answer from standard input; nil when standard
+    /// input is not a terminal.
+    public static let askOnTerminal: @Sendable () -> Bool? = {
+        guard isatty(STDIN_FILENO) != 0 else { return nil }
+        Standard.errorRaw("send it? [y/N] ")
+        let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
+        return answer == "y" || answer == "yes"
+    }
+}
