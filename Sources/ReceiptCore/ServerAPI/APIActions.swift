@@ -21,8 +21,21 @@ public struct ActionRuleError: Error, Sendable, Hashable, CustomStringConvertibl
     public init(_ description: String) { self.description = description }
 }
 
+/// A value a command names in lower-case words (`service-issue`, `undelivered-other`).
+public protocol ArgumentNamed: CaseIterable {
+    var name: String { get }
+}
+
+extension ArgumentNamed {
+    /// The value `text` names (any case, spaces around ignored).
+    public static func named(_ text: String) -> Self? {
+        let wanted = text.trimmingCharacters(in: .whitespaces).lowercased()
+        return allCases.first { $0.name == wanted }
+    }
+}
+
 /// Why a subscription is extended (`extendReasonCode`).
-public enum ExtendReason: Int, Sendable, Hashable, CaseIterable {
+public enum ExtendReason: Int, Sendable, Hashable, ArgumentNamed {
     case undeclared = 0
     case customerSatisfaction = 1
     case other = 2
@@ -40,18 +53,13 @@ public enum ExtendReason: Int, Sendable, Hashable, CaseIterable {
 
     /// A name (`service-issue`) or Apple's number (0–3).
     public init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        if let number = Int(text), let reason = ExtendReason(rawValue: number) {
-            self = reason
-            return
-        }
-        guard let reason = Self.allCases.first(where: { $0.name == text }) else { return nil }
+        guard let reason = Int(argument.trimmingCharacters(in: .whitespaces)).flatMap(Self.init(rawValue:)) ?? Self.named(argument) else { return nil }
         self = reason
     }
 }
 
 /// Whether the purchase was delivered (`deliveryStatus` of Send Consumption Information v2).
-public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable {
+public enum DeliveryStatus: String, Sendable, Hashable, ArgumentNamed {
     case delivered = "DELIVERED"
     case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
     case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
@@ -61,24 +69,24 @@ public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable {
     /// The name on the command line (`undelivered-quality-issue`).
     public var name: String { rawValue.lowercased().replacingOccurrences(of: "_", with: "-") }
 
+    /// A name (`undelivered-other`) or Apple's value (`UNDELIVERED_OTHER`).
     public init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        guard let status = Self.allCases.first(where: { $0.name == text || $0.rawValue.lowercased() == text }) else { return nil }
+        guard let status = Self.named(argument.replacingOccurrences(of: "_", with: "-")) else { return nil }
         self = status
     }
 }
 
 /// What the developer would like Apple to decide on a refund request (`refundPreference`).
-public enum RefundPreference: String, Sendable, Hashable, CaseIterable {
+public enum RefundPreference: String, Sendable, Hashable, ArgumentNamed {
     case decline = "DECLINE"
     case grantFull = "GRANT_FULL"
     case grantProrated = "GRANT_PRORATED"
 
     public var name: String { rawValue.lowercased().replacingOccurrences(of: "_", with: "-") }
 
+    /// A name (`grant-prorated`) or Apple's value (`GRANT_PRORATED`).
     public init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        guard let preference = Self.allCases.first(where: { $0.name == text || $0.rawValue.lowercased() == text }) else { return nil }
+        guard let preference = Self.named(argument.replacingOccurrences(of: "_", with: "-")) else { return nil }
         self = preference
     }
 }
