@@ -308,7 +308,9 @@ let package = Package(
         ),
         .testTarget(
             name: "DashboardLiveTests",
-            dependencies: ["AppStoreClients", "AuditStore", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator"]
+            dependencies: [
+                "AppStoreClients", "AuditStore", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
+            ]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",

@@ -15,13 +15,15 @@ public enum DashboardApp {
     public static func run(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
         pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
-        feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil, notifications: (any NotificationFeed)? = nil
+        feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil, notifications: (any NotificationFeed)? = nil,
+        acting: (any CustomerActing)? = nil
     ) async {
         let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
         state.lookupAvailable = lookup != nil
+        state.actionsAvailable = acting != nil && lookup != nil
         if notifications != nil { state.notificationWatchStarted = state.notificationWatchStarted ?? environment.now() }
         if let audit {
             let pending = await audit.pending()
@@ -35,6 +37,7 @@ public enum DashboardApp {
         }
         let inbox = EventInbox<OnlineEvent>()
         let lookups = EventInbox<LookupReport>()
+        let answers = EventInbox<OrderAnswer>()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
         // Items are only ever appended: each pass offers the audit store only those added since.
@@ -46,6 +49,18 @@ public enum DashboardApp {
                 switch report {
                 case .progress(let query, let event): state.apply(event, for: query, at: state.wallClock)
                 case .finished(let result): state.add(result)
+                }
+            }
+            for answer in answers.drain() {
+                // A taken extension asks the look-up again, so the new expiry shows.
+                for case .lookUp(let query) in state.apply(answer.answer, for: answer.order) {
+                    guard let lookup else { continue }
+                    lookups.begin()
+                    tasks.append(Task.detached {
+                        let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
+                        lookups.post(.finished(result))
+                        lookups.end()
+                    })
                 }
             }
             if let notifications { state.apply(await notifications.poll(), at: state.wallClock) }
@@ -66,7 +81,7 @@ public enum DashboardApp {
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
-            let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending
+            let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || answers.active > 0 || answers.pending
             let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
@@ -92,6 +107,13 @@ public enum DashboardApp {
                         let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
                         lookups.post(.finished(result))
                         lookups.end()
+                    })
+                case .extend(let order):
+                    guard let acting else { continue }
+                    answers.begin()
+                    tasks.append(Task.detached {
+                        answers.post(OrderAnswer(order: order, answer: await acting.extend(order)))
+                        answers.end()
                     })
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
                 case .export(let json, let fileName):

@@ -40,6 +40,8 @@ public enum Mode: Sendable, Hashable {
     case command(String)
     /// The `l` box: an order ID or a transaction ID to look up.
     case lookup(String)
+    /// `x` on a looked-up subscription: days and reason, then the plan and `y`.
+    case extendForm(ExtendForm)
     /// `Enter` on a notification: its payload decoded, nested tokens and every trust step.
     case notificationDetail(uuid: String, scroll: Int)
 }
@@ -75,6 +77,9 @@ public enum Effect: Sendable, Hashable {
     /// Look a customer up through the App Store Server API (`l` / `L`); the answer comes back
     /// through `DashboardState.add(_:)`.
     case lookUp(LookupQuery)
+    /// Extend a subscription's renewal date (`x`, then `y`); the answer comes back through
+    /// `DashboardState.apply(_:for:)`.
+    case extend(ExtendOrder)
     /// Decode and judge a notification's signed payload for the detail overlay; the answer
     /// comes back through `DashboardState.notificationDetails`.
     case inspectNotification(uuid: String, signedPayload: String)
@@ -133,6 +138,10 @@ public struct DashboardState: Sendable {
     public var onlineAvailable = false
     /// Whether customer look-up through the App Store Server API is wired in (`l` / `L`).
     public var lookupAvailable = false
+    /// Writes to Apple (`x`) are wired in and allowed.
+    public var actionsAvailable = false
+    /// Why they are not (read-only, no credentials), said when `x` is pressed.
+    public var actionsUnavailableReason: String?
     /// Why look-up is not available, when the executable knows more than "no credentials"
     /// (e.g. an unreadable key file); `l` says it.
     public var lookupSetupProblem: String?

@@ -22,6 +22,7 @@ extension DashboardState {
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
         case .command(let text): return handleCommand(event, text: text)
         case .lookup(let text): return handleLookupBox(event, text: text)
+        case .extendForm(let form): return handleExtendForm(event, form: form)
         case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
         }
     }
@@ -118,6 +119,8 @@ extension DashboardState {
                 break
             }
             mode = .lookup("")
+        case .extend:
+            startExtend()
         case .lookUpReceipt:
             guard lookupAvailable else {
                 explainLookupSetup()

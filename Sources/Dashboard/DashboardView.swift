@@ -20,9 +20,10 @@ public enum DashboardView {
         if let rect = layout.panes[.notifications] { notifications(state, rect, &b) }
         if let rect = layout.metrics { metrics(state, rect, &b) }
         messageLine(state, layout.message, &b)
-        Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus))
+        Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus, actions: state.actionsAvailable))
         switch state.mode {
-        case .help(let offset): help(offset, &b)
+        case .help(let offset): help(offset, actions: state.actionsAvailable, &b)
+        case .extendForm(let form): extendForm(form, &b)
         case .paste(let text): pasteBox(text, &b)
         case .detail(_, let scroll): detail(state, scroll, &b)
         case .notificationDetail(let uuid, let scroll): notificationDetail(state, uuid: uuid, scroll: scroll, &b)
@@ -383,11 +384,32 @@ public enum DashboardView {
         }
     }
 
-    static func help(_ offset: Int, _ b: inout ScreenBuffer) {
-        let lines = KeyMap.bindings.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
+    static func help(_ offset: Int, actions: Bool, _ b: inout ScreenBuffer) {
+        let lines = KeyMap.bindings.filter { actions || $0.action != .extend }.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
             + ["", "Any key closes this help.", "Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono."]
         let inner = Widgets.overlay(into: &b, width: 96, height: min(lines.count + 2, b.height - 2), title: "Keys")
         Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
+    }
+
+    /// The `x` form, then its plan: what is sent, and `y` to send.
+    static func extendForm(_ form: ExtendForm, _ b: inout ScreenBuffer) {
+        var lines: [(String, Style)]
+        if form.confirming {
+            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
+            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+        } else {
+            let reasons = ExtendReason.allCases.map { $0 == form.reason ? "[\($0.name)]" : $0.name }.joined(separator: " ")
+            lines = [
+                ("subscription: \(SafeText.escaped(form.productID ?? "?")) (original \(SafeText.escaped(form.originalTransactionID)))", Style(.overlay)),
+                ("Days (1-90): \(form.days)▏", Style(.input)),
+                ("Reason: \(reasons)", Style(.overlay)),
+                ("", Style(.overlay)),
+                ("type the days · Tab changes the reason · Enter shows the plan · Esc cancels", Style(.muted)),
+            ]
+            if let problem = form.problem { lines.append((problem, Style(.error))) }
+        }
+        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Extend renewal date")
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
     }
 
     static func pasteBox(_ text: String, _ b: inout ScreenBuffer) {

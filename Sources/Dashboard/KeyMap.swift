@@ -7,7 +7,7 @@ public enum Action: String, Sendable, CaseIterable {
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
-    case lookUp, lookUpReceipt
+    case lookUp, lookUpReceipt, extend
 }
 
 /// The panes of the dashboard.
@@ -51,6 +51,7 @@ public struct KeyBinding: Sendable {
         case .verify: "verify"
         case .lookUp: "look up"
         case .lookUpReceipt: "look up receipt"
+        case .extend: "extend"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -104,6 +105,10 @@ public enum KeyMap {
         .init(
             keys: [.character("L")], label: "L", action: .lookUpReceipt,
             description: "look up the selected receipt's customer (its newest transaction ID)", footerPanes: [.receipts], inFooter: true),
+        .init(
+            keys: [.character("x")], label: "x", action: .extend,
+            description: "extend a looked-up subscription's renewal date (days, reason, plan, y/N)",
+            footerPanes: [.subscriptions], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
         .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
     ]
@@ -114,9 +119,11 @@ public enum KeyMap {
     }
 
     /// The footer hints for a pane.
-    public static func hints(for pane: Pane) -> [(key: String, label: String)] {
+    public static func hints(for pane: Pane, actions: Bool = true) -> [(key: String, label: String)] {
         // Help and quit first, so they survive on narrow screens.
-        let shown = bindings.filter { $0.inFooter && ($0.footerPanes.isEmpty || $0.footerPanes.contains(pane)) }
+        let shown = bindings.filter {
+            $0.inFooter && ($0.footerPanes.isEmpty || $0.footerPanes.contains(pane)) && (actions || $0.action != .extend)
+        }
         let first = shown.filter { $0.action == .help || $0.action == .quit }
         let rest = shown.filter { $0.action != .help && $0.action != .quit }
         return (first + rest).map { ($0.label, $0.hint) }

@@ -4,6 +4,7 @@ import AuditStore
 import AuditTrail
 import Foundation
 import ReceiptCore
+import ReceiptWatch
 import UntrustedText
 
 /// What every write to Apple takes besides the API options.
@@ -43,12 +44,7 @@ struct ActionOptions: ParsableArguments {
 
     /// Why writes are refused, if they are: the flag, the variable or the profile.
     func readOnlyReason(_ api: APIOptions) throws -> String? {
-        if readOnly { return "--read-only" }
-        if ProcessInfo.processInfo.environment["RECEIPTDASH_READ_ONLY"].map({ !$0.isEmpty && $0 != "0" }) == true {
-            return "RECEIPTDASH_READ_ONLY is set"
-        }
-        if try api.profile()?.readOnly == true { return "the profile \(api.apiProfile ?? "") says read_only = true" }
-        return nil
+        try api.readOnlyReason(flag: readOnly)
     }
 }
 
@@ -100,11 +96,7 @@ struct ActionFlow {
 
     /// The audit row of a write that was sent; false (and said) when it cannot be written.
     static func record(_ report: ActionReport, in path: String) async -> Bool {
-        let row = AuditAction(
-            at: Date(), user: ProcessInfo.processInfo.userName, action: report.plan.action.rawValue, environment: report.plan.environment.rawValue,
-            requestID: report.plan.requestID, originalTransactionID: report.plan.ids.originalTransactionID,
-            transactionID: report.plan.ids.transactionID, productID: report.plan.ids.productID, requestBody: report.plan.request.bodyText,
-            httpStatus: report.httpStatus, apiError: report.apiError?.rawValue, result: report.outcome?.rawValue ?? "failed")
+        let row = AuditAction(report)
         do {
             let store = try await AuditStores.open(path)
             return try await AuditStoreService.closing(store) {
@@ -116,5 +108,18 @@ struct ActionFlow {
                 "receiptdash: the \(row.action) was sent (\(row.result)) but could not be recorded in \(path): \(AuditStores.words(error))")
             return false
         }
+    }
+}
+
+extension APIOptions {
+    /// Why writes to Apple are refused, if they are: `--read-only`, RECEIPTDASH_READ_ONLY, or
+    /// the profile's `read_only = true`.
+    func readOnlyReason(flag: Bool) throws -> String? {
+        if flag { return "--read-only" }
+        if ProcessInfo.processInfo.environment["RECEIPTDASH_READ_ONLY"].map({ !$0.isEmpty && $0 != "0" }) == true {
+            return "RECEIPTDASH_READ_ONLY is set"
+        }
+        if try profile()?.readOnly == true { return "the profile \(apiProfile ?? "") says read_only = true" }
+        return nil
     }
 }

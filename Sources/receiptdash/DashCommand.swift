@@ -52,6 +52,9 @@ struct Dash: AsyncParsableCommand {
     @Flag(name: .long, help: "Attach read-only to --db and show what another process (watch, verify) records, live.")
     var follow = false
 
+    @Flag(name: .long, help: "Refuse every write to Apple (x), as RECEIPTDASH_READ_ONLY=1 or a profile's read_only = true do.")
+    var readOnly = false
+
     @Option(name: .long, help: ArgumentHelp("Watch a folder or follow a log file for new receipts (repeatable).", valueName: "source"))
     var watch: [String] = []
 
@@ -167,6 +170,15 @@ struct Dash: AsyncParsableCommand {
             // Nothing configured: `l` lists every setting; something given but wrong: `l` says what.
             if api.namesCredentials { state.lookupSetupProblem = error.description }
         }
+        var acting: ServiceActions?
+        if let lookup {
+            if let reason = try api.readOnlyReason(flag: readOnly) {
+                state.actionsUnavailableReason = "read-only (\(reason)): x would write to Apple"
+            } else {
+                acting = ServiceActions(
+                    actions: CustomerActions(client: lookup.service.client, pipeline: lookup.service.pipeline), store: follow ? nil : backend)
+            }
+        }
         // One thread owns the terminal for the whole session: the loop, before and after each
         // await, runs there.
         let ui = SingleThreadExecutor(name: "receiptdash-ui")
@@ -174,7 +186,7 @@ struct Dash: AsyncParsableCommand {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: live.watchFeed, lookup: lookup, notifications: live.notifications)
+                feed: live.watchFeed, lookup: lookup, notifications: live.notifications, acting: acting)
             terminal.shutdown()
             return terminal.interruption
         }

@@ -5,6 +5,8 @@ import DashboardLive
 import Foundation
 import ReceiptCore
 import ReceiptSimulator
+import ServiceTestSupport
+import TerminalUI
 import Synchronization
 import Testing
 
@@ -181,3 +183,73 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         await store.close()
     }
 }
+
+/// `x` on a looked-up subscription, through the real adapter and the API simulator: the form,
+/// the plan, `y`, the write recorded, the look-up asked again.
+@Suite struct ExtendFromTheDashboardTests {
+    @Test func xFormPlanYesSendsRecordsAndLooksUpAgain() async throws {
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
+        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
+        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
+        let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: anchors))
+        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+
+        var state = DashboardState(now: Date())
+        _ = state.handle(.resize(width: 140, height: 42))
+        state.lookupAvailable = true
+        // Without the adapter (read-only): x says why and opens nothing.
+        state.actionsUnavailableReason = "read-only (--read-only): x would write to Apple"
+        state.add(await CustomerLookupService(client: client, pipeline: pipeline).lookUp(.orderID("MQ5X7ABCDE")))
+        state.focus = .subscriptions
+        #expect(state.handle(.character("x")).isEmpty)
+        #expect(state.message?.text == "read-only (--read-only): x would write to Apple")
+        #expect(state.mode == .normal)
+
+        state.actionsAvailable = true
+        _ = state.handle(.character("x"))
+        guard case .extendForm(let opened) = state.mode else {
+            Issue.record("x did not open the form: \(state.mode), \(state.message?.text ?? "")")
+            return
+        }
+        #expect(opened.originalTransactionID == "2000000900000001")
+        #expect(opened.productID == "com.example.receiptdash.pro.monthly")
+        // Days out of range do not go on; Tab changes the reason.
+        for key: KeyEvent in [.character("9"), .character("5"), .enter] { _ = state.handle(key) }
+        guard case .extendForm(let refused) = state.mode else { throw FormClosed() }
+        #expect(refused.problem == "days must be 1 to 90: Apple extends by at most 90 days at a time")
+        #expect(!refused.confirming)
+        for key: KeyEvent in [.backspace, .backspace, .character("7"), .tab, .enter] { _ = state.handle(key) }
+        guard case .extendForm(let confirming) = state.mode else { throw FormClosed() }
+        #expect(confirming.confirming)
+        #expect(confirming.reason == .undeclared)
+        let expires = try #require(opened.expires)
+        #expect(confirming.plan.contains("expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(expires.addingTimeInterval(7 * 86_400))) (+7 days)"))
+        let screen = DashboardView.render(state, width: 140, height: 42).text
+        #expect(screen.contains("y sends it · n or Esc cancels (nothing is sent)"))
+        #expect(simulator.service.writes.isEmpty)
+
+        let effects = state.handle(.character("y"))
+        guard effects.count == 1, case .extend(let order) = effects[0] else {
+            Issue.record("y gave \(effects)")
+            return
+        }
+        #expect(order.days == 7)
+        #expect(order.environment == .production)
+        let answer = await ServiceActions(actions: CustomerActions(client: client, pipeline: pipeline), store: store).extend(order)
+        #expect(answer.ok)
+        #expect(answer.line == "extended 2000000900000001 by 7 days: expires \(AppleDate.iso8601(expires.addingTimeInterval(7 * 86_400))) (request id \(order.requestID))")
+        #expect(state.apply(answer, for: order) == [.lookUp(.orderID("MQ5X7ABCDE"))])
+        #expect(state.log.suffix(2).map(\.text) == [answer.line, "lookup order MQ5X7ABCDE: asking the App Store Server API"])
+        let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900000001"))
+        #expect(rows.map(\.result) == ["success"])
+        #expect(rows.first?.requestID == order.requestID)
+        #expect(simulator.service.writes.count == 1)
+
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+}
+
+private struct FormClosed: Error {}

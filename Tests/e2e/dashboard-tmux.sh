@@ -331,9 +331,20 @@ check "its transactions fill the Purchases pane" wait_for "Purchases [5]" 150
 check "the refunded consumable is listed" wait_for "consumable  2000000900000010" 50
 check "the Status pane names the test root" wait_for "Trust: all 7 signed items are test: chains" 50
 check "the injected faults were retried, and the Log says so" bash -c "tmux -L $socket capture-pane -t lookup -p | grep -qE 'rate limited: waiting until|retrying '"
+# Extend the looked-up subscription: x opens the form, the days and Enter show the plan, y sends.
+t send-keys -t "$session" Tab Tab
+check "Tab reaches the Subscriptions pane, which offers x" wait_for "x extend"
+t send-keys -t "$session" x
+check "x opens the extend form" wait_for "Extend renewal date"
+t send-keys -t "$session" 7 Enter
+check "Enter shows the plan with the new expiry" wait_for "(+7 days)"
+check "the plan names its request id and asks y/N" wait_for "y sends it"
+t send-keys -t "$session" y
+check "y sends it and the Log says it was extended" wait_for "extended 2000000900000001 by 7 days" 150
 t send-keys -t "$session" q
 check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
 check "the look-up is in the audit database, found by transaction id" bash -c "\"$bin\" history --db $work/lookup.sqlite --transaction-id 2000000900000010 | grep -qF 'api com.example.receiptdash Production done'"
+check "the extension is in the audit database's actions" bash -c "\"$bin\" history --actions --db $work/lookup.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
 kill "$api_pid" 2>/dev/null
 t new-session -d -s nolookup -x 140 -y 42 "TERM=xterm-256color env -u RECEIPTDASH_API_ISSUER_ID $bin $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 session=nolookup
