@@ -15,6 +15,9 @@ public enum APIFault: Sendable, Hashable {
     case http(Int)
     /// Close the connection without an answer.
     case drop
+    /// Take the request as usual (a write takes effect), then close the connection without the
+    /// answer: a write whose outcome the client cannot know. Scripted only.
+    case dropAfterAnswering
 }
 
 /// How the API simulator behaves.
@@ -174,7 +177,14 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
+        let dropAfter = state.withLock { s in
+            guard s.script.first == .dropAfterAnswering else { return false }
+            s.script.removeFirst()
+            s.faults += 1
+            return true
+        }
         var reply = route(request)
+        if dropAfter { reply = ServerAPIReply(status: 0, drop: true) }
         reply.delay += configuration.latency
         return reply
     }
@@ -307,7 +317,7 @@ public final class ServerAPIService: Sendable {
             return reply
         case .apiError(let status, let code): return error(status, APIErrorCode(code), "An error occurred.")
         case .http(let status): return ServerAPIReply(status: status)
-        case .drop: return ServerAPIReply(status: 0, drop: true)
+        case .drop, .dropAfterAnswering: return ServerAPIReply(status: 0, drop: true)
         }
     }
 

@@ -1,4 +1,4 @@
-import AppStoreClients
+@testable import AppStoreClients
 import Foundation
 @testable import ReceiptCore
 import ReceiptSimulator
@@ -70,6 +70,38 @@ import Testing
             #expect(simulator.service.writes.map(\.path) == Array(repeating: "/inApps/v1/subscriptions/extend/\(Self.subscription)", count: 2))
             #expect(simulator.service.writes.first?.body == #"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-4711"}"#)
         }
+    }
+
+    @Test func aRetryAfterALostAnswerSendsTheSameRequestIDAndExtendsOnce() async throws {
+        // The first extend is taken, then its connection dropped before the answer.
+        try await withAPISimulator(script: [.dropAfterAnswering]) { client, simulator in
+            let actions = actions(client)
+            let body = try ExtendRenewalDateBody(days: 7, reason: .serviceIssue, requestIdentifier: "ticket-lost")
+            let plan = ActionPlan(
+                action: .extend, request: try .extendRenewalDate(Self.subscription, body), requestID: "ticket-lost", environment: .production,
+                ids: ActionIDs(originalTransactionID: Self.subscription), lines: [])
+            let report = await actions.send(plan)
+            #expect(report.outcome == .success)
+            #expect(report.records.map(\.endpoint) == [.extendRenewalDate, .extendRenewalDate])
+            #expect(simulator.service.writes.map(\.body) == Array(repeating: String(decoding: APIRequest.json(body), as: UTF8.self), count: 2))
+            let expiry = try #require(try await currentExpiry(client))
+            let effective = try #require(report.result?.object?["effective_date"]?.text)
+            #expect(AppleDate.iso8601(expiry) == effective)
+            // Extended once: a second extension with a new id is still allowed (the first counted once).
+            let second = await actions.send(try await extendPlan(actions, days: 1, requestID: "ticket-next"))
+            #expect(second.outcome == .success)
+        }
+    }
+
+    @Test func aWriteWhoseAnswerNeverComesIsUnknownAndSaysHowToRepeatIt() async throws {
+        let plan = ActionPlan(
+            action: .extend, request: try .extendRenewalDate(Self.subscription, try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "r9")),
+            requestID: "r9", environment: .production, ids: ActionIDs(originalTransactionID: Self.subscription), lines: [])
+        let failure = APIFailure.final(.transport(TransportFailure(.timeout, detail: "no answer in 20 s")), environment: .production)
+        let report = ActionReport(plan: plan, dryRun: false, outcome: CustomerActions.outcome(of: failure), result: nil, records: [], failure: failure)
+        #expect(report.outcome == .unknown)
+        #expect(report.failureText?.hasSuffix("Repeat it with --request-id r9: the same request id is not applied twice.") == true)
+        #expect(report.json.object?["error"]?.object?["code"]?.text == "unknown-outcome")
     }
 
     @Test func aThirdExtensionWithinAYearIsRefusedWith4030005() async throws {
