@@ -516,7 +516,10 @@ public enum DashboardView {
             let row = s.notifications[index].row
             switch column {
             case 0: return (String(AppleDate.iso8601(row.receivedAt).dropFirst(11).prefix(8)), .muted)
-            case 1: return (row.explanation, nil)
+            case 1:
+                // A refund request says its reason and the time left to answer.
+                if let note = row.consumptionNote(now: s.wallClock) { return ("\(note) · \(row.explanation)", .warning) }
+                return (row.explanation, nil)
             case 2: return (row.productID ?? "", nil)
             case 3: return (row.transactionID ?? "", .muted)
             case 4:

@@ -20,3 +20,27 @@ import Testing
         #expect(NotificationExplanation.explain(type: nil, subtype: nil) == "?: a notification type receiptdash does not know yet")
     }
 }
+
+/// A refund request (CONSUMPTION_REQUEST) in the Notifications pane: its reason, and the time
+/// left to answer.
+@Suite struct ConsumptionRequestNoteTests {
+    private func row(_ type: String, reason: String?, signed: Date?) -> NotificationRow {
+        var row = NotificationRow(
+            notificationUUID: "u", notificationType: type, subtype: nil, bundleID: nil, environment: "Production", signedDate: signed,
+            receivedAt: Date(timeIntervalSince1970: 1_795_564_800), deliveries: 1, verdict: .valid, transactionID: "1", originalTransactionID: "1",
+            productID: "p", explanation: "x")
+        row.consumptionRequestReason = reason
+        return row
+    }
+
+    @Test func theReasonAndTheHoursLeftAreSaid() {
+        let signed = Date(timeIntervalSince1970: 1_795_564_800)
+        let request = row("CONSUMPTION_REQUEST", reason: "UNINTENDED_PURCHASE", signed: signed)
+        #expect(request.consumptionNote(now: signed.addingTimeInterval(3 * 3600)) == "refund asked (unintended purchase): answer within 9 h")
+        #expect(request.consumptionNote(now: signed.addingTimeInterval(11.5 * 3600)) == "refund asked (unintended purchase): answer within 1 h")
+        #expect(request.consumptionNote(now: signed.addingTimeInterval(12 * 3600)) == "refund asked (unintended purchase): the 12 h to answer have passed")
+        #expect(row("CONSUMPTION_REQUEST", reason: "LEGAL_HOLD", signed: signed).consumptionNote(now: signed) == "refund asked (LEGAL_HOLD): answer within 12 h")
+        #expect(row("CONSUMPTION_REQUEST", reason: nil, signed: nil).consumptionNote(now: signed) == "refund asked (no reason given)")
+        #expect(row("DID_RENEW", reason: nil, signed: signed).consumptionNote(now: signed) == nil)
+    }
+}

@@ -41,7 +41,7 @@ import Testing
         #expect(rows[1]["subtype"] is NSNull)
         #expect(Set(rows[0].keys) == [
             "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
-            "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation",
+            "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason",
         ])
 
         let renewals = try cli.run(["notifications", "--db", db, "--format", "json", "--type", "DID_RENEW"])
@@ -51,7 +51,7 @@ import Testing
 
         let csv = try cli.run(["notifications", "--db", db, "--format", "csv"])
         let lines = csv.stdout.components(separatedBy: "\r\n")
-        #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation")
+        #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation,consumption_request_reason")
         #expect(lines.count == 4)  // header, two rows, the final empty line
         let text = try cli.run(["notifications", "--db", db])
         #expect(text.stdout.contains("T DID_RENEW: renewed: access continues"))

@@ -92,11 +92,13 @@ extension NotificationRecord {
     /// nested transaction's expiry).
     public func listingRow(deliveries: Int, decoder: ReceiptDecoder = ReceiptDecoder()) -> NotificationRow {
         let decoded = signedPayload.flatMap { try? decoder.decode(text: $0) }
-        return NotificationRow(
+        var row = NotificationRow(
             notificationUUID: notificationUUID, notificationType: notificationType, subtype: subtype, bundleID: bundleID,
             environment: environment, signedDate: signedDate, receivedAt: receivedAt, deliveries: deliveries, verdict: verdict,
             transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
             explanation: NotificationExplanation.explain(type: notificationType, subtype: subtype, until: NotificationRow.until(decoded)))
+        row.consumptionRequestReason = decoded?.notification?.consumptionRequestReason
+        return row
     }
 }
 

@@ -18,6 +18,8 @@ public struct NotificationRow: Sendable, Hashable {
     public var productID: String?
     /// The type and subtype in words (``NotificationExplanation``).
     public var explanation: String
+    /// A `CONSUMPTION_REQUEST`'s `consumptionRequestReason` (`UNINTENDED_PURCHASE`, …).
+    public var consumptionRequestReason: String?
 
     public init(
         notificationUUID: String, notificationType: String?, subtype: String?, bundleID: String?, environment: String?,
@@ -39,6 +41,27 @@ public struct NotificationRow: Sendable, Hashable {
         self.explanation = explanation
     }
 
+    /// How long the developer has to answer a refund request: 12 hours from `signedDate`, as
+    /// Apple's guidance for CONSUMPTION_REQUEST puts it (third-party sources; Apple's text does
+    /// not state the window).
+    public static let consumptionAnswerWindow: TimeInterval = 12 * 3600
+
+    /// A `CONSUMPTION_REQUEST`'s reason and the time left to answer at `now`, in words: `refund
+    /// asked (unintended purchase): answer within 9 h (c)`; nil for other types.
+    public func consumptionNote(now: Date) -> String? {
+        guard notificationType == "CONSUMPTION_REQUEST" else { return nil }
+        let reasons = [
+            "UNINTENDED_PURCHASE": "unintended purchase", "FULFILLMENT_ISSUE": "not delivered", "UNSATISFIED_WITH_PURCHASE": "unsatisfied",
+            "LEGAL": "legal", "OTHER": "other",
+        ]
+        let reason = consumptionRequestReason.map { reasons[$0] ?? $0 } ?? "no reason given"
+        guard let signed = signedDate else { return "refund asked (\(reason))" }
+        let left = signed.addingTimeInterval(Self.consumptionAnswerWindow).timeIntervalSince(now)
+        guard left > 0 else { return "refund asked (\(reason)): the 12 h to answer have passed" }
+        let hours = Int((left / 3600).rounded(.up))
+        return "refund asked (\(reason)): answer within \(hours) h"
+    }
+
     /// The date that bounds the news, from the decoded notification: the grace period's end for
     /// a grace-period failure, else the nested transaction's expiry.
     public static func until(_ decoded: DecodedInput?) -> Date? {
@@ -55,11 +78,11 @@ public struct NotificationRow: Sendable, Hashable {
 /// `notifications --format json|csv|text`. JSON keys are a contract: `notification_uuid`,
 /// `notification_type`, `subtype`, `bundle_id`, `environment`, `signed_date`, `received_at`,
 /// `deliveries`, `verdict`, `transaction_id`, `original_transaction_id`, `product_id`,
-/// `explanation` (absent values are `null`, so rows line up).
+/// `explanation`, `consumption_request_reason` (absent values are `null`, so rows line up).
 public enum NotificationListing {
     public static let columns = [
         "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
-        "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation",
+        "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason",
     ]
 
     public static func json(_ rows: [NotificationRow], into out: inout JSONOutput) {
@@ -72,6 +95,7 @@ public enum NotificationListing {
     public static func object(_ row: NotificationRow, into out: inout JSONOutput) {
         out.beginObject()
         out.nullableMember("bundle_id", row.bundleID)
+        out.nullableMember("consumption_request_reason", row.consumptionRequestReason)
         out.key("deliveries")
         out.integer(row.deliveries)
         out.nullableMember("environment", row.environment)
@@ -99,7 +123,7 @@ public enum NotificationListing {
         let cells: [String?] = [
             r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
             r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict?.rawValue,
-            r.transactionID, r.originalTransactionID, r.productID, r.explanation,
+            r.transactionID, r.originalTransactionID, r.productID, r.explanation, r.consumptionRequestReason,
         ]
         return cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ",")
     }
