@@ -207,6 +207,13 @@ public struct AuditAction: Sendable, Hashable {
     }
 }
 
+extension AuditAction {
+    /// What makes a recorded write the same one in two trails (`db copy`).
+    var copyKey: String {
+        [String(at.timeIntervalSince1970), action, user, requestID ?? "", originalTransactionID ?? "", transactionID ?? ""].joined(separator: "|")
+    }
+}
+
 /// Which recorded writes `history --actions` lists.
 public struct AuditActionQuery: Sendable, Hashable {
     /// Matches the transaction id or the original transaction id.

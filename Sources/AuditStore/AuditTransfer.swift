@@ -116,6 +116,8 @@ public struct AuditCopyCounts: Sendable, Hashable, CustomStringConvertible {
     public var attemptsAdded = 0
     public var notificationsAdded = 0
     public var rejectionsAdded = 0
+    /// Writes sent to Apple (`history --actions`).
+    public var actionsAdded = 0
 
     public init() {}
 
@@ -127,12 +129,14 @@ public struct AuditCopyCounts: Sendable, Hashable, CustomStringConvertible {
         sum.attemptsAdded += b.attemptsAdded
         sum.notificationsAdded += b.notificationsAdded
         sum.rejectionsAdded += b.rejectionsAdded
+        sum.actionsAdded += b.actionsAdded
         return sum
     }
 
     public var description: String {
         "\(receiptsAdded) receipts added, \(receiptsMerged) already there, \(sightingsAdded) sightings and \(attemptsAdded) attempts added, "
             + "\(notificationsAdded) notifications and \(rejectionsAdded) refusals added"
+            + (actionsAdded > 0 ? ", \(actionsAdded) actions sent to Apple added" : "")
     }
 }
 
@@ -165,6 +169,15 @@ public enum AuditCopy {
             progress?(counts)
         }
         counts = counts + (try await target.importNotifications(try await source.notifications(), rejections: try await source.rejections()))
+        // The writes sent to Apple, oldest first; one the target has (same time, action, user,
+        // request id and ids) is not added again.
+        let have = Set(try await target.actions(AuditActionQuery(limit: Int(Int32.max))).map(\.copyKey))
+        for action in try await source.actions(AuditActionQuery(limit: Int(Int32.max))).reversed() where !have.contains(action.copyKey) {
+            var row = action
+            row.id = nil
+            try await target.recordAction(row)
+            counts.actionsAdded += 1
+        }
         progress?(counts)
         return counts
     }

@@ -36,7 +36,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Copy: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Copy a trail (receipts, sightings, attempts, purchases, look-ups, notifications) into another.",
+            abstract: "Copy a trail (receipts, sightings, attempts, purchases, look-ups, notifications, actions sent to Apple) into another.",
             discussion: """
                 Receipts are matched by content hash, sightings and attempts by their time and \
                 source, notifications by notificationUUID: running the copy twice adds nothing the \

@@ -38,6 +38,12 @@ import Testing
             .notification(record), .notification(record),
             .rejection(RejectionRecord(at: Self.t0 + 2, peer: "10.0.0.1:5", reason: "the body is not JSON", httpStatus: 400, bodySize: 4, body: Array("nope".utf8))),
         ])
+        try store.recordAction(
+            AuditAction(
+                at: Self.t0 + 10, user: "support", action: "extend", environment: "Production", requestID: "ticket-1",
+                originalTransactionID: "2000000900000001", transactionID: nil, productID: "pro.monthly",
+                requestBody: #"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-1"}"#, httpStatus: 200, apiError: nil,
+                result: "success"))
         return store
     }
 
@@ -50,6 +56,9 @@ import Testing
         lines += try await store.rejections().map { "refused \($0.httpStatus) \($0.peer ?? "-")" }
         let attempts = try await store.attemptsPerReceipt().values.sorted()
         lines.append("attempts \(attempts)")
+        lines += try await store.actions(AuditActionQuery()).map {
+            "action \($0.action) \($0.user) \($0.requestID ?? "-") \($0.originalTransactionID ?? "-") \($0.httpStatus.map(String.init) ?? "-") \($0.result) \($0.requestBody ?? "-")"
+        }
         return lines
     }
 
@@ -64,12 +73,14 @@ import Testing
             #expect(first.attemptsAdded == 2)
             #expect(first.notificationsAdded == 1)
             #expect(first.rejectionsAdded == 1)
+            #expect(first.actionsAdded == 1)
             let expected = try await summary(source)
             #expect(try await summary(target) == expected)
             #expect(expected == [
                 "pkcs7 org.getpure.pure-iphone decoded - sightings 2 purchases 4",
                 "pkcs7 com.hannesoid.PurchasingExperiments done 0 sightings 1 purchases 2",
                 "notification 1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7 2", "refused 400 10.0.0.1:5", "attempts [2]",
+                #"action extend support ticket-1 2000000900000001 200 success {"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-1"}"#,
             ], "\(expected)")
 
             let second = try await AuditCopy.run(from: source, to: target)
@@ -79,6 +90,7 @@ import Testing
             #expect(second.attemptsAdded == 0)
             #expect(second.notificationsAdded == 0)
             #expect(second.rejectionsAdded == 0)
+            #expect(second.actionsAdded == 0)
             #expect(try await summary(target) == expected)
 
             // The target already knew one receipt from another validator: it gains the sightings
