@@ -271,7 +271,7 @@ check "the embedded receiver says where it listens" wait_for "receiving at http:
 embedded_url=$(screen | grep -o 'http://127.0.0.1:[0-9]*/notifications' | head -n 1)
 check "no notification for 2 s raises the banner" wait_for "NO NOTIFICATIONS for" 60
 check "a notification posted to the dashboard is stored (200)" test "$(post "$embedded_url" session-pro_12_CONSUMPTION_REQUEST.jws)" = 200
-check "it is listed at once" wait_for "CONSUMPTION_REQUEST: Apple asks for consumption information"
+check "it is listed at once, with the refund request's reason and the time to answer" wait_for "refund asked (unintended purchase): the 12 h to answer have passed"
 check "the banner goes when one arrives" wait_gone "NO NOTIFICATIONS for" 20
 t send-keys -t "$session" q
 check "the receiving dashboard quits cleanly" wait_for "EXIT=0"
