@@ -44,6 +44,7 @@ public struct ActionAnswer: Sendable, Hashable {
 /// each write in the audit trail.
 public protocol CustomerActing: Sendable {
     func extend(_ order: ExtendOrder) async -> ActionAnswer
+    func consume(_ order: ConsumptionOrder) async -> ActionAnswer
 }
 
 /// The `x` form: days and reason, then the plan and `y`/`n`.
@@ -176,5 +177,199 @@ extension DashboardState {
 /// A write's answer on its way back to the loop.
 struct OrderAnswer: Sendable {
     var order: ExtendOrder
+    var answer: ActionAnswer
+}
+
+/// Consumption information the dashboard sends (`c`, then `y`): the answer to a refund request.
+public struct ConsumptionOrder: Sendable, Hashable {
+    public var transactionID: String
+    public var deliveryStatus: DeliveryStatus
+    public var sampleContentProvided: Bool
+    public var consumedPercent: Double?
+    public var refundPreference: RefundPreference?
+    public var requestID: String
+    /// Where the transaction is; nil lets the adapter find it (production, then sandbox).
+    public var environment: APIEnvironment?
+
+    public init(
+        transactionID: String, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool, consumedPercent: Double?,
+        refundPreference: RefundPreference?, requestID: String, environment: APIEnvironment?
+    ) {
+        self.transactionID = transactionID
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+        self.consumedPercent = consumedPercent
+        self.refundPreference = refundPreference
+        self.requestID = requestID
+        self.environment = environment
+    }
+
+    /// The body Apple takes, or the rule it would break.
+    public func body() throws(ActionRuleError) -> ConsumptionBody {
+        try ConsumptionBody(
+            customerConsented: true, deliveryStatus: deliveryStatus, sampleContentProvided: sampleContentProvided, consumedPercent: consumedPercent,
+            refundPreference: refundPreference)
+    }
+}
+
+/// The `c` form: what was delivered and consumed, the preference, the customer's consent; then
+/// the plan and `y`.
+public struct ConsumptionForm: Sendable, Hashable {
+    public enum Field: Int, Sendable, Hashable, CaseIterable {
+        case delivery, sample, percent, preference, consent
+    }
+
+    public var transactionID: String
+    public var productID: String?
+    public var environment: APIEnvironment?
+    public var field = Field.delivery
+    public var delivery = DeliveryStatus.delivered
+    public var sample = false
+    public var percent = ""
+    public var preference: RefundPreference?
+    public var consented = false
+    public var requestID: String
+    public var confirming = false
+    public var problem: String?
+
+    public init(transactionID: String, productID: String?, environment: APIEnvironment?, requestID: String) {
+        self.transactionID = transactionID
+        self.productID = productID
+        self.environment = environment
+        self.requestID = requestID
+    }
+
+    var order: ConsumptionOrder {
+        ConsumptionOrder(
+            transactionID: transactionID, deliveryStatus: delivery, sampleContentProvided: sample, consumedPercent: Double(percent),
+            refundPreference: preference, requestID: requestID, environment: environment)
+    }
+
+    /// The form's lines, the focused field marked.
+    public var lines: [String] {
+        func mark(_ f: Field) -> String { f == field ? "▶ " : "  " }
+        return [
+            "transaction \(transactionID)\(productID.map { " (\($0))" } ?? "")",
+            mark(.delivery) + "delivery: \(delivery.name)",
+            mark(.sample) + "sample provided: \(sample ? "yes" : "no")",
+            mark(.percent) + "consumed %: \(percent.isEmpty ? "(left out)" : percent)",
+            mark(.preference) + "refund preference: \(preference?.name ?? "none")",
+            mark(.consent) + "customer consented: \(consented ? "yes" : "no")",
+        ]
+    }
+
+    /// The plan shown before `y`.
+    public var plan: [String] {
+        var lines = [
+            "Send consumption information\(environment.map { " in \($0.rawValue)" } ?? ""): Apple weighs it in the refund decision",
+            "transaction \(transactionID)\(productID.map { " (\($0))" } ?? "")",
+            "delivery: \(delivery.name), sample provided: \(sample ? "yes" : "no")",
+        ]
+        if let p = Double(percent) { lines.append("consumed: \(p) % (sent as \(Int((p * 1000).rounded())) milliunits)") }
+        if let preference { lines.append("refund preference: \(preference.name)") }
+        lines += ["customer consented: yes", "request id: \(requestID)"]
+        return lines
+    }
+}
+
+extension DashboardState {
+    /// `c`: the consumption form for the selected looked-up transaction, or for the transaction
+    /// of the selected CONSUMPTION_REQUEST notification.
+    mutating func startConsumption() {
+        guard actionsAvailable else {
+            message = (actionsUnavailableReason ?? "sending consumption information is not set up: it needs the look-up's credentials", .warning)
+            return
+        }
+        var form: ConsumptionForm?
+        if focus == .notifications, let entry = selectedNotification, let id = entry.row.transactionID {
+            form = ConsumptionForm(
+                transactionID: id, productID: entry.row.productID, environment: entry.row.environment.flatMap(APIEnvironment.init(rawValue:)),
+                requestID: UUID().uuidString.lowercased())
+        } else if focus == .purchases, let item = selectedItem, item.lookup != nil, let purchase = selectedPurchase, let id = purchase.transactionID {
+            form = ConsumptionForm(
+                transactionID: id, productID: purchase.productID, environment: item.lookup?.environment, requestID: UUID().uuidString.lowercased())
+        }
+        guard let form else {
+            message = ("c answers a refund request: select a CONSUMPTION_REQUEST notification, or a looked-up purchase", .info)
+            return
+        }
+        mode = .consumptionForm(form)
+    }
+
+    mutating func handleConsumptionForm(_ event: KeyEvent, form: ConsumptionForm) -> [Effect] {
+        var form = form
+        if form.confirming {
+            switch event {
+            case .character("y"), .character("Y"):
+                mode = .normal
+                message = ("sending consumption information for \(form.transactionID)…", .info)
+                addLog("consumption for \(form.transactionID) sent (request id \(form.requestID))", role: .info)
+                return [.consume(form.order)]
+            case .character("n"), .character("N"), .escape, .character("q"):
+                mode = .normal
+                message = ("not sent", .info)
+            default: break
+            }
+            return []
+        }
+        let fields = ConsumptionForm.Field.allCases
+        switch event {
+        case .tab, .down:
+            form.field = fields[(form.field.rawValue + 1) % fields.count]
+        case .backTab, .up:
+            form.field = fields[(form.field.rawValue + fields.count - 1) % fields.count]
+        case .left, .right, .character(" "):
+            let step = event == .left ? -1 : 1
+            switch form.field {
+            case .delivery:
+                let all = DeliveryStatus.allCases
+                form.delivery = all[(all.firstIndex(of: form.delivery)! + step + all.count) % all.count]
+            case .sample: form.sample.toggle()
+            case .consent: form.consented.toggle()
+            case .preference:
+                let all: [RefundPreference?] = [nil] + RefundPreference.allCases
+                form.preference = all[(all.firstIndex(of: form.preference)! + step + all.count) % all.count]
+            case .percent: break
+            }
+        case .character(let c) where form.field == .percent && (c.isNumber || c == "."):
+            if form.percent.count < 6 { form.percent.append(c) }
+        case .backspace, .delete:
+            if form.field == .percent, !form.percent.isEmpty { form.percent.removeLast() }
+        case .enter:
+            guard form.consented else {
+                form.problem = "without the customer's consent, do not answer: Apple takes consumption information only with it"
+                break
+            }
+            if !form.percent.isEmpty, Double(form.percent) == nil {
+                form.problem = "consumed % must be a number from 0 to 100"
+                break
+            }
+            do {
+                _ = try form.order.body()
+                form.problem = nil
+                form.confirming = true
+            } catch {
+                form.problem = error.description
+            }
+        case .escape:
+            mode = .normal
+            message = ("not sent", .info)
+            return []
+        default: break
+        }
+        mode = .consumptionForm(form)
+        return []
+    }
+
+    /// The consumption answer's line in the Log.
+    public mutating func apply(_ answer: ActionAnswer, for order: ConsumptionOrder) {
+        addLog(answer.line, role: answer.ok ? .ok : .error)
+        message = (answer.line, answer.ok ? .ok : .error)
+    }
+}
+
+/// A consumption answer on its way back to the loop.
+struct ConsumptionAnswer: Sendable {
+    var order: ConsumptionOrder
     var answer: ActionAnswer
 }

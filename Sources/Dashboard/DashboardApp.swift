@@ -38,6 +38,7 @@ public enum DashboardApp {
         let inbox = EventInbox<OnlineEvent>()
         let lookups = EventInbox<LookupReport>()
         let answers = EventInbox<OrderAnswer>()
+        let consumed = EventInbox<ConsumptionAnswer>()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
         // Items are only ever appended: each pass offers the audit store only those added since.
@@ -51,6 +52,7 @@ public enum DashboardApp {
                 case .finished(let result): state.add(result)
                 }
             }
+            for answer in consumed.drain() { state.apply(answer.answer, for: answer.order) }
             for answer in answers.drain() {
                 // A taken extension asks the look-up again, so the new expiry shows.
                 for case .lookUp(let query) in state.apply(answer.answer, for: answer.order) {
@@ -82,6 +84,7 @@ public enum DashboardApp {
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
             let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || answers.active > 0 || answers.pending
+                || consumed.active > 0 || consumed.pending
             let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
@@ -114,6 +117,13 @@ public enum DashboardApp {
                     tasks.append(Task.detached {
                         answers.post(OrderAnswer(order: order, answer: await acting.extend(order)))
                         answers.end()
+                    })
+                case .consume(let order):
+                    guard let acting else { continue }
+                    consumed.begin()
+                    tasks.append(Task.detached {
+                        consumed.post(ConsumptionAnswer(order: order, answer: await acting.consume(order)))
+                        consumed.end()
                     })
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
                 case .export(let json, let fileName):

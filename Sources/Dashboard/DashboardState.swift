@@ -42,6 +42,9 @@ public enum Mode: Sendable, Hashable {
     case lookup(String)
     /// `x` on a looked-up subscription: days and reason, then the plan and `y`.
     case extendForm(ExtendForm)
+    /// `c` on a refund request or a looked-up purchase: what was delivered and consumed, the
+    /// preference, the consent; then the plan and `y`.
+    case consumptionForm(ConsumptionForm)
     /// `Enter` on a notification: its payload decoded, nested tokens and every trust step.
     case notificationDetail(uuid: String, scroll: Int)
 }
@@ -80,6 +83,8 @@ public enum Effect: Sendable, Hashable {
     /// Extend a subscription's renewal date (`x`, then `y`); the answer comes back through
     /// `DashboardState.apply(_:for:)`.
     case extend(ExtendOrder)
+    /// Send consumption information (`c`, then `y`).
+    case consume(ConsumptionOrder)
     /// Decode and judge a notification's signed payload for the detail overlay; the answer
     /// comes back through `DashboardState.notificationDetails`.
     case inspectNotification(uuid: String, signedPayload: String)

@@ -23,6 +23,7 @@ extension DashboardState {
         case .command(let text): return handleCommand(event, text: text)
         case .lookup(let text): return handleLookupBox(event, text: text)
         case .extendForm(let form): return handleExtendForm(event, form: form)
+        case .consumptionForm(let form): return handleConsumptionForm(event, form: form)
         case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
         }
     }
@@ -121,6 +122,8 @@ extension DashboardState {
             mode = .lookup("")
         case .extend:
             startExtend()
+        case .consume:
+            startConsumption()
         case .lookUpReceipt:
             guard lookupAvailable else {
                 explainLookupSetup()

@@ -24,6 +24,7 @@ public enum DashboardView {
         switch state.mode {
         case .help(let offset): help(offset, actions: state.actionsAvailable, &b)
         case .extendForm(let form): extendForm(form, &b)
+        case .consumptionForm(let form): consumptionForm(form, &b)
         case .paste(let text): pasteBox(text, &b)
         case .detail(_, let scroll): detail(state, scroll, &b)
         case .notificationDetail(let uuid, let scroll): notificationDetail(state, uuid: uuid, scroll: scroll, &b)
@@ -385,7 +386,7 @@ public enum DashboardView {
     }
 
     static func help(_ offset: Int, actions: Bool, _ b: inout ScreenBuffer) {
-        let lines = KeyMap.bindings.filter { actions || $0.action != .extend }.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
+        let lines = KeyMap.bindings.filter { actions || !$0.action.writes }.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
             + ["", "Any key closes this help.", "Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono."]
         let inner = Widgets.overlay(into: &b, width: 96, height: min(lines.count + 2, b.height - 2), title: "Keys")
         Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
@@ -409,6 +410,25 @@ public enum DashboardView {
             if let problem = form.problem { lines.append((problem, Style(.error))) }
         }
         let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Extend renewal date")
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+    }
+
+    /// The `c` form, then its plan.
+    static func consumptionForm(_ form: ConsumptionForm, _ b: inout ScreenBuffer) {
+        var lines: [(String, Style)]
+        if form.confirming {
+            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
+            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+        } else {
+            lines = form.lines.map { (SafeText.escaped($0), Style($0.hasPrefix("▶") ? .input : .overlay)) }
+            lines += [
+                ("", Style(.overlay)),
+                ("Tab/↑↓ field · ←→ or Space change · digits for % · Enter shows the plan · Esc cancels", Style(.muted)),
+            ]
+            if let problem = form.problem { lines.append((problem, Style(.error))) }
+        }
+        let inner = Widgets.overlay(
+            into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Answer a refund request (consumption)")
         Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
     }
 

@@ -7,7 +7,12 @@ public enum Action: String, Sendable, CaseIterable {
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
-    case lookUp, lookUpReceipt, extend
+    case lookUp, lookUpReceipt, extend, consume
+}
+
+extension Action {
+    /// Whether the key writes to Apple (hidden when writes are not wired in or read-only).
+    public var writes: Bool { self == .extend || self == .consume }
 }
 
 /// The panes of the dashboard.
@@ -52,6 +57,7 @@ public struct KeyBinding: Sendable {
         case .lookUp: "look up"
         case .lookUpReceipt: "look up receipt"
         case .extend: "extend"
+        case .consume: "answer refund"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -109,6 +115,10 @@ public enum KeyMap {
             keys: [.character("x")], label: "x", action: .extend,
             description: "extend a looked-up subscription's renewal date (days, reason, plan, y/N)",
             footerPanes: [.subscriptions], inFooter: true),
+        .init(
+            keys: [.character("c")], label: "c", action: .consume,
+            description: "answer a refund request for the selected transaction (consumption: form, plan, y/N)",
+            footerPanes: [.notifications, .purchases], inFooter: true),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
         .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
     ]
@@ -122,7 +132,7 @@ public enum KeyMap {
     public static func hints(for pane: Pane, actions: Bool = true) -> [(key: String, label: String)] {
         // Help and quit first, so they survive on narrow screens.
         let shown = bindings.filter {
-            $0.inFooter && ($0.footerPanes.isEmpty || $0.footerPanes.contains(pane)) && (actions || $0.action != .extend)
+            $0.inFooter && ($0.footerPanes.isEmpty || $0.footerPanes.contains(pane)) && (actions || !$0.action.writes)
         }
         let first = shown.filter { $0.action == .help || $0.action == .quit }
         let rest = shown.filter { $0.action != .help && $0.action != .quit }

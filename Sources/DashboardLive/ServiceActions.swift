@@ -19,6 +19,46 @@ public struct ServiceActions: CustomerActing {
         self.store = store
     }
 
+    public func consume(_ order: ConsumptionOrder) async -> ActionAnswer {
+        let request: APIRequest
+        do {
+            request = try .consumption(order.transactionID, try order.body())
+        } catch let error as ActionRuleError {
+            return ActionAnswer(ok: false, line: "not sent: \(error.description)")
+        } catch {
+            return ActionAnswer(ok: false, line: "not sent: \(error)")
+        }
+        let ids = ActionIDs(transactionID: order.transactionID)
+        let plan: ActionPlan
+        if let environment = order.environment {
+            plan = ActionPlan(action: .consumption, request: request, requestID: order.requestID, environment: environment, ids: ids, lines: [])
+        } else {
+            switch await actions.plan(.consumption, request, ids: ids, selection: .auto, requestID: order.requestID) {
+            case .success(let made): plan = made
+            case .failure(let failure): return ActionAnswer(ok: false, line: "consumption for \(order.transactionID): not sent: \(failure.reason)")
+            }
+        }
+        let report = await actions.send(plan)
+        let recorded = await record(report)
+        guard report.outcome == .success else {
+            return ActionAnswer(ok: false, line: "consumption for \(order.transactionID): \(report.failureText ?? "failed")\(recorded)")
+        }
+        return ActionAnswer(
+            ok: recorded.isEmpty,
+            line: "consumption for \(order.transactionID) sent: Apple took it (HTTP \(report.httpStatus ?? 202)) (request id \(order.requestID))\(recorded)")
+    }
+
+    /// Records a write sent; the words of a failure to, or "" when recorded (or nowhere to).
+    private func record(_ report: ActionReport) async -> String {
+        guard let store else { return "" }
+        do {
+            try await store.recordAction(AuditAction(report))
+            return ""
+        } catch {
+            return "; it could not be recorded in \(store.location): \(AuditStores.words(error))"
+        }
+    }
+
     public func extend(_ order: ExtendOrder) async -> ActionAnswer {
         let request: APIRequest
         do {
@@ -33,14 +73,7 @@ public struct ServiceActions: CustomerActing {
             action: .extend, request: request, requestID: order.requestID, environment: order.environment,
             ids: ActionIDs(originalTransactionID: order.originalTransactionID, productID: order.productID), lines: [])
         let report = await actions.send(plan)
-        var recorded = ""
-        if let store {
-            do {
-                try await store.recordAction(AuditAction(report))
-            } catch {
-                recorded = "; it could not be recorded in \(store.location): \(AuditStores.words(error))"
-            }
-        }
+        let recorded = await record(report)
         guard report.outcome == .success else {
             return ActionAnswer(ok: false, line: "extend \(order.originalTransactionID): \(report.failureText ?? "failed")\(recorded)")
         }

@@ -252,4 +252,60 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
     }
 }
 
+extension ExtendFromTheDashboardTests {
+    /// `c` on a looked-up purchase: the form refuses without consent or with a percentage for an
+    /// undelivered item, then the plan, `y`, Apple's 202, the audit row.
+    @Test func cFormChecksApplesRulesThenSendsAndRecords() async throws {
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
+        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
+        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
+        let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: anchors))
+        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+        var state = DashboardState(now: Date())
+        _ = state.handle(.resize(width: 140, height: 42))
+        (state.lookupAvailable, state.actionsAvailable) = (true, true)
+        state.add(await CustomerLookupService(client: client, pipeline: pipeline).lookUp(.transactionID("2000000900000010")))
+        state.focus = .purchases
+        // Select the consumable's row.
+        for _ in 0..<10 where state.selectedPurchase?.transactionID != "2000000900000010" { _ = state.handle(.down) }
+        #expect(state.selectedPurchase?.transactionID == "2000000900000010")
+        _ = state.handle(.character("c"))
+        guard case .consumptionForm(let opened) = state.mode else {
+            Issue.record("c did not open the form: \(state.message?.text ?? "")")
+            return
+        }
+        #expect(opened.transactionID == "2000000900000010")
+        #expect(opened.environment == .production)
+        func form() throws -> ConsumptionForm {
+            guard case .consumptionForm(let form) = state.mode else { throw FormClosed() }
+            return form
+        }
+        // Without consent, nothing goes on.
+        _ = state.handle(.enter)
+        #expect(try form().problem == "without the customer's consent, do not answer: Apple takes consumption information only with it")
+        // Not delivered, 20 % consumed, consent given: Apple's rule refuses the percentage.
+        for key: KeyEvent in [.right, .tab, .tab, .character("2"), .character("0"), .tab, .tab, .character(" "), .enter] { _ = state.handle(key) }
+        #expect(try form().delivery == .undeliveredQualityIssue)
+        #expect(try form().problem == "--consumed-percent must be 0 when the item was not delivered (--delivery-status undelivered-quality-issue)")
+        // Delivered after all: the plan, then y.
+        for key: KeyEvent in [.tab, .left, .enter] { _ = state.handle(key) }
+        #expect(try form().confirming)
+        #expect(try form().plan.contains("consumed: 20.0 % (sent as 20000 milliunits)"))
+        let effects = state.handle(.character("y"))
+        guard effects.count == 1, case .consume(let order) = effects[0] else {
+            Issue.record("y gave \(effects)")
+            return
+        }
+        let answer = await ServiceActions(actions: CustomerActions(client: client, pipeline: pipeline), store: store).consume(order)
+        #expect(answer.ok, "\(answer.line)")
+        #expect(answer.line == "consumption for 2000000900000010 sent: Apple took it (HTTP 202) (request id \(order.requestID))")
+        #expect(simulator.service.writes.map(\.body) == [#"{"consumptionPercentage":20000,"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false}"#])
+        #expect(try await store.actions(AuditActionQuery(transactionID: "2000000900000010")).map(\.action) == ["consumption"])
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+}
+
 private struct FormClosed: Error {}

@@ -80,13 +80,14 @@ import TerminalUI
         press(&state, .character("?"))
         let text = screen(state).text
         // Writes to Apple (x) are listed only when they are wired in and allowed.
-        for binding in KeyMap.bindings where binding.action != .extend {
+        for binding in KeyMap.bindings where !binding.action.writes {
             #expect(text.contains(binding.description), "\(binding.description)")
         }
-        let extend = KeyMap.bindings.first { $0.action == .extend }!
-        #expect(!text.contains(extend.description))
+        let writes = KeyMap.bindings.filter(\.action.writes)
+        #expect(writes.map(\.label) == ["x", "c"])
+        for binding in writes { #expect(!text.contains(binding.description)) }
         state.actionsAvailable = true
-        #expect(screen(state).text.contains(extend.description))
+        for binding in writes { #expect(screen(state).text.contains(binding.description)) }
         press(&state, .character("x"))
         #expect(state.mode == .normal)
     }
