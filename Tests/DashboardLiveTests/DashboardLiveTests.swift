@@ -187,13 +187,19 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
 /// `x` on a looked-up subscription, through the real adapter and the API simulator: the form,
 /// the plan, `y`, the write recorded, the look-up asked again.
 @Suite struct ExtendFromTheDashboardTests {
-    @Test func xFormPlanYesSendsRecordsAndLooksUpAgain() async throws {
+    /// The API simulator, a client trusting its root, a pipeline that judges its payloads
+    /// test, and a scratch audit store.
+    static func live() async throws -> (ServerAPISimulator, AppStoreServerAPIClient, ReceiptPipeline, any AuditBackend) {
         let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
         let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
         let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
         let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
         let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: anchors))
-        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+        return (simulator, client, pipeline, try AuditStore(path: try scratchFolder() + "/audit.sqlite"))
+    }
+
+    @Test func xFormPlanYesSendsRecordsAndLooksUpAgain() async throws {
+        let (simulator, client, pipeline, store) = try await Self.live()
 
         var state = DashboardState(now: Date())
         _ = state.handle(.resize(width: 140, height: 42))
@@ -256,12 +262,7 @@ extension ExtendFromTheDashboardTests {
     /// `c` on a looked-up purchase: the form refuses without consent or with a percentage for an
     /// undelivered item, then the plan, `y`, Apple's 202, the audit row.
     @Test func cFormChecksApplesRulesThenSendsAndRecords() async throws {
-        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
-        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
-        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
-        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
-        let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: anchors))
-        let store: any AuditBackend = try AuditStore(path: try scratchFolder() + "/audit.sqlite")
+        let (simulator, client, pipeline, store) = try await Self.live()
         var state = DashboardState(now: Date())
         _ = state.handle(.resize(width: 140, height: 42))
         (state.lookupAvailable, state.actionsAvailable) = (true, true)
