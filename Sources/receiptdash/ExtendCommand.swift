@@ -20,9 +20,12 @@ struct Extend: AsyncParsableCommand {
             nothing. Every write sent is recorded in the audit database (history --actions).
 
             Examples:
-              receiptdash extend --original-transaction-id 2000000123456789 --days 7 --reason service-issue
-              receiptdash extend --all-active --product-id com.example.pro.monthly --days 3 --reason service-issue --yes
-              receiptdash extend --status --product-id com.example.pro.monthly --request-id 5a4f… --wait
+              receiptdash extend --original-transaction-id 2000000123456789 \\
+                --days 7 --reason service-issue
+              receiptdash extend --all-active --product-id com.example.pro.monthly \\
+                --days 3 --reason service-issue --yes
+              receiptdash extend --status --product-id com.example.pro.monthly \\
+                --request-id 5a4f… --wait
 
             Exit status: 0 done (or dry run); 1 refused by Apple or failed; 64 usage, read-only, or \
             no --yes without a terminal.
