@@ -45,6 +45,7 @@ public struct ActionAnswer: Sendable, Hashable {
 public protocol CustomerActing: Sendable {
     func extend(_ order: ExtendOrder) async -> ActionAnswer
     func consume(_ order: ConsumptionOrder) async -> ActionAnswer
+    func setToken(_ order: TokenOrder) async -> ActionAnswer
 }
 
 /// The `x` form: days and reason, then the plan and `y`/`n`.
@@ -172,6 +173,16 @@ extension DashboardState {
     }
 
     private func newRequestID() -> String { UUID().uuidString.lowercased() }
+}
+
+extension ExtendOrder {
+    /// A token order as the answer inbox carries it (only its query is read back: the look-up
+    /// asked again).
+    init(token order: TokenOrder) {
+        self.init(
+            originalTransactionID: order.originalTransactionID, productID: nil, days: 0, reason: .undeclared, requestID: order.requestID,
+            environment: order.environment, query: order.query)
+    }
 }
 
 /// A write's answer on its way back to the loop.
@@ -372,4 +383,105 @@ extension DashboardState {
 struct ConsumptionAnswer: Sendable {
     var order: ConsumptionOrder
     var answer: ActionAnswer
+}
+
+/// An app account token the dashboard sets (`a`, then `y`).
+public struct TokenOrder: Sendable, Hashable {
+    public var originalTransactionID: String
+    /// A UUID, as typed (lower-cased when sent).
+    public var token: String
+    public var requestID: String
+    public var environment: APIEnvironment
+    /// The look-up it came from, asked again once the token is set.
+    public var query: LookupQuery
+
+    public init(originalTransactionID: String, token: String, requestID: String, environment: APIEnvironment, query: LookupQuery) {
+        self.originalTransactionID = originalTransactionID
+        self.token = token
+        self.requestID = requestID
+        self.environment = environment
+        self.query = query
+    }
+}
+
+/// The `a` form: the token, then the plan and `y`.
+public struct TokenForm: Sendable, Hashable {
+    public var order: TokenOrder
+    /// The token the purchase has now, if any.
+    public var current: String?
+    public var confirming = false
+    public var problem: String?
+
+    public init(order: TokenOrder, current: String?) {
+        self.order = order
+        self.current = current
+    }
+
+    public var plan: [String] {
+        [
+            "Set the app account token in \(order.environment.rawValue): later renewals carry it",
+            "purchase: original transaction \(order.originalTransactionID)",
+            "token: \(current ?? "none") → \(order.token.lowercased())", "request id: \(order.requestID)",
+        ]
+    }
+}
+
+extension DashboardState {
+    /// `a`: the token form for the selected looked-up purchase.
+    mutating func startToken() {
+        guard actionsAvailable else {
+            message = (actionsUnavailableReason ?? "setting a token is not set up: it needs the look-up's credentials", .warning)
+            return
+        }
+        guard focus == .purchases, let item = selectedItem, let lookup = item.lookup, let environment = lookup.environment,
+            let purchase = selectedPurchase, let original = purchase.originalTransactionID
+        else {
+            message = ("a sets a purchase's app account token: select a looked-up purchase in the Purchases pane, then press a", .info)
+            return
+        }
+        let order = TokenOrder(
+            originalTransactionID: original, token: "", requestID: UUID().uuidString.lowercased(), environment: environment, query: lookup.query)
+        mode = .tokenForm(TokenForm(order: order, current: purchase.appAccountToken))
+    }
+
+    mutating func handleTokenForm(_ event: KeyEvent, form: TokenForm) -> [Effect] {
+        var form = form
+        if form.confirming {
+            switch event {
+            case .character("y"), .character("Y"):
+                mode = .normal
+                message = ("setting the app account token of \(form.order.originalTransactionID)…", .info)
+                addLog("app account token for \(form.order.originalTransactionID) sent (request id \(form.order.requestID))", role: .info)
+                return [.setToken(form.order)]
+            case .character("n"), .character("N"), .escape, .character("q"):
+                mode = .normal
+                message = ("not sent", .info)
+            default: break
+            }
+            return []
+        }
+        switch event {
+        case .character(let c) where c.isHexDigit || c == "-":
+            if form.order.token.count < 36 { form.order.token.append(c) }
+            form.problem = nil
+        case .paste(let text):
+            form.order.token = String(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(36))
+        case .backspace, .delete:
+            if !form.order.token.isEmpty { form.order.token.removeLast() }
+        case .enter:
+            do {
+                _ = try AppAccountTokenBody(token: form.order.token)
+                form.confirming = true
+            } catch {
+                form.problem = error.description
+            }
+        case .escape:
+            mode = .normal
+            message = ("not sent", .info)
+            return []
+        default: break
+        }
+        mode = .tokenForm(form)
+        return []
+    }
 }

@@ -118,6 +118,14 @@ public enum DashboardApp {
                         answers.post(OrderAnswer(order: order, answer: await acting.extend(order)))
                         answers.end()
                     })
+                case .setToken(let order):
+                    guard let acting else { continue }
+                    answers.begin()
+                    tasks.append(Task.detached {
+                        let answer = await acting.setToken(order)
+                        answers.post(OrderAnswer(order: ExtendOrder(token: order), answer: answer))
+                        answers.end()
+                    })
                 case .consume(let order):
                     guard let acting else { continue }
                     consumed.begin()

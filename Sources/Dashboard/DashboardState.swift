@@ -45,6 +45,8 @@ public enum Mode: Sendable, Hashable {
     /// `c` on a refund request or a looked-up purchase: what was delivered and consumed, the
     /// preference, the consent; then the plan and `y`.
     case consumptionForm(ConsumptionForm)
+    /// `a` on a looked-up purchase: the app account token, then the plan and `y`.
+    case tokenForm(TokenForm)
     /// `Enter` on a notification: its payload decoded, nested tokens and every trust step.
     case notificationDetail(uuid: String, scroll: Int)
 }
@@ -85,6 +87,8 @@ public enum Effect: Sendable, Hashable {
     case extend(ExtendOrder)
     /// Send consumption information (`c`, then `y`).
     case consume(ConsumptionOrder)
+    /// Set a purchase's app account token (`a`, then `y`).
+    case setToken(TokenOrder)
     /// Decode and judge a notification's signed payload for the detail overlay; the answer
     /// comes back through `DashboardState.notificationDetails`.
     case inspectNotification(uuid: String, signedPayload: String)

@@ -24,6 +24,7 @@ extension DashboardState {
         case .lookup(let text): return handleLookupBox(event, text: text)
         case .extendForm(let form): return handleExtendForm(event, form: form)
         case .consumptionForm(let form): return handleConsumptionForm(event, form: form)
+        case .tokenForm(let form): return handleTokenForm(event, form: form)
         case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
         }
     }
@@ -124,6 +125,8 @@ extension DashboardState {
             startExtend()
         case .consume:
             startConsumption()
+        case .setToken:
+            startToken()
         case .lookUpReceipt:
             guard lookupAvailable else {
                 explainLookupSetup()

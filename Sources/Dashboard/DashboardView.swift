@@ -25,6 +25,7 @@ public enum DashboardView {
         case .help(let offset): help(offset, actions: state.actionsAvailable, &b)
         case .extendForm(let form): extendForm(form, &b)
         case .consumptionForm(let form): consumptionForm(form, &b)
+        case .tokenForm(let form): tokenForm(form, &b)
         case .paste(let text): pasteBox(text, &b)
         case .detail(_, let scroll): detail(state, scroll, &b)
         case .notificationDetail(let uuid, let scroll): notificationDetail(state, uuid: uuid, scroll: scroll, &b)
@@ -429,6 +430,26 @@ public enum DashboardView {
         }
         let inner = Widgets.overlay(
             into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Answer a refund request (consumption)")
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+    }
+
+    /// The `a` form, then its plan.
+    static func tokenForm(_ form: TokenForm, _ b: inout ScreenBuffer) {
+        var lines: [(String, Style)]
+        if form.confirming {
+            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
+            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+        } else {
+            lines = [
+                ("purchase: original transaction \(SafeText.escaped(form.order.originalTransactionID))", Style(.overlay)),
+                ("token now: \(SafeText.escaped(form.current ?? "none"))", Style(.overlay)),
+                ("new token (UUID): \(form.order.token)▏", Style(.input)),
+                ("", Style(.overlay)),
+                ("type or paste the UUID · Enter shows the plan · Esc cancels", Style(.muted)),
+            ]
+            if let problem = form.problem { lines.append((problem, Style(.error))) }
+        }
+        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "App account token")
         Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
     }
 

@@ -7,12 +7,12 @@ public enum Action: String, Sendable, CaseIterable {
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
-    case lookUp, lookUpReceipt, extend, consume
+    case lookUp, lookUpReceipt, extend, consume, setToken
 }
 
 extension Action {
     /// Whether the key writes to Apple (hidden when writes are not wired in or read-only).
-    public var writes: Bool { self == .extend || self == .consume }
+    public var writes: Bool { self == .extend || self == .consume || self == .setToken }
 }
 
 /// The panes of the dashboard.
@@ -58,6 +58,7 @@ public struct KeyBinding: Sendable {
         case .lookUpReceipt: "look up receipt"
         case .extend: "extend"
         case .consume: "answer refund"
+        case .setToken: "token"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -119,6 +120,10 @@ public enum KeyMap {
             keys: [.character("c")], label: "c", action: .consume,
             description: "answer a refund request for the selected transaction (consumption: form, plan, y/N)",
             footerPanes: [.notifications, .purchases], inFooter: true),
+        .init(
+            keys: [.character("a")], label: "a", action: .setToken,
+            description: "set the selected looked-up purchase's app account token (UUID, plan, y/N)", footerPanes: [.purchases],
+            inFooter: false),
         .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: true),
         .init(keys: [.character("q"), .control("c")], label: "q", action: .quit, description: "quit", footerPanes: [], inFooter: true),
     ]

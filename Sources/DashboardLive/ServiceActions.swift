@@ -48,6 +48,28 @@ public struct ServiceActions: CustomerActing {
             line: "consumption for \(order.transactionID) sent: Apple took it (HTTP \(report.httpStatus ?? 202)) (request id \(order.requestID))\(recorded)")
     }
 
+    public func setToken(_ order: TokenOrder) async -> ActionAnswer {
+        let request: APIRequest
+        do {
+            request = try .setAppAccountToken(order.originalTransactionID, try AppAccountTokenBody(token: order.token))
+        } catch let error as ActionRuleError {
+            return ActionAnswer(ok: false, line: "not sent: \(error.description)")
+        } catch {
+            return ActionAnswer(ok: false, line: "not sent: \(error)")
+        }
+        let plan = ActionPlan(
+            action: .appAccountToken, request: request, requestID: order.requestID, environment: order.environment,
+            ids: ActionIDs(originalTransactionID: order.originalTransactionID), lines: [])
+        let report = await actions.send(plan)
+        let recorded = await record(report)
+        guard report.outcome == .success else {
+            return ActionAnswer(ok: false, line: "app account token for \(order.originalTransactionID): \(report.failureText ?? "failed")\(recorded)")
+        }
+        return ActionAnswer(
+            ok: recorded.isEmpty,
+            line: "app account token of \(order.originalTransactionID) set to \(order.token.lowercased()) (request id \(order.requestID))\(recorded)")
+    }
+
     /// Records a write sent; the words of a failure to, or "" when recorded (or nowhere to).
     private func record(_ report: ActionReport) async -> String {
         guard let store else { return "" }

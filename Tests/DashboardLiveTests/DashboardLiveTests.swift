@@ -309,4 +309,47 @@ extension ExtendFromTheDashboardTests {
     }
 }
 
+extension ExtendFromTheDashboardTests {
+    /// `a` on a looked-up purchase: a token that is not a UUID is refused in the form, then the
+    /// plan, `y`, and a later look-up carries the token.
+    @Test func aFormSetsTheTokenALaterLookUpSees() async throws {
+        let (simulator, client, pipeline, store) = try await Self.live()
+        var state = DashboardState(now: Date())
+        _ = state.handle(.resize(width: 140, height: 42))
+        (state.lookupAvailable, state.actionsAvailable) = (true, true)
+        let lookups = CustomerLookupService(client: client, pipeline: pipeline)
+        state.add(await lookups.lookUp(.transactionID("2000000900000001")))
+        state.focus = .purchases
+        for _ in 0..<10 where state.selectedPurchase?.transactionID != "2000000900000003" { _ = state.handle(.down) }
+        _ = state.handle(.character("a"))
+        guard case .tokenForm(let opened) = state.mode else {
+            Issue.record("a did not open the form: \(state.message?.text ?? "")")
+            return
+        }
+        #expect(opened.order.originalTransactionID == "2000000900000001")
+        #expect(opened.current == nil)
+        for c in "abc" { _ = state.handle(.character(c)) }
+        _ = state.handle(.enter)
+        guard case .tokenForm(let refused) = state.mode else { throw FormClosed() }
+        #expect(refused.problem?.hasPrefix("--token must be a UUID") == true)
+        _ = state.handle(.paste("7E3FB20B-4CDB-47CC-936D-99D65F608138\n"))
+        _ = state.handle(.enter)
+        guard case .tokenForm(let confirming) = state.mode else { throw FormClosed() }
+        #expect(confirming.plan.contains("token: none → 7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+        let effects = state.handle(.character("y"))
+        guard effects.count == 1, case .setToken(let order) = effects[0] else {
+            Issue.record("y gave \(effects)")
+            return
+        }
+        let answer = await ServiceActions(actions: CustomerActions(client: client, pipeline: pipeline), store: store).setToken(order)
+        #expect(answer.ok, "\(answer.line)")
+        let after = await lookups.lookUp(.transactionID("2000000900000001"))
+        #expect(Set(after.transactions.compactMap(\.transaction).filter { $0.originalTransactionID == "2000000900000001" }.map(\.appAccountToken)) == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+        #expect(try await store.actions(AuditActionQuery(transactionID: "2000000900000001")).map(\.action) == ["app-account-token"])
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+}
+
 private struct FormClosed: Error {}

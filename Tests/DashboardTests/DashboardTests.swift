@@ -84,7 +84,7 @@ import TerminalUI
             #expect(text.contains(binding.description), "\(binding.description)")
         }
         let writes = KeyMap.bindings.filter(\.action.writes)
-        #expect(writes.map(\.label) == ["x", "c"])
+        #expect(writes.map(\.label) == ["x", "c", "a"])
         for binding in writes { #expect(!text.contains(binding.description)) }
         state.actionsAvailable = true
         for binding in writes { #expect(screen(state).text.contains(binding.description)) }
