@@ -120,21 +120,13 @@ extension DashboardState {
     mutating func handleExtendForm(_ event: KeyEvent, form: ExtendForm) -> [Effect] {
         var form = form
         if form.confirming {
-            switch event {
-            case .character("y"), .character("Y"):
-                mode = .normal
-                let order = ExtendOrder(
-                    originalTransactionID: form.originalTransactionID, productID: form.productID, days: Int(form.days) ?? 0, reason: form.reason,
-                    requestID: form.requestID, environment: form.environment, query: form.query)
-                message = ("extending \(form.originalTransactionID) by \(order.days) days…", .info)
-                addLog("extend \(form.originalTransactionID) by \(order.days) days sent (request id \(form.requestID))", role: .info)
-                return [.extend(order)]
-            case .character("n"), .character("N"), .escape, .character("q"):
-                mode = .normal
-                message = ("not sent", .info)
-            default: break
-            }
-            return []
+            guard confirmed(event) else { return [] }
+            let order = ExtendOrder(
+                originalTransactionID: form.originalTransactionID, productID: form.productID, days: Int(form.days) ?? 0, reason: form.reason,
+                requestID: form.requestID, environment: form.environment, query: form.query)
+            message = ("extending \(form.originalTransactionID) by \(order.days) days…", .info)
+            addLog("extend \(form.originalTransactionID) by \(order.days) days sent (request id \(form.requestID))", role: .info)
+            return [.extend(order)]
         }
         switch event {
         case .character(let c) where c.isASCII && c.isNumber:
@@ -162,6 +154,22 @@ extension DashboardState {
         }
         mode = .extendForm(form)
         return []
+    }
+
+    /// A plan's `y` (true: the form closes, the write goes) or `n`/Esc (the form closes with
+    /// "not sent"); any other key leaves the plan open (false).
+    mutating func confirmed(_ event: KeyEvent) -> Bool {
+        switch event {
+        case .character("y"), .character("Y"):
+            mode = .normal
+            return true
+        case .character("n"), .character("N"), .escape, .character("q"):
+            mode = .normal
+            message = ("not sent", .info)
+            return false
+        default:
+            return false
+        }
     }
 
     /// A write's answer: the Log says it, and a taken extension asks the look-up again.
@@ -310,18 +318,10 @@ extension DashboardState {
     mutating func handleConsumptionForm(_ event: KeyEvent, form: ConsumptionForm) -> [Effect] {
         var form = form
         if form.confirming {
-            switch event {
-            case .character("y"), .character("Y"):
-                mode = .normal
-                message = ("sending consumption information for \(form.transactionID)…", .info)
-                addLog("consumption for \(form.transactionID) sent (request id \(form.requestID))", role: .info)
-                return [.consume(form.order)]
-            case .character("n"), .character("N"), .escape, .character("q"):
-                mode = .normal
-                message = ("not sent", .info)
-            default: break
-            }
-            return []
+            guard confirmed(event) else { return [] }
+            message = ("sending consumption information for \(form.transactionID)…", .info)
+            addLog("consumption for \(form.transactionID) sent (request id \(form.requestID))", role: .info)
+            return [.consume(form.order)]
         }
         let fields = ConsumptionForm.Field.allCases
         switch event {
@@ -447,18 +447,10 @@ extension DashboardState {
     mutating func handleTokenForm(_ event: KeyEvent, form: TokenForm) -> [Effect] {
         var form = form
         if form.confirming {
-            switch event {
-            case .character("y"), .character("Y"):
-                mode = .normal
-                message = ("setting the app account token of \(form.order.originalTransactionID)…", .info)
-                addLog("app account token for \(form.order.originalTransactionID) sent (request id \(form.order.requestID))", role: .info)
-                return [.setToken(form.order)]
-            case .character("n"), .character("N"), .escape, .character("q"):
-                mode = .normal
-                message = ("not sent", .info)
-            default: break
-            }
-            return []
+            guard confirmed(event) else { return [] }
+            message = ("setting the app account token of \(form.order.originalTransactionID)…", .info)
+            addLog("app account token for \(form.order.originalTransactionID) sent (request id \(form.order.requestID))", role: .info)
+            return [.setToken(form.order)]
         }
         switch event {
         case .character(let c) where c.isHexDigit || c == "-":

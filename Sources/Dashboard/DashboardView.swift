@@ -393,12 +393,17 @@ public enum DashboardView {
         Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
     }
 
+    /// A write's plan, then how to send it or not.
+    static func planLines(_ plan: [String]) -> [(String, Style)] {
+        plan.map { (SafeText.escaped($0), Style(.overlay)) }
+            + [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+    }
+
     /// The `x` form, then its plan: what is sent, and `y` to send.
     static func extendForm(_ form: ExtendForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
-            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+            lines = planLines(form.plan)
         } else {
             let reasons = ExtendReason.allCases.map { $0 == form.reason ? "[\($0.name)]" : $0.name }.joined(separator: " ")
             lines = [
@@ -418,8 +423,7 @@ public enum DashboardView {
     static func consumptionForm(_ form: ConsumptionForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
-            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+            lines = planLines(form.plan)
         } else {
             lines = form.lines.map { (SafeText.escaped($0), Style($0.hasPrefix("▶") ? .input : .overlay)) }
             lines += [
@@ -437,8 +441,7 @@ public enum DashboardView {
     static func tokenForm(_ form: TokenForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = form.plan.map { (SafeText.escaped($0), Style(.overlay)) }
-            lines += [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+            lines = planLines(form.plan)
         } else {
             lines = [
                 ("purchase: original transaction \(SafeText.escaped(form.order.originalTransactionID))", Style(.overlay)),
