@@ -172,31 +172,23 @@ extension DashboardState {
         }
     }
 
-    /// A write's answer: the Log says it, and a taken extension asks the look-up again.
-    public mutating func apply(_ answer: ActionAnswer, for order: ExtendOrder) -> [Effect] {
+    /// A write's answer: the Log says it, and a taken write whose look-up is named asks it
+    /// again (a new expiry or token shows).
+    public mutating func apply(_ answer: ActionAnswer, lookingUpAgain query: LookupQuery?) -> [Effect] {
         addLog(answer.line, role: answer.ok ? .ok : .error)
         message = (answer.line, answer.ok ? .ok : .error)
-        guard answer.ok else { return [] }
-        return startLookUp(order.query)
+        guard answer.ok, let query else { return [] }
+        return startLookUp(query)
     }
 
+    /// The request id a form shows in its plan and sends.
     private func newRequestID() -> String { UUID().uuidString.lowercased() }
 }
 
-extension ExtendOrder {
-    /// A token order as the answer inbox carries it (only its query is read back: the look-up
-    /// asked again).
-    init(token order: TokenOrder) {
-        self.init(
-            originalTransactionID: order.originalTransactionID, productID: nil, days: 0, reason: .undeclared, requestID: order.requestID,
-            environment: order.environment, query: order.query)
-    }
-}
-
-/// A write's answer on its way back to the loop.
-struct OrderAnswer: Sendable {
-    var order: ExtendOrder
+/// A write's answer on its way back to the loop, with the look-up to ask again once it is taken.
+struct ActionReply: Sendable {
     var answer: ActionAnswer
+    var lookUpAgain: LookupQuery?
 }
 
 /// Consumption information the dashboard sends (`c`, then `y`): the answer to a refund request.
@@ -303,10 +295,10 @@ extension DashboardState {
         if focus == .notifications, let entry = selectedNotification, let id = entry.row.transactionID {
             form = ConsumptionForm(
                 transactionID: id, productID: entry.row.productID, environment: entry.row.environment.flatMap(APIEnvironment.init(rawValue:)),
-                requestID: UUID().uuidString.lowercased())
+                requestID: newRequestID())
         } else if focus == .purchases, let item = selectedItem, item.lookup != nil, let purchase = selectedPurchase, let id = purchase.transactionID {
             form = ConsumptionForm(
-                transactionID: id, productID: purchase.productID, environment: item.lookup?.environment, requestID: UUID().uuidString.lowercased())
+                transactionID: id, productID: purchase.productID, environment: item.lookup?.environment, requestID: newRequestID())
         }
         guard let form else {
             message = ("c answers a refund request: select a CONSUMPTION_REQUEST notification, or a looked-up purchase", .info)
@@ -371,18 +363,6 @@ extension DashboardState {
         mode = .consumptionForm(form)
         return []
     }
-
-    /// The consumption answer's line in the Log.
-    public mutating func apply(_ answer: ActionAnswer, for order: ConsumptionOrder) {
-        addLog(answer.line, role: answer.ok ? .ok : .error)
-        message = (answer.line, answer.ok ? .ok : .error)
-    }
-}
-
-/// A consumption answer on its way back to the loop.
-struct ConsumptionAnswer: Sendable {
-    var order: ConsumptionOrder
-    var answer: ActionAnswer
 }
 
 /// An app account token the dashboard sets (`a`, then `y`).
@@ -440,7 +420,7 @@ extension DashboardState {
             return
         }
         let order = TokenOrder(
-            originalTransactionID: original, token: "", requestID: UUID().uuidString.lowercased(), environment: environment, query: lookup.query)
+            originalTransactionID: original, token: "", requestID: newRequestID(), environment: environment, query: lookup.query)
         mode = .tokenForm(TokenForm(order: order, current: purchase.appAccountToken))
     }
 

@@ -37,10 +37,26 @@ public enum DashboardApp {
         }
         let inbox = EventInbox<OnlineEvent>()
         let lookups = EventInbox<LookupReport>()
-        let answers = EventInbox<OrderAnswer>()
-        let consumed = EventInbox<ConsumptionAnswer>()
+        let replies = EventInbox<ActionReply>()
         var tasks: [Task<Void, Never>] = []
         defer { tasks.forEach { $0.cancel() } }
+        /// A look-up in the background; its progress and answer come back through `lookups`.
+        func startLookUp(_ query: LookupQuery, with lookup: any CustomerLookingUp) {
+            lookups.begin()
+            tasks.append(Task.detached {
+                let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
+                lookups.post(.finished(result))
+                lookups.end()
+            })
+        }
+        /// A write in the background; its answer comes back through `replies`.
+        func act(_ write: @escaping @Sendable () async -> ActionReply) {
+            replies.begin()
+            tasks.append(Task.detached {
+                replies.post(await write())
+                replies.end()
+            })
+        }
         // Items are only ever appended: each pass offers the audit store only those added since.
         var offeredToAudit = 0
         while true {
@@ -52,17 +68,10 @@ public enum DashboardApp {
                 case .finished(let result): state.add(result)
                 }
             }
-            for answer in consumed.drain() { state.apply(answer.answer, for: answer.order) }
-            for answer in answers.drain() {
-                // A taken extension asks the look-up again, so the new expiry shows.
-                for case .lookUp(let query) in state.apply(answer.answer, for: answer.order) {
-                    guard let lookup else { continue }
-                    lookups.begin()
-                    tasks.append(Task.detached {
-                        let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
-                        lookups.post(.finished(result))
-                        lookups.end()
-                    })
+            for reply in replies.drain() {
+                // A taken extension or token asks the look-up again, so the change shows.
+                for case .lookUp(let query) in state.apply(reply.answer, lookingUpAgain: reply.lookUpAgain) {
+                    if let lookup { startLookUp(query, with: lookup) }
                 }
             }
             if let notifications { state.apply(await notifications.poll(), at: state.wallClock) }
@@ -83,8 +92,7 @@ public enum DashboardApp {
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
-            let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || answers.active > 0 || answers.pending
-                || consumed.active > 0 || consumed.pending
+            let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || replies.active > 0 || replies.pending
             let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
@@ -105,34 +113,16 @@ public enum DashboardApp {
                         state.lookupsRunning.remove(query)
                         continue
                     }
-                    lookups.begin()
-                    tasks.append(Task.detached {
-                        let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
-                        lookups.post(.finished(result))
-                        lookups.end()
-                    })
+                    startLookUp(query, with: lookup)
                 case .extend(let order):
                     guard let acting else { continue }
-                    answers.begin()
-                    tasks.append(Task.detached {
-                        answers.post(OrderAnswer(order: order, answer: await acting.extend(order)))
-                        answers.end()
-                    })
+                    act { ActionReply(answer: await acting.extend(order), lookUpAgain: order.query) }
                 case .setToken(let order):
                     guard let acting else { continue }
-                    answers.begin()
-                    tasks.append(Task.detached {
-                        let answer = await acting.setToken(order)
-                        answers.post(OrderAnswer(order: ExtendOrder(token: order), answer: answer))
-                        answers.end()
-                    })
+                    act { ActionReply(answer: await acting.setToken(order), lookUpAgain: order.query) }
                 case .consume(let order):
                     guard let acting else { continue }
-                    consumed.begin()
-                    tasks.append(Task.detached {
-                        consumed.post(ConsumptionAnswer(order: order, answer: await acting.consume(order)))
-                        consumed.end()
-                    })
+                    act { ActionReply(answer: await acting.consume(order), lookUpAgain: nil) }
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
                 case .export(let json, let fileName):
                     do {

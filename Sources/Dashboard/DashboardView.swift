@@ -399,6 +399,12 @@ public enum DashboardView {
             + [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
     }
 
+    /// A write's form or plan in an overlay as tall as its lines.
+    static func formOverlay(_ title: String, _ lines: [(String, Style)], _ b: inout ScreenBuffer) {
+        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: title)
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+    }
+
     /// The `x` form, then its plan: what is sent, and `y` to send.
     static func extendForm(_ form: ExtendForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
@@ -415,8 +421,7 @@ public enum DashboardView {
             ]
             if let problem = form.problem { lines.append((problem, Style(.error))) }
         }
-        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Extend renewal date")
-        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+        formOverlay("Extend renewal date", lines, &b)
     }
 
     /// The `c` form, then its plan.
@@ -432,9 +437,7 @@ public enum DashboardView {
             ]
             if let problem = form.problem { lines.append((problem, Style(.error))) }
         }
-        let inner = Widgets.overlay(
-            into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Answer a refund request (consumption)")
-        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+        formOverlay("Answer a refund request (consumption)", lines, &b)
     }
 
     /// The `a` form, then its plan.
@@ -452,8 +455,7 @@ public enum DashboardView {
             ]
             if let problem = form.problem { lines.append((problem, Style(.error))) }
         }
-        let inner = Widgets.overlay(into: &b, width: min(100, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "App account token")
-        Widgets.text(into: &b, rect: inner, lines: lines, offset: 0)
+        formOverlay("App account token", lines, &b)
     }
 
     static func pasteBox(_ text: String, _ b: inout ScreenBuffer) {

@@ -245,7 +245,7 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         let answer = await ServiceActions(actions: CustomerActions(client: client, pipeline: pipeline), store: store).extend(order)
         #expect(answer.ok)
         #expect(answer.line == "extended 2000000900000001 by 7 days: expires \(AppleDate.iso8601(expires.addingTimeInterval(7 * 86_400))) (request id \(order.requestID))")
-        #expect(state.apply(answer, for: order) == [.lookUp(.orderID("MQ5X7ABCDE"))])
+        #expect(state.apply(answer, lookingUpAgain: order.query) == [.lookUp(.orderID("MQ5X7ABCDE"))])
         #expect(state.log.suffix(2).map(\.text) == [answer.line, "lookup order MQ5X7ABCDE: asking the App Store Server API"])
         let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900000001"))
         #expect(rows.map(\.result) == ["success"])
