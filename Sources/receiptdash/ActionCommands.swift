@@ -41,11 +41,6 @@ struct ActionOptions: ParsableArguments {
         if let db { _ = try AuditOpening.parse(db) }
         if yes && dryRun { throw ValidationError("--yes sends and --dry-run sends nothing: give one of them.") }
     }
-
-    /// Why writes are refused, if they are: the flag, the variable or the profile.
-    func readOnlyReason(_ api: APIOptions) throws -> String? {
-        try api.readOnlyReason(flag: readOnly)
-    }
 }
 
 /// Wires a write: read-only first, then the request, the client and the audit trail for
@@ -63,18 +58,18 @@ struct ActionFlow {
     var makeRequest: (_ requestID: String) throws -> APIRequest
 
     func run() async throws {
-        if action.writes, let reason = try options.readOnlyReason(api) {
+        if action.writes, let reason = try api.readOnlyReason(flag: options.readOnly) {
             Standard.error("receiptdash: read-only (\(reason)): \(action.rawValue) writes to Apple and is refused; reads are unaffected")
             throw ExitCode.validationFailure
         }
         let requestID = options.requestId ?? UUID().uuidString.lowercased()
         let request: APIRequest
-        let client: AppStoreServerAPIClient
         let pipeline: ReceiptPipeline
+        let credentials: APICredentials
         do {
             request = try makeRequest(requestID)
             pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
-            client = try api.makeClient(try api.credentials(), caFile: options.caFile)
+            credentials = try api.credentials()
         } catch let error as APIFailure {
             throw ValidationError(error.reason)
         } catch let error as ActionRuleError {
@@ -88,24 +83,43 @@ struct ActionFlow {
             requestID: action.writes ? requestID : options.requestId)
         (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait) =
             (extendDays, extraLines, options.dryRun, options.yes, wait)
-        let path = options.db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
-        session.record = { report in await Self.record(report, in: path) }
-        let exit = await session.run(request, client: client, pipeline: pipeline)
+        // The audit trail is opened before anything is sent: a write to Apple cannot be taken
+        // back, so one that could not be recorded is not made.
+        let store: (any AuditBackend)?
+        if action.writes && !options.dryRun {
+            let path = options.db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+            do {
+                store = try await AuditStores.open(path)
+            } catch {
+                Standard.error("receiptdash: \(error.reason); nothing was sent")
+                throw ExitCode.failure
+            }
+        } else {
+            store = nil
+        }
+        let exit = try await AuditStoreService.closing(store) {
+            let client: AppStoreServerAPIClient
+            do {
+                client = try api.makeClient(credentials, caFile: options.caFile)
+            } catch let error as APIOptionsError {
+                LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
+                throw ExitCode.failure
+            }
+            if let store { session.record = { report in await Self.record(report, in: store) } }
+            return await session.run(request, client: client, pipeline: pipeline)
+        }
         if exit != .done { throw ExitCode(exit.rawValue) }
     }
 
     /// The audit row of a write that was sent; false (and said) when it cannot be written.
-    static func record(_ report: ActionReport, in path: String) async -> Bool {
+    static func record(_ report: ActionReport, in store: any AuditBackend) async -> Bool {
         let row = AuditAction(report)
         do {
-            let store = try await AuditStores.open(path)
-            return try await AuditStoreService.closing(store) {
-                try await store.recordAction(row)
-                return true
-            }
+            try await store.recordAction(row)
+            return true
         } catch {
             Standard.error(
-                "receiptdash: the \(row.action) was sent (\(row.result)) but could not be recorded in \(path): \(AuditStores.words(error))")
+                "receiptdash: the \(row.action) was sent (\(row.result)) but could not be recorded in \(store.location): \(AuditStores.words(error))")
             return false
         }
     }

@@ -83,6 +83,17 @@ import Testing
         try await setup.stop()
     }
 
+    @Test func aWriteThatCouldNotBeRecordedIsNotSent() async throws {
+        let setup = try await Setup()
+        // --db names a folder: the audit trail cannot be opened.
+        let run = try setup.run(["finish", "--transaction-id", "2000000900000010", "--yes", "--db", setup.folder.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("is a folder, not a database file"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("; nothing was sent\n"))
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+
     @Test func readOnlyRefusesEveryWriteAndNoRead() async throws {
         let setup = try await Setup()
         let profile = setup.folder.appendingPathComponent("receiptdash")
