@@ -82,7 +82,7 @@ public struct ExtendForm: Sendable, Hashable {
             "customer: original transaction \(originalTransactionID)", "product: \(productID ?? "?")",
         ]
         if let expires {
-            lines.append("expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(expires.addingTimeInterval(Double(count) * 86_400))) (+\(count) days)")
+            lines.append(ExtendRenewalDateBody.planLine(expires: expires, days: count))
         }
         lines += ["reason: \(reason.name)", "request id: \(requestID)"]
         return lines

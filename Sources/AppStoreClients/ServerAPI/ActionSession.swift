@@ -58,7 +58,7 @@ public struct ActionSession: Sendable {
         {
         case .success(let made): plan = made
         case .failure(let failure):
-            let words = failure.apiError.map { "\($0.rawValue) \($0.actionExplanation)" } ?? failure.reason
+            let words = failure.apiError?.actionDescription ?? failure.reason
             LookupOutput.writeError(code: failure.code.rawValue, message: "the customer could not be read, nothing was sent: \(words)", format: format)
             return .failed
         }

@@ -107,7 +107,7 @@ public struct ActionReport: Sendable {
             let again = plan.requestID.map { " Repeat it with --request-id \($0): the same request id is not applied twice." } ?? ""
             return "sent, but no answer came (\(failure.reason)): Apple may have applied it.\(again)"
         }
-        if let code = failure.apiError { return "\(plan.environment.rawValue): \(code.rawValue) \(code.actionExplanation)" }
+        if let code = failure.apiError { return "\(plan.environment.rawValue): \(code.actionDescription)" }
         return failure.reason
     }
 
@@ -193,10 +193,7 @@ public struct CustomerActions: Sendable {
             lines.append("customer: original transaction \(original)")
             let status = lookup.apiStatuses[original].map { " (\($0))" } ?? ""
             lines.append("product: \(current?.productID ?? "?")\(status)")
-            if let days = extendDays, let expires = current?.expiresDate {
-                let after = expires.addingTimeInterval(Double(days) * 86_400)
-                lines.append("expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(after)) (+\(days) days)")
-            }
+            if let days = extendDays, let expires = current?.expiresDate { lines.append(ExtendRenewalDateBody.planLine(expires: expires, days: days)) }
             if action == .appAccountToken { lines.append("app account token now: \(current?.appAccountToken ?? "none")") }
         } else if let transactionID = ids.transactionID {
             let transaction = purchases.first { $0.transactionID == transactionID }

@@ -106,6 +106,12 @@ public struct ExtendRenewalDateBody: Codable, Sendable, Hashable {
         self.requestIdentifier = requestIdentifier
     }
 
+    /// What an extension by `days` does to a period ending at `expires`, as plans show it:
+    /// `expires 2026-12-10T… → 2026-12-17T… (+7 days)`.
+    public static func planLine(expires: Date, days: Int) -> String {
+        "expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(expires.addingTimeInterval(Double(days) * 86_400))) (+\(days) days)"
+    }
+
     static func check(days: Int) throws(ActionRuleError) {
         guard (1...90).contains(days) else {
             throw ActionRuleError("--days must be 1 to 90: Apple extends a subscription by at most 90 days at a time (not \(days))")
@@ -331,6 +337,9 @@ extension APIErrorCode {
         .invalidAppAccountTokenUUID, .familyTransactionNotSupported, .subscriptionExtensionIneligible, .subscriptionMaxExtension,
         .familySharedSubscriptionExtensionIneligible, .serverNotificationURLNotFound, .statusRequestNotFound,
     ]
+
+    /// `4030005 already extended twice …`: the code and what it means and what to do.
+    public var actionDescription: String { "\(rawValue) \(actionExplanation)" }
 
     /// A write's refusal in words: what it means and what to do (`4030005 already extended
     /// twice in the last 365 days: …`). Codes the actions do not add keep ``explanation``.
