@@ -12,6 +12,12 @@ public struct ServerAPIWrite: Sendable, Hashable {
     public var body: String
 }
 
+/// A reply that ends an answer early (a refused body).
+struct ReplyError: Error {
+    let reply: ServerAPIReply
+    init(_ reply: ServerAPIReply) { self.reply = reply }
+}
+
 /// What the actions changed, applied to every later answer (look-ups see an extension's new
 /// expiry and a token set).
 struct ActionState {
@@ -97,13 +103,39 @@ extension ServerAPIService {
         (try? JSONValue.parse(body, maximumDepth: 8))?.object
     }
 
-    private func extend(_ originalID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
-        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
+    /// An extension body's fields and its days, or Apple's refusal of the body, the days or the
+    /// reason.
+    private func extensionTerms(_ body: [UInt8]) -> Result<(fields: [String: JSONValue], days: Int64), ReplyError> {
+        guard let fields = fields(body) else { return .failure(ReplyError(error(400, .generalBadRequest, "Invalid request."))) }
         guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
-            return error(400, .invalidExtendByDays, "Invalid extend by days.")
+            return .failure(ReplyError(error(400, .invalidExtendByDays, "Invalid extend by days.")))
         }
         guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
-            return error(400, .invalidExtendReasonCode, "Invalid extend reason code.")
+            return .failure(ReplyError(error(400, .invalidExtendReasonCode, "Invalid extend reason code.")))
+        }
+        return .success((fields, days))
+    }
+
+    /// Whether the period `current` may be extended at `nowMS`: active (counting the extensions
+    /// already given) and paid (not a free trial). Apple's two-a-year limit is counted apart.
+    private func isEligible(_ current: TransactionRow, _ environment: APIEnvironment, at nowMS: Int64) -> Bool {
+        var effective = current
+        effective.expiresMS = current.expiresMS.map { $0 + extensionMS(current, environment) }
+        let renewal = store.environments[environment]?.renewals[current.originalID]
+        return Self.status(effective, renewal: renewal, nowMS: nowMS) == .active && current.object["offerDiscountType"]?.text != "FREE_TRIAL"
+    }
+
+    /// How many extensions the subscription `key` was given in the 365 days before `nowMS`.
+    private static func extensionsInAYear(_ s: ActionState, _ key: String, before nowMS: Int64) -> Int {
+        (s.extensions[key] ?? []).filter { $0.atMS > nowMS - 365 * 86_400_000 }.count
+    }
+
+    private func extend(_ originalID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
+        let fields: [String: JSONValue]
+        let days: Int64
+        switch extensionTerms(body) {
+        case .success(let terms): (fields, days) = terms
+        case .failure(let refusal): return refusal.reply
         }
         guard let requestID = fields["requestIdentifier"]?.text, !requestID.isEmpty, requestID.utf8.count <= 128 else {
             return error(400, .invalidRequestIdentifier, "Invalid request identifier.")
@@ -122,15 +154,12 @@ extension ServerAPIService {
             return error(403, .familySharedSubscriptionExtensionIneligible, "Family shared subscription extension ineligible.")
         }
         let subscriptionKey = Self.key(context.environment, originalID)
-        let yearAgo = context.nowMS - 365 * 86_400_000
-        if actions.withLock({ ($0.extensions[subscriptionKey] ?? []).filter { $0.atMS > yearAgo }.count }) >= 2 {
+        if actions.withLock({ Self.extensionsInAYear($0, subscriptionKey, before: context.nowMS) }) >= 2 {
             return error(403, .subscriptionMaxExtension, "Subscription max extension.")
         }
-        let renewal = store.environments[context.environment]?.renewals[originalID]
-        var effective = current
-        effective.expiresMS = current.expiresMS.map { $0 + extensionMS(current, context.environment) }
-        let freeTrial = current.object["offerDiscountType"]?.text == "FREE_TRIAL"
-        guard Self.status(effective, renewal: renewal, nowMS: context.nowMS) == .active, !freeTrial, let expires = effective.expiresMS else {
+        guard isEligible(current, context.environment, at: context.nowMS),
+            let expires = current.expiresMS.map({ $0 + extensionMS(current, context.environment) })
+        else {
             return error(403, .subscriptionExtensionIneligible, "Subscription extension ineligible.")
         }
         let answer: JSONValue = .object([
@@ -141,7 +170,7 @@ extension ServerAPIService {
         // Decided under one lock: the same request id sent twice at once still extends once.
         let taken: [UInt8]? = actions.withLock { s in
             if let earlier = s.extendAnswers[answerKey] { return earlier }
-            guard (s.extensions[subscriptionKey] ?? []).filter({ $0.atMS > yearAgo }).count < 2 else { return nil }
+            guard Self.extensionsInAYear(s, subscriptionKey, before: context.nowMS) < 2 else { return nil }
             let bytes = Array(answer.compactJSON.utf8)
             s.extensions[subscriptionKey, default: []].append((context.nowMS, Int(days)))
             s.extendAnswers[answerKey] = bytes
@@ -152,12 +181,11 @@ extension ServerAPIService {
     }
 
     private func massExtend(_ body: [UInt8], _ context: Context) -> ServerAPIReply {
-        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
-        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
-            return error(400, .invalidExtendByDays, "Invalid extend by days.")
-        }
-        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
-            return error(400, .invalidExtendReasonCode, "Invalid extend reason code.")
+        let fields: [String: JSONValue]
+        let days: Int64
+        switch extensionTerms(body) {
+        case .success(let terms): (fields, days) = terms
+        case .failure(let refusal): return refusal.reply
         }
         guard let product = fields["productId"]?.text, !product.isEmpty else { return error(400, .invalidProductID, "Invalid product id.") }
         guard let requestID = fields["requestIdentifier"]?.text, UUID(uuidString: requestID) != nil else {
@@ -198,16 +226,14 @@ extension ServerAPIService {
                 if let storefronts = request.storefronts, let storefront = current.object["storefront"]?.text, !storefronts.contains(storefront) {
                     continue
                 }
-                var effective = current
-                effective.expiresMS = current.expiresMS.map { $0 + extensionMS(current, context.environment) }
-                let renewal = store.environments[context.environment]?.renewals[original]
                 let subscriptionKey = Self.key(context.environment, original)
-                let yearAgo = doneMS - 365 * 86_400_000
-                let given = actions.withLock { ($0.extensions[subscriptionKey] ?? []).filter { $0.atMS > yearAgo }.count }
-                if Self.status(effective, renewal: renewal, nowMS: doneMS) == .active, current.object["offerDiscountType"]?.text != "FREE_TRIAL",
-                    given < 2
-                {
-                    actions.withLock { $0.extensions[subscriptionKey, default: []].append((doneMS, request.days)) }
+                let eligible = isEligible(current, context.environment, at: doneMS)
+                let taken = eligible && actions.withLock { s in
+                    guard Self.extensionsInAYear(s, subscriptionKey, before: doneMS) < 2 else { return false }
+                    s.extensions[subscriptionKey, default: []].append((doneMS, request.days))
+                    return true
+                }
+                if taken {
                     request.succeeded += 1
                 } else {
                     request.failed += 1

@@ -225,8 +225,6 @@ public final class ServerAPIService: Sendable {
         case ("GET", 5, "inApps", "v2") where segments[2] == "refund" && segments[3] == "lookup": return refunds(segments[4], context)
         case ("POST", 4, "inApps", "v1") where segments[2] == "notifications" && segments[3] == "history":
             return notificationHistory(request.body, context)
-        case ("POST", 4, "inApps", "v1") where segments[2] == "notifications" && segments[3] == "test":
-            return requestTestNotification(context)
         case ("GET", 5, "inApps", "v1") where segments[2] == "notifications" && segments[3] == "test":
             return testNotificationStatus(segments[4], context)
         default:
