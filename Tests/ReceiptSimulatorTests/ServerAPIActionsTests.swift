@@ -93,6 +93,15 @@ import Testing
         }
     }
 
+    @Test func whatAppleAnswersIsEscapedInTheText() throws {
+        let plan = ActionPlan(
+            action: .testNotification, request: .requestTestNotification(), requestID: nil, environment: .production, ids: ActionIDs(), lines: [])
+        let report = ActionReport(
+            plan: plan, dryRun: false, outcome: .success, result: .object(["test_notification_token": .string("t\u{1B}]0;pwned\u{07}")]),
+            records: [], failure: nil)
+        #expect(report.text == "done: test-notification in Production: token t\\x1b]0;pwned\\x07\n")
+    }
+
     @Test func aWriteWhoseAnswerNeverComesIsUnknownAndSaysHowToRepeatIt() async throws {
         let plan = ActionPlan(
             action: .extend, request: try .extendRenewalDate(Self.subscription, try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "r9")),

@@ -132,7 +132,8 @@ public struct ActionReport: Sendable {
     public var text: String {
         if dryRun { return plan.dryRunText }
         switch outcome {
-        case .success?: return "done: \(plan.action.rawValue) in \(plan.environment.rawValue)" + (resultLine.map { ": " + $0 } ?? "") + "\n"
+        // The result line carries Apple's words (a token, attempt results): escaped.
+        case .success?: return "done: \(plan.action.rawValue) in \(plan.environment.rawValue)" + (resultLine.map { ": " + SafeText.escaped($0) } ?? "") + "\n"
         default: return ""
         }
     }
