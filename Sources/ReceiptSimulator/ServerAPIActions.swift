@@ -34,11 +34,14 @@ struct ActionState {
 
     struct MassRequest {
         var productID: String
+        var requestID: String
         var days: Int
         var createdMS: Int64
         var storefronts: [String]?
         var succeeded: Int64 = 0
         var failed: Int64 = 0
+        /// Being completed (by a status query or the timer, whichever came first).
+        var claimed = false
         var applied = false
     }
 }
@@ -177,6 +180,7 @@ extension ServerAPIService {
             return bytes
         }
         guard let bytes = taken else { return error(403, .subscriptionMaxExtension, "Subscription max extension.") }
+        announceExtension(originalID, environment: context.environment, nowMS: context.nowMS)
         return ServerAPIReply(status: 200, headers: [("Content-Type", "application/json")], body: bytes)
     }
 
@@ -201,52 +205,82 @@ extension ServerAPIService {
             storefronts = codes
         }
         let key = Self.key(context.environment, "\(product)|\(requestID)")
-        actions.withLock { s in
-            if s.massRequests[key] == nil {
-                s.massRequests[key] = ActionState.MassRequest(productID: product, days: Int(days), createdMS: context.nowMS, storefronts: storefronts)
-            }
+        let dueMS = context.nowMS + Int64(configuration.massExtensionDelay * 1000)
+        let new = actions.withLock { s in
+            guard s.massRequests[key] == nil else { return false }
+            s.massRequests[key] = ActionState.MassRequest(
+                productID: product, requestID: requestID, days: Int(days), createdMS: context.nowMS, storefronts: storefronts)
+            return true
         }
+        // With a listener, it completes (and is announced) when due, asked about or not.
+        if new { outbox.post(.massExtensionDue(key: key, environment: context.environment, atMS: dueMS)) }
         return json(.object(["requestIdentifier": .string(requestID)]))
     }
 
     private func massExtendStatus(_ product: String, _ requestID: String, _ context: Context) -> ServerAPIReply {
         let key = Self.key(context.environment, "\(product)|\(requestID)")
-        guard var request = actions.withLock({ $0.massRequests[key] }) else {
+        guard let asked = actions.withLock({ $0.massRequests[key] }) else {
             return error(404, .statusRequestNotFound, "Status request not found.")
         }
-        let doneMS = request.createdMS + Int64(configuration.massExtensionDelay * 1000)
-        guard context.nowMS >= doneMS else { return json(.object(["requestIdentifier": .string(requestID), "complete": .bool(false)])) }
-        if !request.applied {
-            // Every active, paid subscription of the product, once.
-            let originals = Set(
-                (store.environments[context.environment]?.rows ?? []).filter { $0.productID == product && $0.type == TransactionRow.autoRenewable }
-                    .map(\.originalID))
-            for original in originals.sorted() {
-                guard let current = currentPeriod(original, context.environment) else { continue }
-                if let storefronts = request.storefronts, let storefront = current.object["storefront"]?.text, !storefronts.contains(storefront) {
-                    continue
-                }
-                let subscriptionKey = Self.key(context.environment, original)
-                let eligible = isEligible(current, context.environment, at: doneMS)
-                let taken = eligible && actions.withLock { s in
-                    guard Self.extensionsInAYear(s, subscriptionKey, before: doneMS) < 2 else { return false }
-                    s.extensions[subscriptionKey, default: []].append((doneMS, request.days))
-                    return true
-                }
-                if taken {
-                    request.succeeded += 1
-                } else {
-                    request.failed += 1
-                }
-            }
-            request.applied = true
-            actions.withLock { $0.massRequests[key] = request }
+        let doneMS = asked.createdMS + Int64(configuration.massExtensionDelay * 1000)
+        guard context.nowMS >= doneMS, let request = completeMassExtension(key, environment: context.environment) else {
+            return json(.object(["requestIdentifier": .string(requestID), "complete": .bool(false)]))
         }
         return json(
             .object([
                 "requestIdentifier": .string(requestID), "complete": .bool(true), "completeDate": .integer(doneMS),
                 "succeededCount": .integer(request.succeeded), "failedCount": .integer(request.failed),
             ]))
+    }
+
+    /// Completes the mass extension `key` once its delay is over: every active, paid
+    /// subscription of the product (in the storefronts asked) is extended, once, within the
+    /// two-a-year limit, and the outcome announced. Nil while another caller is completing it;
+    /// the request as it stands once complete.
+    @discardableResult
+    func completeMassExtension(_ key: String, environment: APIEnvironment) -> ActionState.MassRequest? {
+        // Claimed under the lock: completed once, whoever asks first (a status query or the timer).
+        guard
+            let claimed: ActionState.MassRequest = actions.withLock({ s in
+                guard var request = s.massRequests[key], !request.claimed else { return nil }
+                request.claimed = true
+                s.massRequests[key] = request
+                return request
+            })
+        else {
+            return actions.withLock { s in s.massRequests[key].flatMap { $0.applied ? $0 : nil } }
+        }
+        var request = claimed
+        let doneMS = request.createdMS + Int64(configuration.massExtensionDelay * 1000)
+        let originals = Set(
+            (store.environments[environment]?.rows ?? []).filter { $0.productID == request.productID && $0.type == TransactionRow.autoRenewable }
+                .map(\.originalID))
+        var extended: [String] = []
+        var failed: [String] = []
+        for original in originals.sorted() {
+            guard let current = currentPeriod(original, environment) else { continue }
+            if let storefronts = request.storefronts, let storefront = current.object["storefront"]?.text, !storefronts.contains(storefront) {
+                continue
+            }
+            let subscriptionKey = Self.key(environment, original)
+            let eligible = isEligible(current, environment, at: doneMS)
+            let taken = eligible && actions.withLock { s in
+                guard Self.extensionsInAYear(s, subscriptionKey, before: doneMS) < 2 else { return false }
+                s.extensions[subscriptionKey, default: []].append((doneMS, request.days))
+                return true
+            }
+            if taken {
+                extended.append(original)
+            } else {
+                failed.append(original)
+            }
+        }
+        request.succeeded = Int64(extended.count)
+        request.failed = Int64(failed.count)
+        request.applied = true
+        actions.withLock { $0.massRequests[key] = request }
+        announceMassExtension(request, requestID: request.requestID, extended: extended, failed: failed, environment: environment, nowMS: doneMS)
+        return request
     }
 
     // MARK: Consumption, token, finish

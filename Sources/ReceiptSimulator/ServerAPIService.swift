@@ -132,6 +132,8 @@ public final class ServerAPIService: Sendable {
     private let state: Mutex<State>
     /// What the write endpoints changed (``ServerAPIActions.swift``).
     let actions = Mutex(ActionState())
+    /// What the writes make Apple send, while someone listens (``LiveNotifications.swift``).
+    let outbox = LiveOutbox()
     /// What the notification sender sent, with its attempts as they happened: Get Notification
     /// History reports it beside the data's notifications.
     private let sentLog = Mutex(SentLog())
@@ -146,13 +148,20 @@ public final class ServerAPIService: Sendable {
         var attempts: [JSONValue]
     }
 
+    struct TestNotification {
+        let environment: APIEnvironment
+        let notification: OutgoingNotification
+        /// Sent to a listener (its attempts are real) rather than reported delivered.
+        let live: Bool
+    }
+
     struct State {
         var script: [APIFault]
         var random: SplitMix64
         var requests = 0
         var faults = 0
-        /// Test notification token → environment and signed payload.
-        var testNotifications: [String: (APIEnvironment, String)] = [:]
+        /// Test notification token → what was signed.
+        var testNotifications: [String: TestNotification] = [:]
     }
 
     /// Makes the PKI, signs the notifications; `script` faults go to the first authorised
@@ -496,21 +505,8 @@ public final class ServerAPIService: Sendable {
         for group in latest.keys.sorted() {
             var last: [JSONValue] = []
             for (original, latestRow) in latest[group, default: [:]].sorted(by: { $0.key < $1.key }) {
-                // An extension moves the current period's expiry and the renewal date.
-                let added = extensionMS(latestRow, context.environment)
-                var subscription = latestRow
-                subscription.expiresMS = latestRow.expiresMS.map { $0 + added }
-                var renewal = environment.renewals[original]
-                if added > 0, let date = renewal?["renewalDate"]?.int64 { renewal?["renewalDate"] = .integer(date + added) }
-                let status = Self.status(subscription, renewal: renewal, nowMS: context.nowMS)
+                let (info, status) = renewalInfo(latestRow, context.environment, nowMS: context.nowMS)
                 if !wanted.isEmpty, !wanted.contains(status.rawValue) { continue }
-                var info = renewal ?? [
-                    "originalTransactionId": .string(original), "productId": .string(subscription.productID),
-                    "autoRenewProductId": .string(subscription.productID),
-                    "autoRenewStatus": .integer(status == .active ? 1 : 0), "environment": .string(context.environment.rawValue),
-                ]
-                if renewal == nil, let expires = subscription.expiresMS { info["renewalDate"] = .integer(expires) }
-                info["signedDate"] = .integer(context.nowMS)
                 last.append(
                     .object([
                         "status": .integer(Int64(status.rawValue)), "originalTransactionId": .string(original),
@@ -523,6 +519,25 @@ public final class ServerAPIService: Sendable {
         var fields = envelope(context)
         fields["data"] = .array(groups)
         return json(.object(fields))
+    }
+
+    /// The renewal info of the subscription whose current period is `current`, and its status,
+    /// as the extensions left them (an extension moves the expiry and the renewal date).
+    func renewalInfo(_ current: TransactionRow, _ environment: APIEnvironment, nowMS: Int64) -> ([String: JSONValue], SubscriptionAPIStatus) {
+        let added = extensionMS(current, environment)
+        var subscription = current
+        subscription.expiresMS = current.expiresMS.map { $0 + added }
+        var renewal = store.environments[environment]?.renewals[current.originalID]
+        if added > 0, let date = renewal?["renewalDate"]?.int64 { renewal?["renewalDate"] = .integer(date + added) }
+        let status = Self.status(subscription, renewal: renewal, nowMS: nowMS)
+        var info = renewal ?? [
+            "originalTransactionId": .string(current.originalID), "productId": .string(subscription.productID),
+            "autoRenewProductId": .string(subscription.productID),
+            "autoRenewStatus": .integer(status == .active ? 1 : 0), "environment": .string(environment.rawValue),
+        ]
+        if renewal == nil, let expires = subscription.expiresMS { info["renewalDate"] = .integer(expires) }
+        info["signedDate"] = .integer(nowMS)
+        return (info, status)
     }
 
     // MARK: Notifications
@@ -618,33 +633,36 @@ public final class ServerAPIService: Sendable {
         }
     }
 
+    /// Apple signs a `TEST` and sends it to the environment's URL. With a listener (the
+    /// simulator's `--send-notifications`), it is sent there and its status reports the real
+    /// attempts (4040008 until the first one ends, as Apple's "not ready yet"); without one, there
+    /// is nothing to send to and it is reported delivered at once.
     func requestTestNotification(_ context: Context) -> ServerAPIReply {
-        let uuid = UUID().uuidString.lowercased()
-        var data: [String: JSONValue] = ["environment": .string(context.environment.rawValue)]
-        if let bundle = store.bundleID { data["bundleId"] = .string(bundle) }
-        if context.environment == .production, let app = store.appAppleID { data["appAppleId"] = .integer(app) }
-        let payload: JSONValue = .object([
-            "notificationType": .string("TEST"), "notificationUUID": .string(uuid), "version": .string("2.0"),
-            "signedDate": .integer(context.nowMS), "data": .object(data),
-        ])
-        guard let signed = try? pki.signJWS(payload: payload) else { return ServerAPIReply(status: 500) }
-        let token = "\(uuid)_\(context.nowMS)"
+        let payload: [String: JSONValue] = [
+            "notificationType": .string("TEST"), "notificationUUID": .string(UUID().uuidString.lowercased()), "version": .string("2.0"),
+            "signedDate": .integer(context.nowMS), "data": .object(appFields(context.environment)),
+        ]
+        guard let notification = outgoing(payload, environment: context.environment, customer: nil) else { return ServerAPIReply(status: 500) }
+        let live = outbox.post(.send(notification))
+        let token = "\(notification.notificationUUID)_\(context.nowMS)"
         state.withLock { s in
             if s.testNotifications.count >= 1000 { s.testNotifications.removeAll() }
-            s.testNotifications[token] = (context.environment, signed)
+            s.testNotifications[token] = TestNotification(environment: context.environment, notification: notification, live: live)
         }
         return json(.object(["testNotificationToken": .string(token)]))
     }
 
     private func testNotificationStatus(_ token: String, _ context: Context) -> ServerAPIReply {
-        guard let (environment, signed) = state.withLock({ $0.testNotifications[token] }), environment == context.environment else {
+        guard let test = state.withLock({ $0.testNotifications[token] }), test.environment == context.environment else {
             return error(404, .testNotificationNotFound, "Test notification not found.")
         }
-        let sentMS = Int64(token.split(separator: "_").last ?? "") ?? context.nowMS
-        return json(
-            .object([
-                "signedPayload": .string(signed),
-                "sendAttempts": .array([.object(["attemptDate": .integer(sentMS), "sendAttemptResult": .string("SUCCESS")])]),
-            ]))
+        let attempts: [JSONValue]
+        if test.live {
+            attempts = sentLog.withLock { log in log.index[test.notification.notificationUUID].map { log.rows[$0].attempts } ?? [] }
+            guard !attempts.isEmpty else { return error(404, .testNotificationNotFound, "Test notification not found.") }
+        } else {
+            attempts = [.object(["attemptDate": .integer(test.notification.signedMS), "sendAttemptResult": .string("SUCCESS")])]
+        }
+        return json(.object(["signedPayload": .string(test.notification.signedPayload), "sendAttempts": .array(Array(attempts.prefix(6)))]))
     }
 }

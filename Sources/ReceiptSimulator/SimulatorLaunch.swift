@@ -112,18 +112,45 @@ public struct SimulatorLaunch: Sendable {
                 throw SimulatorLaunchError("--api-root-out: \(apiRootOut) cannot be written")
             }
         }
-        let simulator = try await VerifyReceiptSimulator.start(
-            SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: secret),
-            api: api)
-        Standard.output(banner(simulator, api))
-        if let sending {
-            try await send(sending, api: api)
-            if sending.exitWhenSent {
-                try await simulator.stop()
-                return
+        let sender: NotificationSender?
+        do {
+            sender = try sending.map { sending throws(NotificationSenderError) in
+                try NotificationSender(
+                    NotificationSenderConfiguration(
+                        url: sending.url, rate: sending.rate, concurrency: sending.concurrency, retrySchedule: sending.schedule,
+                        timeout: sending.timeout),
+                    onAttempt: api.sendAttemptRecorder)
             }
+        } catch {
+            throw SimulatorLaunchError(error.reason)
         }
-        try await simulator.wait()
+        // Listening before serving: what the first write makes Apple send is not missed.
+        let live = sender.flatMap { sender in
+            sending?.exitWhenSent == false ? LiveNotificationSender(api: api, sender: sender) { Standard.line($0) } : nil
+        }
+        let simulator: VerifyReceiptSimulator
+        do {
+            simulator = try await VerifyReceiptSimulator.start(
+                SimulatorConfiguration(host: host, port: port, latency: latency / 1000, faultRate: faultRate, seed: seed, secret: secret),
+                api: api)
+        } catch {
+            await sender?.shutdown()
+            throw error
+        }
+        Standard.output(banner(simulator, api))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let live { group.addTask { await live.run() } }
+            if let sending, let sender {
+                try await send(sending, sender: sender, api: api)
+                if sending.exitWhenSent {
+                    try await simulator.stop()
+                    return
+                }
+            }
+            try await simulator.wait()
+            group.cancelAll()
+        }
+        await sender?.shutdown()
     }
 
     /// What is served where, with which checks.
@@ -146,7 +173,7 @@ public struct SimulatorLaunch: Sendable {
 
     /// Signs every notification, sends them with their retries, prints the summary. Progress
     /// goes to standard error once a second, from a child of this call.
-    private func send(_ sending: Sending, api: ServerAPIService) async throws {
+    private func send(_ sending: Sending, sender: NotificationSender, api: ServerAPIService) async throws {
         let notifications: [OutgoingNotification]
         do {
             notifications = try await api.outgoingNotifications(
@@ -155,16 +182,12 @@ public struct SimulatorLaunch: Sendable {
         } catch {
             throw SimulatorLaunchError(error.reason)
         }
-        let sender: NotificationSender
-        do {
-            sender = try NotificationSender(
-                NotificationSenderConfiguration(
-                    url: sending.url, rate: sending.rate, concurrency: sending.concurrency, retrySchedule: sending.schedule,
-                    timeout: sending.timeout),
-                onAttempt: api.sendAttemptRecorder)
-        } catch {
-            throw SimulatorLaunchError(error.reason)
+        if !sending.exitWhenSent {
+            Standard.line(
+                "writes to the API (extend, mass extension, test-notification) send their notifications to \(SafeText.escaped(sending.url)) as they happen"
+            )
         }
+        if notifications.isEmpty, !sending.exitWhenSent { return }
         if sending.waitForReceiver > 0, !(await sender.waitForListener(seconds: sending.waitForReceiver)) {
             Standard.error("receiptdash: nothing accepted connections at \(sending.url) within \(sending.waitForReceiver) s; sending anyway")
         }
@@ -188,7 +211,6 @@ public struct SimulatorLaunch: Sendable {
             group.cancelAll()
             return report
         }
-        await sender.shutdown()
         Standard.line(report.summary.line)
     }
 }

@@ -41,7 +41,11 @@ struct Simulator: AsyncParsableCommand {
             types with nested signed transactions), all signed before the first is sent. Every \
             attempt shows in Get Notification History (sendAttempts: SUCCESS, NO_RESPONSE, \
             UNSUCCESSFUL_HTTP_RESPONSE_CODE, ...), so notifications --reconcile against this \
-            simulator lists what the receiver missed. The URL must be https (certificates are \
+            simulator lists what the receiver missed. While it serves, the writes send theirs as \
+            Apple does: a test notification a TEST (its status then reports the real attempts), an \
+            extension RENEWAL_EXTENDED, a mass extension, once complete, RENEWAL_EXTENDED or \
+            RENEWAL_EXTENSION/FAILURE per subscription and RENEWAL_EXTENSION/SUMMARY with the \
+            counts (--notification-count 0 sends only these). The URL must be https (certificates are \
             checked), or plain http on a loopback address. Once every retry is over, a summary line \
             is printed (sent, acknowledged, failed after retries, rate, p50/p99 latency) and the \
             simulator keeps serving until SIGINT or SIGTERM, or exits with --exit-when-sent.
