@@ -350,6 +350,23 @@ package enum AuditSchema {
         ]
     }
 
+    /// v8: today's payload fields of each purchase (``PurchaseField/audited``): the refund's
+    /// kind and share, the offer, the customer's app transaction id, the billing plan and its
+    /// commitment (as JSON text).
+    package static func v8(integer: String) -> [String] {
+        [
+            "ALTER TABLE purchase ADD COLUMN revocation_type TEXT",
+            "ALTER TABLE purchase ADD COLUMN revocation_percentage \(integer)",
+            "ALTER TABLE purchase ADD COLUMN offer_type \(integer)",
+            "ALTER TABLE purchase ADD COLUMN offer_discount_type TEXT",
+            "ALTER TABLE purchase ADD COLUMN offer_period TEXT",
+            "ALTER TABLE purchase ADD COLUMN app_transaction_id TEXT",
+            "ALTER TABLE purchase ADD COLUMN billing_plan_type TEXT",
+            "ALTER TABLE purchase ADD COLUMN commitment_info TEXT",
+            "CREATE INDEX purchase_app_transaction ON purchase(app_transaction_id)",
+        ]
+    }
+
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",
         "ALTER TABLE notification_rejection ADD COLUMN count INTEGER NOT NULL DEFAULT 1",

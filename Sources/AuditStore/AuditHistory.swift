@@ -155,6 +155,7 @@ extension AuditStore {
                 switch field.accessor {
                 case .date: (row[field.name] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
                 case .integer, .integer64: (row[field.name] as Int64?).map { .integer($0) }
+                case .json, .commitment: (row[field.name] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
                 default: (row[field.name] as String?).map { .text($0) }
                 }
             field.set(value, in: &purchase)
@@ -214,6 +215,7 @@ public enum HistoryRendering {
         case .integer(let number)?: .integer(number)
         case .flag(let flag)?: .bool(flag)
         case .date(let date)?: .string(AppleDate.iso8601(date))
+        case .object(let value)?: value
         case nil: .null
         }
     }

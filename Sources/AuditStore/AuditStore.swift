@@ -239,6 +239,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v7") { db in
             for statement in AuditSchema.v7(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
         }
+        // v8: today's payload fields of each purchase.
+        migrator.registerMigration("v8") { db in
+            for statement in AuditSchema.v8(integer: "INTEGER") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
@@ -424,6 +428,7 @@ public final class AuditStore: AuditBackend {
                 case .integer(let number)?: arguments.append(number)
                 case .flag(let flag)?: arguments.append(flag)
                 case .date(let date)?: arguments.append(date.timeIntervalSince1970)  // seconds, as the column always held
+                case .object(let value)?: arguments.append(value.compactJSON)
                 }
             }
             try statement.execute(arguments: StatementArguments(arguments))

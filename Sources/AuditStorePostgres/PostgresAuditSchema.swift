@@ -170,6 +170,8 @@ enum PostgresAuditSchema {
             statements: AuditSchema.v7(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
                 PostgresQuery(unsafeSQL: $0)
             }),
+        // v8: today's payload fields of each purchase.
+        Migration(name: "v8", statements: AuditSchema.v8(integer: "BIGINT").map { PostgresQuery(unsafeSQL: $0) }),
         // PostgreSQL only: which top-level transaction last wrote each row a follower reads
         // (`pg_current_xact_id()`), indexed, so a follower can ask for the rows committed since
         // its last snapshot whatever their ids (several writers commit out of id order).

@@ -255,6 +255,7 @@ extension PostgresAuditStore {
                     case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
                     case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
                     case .flag: try cell.decode(Bool?.self).map { .flag($0) }
+                    case .json, .commitment: try cell.decode(String?.self).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
                     default: try cell.decode(String?.self).map { .text($0) }
                     }
                 field.set(value, in: &purchase)

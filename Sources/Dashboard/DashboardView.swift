@@ -243,7 +243,7 @@ public enum DashboardView {
             case .active: role = .ok
             case .activeWillNotRenew, .inGracePeriod, .inBillingRetry: role = .warning
             case .expired: role = .muted
-            case .refunded, .revokedFamilySharing: role = .error
+            case .refunded, .refundedProrated, .revokedFamilySharing: role = .error
             case .upgraded: role = .info
             }
             let head = "\(i == selected && s.focus == .subscriptions ? "▶" : "●") \(sub.productID ?? "?")  \(sub.state.rawValue)"
@@ -252,6 +252,7 @@ public enum DashboardView {
             if let (bar, _, range) = AnalysisRendering.timeline(sub, at: s.now, width: max(10, min(40, inner.width - 26))) {
                 lines.append(("  " + bar + " " + range, Style(.accent)))
             }
+            if let offers = AnalysisRendering.offers(sub) { lines.append(("  " + offers, Style(.info))) }
             for warning in sub.warnings.prefix(2) { lines.append(("  note: " + warning, Style(.muted))) }
         }
         if subs.isEmpty {
@@ -664,8 +665,21 @@ public enum DashboardView {
         row("gracePeriodExpiresDate", date(r.gracePeriodExpiresDate), .warning)
         row("renewalDate", date(r.renewalDate), .overlay)
         row("recentSubscriptionStartDate", date(r.recentSubscriptionStartDate), .overlay)
-        row("offerType", r.offerType.map(String.init), .overlay)
+        row("offerType", r.offerType.map { "\($0) (\(OfferWords.type($0)))" }, .overlay)
         row("offerIdentifier", r.offerIdentifier, .overlay)
+        row("offerDiscountType", r.offerDiscountType.map { "\($0) (\(OfferWords.discount($0)))" }, .overlay)
+        row("offerPeriod", r.offerPeriod.map { p in OfferWords.period(p).map { "\(p) (\($0))" } ?? p }, .overlay)
+        row("eligibleWinBackOfferIds", r.eligibleWinBackOfferIDs?.joined(separator: ", "), .overlay)
+        row("appTransactionId", r.appTransactionID, .overlay)
+        row("renewalBillingPlanType", r.renewalBillingPlanType.map { "\($0) (\(OfferWords.billingPlan($0)))" }, .overlay)
+        if let c = r.commitmentInfo {
+            row("commitmentAutoRenewStatus", c.autoRenewStatus.map { $0 ? "1 (a new commitment follows)" : "0 (no new commitment)" }, .overlay)
+            row("commitmentAutoRenewProductId", c.autoRenewProductID, .overlay)
+            row("commitmentRenewalBillingPlanType", c.renewalBillingPlanType, .overlay)
+            row("commitmentRenewalDate", date(c.renewalDate), .overlay)
+            row("commitmentRenewalPrice", c.renewalPrice.map { "\($0) milliunits" }, .overlay)
+        }
+        row("advancedCommerceInfo", r.advancedCommerceInfo?.compactJSON, .overlay)
         row("renewalPrice", r.renewalPriceMilliunits.map { "\($0) milliunits\(r.currency.map { " \($0)" } ?? "")" }, .overlay)
         row("environment", r.environment, .overlay)
         row("signedDate", date(r.signedDate), .overlay)

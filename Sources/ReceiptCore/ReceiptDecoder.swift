@@ -355,9 +355,11 @@ public struct ReceiptDecoder: Sendable {
         info.notificationUUID = r.string("notificationUUID")
         info.version = r.string("version")
         info.signedDate = r.epochMillisecondsDate("signedDate")
-        let container = r.value("data")?.object ?? r.value("summary")?.object ?? r.value("externalPurchaseToken")?.object
-            ?? r.value("appData")?.object
-        if let data = container {
+        // Apple sends one of these (never more than one); the first present is read.
+        let containers = ["data", "summary", "externalPurchaseToken", "appData"]
+        let found = containers.lazy.compactMap { name in r.value(name)?.object.map { (name, $0) } }.first
+        if let (name, data) = found {
+            info.container = name
             var d = JSONFieldReader(data)
             if let env = d.string("environment") {
                 result.rawEnvironment = env
@@ -368,23 +370,38 @@ public struct ReceiptDecoder: Sendable {
             info.bundleVersion = d.string("bundleVersion")
             info.subscriptionStatus = d.int("status").map { Int(clamping: $0) }
             info.consumptionRequestReason = d.string("consumptionRequestReason")
+            if name == "summary" {
+                var summary = RenewalExtensionSummary()
+                summary.requestIdentifier = d.string("requestIdentifier")
+                summary.productID = d.string("productId")
+                if case .array(let codes)? = d.value("storefrontCountryCodes") { summary.storefrontCountryCodes = codes.compactMap(\.text) }
+                summary.succeededCount = d.int("succeededCount")
+                summary.failedCount = d.int("failedCount")
+                info.extensionSummary = summary
+            }
+            if name == "externalPurchaseToken" {
+                info.externalPurchaseID = d.string("externalPurchaseId")
+                info.tokenType = d.string("tokenType")
+                info.tokenCreationDate = d.epochMillisecondsDate("tokenCreationDate")
+                info.tokenExpirationDate = d.epochMillisecondsDate("tokenExpirationDate")
+            }
             for key in ["signedTransactionInfo", "signedRenewalInfo", "signedAppTransactionInfo"] {
                 guard let jws = d.string(key) else { continue }
                 guard depth < limits.maximumEmbeddingDepth else {
-                    result.warnings.append("data.\(key) not decoded: tokens nested more than \(limits.maximumEmbeddingDepth) deep")
+                    result.warnings.append("\(name).\(key) not decoded: tokens nested more than \(limits.maximumEmbeddingDepth) deep")
                     continue
                 }
                 do {
                     let nested = try decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
-                    result.nested.append(NestedInput(field: "data.\(key)", input: nested))
+                    result.nested.append(NestedInput(field: "\(name).\(key)", input: nested))
                     result.transactions += nested.transactions
                     result.pendingRenewalInfo += nested.pendingRenewalInfo
                     if result.receipt == nil { result.receipt = nested.receipt }
                 } catch let error as ReceiptDecodingError {
-                    result.warnings.append("data.\(key) could not be decoded: \(error.reason)")
+                    result.warnings.append("\(name).\(key) could not be decoded: \(error.reason)")
                 }
             }
-            info.otherFields = d.remainingFields().map { Field(name: "data.\($0.name)", value: $0.value) }
+            info.otherFields = d.remainingFields().map { Field(name: "\(name).\($0.name)", value: $0.value, json: $0.json) }
         }
         info.otherFields += r.remainingFields()
         result.notification = info

@@ -185,6 +185,48 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         }
     }
 
+    /// Today's payload fields of a purchase are kept, and `history --format json` shows them.
+    @Test(arguments: BackendKind.allCases) func todaysPurchaseFieldsRoundTrip(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            func b64(_ text: String) -> String {
+                Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .replacingOccurrences(of: "=", with: "")
+            }
+            let payload = JSONValue.object([
+                "transactionId": .string("2000000900000013"), "originalTransactionId": .string("2000000900000010"),
+                "productId": .string("com.example.monthly"), "bundleId": .string("com.example.app"), "type": .string("Auto-Renewable Subscription"),
+                "purchaseDate": .integer(1_709_251_200_000), "expiresDate": .integer(1_711_929_600_000), "environment": .string("Production"),
+                "revocationDate": .integer(1_710_115_200_000), "revocationType": .string("REFUND_PRORATED"), "revocationPercentage": .integer(40000),
+                "offerType": .integer(4), "offerDiscountType": .string("PAY_AS_YOU_GO"), "offerPeriod": .string("P1M"),
+                "appTransactionId": .string("704289572311094157"), "billingPlanType": .string("MONTHLY"),
+                "commitmentInfo": .object(["billingPeriodNumber": .integer(3), "totalBillingPeriods": .integer(12)]),
+            ]).compactJSON
+            let token = b64(#"{"alg":"ES256","x5c":["AA"]}"#) + "." + b64(payload) + "." + b64("not a signature")
+            let ingest = AuditIngest(
+                decoded: try ReceiptDecoder().decode(text: token), bytes: Array(token.utf8), kind: .file, source: "new.jws",
+                seenAt: Date(timeIntervalSince1970: 1_700_000_000))
+            _ = try await store.record([ingest])
+            let row = try #require(try await store.history(HistoryQuery(transactionID: "2000000900000013")).first)
+            let p = try #require(row.purchases.first)
+            #expect(p.revocationType == "REFUND_PRORATED")
+            #expect(p.revocationPercentage == 40000)
+            #expect(p.offerType == 4)
+            #expect(p.offerDiscountType == "PAY_AS_YOU_GO")
+            #expect(p.offerPeriod == "P1M")
+            #expect(p.appTransactionID == "704289572311094157")
+            #expect(p.billingPlanType == "MONTHLY")
+            #expect(p.commitmentInfo == CommitmentInfo(billingPeriodNumber: 3, totalBillingPeriods: 12))
+            let json = try #require(HistoryRendering.json([row]).array?.first?.object?["in_app"]?.array?.first?.object)
+            #expect(json["revocation_type"] == .string("REFUND_PRORATED"))
+            #expect(json["revocation_percentage"] == .integer(40000))
+            #expect(json["app_transaction_id"] == .string("704289572311094157"))
+            #expect(json["commitment_info"] == .object(["billing_period_number": .integer(3), "total_billing_periods": .integer(12)]))
+            #expect(try await store.history(HistoryQuery(transactionID: "2000000900000013")).count == 1)
+            await store.close()
+        }
+    }
+
     @Test(arguments: BackendKind.allCases) func historyFilters(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
             let store = try await db.open()
@@ -307,7 +349,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                     try await connection.query("SELECT name FROM receiptdash_migration ORDER BY applied_at, name", logger: testLogger).collect()
                         .map { try $0.decode(String.self) }
                 }
-                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7"].sorted())
+                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"].sorted())
                 #expect(Set(names) == Set(PostgresAuditSchema.names))
             }
         }

@@ -1283,7 +1283,8 @@ private enum JWSPayload {
             ("appAccountToken", \.appAccountToken), ("offerIdentifier", \.offerIdentifier),
             ("offerDiscountType", \.offerDiscountType), ("environment", \.environment), ("storefront", \.storefront),
             ("storefrontId", \.storefrontID), ("transactionReason", \.transactionReason), ("currency", \.currency),
-            ("revocationType", \.revocationType),
+            ("revocationType", \.revocationType), ("offerPeriod", \.offerPeriod), ("appTransactionId", \.appTransactionID),
+            ("previousOriginalTransactionId", \.previousOriginalTransactionID), ("billingPlanType", \.billingPlanType),
         ]
         let dates: [(String, KeyPath<Purchase, Date?>)] = [
             ("purchaseDate", \.purchaseDate), ("originalPurchaseDate", \.originalPurchaseDate), ("expiresDate", \.expiresDate),
@@ -1301,6 +1302,7 @@ private enum JWSPayload {
         for (key, got) in [
             ("quantity", p.quantity.map(Int64.init)), ("offerType", p.offerType.map(Int64.init)),
             ("revocationReason", p.cancellationReason.map(Int64.init)), ("price", p.priceMilliunits),
+            ("revocationPercentage", p.revocationPercentage),
         ] where payload[key] != nil {
             mapped.insert(key)
             check.equal(got, payload[key]?.int64, "\(context).\(key)")
@@ -1320,7 +1322,8 @@ private enum JWSPayload {
         let strings: [(String, KeyPath<RenewalInfo, String?>)] = [
             ("originalTransactionId", \.originalTransactionID), ("productId", \.productID),
             ("autoRenewProductId", \.autoRenewProductID), ("offerIdentifier", \.offerIdentifier),
-            ("environment", \.environment), ("currency", \.currency),
+            ("environment", \.environment), ("currency", \.currency), ("offerDiscountType", \.offerDiscountType),
+            ("offerPeriod", \.offerPeriod), ("appTransactionId", \.appTransactionID), ("renewalBillingPlanType", \.renewalBillingPlanType),
         ]
         let dates: [(String, KeyPath<RenewalInfo, Date?>)] = [
             ("gracePeriodExpiresDate", \.gracePeriodExpiresDate), ("signedDate", \.signedDate),
@@ -1534,8 +1537,7 @@ private enum SessionPro {
                 case "rawType": check.equal(p.productType?.rawValue, value.text, context)
                 case "rawOfferType": check.equal(p.offerType.map(Int64.init), value.int64, context)
                 case "rawRevocationReason": check.equal(p.cancellationReason.map(Int64.init), value.int64, context)
-                case "appTransactionId":
-                    check.equal(p.otherFields.first { $0.name == "appTransactionId" }?.value, value.text, "\(context) (otherFields)")
+                case "appTransactionId": check.equal(p.appTransactionID, value.text, context)
                 default: return false
                 }
             }

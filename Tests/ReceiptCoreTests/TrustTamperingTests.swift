@@ -15,7 +15,7 @@ import _CryptoExtras
 // MARK: - Fixed clock
 
 /// All dates are fixed: nothing depends on the machine's clock.
-fileprivate enum TamperClock {
+enum TamperClock {
     /// `TrustOptions.now`.
     static let now = utc("2024-06-01T00:00:00Z")
     /// The receipt creation date (PKCS#7 field 12) and the JWS `signedDate`.
@@ -32,7 +32,7 @@ fileprivate enum TamperClock {
 
 // MARK: - Certificates
 
-fileprivate enum TestPKI {
+enum TestPKI {
     static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let wwdrMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 
@@ -112,7 +112,7 @@ fileprivate enum TestPKI {
 
 /// The RSA-2048 hierarchy for PKCS#7 receipts. Exactly three RSA keys are generated, once: key
 /// generation is slow in debug builds, so every variant certificate reuses them.
-fileprivate struct RSAHierarchy: Sendable {
+struct RSAHierarchy: Sendable {
     static let shared = Result { try RSAHierarchy() }
 
     let rootKey: _RSA.Signing.PrivateKey
@@ -219,7 +219,7 @@ fileprivate struct RSAHierarchy: Sendable {
 }
 
 /// The P-256 hierarchy for StoreKit 2 JWS.
-fileprivate struct ECHierarchy: Sendable {
+struct ECHierarchy: Sendable {
     static let shared = Result { try ECHierarchy() }
 
     let rootKey = P256.Signing.PrivateKey()
@@ -290,7 +290,7 @@ fileprivate struct ECHierarchy: Sendable {
 
 // MARK: - Signed inputs
 
-fileprivate enum SignedReceipt {
+enum SignedReceipt {
     static let bundleID = "com.example.receiptdash"
 
     static func oid(_ oid: ASN1ObjectIdentifier) throws -> [UInt8] {
@@ -385,7 +385,7 @@ fileprivate enum SignedReceipt {
     }
 }
 
-fileprivate enum SignedJWS {
+enum SignedJWS {
     static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")

@@ -19,12 +19,13 @@ import Testing
         let task: Task<Void, Never>
         let lines: NIOLockedLines
 
-        /// The receiver's notifications once `count` are stored (asked every 20 ms, for at
-        /// most 5 minutes: only a broken sender waits that long).
+        /// The receiver's notifications once `count` are stored and the sender has heard each
+        /// answer (asked every 20 ms, for at most 5 minutes: only a broken sender waits that
+        /// long). Stopping sooner would cut an answer off.
         func stored(_ count: Int) async throws -> [StoredNotification] {
             for _ in 0..<15_000 {
                 let stored = try await receiver.store.notifications()
-                if stored.count >= count { return stored }
+                if stored.count >= count, lines.all.count >= count { return stored }
                 try await Task.sleep(for: .milliseconds(20))
             }
             return try await receiver.store.notifications()

@@ -96,7 +96,8 @@ extension NotificationRecord {
             notificationUUID: notificationUUID, notificationType: notificationType, subtype: subtype, bundleID: bundleID,
             environment: environment, signedDate: signedDate, receivedAt: receivedAt, deliveries: deliveries, verdict: verdict,
             transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
-            explanation: NotificationExplanation.explain(type: notificationType, subtype: subtype, until: NotificationRow.until(decoded)))
+            explanation: NotificationExplanation.explain(
+                type: notificationType, subtype: subtype, until: NotificationRow.until(decoded), notification: decoded?.notification))
         row.consumptionRequestReason = decoded?.notification?.consumptionRequestReason
         return row
     }

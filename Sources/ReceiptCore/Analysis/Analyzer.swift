@@ -161,8 +161,16 @@ struct Analyzer {
                 "a one-time purchase (the receipt does not say whether consumable or non-consumable; inferred from the missing expiry date)"
         }
         if refunded, let date = p.cancellationDate {
-            explanation =
-                "refunded on \(day(date)) (\(CancellationReason.explain(p.cancellationReason))): treat as never purchased"
+            switch p.revocationType {
+            case "FAMILY_REVOKE":
+                explanation = "Family Sharing access was revoked on \(day(date)): the purchaser stopped sharing or left the family"
+            case "REFUND_PRORATED":
+                explanation =
+                    "refunded in part on \(day(date))\(p.revocationPercentage.map { ": \(OfferWords.percentage($0)) of the price (prorated)" } ?? " (prorated)") (\(CancellationReason.explain(p.cancellationReason))): the customer paid for the rest and no longer has the item"
+            default:
+                explanation =
+                    "refunded\(p.revocationType == "REFUND_FULL" ? " in full" : "") on \(day(date)) (\(CancellationReason.explain(p.cancellationReason))): treat as never purchased"
+            }
         }
         return OneTimePurchase(
             productID: p.productID, transactionID: p.transactionID, productType: type, typeInferred: inferred || type == .unknown,
@@ -231,11 +239,46 @@ struct Analyzer {
             } else if latest.isUpgraded == true {
                 state = .upgraded
                 explanation = "Upgraded on \(day(cancelled)): superseded by a higher product in the same group, which now carries the entitlement."
+            } else if latest.revocationType == "REFUND_PRORATED" {
+                state = .refundedProrated
+                let share = latest.revocationPercentage.map { "\(OfferWords.percentage($0)) of the last period's price" } ?? "part of the last period's price"
+                let before = current.filter { rows[$0].cancellationDate == nil }.count
+                explanation =
+                    "Refunded in part by Apple on \(day(cancelled)): \(share) returned (prorated; \(CancellationReason.explain(latest.cancellationReason))). Access ended at the refund; the \(before) period\(before == 1 ? "" : "s") before it stay\(before == 1 ? "s" : "") paid."
             } else {
                 state = .refunded
-                explanation = "Refunded by Apple on \(day(cancelled)) (\(CancellationReason.explain(latest.cancellationReason))): treat as never purchased."
+                explanation =
+                    "Refunded\(latest.revocationType == "REFUND_FULL" ? " in full" : "") by Apple on \(day(cancelled)) (\(CancellationReason.explain(latest.cancellationReason))): treat as never purchased."
             }
             evidence.append("cancellation_date \(iso(cancelled)) on transaction \(latest.transactionID ?? "?")")
+            if let type = latest.revocationType {
+                evidence.append(
+                    "revocation_type \(type)" + (latest.revocationPercentage.map { ", revocation_percentage \($0) (\(OfferWords.percentage($0)))" } ?? ""))
+            }
+        } else if let expires, expires > at, let latest, latest.billingPlanType == "MONTHLY" || latest.commitmentInfo != nil {
+            // Monthly billing under a 12-month commitment: turning auto-renew off ends the plan
+            // when the commitment ends, not this month.
+            let info = latest.commitmentInfo
+            let ends = info?.commitmentExpiresDate
+            let where_ = info?.summary.isEmpty == false ? " (\(info?.summary ?? ""))" : ""
+            let left = info.flatMap { i in i.totalBillingPeriods.flatMap { t in i.billingPeriodNumber.map { t - $0 } } }
+            if autoRenew == false {
+                state = .activeWillNotRenew
+                explanation =
+                    "Active, billed monthly under a 12-month commitment\(where_). Auto-renew is off: under a commitment that ends the plan when the commitment ends\(ends.map { " on \(day($0))" } ?? ""), not this month\(left.map { $0 > 0 ? "; the \($0) remaining monthly payment\($0 == 1 ? " is" : "s are") still billed" : "" } ?? ""). This period runs until \(day(expires)) (\(relative(expires)))."
+            } else {
+                state = .active
+                var text =
+                    "Active until \(day(expires)) (\(relative(expires))), billed monthly under a 12-month commitment\(where_)"
+                if autoRenew == true {
+                    text += "; it renews monthly until the commitment ends"
+                    if renewal?.commitmentInfo?.autoRenewStatus == false { text += ", and then the plan ends (no new commitment)" }
+                } else {
+                    text += "; no renewal info, so whether it renews is unknown"
+                }
+                explanation = text + "."
+            }
+            if let info { evidence.append("commitment_info: \(info.summary)" + (info.commitmentPrice.map { ", commitment_price \($0)" } ?? "")) }
         } else if let expires, expires > at {
             if autoRenew == false {
                 state = .activeWillNotRenew
@@ -292,7 +335,9 @@ struct Analyzer {
             expirationIntent: renewal?.expirationIntent, periods: periods.sorted { $0.start < $1.start },
             renewalCount: max(0, current.count - 1),
             paidPeriods: periods.filter { $0.kind == .paid || $0.kind == .offer || $0.kind == .intro }.count,
-            isSandbox: isSandbox, warnings: warnings)
+            isSandbox: isSandbox, warnings: warnings, billingPlanType: latest?.billingPlanType, commitment: latest?.commitmentInfo,
+            revocationType: latest?.cancellationDate.map { $0 <= at } == true ? latest?.revocationType : nil,
+            revocationPercentage: latest?.cancellationDate.map { $0 <= at } == true ? latest?.revocationPercentage : nil)
     }
 
     /// The period one transaction stands for.
@@ -301,7 +346,7 @@ struct Analyzer {
         // A refund dated after `at` had not happened yet.
         let cancellation = row.cancellationDate.flatMap { $0 <= at ? $0 : nil }
         if cancellation != nil {
-            kind = row.isUpgraded == true ? .upgraded : .refunded
+            kind = row.isUpgraded == true ? .upgraded : row.revocationType == "REFUND_PRORATED" ? .refundedProrated : .refunded
         } else if row.isTrialPeriod == true {
             kind = .trial
         } else if row.isInIntroOfferPeriod == true {
@@ -318,15 +363,16 @@ struct Analyzer {
             case (let a?, let b?): min(a, b)
             case (let a, let b): a ?? b
             }
+        let offer = kind == .trial || kind == .intro || kind == .offer ? OfferWords.name(type: row.offerType, discount: row.offerDiscountType) : nil
         return .init(
             start: row.purchaseDate ?? row.originalPurchaseDate ?? .distantPast, end: end, kind: kind,
-            productID: row.productID, transactionID: row.transactionID)
+            productID: row.productID, transactionID: row.transactionID, offer: offer)
     }
 
     /// Overlapping renewals and gaps between consecutive periods (a minute's slack allowed).
     private func continuityWarnings(_ periods: [SubscriptionSummary.Period]) -> [String] {
         var warnings: [String] = []
-        let timed = periods.filter { $0.kind != .refunded && $0.kind != .upgraded && $0.end != nil }
+        let timed = periods.filter { $0.kind != .refunded && $0.kind != .refundedProrated && $0.kind != .upgraded && $0.end != nil }
         for (a, b) in zip(timed, timed.dropFirst()) {
             guard let end = a.end else { continue }
             let delta = b.start.timeIntervalSince(end)

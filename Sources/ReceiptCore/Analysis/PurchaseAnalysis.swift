@@ -29,6 +29,9 @@ public enum SubscriptionState: String, Sendable, Hashable, CaseIterable {
     case inBillingRetry = "in-billing-retry"
     case expired
     case refunded
+    /// A prorated refund (`revocationType` `REFUND_PRORATED`): part of the last period's price
+    /// returned, access ended at the refund, the periods before it stay paid.
+    case refundedProrated = "refunded-prorated"
     case upgraded
     case revokedFamilySharing = "revoked-family-sharing"
 }
@@ -60,11 +63,18 @@ public struct SubscriptionSummary: Sendable, Hashable {
     public var isSandbox: Bool
     /// Flags: future-dated rows, duplicates, overlaps and gaps, sandbox acceleration.
     public var warnings: [String]
+    /// The latest period's billing plan (`BILLED_UPFRONT`, `MONTHLY`) and its commitment.
+    public var billingPlanType: String? = nil
+    public var commitment: CommitmentInfo? = nil
+    /// The latest period's revocation: its kind and the share refunded (milliunits).
+    public var revocationType: String? = nil
+    public var revocationPercentage: Int64? = nil
 
     /// One period of a subscription.
     public struct Period: Sendable, Hashable {
         public enum Kind: String, Sendable, Hashable {
             case trial, intro, offer, paid, grace, refunded, upgraded
+            case refundedProrated = "refunded-prorated"
         }
 
         public var start: Date
@@ -72,6 +82,8 @@ public struct SubscriptionSummary: Sendable, Hashable {
         public var kind: Kind
         public var productID: String?
         public var transactionID: String?
+        /// The offer this period was bought with, named: "win-back offer", "one-time offer code", …
+        public var offer: String? = nil
     }
 }
 

@@ -9,16 +9,36 @@ public enum NotificationExplanation {
         "SUBSCRIBED", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "OFFER_REDEEMED", "DID_RENEW", "EXPIRED",
         "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "PRICE_INCREASE", "REFUND", "REFUND_DECLINED", "REFUND_REVERSED",
         "CONSUMPTION_REQUEST", "RENEWAL_EXTENDED", "RENEWAL_EXTENSION", "REVOKE", "TEST", "EXTERNAL_PURCHASE_TOKEN",
-        "ONE_TIME_CHARGE", "RESCIND_CONSENT", "METADATA_UPDATE", "MIGRATION", "PRICE_CHANGE",
+        "ONE_TIME_CHARGE", "RESCIND_CONSENT", "METADATA_UPDATE", "MIGRATION", "MIGRATE", "PRICE_CHANGE",
+    ]
+
+    /// Every V2 subtype Apple documents; another is shown as new rather than read as one of these.
+    public static let knownSubtypes: Set<String> = [
+        "INITIAL_BUY", "RESUBSCRIBE", "DOWNGRADE", "UPGRADE", "AUTO_RENEW_ENABLED", "AUTO_RENEW_DISABLED", "VOLUNTARY", "BILLING_RETRY",
+        "PRICE_INCREASE", "GRACE_PERIOD", "PENDING", "ACCEPTED", "BILLING_RECOVERY", "PRODUCT_NOT_FOR_SALE", "SUMMARY", "FAILURE",
+        "UNREPORTED", "CREATED", "ACTIVE_TOKEN_REMINDER",
     ]
 
     /// `DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continues until 2026-11-30
     /// while Apple retries`. `until` is the date that bounds the news (the grace period's end,
     /// the new expiry), when the caller knows it.
-    public static func explain(type: String?, subtype: String?, until: Date? = nil) -> String {
+    /// `notification`, when the payload was decoded, adds what only it says: a mass
+    /// extension's counts, an external purchase token's kind and expiry.
+    public static func explain(type: String?, subtype: String?, until: Date? = nil, notification: NotificationInfo? = nil) -> String {
         let name = [type ?? "?", subtype].compactMap { $0 }.joined(separator: " / ")
         let day = until.map { String(AppleDate.iso8601($0).prefix(10)) }
-        return name + ": " + words(type: type ?? "", subtype: subtype ?? "", until: day)
+        var text = name + ": " + words(type: type ?? "", subtype: subtype ?? "", until: day)
+        if let summary = notification?.extensionSummary { text += ": " + summary.words }
+        if let n = notification, n.tokenType != nil || n.tokenExpirationDate != nil {
+            var parts: [String] = []
+            if let kind = n.tokenType { parts.append(kind == "ACQUISITION" ? "an acquisition token" : kind == "SERVICES" ? "a services token" : "token type \(kind)") }
+            if let end = n.tokenExpirationDate { parts.append("expires \(AppleDate.day(end))") }
+            text += " (" + parts.joined(separator: ", ") + ")"
+        }
+        if let subtype, !subtype.isEmpty, !knownSubtypes.contains(subtype), knownTypes.contains(type ?? "") {
+            text += " (subtype \(subtype) is new to receiptdash: kept as sent)"
+        }
+        return text
     }
 
     static func words(type: String, subtype: String, until day: String?) -> String {
@@ -57,14 +77,18 @@ public enum NotificationExplanation {
         case ("RENEWAL_EXTENSION", _): return "renewal-date extension"
         case ("REVOKE", _): return "Family Sharing access was revoked: the purchaser stopped sharing or left the family"
         case ("TEST", _): return "a test notification (Request a Test Notification): the endpoint works"
-        case ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"): return "an external purchase token was not reported to Apple"
+        case ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"):
+            return "an external purchase token was not reported to Apple within 10 days of its creation or expiry: report it"
+        case ("EXTERNAL_PURCHASE_TOKEN", "CREATED"): return "a custom-link external purchase token was created"
+        case ("EXTERNAL_PURCHASE_TOKEN", "ACTIVE_TOKEN_REMINDER"): return "monthly reminder: an external purchase token is still active; report its purchases"
         case ("EXTERNAL_PURCHASE_TOKEN", _): return "external purchase token"
         case ("ONE_TIME_CHARGE", _): return "a one-time purchase (consumable, non-consumable or non-renewing)"
-        case ("RESCIND_CONSENT", _): return "a parent withdrew consent for this child's app use"
-        case ("METADATA_UPDATE", _): return "subscription metadata changed"
-        case ("MIGRATION", _): return "the subscription moved to another app"
-        case ("PRICE_CHANGE", _): return "the subscription's price changed"
-        default: return "a notification type receiptdash does not know yet"
+        case ("RESCIND_CONSENT", _):
+            return "a parent or guardian withdrew consent for this child's use of the app: stop serving the account of its app transaction"
+        case ("METADATA_UPDATE", _): return "Advanced Commerce: the subscription's metadata changed"
+        case ("MIGRATION", _), ("MIGRATE", _): return "Advanced Commerce: a subscription was migrated into Advanced Commerce"
+        case ("PRICE_CHANGE", _): return "Advanced Commerce: the subscription's price changed"
+        default: return "a notification type receiptdash does not know yet (kept as sent)"
         }
     }
 }

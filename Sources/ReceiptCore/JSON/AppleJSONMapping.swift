@@ -70,6 +70,13 @@ extension RenewalInfo {
         renewalDate = r.epochMillisecondsDate("renewalDate")
         renewalPriceMilliunits = r.int("renewalPrice")
         currency = r.string("currency")
+        offerDiscountType = r.string("offerDiscountType")
+        offerPeriod = r.string("offerPeriod")
+        appTransactionID = r.string("appTransactionId")
+        if case .array(let ids)? = r.value("eligibleWinBackOfferIds") { eligibleWinBackOfferIDs = ids.compactMap(\.text) }
+        renewalBillingPlanType = r.string("renewalBillingPlanType")
+        commitmentInfo = r.value("commitmentInfo").flatMap { RenewalCommitmentInfo(apple: $0) }
+        advancedCommerceInfo = r.value("advancedCommerceInfo")
         otherFields = r.remainingFields()
     }
 }

@@ -86,6 +86,16 @@ public struct RenewalInfo: Sendable, Hashable {
     public var renewalDate: Date?
     public var renewalPriceMilliunits: Int64?
     public var currency: String?
+    /// StoreKit 2, newer: the offer's discount and length, the customer, the billing plan of
+    /// the next period and, under a commitment, what follows it.
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    public var appTransactionID: String?
+    public var eligibleWinBackOfferIDs: [String]?
+    /// `BILLED_UPFRONT` or `MONTHLY` (12-month commitment).
+    public var renewalBillingPlanType: String?
+    public var commitmentInfo: RenewalCommitmentInfo?
+    public var advancedCommerceInfo: JSONValue?
     public var otherFields: [Field]
 
     public init() { otherFields = [] }
@@ -110,6 +120,16 @@ public struct NotificationInfo: Sendable, Hashable {
     public var bundleVersion: String?
     /// V2 `data.status` (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
     public var subscriptionStatus: Int?
+    /// Which V2 object carried the fields: `data`, `summary` (a mass extension's counts),
+    /// `externalPurchaseToken` or `appData` (`RESCIND_CONSENT`).
+    public var container: String?
+    /// `RENEWAL_EXTENSION` / `SUMMARY`: the mass extension's request and counts.
+    public var extensionSummary: RenewalExtensionSummary?
+    /// `EXTERNAL_PURCHASE_TOKEN`: the token's id, kind (`ACQUISITION`, `SERVICES`) and dates.
+    public var externalPurchaseID: String?
+    public var tokenType: String?
+    public var tokenCreationDate: Date?
+    public var tokenExpirationDate: Date?
     /// V2 `data.consumptionRequestReason`.
     public var consumptionRequestReason: String?
     /// V1: whether the body carried a `password` (the shared secret). Its value is never kept.
@@ -119,5 +139,28 @@ public struct NotificationInfo: Sendable, Hashable {
     public init() {
         otherFields = []
         containedSharedSecret = false
+    }
+}
+
+/// A `RENEWAL_EXTENSION` / `SUMMARY` notification's `summary`: what a mass extension did.
+public struct RenewalExtensionSummary: Sendable, Hashable {
+    public var requestIdentifier: String?
+    public var productID: String?
+    /// nil: every storefront.
+    public var storefrontCountryCodes: [String]?
+    public var succeededCount: Int64?
+    public var failedCount: Int64?
+
+    public init() {}
+
+    /// "1 subscription extended, 0 failed (product P, request R)".
+    public var words: String {
+        var text = "\(succeededCount.map(String.init) ?? "?") subscription\(succeededCount == 1 ? "" : "s") extended, \(failedCount.map(String.init) ?? "?") failed"
+        var about: [String] = []
+        if let productID { about.append("product \(productID)") }
+        if let storefrontCountryCodes { about.append("storefronts " + storefrontCountryCodes.joined(separator: " ")) }
+        if let requestIdentifier { about.append("request \(requestIdentifier)") }
+        if !about.isEmpty { text += " (" + about.joined(separator: ", ") + ")" }
+        return text
     }
 }

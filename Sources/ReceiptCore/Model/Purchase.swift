@@ -46,7 +46,21 @@ public struct Purchase: Sendable, Hashable {
     public var offerType: Int?
     public var offerIdentifier: String?
     public var offerDiscountType: String?
+    /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`.
     public var revocationType: String?
+    /// The share refunded, in milliunits (40000 = 40%).
+    public var revocationPercentage: Int64?
+    /// ISO 8601 duration of the offer (`P1M`).
+    public var offerPeriod: String?
+    /// Ties one Apple Account's purchases in one app together.
+    public var appTransactionID: String?
+    /// The original transaction id before a migration.
+    public var previousOriginalTransactionID: String?
+    /// `BILLED_UPFRONT`, or `MONTHLY` (monthly billing under a 12-month commitment).
+    public var billingPlanType: String?
+    public var commitmentInfo: CommitmentInfo?
+    /// Advanced Commerce SKUs only: kept as Apple sent it.
+    public var advancedCommerceInfo: JSONValue?
     public var transactionReason: String?
     public var storefront: String?
     public var storefrontID: String?
@@ -72,11 +86,23 @@ public struct Purchase: Sendable, Hashable {
 /// A named value kept verbatim from a source (for the "every field" view).
 public struct Field: Sendable, Hashable {
     public var name: String
+    /// The value as text (an object or array as compact JSON).
     public var value: String
+    /// The value itself when it is an object or an array: JSON outputs write it as such.
+    public var json: JSONValue?
 
-    public init(name: String, value: String) {
+    public init(name: String, value: String, json: JSONValue? = nil) {
         self.name = name
         self.value = value
+        self.json = json
+    }
+
+    /// `list` as one JSON object (objects and arrays as themselves, the rest as text); for a
+    /// name given twice, the last value.
+    public static func object(_ list: [Field]) -> JSONValue {
+        var out: [String: JSONValue] = [:]
+        for field in list { out[field.name] = field.json ?? .string(field.value) }
+        return .object(out)
     }
 }
 

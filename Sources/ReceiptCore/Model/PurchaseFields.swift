@@ -20,6 +20,10 @@ public final class PurchaseField: Sendable {
         case date(WritableKeyPath<Purchase, Date?> & Sendable)
         /// ``Purchase/productType``: receipt attribute 1707's number, or the JWS `type` text.
         case productType
+        /// A JSON object kept as Apple sent it (``Purchase/advancedCommerceInfo``).
+        case json(WritableKeyPath<Purchase, JSONValue?> & Sendable)
+        /// ``Purchase/commitmentInfo``: Apple's object, read into its fields.
+        case commitment
     }
 
     /// How the value of a receipt's ASN.1 attribute becomes the field.
@@ -39,15 +43,18 @@ public final class PurchaseField: Sendable {
         case integer(Int64)
         case flag(Bool)
         case date(Date)
+        /// An object (``Accessor/json``, ``Accessor/commitment``), snake_case where we name its keys.
+        case object(JSONValue)
 
-        /// The value as text: integers in decimal, flags as `true`/`false`, dates in ISO 8601.
-        /// Not escaped: whoever prints it sanitises it.
+        /// The value as text: integers in decimal, flags as `true`/`false`, dates in ISO 8601,
+        /// objects as compact JSON. Not escaped: whoever prints it sanitises it.
         public var text: String {
             switch self {
             case .text(let text): text
             case .integer(let number): String(number)
             case .flag(let flag): flag ? "true" : "false"
             case .date(let date): AppleDate.iso8601(date)
+            case .object(let value): value.compactJSON
             }
         }
     }
@@ -68,6 +75,8 @@ public final class PurchaseField: Sendable {
     public let jwsKey: String?
     /// Words after a number in the detail overlay (the cancellation reason's meaning).
     let explain: (@Sendable (Int) -> String)?
+    /// Words after a text in the detail overlay (an offer period's length, a plan's meaning).
+    let explainText: (@Sendable (String) -> String?)?
     /// The stored property's byte offset in ``Purchase``: reading through it costs one copy of
     /// the field, where a key path read copies the whole purchase (measured: a third of
     /// `inspect --format json`).
@@ -75,7 +84,8 @@ public final class PurchaseField: Sendable {
 
     init(
         _ key: StaticString, _ accessor: Accessor, asn1: Int? = nil, shape: ASN1Shape = .natural, receipt: String? = nil,
-        jws: String? = nil, label: String? = nil, explain: (@Sendable (Int) -> String)? = nil
+        jws: String? = nil, label: String? = nil, explain: (@Sendable (Int) -> String)? = nil,
+        explainText: (@Sendable (String) -> String?)? = nil
     ) {
         let name = key.description
         self.key = key
@@ -87,9 +97,11 @@ public final class PurchaseField: Sendable {
         self.receiptKey = receipt
         self.jwsKey = jws
         self.explain = explain
+        self.explainText = explainText
         self.offset =
             switch accessor {
-            case .source, .productType: nil
+            case .source, .productType, .commitment: nil
+            case .json(let path): MemoryLayout<Purchase>.offset(of: path)
             case .text(let path): MemoryLayout<Purchase>.offset(of: path)
             case .integer(let path): MemoryLayout<Purchase>.offset(of: path)
             case .integer64(let path): MemoryLayout<Purchase>.offset(of: path)
@@ -149,13 +161,28 @@ public final class PurchaseField: Sendable {
     public static let bundleID = PurchaseField("bid", .text(\.bundleID), receipt: "bid", jws: "bundleId")
     public static let bundleVersion = PurchaseField("bvrs", .text(\.bundleVersion), receipt: "bvrs")
     public static let environment = PurchaseField("environment", .text(\.environment), jws: "environment")
-    public static let offerType = PurchaseField("offer_type", .integer(\.offerType), jws: "offerType")
+    public static let offerType = PurchaseField(
+        "offer_type", .integer(\.offerType), jws: "offerType", explain: { OfferWords.type($0) })
     public static let offerIdentifier = PurchaseField(
         "offer_identifier", .text(\.offerIdentifier), jws: "offerIdentifier")
     public static let offerDiscountType = PurchaseField(
-        "offer_discount_type", .text(\.offerDiscountType), jws: "offerDiscountType")
+        "offer_discount_type", .text(\.offerDiscountType), jws: "offerDiscountType", explainText: { OfferWords.discount($0) })
+    public static let offerPeriod = PurchaseField(
+        "offer_period", .text(\.offerPeriod), jws: "offerPeriod", explainText: { OfferWords.period($0) })
     public static let revocationType = PurchaseField(
-        "revocation_type", .text(\.revocationType), jws: "revocationType")
+        "revocation_type", .text(\.revocationType), jws: "revocationType", explainText: { OfferWords.revocation($0) })
+    public static let revocationPercentage = PurchaseField(
+        "revocation_percentage", .integer64(\.revocationPercentage), jws: "revocationPercentage", label: "revocation_percentage (milliunits)",
+        explain: { OfferWords.percentage(Int64($0)) })
+    public static let appTransactionID = PurchaseField(
+        "app_transaction_id", .text(\.appTransactionID), jws: "appTransactionId")
+    public static let previousOriginalTransactionID = PurchaseField(
+        "previous_original_transaction_id", .text(\.previousOriginalTransactionID), jws: "previousOriginalTransactionId")
+    public static let billingPlanType = PurchaseField(
+        "billing_plan_type", .text(\.billingPlanType), jws: "billingPlanType", explainText: { OfferWords.billingPlan($0) })
+    public static let commitmentInfo = PurchaseField("commitment_info", .commitment, jws: "commitmentInfo")
+    public static let advancedCommerceInfo = PurchaseField(
+        "advanced_commerce_info", .json(\.advancedCommerceInfo), jws: "advancedCommerceInfo")
     public static let transactionReason = PurchaseField(
         "transaction_reason", .text(\.transactionReason), jws: "transactionReason")
     public static let storefront = PurchaseField("storefront", .text(\.storefront), jws: "storefront")
@@ -171,12 +198,15 @@ public final class PurchaseField: Sendable {
         purchaseDate, originalPurchaseDate, expiresDate, cancellationDate, cancellationReason, isTrialPeriod,
         isInIntroOfferPeriod, isUpgraded, promotionalOfferID, offerCodeRefName, subscriptionGroupIdentifier,
         inAppOwnershipType, appAccountToken, bundleID, bundleVersion, environment, offerType, offerIdentifier,
-        offerDiscountType, revocationType, transactionReason, storefront, storefrontID, currency, price, signedDate,
+        offerDiscountType, offerPeriod, revocationType, revocationPercentage, transactionReason, storefront, storefrontID, currency, price,
+        signedDate, appTransactionID, previousOriginalTransactionID, billingPlanType, commitmentInfo, advancedCommerceInfo,
     ]
 
     /// The fields the audit store keeps for each purchase (its `purchase` table's columns).
     public static let audited: [PurchaseField] = [
         productID, transactionID, originalTransactionID, quantity, purchaseDate, expiresDate, cancellationDate,
+        // v8: today's payloads.
+        revocationType, revocationPercentage, offerType, offerDiscountType, offerPeriod, appTransactionID, billingPlanType, commitmentInfo,
     ]
 
     /// The purchase columns of `history --format csv`, in order.
@@ -217,6 +247,8 @@ public final class PurchaseField: Sendable {
         case .flag(let path): return stored(path).map(Value.flag)
         case .date(let path): return stored(path).map(Value.date)
         case .productType: return purchase.pointee.productType.map { .text($0.rawValue) }
+        case .json(let path): return stored(path).map(Value.object)
+        case .commitment: return purchase.pointee.commitmentInfo.map { .object($0.json) }
         }
     }
 
@@ -230,6 +262,8 @@ public final class PurchaseField: Sendable {
         case (.date(let path), .date(let date)?): purchase[keyPath: path] = date
         case (.productType, .text(let text)?): purchase.productType = ProductType(rawValue: text) ?? .unknown
         case (.source, .text(let text)?): purchase.source = Purchase.Source(rawValue: text) ?? purchase.source
+        case (.json(let path), .object(let value)?): purchase[keyPath: path] = value
+        case (.commitment, .object(let value)?): purchase.commitmentInfo = CommitmentInfo(snakeCase: value)
         default: break
         }
     }
@@ -239,6 +273,12 @@ public final class PurchaseField: Sendable {
     public func displayText(in purchase: Purchase) -> String? {
         guard let value = value(in: purchase) else { return nil }
         if case .integer(let number) = value, let explain { return "\(number) (\(explain(Int(clamping: number))))" }
+        if case .text(let text) = value, let words = explainText?(text) { return "\(text) (\(words))" }
+        if case .commitment = accessor, let info = purchase.commitmentInfo {
+            var text = info.summary
+            if let price = info.commitmentPrice { text += (text.isEmpty ? "" : ", ") + "commitment price \(price) milliunits" }
+            return text.isEmpty ? value.text : text
+        }
         return value.text
     }
 }
@@ -261,6 +301,8 @@ extension Purchase {
                 self[keyPath: path] = epochDates ? reader.epochMillisecondsDate(key) : reader.appleDate(key)
             case .productType:
                 if let type = reader.string(key) { productType = ProductType(rawValue: type) ?? .unknown }
+            case .json(let path): self[keyPath: path] = reader.value(key)
+            case .commitment: commitmentInfo = reader.value(key).flatMap { CommitmentInfo(apple: $0) }
             }
         }
     }

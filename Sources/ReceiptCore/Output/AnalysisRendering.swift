@@ -13,6 +13,7 @@ public enum AnalysisRendering {
         case .paid: "="
         case .grace: "g"
         case .refunded: "x"
+        case .refundedProrated: "p"
         case .upgraded: "u"
         }
     }
@@ -42,11 +43,17 @@ public enum AnalysisRendering {
         case .paid: 0
         case .offer, .intro, .trial: 1
         case .grace: 2
-        case .upgraded, .refunded: 3
+        case .upgraded, .refunded, .refundedProrated: 3
         }
     }
 
-    public static let legend = "t trial  i intro  o offer  = paid  g grace  x refunded  u upgraded  ^ judged at"
+    public static let legend = "t trial  i intro  o offer  = paid  g grace  x refunded  p refunded in part  u upgraded  ^ judged at"
+
+    /// "offers: win-back offer from 2026-09-01, …" for the periods bought with a named offer.
+    public static func offers(_ s: SubscriptionSummary) -> String? {
+        let named = s.periods.compactMap { p in p.offer.map { "\($0) from \(AppleDate.day(p.start))" } }
+        return named.isEmpty ? nil : "offers: " + named.joined(separator: ", ")
+    }
 
     /// The text block `inspect` prints.
     public static func text(_ analysis: PurchaseAnalysis, indent: String = "  ") -> [String] {
@@ -65,6 +72,7 @@ public enum AnalysisRendering {
                 lines.append(indent + "  " + bar + "  " + range)
                 lines.append(indent + "  " + marker)
             }
+            if let offers = offers(s) { lines.append(indent + "  " + SafeText.escaped(offers)) }
             for evidence in s.evidence { lines.append(indent + "  evidence: " + SafeText.escaped(evidence)) }
             for warning in s.warnings { lines.append(indent + "  note: " + SafeText.escaped(warning)) }
         }
@@ -148,6 +156,11 @@ public enum AnalysisRendering {
         out.beginObject()
         out.nullableMember("auto_renew", s.autoRenew)
         out.member("auto_renew_product_id", s.autoRenewProductID)
+        out.member("billing_plan_type", s.billingPlanType)
+        if let commitment = s.commitment {
+            out.key("commitment_info")
+            out.value(commitment.json)
+        }
         out.member("evidence", strings: s.evidence)
         out.member("expiration_intent", s.expirationIntent)
         out.nullableMember("expires_date", s.expiresDate)
@@ -161,6 +174,7 @@ public enum AnalysisRendering {
             out.beginObject()
             out.nullableMember("end", p.end)
             out.member("kind", p.kind.rawValue)
+            out.member("offer", p.offer)
             out.member("product_id", p.productID)
             out.member("start", p.start)
             out.member("transaction_id", p.transactionID)
@@ -170,6 +184,8 @@ public enum AnalysisRendering {
         out.nullableMember("product_id", s.productID)
         out.member("product_ids", strings: s.productIDs)
         out.member("renewal_count", s.renewalCount)
+        out.member("revocation_percentage", s.revocationPercentage)
+        out.member("revocation_type", s.revocationType)
         out.member("sandbox", s.isSandbox)
         out.member("state", s.state.rawValue)
         out.member("subscription_group_identifier", s.subscriptionGroup)

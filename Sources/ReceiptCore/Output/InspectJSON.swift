@@ -177,7 +177,7 @@ public enum InspectJSON {
     /// every purchase costs no reference counting (the table's class rows did: measured, a
     /// fifth of `inspect --format json`).
     private struct PurchaseMember {
-        enum Kind { case text, integer, integer64, flag, date, source, productType, otherFields, unknownAttributes }
+        enum Kind { case text, integer, integer64, flag, date, source, productType, json, commitment, otherFields, unknownAttributes }
         let key: StaticString
         let kind: Kind
         /// Where the stored property lives in ``Purchase`` (for the stored kinds).
@@ -196,6 +196,8 @@ public enum InspectJSON {
                 case .integer64: .integer64
                 case .flag: .flag
                 case .date: .date
+                case .json: .json
+                case .commitment: .commitment
                 }
             return PurchaseMember(key: field.key, kind: kind, offset: field.offset ?? 0)
         }
@@ -253,6 +255,14 @@ public enum InspectJSON {
                     guard let type = pointer.pointee.productType else { continue }
                     out.key(member.key)
                     out.string(type.rawValue)
+                case .json:
+                    guard let value = stored(member, JSONValue.self) else { continue }
+                    out.key(member.key)
+                    out.value(value)
+                case .commitment:
+                    guard let info = pointer.pointee.commitmentInfo else { continue }
+                    out.key(member.key)
+                    out.value(info.json)
                 case .otherFields:
                     if !pointer.pointee.otherFields.isEmpty { fields("other_fields", pointer.pointee.otherFields, into: &out) }
                 case .unknownAttributes:
@@ -273,15 +283,27 @@ public enum InspectJSON {
 
     static func renewal(_ r: RenewalInfo, into out: inout JSONOutput) {
         out.beginObject()
+        if let info = r.advancedCommerceInfo {
+            out.key("advanced_commerce_info")
+            out.value(info)
+        }
+        out.member("app_transaction_id", r.appTransactionID)
         out.member("auto_renew_product_id", r.autoRenewProductID)
         out.member("auto_renew_status", r.autoRenewStatus)
+        if let info = r.commitmentInfo {
+            out.key("commitment_info")
+            out.value(info.json)
+        }
         out.member("currency", r.currency)
+        out.member("eligible_win_back_offer_ids", strings: r.eligibleWinBackOfferIDs)
         out.member("environment", r.environment)
         out.member("expiration_intent", r.expirationIntent)
         out.member("grace_period_expires_date", r.gracePeriodExpiresDate)
         out.member("is_in_billing_retry_period", r.isInBillingRetryPeriod)
         out.member("offer_code_ref_name", r.offerCodeRefName)
+        out.member("offer_discount_type", r.offerDiscountType)
         out.member("offer_identifier", r.offerIdentifier)
+        out.member("offer_period", r.offerPeriod)
         out.member("offer_type", r.offerType)
         out.member("original_transaction_id", r.originalTransactionID)
         if !r.otherFields.isEmpty { fields("other_fields", r.otherFields, into: &out) }
@@ -290,6 +312,7 @@ public enum InspectJSON {
         out.member("product_id", r.productID)
         out.member("promotional_offer_id", r.promotionalOfferID)
         out.member("recent_subscription_start_date", r.recentSubscriptionStartDate)
+        out.member("renewal_billing_plan_type", r.renewalBillingPlanType)
         out.member("renewal_date", r.renewalDate)
         out.member("renewal_price", r.renewalPriceMilliunits)
         out.member("signed_date", r.signedDate)
@@ -302,6 +325,8 @@ public enum InspectJSON {
         out.member("bundle_id", n.bundleID)
         out.member("bundle_version", n.bundleVersion)
         out.member("consumption_request_reason", n.consumptionRequestReason)
+        out.member("container", n.container)
+        out.member("external_purchase_id", n.externalPurchaseID)
         out.member("notification_type", n.notificationType)
         out.member("notification_uuid", n.notificationUUID)
         if !n.otherFields.isEmpty { fields("other_fields", n.otherFields, into: &out) }
@@ -309,6 +334,19 @@ public enum InspectJSON {
         out.member("signed_date", n.signedDate)
         out.member("status", n.subscriptionStatus)
         out.member("subtype", n.subtype)
+        if let summary = n.extensionSummary {
+            out.key("summary")
+            out.beginObject()
+            out.member("failed_count", summary.failedCount)
+            out.member("product_id", summary.productID)
+            out.member("request_identifier", summary.requestIdentifier)
+            out.member("storefront_country_codes", strings: summary.storefrontCountryCodes)
+            out.member("succeeded_count", summary.succeededCount)
+            out.endObject()
+        }
+        out.member("token_creation_date", n.tokenCreationDate)
+        out.member("token_expiration_date", n.tokenExpirationDate)
+        out.member("token_type", n.tokenType)
         out.member("version", n.version)
         out.endObject()
     }
@@ -360,7 +398,7 @@ public enum InspectJSON {
         }
         for (n, i) in ordered.enumerated() where n + 1 == ordered.count || list[ordered[n + 1]].name != list[i].name {
             out.key(text: list[i].name)
-            out.string(list[i].value)
+            if let json = list[i].json { out.value(json) } else { out.string(list[i].value) }
         }
         out.endObject()
     }

@@ -167,7 +167,7 @@ struct ReceiptPayloadDecoder {
         guard let field = PurchaseField.forASN1Type(type) else { return .unknown }
         let kind: PurchaseSlot.Kind
         switch field.accessor {
-        case .source: return .unknown
+        case .source, .json, .commitment: return .unknown
         case .productType: return PurchaseSlot(kind: .productType, shape: field.asn1Shape, offset: 0)
         case .text: kind = .text
         case .integer: kind = .integer
