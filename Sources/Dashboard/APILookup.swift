@@ -62,6 +62,7 @@ extension DashboardState {
         switch query {
         case .orderID(let id): "lookup order \(id)"
         case .transactionID(let id): "lookup transaction \(id)"
+        case .appTransactionID(let id): "lookup app transaction \(id)"
         case .receipt(let source, let id, _): "lookup transaction \(id) from \((source as NSString).lastPathComponent)"
         }
     }

@@ -613,21 +613,30 @@ struct NotificationPlan: Sendable {
     let payload: [String: JSONValue]
     let transaction: [String: JSONValue]
     let renewal: [String: JSONValue]?
+    /// RESCIND_CONSENT: the AppTransaction its `appData` carries (signed), and no transaction.
+    var appTransaction: [String: JSONValue]? = nil
 
     /// Type, subtype, product kind and subscription status of each kind of event, weighted as
     /// a subscription app sees them (renewals most often).
-    private static let kinds: [(type: String, subtype: String?, subscription: Bool, status: Int64?, weight: Int)] = [
-        ("SUBSCRIBED", "INITIAL_BUY", true, 1, 3),
-        ("SUBSCRIBED", "RESUBSCRIBE", true, 1, 1),
-        ("DID_RENEW", nil, true, 1, 8),
-        ("DID_RENEW", "BILLING_RECOVERY", true, 1, 1),
-        ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", true, 4, 2),
-        ("DID_FAIL_TO_RENEW", nil, true, 3, 1),
-        ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", true, 1, 2),
-        ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", true, 1, 1),
-        ("EXPIRED", "VOLUNTARY", true, 2, 2),
-        ("REFUND", nil, false, nil, 1),
-        ("ONE_TIME_CHARGE", nil, false, nil, 2),
+    /// Today's payloads: a renewal under a 12-month commitment, a resubscription with a
+    /// win-back offer, a prorated subscription refund, a parent rescinding consent.
+    enum Variant { case plain, commitment, winBack, prorated, rescind }
+
+    private static let kinds: [(type: String, subtype: String?, subscription: Bool, status: Int64?, weight: Int, variant: Variant)] = [
+        ("SUBSCRIBED", "INITIAL_BUY", true, 1, 3, .plain),
+        ("SUBSCRIBED", "RESUBSCRIBE", true, 1, 1, .winBack),
+        ("DID_RENEW", nil, true, 1, 7, .plain),
+        ("DID_RENEW", nil, true, 1, 1, .commitment),
+        ("DID_RENEW", "BILLING_RECOVERY", true, 1, 1, .plain),
+        ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", true, 4, 2, .plain),
+        ("DID_FAIL_TO_RENEW", nil, true, 3, 1, .plain),
+        ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", true, 1, 2, .plain),
+        ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", true, 1, 1, .plain),
+        ("EXPIRED", "VOLUNTARY", true, 2, 2, .plain),
+        ("REFUND", nil, false, nil, 1, .plain),
+        ("REFUND", nil, true, 5, 1, .prorated),
+        ("ONE_TIME_CHARGE", nil, false, nil, 2, .plain),
+        ("RESCIND_CONSENT", nil, false, nil, 1, .rescind),
     ]
 
     static func make(count: Int, environment: APIEnvironment, bundleID: String, appAppleID: Int64?, nowMS: Int64, seed: UInt64)
@@ -664,7 +673,7 @@ struct NotificationPlan: Sendable {
             var renewal: [String: JSONValue]?
             if kind.subscription {
                 let product = kind.subtype == "DOWNGRADE" ? "\(bundleID).basic.monthly" : "\(bundleID).pro.monthly"
-                let expires = kind.status == 1 ? purchase + 30 * day : purchase - day
+                let expires = kind.status == 1 || kind.status == 5 ? purchase + 30 * day : purchase - day
                 transaction["productId"] = .string(product)
                 transaction["type"] = .string("Auto-Renewable Subscription")
                 transaction["subscriptionGroupIdentifier"] = .string("21000001")
@@ -684,6 +693,31 @@ struct NotificationPlan: Sendable {
                     r["expirationIntent"] = .integer(2)
                     if kind.subtype == "GRACE_PERIOD" { r["gracePeriodExpiresDate"] = .integer(nowMS + 6 * day) }
                 }
+                switch kind.variant {
+                case .commitment:
+                    let period = Int64(random.next() % 11) + 2
+                    transaction["productId"] = .string("\(bundleID).pro.monthly12")
+                    r["productId"] = transaction["productId"]
+                    r["autoRenewProductId"] = transaction["productId"]
+                    transaction["billingPlanType"] = .string("MONTHLY")
+                    transaction["commitmentInfo"] = .object([
+                        "billingPeriodNumber": .integer(period), "totalBillingPeriods": .integer(12),
+                        "commitmentExpiresDate": .integer(expires + (12 - period) * 30 * day), "commitmentPrice": .integer(47880),
+                    ])
+                    r["renewalBillingPlanType"] = .string("MONTHLY")
+                case .winBack:
+                    transaction["offerType"] = .integer(4)
+                    transaction["offerDiscountType"] = .string("PAY_AS_YOU_GO")
+                    transaction["offerPeriod"] = .string("P1M")
+                    transaction["offerIdentifier"] = .string("winback-1")
+                case .prorated:
+                    transaction["revocationDate"] = .integer(nowMS - 60_000)
+                    transaction["revocationReason"] = .integer(1)
+                    transaction["revocationType"] = .string("REFUND_PRORATED")
+                    transaction["revocationPercentage"] = .integer(Int64(random.next() % 90 + 5) * 1000)
+                    r["autoRenewStatus"] = .integer(0)
+                case .plain, .rescind: break
+                }
                 renewal = r
             } else {
                 transaction["productId"] = .string("\(bundleID).coins100")
@@ -692,7 +726,19 @@ struct NotificationPlan: Sendable {
                 if kind.type == "REFUND" {
                     transaction["revocationDate"] = .integer(nowMS - 60_000)
                     transaction["revocationReason"] = .integer(0)
+                    transaction["revocationType"] = .string("REFUND_FULL")
+                    transaction["revocationPercentage"] = .integer(100_000)
                 }
+            }
+            var appTransaction: [String: JSONValue]?
+            if kind.variant == .rescind {
+                var app: [String: JSONValue] = [
+                    "receiptType": .string(environment.rawValue), "bundleId": .string(bundleID), "applicationVersion": .string("42"),
+                    "originalApplicationVersion": .string("7"), "originalPurchaseDate": .integer(purchase - 90 * day),
+                    "appTransactionId": .string(customer), "originalPlatform": .string("iOS"), "signedDate": .integer(nowMS),
+                ]
+                if environment == .production, let appAppleID { app["appAppleId"] = .integer(appAppleID) }
+                appTransaction = app
             }
             var data: [String: JSONValue] = ["bundleId": .string(bundleID), "environment": .string(environment.rawValue)]
             if environment == .production, let appAppleID { data["appAppleId"] = .integer(appAppleID) }
@@ -705,7 +751,8 @@ struct NotificationPlan: Sendable {
             plans.append(
                 NotificationPlan(
                     uuid: payload["notificationUUID"]?.text ?? "", environment: environment, type: kind.type, subtype: kind.subtype,
-                    signedMS: nowMS, customer: customer, payload: payload, transaction: transaction, renewal: renewal))
+                    signedMS: nowMS, customer: customer, payload: payload, transaction: transaction, renewal: renewal,
+                    appTransaction: appTransaction))
         }
         return plans
     }
@@ -713,9 +760,17 @@ struct NotificationPlan: Sendable {
     func sign(_ pki: AppleTestPKI) throws(ServerAPISimulatorError) -> OutgoingNotification {
         var payload = self.payload
         var data = payload["data"]?.object ?? [:]
-        data["signedTransactionInfo"] = .string(try pki.signJWS(payload: .object(transaction)))
-        if let renewal { data["signedRenewalInfo"] = .string(try pki.signJWS(payload: .object(renewal))) }
-        payload["data"] = .object(data)
+        if let appTransaction {
+            // RESCIND_CONSENT: `appData` with the signed AppTransaction, instead of `data`.
+            data.removeValue(forKey: "status")
+            data["signedAppTransactionInfo"] = .string(try pki.signJWS(payload: .object(appTransaction)))
+            payload.removeValue(forKey: "data")
+            payload["appData"] = .object(data)
+        } else {
+            data["signedTransactionInfo"] = .string(try pki.signJWS(payload: .object(transaction)))
+            if let renewal { data["signedRenewalInfo"] = .string(try pki.signJWS(payload: .object(renewal))) }
+            payload["data"] = .object(data)
+        }
         return OutgoingNotification(
             notificationUUID: uuid, environment: environment, notificationType: type, subtype: subtype, signedMS: signedMS,
             signedPayload: try pki.signJWS(payload: .object(payload)), customer: customer)

@@ -12,6 +12,7 @@ import ReceiptCore
 ///                    "productId": "…", "type": "Auto-Renewable Subscription",
 ///                    "purchaseDate": 1760000000000, "expiresDate": …, "environment": "Production", …}],
 ///  "renewals": [{"originalTransactionId": "…", "autoRenewStatus": 1, "environment": "Production", …}],
+///  "appTransactions": [{"appTransactionId": "…", "receiptType": "Production", "bundleId": "…", …}],
 ///  "notifications": [{"notificationType": "DID_RENEW", "signedDate": …,
 ///                     "data": {"environment": "Production", "signedTransactionInfo": {…}},
 ///                     "sendAttempts": [{"attemptDate": …, "sendAttemptResult": "SUCCESS"}]}]}
@@ -23,7 +24,10 @@ import ReceiptCore
 /// decoded objects (signed at start). Beyond Apple's fields: top-level `bundleId` and
 /// `appAppleId` (optional), and `sendAttempts` on a notification (what Get Notification History
 /// reports; one success at its `signedDate` otherwise). A customer is the set of transactions of
-/// one environment that share an `appTransactionId` (those without one form one customer).
+/// one environment that share an `appTransactionId` (those without one form one customer);
+/// `appTransactions` are AppTransaction payloads, served by Get App Transaction Info from the
+/// environment their `receiptType` names (for that `appTransactionId`, or any transaction id
+/// of its customer).
 public struct ServerAPIData: Sendable {
     public var bundleID: String?
     public var appAppleID: Int64?
@@ -31,11 +35,13 @@ public struct ServerAPIData: Sendable {
     public var transactions: [[String: JSONValue]]
     public var renewals: [[String: JSONValue]]
     public var notifications: [[String: JSONValue]]
+    public var appTransactions: [[String: JSONValue]]
 
     public init(
         bundleID: String? = nil, appAppleID: Int64? = nil, orders: [String: [String]] = [:], transactions: [[String: JSONValue]] = [],
-        renewals: [[String: JSONValue]] = [], notifications: [[String: JSONValue]] = []
+        renewals: [[String: JSONValue]] = [], notifications: [[String: JSONValue]] = [], appTransactions: [[String: JSONValue]] = []
     ) {
+        self.appTransactions = appTransactions
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.orders = orders
@@ -81,7 +87,7 @@ public struct ServerAPIData: Sendable {
         }
         self.init(
             bundleID: top["bundleId"]?.text, appAppleID: top["appAppleId"]?.int64, orders: orders, transactions: try objects("transactions"),
-            renewals: try objects("renewals"), notifications: try objects("notifications"))
+            renewals: try objects("renewals"), notifications: try objects("notifications"), appTransactions: try objects("appTransactions"))
         _ = try ServerAPIStore(self, signer: nil)  // every row checked now, not at the first request
     }
 
@@ -105,6 +111,13 @@ public struct ServerAPIData: Sendable {
     public static let demoTransactionID = "2000000900000001"
     /// A demo transaction found only in sandbox (a subscription in its grace period).
     public static let demoSandboxTransactionID = "2000000500000001"
+    /// Today's payloads (production, a second customer): a monthly plan under a 12-month
+    /// commitment first bought with a win-back offer, a prorated refund, a one-time offer code,
+    /// and a RESCIND_CONSENT. Its order id, first transaction and app transaction id.
+    public static let demoTodayOrderID = "MQ5X7KLMNO"
+    public static let demoCommitmentTransactionID = "2000000900000040"
+    public static let demoProratedTransactionID = "2000000900000051"
+    public static let demoTodayAppTransactionID = "704000000000000003"
 
     /// A support engineer's everyday customer, dated relative to `now` (so its statuses stay
     /// the same whenever it runs). Production: a monthly subscription renewed twice and active
@@ -145,6 +158,49 @@ public struct ServerAPIData: Sendable {
             environment: "Production", price: 4990, app: prod)
         monthly1["offerType"] = .integer(1)
         monthly1["offerDiscountType"] = .string("FREE_TRIAL")
+        // Today's payloads: a second production customer.
+        let today = demoTodayAppTransactionID
+        let plan = "com.example.receiptdash.pro.monthly12"
+        let archive = "com.example.receiptdash.archive.monthly"
+        func commitment(_ period: Int64) -> [String: JSONValue] {
+            [
+                "billingPlanType": .string("MONTHLY"),
+                "commitmentInfo": .object([
+                    "billingPeriodNumber": .integer(period), "totalBillingPeriods": .integer(12), "commitmentExpiresDate": at(295),
+                    "commitmentPrice": .integer(47880),
+                ]),
+            ]
+        }
+        var winBack = commitment(1)
+        winBack["offerType"] = .integer(4)
+        winBack["offerDiscountType"] = .string("PAY_AS_YOU_GO")
+        winBack["offerPeriod"] = .string("P1M")
+        winBack["offerIdentifier"] = .string("winback-spring")
+        let todays: [[String: JSONValue]] = [
+            transaction(
+                demoCommitmentTransactionID, original: demoCommitmentTransactionID, product: plan, type: auto, purchase: -65, expires: -35,
+                group: "21000003", environment: "Production", reason: "PURCHASE", price: 1990, app: today, extra: winBack),
+            transaction(
+                "2000000900000041", original: demoCommitmentTransactionID, product: plan, type: auto, purchase: -35, expires: -5,
+                group: "21000003", environment: "Production", reason: "RENEWAL", price: 3990, app: today, extra: commitment(2)),
+            transaction(
+                "2000000900000042", original: demoCommitmentTransactionID, product: plan, type: auto, purchase: -5, expires: 25,
+                group: "21000003", environment: "Production", reason: "RENEWAL", price: 3990, app: today, extra: commitment(3)),
+            transaction(
+                "2000000900000050", original: "2000000900000050", product: archive, type: auto, purchase: -40, expires: -10,
+                group: "21000004", environment: "Production", price: 2990, app: today),
+            transaction(
+                demoProratedTransactionID, original: "2000000900000050", product: archive, type: auto, purchase: -10, expires: 20,
+                group: "21000004", environment: "Production", reason: "RENEWAL", price: 2990, app: today,
+                extra: [
+                    "revocationDate": at(-4), "revocationReason": .integer(1), "revocationType": .string("REFUND_PRORATED"),
+                    "revocationPercentage": .integer(80000),
+                ]),
+            transaction(
+                "2000000900000060", original: "2000000900000060", product: "com.example.receiptdash.lifetime", type: "Non-Consumable",
+                purchase: -3, environment: "Production", price: 4990, app: today,
+                extra: ["offerType": .integer(3), "offerDiscountType": .string("ONE_TIME"), "offerIdentifier": .string("WELCOME")]),
+        ]
         let transactions: [[String: JSONValue]] = [
             monthly1,
             transaction(
@@ -194,7 +250,32 @@ public struct ServerAPIData: Sendable {
                     "autoRenewStatus": .integer(1), "isInBillingRetryPeriod": .bool(true), "gracePeriodExpiresDate": at(4),
                     "expirationIntent": .integer(2), "renewalDate": at(-2), "recentSubscriptionStartDate": at(-32),
                 ]),
+            renewal(
+                demoCommitmentTransactionID, product: plan, environment: "Production",
+                extra: [
+                    "autoRenewStatus": .integer(1), "renewalDate": at(25), "recentSubscriptionStartDate": at(-65), "renewalPrice": .integer(3990),
+                    "renewalBillingPlanType": .string("MONTHLY"), "appTransactionId": .string(today),
+                    "commitmentInfo": .object([
+                        "commitmentAutoRenewStatus": .bool(false), "commitmentAutoRenewProductId": .string(plan),
+                        "commitmentRenewalBillingPlanType": .string("MONTHLY"), "commitmentRenewalDate": at(295),
+                        "commitmentRenewalPrice": .integer(47880),
+                    ]),
+                ]),
+            renewal(
+                "2000000900000050", product: archive, environment: "Production",
+                extra: ["autoRenewStatus": .integer(0), "renewalDate": at(20), "recentSubscriptionStartDate": at(-40)]),
         ]
+        let appTransactions: [[String: JSONValue]] = [
+            ("Production", prod, Int64(-400)), ("Sandbox", sand, Int64(-32)), ("Production", today, Int64(-65)),
+        ].map { environment, id, days in
+            var app: [String: JSONValue] = [
+                "receiptType": .string(environment), "bundleId": .string(bundleID), "applicationVersion": .string("42"),
+                "originalApplicationVersion": .string("7"), "originalPurchaseDate": at(days), "appTransactionId": .string(id),
+                "originalPlatform": .string("iOS"), "receiptCreationDate": at(days),
+            ]
+            if environment == "Production" { app["appAppleId"] = .integer(demoAppAppleID) }
+            return app
+        }
         func notification(
             _ uuid: String, _ type: String, _ subtype: String?, at days: Int64, environment: String, transaction: [String: JSONValue],
             attempts: [(Int64, String)] = []
@@ -232,10 +313,27 @@ public struct ServerAPIData: Sendable {
             notification(
                 "5b1a7e1c-0006-4d7e-9c1e-5f1f0a000006", "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: -2, environment: "Sandbox",
                 transaction: transactions[5]),
+            notification(
+                "5b1a7e1c-0007-4d7e-9c1e-5f1f0a000007", "SUBSCRIBED", "RESUBSCRIBE", at: -65, environment: "Production",
+                transaction: todays[0]),
+            notification(
+                "5b1a7e1c-0008-4d7e-9c1e-5f1f0a000008", "DID_RENEW", nil, at: -5, environment: "Production", transaction: todays[2]),
+            notification(
+                "5b1a7e1c-0009-4d7e-9c1e-5f1f0a000009", "REFUND", nil, at: -4, environment: "Production", transaction: todays[4]),
+            [
+                "notificationType": .string("RESCIND_CONSENT"), "notificationUUID": .string("5b1a7e1c-0010-4d7e-9c1e-5f1f0a000010"),
+                "version": .string("2.0"), "signedDate": at(-1),
+                "appData": .object([
+                    "appAppleId": .integer(demoAppAppleID), "bundleId": .string(bundleID), "environment": .string("Production"),
+                    "signedAppTransactionInfo": .object(appTransactions[2]),
+                ]),
+            ],
         ]
         return ServerAPIData(
             bundleID: bundleID, appAppleID: demoAppAppleID,
-            orders: [demoOrderID: ["2000000900000001"], demoRefundedOrderID: ["2000000900000010"]], transactions: transactions,
-            renewals: renewals, notifications: notifications)
+            orders: [
+                demoOrderID: ["2000000900000001"], demoRefundedOrderID: ["2000000900000010"], demoTodayOrderID: [demoCommitmentTransactionID],
+            ],
+            transactions: transactions + todays, renewals: renewals, notifications: notifications, appTransactions: appTransactions)
     }
 }

@@ -228,6 +228,8 @@ public final class ServerAPIService: Sendable {
         if let reply = routeAction(request.method, segments, body: request.body, context) { return reply }
         switch (request.method, segments.count, segments.first, segments.dropFirst().first) {
         case ("GET", 4, "inApps", "v1") where segments[2] == "transactions": return transactionInfo(segments[3], context)
+        case ("GET", 5, "inApps", "v1") where segments[2] == "transactions" && segments[3] == "appTransactions":
+            return appTransactionInfo(segments[4], context)
         case ("GET", 4, "inApps", "v2") where segments[2] == "history": return history(segments[3], context)
         case ("GET", 4, "inApps", "v1") where segments[2] == "subscriptions": return statuses(segments[3], context)
         case ("GET", 4, "inApps", "v1") where segments[2] == "lookup": return lookUpOrder(segments[3], context)
@@ -363,6 +365,19 @@ public final class ServerAPIService: Sendable {
     private func transactionInfo(_ id: String, _ context: Context) -> ServerAPIReply {
         guard let row = store.environments[context.environment]?.row(id) else { return notFound(id) }
         return json(.object(["signedTransactionInfo": signedTransaction(row, context)]))
+    }
+
+    /// Get App Transaction Info: for an `appTransactionId`, or any transaction id of its
+    /// customer; 4040019 when the customer has none, 4040010 when the id is unknown here.
+    private func appTransactionInfo(_ id: String, _ context: Context) -> ServerAPIReply {
+        guard let environment = store.environments[context.environment] else { return notFound(id) }
+        let key = environment.appTransactions[id] != nil ? id : environment.row(id)?.customer
+        guard let key else { return notFound(id) }
+        guard var app = environment.appTransactions[key] else {
+            return error(404, .appTransactionDoesNotExist, "App transaction does not exist.")
+        }
+        app["signedDate"] = .integer(context.nowMS)
+        return json(.object(["signedAppTransactionInfo": .string((try? pki.signJWS(payload: .object(app))) ?? "")]))
     }
 
     private func lookUpOrder(_ orderID: String, _ context: Context) -> ServerAPIReply {

@@ -45,10 +45,16 @@ struct EnvironmentStore: Sendable {
     var renewals: [String: [String: JSONValue]] = [:]
     var notifications: [NotificationRow] = []
 
-    /// The row of a transaction id, or of an original transaction id with no row of its own.
+    /// AppTransaction payloads by `appTransactionId`.
+    var appTransactions: [String: [String: JSONValue]] = [:]
+
+    /// The row of a transaction id, of an original transaction id with no row of its own, or
+    /// (as Apple's `anyTransactionId`) the first row of the customer an `appTransactionId` names.
     func row(_ id: String) -> TransactionRow? {
         if let index = byID[id] { return rows[index] }
-        return rows.first { $0.originalID == id }
+        if let row = rows.first(where: { $0.originalID == id }) { return row }
+        guard !id.isEmpty, let first = customers[id]?.first else { return nil }
+        return rows[first]
     }
 
     /// Every row of `id`'s customer, oldest first.
@@ -110,6 +116,15 @@ struct ServerAPIStore: Sendable {
             }
             environments[environment]?.renewals[original] = object
         }
+        for (index, object) in data.appTransactions.enumerated() {
+            guard let id = object["appTransactionId"]?.text, !id.isEmpty,
+                let environment = object["receiptType"]?.text.flatMap(APIEnvironment.init(rawValue:))
+            else {
+                throw ServerAPISimulatorError(
+                    .invalidData, "appTransactions[\(index)]: needs appTransactionId and receiptType \"Production\" or \"Sandbox\"")
+            }
+            environments[environment]?.appTransactions[id] = object
+        }
         bundleIDs = bundles
         bundleID = data.bundleID ?? bundles.sorted().first
         let nowMS = Self.milliseconds(now)
@@ -129,17 +144,20 @@ struct ServerAPIStore: Sendable {
         let attempts = payload.removeValue(forKey: "sendAttempts")
         let signedMS = object["signedDate"]?.int64 ?? nowMS
         payload["signedDate"] = .integer(signedMS)
-        var data = object["data"]?.object ?? [:]
+        // `data`, or `appData` (RESCIND_CONSENT), `summary`, `externalPurchaseToken`.
+        let container = ["data", "appData", "summary", "externalPurchaseToken"].first { object[$0]?.object != nil } ?? "data"
+        var data = object[container]?.object ?? [:]
         let environment = data["environment"]?.text.flatMap(APIEnvironment.init(rawValue:)) ?? .production
         var transactionID: String?
         var appTransactionID: String?
-        for key in ["signedTransactionInfo", "signedRenewalInfo"] {
+        for key in ["signedTransactionInfo", "signedRenewalInfo", "signedAppTransactionInfo"] {
             switch data[key] {
             case .object(var nested)?:
                 if key == "signedTransactionInfo" {
                     transactionID = nested["transactionId"]?.text
                     appTransactionID = nested["appTransactionId"]?.text
                 }
+                if key == "signedAppTransactionInfo" { appTransactionID = nested["appTransactionId"]?.text }
                 if nested["signedDate"] == nil { nested["signedDate"] = .integer(signedMS) }
                 if let signer { data[key] = .string(try signer.signJWS(payload: .object(nested))) }
             case .string(let jws)? where key == "signedTransactionInfo":
@@ -149,10 +167,10 @@ struct ServerAPIStore: Sendable {
                 }
             case nil, .string?: break
             default:
-                throw ServerAPISimulatorError(.invalidData, "notifications[\(index)].data.\(key) is neither a JWS nor an object")
+                throw ServerAPISimulatorError(.invalidData, "notifications[\(index)].\(container).\(key) is neither a JWS nor an object")
             }
         }
-        if object["data"] != nil { payload["data"] = .object(data) }
+        if object[container] != nil { payload[container] = .object(data) }
         let customer = transactionID.flatMap { environments[environment]?.row($0)?.customer } ?? appTransactionID
         let sendAttempts: JSONValue
         switch attempts {

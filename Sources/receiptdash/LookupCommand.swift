@@ -27,6 +27,7 @@ struct Lookup: AsyncParsableCommand {
             Examples:
               receiptdash lookup --order-id MQ5X7ABCDE
               receiptdash lookup --transaction-id 2000000123456789 --format json
+              receiptdash lookup --app-transaction-id 704289572311094157
               receiptdash lookup receipt.b64 --environment sandbox
 
             Against the local simulator (`receiptdash simulator --api-root-out sim-root.der`):
@@ -41,6 +42,11 @@ struct Lookup: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Any transaction ID of the customer.", valueName: "id"))
     var transactionId: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The customer's appTransactionId (one per Apple Account and app, in every signed transaction).", valueName: "id"))
+    var appTransactionId: String?
 
     @Argument(help: ArgumentHelp("A receipt to take the transaction ID from (any format inspect reads), or - for standard input.", valueName: "file"))
     var file: String?
@@ -64,12 +70,12 @@ struct Lookup: AsyncParsableCommand {
     var caFile: String?
 
     func validate() throws {
-        let given = [orderId != nil, transactionId != nil, file != nil].filter { $0 }.count
+        let given = [orderId != nil, transactionId != nil, appTransactionId != nil, file != nil].filter { $0 }.count
         if given != 1 {
-            throw ValidationError("Name exactly one of --order-id ID, --transaction-id ID or a receipt FILE.")
+            throw ValidationError("Name exactly one of --order-id ID, --transaction-id ID, --app-transaction-id ID or a receipt FILE.")
         }
         try TimeArgument.check("--at", at)
-        for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId)] {
+        for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId), ("--app-transaction-id", appTransactionId)] {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
         }
         if orderId != nil && environment == .sandbox {
@@ -119,6 +125,7 @@ struct Lookup: AsyncParsableCommand {
     private func query(_ pipeline: ReceiptPipeline) async throws -> LookupQuery {
         if let orderId { return .orderID(orderId.trimmingCharacters(in: .whitespaces)) }
         if let transactionId { return .transactionID(transactionId.trimmingCharacters(in: .whitespaces)) }
+        if let appTransactionId { return .appTransactionID(appTransactionId.trimmingCharacters(in: .whitespaces)) }
         do {
             return try await LookupQuery.newestTransaction(in: file ?? "-", with: pipeline).get()
         } catch {

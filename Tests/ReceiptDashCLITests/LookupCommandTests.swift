@@ -100,9 +100,15 @@ import Testing
         #expect(
             Self.requests(json) == [
                 "look-up-order-id Production 200 -", "transaction-history Production 200 -", "subscription-statuses Production 200 -",
-                "refund-history Production 200 -",
+                "refund-history Production 200 -", "app-transaction-info Production 200 -",
             ])
         #expect(json["error"] == nil)
+        let app = try #require(json["app_transaction"] as? [String: Any])
+        #expect(app["app_transaction_id"] as? String == "704000000000000001")
+        #expect(app["original_platform"] as? String == "iOS")
+        #expect(app["original_application_version"] as? String == "7")
+        #expect(app["app_apple_id"] as? Int == 1_234_567_890)
+        #expect((app["trust"] as? [String: Any])?["verdict"] as? String == "test")
 
         // The same in text, and without --root-ca every item fails at its root: trust is checked.
         let text = try lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--root-ca", workspace.rootFile])
@@ -141,6 +147,7 @@ import Testing
                 "transaction-history Production 404 4040010", "transaction-history Sandbox 200 -",
                 "subscription-statuses Production 404 4040010", "subscription-statuses Sandbox 200 -",
                 "refund-history Production 404 4040010", "refund-history Sandbox 200 -",
+                "app-transaction-info Production 404 4040010", "app-transaction-info Sandbox 200 -",
             ])
         #expect(Self.transactions(json).map { $0["transaction_id"] as? String } == ["2000000500000001", "2000000500000005"])
         let states = (json["subscriptions"] as? [[String: Any]] ?? []).map { $0["state"] as? String }
@@ -167,10 +174,11 @@ import Testing
         let error = try #require((refused.json as? [String: Any])?["error"] as? [String: Any])
         #expect(error["code"] as? String == "unauthorized")
         #expect((error["message"] as? String)?.contains("key") == true)
-        // Each of the three side-by-side calls is refused once; none goes on to sandbox.
+        // Each of the four side-by-side calls is refused once; none goes on to sandbox.
         #expect(
             Self.requests(try #require(refused.json as? [String: Any])) == [
                 "transaction-history Production 401 -", "subscription-statuses Production 401 -", "refund-history Production 401 -",
+                "app-transaction-info Production 401 -",
             ])
 
         let (open, production2, sandbox2) = try startSimulator(["--api-key-file", workspace.keyFile])

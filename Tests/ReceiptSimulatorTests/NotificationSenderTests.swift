@@ -105,8 +105,19 @@ struct LoopbackReceiver {
         #expect(Set(stored.map(\.record.verdict)) == [.test])
         #expect(Set(stored.map(\.record.bundleID)) == ["com.example.sender"])
         #expect(Set(stored.map(\.record.environment)) == ["Production"])
-        // The nested transaction was verified and read.
-        #expect(stored.allSatisfy { $0.record.transactionID?.hasPrefix("43001") == true })
+        // The nested transaction was verified and read (RESCIND_CONSENT carries the customer's
+        // app transaction instead).
+        let rescinded = stored.filter { $0.record.notificationType == "RESCIND_CONSENT" }
+        #expect(!rescinded.isEmpty)
+        #expect(rescinded.allSatisfy { $0.record.transactionID == nil && $0.record.verdict == .test })
+        #expect(stored.filter { $0.record.notificationType != "RESCIND_CONSENT" }.allSatisfy { $0.record.transactionID?.hasPrefix("43001") == true })
+        // Today's payloads are in the mix: a prorated refund, a commitment renewal, a win-back offer.
+        let decoder = ReceiptDecoder()
+        let mix = try await api.outgoingNotifications(includingData: false, count: 300, environment: .production)
+        let transactions = mix.compactMap { try? decoder.decode(text: $0.signedPayload) }.flatMap(\.transactions)
+        #expect(transactions.contains { $0.revocationType == "REFUND_PRORATED" && $0.revocationPercentage != nil })
+        #expect(transactions.contains { $0.billingPlanType == "MONTHLY" && $0.commitmentInfo?.totalBillingPeriods == 12 })
+        #expect(transactions.contains { $0.offerType == 4 && $0.offerPeriod == "P1M" })
         let types = Dictionary(uniqueKeysWithValues: notifications.map { ($0.notificationUUID, $0.notificationType) })
         #expect(stored.allSatisfy { types[$0.record.notificationUUID] == $0.record.notificationType })
         await receiver.stop()

@@ -208,7 +208,9 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             let range = NotificationHistoryFilter(
                 startDate: TestTime.start.addingTimeInterval(-100 * 86_400), endDate: TestTime.start)
             let all = try #require(await client.notificationHistory(range, environment: .production).value)
-            #expect(try all.map { try jwsPayload($0.signedPayload)["notificationType"]?.text } == ["SUBSCRIBED", "DID_RENEW", "EXPIRED", "REFUND", "DID_RENEW"])
+            #expect(try all.map { try jwsPayload($0.signedPayload)["notificationType"]?.text } == [
+                    "SUBSCRIBED", "SUBSCRIBED", "DID_RENEW", "EXPIRED", "REFUND", "DID_RENEW", "DID_RENEW", "REFUND", "RESCIND_CONSENT",
+                ])
             var failures = range
             failures.onlyFailures = true
             let failed = try #require(await client.notificationHistory(failures, environment: .production).value)
@@ -421,8 +423,11 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             for item in try #require(await client.notificationHistory(range, environment: .production).value) {
                 tokens.append(item.signedPayload)
                 tokens += ["signedTransactionInfo", "signedRenewalInfo"].compactMap { try? jwsPayload(item.signedPayload)["data"]?[$0]?.text }
+                tokens += [try? jwsPayload(item.signedPayload)["appData"]?["signedAppTransactionInfo"]?.text].compactMap { $0 }
             }
-            #expect(tokens.count == 24)  // 1 order + 1 info + 5 history + 1 refund + 6 statuses + 5 notifications × 2
+            // 1 order + 1 info + 5 history + 1 refund + 6 statuses + 9 notifications, 8 with a
+            // nested transaction and RESCIND_CONSENT with its app transaction.
+            #expect(tokens.count == 32)
 
             let ours = TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER]))
             let apple = TrustEvaluator()

@@ -138,6 +138,13 @@ public final class AppStoreServerAPIClient: Sendable {
         await call({ () throws(APIFailure) in try .transactionInfo(transactionID) }, environment, as: TransactionInfoResponse.self, onEvent)
     }
 
+    /// Get App Transaction Info.
+    public func appTransactionInfo(
+        _ id: String, environment: APIEnvironmentSelection = .auto, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
+    ) async -> APIAnswer<AppTransactionInfoResponse> {
+        await call({ () throws(APIFailure) in try .appTransactionInfo(id) }, environment, as: AppTransactionInfoResponse.self, onEvent)
+    }
+
     /// Get All Subscription Statuses.
     public func subscriptionStatuses(
         _ transactionID: String, status: [SubscriptionAPIStatus] = [], environment: APIEnvironmentSelection = .auto,

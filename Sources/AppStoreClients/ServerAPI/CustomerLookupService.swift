@@ -64,7 +64,7 @@ public struct CustomerLookupService: Sendable {
             }
             anchorID = id
             customerEnvironment = APIEnvironmentSelection(found)
-        case .transactionID(let id), .receipt(_, let id, _):
+        case .transactionID(let id), .appTransactionID(let id), .receipt(_, let id, _):
             anchorID = id
             customerEnvironment = selection
         }
@@ -74,11 +74,19 @@ public struct CustomerLookupService: Sendable {
         async let historyAnswer = client.transactionHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
         async let statusAnswer = client.subscriptionStatuses(anchorID, environment: customerEnvironment, onEvent: onEvent)
         async let refundAnswer = client.refundHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
-        let (history, statuses, refunds) = await (historyAnswer, statusAnswer, refundAnswer)
-        result.records += history.records + statuses.records + refunds.records
+        async let appAnswer = client.appTransactionInfo(anchorID, environment: customerEnvironment, onEvent: onEvent)
+        let (history, statuses, refunds, app) = await (historyAnswer, statusAnswer, refundAnswer, appAnswer)
+        result.records += history.records + statuses.records + refunds.records + app.records
         result.failure = history.failure ?? statuses.failure ?? refunds.failure
         guard let environment = history.environment ?? result.environment else { return result }
         result.environment = environment
+        // The AppTransaction adds to the answer; without one (4040019) the look-up stands.
+        if let signed = app.value?.signedAppTransactionInfo {
+            result.appTransaction = await judge([signed], in: environment, cache: &judged, notes: &result.notes).first
+            judged[signed] = nil
+        } else if let failure = app.failure, failure.apiError != .appTransactionDoesNotExist {
+            result.notes.append("the app transaction could not be fetched: \(failure.reason)")
+        }
 
         // 3. Judge every signed item (each once).
         var signedTransactions = history.value?.signedTransactions ?? []

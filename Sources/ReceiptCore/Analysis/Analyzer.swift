@@ -160,6 +160,10 @@ struct Analyzer {
             explanation =
                 "a one-time purchase (the receipt does not say whether consumable or non-consumable; inferred from the missing expiry date)"
         }
+        if let offer = OfferWords.name(type: p.offerType, discount: p.offerDiscountType) {
+            let article = !offer.hasPrefix("one-") && "aeiou".contains(offer.first ?? "x") ? "an" : "a"
+            explanation += "; bought with \(article) \(offer)" + (p.offerIdentifier.map { " (\($0))" } ?? "")
+        }
         if refunded, let date = p.cancellationDate {
             switch p.revocationType {
             case "FAMILY_REVOKE":

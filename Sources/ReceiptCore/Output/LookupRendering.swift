@@ -24,6 +24,10 @@ public enum LookupJSON {
     public static func write(_ result: CustomerLookupResult, into out: inout JSONOutput) {
         out.beginObject()
         out.member("analyzed_at", result.at)
+        if let item = result.appTransaction, let app = item.appTransaction {
+            out.key("app_transaction")
+            appTransaction(app, trust: item.trust, into: &out)
+        }
         if let status = apiStatusMembers(result) {
             out.key("api_subscription_statuses")
             out.beginArray()
@@ -93,6 +97,8 @@ public enum LookupJSON {
             out.member("order_id", id)
         case .transactionID(let id):
             out.member("transaction_id", id)
+        case .appTransactionID(let id):
+            out.member("app_transaction_id", id)
         case .receipt(let source, let id, let verdict):
             out.member("receipt_trust", verdict?.rawValue)
             out.member("source", source)
@@ -101,17 +107,49 @@ public enum LookupJSON {
         out.endObject()
     }
 
+    /// `app_transaction`: the customer's AppTransaction, every key present (`null` when absent).
+    static func appTransaction(_ app: AppReceipt, trust: TrustReport, into out: inout JSONOutput) {
+        out.beginObject()
+        out.nullableMember("app_apple_id", app.appItemID)
+        out.nullableMember("app_transaction_id", app.appTransactionID)
+        out.nullableMember("application_version", app.applicationVersion)
+        out.nullableMember("bundle_id", app.bundleID)
+        out.nullableMember("environment", app.receiptType)
+        out.nullableMember("original_application_version", app.originalApplicationVersion)
+        out.nullableMember("original_platform", app.originalPlatform)
+        out.nullableMember("original_purchase_date", app.originalPurchaseDate)
+        out.nullableMember("receipt_type", app.receiptType)
+        out.key("trust")
+        InspectJSON.trust(trust, into: &out)
+        out.endObject()
+    }
+
     /// One transaction: every key always present (`null` when absent), so rows line up.
     static func transaction(_ item: LookedUpItem, into out: inout JSONOutput) {
         let p = item.transaction
         out.beginObject()
+        out.nullableMember("app_account_token", p?.appAccountToken)
+        out.nullableMember("app_transaction_id", p?.appTransactionID)
+        out.nullableMember("billing_plan_type", p?.billingPlanType)
+        if let commitment = p?.commitmentInfo {
+            out.key("commitment_info")
+            out.value(commitment.json)
+        } else {
+            out.key("commitment_info")
+            out.null()
+        }
         out.nullableMember("environment", p?.environment)
         out.nullableMember("expires_date", p?.expiresDate)
+        out.nullableMember("offer_discount_type", p?.offerDiscountType)
+        out.nullableMember("offer_period", p?.offerPeriod)
+        out.nullableMember("offer_type", p?.offerType)
         out.nullableMember("original_transaction_id", p?.originalTransactionID)
         out.nullableMember("product_id", p?.productID)
         out.nullableMember("purchase_date", p?.purchaseDate)
         out.nullableMember("revocation_date", p?.cancellationDate)
+        out.nullableMember("revocation_percentage", p?.revocationPercentage)
         out.nullableMember("revocation_reason", p?.cancellationReason)
+        out.nullableMember("revocation_type", p?.revocationType)
         out.nullableMember("transaction_id", p?.transactionID)
         out.key("trust")
         InspectJSON.trust(item.trust, into: &out)
@@ -130,6 +168,7 @@ public enum LookupText {
         switch result.query {
         case .orderID(let id): asked = "order \(SafeText.escaped(id))"
         case .transactionID(let id): asked = "transaction \(SafeText.escaped(id))"
+        case .appTransactionID(let id): asked = "app transaction \(SafeText.escaped(id))"
         case .receipt(let source, let id, let verdict):
             asked = "transaction \(SafeText.escaped(id)) from \(SafeText.escaped(source))"
                 + (verdict.map { " (receipt trust: \($0.rawValue))" } ?? "")
@@ -137,6 +176,15 @@ public enum LookupText {
         lines.append("Look-up of \(asked)" + (result.environment.map { " in \($0.rawValue)" } ?? ""))
         if let failure = result.failure {
             lines.append("  Failed: \(SafeText.escaped(failure.reason))")
+        }
+        if let item = result.appTransaction, let app = item.appTransaction {
+            var facts: [String] = []
+            if let date = app.originalPurchaseDate { facts.append("first downloaded \(day(date))") }
+            if let version = app.originalApplicationVersion { facts.append("version \(SafeText.escaped(version))") }
+            if let platform = app.originalPlatform { facts.append("on \(SafeText.escaped(platform))") }
+            lines.append(
+                "App transaction \(SafeText.escaped(app.appTransactionID ?? "?")): " + facts.joined(separator: ", ")
+                    + " (trust: \(item.trust.verdict.rawValue))")
         }
         if !result.transactions.isEmpty {
             lines.append("")
@@ -148,7 +196,8 @@ public enum LookupText {
                 rows.append([
                     day(p?.purchaseDate), SafeText.escaped(p?.productID ?? "?"), SafeText.escaped(p?.transactionID ?? "?"),
                     SafeText.escaped(p?.originalTransactionID ?? "?"), shortType(p?.productType), day(p?.expiresDate),
-                    p?.cancellationDate.map { day($0) } ?? "", item.trust.verdict.rawValue,
+                    p?.cancellationDate.map { date in day(date) + (p?.revocationPercentage.map { " (\(OfferWords.percentage($0)))" } ?? "") } ?? "",
+                    item.trust.verdict.rawValue,
                 ])
             }
             lines += table(rows).map { "  " + $0 }

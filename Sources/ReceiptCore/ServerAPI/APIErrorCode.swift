@@ -44,6 +44,8 @@ public struct APIErrorCode: Sendable, Hashable, Comparable, CustomStringConverti
     public static let testNotificationNotFound = APIErrorCode(4_040_008)
     /// 4040010: the transaction id was not found (in this environment).
     public static let transactionIDNotFound = APIErrorCode(4_040_010)
+    /// 4040019: the customer has no app transaction (Get App Transaction Info).
+    public static let appTransactionDoesNotExist = APIErrorCode(4_040_019)
     // 429
     /// 4290000: rate limited; `Retry-After` says until when (UNIX milliseconds).
     public static let rateLimitExceeded = APIErrorCode(4_290_000)
@@ -58,7 +60,7 @@ public struct APIErrorCode: Sendable, Hashable, Comparable, CustomStringConverti
         .generalBadRequest, .invalidRevision, .invalidTransactionID, .invalidPaginationToken, .paginationTokenExpired,
         .multipleFilters, .notOriginalTransactionID, .accountNotFound, .accountNotFoundRetryable, .appNotFound,
         .appNotFoundRetryable, .originalTransactionIDNotFound, .originalTransactionIDNotFoundRetryable,
-        .testNotificationNotFound, .transactionIDNotFound, .rateLimitExceeded, .generalInternal, .generalInternalRetryable,
+        .testNotificationNotFound, .transactionIDNotFound, .appTransactionDoesNotExist, .rateLimitExceeded, .generalInternal, .generalInternalRetryable,
     ]
 
     public var isKnown: Bool { Self.known.contains(self) || Self.actionCodes.contains(self) }
@@ -92,6 +94,7 @@ public struct APIErrorCode: Sendable, Hashable, Comparable, CustomStringConverti
         case .originalTransactionIDNotFoundRetryable: "the original transaction id was not found (temporary; retried)"
         case .testNotificationNotFound: "the test notification was not found"
         case .transactionIDNotFound: "the transaction id was not found in this environment"
+        case .appTransactionDoesNotExist: "Apple has no app transaction for this customer (the app was never downloaded with this account, or not in this environment)"
         case .rateLimitExceeded: "rate limited"
         case .generalInternal: "Apple's server had an internal error"
         case .generalInternalRetryable: "Apple's server had an internal error (temporary; retried)"

@@ -5,6 +5,7 @@ import Foundation
 public enum APIEndpointKind: String, Sendable, Hashable, CaseIterable {
     case lookUpOrderID = "look-up-order-id"
     case transactionInfo = "transaction-info"
+    case appTransactionInfo = "app-transaction-info"
     case transactionHistory = "transaction-history"
     case subscriptionStatuses = "subscription-statuses"
     case refundHistory = "refund-history"
@@ -100,6 +101,12 @@ public struct APIRequest: Sendable, Hashable {
     /// Get Transaction Info: GET `/inApps/v1/transactions/{transactionId}`.
     public static func transactionInfo(_ transactionID: String) throws(APIFailure) -> APIRequest {
         APIRequest(endpoint: .transactionInfo, path: "/inApps/v1/transactions/" + (try checkedID(transactionID, "transaction id")))
+    }
+
+    /// Get App Transaction Info: GET `/inApps/v1/transactions/appTransactions/{anyTransactionId}`
+    /// (any transaction id, original transaction id or `appTransactionId` of the customer).
+    public static func appTransactionInfo(_ id: String) throws(APIFailure) -> APIRequest {
+        APIRequest(endpoint: .appTransactionInfo, path: "/inApps/v1/transactions/appTransactions/" + (try checkedID(id, "transaction id")))
     }
 
     /// Get Transaction History v2: GET `/inApps/v2/history/{transactionId}`, the same filters on

@@ -55,6 +55,11 @@ public struct TransactionInfoResponse: Decodable, Sendable, Hashable {
     public var signedTransactionInfo: String
 }
 
+/// Get App Transaction Info: the customer's signed AppTransaction.
+public struct AppTransactionInfoResponse: Decodable, Sendable, Hashable {
+    public var signedAppTransactionInfo: String
+}
+
 /// One page of Get Transaction History v2 or Get Refund History v2.
 public struct TransactionPage: Decodable, Sendable, Hashable {
     public var revision: String?

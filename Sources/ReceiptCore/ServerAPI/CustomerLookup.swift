@@ -5,6 +5,9 @@ public enum LookupQuery: Sendable, Hashable {
     /// The order ID on the customer's emailed App Store invoice (production only).
     case orderID(String)
     case transactionID(String)
+    /// The customer's `appTransactionId` (one per Apple Account and app): Apple's endpoints
+    /// take it where they take any transaction id of the customer.
+    case appTransactionID(String)
     /// A receipt the engineer pasted or named: its transaction id, read by our own decoder
     /// after our own trust check (the migration path off `verifyReceipt`).
     case receipt(source: String, transactionID: String, verdict: TrustReport.Verdict?)
@@ -12,7 +15,7 @@ public enum LookupQuery: Sendable, Hashable {
     /// The transaction id asked about, when the query names one.
     public var transactionID: String? {
         switch self {
-        case .orderID: nil
+        case .orderID, .appTransactionID: nil
         case .transactionID(let id), .receipt(_, let id, _): id
         }
     }
@@ -54,6 +57,8 @@ public struct LookedUpItem: Sendable {
 
     /// The transaction, for a signed transaction.
     public var transaction: Purchase? { decoded.transactions.first }
+    /// The AppTransaction, for a signed app transaction.
+    public var appTransaction: AppReceipt? { decoded.format == .jwsAppTransaction ? decoded.receipt : nil }
     /// The renewal info, for signed renewal info.
     public var renewal: RenewalInfo? { decoded.pendingRenewalInfo.first }
 
@@ -61,13 +66,13 @@ public struct LookedUpItem: Sendable {
     /// signature, and a token for another app or environment must not pass as this one.
     public mutating func check(bundleID: String, environment: APIEnvironment) {
         // Renewal info carries no bundleId; its environment is checked.
-        if let payloadBundle = transaction?.bundleID {
+        if let payloadBundle = transaction?.bundleID ?? appTransaction?.bundleID {
             trust.steps.append(
                 payloadBundle == bundleID
                     ? .init(.bundle, outcome: .pass, reason: "bundleId is \(payloadBundle), the app asked about")
                     : .init(.bundle, outcome: .fail, reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
         }
-        let payloadEnvironment = transaction?.environment ?? renewal?.environment
+        let payloadEnvironment = transaction?.environment ?? renewal?.environment ?? appTransaction?.receiptType
         if let payloadEnvironment {
             trust.steps.append(
                 payloadEnvironment == environment.rawValue
@@ -91,6 +96,9 @@ public struct CustomerLookupResult: Sendable {
     /// One per transaction id, oldest purchase first.
     public var transactions: [LookedUpItem]
     public var renewals: [LookedUpItem]
+    /// The customer's AppTransaction (Get App Transaction Info), judged like every signed item;
+    /// nil when Apple has none (4040019) or it could not be fetched.
+    public var appTransaction: LookedUpItem?
     /// Transaction ids Apple refunded (Get Refund History).
     public var refunds: [String]
     /// Subscription statuses as Apple reports them (Get All Subscription Statuses), by original
@@ -133,6 +141,7 @@ extension LookupQuery {
         switch self {
         case .orderID(let id): "lookup order \(id)"
         case .transactionID(let id): "lookup transaction \(id)"
+        case .appTransactionID(let id): "lookup app transaction \(id)"
         case .receipt(let source, let id, _): "lookup transaction \(id) from \(source)"
         }
     }
