@@ -319,7 +319,13 @@ api_pid=$!
 for _ in $(seq 1 50); do grep -q "^API data:" "$work/api.txt" 2>/dev/null && break; sleep 0.1; done
 api_production=$(awk '/^App Store Server API production:/ {print $NF}' "$work/api.txt")
 api_sandbox=$(awk '/^App Store Server API sandbox:/ {print $NF}' "$work/api.txt")
-t new-session -d -s lookup -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox --db $work/lookup.sqlite $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+# A dashboard in tmux session $1 with the simulator's credentials, then any other flags.
+lookup_dashboard() {
+  local name=$1
+  shift
+  t new-session -d -s "$name" -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $* $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+}
+lookup_dashboard lookup --db "$work/lookup.sqlite"
 session=lookup
 check "dashboard up for the look-up" wait_for "Receipts [1]"
 t send-keys -t "$session" l
@@ -345,6 +351,26 @@ t send-keys -t "$session" q
 check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
 check "the look-up is in the audit database, found by transaction id" bash -c "\"$bin\" history --db $work/lookup.sqlite --transaction-id 2000000900000010 | grep -qF 'api com.example.receiptdash Production done'"
 check "the extension is in the audit database's actions" bash -c "\"$bin\" history --actions --db $work/lookup.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
+# Today's payloads: the demo's second customer has a monthly plan under a 12-month commitment,
+# first bought with a win-back offer, and a prorated refund; Enter on the purchase shows them.
+lookup_dashboard today
+session=today
+check "dashboard up for today's payloads" wait_for "Receipts [1]"
+t send-keys -t "$session" l
+check "l opens the look-up box again" wait_for "Look up order ID or transaction ID"
+t send-keys -t "$session" -l MQ5X7KLMNO
+t send-keys -t "$session" Enter
+check "the second customer is a new api input" wait_for "lookup order MQ5X7KLMNO" 150
+check "its six purchases fill the Purchases pane" wait_for "Purchases [6]" 150
+check "the commitment plan is explained" wait_for "billed monthly under a 12-month" 50
+check "the prorated refund has its state" wait_for "refunded-prorated" 50
+t send-keys -t "$session" Tab Enter
+check "Enter on the commitment plan's first purchase shows its commitment" wait_for "commitment_info               billing period 1 of 12, commitment ends" 50
+check "and its billing plan in words" wait_for "billing_plan_type             MONTHLY (billed monthly under a 12-month commitment)"
+check "and the win-back offer it was bought with" wait_for "offer_type                    4 (win-back offer)"
+check "and the offer's length in words" wait_for "offer_period                  P1M (1 month)"
+t send-keys -t "$session" Escape q
+check "the today's-payloads dashboard quits cleanly" wait_for "EXIT=0"
 kill "$api_pid" 2>/dev/null
 t new-session -d -s nolookup -x 140 -y 42 "TERM=xterm-256color env -u RECEIPTDASH_API_ISSUER_ID $bin $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 session=nolookup
