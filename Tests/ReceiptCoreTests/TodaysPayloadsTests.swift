@@ -304,8 +304,29 @@ import Testing
     }
 
     static func explained(_ decoded: DecodedInput) -> String {
-        let n = decoded.notification
-        return NotificationExplanation.explain(type: n?.notificationType, subtype: n?.subtype, until: NotificationRow.until(decoded), notification: n)
+        NotificationRow.explanation(type: decoded.notification?.notificationType, subtype: decoded.notification?.subtype, decoded: decoded)
+    }
+
+    @Test func aRefundNotificationSaysWhetherTheRefundWasProrated() throws {
+        func refund(_ extra: [String: JSONValue]) throws -> String {
+            let transaction = try Self.sign(Self.transaction(3, purchase: Self.march, expires: Self.march + 31 * Self.day, extra))
+            return Self.explained(
+                try Self.notification(
+                    "REFUND", nil, container: "data",
+                    ["bundleId": .string(SignedReceipt.bundleID), "environment": .string("Production"), "signedTransactionInfo": .string(transaction)]))
+        }
+        #expect(
+            try refund([
+                "revocationDate": .integer(Self.march + 10 * Self.day), "revocationType": .string("REFUND_PRORATED"),
+                "revocationPercentage": .integer(40000),
+            ])
+                == "REFUND: Apple refunded 40% of the price (prorated): access ends at the refund; what came before it stays paid")
+        #expect(
+            try refund(["revocationDate": .integer(Self.march + 10 * Self.day), "revocationType": .string("REFUND_FULL")])
+                == "REFUND: Apple refunded the purchase: revoke what it granted (a full refund)")
+        #expect(
+            try refund(["revocationDate": .integer(Self.march + 10 * Self.day)])
+                == "REFUND: Apple refunded the purchase: revoke what it granted")
     }
 
     @Test func rescindConsentCarriesAVerifiedAppTransaction() async throws {

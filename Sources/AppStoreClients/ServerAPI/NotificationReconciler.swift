@@ -36,8 +36,7 @@ public struct NotificationReconciler: Sendable {
                 .init(
                     notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
                     transactionID: transactions.first?.transactionID, attempts: item.sendAttempts,
-                    explanation: NotificationExplanation.explain(
-                        type: n.notificationType, subtype: n.subtype, until: NotificationRow.until(decoded), notification: decoded.notification)))
+                    explanation: NotificationRow.explanation(type: n.notificationType, subtype: n.subtype, decoded: decoded)))
         }
         return NotificationReconciliation(
             environment: environment, start: start, end: end, sent: sent, received: stored, missing: missing,

@@ -96,8 +96,7 @@ extension NotificationRecord {
             notificationUUID: notificationUUID, notificationType: notificationType, subtype: subtype, bundleID: bundleID,
             environment: environment, signedDate: signedDate, receivedAt: receivedAt, deliveries: deliveries, verdict: verdict,
             transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
-            explanation: NotificationExplanation.explain(
-                type: notificationType, subtype: subtype, until: NotificationRow.until(decoded), notification: decoded?.notification))
+            explanation: NotificationRow.explanation(type: notificationType, subtype: subtype, decoded: decoded))
         row.consumptionRequestReason = decoded?.notification?.consumptionRequestReason
         return row
     }

@@ -24,10 +24,23 @@ public enum NotificationExplanation {
     /// the new expiry), when the caller knows it.
     /// `notification`, when the payload was decoded, adds what only it says: a mass
     /// extension's counts, an external purchase token's kind and expiry.
-    public static func explain(type: String?, subtype: String?, until: Date? = nil, notification: NotificationInfo? = nil) -> String {
+    /// `refunded`: the nested transaction, whose revocation tells a prorated refund from a full one.
+    public static func explain(
+        type: String?, subtype: String?, until: Date? = nil, notification: NotificationInfo? = nil, refunded: Purchase? = nil
+    ) -> String {
         let name = [type ?? "?", subtype].compactMap { $0 }.joined(separator: " / ")
         let day = until.map { String(AppleDate.iso8601($0).prefix(10)) }
         var text = name + ": " + words(type: type ?? "", subtype: subtype ?? "", until: day)
+        if type == "REFUND", let refund = refunded {
+            switch refund.revocationType {
+            case "REFUND_PRORATED":
+                text = name + ": Apple refunded "
+                    + (refund.revocationPercentage.map { "\(OfferWords.percentage($0)) of the price" } ?? "part of the price")
+                    + " (prorated): access ends at the refund; what came before it stays paid"
+            case "REFUND_FULL": text += " (a full refund)"
+            default: break
+            }
+        }
         if let summary = notification?.extensionSummary { text += ": " + summary.words }
         if let n = notification, n.tokenType != nil || n.tokenExpirationDate != nil {
             var parts: [String] = []
