@@ -234,6 +234,13 @@ import Testing
                 .lookUp(.transactionID(Self.subscription), environment: .production)
             let tokens = Set(lookup.transactions.compactMap(\.transaction).filter { $0.originalTransactionID == Self.subscription }.map(\.appAccountToken))
             #expect(tokens == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+            // `lookup --format json` shows it on each of the subscription's transactions.
+            var json = JSONOutput()
+            LookupJSON.write(lookup, into: &json)
+            let rows = try #require(try JSONValue.parse(json.bytes).object?["transactions"]?.array)
+            let shown = rows.compactMap(\.object).filter { $0["original_transaction_id"] == .string(Self.subscription) }.map { $0["app_account_token"] }
+            #expect(shown == Array(repeating: .string("7e3fb20b-4cdb-47cc-936d-99d65f608138"), count: 3))
+            #expect(rows.compactMap(\.object).first { $0["transaction_id"] == .string("2000000900000010") }?["app_account_token"] == .null)
 
             let renewal = try APIRequest.setAppAccountToken("2000000900000003", body)
             let refused = await client.send(renewal, in: .production, as: APINoContent.self)
