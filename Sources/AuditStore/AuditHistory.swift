@@ -116,7 +116,7 @@ extension AuditStore {
                 for p in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT receipt_id, source, \(Self.auditedColumns)
+                        SELECT receipt_id, source, \(try Self.auditedColumns(db))
                         FROM purchase WHERE receipt_id IN (\(marks)) ORDER BY purchase_date, id
                         """, arguments: StatementArguments(chunk))
                 {
@@ -145,7 +145,11 @@ extension AuditStore {
 
 extension AuditStore {
     /// The `purchase` table's columns for ``PurchaseField/audited``: each is named as its field.
-    static let auditedColumns = PurchaseField.audited.map(\.name).joined(separator: ", ")
+    /// A database opened read-only may be older than the newest columns (v8): those read as NULL.
+    static func auditedColumns(_ db: Database) throws -> String {
+        let present = Set(try db.columns(in: "purchase").map(\.name))
+        return PurchaseField.audited.map { present.contains($0.name) ? $0.name : "NULL AS \($0.name)" }.joined(separator: ", ")
+    }
 
     /// A purchase from a `purchase` row: text and integers as stored, dates as epoch seconds.
     static func purchase(_ row: Row) -> Purchase {

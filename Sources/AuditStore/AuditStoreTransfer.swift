@@ -9,6 +9,7 @@ extension AuditStore: AuditTransferring {
         try database.read { db in
             let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
             let hasAPI = try db.tableExists("api_request")
+            let purchaseColumns = try Self.auditedColumns(db)
             return try Row.fetchAll(db, sql: "SELECT * FROM receipt WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit]).map { row in
                 let rowID: Int64 = row["id"]
                 let sightings = try Row.fetchAll(
@@ -21,7 +22,7 @@ extension AuditStore: AuditTransferring {
                         error: $0["error"], errorCode: typed ? $0["error_code"] : nil)
                 }
                 let purchases = try Row.fetchAll(
-                    db, sql: "SELECT source, \(Self.auditedColumns) FROM purchase WHERE receipt_id = ? ORDER BY id", arguments: [rowID]
+                    db, sql: "SELECT source, \(purchaseColumns) FROM purchase WHERE receipt_id = ? ORDER BY id", arguments: [rowID]
                 ).map(Self.purchase)
                 let requests =
                     hasAPI

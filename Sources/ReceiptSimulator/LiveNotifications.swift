@@ -145,8 +145,10 @@ extension ServerAPIService {
 
 /// Delivers what the API simulator's writes make Apple send (``LiveNotificationEvent``) with
 /// ``NotificationSender``: each notification with Apple's retries, each mass extension
-/// completed when its delay is over (on the simulator's clock). At most `inFlight`
-/// deliveries at once; further events wait in the outbox. Runs until cancelled.
+/// completed when its delay is over (on the simulator's clock), as they happen (not paced by
+/// `--notification-rate`). At most `inFlight` deliveries at once, those waiting days to retry
+/// included; further events wait in the outbox (1000), and what it drops is reported. Runs
+/// until cancelled.
 public struct LiveNotificationSender: Sendable {
     let api: ServerAPIService
     let sender: NotificationSender
@@ -156,7 +158,7 @@ public struct LiveNotificationSender: Sendable {
 
     /// Listens from now on (a write answered before ``run()`` starts is not missed). `report`
     /// gets one line per notification delivered or given up on.
-    public init(api: ServerAPIService, sender: NotificationSender, inFlight: Int = 256, report: @escaping @Sendable (String) -> Void) {
+    public init(api: ServerAPIService, sender: NotificationSender, inFlight: Int = 10_000, report: @escaping @Sendable (String) -> Void) {
         self.api = api
         self.sender = sender
         self.inFlight = max(1, inFlight)
@@ -167,6 +169,7 @@ public struct LiveNotificationSender: Sendable {
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
             var running = 0
+            var dropped = 0
             for await event in events {
                 if running >= inFlight {
                     await group.next()
@@ -174,6 +177,11 @@ public struct LiveNotificationSender: Sendable {
                 }
                 running += 1
                 group.addTask { await handle(event) }
+                let now = api.droppedLiveEvents
+                if now > dropped {
+                    self.report("notifications: \(now - dropped) dropped, the sender was 1000 behind (\(now) in all)")
+                    dropped = now
+                }
             }
             group.cancelAll()
         }

@@ -171,16 +171,17 @@ extension ServerAPIService {
             "success": .bool(true), "effectiveDate": .integer(expires + days * 86_400_000),
         ])
         // Decided under one lock: the same request id sent twice at once still extends once.
-        let taken: [UInt8]? = actions.withLock { s in
-            if let earlier = s.extendAnswers[answerKey] { return earlier }
+        let taken: (bytes: [UInt8], isNew: Bool)? = actions.withLock { s in
+            if let earlier = s.extendAnswers[answerKey] { return (earlier, false) }
             guard Self.extensionsInAYear(s, subscriptionKey, before: context.nowMS) < 2 else { return nil }
             let bytes = Array(answer.compactJSON.utf8)
             s.extensions[subscriptionKey, default: []].append((context.nowMS, Int(days)))
             s.extendAnswers[answerKey] = bytes
-            return bytes
+            return (bytes, true)
         }
-        guard let bytes = taken else { return error(403, .subscriptionMaxExtension, "Subscription max extension.") }
-        announceExtension(originalID, environment: context.environment, nowMS: context.nowMS)
+        guard let (bytes, isNew) = taken else { return error(403, .subscriptionMaxExtension, "Subscription max extension.") }
+        // Announced once, by the request that extended (a concurrent repeat only gets the answer).
+        if isNew { announceExtension(originalID, environment: context.environment, nowMS: context.nowMS) }
         return ServerAPIReply(status: 200, headers: [("Content-Type", "application/json")], body: bytes)
     }
 
@@ -208,6 +209,9 @@ extension ServerAPIService {
         let dueMS = context.nowMS + Int64(configuration.massExtensionDelay * 1000)
         let new = actions.withLock { s in
             guard s.massRequests[key] == nil else { return false }
+            if s.massRequests.count >= 10_000, let oldest = s.massRequests.min(by: { $0.value.createdMS < $1.value.createdMS })?.key {
+                s.massRequests[oldest] = nil
+            }
             s.massRequests[key] = ActionState.MassRequest(
                 productID: product, requestID: requestID, days: Int(days), createdMS: context.nowMS, storefronts: storefronts)
             return true

@@ -151,8 +151,11 @@ public final class ServerAPIService: Sendable {
     struct TestNotification {
         let environment: APIEnvironment
         let notification: OutgoingNotification
-        /// Sent to a listener (its attempts are real) rather than reported delivered.
-        let live: Bool
+        /// Sent to a listener (its attempts are real), dropped (the listener was too far behind),
+        /// or reported delivered (no listener: nothing to send to).
+        let live: Delivery
+
+        enum Delivery { case sent, dropped, noListener }
     }
 
     struct State {
@@ -425,7 +428,7 @@ public final class ServerAPIService: Sendable {
     ]
 
     private func history(_ id: String, _ context: Context) -> ServerAPIReply {
-        guard let environment = store.environments[context.environment], let row = environment.row(id) else { return notFound(id) }
+        guard let environment = store.environments[context.environment], let row = environment.customerRow(id) else { return notFound(id) }
         let q = context.query
         var rows = environment.customerRows(of: row)
         func number(_ name: String) -> Int64?? {
@@ -472,7 +475,7 @@ public final class ServerAPIService: Sendable {
     }
 
     private func refunds(_ id: String, _ context: Context) -> ServerAPIReply {
-        guard let environment = store.environments[context.environment], let row = environment.row(id) else { return notFound(id) }
+        guard let environment = store.environments[context.environment], let row = environment.customerRow(id) else { return notFound(id) }
         let rows = environment.customerRows(of: row).filter { $0.revocationMS != nil }
             .sorted { ($0.revocationMS ?? 0, $0.id) < ($1.revocationMS ?? 0, $1.id) }
         let binding = "refund|\(context.environment)|\(row.customer)"
@@ -498,7 +501,7 @@ public final class ServerAPIService: Sendable {
     }
 
     private func statuses(_ id: String, _ context: Context) -> ServerAPIReply {
-        guard let environment = store.environments[context.environment], let row = environment.row(id) else { return notFound(id) }
+        guard let environment = store.environments[context.environment], let row = environment.customerRow(id) else { return notFound(id) }
         var wanted = Set<Int>()
         for text in context.query.all("status") {
             guard let value = Int(text), SubscriptionAPIStatus(rawValue: value) != nil else {
@@ -658,7 +661,10 @@ public final class ServerAPIService: Sendable {
             "signedDate": .integer(context.nowMS), "data": .object(appFields(context.environment)),
         ]
         guard let notification = outgoing(payload, environment: context.environment, customer: nil) else { return ServerAPIReply(status: 500) }
-        let live = outbox.post(.send(notification))
+        let listening = outbox.isOpen
+        let posted = outbox.post(.send(notification))
+        // A listener that is 1000 behind drops it: reported as Apple's OTHER, never as delivered.
+        let live: TestNotification.Delivery = posted ? .sent : listening ? .dropped : .noListener
         let token = "\(notification.notificationUUID)_\(context.nowMS)"
         state.withLock { s in
             if s.testNotifications.count >= 1000 { s.testNotifications.removeAll() }
@@ -672,10 +678,13 @@ public final class ServerAPIService: Sendable {
             return error(404, .testNotificationNotFound, "Test notification not found.")
         }
         let attempts: [JSONValue]
-        if test.live {
+        switch test.live {
+        case .sent:
             attempts = sentLog.withLock { log in log.index[test.notification.notificationUUID].map { log.rows[$0].attempts } ?? [] }
             guard !attempts.isEmpty else { return error(404, .testNotificationNotFound, "Test notification not found.") }
-        } else {
+        case .dropped:
+            attempts = [.object(["attemptDate": .integer(test.notification.signedMS), "sendAttemptResult": .string("OTHER")])]
+        case .noListener:
             attempts = [.object(["attemptDate": .integer(test.notification.signedMS), "sendAttemptResult": .string("SUCCESS")])]
         }
         return json(.object(["signedPayload": .string(test.notification.signedPayload), "sendAttempts": .array(Array(attempts.prefix(6)))]))

@@ -48,11 +48,16 @@ struct EnvironmentStore: Sendable {
     /// AppTransaction payloads by `appTransactionId`.
     var appTransactions: [String: [String: JSONValue]] = [:]
 
-    /// The row of a transaction id, of an original transaction id with no row of its own, or
-    /// (as Apple's `anyTransactionId`) the first row of the customer an `appTransactionId` names.
+    /// The row of a transaction id, or of an original transaction id with no row of its own.
     func row(_ id: String) -> TransactionRow? {
         if let index = byID[id] { return rows[index] }
-        if let row = rows.first(where: { $0.originalID == id }) { return row }
+        return rows.first { $0.originalID == id }
+    }
+
+    /// ``row(_:)``, or (as the customer-wide endpoints take an `appTransactionId` for their
+    /// `anyTransactionId`) the first row of the customer it names.
+    func customerRow(_ id: String) -> TransactionRow? {
+        if let row = row(id) { return row }
         guard !id.isEmpty, let first = customers[id]?.first else { return nil }
         return rows[first]
     }

@@ -138,17 +138,23 @@ public struct SimulatorLaunch: Sendable {
             throw error
         }
         Standard.output(banner(simulator, api))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if let live { group.addTask { await live.run() } }
-            if let sending, let sender {
-                try await send(sending, sender: sender, api: api)
-                if sending.exitWhenSent {
-                    try await simulator.stop()
-                    return
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let live { group.addTask { await live.run() } }
+                if let sending, let sender {
+                    try await send(sending, sender: sender, api: api)
+                    if sending.exitWhenSent {
+                        try await simulator.stop()
+                        return
+                    }
                 }
+                try await simulator.wait()
+                group.cancelAll()
             }
-            try await simulator.wait()
-            group.cancelAll()
+        } catch {
+            // The HTTP client is shut down whatever happened (it must be, before it goes away).
+            await sender?.shutdown()
+            throw error
         }
         await sender?.shutdown()
     }

@@ -91,7 +91,9 @@ struct TestAuditDatabase: Sendable {
             let path = try #require(sqlitePath)
             return readOnly ? try AuditStore(readOnlyPath: path) : try AuditStore(path: path)
         case .postgres:
-            return try await PostgresAuditStore.open(try #require(postgres), readOnly: readOnly)
+            // A connection may take long on a loaded machine (a build beside the suite once took
+            // more than the 5 s default): the tests wait for it rather than fail.
+            return try await PostgresAuditStore(location: try #require(postgres), readOnly: readOnly, connectTimeout: .seconds(120))
         }
     }
 
@@ -224,6 +226,25 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(json["commitment_info"] == .object(["billing_period_number": .integer(3), "total_billing_periods": .integer(12)]))
             #expect(try await store.history(HistoryQuery(transactionID: "2000000900000013")).count == 1)
             await store.close()
+        }
+    }
+
+    /// A v7 SQLite trail (before today's purchase columns) opened read-only, as `history` and
+    /// `db copy --from` open it, still reads: the new columns read as absent.
+    @Test func aReadOnlyVersion7DatabaseIsStillRead() async throws {
+        try await TestAuditDatabase.with(.sqlite) { db in
+            let store = try await db.open()
+            _ = try await store.record([try ingest("production.b64")])
+            await store.close()
+            let columns = PurchaseField.audited.suffix(8).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
+            try await db.execute(sqlite: "DROP INDEX purchase_app_transaction; \(columns) DELETE FROM grdb_migrations WHERE identifier = 'v8';", postgres: [])
+            let reader = try #require(try await db.open(readOnly: true) as? AuditStore)
+            let rows = try await reader.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
+            #expect(rows.first?.purchases.count == 4)
+            #expect(rows.first?.purchases.allSatisfy { $0.revocationType == nil && $0.commitmentInfo == nil } == true)
+            let exported = try reader.exportReceipts(after: 0, limit: 10)
+            #expect(exported.first?.receipt.purchases.count == 4)
+            await reader.close()
         }
     }
 

@@ -28,7 +28,7 @@ import Testing
 
     func open(_ url: String) async throws -> any AuditBackend {
         guard case .postgres(let location) = try AuditDatabase(url) else { throw AuditDatabaseError(.invalidLocation, "not PostgreSQL") }
-        return try await PostgresAuditStore.open(location, readOnly: false)
+        return try await PostgresAuditStore(location: location, connectTimeout: .seconds(120))
     }
 
     func failure(_ url: String) async -> String? {

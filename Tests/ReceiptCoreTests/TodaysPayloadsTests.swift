@@ -290,6 +290,28 @@ import Testing
         #expect(OfferWords.percentage(12500) == "12.5%")
         #expect(OfferWords.percentage(100000) == "100%")
         #expect(OfferWords.type(7) == "offer type 7, not documented")
+        #expect(OfferWords.percentage(-500) == "-0.5%")
+        #expect(OfferWords.percentage(Int64.min) == "-9223372036854775.808%")
+    }
+
+    /// Hostile commitment numbers neither crash the analysis nor make up payments; a
+    /// commitment of another shape stays in `other_fields`.
+    @Test func hostileCommitmentNumbersAreHarmless() throws {
+        var last = Self.commitment
+        last["commitmentInfo"] = .object([
+            "billingPeriodNumber": .integer(Int64.min), "totalBillingPeriods": .integer(1), "commitmentExpiresDate": .integer(1_740_787_200_000),
+        ])
+        let off = try Self.analysis(
+            Self.threeMonths(last: last), renewal: Self.renewal(autoRenew: 0, commitmentRenews: false), at: "2024-05-20T00:00:00Z")
+        #expect(off.subscriptions.first?.state == .activeWillNotRenew)
+        #expect(off.subscriptions.first?.explanation.contains("remaining monthly payment") == false)
+        var odd = Self.transaction(3, purchase: Self.march, expires: nil)
+        odd["commitmentInfo"] = .string("twelve months")
+        odd["eligibleWinBackOfferIds"] = .integer(3)
+        let decoded = try ReceiptDecoder().decode(text: try Self.sign(odd))
+        let p = try #require(decoded.transactions.first)
+        #expect(p.commitmentInfo == nil)
+        #expect(p.otherFields.map(\.name) == ["commitmentInfo", "eligibleWinBackOfferIds"])
     }
 
     // MARK: Notification types

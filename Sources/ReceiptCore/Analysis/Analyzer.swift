@@ -265,7 +265,11 @@ struct Analyzer {
             let info = latest.commitmentInfo
             let ends = info?.commitmentExpiresDate
             let where_ = info?.summary.isEmpty == false ? " (\(info?.summary ?? ""))" : ""
-            let left = info.flatMap { i in i.totalBillingPeriods.flatMap { t in i.billingPeriodNumber.map { t - $0 } } }
+            // Untrusted numbers: only a period within a commitment of at most 120 counts.
+            let left = info.flatMap { i -> Int64? in
+                guard let t = i.totalBillingPeriods, let n = i.billingPeriodNumber, (1...120).contains(t), (1...t).contains(n) else { return nil }
+                return t - n
+            }
             if autoRenew == false {
                 state = .activeWillNotRenew
                 explanation =

@@ -73,9 +73,11 @@ extension RenewalInfo {
         offerDiscountType = r.string("offerDiscountType")
         offerPeriod = r.string("offerPeriod")
         appTransactionID = r.string("appTransactionId")
-        if case .array(let ids)? = r.value("eligibleWinBackOfferIds") { eligibleWinBackOfferIDs = ids.compactMap(\.text) }
+        eligibleWinBackOfferIDs = r.parsed("eligibleWinBackOfferIds") { value in
+            value.array.flatMap { ids in ids.allSatisfy { $0.text != nil } ? ids.compactMap(\.text) : nil }
+        }
         renewalBillingPlanType = r.string("renewalBillingPlanType")
-        commitmentInfo = r.value("commitmentInfo").flatMap { RenewalCommitmentInfo(apple: $0) }
+        commitmentInfo = r.parsed("commitmentInfo") { RenewalCommitmentInfo(apple: $0) }
         advancedCommerceInfo = r.value("advancedCommerceInfo")
         otherFields = r.remainingFields()
     }

@@ -23,6 +23,14 @@ struct JSONFieldReader {
 
     mutating func string(_ key: String) -> String? { value(key)?.text }
 
+    /// `key` read by `parse`; marked used only when it parses, so a value of another shape
+    /// stays in ``remainingFields()``.
+    mutating func parsed<T>(_ key: String, _ parse: (JSONValue) -> T?) -> T? {
+        guard let v = object[key], let result = parse(v) else { return nil }
+        used.insert(key)
+        return result
+    }
+
     mutating func int(_ key: String) -> Int64? {
         guard let v = object[key], let i = v.int64 else { return nil }
         used.insert(key)

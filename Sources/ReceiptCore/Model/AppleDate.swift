@@ -111,13 +111,14 @@ public enum AppleDate {
         return tz?.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcGuess))) ?? -8 * 3600
     }
 
-    /// Formats a date as ISO 8601 in UTC: `2019-08-15T12:00:00Z`, with milliseconds when the
-    /// date has them (`2019-08-15T12:00:00.123Z`).
     /// The date alone (`2027-08-01`) when it is midnight UTC, else the whole ISO 8601 text.
     public static func day(_ date: Date) -> String {
         let text = iso8601(date)
         return text.contains("T00:00:00") ? String(text.prefix(10)) : text
     }
+
+    /// Formats a date as ISO 8601 in UTC: `2019-08-15T12:00:00Z`, with milliseconds when the
+    /// date has them (`2019-08-15T12:00:00.123Z`).
 
     public static func iso8601(_ date: Date) -> String {
         var out = [UInt8]()

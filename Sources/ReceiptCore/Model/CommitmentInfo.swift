@@ -41,6 +41,15 @@ public struct CommitmentInfo: Sendable, Hashable {
         totalBillingPeriods = object["total_billing_periods"]?.int64
         commitmentExpiresDate = object["commitment_expires_date"]?.text.flatMap { AppleDate.parse($0) }
         commitmentPrice = object["commitment_price"]?.int64
+        if case .object(let other)? = object["other_fields"] {
+            otherFields = other.keys.sorted().map { key in
+                let value = other[key] ?? .null
+                switch value {
+                case .object, .array: return Field(name: key, value: value.compactJSON, json: value)
+                default: return Field(name: key, value: value.text ?? value.compactJSON)
+                }
+            }
+        }
     }
 
     /// `commitment_info` as every output writes it (snake_case keys, ISO 8601 date).
@@ -175,12 +184,15 @@ public enum OfferWords {
 
     /// `revocationPercentage` milliunits as a percentage: 40000 → "40%", 12500 → "12.5%".
     public static func percentage(_ milliunits: Int64) -> String {
-        let whole = milliunits / 1000
-        let fraction = abs(milliunits % 1000)
-        guard fraction != 0 else { return "\(whole)%" }
-        var decimals = String(format: "%03d", fraction)
+        let sign = milliunits < 0 ? "-" : ""
+        let magnitude = milliunits.magnitude
+        let whole = magnitude / 1000
+        let fraction = magnitude % 1000
+        guard fraction != 0 else { return "\(sign)\(whole)%" }
+        var decimals = String(fraction)
+        while decimals.count < 3 { decimals = "0" + decimals }
         while decimals.hasSuffix("0") { decimals.removeLast() }
-        return "\(whole).\(decimals)%"
+        return "\(sign)\(whole).\(decimals)%"
     }
 
     /// `billingPlanType`.

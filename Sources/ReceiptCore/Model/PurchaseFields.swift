@@ -302,7 +302,7 @@ extension Purchase {
             case .productType:
                 if let type = reader.string(key) { productType = ProductType(rawValue: type) ?? .unknown }
             case .json(let path): self[keyPath: path] = reader.value(key)
-            case .commitment: commitmentInfo = reader.value(key).flatMap { CommitmentInfo(apple: $0) }
+            case .commitment: commitmentInfo = reader.parsed(key) { CommitmentInfo(apple: $0) }
             }
         }
     }

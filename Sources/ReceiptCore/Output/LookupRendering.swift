@@ -24,10 +24,6 @@ public enum LookupJSON {
     public static func write(_ result: CustomerLookupResult, into out: inout JSONOutput) {
         out.beginObject()
         out.member("analyzed_at", result.at)
-        if let item = result.appTransaction, let app = item.appTransaction {
-            out.key("app_transaction")
-            appTransaction(app, trust: item.trust, into: &out)
-        }
         if let status = apiStatusMembers(result) {
             out.key("api_subscription_statuses")
             out.beginArray()
@@ -39,6 +35,10 @@ public enum LookupJSON {
                 out.endObject()
             }
             out.endArray()
+        }
+        if let item = result.appTransaction, let app = item.appTransaction {
+            out.key("app_transaction")
+            appTransaction(app, trust: item.trust, into: &out)
         }
         if let environment = result.environment {
             out.member("environment", environment.rawValue)

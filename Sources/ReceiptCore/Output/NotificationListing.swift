@@ -62,8 +62,6 @@ public struct NotificationRow: Sendable, Hashable {
         return "refund asked (\(reason)): answer within \(hours) h"
     }
 
-    /// The date that bounds the news, from the decoded notification: the grace period's end for
-    /// a grace-period failure, else the nested transaction's expiry.
     /// The notification's decoded payload explained in one line (its nested transaction read
     /// for the dates and the kind of refund).
     public static func explanation(type: String?, subtype: String?, decoded: DecodedInput?) -> String {
@@ -72,6 +70,8 @@ public struct NotificationRow: Sendable, Hashable {
             type: type, subtype: subtype, until: until(decoded), notification: decoded?.notification, refunded: transaction)
     }
 
+    /// The date that bounds the news, from the decoded notification: the grace period's end for
+    /// a grace-period failure, else the nested transaction's expiry.
     public static func until(_ decoded: DecodedInput?) -> Date? {
         guard let decoded else { return nil }
         let renewals = decoded.nested.flatMap(\.input.pendingRenewalInfo) + decoded.pendingRenewalInfo
