@@ -110,13 +110,14 @@ extension AuditStore {
             let ids: [Int64] = rows.map { $0["id"] }
             var purchases: [Int64: [Purchase]] = [:]
             var seen: [Int64: [HistoryRow.Sighting]] = [:]
+            let purchaseColumns = try Self.auditedColumns(db)
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = Array(ids[start..<min(start + 500, ids.count)])
                 let marks = databaseQuestionMarks(count: chunk.count)
                 for p in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT receipt_id, source, \(try Self.auditedColumns(db))
+                        SELECT receipt_id, source, \(purchaseColumns)
                         FROM purchase WHERE receipt_id IN (\(marks)) ORDER BY purchase_date, id
                         """, arguments: StatementArguments(chunk))
                 {

@@ -58,7 +58,7 @@ extension ServerAPIService {
     public var droppedLiveEvents: Int { outbox.dropped }
 
     /// A notification payload's envelope: type, subtype, a new UUID, version, signed date.
-    private func envelope(type: String, subtype: String?, nowMS: Int64) -> [String: JSONValue] {
+    func envelope(type: String, subtype: String?, nowMS: Int64) -> [String: JSONValue] {
         var payload: [String: JSONValue] = [
             "notificationType": .string(type), "notificationUUID": .string(UUID().uuidString.lowercased()), "version": .string("2.0"),
             "signedDate": .integer(nowMS),
@@ -67,7 +67,8 @@ extension ServerAPIService {
         return payload
     }
 
-    /// The `data` (or `summary`) fields Apple puts in every notification of `environment`.
+    /// The fields Apple puts in every notification's `data` (or `summary`) and every page of a
+    /// transaction list, for `environment`.
     func appFields(_ environment: APIEnvironment) -> [String: JSONValue] {
         var data: [String: JSONValue] = ["environment": .string(environment.rawValue)]
         if let bundle = store.bundleID { data["bundleId"] = .string(bundle) }

@@ -357,14 +357,6 @@ public final class ServerAPIService: Sendable {
         return .string((try? pki.signJWS(payload: .object(object))) ?? "")
     }
 
-    /// The page envelope fields every transaction list carries.
-    private func envelope(_ context: Context) -> [String: JSONValue] {
-        var fields: [String: JSONValue] = ["environment": .string(context.environment.rawValue)]
-        if let bundle = store.bundleID { fields["bundleId"] = .string(bundle) }
-        if context.environment == .production, let app = store.appAppleID { fields["appAppleId"] = .integer(app) }
-        return fields
-    }
-
     private func transactionInfo(_ id: String, _ context: Context) -> ServerAPIReply {
         guard let row = store.environments[context.environment]?.row(id) else { return notFound(id) }
         return json(.object(["signedTransactionInfo": signedTransaction(row, context)]))
@@ -467,7 +459,7 @@ public final class ServerAPIService: Sendable {
         guard let page = page(rows, token: q.first("revision"), binding: binding) else {
             return error(400, .invalidRevision, "Invalid revision.")
         }
-        var fields = envelope(context)
+        var fields = appFields(context.environment)
         fields["revision"] = .string(page.next)
         fields["hasMore"] = .bool(page.hasMore)
         fields["signedTransactions"] = .array(page.items.map { signedTransaction($0, context) })
@@ -534,7 +526,7 @@ public final class ServerAPIService: Sendable {
             }
             if !last.isEmpty { groups.append(.object(["subscriptionGroupIdentifier": .string(group), "lastTransactions": .array(last)])) }
         }
-        var fields = envelope(context)
+        var fields = appFields(context.environment)
         fields["data"] = .array(groups)
         return json(.object(fields))
     }
@@ -656,10 +648,8 @@ public final class ServerAPIService: Sendable {
     /// attempts (4040008 until the first one ends, as Apple's "not ready yet"); without one, there
     /// is nothing to send to and it is reported delivered at once.
     func requestTestNotification(_ context: Context) -> ServerAPIReply {
-        let payload: [String: JSONValue] = [
-            "notificationType": .string("TEST"), "notificationUUID": .string(UUID().uuidString.lowercased()), "version": .string("2.0"),
-            "signedDate": .integer(context.nowMS), "data": .object(appFields(context.environment)),
-        ]
+        var payload = envelope(type: "TEST", subtype: nil, nowMS: context.nowMS)
+        payload["data"] = .object(appFields(context.environment))
         guard let notification = outgoing(payload, environment: context.environment, customer: nil) else { return ServerAPIReply(status: 500) }
         let listening = outbox.isOpen
         let posted = outbox.post(.send(notification))

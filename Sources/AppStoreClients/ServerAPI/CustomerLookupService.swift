@@ -83,7 +83,6 @@ public struct CustomerLookupService: Sendable {
         // The AppTransaction adds to the answer; without one (4040019) the look-up stands.
         if let signed = app.value?.signedAppTransactionInfo {
             result.appTransaction = await judge([signed], in: environment, cache: &judged, notes: &result.notes).first
-            judged[signed] = nil
         } else if let failure = app.failure, failure.apiError != .appTransactionDoesNotExist {
             result.notes.append("the app transaction could not be fetched: \(failure.reason)")
         }

@@ -333,6 +333,8 @@ struct Analyzer {
                     "sandbox-accelerated: a period of \(Self.duration(seconds)) stands for \(nominal) in production")
             }
         }
+        // A revocation dated after `at` had not happened yet.
+        let revoked = latest?.cancellationDate.map { $0 <= at } == true
         var productIDs: [String] = []
         for i in current { if let p = rows[i].productID, productIDs.last != p { productIDs.append(p) } }
         return SubscriptionSummary(
@@ -344,8 +346,7 @@ struct Analyzer {
             renewalCount: max(0, current.count - 1),
             paidPeriods: periods.filter { $0.kind == .paid || $0.kind == .offer || $0.kind == .intro }.count,
             isSandbox: isSandbox, warnings: warnings, billingPlanType: latest?.billingPlanType, commitment: latest?.commitmentInfo,
-            revocationType: latest?.cancellationDate.map { $0 <= at } == true ? latest?.revocationType : nil,
-            revocationPercentage: latest?.cancellationDate.map { $0 <= at } == true ? latest?.revocationPercentage : nil)
+            revocationType: revoked ? latest?.revocationType : nil, revocationPercentage: revoked ? latest?.revocationPercentage : nil)
     }
 
     /// The period one transaction stands for.
@@ -424,9 +425,7 @@ struct Analyzer {
     }
 
     private func day(_ date: Date?) -> String {
-        guard let date else { return "an unknown date" }
-        let text = AppleDate.iso8601(date)
-        return text.hasSuffix(":00Z") && text.contains("T00:00:00") ? String(text.prefix(10)) : text
+        date.map(AppleDate.day) ?? "an unknown date"
     }
 
     private func iso(_ date: Date?) -> String { date.map(AppleDate.iso8601) ?? "?" }

@@ -91,10 +91,7 @@ struct JSONFieldReader {
     func remainingFields() -> [Field] {
         object.keys.sorted().compactMap { key in
             guard !used.contains(key), !secretKeys.contains(key), let value = object[key] else { return nil }
-            switch value {
-            case .object, .array: return Field(name: key, value: value.compactJSON, json: value)
-            default: return Field(name: key, value: value.text ?? value.compactJSON)
-            }
+            return Field(name: key, keeping: value)
         }
     }
 }

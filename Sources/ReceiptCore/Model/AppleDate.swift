@@ -111,10 +111,10 @@ public enum AppleDate {
         return tz?.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcGuess))) ?? -8 * 3600
     }
 
-    /// The date alone (`2027-08-01`) when it is midnight UTC, else the whole ISO 8601 text.
+    /// The date alone (`2027-08-01`) when it is exactly midnight UTC, else the whole ISO 8601 text.
     public static func day(_ date: Date) -> String {
         let text = iso8601(date)
-        return text.contains("T00:00:00") ? String(text.prefix(10)) : text
+        return text.hasSuffix(":00Z") && text.contains("T00:00:00") ? String(text.prefix(10)) : text
     }
 
     /// Formats a date as ISO 8601 in UTC: `2019-08-15T12:00:00Z`, with milliseconds when the

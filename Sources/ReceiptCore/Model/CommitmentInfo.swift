@@ -42,13 +42,7 @@ public struct CommitmentInfo: Sendable, Hashable {
         commitmentExpiresDate = object["commitment_expires_date"]?.text.flatMap { AppleDate.parse($0) }
         commitmentPrice = object["commitment_price"]?.int64
         if case .object(let other)? = object["other_fields"] {
-            otherFields = other.keys.sorted().map { key in
-                let value = other[key] ?? .null
-                switch value {
-                case .object, .array: return Field(name: key, value: value.compactJSON, json: value)
-                default: return Field(name: key, value: value.text ?? value.compactJSON)
-                }
-            }
+            otherFields = other.keys.sorted().map { Field(name: $0, keeping: other[$0] ?? .null) }
         }
     }
 

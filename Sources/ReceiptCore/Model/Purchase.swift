@@ -97,6 +97,15 @@ public struct Field: Sendable, Hashable {
         self.json = json
     }
 
+    /// `value` kept under `name`: an object or array as itself (and compact JSON as text),
+    /// anything else as its text.
+    public init(name: String, keeping value: JSONValue) {
+        switch value {
+        case .object, .array: self.init(name: name, value: value.compactJSON, json: value)
+        default: self.init(name: name, value: value.text ?? value.compactJSON)
+        }
+    }
+
     /// `list` as one JSON object (objects and arrays as themselves, the rest as text); for a
     /// name given twice, the last value.
     public static func object(_ list: [Field]) -> JSONValue {
