@@ -48,7 +48,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/Demo"), .copy("Resources/Roots")]
+            // The demo inputs and Apple roots are compiled in (BundledResources.swift, made by
+            // .ci/embed-resources.py), so a copied binary needs no resource folder.
+            exclude: ["Resources"]
         ),
         // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
         // engine over them and their metrics.

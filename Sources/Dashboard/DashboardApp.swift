@@ -210,7 +210,7 @@ final class EventInbox<Event: Sendable>: Sendable {
 /// Finds and loads themes: a path, or a name looked up in `./Themes`, the `Themes` folder of
 /// the package the binary was built in (found from the binary's real path, whichever symlink
 /// or `PATH` entry started it), `share/receiptdash/themes` beside an installed binary's `bin`,
-/// and `$XDG_CONFIG_HOME/receiptdash/themes`.
+/// and `$XDG_CONFIG_HOME/receiptdash/themes`; then the themes compiled into the binary.
 public enum ThemeCatalog {
     public static func folders() -> [String] {
         var folders = [FileManager.default.currentDirectoryPath + "/Themes"]
@@ -258,6 +258,8 @@ public enum ThemeCatalog {
         }
         guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             if request == "default" { return .builtinDefault }
+            // A name no folder has: the copy compiled into the binary.
+            if path == nil, let bundled = BundledThemes.files[request] { return try Theme.parse(bundled, name: request) }
             throw Theme.ParseError(line: 0, message: "theme \(request.debugDescription) not found (looked in \(folders().joined(separator: ", ")))")
         }
         let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension

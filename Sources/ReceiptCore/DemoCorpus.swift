@@ -11,16 +11,16 @@ public enum DemoCorpus {
         public var bytes: [UInt8]
     }
 
-    /// The demo inputs, sorted by name. Empty when the resource bundle is missing.
+    /// The demo inputs, sorted by name: compiled into the binary (``BundledResources``), so a
+    /// copied binary has them wherever it runs.
     public static func items() -> [Item] {
-        guard let folder = Bundle.module.url(forResource: "Demo", withExtension: nil),
-            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
-        else { return [] }
-        return names.sorted().compactMap { name in
-            guard !name.hasPrefix("."),
-                let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)
-            else { return nil }
-            return Item(name: name, bytes: [UInt8](data))
-        }
+        BundledResources.demo.map { Item(name: $0.name, bytes: BundledResources.bytes($0.base64)) }
+    }
+}
+
+extension BundledResources {
+    /// A compiled-in file's bytes (its base64 is written in lines).
+    static func bytes(_ base64: String) -> [UInt8] {
+        [UInt8](Data(base64Encoded: base64, options: .ignoreUnknownCharacters) ?? Data())
     }
 }

@@ -63,15 +63,9 @@ public struct TrustAnchors: Sendable {
     /// Whether `der` is a root added for test data.
     func isTestRoot(_ der: [UInt8]) -> Bool { testRootDERs.contains(der) }
 
-    /// The bundled Apple roots.
+    /// The bundled Apple roots (Apple Inc. Root, G2, G3), compiled in.
     public static let apple: TrustAnchors = {
-        let names = ["AppleIncRootCertificate", "AppleRootCA-G2", "AppleRootCA-G3"]
-        let roots = names.compactMap { name -> Certificate? in
-            guard let url = Bundle.module.url(forResource: "Roots/\(name)", withExtension: "der"),
-                let data = FileManager.default.contents(atPath: url.path)
-            else { return nil }
-            return try? Certificate(derEncoded: [UInt8](data))
-        }
+        let roots = BundledResources.roots.compactMap { try? Certificate(derEncoded: BundledResources.bytes($0.base64)) }
         return TrustAnchors(roots: roots)
     }()
 }
