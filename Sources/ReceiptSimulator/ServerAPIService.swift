@@ -36,6 +36,9 @@ public struct ServerAPIConfiguration: Sendable {
     /// The public half of the In-App Purchase key tokens must be signed with; nil accepts any
     /// ES256 signature (the claims are still checked).
     public var publicKey: P256.Signing.PublicKey?
+    /// The key id tokens must name in their `kid` header; nil accepts any (Apple refuses a
+    /// token whose key id is not one of the issuer's keys with 401).
+    public var keyID: String?
     /// "Now": token expiry, subscription statuses, `signedDate`, `Retry-After`.
     public var clock: ServiceClock
     /// Larger request bodies get 400 (4000000).
@@ -197,6 +200,8 @@ public final class ServerAPIService: Sendable {
         }
         var reply = route(request)
         if dropAfter { reply = ServerAPIReply(status: 0, drop: true) }
+        // As Apple's servers do: a client can see how far its clock is from the server's.
+        if !reply.drop { reply.headers.append(("Date", HTTPDate.format(configuration.clock.now()))) }
         reply.delay += configuration.latency
         return reply
     }
@@ -283,6 +288,7 @@ public final class ServerAPIService: Sendable {
         guard let header, header.utf8.count <= 8192, header.lowercased().hasPrefix("bearer ") else { return false }
         let compact = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
         guard let token = try? JWSToken(compact: Array(compact.utf8), maximumDepth: 4), token.algorithm == "ES256" else { return false }
+        if let keyID = configuration.keyID, token.header["kid"]?.text != keyID { return false }
         if let key = configuration.publicKey {
             guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
                 key.isValidSignature(signature, for: Data(token.signingInput))

@@ -28,6 +28,8 @@ public struct SimulatorLaunch: Sendable {
     public var secret: SharedSecret?
     public var apiDataFile: String?
     public var apiKeyFile: String?
+    /// The key id API tokens must name (`kid`); nil accepts any.
+    public var apiKeyID: String?
     public var apiRootOut: String?
     public var pki: SimulatorPKIFolder?
     public var sending: Sending?
@@ -100,10 +102,11 @@ public struct SimulatorLaunch: Sendable {
                     return try ServerAPIConfiguration.publicKey(pem: String(decoding: data, as: UTF8.self))
                 } ?? pki?.apiKey.publicKey
             let data = try apiDataFile.map { file throws(ServerAPISimulatorError) in try ServerAPIData.load(file: file) }
-            api = try ServerAPIService(
-                ServerAPIConfiguration(
-                    host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
-                    pki: pki?.pki, massExtensionDelay: massExtensionDelay))
+            var configuration = ServerAPIConfiguration(
+                host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
+                pki: pki?.pki, massExtensionDelay: massExtensionDelay)
+            configuration.keyID = apiKeyID
+            api = try ServerAPIService(configuration)
         } catch {
             throw SimulatorLaunchError(error.reason)
         }

@@ -78,6 +78,9 @@ struct Simulator: AsyncParsableCommand {
         help: ArgumentHelp("PEM public key (or .p8 private key) API tokens must be signed with; without it any ES256 signature passes.", valueName: "pem"))
     var apiKeyFile: String?
 
+    @Option(name: .long, help: ArgumentHelp("The key id API tokens must name in their kid header; without it any key id passes.", valueName: "id"))
+    var apiKeyId: String?
+
     @Option(name: .long, help: ArgumentHelp("Write the API signing root certificate (DER) here, for --root-ca.", valueName: "file"))
     var apiRootOut: String?
 
@@ -163,6 +166,7 @@ struct Simulator: AsyncParsableCommand {
         (launch.host, launch.port, launch.latency, launch.seed) = (host, port, latency, seed)
         (launch.faultRate, launch.apiFaultRate, launch.massExtensionDelay) = (faultRate, apiFaultRate, massExtensionDelay)
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
+        launch.apiKeyID = apiKeyId
         let schedule: RetrySchedule
         do {
             schedule = try retrySchedule.map { text throws(NotificationSenderError) in try RetrySchedule(parsing: text) } ?? .apple

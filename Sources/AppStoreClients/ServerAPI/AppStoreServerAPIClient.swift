@@ -352,6 +352,7 @@ public final class AppStoreServerAPIClient: Sendable {
     ) {
         let url = host.url(for: request)
         var retryAfter: Date?
+        var serverDate: Date?
         var value: Value?
         let result: APIAttemptResult
         let start = DispatchTime.now().uptimeNanoseconds
@@ -370,6 +371,7 @@ public final class AppStoreServerAPIClient: Sendable {
             let response = try await self.http.execute(http, timeout: requestTimeout)
             let status = Int(response.status.code)
             retryAfter = response.headers.first(name: "Retry-After").flatMap { APIRetryAfter.instant($0, now: clock.now()) }
+            serverDate = response.headers.first(name: "Date").flatMap(HTTPDate.parse)
             let bytes = Data([UInt8](buffer: try await response.body.collect(upTo: Self.maximumResponseBytes)))
             if (200...299).contains(status) {
                 do {
@@ -390,9 +392,10 @@ public final class AppStoreServerAPIClient: Sendable {
             result = .transport(VerifyReceiptClient.classify(error))
         }
         let latency = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        let record = APIRequestRecord(
+        var record = APIRequestRecord(
             endpoint: request.endpoint, environment: host.environment, url: url, result: result, latencyMilliseconds: latency,
             retryAfter: retryAfter)
+        record.serverDate = serverDate
         return (record, value)
     }
 }

@@ -114,6 +114,9 @@ public struct APIRequestRecord: Sendable, Hashable {
     public var retryAfter: Date?
     /// The wait before the next attempt, in seconds, when this one was retried.
     public var waitSeconds: Double?
+    /// The server's `Date` header, when it sent one (`doctor` compares it with this machine's
+    /// clock: a skew of minutes makes Apple refuse every token).
+    public var serverDate: Date?
 
     public init(
         endpoint: APIEndpointKind, environment: APIEnvironment, url: String, result: APIAttemptResult, latencyMilliseconds: Double,

@@ -79,13 +79,30 @@ public enum RetryAfter {
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             return Double(text)
         }
+        return HTTPDate.parse(text).map { max(0, $0.timeIntervalSince(now)) }
+    }
+}
+
+/// An HTTP date (RFC 9110 §5.6.7): IMF-fixdate, or the obsolete RFC 850 and asctime forms.
+public enum HTTPDate {
+    public static func parse(_ value: String) -> Date? {
+        let text = value.trimmingCharacters(in: .whitespaces)
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return max(0, date.timeIntervalSince(now)) }
+            if let date = formatter.date(from: text) { return date }
         }
         return nil
+    }
+
+    /// `Wed, 26 Nov 2026 16:40:00 GMT`.
+    public static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 }
