@@ -122,6 +122,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `doctor`: a set-up's checks (API key, clock, audit trail, shared secret, receiver,
+        // terminal), each with what to fix.
+        .target(
+            name: "Doctor",
+            dependencies: [
+                "AppStoreClients",
+                "AuditStore",
+                "AuditTrail",
+                "ReceiptCore",
+                "RetryEngine",
+                "UntrustedText",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ]
+        ),
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
@@ -190,6 +208,7 @@ let package = Package(
             name: "receiptdash",
             dependencies: [
                 "AppStoreClients",
+                "Doctor",
                 "AuditStore",
                 "AuditTrail",
                 "NotificationReceiver",
@@ -300,6 +319,13 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
+            name: "DoctorTests",
+            dependencies: [
+                "Doctor", "ReceiptCore", "ReceiptSimulator", "RetryEngine",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),

@@ -7,8 +7,8 @@ import NIOSSL
 /// a failed connection failing its request at once (a refused connection is known at once): the
 /// retry engine decides what happens next, not the pool, which would otherwise try again until
 /// the connect timeout and report a refusal as a timeout.
-enum AppleHTTPClient {
-    static func make(
+public enum AppleHTTPClient {
+    public static func make(
         connectTimeout: TimeAmount, requestTimeout: TimeAmount, extraTrustRoots: [NIOSSLCertificate], connectionsPerHost: Int
     ) -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()

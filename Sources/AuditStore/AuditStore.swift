@@ -72,6 +72,12 @@ public final class AuditStore: AuditBackend {
         database = try DatabasePool(path: path, configuration: configuration)
     }
 
+    /// The migrations the file lacks (works on a read-only open: nothing is changed).
+    public func missingMigrations() throws -> [String] {
+        let applied = try database.read { try Self.migrator.appliedIdentifiers($0) }
+        return Self.migrator.migrations.filter { !applied.contains($0) }
+    }
+
     /// A SQLite or file error in words: SQLite's code and message (`SQLite error 26: file is not a database`),
     /// without GRDB's statement dump; nil for other errors.
     public static func words(_ error: any Error) -> String? {

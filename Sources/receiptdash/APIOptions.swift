@@ -76,9 +76,7 @@ struct APIOptions: ParsableArguments {
     /// The credentials, from the flags or the environment; what to configure when some are
     /// missing. Warnings (a key file others can read) go to standard error.
     func credentials() throws -> APICredentials {
-        var flags = APICredentials.Flags(
-            issuerID: issuerId, keyID: keyId, privateKeyFile: privateKeyFile, bundleID: bundleId, appAppleID: appAppleId)
-        if let profile = try profile() { flags = profile.filling(flags) }
+        let flags = try credentialFlags()
         do {
             let loaded = try APICredentials.load(flags, environment: ProcessInfo.processInfo.environment)
             for warning in loaded.warnings { Standard.error("receiptdash: warning: \(warning)") }
@@ -86,6 +84,13 @@ struct APIOptions: ParsableArguments {
         } catch {
             throw APIOptionsError(error.reason)
         }
+    }
+
+    /// The settings the flags name, filled from `--api-profile` (the environment is read later).
+    func credentialFlags() throws -> APICredentials.Flags {
+        let flags = APICredentials.Flags(
+            issuerID: issuerId, keyID: keyId, privateKeyFile: privateKeyFile, bundleID: bundleId, appAppleID: appAppleId)
+        return try profile()?.filling(flags) ?? flags
     }
 
     /// Whether any credential is given (flag or variable): when none is, the dashboard's `l`

@@ -1,0 +1,219 @@
+import Crypto
+import Foundation
+import ReceiptCore
+import ReceiptSimulator
+import RetryEngine
+import Testing
+
+@testable import Doctor
+
+/// `doctor`'s checks against the API simulator, real files and a closed port: each fault a new
+/// user makes (a wrong key id, a key file others can read, a clock off by minutes, a stopped
+/// receiver, a secret file with more than the secret) is named with what to do.
+@Suite struct DoctorTests {
+    static let keyID = "2X9R4HXF34"
+    static let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+    static let bundle = "com.example.receiptdash"
+
+    final class Setup: @unchecked Sendable {
+        let folder: URL
+        let simulator: ServerAPISimulator
+        let keyFile: String
+
+        init(serverClockOffset: Double = 0) async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let key = P256.Signing.PrivateKey()
+            keyFile = folder.appendingPathComponent("key.p8").path
+            try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyFile))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)
+            var configuration = ServerAPIConfiguration(
+                publicKey: key.publicKey, clock: ServiceClock(now: { Date().addingTimeInterval(serverClockOffset) }, clock: ContinuousClock()))
+            configuration.keyID = DoctorTests.keyID
+            simulator = try await ServerAPISimulator.start(configuration)
+        }
+
+        func doctor(keyID: String = DoctorTests.keyID, secretFile: String? = nil, receiver: String? = nil, environment: [String: String] = [:])
+            throws -> Doctor
+        {
+            let flags = APICredentials.Flags(issuerID: DoctorTests.issuer, keyID: keyID, privateKeyFile: keyFile, bundleID: DoctorTests.bundle)
+            return Doctor(
+                api: APISetup(flags: flags, environment: environment, hosts: try simulator.hosts),
+                database: folder.appendingPathComponent("audit.sqlite").path, sharedSecretFile: secretFile, receiverURL: receiver, caFile: nil,
+                environment: environment)
+        }
+
+        func check(_ report: DoctorReport, _ id: String) throws -> DoctorCheck {
+            try #require(report.checks.first { $0.id == id }, "no check \(id) in \(report.checks.map(\.id))")
+        }
+
+        func stop() async throws {
+            try await simulator.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    @Test func aGoodSetUpPassesEveryCheck() async throws {
+        let setup = try await Setup()
+        let secret = setup.folder.appendingPathComponent("secret").path
+        try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret)
+        let report = try await setup.doctor(secretFile: secret).run()
+        #expect(report.healthy, "\(report.text())")
+        #expect(
+            report.checks.map(\.id) == [
+                "api.credentials", "api.key-file", "api.token", "api.production", "api.sandbox", "clock", "audit.store", "shared-secret",
+                "shared-secret-file", "receiver", "terminal",
+            ])
+        #expect(try setup.check(report, "api.credentials").detail == "key \(Self.keyID) (P-256) of issuer \(Self.issuer) for \(Self.bundle)")
+        #expect(try setup.check(report, "api.key-file").detail == "the private key file \(setup.keyFile) is readable by its owner only (mode 600)")
+        let production = try setup.check(report, "api.production")
+        #expect(production.status == .ok)
+        #expect(production.detail.hasPrefix("\(setup.simulator.productionURL) accepts the token (HTTP 404 error 4040010"), "\(production.detail)")
+        #expect(try setup.check(report, "clock").detail.hasPrefix("this machine's clock is within"))
+        #expect(
+            try setup.check(report, "audit.store").detail
+                == "no audit trail at \(setup.folder.path)/audit.sqlite yet: it is made (mode 600) on first use")
+        #expect(try setup.check(report, "shared-secret").detail == "the shared secret from \(secret) (••••…cdef) has App Store Connect's shape")
+        #expect(try setup.check(report, "receiver").status == .skipped)
+        // Standard output of the test process is not the terminal the dashboard would use.
+        #expect(try setup.check(report, "terminal").status == .skipped)
+        #expect(report.text().hasSuffix("\nAll good: nothing to fix.\n"))
+        try await setup.stop()
+    }
+
+    @Test func aWrongKeyIDIsNamedInBothEnvironments() async throws {
+        let setup = try await Setup()
+        let report = try await setup.doctor(keyID: "WRONGKEY01").run()
+        #expect(!report.healthy)
+        #expect(report.problems == 2)
+        for id in ["api.production", "api.sandbox"] {
+            let check = try setup.check(report, id)
+            #expect(check.status == .failed)
+            #expect(check.detail.contains("answered 401 (Apple sends no reason). Usual causes: a wrong key id or issuer id"), "\(check.detail)")
+            #expect(check.fix == "check --key-id and --issuer-id against App Store Connect (Users and Access › Integrations › In-App Purchase)")
+        }
+        // The token itself was made: the key is fine, the id is not.
+        #expect(try setup.check(report, "api.token").status == .ok)
+        try await setup.stop()
+    }
+
+    @Test func aKeyFileOthersCanReadIsAFault() async throws {
+        let setup = try await Setup()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: setup.keyFile)
+        let report = try await setup.doctor().run()
+        let check = try setup.check(report, "api.key-file")
+        #expect(check.status == .failed)
+        #expect(check.detail == "the private key file \(setup.keyFile) is readable by every user of this machine (mode 644)")
+        #expect(check.fix == "chmod 600 \(setup.keyFile)")
+        #expect(report.problems == 1)
+        #expect(report.text().contains("✗ api.key-file"))
+        #expect(report.text().contains("→ chmod 600 \(setup.keyFile)"))
+        try await setup.stop()
+    }
+
+    @Test func aClockMinutesOffIsNamed() async throws {
+        // The server's clock is 10 minutes ahead of this machine's: ours is 10 minutes behind.
+        let setup = try await Setup(serverClockOffset: 600)
+        let report = try await setup.doctor().run()
+        let check = try setup.check(report, "clock")
+        #expect(check.status == .failed)
+        #expect(check.detail.hasPrefix("this machine's clock is 10 min behind "), "\(check.detail)")
+        #expect(check.fix == "set the clock right (e.g. enable NTP: timedatectl set-ntp true)")
+        try await setup.stop()
+    }
+
+    @Test func aStoppedReceiverIsNamed() async throws {
+        let setup = try await Setup()
+        // A port nothing listens on: bound, then closed.
+        let port = try DoctorTests.closedPort()
+        let report = try await setup.doctor(receiver: "http://127.0.0.1:\(port)/notifications").run()
+        let check = try setup.check(report, "receiver")
+        #expect(check.status == .failed)
+        #expect(check.detail == "nothing answers at http://127.0.0.1:\(port) (connection refused)", "\(check.detail)")
+        #expect(check.fix == "start the receiver (receiptdash receive …) or check the host, port and firewall")
+        try await setup.stop()
+    }
+
+    @Test func aSecretFileWithMoreThanTheSecretIsNamed() async throws {
+        let setup = try await Setup()
+        let secret = setup.folder.appendingPathComponent("secret.env").path
+        try Data("SHARED_SECRET=0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: secret)
+        let report = try await setup.doctor(secretFile: secret).run()
+        let shape = try setup.check(report, "shared-secret")
+        #expect(shape.status == .failed)
+        #expect(
+            shape.detail
+                == "the shared secret from \(secret) (••••…cdef, 46 characters) is not the 32 hexadecimal characters App Store Connect gives")
+        let mode = try setup.check(report, "shared-secret-file")
+        #expect(mode.detail == "the shared secret file \(secret) is readable by its group (mode 640)")
+        try await setup.stop()
+    }
+
+    @Test func noCredentialsSkipsTheAPIChecksWithWhatToSet() async throws {
+        let doctor = Doctor(
+            api: APISetup(flags: APICredentials.Flags(), environment: [:], hosts: .apple), database: "/nonexistent-folder/x/audit.sqlite",
+            sharedSecretFile: nil, receiverURL: nil, caFile: nil, environment: [:])
+        let report = await doctor.run()
+        let api = try #require(report.checks.first)
+        #expect(api.id == "api.credentials")
+        #expect(api.status == .skipped)
+        #expect(report.checks.first { $0.id == "clock" } == nil)
+        // A trail that could not be made where it is asked for is a fault.
+        let store = try #require(report.checks.first { $0.id == "audit.store" })
+        #expect(store.status == .ok || store.status == .failed)
+    }
+
+    @Test func theTerminalCheckReadsColoursLocaleAndSize() {
+        let good = TerminalCheck.run(.init(environment: ["TERM": "xterm-256color", "LANG": "en_US.UTF-8"], size: (120, 40)))
+        #expect(good == [DoctorCheck("terminal", .ok, "256 colours (xterm-256color), UTF-8, 120×40")])
+        let bad = TerminalCheck.run(.init(environment: ["TERM": "dumb", "LANG": "C"], size: (60, 20)))
+        #expect(
+            bad == [
+                DoctorCheck(
+                    "terminal", .failed,
+                    "no colour (TERM=dumb), not UTF-8, 60×20: TERM is dumb: no colours and no cursor keys; the locale (C) is not UTF-8: borders and ✓/✗ show as ?; 60×20 is smaller than the dashboard's 80×24",
+                    fix: "export TERM=xterm-256color; export LANG=C.UTF-8; enlarge the window")
+            ])
+        let truecolour = TerminalCheck.run(.init(environment: ["TERM": "xterm", "COLORTERM": "truecolor", "LC_ALL": "C.utf8"], size: (80, 24)))
+        #expect(truecolour.first?.detail == "24-bit colour (xterm), UTF-8, 80×24")
+    }
+
+    @Test func theReportEscapesWhatItQuotesAndWritesJSON() {
+        let report = DoctorReport(checks: [
+            DoctorCheck("audit.store", .failed, "cannot open /tmp/a\u{1b}[2Jb", fix: "check it"),
+            DoctorCheck("receiver", .skipped, "no receiver named", fix: "add --receiver https://… to check one"),
+        ])
+        #expect(
+            report.text() == """
+                ✗ audit.store  cannot open /tmp/a\\x1b[2Jb
+                               → check it
+                – receiver     no receiver named
+                               → add --receiver https://… to check one
+
+                1 problem to fix (✗ above).
+
+                """)
+        let json = try? JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any]
+        #expect(json?["ok"] as? Bool == false)
+        #expect(json?["problems"] as? Int == 1)
+        let checks = json?["checks"] as? [[String: Any]]
+        #expect(checks?.map { $0["id"] as? String } == ["audit.store", "receiver"])
+        #expect(checks?.first?["status"] as? String == "failed")
+        #expect(checks?.first?["detail"] as? String == "cannot open /tmp/a\u{1b}[2Jb")
+    }
+
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        close(fd)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
