@@ -324,8 +324,10 @@ let package = Package(
         .testTarget(
             name: "DoctorTests",
             dependencies: [
-                "Doctor", "ReceiptCore", "ReceiptSimulator", "RetryEngine",
+                "AuditStore", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),

@@ -1,9 +1,14 @@
+import AuditStore
 import Crypto
 import Foundation
+import Logging
+import NotificationReceiver
 import ReceiptCore
 import ReceiptSimulator
 import RetryEngine
+import ServiceTestSupport
 import Testing
+import X509
 
 @testable import Doctor
 
@@ -69,7 +74,7 @@ import Testing
         #expect(try setup.check(report, "api.key-file").detail == "the private key file \(setup.keyFile) is readable by its owner only (mode 600)")
         let production = try setup.check(report, "api.production")
         #expect(production.status == .ok)
-        #expect(production.detail.hasPrefix("\(setup.simulator.productionURL) accepts the token (HTTP 404 error 4040010"), "\(production.detail)")
+        #expect(production.detail.hasPrefix("\(setup.simulator.productionURL) accepts the token (a made-up transaction id got HTTP 404, error 4040010, "), "\(production.detail)")
         #expect(try setup.check(report, "clock").detail.hasPrefix("this machine's clock is within"))
         #expect(
             try setup.check(report, "audit.store").detail
@@ -132,6 +137,53 @@ import Testing
         #expect(check.status == .failed)
         #expect(check.detail == "nothing answers at http://127.0.0.1:\(port) (connection refused)", "\(check.detail)")
         #expect(check.fix == "start the receiver (receiptdash receive …) or check the host, port and firewall")
+        try await setup.stop()
+    }
+
+    /// A receiver on a real TLS socket whose certificate (from the test CA) lapses within the
+    /// hour: trusted with --ca-file, /health answers, the expiry is a ✗; without the CA the
+    /// certificate is not trusted.
+    @Test func aReceiverCertificateThatExpiresSoonIsNamed() async throws {
+        let setup = try await Setup()
+        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash doctor test CA")
+        let certFile = setup.folder.appendingPathComponent("cert.pem").path
+        let keyFile = setup.folder.appendingPathComponent("key.pem").path
+        let caFile = setup.folder.appendingPathComponent("ca.pem").path
+        try leaf.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)
+        try leafKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try ca.serializeAsPEM().pemString.write(toFile: caFile, atomically: true, encoding: .utf8)
+        let store = try NotificationStore(path: setup.folder.appendingPathComponent("receiver.sqlite").path).started()
+        let receiver = NotificationReceiver(
+            sink: store, policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (addresses, listening) = AsyncStream.makeStream(of: String.self)
+        let server = Task {
+            try await receiver.run(
+                host: "127.0.0.1", port: 0, tls: try ReceiverTLS(certificateFile: certFile, keyFile: keyFile), handlesSignals: false
+            ) { listening.yield($0) }
+        }
+        var iterator = addresses.makeAsyncIterator()
+        let address = try #require(await iterator.next())
+
+        var doctor = try setup.doctor(receiver: "https://\(address)/notifications")
+        doctor.caFile = caFile
+        let report = await doctor.run()
+        let certificate = try setup.check(report, "receiver.certificate")
+        #expect(certificate.status == .failed)
+        #expect(certificate.detail.hasPrefix("127.0.0.1's certificate expires "), "\(certificate.detail)")
+        #expect(certificate.detail.hasSuffix("(in 0 days)"), "\(certificate.detail)")
+        #expect(certificate.fix == "renew it now: Apple stops delivering the day it expires")
+        let health = try setup.check(report, "receiver.health")
+        #expect(health.status == .ok)
+        #expect(health.detail.hasPrefix("https://\(address)/health answers 200 in "), "\(health.detail)")
+
+        let untrusting = try await setup.doctor(receiver: "https://\(address)/notifications").run()
+        let untrusted = try setup.check(untrusting, "receiver.certificate")
+        #expect(untrusted.status == .failed)
+        #expect(untrusted.detail.hasPrefix("127.0.0.1:\(address.split(separator: ":").last!) presents a certificate this machine does not trust"), "\(untrusted.detail)")
+
+        server.cancel()
+        _ = await server.result
+        await store.close()
         try await setup.stop()
     }
 
