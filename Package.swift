@@ -192,6 +192,8 @@ let package = Package(
             providers: [.apt(["libncurses-dev"]), .brew(["ncurses"])]
         ),
         .target(name: "CWindowSignal"),
+        // The commit stamp `make install` writes into the linked binary (`--version`).
+        .target(name: "CBuildStamp"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
@@ -208,6 +210,7 @@ let package = Package(
             name: "receiptdash",
             dependencies: [
                 "AppStoreClients",
+                "CBuildStamp",
                 "Doctor",
                 "AuditStore",
                 "AuditTrail",
