@@ -48,13 +48,23 @@ public struct DoctorReport: Sendable, Hashable {
     public var healthy: Bool { problems == 0 }
 
     /// One line a check (`✓ api.key  …`), the fix under a failure, then the verdict. Every
-    /// detail is escaped: it may quote a path, a URL or a server's words.
-    public func text() -> String {
+    /// detail is escaped: it may quote a path, a URL or a server's words. `colour` paints the
+    /// marks (green ✓, red ✗, dim –) for a terminal.
+    public func text(colour: Bool = false) -> String {
         let width = checks.map(\.id.count).max() ?? 0
         var out = ""
         for check in checks {
             let padded = check.id.padding(toLength: width, withPad: " ", startingAt: 0)
-            out += "\(check.status.mark) \(padded)  \(SafeText.escaped(check.detail))\n"
+            var mark = check.status.mark
+            if colour {
+                let code = switch check.status {
+                case .ok: "32"
+                case .failed: "1;31"
+                case .skipped: "2"
+                }
+                mark = "\u{1B}[\(code)m\(mark)\u{1B}[0m"
+            }
+            out += "\(mark) \(padded)  \(SafeText.escaped(check.detail))\n"
             if let fix = check.fix, check.status != .ok {
                 out += "  \(String(repeating: " ", count: width))  → \(SafeText.escaped(fix))\n"
             }

@@ -55,7 +55,8 @@ struct DoctorCommand: AsyncParsableCommand {
             api: APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()),
             database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment)
         let report = await doctor.run()
-        Standard.output(format == .json ? report.json() : report.text())
+        let colour = isatty(STDOUT_FILENO) == 1 && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        Standard.output(format == .json ? report.json() : report.text(colour: colour))
         if !report.healthy { throw ExitCode.failure }
     }
 }

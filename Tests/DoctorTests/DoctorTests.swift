@@ -247,6 +247,9 @@ import X509
                 1 problem to fix (✗ above).
 
                 """)
+        // On a terminal the marks are painted; the text from the check is still escaped.
+        #expect(report.text(colour: true).hasPrefix("\u{1B}[1;31m✗\u{1B}[0m audit.store  cannot open /tmp/a\\x1b[2Jb\n"))
+        #expect(report.text(colour: true).contains("\u{1B}[2m–\u{1B}[0m receiver "))
         let json = try? JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any]
         #expect(json?["ok"] as? Bool == false)
         #expect(json?["problems"] as? Int == 1)
