@@ -348,7 +348,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptDashCLITests",
             dependencies: [
-                "receiptdash", "AppStoreClients", "AuditStore", "AuditTrail", "ReceiptCore", "ReceiptSimulator",
+                "receiptdash", "AppStoreClients", "AuditStore", "AuditTrail", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -96,7 +96,9 @@ enum APIChecks {
             let id = "api.\(environment.rawValue.lowercased())"
             let host = setup.hosts[environment].baseURL
             if let record = answer.records.last, let date = record.serverDate {
-                skews.append((environment, clock.now().timeIntervalSince(date)))
+                // The server's clock read mid-request; `Date` has whole seconds, cut down.
+                let localMidpoint = clock.now().addingTimeInterval(-record.latencyMilliseconds / 2000)
+                skews.append((environment, localMidpoint.timeIntervalSince(date.addingTimeInterval(0.5))))
             }
             checks.append(callCheck(id, environment: environment, host: host, answer: answer))
         }

@@ -908,7 +908,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
 
     /// An unreachable server: opening fails in plain words (no password), quickly.
     @Test func unreachableServerFailsClearlyWithoutThePassword() async throws {
-        let port = try closedLoopbackPort()
+        let port = TestPorts.closed()
         let location = try PostgresLocation(
             url: "postgres://receiptdash:s3cr3t-pw-xyz@127.0.0.1:\(port)/nowhere", environment: [:])
         let error = await #expect(throws: AuditDatabaseError.self) {
@@ -920,17 +920,4 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         #expect("\(location)".contains("s3cr3t") == false)
     }
 
-    /// A port nothing listens on (bound, then closed).
-    func closedLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }

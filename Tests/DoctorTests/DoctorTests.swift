@@ -75,7 +75,10 @@ import X509
         let production = try setup.check(report, "api.production")
         #expect(production.status == .ok)
         #expect(production.detail.hasPrefix("\(setup.simulator.productionURL) accepts the token (a made-up transaction id got HTTP 404, error 4040010, "), "\(production.detail)")
-        #expect(try setup.check(report, "clock").detail.hasPrefix("this machine's clock is within"))
+        // Within the minute allowed (how close depends on how loaded the machine is).
+        let clock = try setup.check(report, "clock")
+        #expect(clock.status == .ok)
+        #expect(clock.detail.hasPrefix("this machine's clock is "), "\(clock.detail)")
         #expect(
             try setup.check(report, "audit.store").detail
                 == "no audit trail at \(setup.folder.path)/audit.sqlite yet: it is made (mode 600) on first use")
@@ -131,7 +134,7 @@ import X509
     @Test func aStoppedReceiverIsNamed() async throws {
         let setup = try await Setup()
         // A port nothing listens on: bound, then closed.
-        let port = try DoctorTests.closedPort()
+        let port = TestPorts.closed()
         let report = try await setup.doctor(receiver: "http://127.0.0.1:\(port)/notifications").run()
         let check = try setup.check(report, "receiver")
         #expect(check.status == .failed)
@@ -257,18 +260,5 @@ import X509
         #expect(checks?.map { $0["id"] as? String } == ["audit.store", "receiver"])
         #expect(checks?.first?["status"] as? String == "failed")
         #expect(checks?.first?["detail"] as? String == "cannot open /tmp/a\u{1b}[2Jb")
-    }
-
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        close(fd)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

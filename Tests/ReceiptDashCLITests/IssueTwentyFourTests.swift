@@ -2,6 +2,7 @@
 import Crypto
 import Foundation
 import GRDB
+import ServiceTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -30,20 +31,6 @@ import Darwin
         try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: drop.appendingPathComponent("a.der").path)
         try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: drop.appendingPathComponent("b.b64").path)
         return folder
-    }
-
-    /// A loopback port nothing listens on (bound, then closed).
-    static func closedLoopbackPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Runs the binary (or `executable`) with an environment of its own: added to this
@@ -141,7 +128,7 @@ import Darwin
     // MARK: (5) verify without an answer keeps its attempts
 
     @Test func aVerifyThatGetsNoAnswerKeepsEveryAttempt() throws {
-        let port = Self.closedLoopbackPort()
+        let port = TestPorts.closed()
         let production = "http://127.0.0.1:\(port)/production/verifyReceipt"
         let sandbox = "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
         let result = try cli.run([
@@ -195,7 +182,7 @@ import Darwin
     // MARK: (8) PostgreSQL errors in plain words
 
     @Test func aRefusedPostgreSQLConnectionIsSaidPlainly() throws {
-        let port = Self.closedLoopbackPort()
+        let port = TestPorts.closed()
         let result = try cli.run(["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"])
         #expect(result.status == 1)
         #expect(

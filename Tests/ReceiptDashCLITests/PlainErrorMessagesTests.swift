@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Testing
 
 /// Issue 24, "no internals in messages": every failure path a user can provoke says what
@@ -32,7 +33,7 @@ import Testing
         try Data("this is not a database, just text that is long enough to be looked at by SQLite\n".utf8)
             .write(to: folder.appendingPathComponent("garbage.sqlite"))
         try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: folder.appendingPathComponent("r.b64").path)
-        let port = IssueTwentyFourTests.closedLoopbackPort()
+        let port = TestPorts.closed()
         let closed = ["--production-url", "http://127.0.0.1:\(port)/p", "--sandbox-url", "http://127.0.0.1:\(port)/s"]
 
         // Missing files.
