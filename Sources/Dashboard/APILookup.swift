@@ -191,6 +191,7 @@ extension LoadedItem {
         }
         decoded.warnings = result.notes
         self.decoded = decoded
+        bundleID = decoded.bundleID
         rows = decoded.allPurchases
         analysis = result.analysis
         lookup = result

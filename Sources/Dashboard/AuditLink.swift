@@ -68,7 +68,7 @@ public struct HistorySearch: Sendable, Hashable {
         switch field {
         case .tx: item.rows.contains { $0.transactionID == value }
         case .otx: item.rows.contains { $0.originalTransactionID == value }
-        case .bundle: item.decoded?.bundleID == value
+        case .bundle: item.bundleID == value
         case .product: item.rows.contains { $0.productID == value }
         case .status: item.decoded?.status == Int(value)
         }

@@ -6,7 +6,10 @@ import TerminalUI
 public struct LoadedItem: Sendable {
     public var id: Int
     public var source: String
-    public var decoded: DecodedInput?
+    public var decoded: DecodedInput? { didSet { bundleID = decoded?.bundleID } }
+    /// `decoded?.bundleID`, kept: finding it may read every purchase row (an input whose rows
+    /// carry none), which a frame must not do.
+    public internal(set) var bundleID: String?
     public var error: ReceiptDecodingError?
     public var trust: TrustReport?
     public var analysis: PurchaseAnalysis?

@@ -186,7 +186,7 @@ extension DashboardState {
 
     private func copyValue() -> String? {
         switch focus {
-        case .receipts: return selectedItem?.decoded?.bundleID ?? selectedItem?.source
+        case .receipts: return selectedItem?.bundleID ?? selectedItem?.source
         case .purchases: return selectedPurchase?.transactionID
         case .subscriptions:
             let index = scroll[.subscriptions]?.selected ?? 0

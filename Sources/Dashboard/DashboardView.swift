@@ -104,7 +104,7 @@ public enum DashboardView {
             b.write(onlineMark, x: inner.x + 1, y: y, style: selected ? base : Style(onlineRole, bold: true))
             let format = item.decoded.map { shortFormat($0.format) } ?? "error"
             let env = item.decoded?.environment.map { shortEnvironment($0) } ?? ""
-            let name = item.lookup != nil ? item.source : item.decoded?.bundleID ?? (item.source as NSString).lastPathComponent
+            let name = item.lookup != nil ? item.source : item.bundleID ?? (item.source as NSString).lastPathComponent
             let text = TextWidth.pad(format, to: 8) + TextWidth.pad(env, to: 6) + name
             b.write(TextWidth.truncate(text, to: inner.width - 3), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
         }
@@ -276,7 +276,7 @@ public enum DashboardView {
             }
             if let d = item.decoded {
                 lines.append(("\(d.format.displayName), \(d.environment?.rawValue ?? d.rawEnvironment ?? "environment unknown")", Style(.text)))
-                if let bundle = d.bundleID {
+                if let bundle = item.bundleID {
                     var text = "bundle \(bundle)"
                     if let version = d.receipt?.applicationVersion { text += " · version \(version)" }
                     lines.append((text, Style(.text)))

@@ -64,6 +64,26 @@ import TerminalUI
         #expect(screen(state).text.contains("Receipts [6]"))
     }
 
+    /// The receipts list names an input by its bundle id, kept with the item (found once, not
+    /// per frame: an input whose rows carry none would be read whole on every frame).
+    @Test func anItemKeepsItsBundleIDAsItsDecodedInputChanges() {
+        var item = LoadedItem(id: 1, source: "x.json", rows: [])
+        #expect(item.bundleID == nil)
+        var decoded = DecodedInput(format: .verifyResponse)
+        var unnamed = Purchase(source: .latestReceiptInfo)
+        unnamed.transactionID = "1"
+        var named = unnamed
+        named.bundleID = "com.example.later"
+        decoded.latestReceiptInfo = [unnamed, named]
+        item.decoded = decoded
+        #expect(item.bundleID == "com.example.later")
+        decoded.latestReceiptInfo = [unnamed]
+        item.decoded = decoded
+        #expect(item.bundleID == nil)
+        item.decoded = nil
+        #expect(item.bundleID == nil)
+    }
+
     @Test func bundleIDsAndProductsAreOnScreen() async {
         var state = await Self.demoState()
         let first = screen(state).text
