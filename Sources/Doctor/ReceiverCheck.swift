@@ -77,7 +77,12 @@ enum ReceiverCheck {
     /// `GET /health` on the receiver's origin.
     static func healthCheck(origin: String, roots: [NIOSSLCertificate]) async -> DoctorCheck {
         let client = AppleHTTPClient.make(connectTimeout: .seconds(5), requestTimeout: .seconds(10), extraTrustRoots: roots, connectionsPerHost: 1)
-        defer { Task { try? await client.shutdown() } }
+        let check = await health(origin: origin, client: client)
+        try? await client.shutdown()
+        return check
+    }
+
+    private static func health(origin: String, client: HTTPClient) async -> DoctorCheck {
         let start = DispatchTime.now().uptimeNanoseconds
         do {
             let response = try await client.execute(HTTPClientRequest(url: origin + "/health"), timeout: .seconds(10))
@@ -113,16 +118,22 @@ enum ReceiverCheck {
         let serverName = Loopback.isLoopback(host: host) || host.allSatisfy({ $0.isNumber || $0 == "." || $0 == ":" }) ? nil : host
         let group = MultiThreadedEventLoopGroup.singleton
         let done = group.any().makePromise(of: Void.self)
-        let channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(5))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName)
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(done: done))
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .connectTimeout(.seconds(5))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName)
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(done: done))
+                    }
                 }
-            }
-            .connect(host: host, port: port).get()
+                .connect(host: host, port: port).get()
+        } catch {
+            done.fail(error)  // a promise is never left unfulfilled
+            throw error
+        }
         defer { channel.close(promise: nil) }
         let timeout = channel.eventLoop.scheduleTask(in: .seconds(10)) { done.fail(ChannelError.connectTimeout(.seconds(10))) }
         defer { timeout.cancel() }

@@ -140,6 +140,11 @@ import X509
         #expect(check.status == .failed)
         #expect(check.detail == "nothing answers at http://127.0.0.1:\(port) (connection refused)", "\(check.detail)")
         #expect(check.fix == "start the receiver (receiptdash receive …) or check the host, port and firewall")
+        // The same over https: the TLS probe finds nobody to shake hands with.
+        let tls = try await setup.doctor(receiver: "https://127.0.0.1:\(port)/notifications").run()
+        let tlsCheck = try setup.check(tls, "receiver")
+        #expect(tlsCheck.status == .failed)
+        #expect(tlsCheck.detail == "nothing answers at 127.0.0.1:\(port) (connection refused)", "\(tlsCheck.detail)")
         try await setup.stop()
     }
 
