@@ -9,7 +9,8 @@
 #
 # The development build (.build, `swift build`) is never touched: this one has its own folder.
 # CONFIGURATION=debug SCRATCH=.build builds the same stand-alone binary from a debug build
-# (CI's stand-alone test, which has no time for a release build).
+# (CI's stand-alone test, which has no time for a release build; .ci/standalone.sh first removes
+# the executable module compiled for the dynamic link, which the static link cannot use).
 
 PREFIX ?= $(HOME)/.local
 DESTDIR ?=

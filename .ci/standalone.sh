@@ -8,19 +8,24 @@
 #   bash .ci/standalone.sh                                   # the release build, in .build-install
 #   CONFIGURATION=debug SCRATCH=.build bash .ci/standalone.sh  # CI: from the tests' debug build
 #
-# With SCRATCH=.build the executable's module is left compiled for the static link, which a later
-# plain `swift build` cannot link (-lCoreFoundation): its objects are removed at the end, so the
-# next build compiles them again.
+# With SCRATCH=.build (CI, as its last step) the executable's module is shared with the dynamic
+# build. Its objects carry the libraries they were compiled for (autolink): compiled for a
+# dynamic link, the static link misses ICU (undefined swift_unum_…). So its build folder, product
+# folder and module files are removed first and it is compiled for the static link. Afterwards
+# a plain `swift build` in that folder cannot link it (-lCoreFoundation) until `.build/debug` is
+# removed: run it with SCRATCH=.build only where nothing builds after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 configuration=${CONFIGURATION:-release}
 scratch=${SCRATCH:-.build-install}
-if [ "$scratch" = .build ]; then
-  trap 'rm -rf "$work"; rm -f .build/'"$configuration"'/receiptdash.build/*.o' EXIT
-fi
+fresh_executable_module() {
+  rm -rf .build/"$configuration"/receiptdash.build .build/"$configuration"/receiptdash.product .build/"$configuration"/Modules/receiptdash.*
+  touch Package.swift
+}
+[ "$scratch" = .build ] && fresh_executable_module
 work=$(mktemp -d)
-[ "$scratch" = .build ] || trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
 passed=0
 failed=0
