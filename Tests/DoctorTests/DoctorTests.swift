@@ -225,6 +225,19 @@ import X509
         #expect(store.status == .ok || store.status == .failed)
     }
 
+    /// The `Date` the simulator sends and the client reads back (IMF-fixdate, no formatter made
+    /// per answer).
+    @Test func httpDatesAreWrittenAndReadAsIMFFixdate() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 1_795_711_200)) == "Thu, 26 Nov 2026 16:40:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 946_684_805.9)) == "Sat, 01 Jan 2000 00:00:05 GMT")
+        #expect(HTTPDate.parse("Thu, 26 Nov 2026 16:40:00 GMT") == Date(timeIntervalSince1970: 1_795_711_200))
+        var record = APIRequestRecord(
+            endpoint: .transactionInfo, environment: .production, url: "https://x", result: .success(httpStatus: 200), latencyMilliseconds: 1)
+        #expect(record.serverDate == nil)
+        record.dateHeader = "Sat, 01 Jan 2000 00:00:05 GMT"
+        #expect(record.serverDate == Date(timeIntervalSince1970: 946_684_805))
+    }
+
     @Test func theTerminalCheckReadsColoursLocaleAndSize() {
         let good = TerminalCheck.run(.init(environment: ["TERM": "xterm-256color", "LANG": "en_US.UTF-8"], size: (120, 40)))
         #expect(good == [DoctorCheck("terminal", .ok, "256 colours (xterm-256color), UTF-8, 120×40")])

@@ -352,7 +352,7 @@ public final class AppStoreServerAPIClient: Sendable {
     ) {
         let url = host.url(for: request)
         var retryAfter: Date?
-        var serverDate: Date?
+        var dateHeader: String?
         var value: Value?
         let result: APIAttemptResult
         let start = DispatchTime.now().uptimeNanoseconds
@@ -371,7 +371,7 @@ public final class AppStoreServerAPIClient: Sendable {
             let response = try await self.http.execute(http, timeout: requestTimeout)
             let status = Int(response.status.code)
             retryAfter = response.headers.first(name: "Retry-After").flatMap { APIRetryAfter.instant($0, now: clock.now()) }
-            serverDate = response.headers.first(name: "Date").flatMap(HTTPDate.parse)
+            dateHeader = response.headers.first(name: "Date")
             let bytes = Data([UInt8](buffer: try await response.body.collect(upTo: Self.maximumResponseBytes)))
             if (200...299).contains(status) {
                 do {
@@ -395,7 +395,7 @@ public final class AppStoreServerAPIClient: Sendable {
         var record = APIRequestRecord(
             endpoint: request.endpoint, environment: host.environment, url: url, result: result, latencyMilliseconds: latency,
             retryAfter: retryAfter)
-        record.serverDate = serverDate
+        record.dateHeader = dateHeader
         return (record, value)
     }
 }

@@ -114,9 +114,9 @@ public struct APIRequestRecord: Sendable, Hashable {
     public var retryAfter: Date?
     /// The wait before the next attempt, in seconds, when this one was retried.
     public var waitSeconds: Double?
-    /// The server's `Date` header, when it sent one (`doctor` compares it with this machine's
-    /// clock: a skew of minutes makes Apple refuse every token).
-    public var serverDate: Date?
+    /// The server's `Date` header as sent, when it sent one: kept as text, since parsing a date
+    /// costs a formatter and only `doctor` asks (``serverDate``).
+    public var dateHeader: String?
 
     public init(
         endpoint: APIEndpointKind, environment: APIEnvironment, url: String, result: APIAttemptResult, latencyMilliseconds: Double,
@@ -132,6 +132,9 @@ public struct APIRequestRecord: Sendable, Hashable {
     }
 
     public var httpStatus: Int? { result.httpStatus }
+    /// The server's clock (`Date`; `doctor` compares it with this machine's: a skew of minutes
+    /// makes Apple refuse every token).
+    public var serverDate: Date? { dateHeader.flatMap(HTTPDate.parse) }
     public var apiError: APIErrorCode? { result.apiError }
 
     /// The record as `lookup --format json` writes it: `endpoint`, `url`, `http_status`,
