@@ -10,18 +10,17 @@ public struct APISetup: Sendable {
     public var flags: APICredentials.Flags
     public var environment: [String: String]
     public var hosts: APIHosts
-    public var extraTrustRoots: [NIOSSLCertificate]
+    /// Set by ``Doctor`` from its `--ca-file`.
+    var extraTrustRoots: [NIOSSLCertificate] = []
     /// The largest clock difference accepted, in seconds.
     public var allowedSkew: Double
 
     public init(
-        flags: APICredentials.Flags, environment: [String: String], hosts: APIHosts, extraTrustRoots: [NIOSSLCertificate] = [],
-        allowedSkew: Double = 60
+        flags: APICredentials.Flags, environment: [String: String], hosts: APIHosts, allowedSkew: Double = 60
     ) {
         self.flags = flags
         self.environment = environment
         self.hosts = hosts
-        self.extraTrustRoots = extraTrustRoots
         self.allowedSkew = allowedSkew
     }
 

@@ -3,24 +3,18 @@ import AuditTrail
 import Foundation
 import ReceiptCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A secret's file: only its owner may read it.
 enum FileModeCheck {
     static func privateFile(_ id: String, path: String, what: String) -> DoctorCheck {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            return DoctorCheck(id, .failed, "\(what) \(path) cannot be examined (\(String(cString: strerror(errno))))")
+        switch FilePermissions.readers(path: path) {
+        case .failure(let error):
+            return DoctorCheck(id, .failed, "\(what) \(path) cannot be examined (\(error.reason))")
+        case .success(let readers):
+            if let others = readers.others {
+                return DoctorCheck(id, .failed, "\(what) \(path) is readable by \(others) (mode \(readers.octalMode))", fix: "chmod 600 \(path)")
+            }
+            return DoctorCheck(id, .ok, "\(what) \(path) is readable by its owner only (mode \(readers.octalMode))")
         }
-        let mode = Int(info.st_mode) & 0o777
-        let octal = String(mode, radix: 8)
-        guard mode & 0o044 == 0 else {
-            let who = mode & 0o004 != 0 ? "every user of this machine" : "its group"
-            return DoctorCheck(id, .failed, "\(what) \(path) is readable by \(who) (mode \(octal))", fix: "chmod 600 \(path)")
-        }
-        return DoctorCheck(id, .ok, "\(what) \(path) is readable by its owner only (mode \(octal))")
     }
 }
 
@@ -29,8 +23,8 @@ enum SharedSecretCheck {
     static func run(file: String?, environment: [String: String]) -> [DoctorCheck] {
         let id = "shared-secret"
         guard let file else {
-            if let value = environment[SharedSecret.environmentVariable], !value.isEmpty {
-                return [shape(SharedSecret(value), source: SharedSecret.environmentVariable)]
+            if let secret = try? SharedSecret.load(file: nil, environment: environment) {
+                return [shape(secret, source: SharedSecret.environmentVariable)]
             }
             return [
                 DoctorCheck(

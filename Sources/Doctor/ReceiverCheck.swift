@@ -58,7 +58,7 @@ enum ReceiverCheck {
                 fix: "serve the full chain of a certificate from a public CA for \(host) (Apple trusts those only)")
         } catch {
             return DoctorCheck(
-                "receiver", .failed, "nothing answers at \(host):\(port) (\(words(error)))",
+                "receiver", .failed, "nothing answers at \(host):\(port) (\(VerifyReceiptClient.classify(error).description))",
                 fix: "start the receiver (receiptdash receive …) or check the host, port and firewall")
         }
         guard let leaf else { return DoctorCheck("receiver.certificate", .failed, "\(host):\(port) sent no certificate") }
@@ -97,19 +97,9 @@ enum ReceiverCheck {
                 fix: response.status.code == 503 ? "the receiver's store cannot be written: see its log" : "is this receiptdash receive? check the URL")
         } catch {
             return DoctorCheck(
-                "receiver", .failed, "nothing answers at \(origin) (\(words(error)))",
+                "receiver", .failed, "nothing answers at \(origin) (\(VerifyReceiptClient.classify(error).description))",
                 fix: "start the receiver (receiptdash receive …) or check the host, port and firewall")
         }
-    }
-
-    static func words(_ error: any Error) -> String {
-        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED ? "connection refused" : "\(error)" }
-        if let error = error as? NIOConnectionError, !error.connectionErrors.isEmpty {
-            return error.connectionErrors.map { words($0.error) }.joined(separator: "; ")
-        }
-        if let error = error as? HTTPClientError, error == .connectTimeout { return "timed out connecting" }
-        let text = "\(error)"
-        return text.contains("connectionRefused") || text.contains("Connection refused") ? "connection refused" : text
     }
 
     /// Connects, completes the handshake, and returns the peer's leaf certificate.

@@ -204,7 +204,7 @@ public final class VerifyReceiptClient: Sendable {
     }
 
     /// The kind of a network error, by its type (never by its text).
-    static func classify(_ error: any Error) -> TransportFailure {
+    public static func classify(_ error: any Error) -> TransportFailure {
         let detail = "\(error)"
         switch error {
         case is CancellationError:

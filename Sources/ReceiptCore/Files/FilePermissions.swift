@@ -17,12 +17,26 @@ public enum FilePermissions {
     ///
     /// `the private key file k.p8 is readable by every user of this machine (mode 644): chmod 600 k.p8`
     public static func readableByOthersWarning(path: String, what: String) -> String? {
+        guard case .success(let readers) = readers(path: path), let others = readers.others else { return nil }
+        return "\(what) \(path) is readable by \(others) (mode \(readers.octalMode)): chmod 600 \(path)"
+    }
+
+    /// Who besides its owner may read a file: its permission bits, and `every user of this
+    /// machine`, `its group` or nil (its owner only).
+    public struct Readers: Sendable, Hashable {
+        public var mode: Int
+        public var others: String? {
+            mode & 0o004 != 0 ? "every user of this machine" : mode & 0o040 != 0 ? "its group" : nil
+        }
+        /// `644`.
+        public var octalMode: String { String(mode, radix: 8) }
+    }
+
+    /// The file's ``Readers``, or why it cannot be examined (`strerror`).
+    public static func readers(path: String) -> Result<Readers, FileExaminationError> {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let mode = Int(info.st_mode) & 0o777
-        guard mode & 0o044 != 0 else { return nil }
-        let who = mode & 0o004 != 0 ? "every user of this machine" : "its group"
-        return "\(what) \(path) is readable by \(who) (mode \(String(mode, radix: 8))): chmod 600 \(path)"
+        guard stat(path, &info) == 0 else { return .failure(FileExaminationError(reason: String(cString: strerror(errno)))) }
+        return .success(Readers(mode: Int(info.st_mode) & 0o777))
     }
 
     /// Writes `receiptdash: warning: …` on standard error (escaped: a path is untrusted text).
@@ -89,4 +103,9 @@ public struct FileCreationError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "cannot create the \(what) \(path): \(String(cString: strerror(errno)))" }
+}
+
+/// A file whose mode could not be read, and why.
+public struct FileExaminationError: Error, Sendable, Hashable {
+    public var reason: String
 }
