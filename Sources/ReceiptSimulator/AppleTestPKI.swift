@@ -42,6 +42,8 @@ public struct AppleTestPKI: Sendable {
     let leafKey: P256.Signing.PrivateKey
     /// `"x5c":[…]`, made once.
     private let x5cJSON: String
+    /// The JWS header every token is signed with (`alg` and `x5c`), base64url, made once.
+    private let headerSegment: String
 
     static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
@@ -88,6 +90,7 @@ public struct AppleTestPKI: Sendable {
             throw ServerAPISimulatorError(.pki, "the simulator's test PKI could not be made: \(error)")
         }
         x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
+        headerSegment = Base64Text.encodeURL(Array((#"{"alg":"ES256","x5c":"# + x5cJSON + "}").utf8))
     }
 
     /// A PKI made earlier (``SimulatorPKIFolder``): the three certificates' DER and the leaf's key.
@@ -100,6 +103,7 @@ public struct AppleTestPKI: Sendable {
         self.leafDER = leafDER
         self.leafKey = leafKey
         x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
+        headerSegment = Base64Text.encodeURL(Array((#"{"alg":"ES256","x5c":"# + x5cJSON + "}").utf8))
     }
 
     private static func x5c(_ chain: [[UInt8]]) -> String {
@@ -133,11 +137,10 @@ public struct AppleTestPKI: Sendable {
     /// A compact JWS over `payload` (JSON bytes, signed as given): header
     /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}`, signature raw `r ‖ s`.
     public func signJWS(payload: Data) throws(ServerAPISimulatorError) -> String {
-        let header = #"{"alg":"ES256","x5c":"# + x5cJSON + "}"
-        let signingInput = Self.base64URL(Data(header.utf8)) + "." + Self.base64URL(payload)
+        let signingInput = headerSegment + "." + Base64Text.encodeURL(payload)
         do {
             let signature = try leafKey.signature(for: Data(signingInput.utf8))
-            return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+            return signingInput + "." + Base64Text.encodeURL(signature.rawRepresentation)
         } catch {
             throw ServerAPISimulatorError(.signing, "the payload could not be signed")
         }
@@ -156,11 +159,4 @@ public struct AppleTestPKI: Sendable {
         return try signJWS(payload: data)
     }
 
-    /// Base64url without padding (RFC 7515 §2).
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }

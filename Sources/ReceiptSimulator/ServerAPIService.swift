@@ -395,7 +395,7 @@ public final class ServerAPIService: Sendable {
     /// `revision`/`paginationToken`: the offset and what the list was asked with, so a token
     /// reused with other filters is refused.
     private func pageToken(offset: Int, binding: String) -> String {
-        AppleTestPKI.base64URL(Data("\(offset).\(fingerprint(binding))".utf8))
+        Base64Text.encodeURL(Array("\(offset).\(fingerprint(binding))".utf8))
     }
 
     private func offset(of token: String, binding: String, count: Int) -> Int? {

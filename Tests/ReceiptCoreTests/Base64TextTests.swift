@@ -6,6 +6,43 @@ import Testing
     let sample: [UInt8] = Array(0...255)
     var standard: String { Data(sample).base64EncodedString() }
 
+    @Test func encodesBase64URLWithoutPaddingAsFoundationDoes() throws {
+        // RFC 4648's test vectors, then every length up to 300 over all byte values: the text
+        // is Foundation's base64 with + → -, / → _ and the padding dropped, and decodes back.
+        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors { #expect(Base64Text.encodeURL(Array(plain.utf8)) == encoded) }
+        #expect(Base64Text.encodeURL([0xFB, 0xFF, 0xBF]) == "-_-_")
+        for length in 0...300 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ length) }
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let text = Base64Text.encodeURL(bytes)
+            #expect(text == expected, "length \(length)")
+            if length > 0 { #expect(try Base64Text.decode(Array(text.utf8)) == bytes, "length \(length)") }
+            #expect(Base64Text.encodeURL(bytes.lazy.map { $0 }) == expected, "a non-contiguous collection, length \(length)")
+        }
+    }
+
+    @Test func cleanTextDecodesAsFoundationDecodesIt() throws {
+        // Either alphabet, every length up to 200, with and without padding and a trailing
+        // newline: the bytes are Foundation's for the same text made standard and padded. A
+        // last character with bits left over, or a character out of place, takes the tolerant
+        // path and answers as it did.
+        for length in 1...200 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 91 &+ 7 &* length) }
+            let standard = Data(bytes).base64EncodedString()
+            let url = Base64Text.encodeURL(bytes)
+            for text in [standard, url, url + "\n", standard.replacingOccurrences(of: "=", with: "") + " \r\n"] {
+                #expect(try Base64Text.decode(Array(text.utf8)) == bytes, "length \(length): \(text.suffix(8))")
+            }
+        }
+        // "Zh" leaves bits over: Foundation's answer, whatever it is, stands.
+        for text in ["Zh", "Zm9", "Zm9vYh", "QQ", "QR", "QUI", "QUJ"] {
+            let foundation = Data(base64Encoded: text + String(repeating: "=", count: (4 - text.count % 4) % 4)).map { [UInt8]($0) }
+            #expect((try? Base64Text.decode(Array(text.utf8))) == foundation, "\(text)")
+        }
+    }
+
     @Test func decodesStandardBase64() throws {
         #expect(try Base64Text.decode(Array(standard.utf8)) == sample)
     }

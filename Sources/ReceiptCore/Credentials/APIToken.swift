@@ -52,19 +52,12 @@ public enum APIToken {
                 Claims(
                     iss: credentials.issuerID, iat: issuedAt, exp: issuedAt + Int64(lifetime.rounded(.down)), aud: audience,
                     bid: credentials.bundleID))
-            let signingInput = base64URL(header) + "." + base64URL(claims)
+            let signingInput = Base64Text.encodeURL(header) + "." + Base64Text.encodeURL(claims)
             let signature = try credentials.privateKey.key.signature(for: Data(signingInput.utf8))
-            return signingInput + "." + base64URL(signature.rawRepresentation)
+            return signingInput + "." + Base64Text.encodeURL(signature.rawRepresentation)
         } catch {
             throw APICredentialError(.signingFailed, "the API token could not be signed")
         }
     }
 
-    /// Base64url without padding (RFC 7515 §2).
-    static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }
