@@ -107,6 +107,9 @@ final class ServerAPIHandler: ChannelInboundHandler {
     /// Answers `head` + `body` with `service` (also used by the verifyReceipt simulator for
     /// `/api/…` paths when both share a port).
     static func respond(context: ChannelHandlerContext, head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, service: ServerAPIService) {
+        // The latency counts from the request's arrival, as a server's does: the time spent
+        // making the answer (signing a page of transactions) is part of it, not added to it.
+        let arrived = NIODeadline.now()
         let reply = service.answer(
             ServerAPIRequest(
                 method: head.method.rawValue, uri: head.uri, authorization: head.headers.first(name: "Authorization"), body: body,
@@ -133,8 +136,8 @@ final class ServerAPIHandler: ChannelInboundHandler {
                 if !keepAlive { bound.value.close(promise: nil) }
             }
         }
-        if reply.delay > 0 {
-            context.eventLoop.scheduleTask(in: .nanoseconds(Int64(reply.delay * 1e9))) { write() }
+        if reply.delay > 0, arrived + .nanoseconds(Int64(reply.delay * 1e9)) > .now() {
+            context.eventLoop.scheduleTask(deadline: arrived + .nanoseconds(Int64(reply.delay * 1e9))) { write() }
         } else {
             write()
         }

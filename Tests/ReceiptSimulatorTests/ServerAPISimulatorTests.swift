@@ -1,3 +1,4 @@
+import Synchronization
 @testable import AppStoreClients
 import AsyncHTTPClient
 import Crypto
@@ -128,6 +129,17 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             #expect(pages.bundleId == "com.example.app")
             #expect(pages.appAppleId == 1_234_567_890)
             #expect(all.records.map { $0.url.contains("revision=") } == [false, true, true])
+
+            // Each page is handed over as it arrives, in order, with the environment that
+            // answered: the look-up judges one page while the next is asked.
+            let handed = Mutex<[([String], APIEnvironment)]>([])
+            let streamed = await client.transactionHistory("2000000100000007", onPage: { tokens, environment in
+                handed.withLock { $0.append((tokens, environment)) }
+            })
+            let pagesHanded = handed.withLock { $0 }
+            #expect(pagesHanded.map(\.0.count) == [20, 20, 5])
+            #expect(pagesHanded.map(\.1) == [.production, .production, .production])
+            #expect(pagesHanded.flatMap(\.0) == streamed.value?.signedTransactions)
 
             // 30 non-consumables, newest first: two pages, the filters sent again with the revision.
             let filter = TransactionHistoryFilter(productIDs: ["pro"], sort: .descending, revoked: false)

@@ -156,11 +156,14 @@ public final class AppStoreServerAPIClient: Sendable {
     }
 
     /// Get Transaction History v2, every page (the same filters with each `revision`).
+    ///
+    /// `onPage` is handed each page's signed transactions as the page arrives (with the
+    /// environment that answered), so a caller can work on them while the next page is asked.
     public func transactionHistory(
         _ transactionID: String, filter: TransactionHistoryFilter = TransactionHistoryFilter(), environment: APIEnvironmentSelection = .auto,
-        onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
+        onEvent: (@Sendable (APIClientEvent) -> Void)? = nil, onPage: (@Sendable ([String], APIEnvironment) -> Void)? = nil
     ) async -> APIAnswer<TransactionPages> {
-        await pages(environment, onEvent) { revision throws(APIFailure) in
+        await pages(environment, onEvent, onPage: onPage) { revision throws(APIFailure) in
             try .transactionHistory(transactionID, filter: filter, revision: revision)
         }
     }
@@ -247,6 +250,7 @@ public final class AppStoreServerAPIClient: Sendable {
     /// (`auto` as in ``call(_:_:as:_:)``), the others are asked there.
     func pages(
         _ selection: APIEnvironmentSelection, _ onEvent: (@Sendable (APIClientEvent) -> Void)?,
+        onPage: (@Sendable ([String], APIEnvironment) -> Void)? = nil,
         _ makeRequest: (_ revision: String?) throws(APIFailure) -> APIRequest
     ) async -> APIAnswer<TransactionPages> {
         let first = await call({ () throws(APIFailure) in try makeRequest(nil) }, selection, as: TransactionPage.self, onEvent)
@@ -256,6 +260,7 @@ public final class AppStoreServerAPIClient: Sendable {
         }
         var all = TransactionPages()
         while true {
+            onPage?(page.signedTransactions, environment)
             all.signedTransactions += page.signedTransactions
             all.pages += 1
             all.revision = page.revision ?? all.revision

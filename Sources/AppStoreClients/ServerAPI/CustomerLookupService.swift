@@ -70,12 +70,23 @@ public struct CustomerLookupService: Sendable {
         }
 
         // 2. History, statuses and refunds side by side (each through `auto` when asked: in
-        //    production, the common case, that costs nothing extra).
-        async let historyAnswer = client.transactionHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
+        //    production, the common case, that costs nothing extra). Each history page is
+        //    judged as it arrives, while the next is asked: only the last page's items are left
+        //    to judge when the history ends.
+        let (arrivedPages, pageSink) = AsyncStream.makeStream(of: ([String], APIEnvironment).self)
+        async let judgedEarly = judgeAsTheyArrive(arrivedPages)
+        async let historyAnswer = client.transactionHistory(
+            anchorID, environment: customerEnvironment, onEvent: onEvent, onPage: { pageSink.yield(($0, $1)) })
         async let statusAnswer = client.subscriptionStatuses(anchorID, environment: customerEnvironment, onEvent: onEvent)
         async let refundAnswer = client.refundHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
         async let appAnswer = client.appTransactionInfo(anchorID, environment: customerEnvironment, onEvent: onEvent)
-        let (history, statuses, refunds, app) = await (historyAnswer, statusAnswer, refundAnswer, appAnswer)
+        let history = await historyAnswer
+        pageSink.finish()
+        let (statuses, refunds, app) = await (statusAnswer, refundAnswer, appAnswer)
+        // Items judged early in another environment than the answer's are judged again below.
+        for (token, early) in await judgedEarly where early.environment == history.environment ?? result.environment {
+            judged[token] = early.item
+        }
         result.records += history.records + statuses.records + refunds.records + app.records
         result.failure = history.failure ?? statuses.failure ?? refunds.failure
         guard let environment = history.environment ?? result.environment else { return result }
@@ -111,16 +122,58 @@ public struct CustomerLookupService: Sendable {
             if let kept = byID[id], kept.transaction?.cancellationDate != nil { continue }
             byID[id] = item
         }
-        result.transactions = byID.values.sorted {
-            let a = ($0.transaction?.purchaseDate ?? .distantPast, $0.transaction?.transactionID ?? "")
-            let b = ($1.transaction?.purchaseDate ?? .distantPast, $1.transaction?.transactionID ?? "")
-            return a.0 == b.0 ? a.1 < b.1 : a.0 < b.0
+        // Sorted by keys read once: reading them in the comparison copied each item's purchase
+        // (dozens of fields retained and released) twice per comparison, 13 ms for 500 items.
+        let keyed = byID.values.map { item in
+            let transaction = item.transaction
+            return (date: transaction?.purchaseDate ?? .distantPast, id: transaction?.transactionID ?? "", item: item)
         }
+        result.transactions = keyed.sorted { $0.date == $1.date ? $0.id < $1.id : $0.date < $1.date }.map(\.item)
 
         // 4. The same analysis as `inspect --at`.
         let inputs = result.transactions.map(\.decoded) + result.renewals.map(\.decoded)
         if !inputs.isEmpty { result.analysis = PurchaseAnalysis.analyze(inputs, at: pipeline.instant) }
         return result
+    }
+
+    /// The history's items judged page by page as the pages arrive (the successes only: an
+    /// item that fails is judged again with the rest, which notes why).
+    private func judgeAsTheyArrive(_ pages: AsyncStream<([String], APIEnvironment)>) async -> [String: (environment: APIEnvironment, item: LookedUpItem)] {
+        await withTaskGroup(of: (APIEnvironment, [(String, Result<LookedUpItem, ReceiptDecodingError>)]).self) { group in
+            for await (tokens, environment) in pages {
+                for chunk in Self.chunks(tokens) {
+                    group.addTask { (environment, await judgeChunk(chunk, in: environment)) }
+                }
+            }
+            var judged: [String: (environment: APIEnvironment, item: LookedUpItem)] = [:]
+            for await (environment, out) in group {
+                for case (let token, .success(let item)) in out { judged[token] = (environment, item) }
+            }
+            return judged
+        }
+    }
+
+    /// Tokens in tasks of 10: a page of 20 is judged on two cores (the last page's time is the
+    /// look-up's own, after the last round trip).
+    private static func chunks(_ tokens: [String]) -> [[String]] {
+        stride(from: 0, to: tokens.count, by: 10).map { Array(tokens[$0..<min($0 + 10, tokens.count)]) }
+    }
+
+    /// Decodes and judges `tokens` one after another (one task's share).
+    private func judgeChunk(_ tokens: [String], in environment: APIEnvironment) async -> [(String, Result<LookedUpItem, ReceiptDecodingError>)] {
+        let bundleID = client.credentials.bundleID
+        var out: [(String, Result<LookedUpItem, ReceiptDecodingError>)] = []
+        for token in tokens {
+            do throws(ReceiptDecodingError) {
+                let decoded = try Self.decode(token, with: pipeline.decoder)
+                var item = LookedUpItem(decoded: decoded, trust: await pipeline.evaluator.evaluate(decoded, options: pipeline.trustOptions))
+                item.check(bundleID: bundleID, environment: environment)
+                out.append((token, .success(item)))
+            } catch {
+                out.append((token, .failure(error)))
+            }
+        }
+        return out
     }
 
     /// Decodes and judges each signed item not judged before (keyed by the token itself), on
@@ -131,26 +184,10 @@ public struct CustomerLookupService: Sendable {
         var fresh: [String] = []
         var seen = Set<String>()
         for token in tokens where cache[token] == nil && seen.insert(token).inserted { fresh.append(token) }
-        let chunks = stride(from: 0, to: fresh.count, by: 25).map { Array(fresh[$0..<min($0 + 25, fresh.count)]) }
-        let bundleID = client.credentials.bundleID
-        let pipeline = self.pipeline
+        let chunks = Self.chunks(fresh)
         let done = await withTaskGroup(of: (Int, [(String, Result<LookedUpItem, ReceiptDecodingError>)]).self) { group in
             for (index, chunk) in chunks.enumerated() {
-                group.addTask {
-                    var out: [(String, Result<LookedUpItem, ReceiptDecodingError>)] = []
-                    for token in chunk {
-                        do throws(ReceiptDecodingError) {
-                            let decoded = try Self.decode(token, with: pipeline.decoder)
-                            var item = LookedUpItem(
-                                decoded: decoded, trust: await pipeline.evaluator.evaluate(decoded, options: pipeline.trustOptions))
-                            item.check(bundleID: bundleID, environment: environment)
-                            out.append((token, .success(item)))
-                        } catch {
-                            out.append((token, .failure(error)))
-                        }
-                    }
-                    return (index, out)
-                }
+                group.addTask { (index, await judgeChunk(chunk, in: environment)) }
             }
             var all = [[(String, Result<LookedUpItem, ReceiptDecodingError>)]](repeating: [], count: chunks.count)
             for await (index, out) in group { all[index] = out }
