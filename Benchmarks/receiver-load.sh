@@ -8,6 +8,7 @@
 #
 # Usage: Benchmarks/receiver-load.sh [RATE ...]       (default: 1000 2000 0; 0 = as fast as possible)
 #        SECONDS_PER_RATE=10 CONCURRENCY=64 NO_BUILD=1 Benchmarks/receiver-load.sh 1500
+#        BIN=.build/release/receiptdash NO_BUILD=1 ...   (a binary built elsewhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${SECONDS_PER_RATE:-10}
@@ -17,7 +18,7 @@ rates=("$@")
 # Its own scratch folder: the shared debug .build stays unlocked for others. NO_BUILD=1 uses
 # the binary already there.
 [ "${NO_BUILD:-0}" = 1 ] || swift build -c release --scratch-path .build-release --product receiptdash >/dev/null
-bin=.build-release/release/receiptdash
+bin=${BIN:-.build-release/release/receiptdash}
 work=$(mktemp -d "${TMPDIR:-/tmp}/receiver-load.XXXXXX")
 receiver_pid=""
 cleanup() {
