@@ -10,6 +10,8 @@ struct JSONFieldReader {
 
     init(_ object: [String: JSONValue]) {
         self.object = object
+        // Most keys are read: room for all of them at once, not grown and rehashed five times.
+        used.reserveCapacity(object.count)
     }
 
     func has(_ key: String) -> Bool { object[key] != nil }
