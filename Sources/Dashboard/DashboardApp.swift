@@ -244,8 +244,7 @@ public enum ThemeCatalog {
 
     /// The theme to use: `NO_COLOR` (non-empty) and `TERM=dumb` give `mono` whatever is asked.
     public static func resolve(_ request: String?, environment: [String: String]) throws -> Theme {
-        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return .mono }
-        if environment["TERM"] == "dumb" { return .mono }
+        guard Theme.coloursAllowed(environment) else { return .mono }
         guard let request, request != "default" || folders().contains(where: { FileManager.default.fileExists(atPath: $0 + "/default.theme") }) else {
             return .builtinDefault
         }

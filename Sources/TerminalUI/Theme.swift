@@ -224,6 +224,12 @@ public struct Theme: Sendable, Hashable {
             .input: roleStyle(.ansi(15), .ansi(8)), .match: roleStyle(.ansi(0), .ansi(11)),
         ], isMono: false)
 
+    /// Whether `environment` allows colour at all: not when `NO_COLOR` is set (non-empty) or
+    /// `TERM` is `dumb`. The one rule the dashboard's theme and `doctor`'s marks follow.
+    public static func coloursAllowed(_ environment: [String: String]) -> Bool {
+        (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+    }
+
     /// Attributes only: for `NO_COLOR`, `TERM=dumb` and terminals without colour.
     public static let mono = Theme(
         name: "mono",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Doctor
 import Foundation
 import ReceiptCore
+import TerminalUI
 import UntrustedText
 
 struct DoctorCommand: AsyncParsableCommand {
@@ -55,7 +56,7 @@ struct DoctorCommand: AsyncParsableCommand {
             api: APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()),
             database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment)
         let report = await doctor.run()
-        let colour = isatty(STDOUT_FILENO) == 1 && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        let colour = isatty(STDOUT_FILENO) == 1 && Theme.coloursAllowed(environment)
         Standard.output(format == .json ? report.json() : report.text(colour: colour))
         if !report.healthy { throw ExitCode.failure }
     }
