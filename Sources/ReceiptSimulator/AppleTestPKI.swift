@@ -40,8 +40,6 @@ public struct AppleTestPKI: Sendable {
     public let intermediateDER: [UInt8]
     public let leafDER: [UInt8]
     let leafKey: P256.Signing.PrivateKey
-    /// `"x5c":[…]`, made once.
-    private let x5cJSON: String
     /// The JWS header every token is signed with (`alg` and `x5c`), base64url, made once.
     private let headerSegment: String
 
@@ -89,8 +87,7 @@ public struct AppleTestPKI: Sendable {
         } catch {
             throw ServerAPISimulatorError(.pki, "the simulator's test PKI could not be made: \(error)")
         }
-        x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
-        headerSegment = Base64Text.encodeURL(Array((#"{"alg":"ES256","x5c":"# + x5cJSON + "}").utf8))
+        headerSegment = Self.headerSegment([leafDER, intermediateDER, rootDER])
     }
 
     /// A PKI made earlier (``SimulatorPKIFolder``): the three certificates' DER and the leaf's key.
@@ -102,12 +99,13 @@ public struct AppleTestPKI: Sendable {
         self.intermediateDER = intermediateDER
         self.leafDER = leafDER
         self.leafKey = leafKey
-        x5cJSON = Self.x5c([leafDER, intermediateDER, rootDER])
-        headerSegment = Base64Text.encodeURL(Array((#"{"alg":"ES256","x5c":"# + x5cJSON + "}").utf8))
+        headerSegment = Self.headerSegment([leafDER, intermediateDER, rootDER])
     }
 
-    private static func x5c(_ chain: [[UInt8]]) -> String {
-        "[" + chain.map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]"
+    /// `{"alg":"ES256","x5c":[…]}` as base64url.
+    private static func headerSegment(_ chain: [[UInt8]]) -> String {
+        let x5c = "[" + chain.map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]"
+        return Base64Text.encodeURL(Array((#"{"alg":"ES256","x5c":"# + x5c + "}").utf8))
     }
 
     /// The leaf's signing key as PEM (kept by ``SimulatorPKIFolder``, mode 0600).

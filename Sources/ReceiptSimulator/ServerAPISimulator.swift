@@ -136,8 +136,9 @@ final class ServerAPIHandler: ChannelInboundHandler {
                 if !keepAlive { bound.value.close(promise: nil) }
             }
         }
-        if reply.delay > 0, arrived + .nanoseconds(Int64(reply.delay * 1e9)) > .now() {
-            context.eventLoop.scheduleTask(deadline: arrived + .nanoseconds(Int64(reply.delay * 1e9))) { write() }
+        let due = arrived + .nanoseconds(Int64(reply.delay * 1e9))
+        if due > .now() {
+            context.eventLoop.scheduleTask(deadline: due) { write() }
         } else {
             write()
         }
