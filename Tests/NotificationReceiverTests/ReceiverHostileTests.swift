@@ -38,17 +38,13 @@ import Testing
         NotificationFixture.body(token: try NotificationFixture.token(name))
     }
 
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     /// An unsigned token whose header carries `entries` tiny x5c entries (the bomb of the
     /// issue: 30,000 entries, a body under 1 MiB).
     static func x5cBomb(entries: Int = 30_000, uuid: String = "b0000000-0000-4000-8000-000000000000") -> [UInt8] {
         let header = #"{"alg":"ES256","x5c":["# + Array(repeating: #""AAAA""#, count: entries).joined(separator: ",") + "]}"
         let payload = #"{"notificationType":"REFUND","notificationUUID":"\#(uuid)","signedDate":1794999000000,"data":{"bundleId":"com.loki-project.loki-messenger","environment":"Production"}}"#
-        let token = base64URL(Array(header.utf8)) + "." + base64URL(Array(payload.utf8)) + ".AAAA"
+        let token = Base64Text.encodeURL(Array(header.utf8)) + "." + Base64Text.encodeURL(Array(payload.utf8)) + ".AAAA"
         return NotificationFixture.body(token: token)
     }
 

@@ -96,12 +96,6 @@ private struct CachePKI: Sendable {
 
     var anchors: TrustAnchors { TrustAnchors(roots: [root]) }
 
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     static func transaction(bundleID: String = "com.example.receiptdash") -> String {
         let ms = Int64((CacheClock.signed.timeIntervalSince1970 * 1000).rounded())
@@ -114,9 +108,9 @@ private struct CachePKI: Sendable {
         let chain = (x5c ?? [leaf ?? leafDER, intermediateDER, rootDER])
             .map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",")
         let header = #"{"alg":"ES256","x5c":[\#(chain)]}"#
-        let signingInput = Self.base64URL(Array(header.utf8)) + "." + Self.base64URL(Array(payload.utf8))
+        let signingInput = Base64Text.encodeURL(Array(header.utf8)) + "." + Base64Text.encodeURL(Array(payload.utf8))
         let signature = try leafKey.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+        return signingInput + "." + Base64Text.encodeURL(signature.rawRepresentation)
     }
 }
 
@@ -187,7 +181,7 @@ private let validSteps = [
         let genuine = try pki.token()
         #expect(try await evaluate(genuine, evaluator).verdict == .valid)
         var parts = genuine.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        parts[1] = CachePKI.base64URL(Array(CachePKI.transaction(bundleID: "com.Example.receiptdash").utf8))
+        parts[1] = Base64Text.encodeURL(Array(CachePKI.transaction(bundleID: "com.Example.receiptdash").utf8))
         let forged = parts.joined(separator: ".")
         let warm = try await evaluate(forged, evaluator)
         #expect(warm.verdict == .invalid)
@@ -203,7 +197,7 @@ private let validSteps = [
         parts = genuine.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var signature = try Base64Text.decode(Array(parts[2].utf8))
         signature[10] ^= 0x01
-        parts[2] = CachePKI.base64URL(signature)
+        parts[2] = Base64Text.encodeURL(signature)
         let changed = try await evaluate(parts.joined(separator: "."), evaluator)
         #expect(changed.steps.filter { $0.outcome == .fail }.map(\.name) == ["signature"])
     }
@@ -277,7 +271,7 @@ private let validSteps = [
         let parts = genuine.split(separator: ".").map(String.init)
         for n in 0..<20 {
             // Another payload under the genuine header and signature: the signature fails.
-            let forged = parts[0] + "." + CachePKI.base64URL(Array(CachePKI.transaction(bundleID: "com.example.forged\(n)").utf8)) + "."
+            let forged = parts[0] + "." + Base64Text.encodeURL(Array(CachePKI.transaction(bundleID: "com.example.forged\(n)").utf8)) + "."
                 + parts[2]
             let report = try await evaluate(forged, evaluator)
             #expect(report.verdict == .invalid)
@@ -313,9 +307,9 @@ private let validSteps = [
 
     /// The header's bounds are checked before anything in it is decoded, each named.
     @Test func headerBoundsAreRefusedBeforeDecoding() throws {
-        let payload = CachePKI.base64URL(Array(CachePKI.transaction().utf8))
+        let payload = Base64Text.encodeURL(Array(CachePKI.transaction().utf8))
         func token(header: String) -> [UInt8] {
-            Array((CachePKI.base64URL(Array(header.utf8)) + "." + payload + ".AAAA").utf8)
+            Array((Base64Text.encodeURL(Array(header.utf8)) + "." + payload + ".AAAA").utf8)
         }
         // 30,000 tiny x5c entries: a header of about 240 KB.
         let bomb = #"{"alg":"ES256","x5c":["# + Array(repeating: #""AAAA""#, count: 30_000).joined(separator: ",") + "]}"
@@ -323,7 +317,7 @@ private let validSteps = [
         do {
             _ = try JWSToken(compact: token(header: bomb))
         } catch let error as ReceiptDecodingError {
-            let size = CachePKI.base64URL(Array(bomb.utf8)).utf8.count
+            let size = Base64Text.encodeURL(Array(bomb.utf8)).utf8.count
             #expect(size > 200_000)
             #expect(error.reason == "the JWS header is \(size) bytes; at most 16384 are read (Apple's is about 4 KB)")
         }

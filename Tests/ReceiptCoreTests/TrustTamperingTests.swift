@@ -386,12 +386,6 @@ enum SignedReceipt {
 }
 
 enum SignedJWS {
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 
     static func transaction(signedDate: Date = TamperClock.signed, bundleID: String = SignedReceipt.bundleID) -> String {
         let ms = Int64((signedDate.timeIntervalSince1970 * 1000).rounded())
@@ -405,9 +399,9 @@ enum SignedJWS {
     static func make(payload: String = transaction(), x5c: [[UInt8]], key: P256.Signing.PrivateKey) throws -> String {
         let chain = x5c.map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",")
         let header = #"{"alg":"ES256","x5c":[\#(chain)]}"#
-        let signingInput = base64URL(Array(header.utf8)) + "." + base64URL(Array(payload.utf8))
+        let signingInput = Base64Text.encodeURL(Array(header.utf8)) + "." + Base64Text.encodeURL(Array(payload.utf8))
         let signature = try key.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + base64URL(signature.rawRepresentation)
+        return signingInput + "." + Base64Text.encodeURL(signature.rawRepresentation)
     }
 
     static func make(_ pki: ECHierarchy, payload: String = transaction(), x5c: [[UInt8]]? = nil) throws -> String {
@@ -917,7 +911,7 @@ fileprivate func evaluate(
     @Test func changedPayloadBreaksTheSignature() async throws {
         let token = try SignedJWS.make(pki)
         var parts = Self.parts(token)
-        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        parts[1] = Base64Text.encodeURL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
         let tampered = parts.joined(separator: ".")
         let decoded = try ReceiptDecoder().decode(text: tampered)
         #expect(decoded.transactions.first?.bundleID == "com.Example.receiptdash")
@@ -932,7 +926,7 @@ fileprivate func evaluate(
         var signature = try Base64Text.decode(Array(parts[2].utf8))
         #expect(signature.count == 64)
         signature[63] ^= 0x01
-        parts[2] = SignedJWS.base64URL(signature)
+        parts[2] = Base64Text.encodeURL(signature)
         let report = try await evaluate(parts.joined(separator: "."), with: pki.evaluator)
         expectReport(
             report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
@@ -992,7 +986,7 @@ fileprivate func evaluate(
         #expect(report.reason("root").contains("a root given for test data (--root-ca), not Apple's"))
 
         var parts = Self.parts(try SignedJWS.make(pki))
-        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        parts[1] = Base64Text.encodeURL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
         let tampered = try await evaluate(parts.joined(separator: "."), with: evaluator)
         #expect(tampered.verdict == .invalid)
         #expect(tampered.steps.first { $0.name == "signature" }?.outcome == .fail)
@@ -1063,7 +1057,7 @@ fileprivate func evaluate(
 
         // The inner token's payload changed before the (genuine) outer token was signed.
         var parts = Self.parts(inner)
-        parts[1] = SignedJWS.base64URL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
+        parts[1] = Base64Text.encodeURL(Array(SignedJWS.transaction(bundleID: "com.Example.receiptdash").utf8))
         let forgedOuter = try SignedJWS.make(
             pki, payload: Self.notification(signedTransactionInfo: parts.joined(separator: ".")))
         let forged = try await evaluate(forgedOuter, with: pki.evaluator)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReceiptCore
 import Testing
 
 #if canImport(Glibc)
@@ -39,11 +40,6 @@ import Darwin
         return Int(info.st_mode) & 0o777
     }
 
-    static func base64url(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     @Test func inspectJSONEscapesControlsFromAVerifyResponse() throws {
         let response = #"""
             {"status":0,"environment":"Sandbox","receipt":{"receipt_type":"ProductionSandbox",
@@ -68,10 +64,10 @@ import Darwin
     }
 
     @Test func inspectJSONEscapesControlsFromAJWSPayload() throws {
-        let header = Self.base64url(#"{"alg":"ES256"}"#)
-        let payload = Self.base64url(
+        let header = Base64Text.encodeURL(Array(#"{"alg":"ES256"}"#.utf8))
+        let payload = Base64Text.encodeURL(Array((
             #"{"bundleId":"com.example\#(Self.hostile)","productId":"p\#(Self.hostile)","transactionId":"1","originalTransactionId":"1","#
-                + #""purchaseDate":1700000000000,"type":"Consumable","environment":"Sandbox"}"#)
+                + #""purchaseDate":1700000000000,"type":"Consumable","environment":"Sandbox"}"#).utf8))
         let result = try cli.run(["inspect", "--format", "json", "-"], stdin: Data("\(header).\(payload).AAAA".utf8))
         #expect(Self.rawControls(result.stdout).isEmpty, "\(Self.rawControls(result.stdout))")
         #expect(result.stdout.contains(#""bid" : "com.example\u007f\u0085\u009b\u202e\u2066\u2028\u2029""#), "\(result.stdout)")

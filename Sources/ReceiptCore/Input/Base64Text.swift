@@ -77,9 +77,9 @@ public enum Base64Text {
     /// Each character's six bits: both alphabets (`+`/`-` are 62, `/`/`_` 63), 0xFF for the rest.
     private static let sextets: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() { table[Int(byte)] = UInt8(value) }
-        table[Int(UInt8(ascii: "-"))] = 62
-        table[Int(UInt8(ascii: "_"))] = 63
+        for (value, byte) in urlAlphabet.enumerated() { table[Int(byte)] = UInt8(value) }
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
         return table
     }()
 
