@@ -9,32 +9,15 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 corpus=../shared/corpus/pkcs7
 swift build -c release >/dev/null
-venv=${TMPDIR:-/tmp}/receiptdash-bench-venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet apple-purchase-receipt-verifier
-fi
+. Benchmarks/pypi-peer.sh
+peer=$(peer_python)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== receiptdash"
 .build/release/receiptdash bench --verify --suffix .der --seconds "$seconds" "$corpus"
 # The genuine receipts and their creation dates (the time their chains are judged at).
-files=()
-creation="{"
-while IFS=$'\t' read -r path ms; do
-  files+=("$path")
-  creation+="\"$path\": $ms,"
-done < <(.build/release/receiptdash inspect --format json "$corpus"/*.der 2>/dev/null | python3 -c '
-import json, sys, datetime
-for item in json.load(sys.stdin):
-    if item.get("trust", {}).get("verdict") != "valid":
-        continue
-    created = item["receipt"]["receipt_creation_date"]
-    ms = int(datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() * 1000)
-    print(item["source"] + "\t" + str(ms))
-')
-creation="${creation%,}}"
-echo "== apple-purchase-receipt-verifier $("$venv/bin/pip" show apple-purchase-receipt-verifier | awk '/^Version/ {print $2}')"
-"$venv/bin/python" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"
+peer_receipts .build/release/receiptdash 1 "$corpus"/*.der
+echo "== apple-purchase-receipt-verifier $("$peer" -m pip show apple-purchase-receipt-verifier | awk '/^Version/ {print $2}')"
+"$peer" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"
 
 # Whole process, start to exit, output read through a pipe: receipts/s and bytes written.
 folder=${TMPDIR:-/tmp}/receiptdash-bench-receipts
@@ -55,18 +38,6 @@ elapsed = sorted(times)[len(times) // 2]
 print(f"receiptdash inspect --format {fmt}: {count} receipts in {elapsed:.3f} s (median of {len(times)}; fastest {min(times):.3f} s): {count / elapsed:.0f} receipts/s, {len(out) / 1e6:.1f} MB written")
 PY
 done
-files=()
-creation="{"
-while IFS=$'\t' read -r path ms; do
-  files+=("$path")
-  creation+="\"$path\": $ms,"
-done < <(.build/release/receiptdash inspect --format json "$folder" 2>/dev/null | python3 -c '
-import json, sys, datetime
-for item in json.load(sys.stdin):
-    created = item["receipt"]["receipt_creation_date"]
-    ms = int(datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() * 1000)
-    print(item["source"] + "\t" + str(ms))
-')
-creation="${creation%,}}"
+peer_receipts .build/release/receiptdash 0 "$folder"
 echo "== apple-purchase-receipt-verifier on the same $(ls "$folder" | wc -l) receipts"
-"$venv/bin/python" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"
+"$peer" Benchmarks/pypi_verifier_bench.py "$seconds" "$creation" "${files[@]}"

@@ -41,31 +41,16 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 
 if wants 1; then
   echo "== 1. inspect --format json vs apple-purchase-receipt-verifier"
-  venv=${TMPDIR:-/tmp}/receiptdash-bench-venv
-  if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet apple-purchase-receipt-verifier
-  fi
+  . Benchmarks/pypi-peer.sh
   folder=${TMPDIR:-/tmp}/receiptdash-bench-receipts
   Benchmarks/make-receipt-folder.sh "$folder" 480 >/dev/null
-  files=()
-  creation="{"
-  while IFS=$'\t' read -r path ms; do
-    files+=("$path")
-    creation+="\"$path\": $ms,"
-  done < <("$bin" inspect --format json "$folder" 2>/dev/null | python3 -c '
-import json, sys, datetime
-for item in json.load(sys.stdin):
-    created = item["receipt"]["receipt_creation_date"]
-    print(item["source"] + "\t" + str(int(datetime.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp() * 1000)))
-')
-  creation="${creation%,}}"
+  peer_receipts "$bin" 0 "$folder"
   # receiptdash whole-process, start to exit, output read through a pipe, median of 5 after a
   # warm-up; the package in its own loop (its interpreter's start not counted: kind to it), as
   # the issue measured it.
-  peer=$("$venv/bin/python" Benchmarks/pypi_verifier_bench.py 5 "$creation" "${files[@]}")
-  echo "$peer"
-  python3 - "$bin" "$folder" "$(sed -nE 's/.*: ([0-9]+) receipts\/s.*/\1/p' <<<"$peer")" >"$results.1" <<'PY'
+  peer_out=$("$(peer_python)" Benchmarks/pypi_verifier_bench.py 5 "$creation" "${files[@]}")
+  echo "$peer_out"
+  python3 - "$bin" "$folder" "$(sed -nE 's/.*: ([0-9]+) receipts\/s.*/\1/p' <<<"$peer_out")" >"$results.1" <<'PY'
 import os, subprocess, sys, time
 binary, folder, peer = sys.argv[1], sys.argv[2], float(sys.argv[3])
 count = len(os.listdir(folder))
