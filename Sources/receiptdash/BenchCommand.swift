@@ -4,6 +4,7 @@ import ReceiptBenchmarks
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Measure decoding speed on one core (use a release build).",
         discussion: """
             Decodes the given receipts (files or folders; default: ../shared/corpus/pkcs7, or the \

@@ -6,6 +6,7 @@ import ReceiptCore
 /// `receiptdash consumption`: answer Apple's CONSUMPTION_REQUEST for a transaction.
 struct Consumption: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "consumption",
         abstract: "Send consumption information for a refund request (CONSUMPTION_REQUEST), so Apple decides on facts.",
         discussion: """
             Only with the customer's consent (--customer-consented). --consumed-percent 40 is sent \
@@ -101,6 +102,7 @@ struct AppAccountToken: AsyncParsableCommand {
 /// `receiptdash finish`: finish a transaction the app never finished.
 struct Finish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "finish",
         abstract: "Finish a transaction on the server (after its content was delivered), as the app's finish() would.")
 
     @Option(name: .long, help: ArgumentHelp("The transaction to finish.", valueName: "id"))

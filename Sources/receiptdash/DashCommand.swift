@@ -12,6 +12,7 @@ import TerminalUI
 
 struct Dash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "dash",
         abstract: "The dashboard: load or paste receipts and browse them in panes (the default command).",
         discussion: """
             With no FILE the bundled demo receipts load, so there is something to look at at once \
@@ -200,7 +201,7 @@ struct Dash: AsyncParsableCommand {
 }
 
 struct Keys: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the dashboard's keys as a Markdown table.")
+    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Print the dashboard's keys as a Markdown table.")
 
     func run() throws {
         print(KeyMap.markdown)

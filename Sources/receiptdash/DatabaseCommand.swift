@@ -23,6 +23,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Migrate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "migrate",
             abstract: "Create or upgrade the audit tables (versioned migrations; running it again changes nothing).")
 
         @OptionGroup var database: DatabaseOption
@@ -36,6 +37,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Copy: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "copy",
             abstract: "Copy a trail (receipts, sightings, attempts, purchases, look-ups, notifications, actions sent to Apple) into another.",
             discussion: """
                 Receipts are matched by content hash, sightings and attempts by their time and \

@@ -11,6 +11,7 @@ extension RefundPreference: ExpressibleByArgument {}
 /// of such a mass extension.
 struct Extend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "extend",
         abstract: "Extend a subscription's renewal date (one customer, or every active subscriber of a product).",
         discussion: """
             An extension cannot be taken back, and Apple allows two per customer per 365 days, at \

@@ -80,6 +80,7 @@ enum AuditOpening {
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "history",
         abstract: "Look up what was seen and what Apple said, from the audit database.",
         discussion: """
             One row per distinct receipt (the same receipt seen twice is one row with both \

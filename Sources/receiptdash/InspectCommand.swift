@@ -7,6 +7,7 @@ extension OutputFormat: ExpressibleByArgument {}
 
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Decode receipts offline and show what they contain.",
         discussion: """
             Each FILE may be a receipt in any supported format, a folder (its files are read in \

@@ -10,6 +10,7 @@ extension APIEnvironmentSelection: ExpressibleByArgument {}
 
 struct Lookup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "lookup",
         abstract: "Look a customer up through the App Store Server API: by order ID, transaction ID, or a receipt.",
         discussion: """
             Finds the customer's transactions (every history page), subscription statuses, refunds \

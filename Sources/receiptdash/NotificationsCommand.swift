@@ -20,6 +20,7 @@ extension TableFormat: ExpressibleByArgument {}
 
 struct Notifications: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "notifications",
         abstract: "List the notifications a receiver stored, or reconcile them with Apple's Notification History.",
         discussion: """
             Lists what `receiptdash receive --db PATH` stored: one row per notificationUUID, its type \

@@ -11,6 +11,7 @@ import UntrustedText
 /// `receiptdash receive`: the App Store Server Notifications endpoint.
 struct Receive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "receive",
         abstract: "Receive App Store Server Notifications V2: verify, deduplicate, store durably, then answer.",
         discussion: """
             POST /notifications takes exactly {"signedPayload": "<JWS>"}. A notification is answered \

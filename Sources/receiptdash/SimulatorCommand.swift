@@ -6,6 +6,7 @@ import UntrustedText
 
 struct Simulator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "simulator",
         abstract: "Serve a local App Store verifyReceipt on loopback, for offline tests, demos and QA.",
         discussion: """
             Production answers at /production/verifyReceipt and sandbox at /sandbox/verifyReceipt. \

@@ -7,6 +7,7 @@ import ReceiptWatch
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Verify receipts online with Apple's verifyReceipt (or the local simulator).",
         discussion: """
             Production first, sandbox on 21007, production on 21008; temporary failures (21005, \

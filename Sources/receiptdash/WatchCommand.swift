@@ -8,6 +8,7 @@ import UntrustedText
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Watch folders, log files or standard input for receipts and record them (and verify with --verify).",
         discussion: """
             A SOURCE is a folder (each new file is read once), a log file followed like tail -F \
