@@ -38,6 +38,38 @@ import Testing
         #expect(decoded.receipt == (try reference()))
     }
 
+    /// The JWS sniff, read 64 bytes at a time, answers as a byte-by-byte reading of its rule
+    /// (`eyJ`, then only the base64 or base64url alphabet, `=` and dots, with a dot somewhere):
+    /// every byte value, in a block, at a block's edge and in the tail.
+    @Test func jwsSniffAnswersByteForByteAsItsRule() {
+        func rule(_ text: [UInt8]) -> Bool {
+            text.starts(with: Array("eyJ".utf8)) && text.contains(UInt8(ascii: "."))
+                && text.allSatisfy { $0 == UInt8(ascii: ".") || Base64Text.isAlphabet($0) }
+        }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=".utf8)
+        var token = Array("eyJ".utf8) + (0..<140).map { alphabet[$0 * 7 % alphabet.count] }
+        token[70] = UInt8(ascii: ".")
+        #expect(JWSToken.looksLikeJWS(token[...]))
+        var answers = 0
+        for position in [3, 5, 63, 64, 65, 127, 128, 129, 142] {
+            for value in UInt8.min...UInt8.max {
+                var text = token
+                text[position] = value
+                #expect(JWSToken.looksLikeJWS(text[...]) == rule(text), "byte \(value) at \(position)")
+                if rule(text) { answers += 1 }
+            }
+        }
+        // 67 characters of the alphabets and `=`, and the dot: 68 values pass at each place.
+        #expect(answers == 9 * 68)
+        #expect(!JWSToken.looksLikeJWS(Array(token.map { $0 == UInt8(ascii: ".") ? UInt8(ascii: "A") : $0 })[...]))
+        for text in ["", "e", "ey", "eyJ", "eyJ.", "eyK.abc", "eyJhbGciOiJFUzI1NiJ9.e30.sig"] {
+            #expect(JWSToken.looksLikeJWS(Array(text.utf8)[...]) == rule(Array(text.utf8)), "\(text)")
+        }
+        // A slice that does not start at 0 (a token inside a log line).
+        let line = Array("token=".utf8) + token
+        #expect(JWSToken.looksLikeJWS(line[6...]))
+    }
+
     @Test func binaryAndBase64AreTheSame() throws {
         let der = try Fixture.der("production.b64")
         let fromBinary = try decoder.decode(der)
