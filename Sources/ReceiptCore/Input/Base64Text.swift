@@ -89,42 +89,59 @@ public enum Base64Text {
     /// judges as before: the bytes are those Foundation's decoder gave for the same text.
     private static func decodeClean(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         sextets.withUnsafeBufferPointer { sextets -> [UInt8]? in
-            var length = 0
-            while length < text.count, sextets[Int(text[length])] < 64 { length += 1 }
-            var pad = 0
-            for j in length..<text.count {
-                switch text[j] {
-                case UInt8(ascii: "="): pad += 1
-                case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
-                default: return nil
-                }
-            }
-            guard pad <= 2, length % 4 != 1, length > 0 else { return nil }
-            let rest = length % 4
-            let count = length / 4 * 3 + (rest == 0 ? 0 : rest - 1)
+            let n = text.count
+            var clean = true
             var leftover: UInt32 = 0
-            let bytes = [UInt8](unsafeUninitializedCapacity: count) { out, written in
+            // One pass: whole quartets are checked as they are decoded (a scan for the text's
+            // length first went over every character twice), so the array is sized for the
+            // most the text can hold.
+            let bytes = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 3) { out, written in
                 var i = 0
                 var o = 0
-                while i + 4 <= length {
-                    let v = UInt32(sextets[Int(text[i])]) << 18 | UInt32(sextets[Int(text[i + 1])]) << 12
-                        | UInt32(sextets[Int(text[i + 2])]) << 6 | UInt32(sextets[Int(text[i + 3])])
+                while i + 4 <= n {
+                    let a = sextets[Int(text[i])]
+                    let b = sextets[Int(text[i + 1])]
+                    let c = sextets[Int(text[i + 2])]
+                    let d = sextets[Int(text[i + 3])]
+                    guard (a | b | c | d) < 64 else { break }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                     out[o] = UInt8(truncatingIfNeeded: v >> 16)
                     out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
                     out[o + 2] = UInt8(truncatingIfNeeded: v)
                     i += 4
                     o += 3
                 }
+                // The last one to three characters of the alphabet, then only padding and white space.
+                var rest = 0
+                while i + rest < n, rest < 4, sextets[Int(text[i + rest])] < 64 { rest += 1 }
+                var pad = 0
+                for j in (i + rest)..<n {
+                    switch text[j] {
+                    case UInt8(ascii: "="): pad += 1
+                    case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+                    default: clean = false
+                    }
+                    if !clean { break }
+                }
+                guard clean, pad <= 2, rest != 1, i + rest > 0 else {
+                    clean = false
+                    written = 0
+                    return
+                }
                 if rest >= 2 {
                     var v = UInt32(sextets[Int(text[i])]) << 18 | UInt32(sextets[Int(text[i + 1])]) << 12
                     if rest == 3 { v |= UInt32(sextets[Int(text[i + 2])]) << 6 }
                     out[o] = UInt8(truncatingIfNeeded: v >> 16)
-                    if rest == 3 { out[o + 1] = UInt8(truncatingIfNeeded: v >> 8) }
+                    o += 1
+                    if rest == 3 {
+                        out[o] = UInt8(truncatingIfNeeded: v >> 8)
+                        o += 1
+                    }
                     leftover = rest == 2 ? v & 0xFFFF : v & 0xFF
                 }
-                written = count
+                written = o
             }
-            return leftover == 0 ? bytes : nil
+            return clean && leftover == 0 ? bytes : nil
         }
     }
 
