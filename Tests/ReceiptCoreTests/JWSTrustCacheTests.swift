@@ -215,6 +215,25 @@ private let validSteps = [
         #expect(report.steps.first { $0.name == "intermediate" }?.reason == "the leaf's issuer is present but its signature on the leaf does not verify")
     }
 
+    /// Tokens of two chains in turn: the entry found last is compared before the table is
+    /// hashed, and each token still gets its own chain's report, as from a cold cache.
+    @Test func chainsInTurnEachGetTheirOwnEntry() async throws {
+        let cache = TrustCache()
+        let evaluator = TrustEvaluator(anchors: pki.anchors, cache: cache)
+        let first = try pki.token(leaf: try pki.leaf(serial: 41))
+        let second = try pki.token(leaf: try pki.leaf(serial: 42))
+        let cold = [
+            try await evaluate(first, TrustEvaluator(anchors: pki.anchors)),
+            try await evaluate(second, TrustEvaluator(anchors: pki.anchors)),
+        ]
+        #expect(cold[0] != cold[1])
+        for round in 0..<3 {
+            #expect(try await evaluate(first, evaluator) == cold[0], "round \(round)")
+            #expect(try await evaluate(second, evaluator) == cold[1], "round \(round)")
+        }
+        #expect(cache.sizes.jwsChains == 2)
+    }
+
     /// The same chain judged against other roots is not answered from the entry of the first.
     @Test func cacheSharedByEvaluatorsWithOtherRootsKeepsThemApart() async throws {
         let cache = TrustCache()

@@ -41,6 +41,9 @@ public final class TrustCache: Sendable {
         var signatures: [SignaturePair: Bool] = [:]
         var chains: [ChainKey: ChainAnalysis] = [:]
         var jwsChains: [JWSChainKey: JWSChain] = [:]
+        /// The JWS chain found or added last, compared before hashing the chain's 3 KB of DER:
+        /// a fleet's tokens come one signing chain after another.
+        var lastJWSChain: (key: JWSChainKey, chain: JWSChain)?
         /// The bytes the entries hold, roughly (their keys' DER and a fixed cost each).
         var bytes = 0
     }
@@ -86,6 +89,19 @@ public final class TrustCache: Sendable {
                 hasher.combine(der.count)
                 der.withUnsafeBytes { hasher.combine(bytes: $0) }
             }
+        }
+
+        /// `memcmp` over each certificate (an array's own `==` compares one byte at a time).
+        static func == (a: JWSChainKey, b: JWSChainKey) -> Bool {
+            guard a.anchors == b.anchors, a.certificates.count == b.certificates.count else { return false }
+            for (x, y) in zip(a.certificates, b.certificates) {
+                guard x.count == y.count else { return false }
+                let same = x.withUnsafeBytes { x in
+                    y.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+                }
+                guard same else { return false }
+            }
+            return true
         }
     }
 
@@ -187,13 +203,23 @@ public final class TrustCache: Sendable {
 
     /// The cached reading of a JWS chain, if any.
     func jwsChain(_ key: JWSChainKey) -> JWSChain? {
-        storage.state.withLock { $0.jwsChains[key] }
+        storage.state.withLock { state in
+            if let last = state.lastJWSChain, last.key == key { return last.chain }
+            guard let found = state.jwsChains[key] else { return nil }
+            if remembers { state.lastJWSChain = (key, found) }
+            return found
+        }
     }
 
     /// Remembers a chain's reading (with its Apple chain judged, once it is): called only for
     /// a token whose signature verified.
     func update(_ key: JWSChainKey, _ chain: JWSChain) {
         remember(\.jwsChains, key, chain, bytes: key.certificates.reduce(0) { $0 + $1.count })
+        guard remembers else { return }
+        storage.state.withLock { state in
+            // Only an entry the table holds (a clear that made room for it keeps the bound).
+            state.lastJWSChain = state.jwsChains[key] == nil ? nil : (key, chain)
+        }
     }
 
     /// The cached analysis for `key`, or `compute()`'s, remembered.
