@@ -11,7 +11,7 @@ extension Purchase {
     init(snakeCase object: [String: JSONValue], source: Source) {
         self.init(source: source)
         var r = JSONFieldReader(object)
-        readFields(&r, key: \.receiptKey, epochDates: false)
+        readFields(&r, PurchaseField.withReceiptKeys, epochDates: false)
         otherFields = r.remainingFields()
     }
 
@@ -19,7 +19,7 @@ extension Purchase {
     init(jwsTransaction object: [String: JSONValue]) {
         self.init(source: .jwsTransaction)
         var r = JSONFieldReader(object)
-        readFields(&r, key: \.jwsKey, epochDates: true)
+        readFields(&r, PurchaseField.withJWSKeys, epochDates: true)
         if offerType == 1 {
             // An introductory offer; a free one is what receipts call a trial.
             isInIntroOfferPeriod = offerDiscountType != "FREE_TRIAL"

@@ -283,14 +283,22 @@ public final class PurchaseField: Sendable {
     }
 }
 
+extension PurchaseField {
+    /// The fields verifyReceipt JSON names, each with its key.
+    static let withReceiptKeys: [(field: PurchaseField, key: String)] = all.compactMap { f in f.receiptKey.map { (f, $0) } }
+    /// The fields a StoreKit 2 transaction payload names, each with its key.
+    static let withJWSKeys: [(field: PurchaseField, key: String)] = all.compactMap { f in f.jwsKey.map { (f, $0) } }
+}
+
 extension Purchase {
-    /// Reads every field that has a key in `keys` from `reader`, typed as the field says; dates
-    /// are verifyReceipt dates (`key`, `key_ms`, …) or StoreKit 2 epoch milliseconds.
+    /// Reads every field of `fields` (``PurchaseField/withReceiptKeys`` or
+    /// ``PurchaseField/withJWSKeys``, listed once: a key path read per field per row went
+    /// through the runtime) from `reader`, typed as the field says; dates are verifyReceipt
+    /// dates (`key`, `key_ms`, …) or StoreKit 2 epoch milliseconds.
     mutating func readFields(
-        _ reader: inout JSONFieldReader, key keys: KeyPath<PurchaseField, String?>, epochDates: Bool
+        _ reader: inout JSONFieldReader, _ fields: [(field: PurchaseField, key: String)], epochDates: Bool
     ) {
-        for field in PurchaseField.all {
-            guard let key = field[keyPath: keys] else { continue }
+        for (field, key) in fields {
             switch field.accessor {
             case .source: break
             case .text(let path): self[keyPath: path] = reader.string(key)
