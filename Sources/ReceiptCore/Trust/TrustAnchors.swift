@@ -102,11 +102,6 @@ extension Certificate {
         SignatureSummary.commonName(subject) ?? subject.description
     }
 
-    /// Whether the certificate was within its validity window at `time`.
-    func isValid(at time: Date) -> Bool {
-        notValidBefore <= time && time <= notValidAfter
-    }
-
     /// The serial number as colon-separated hex bytes, as openssl prints it.
     var serialText: String {
         Hex.encode(serialNumber.bytes, separator: ":")

@@ -181,47 +181,57 @@ public struct TrustEvaluator: Sendable {
     ) -> TrustReport.Verdict {
         let stepsBefore = steps.count
         steps += judged.steps
-        validity(judged.chain, time: time, timeSource: timeSource, now: options.now, steps: &steps)
+        validity(judged.chain, dates: judged.dates, time: time, timeSource: timeSource, now: options.now, steps: &steps)
         // The verifier has the last word: a chain it rejected never reads as all-pass.
         if !judged.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
             steps.append(
                 .init(.chain, outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
         }
-        expiryWarning(judged.chain.filter { $0.0 != .root }, options: options, steps: &steps)
+        expiryWarning(judged.chain, dates: judged.dates, options: options, steps: &steps)
         return judged.success
     }
 
-    /// One step: were all certificates valid at `time`?
+    /// One step: were all certificates valid at `time`? `dates` are the chain's own
+    /// (``JudgedChain/dates``), read from the certificates when not given.
     func validity(
-        _ chain: [(ChainPosition, Certificate)], time: Date?, timeSource: String, now: Date, steps: inout [TrustReport.Step]
+        _ chain: [(ChainPosition, Certificate)], dates: [ValidityDates]? = nil, time: Date?, timeSource: String, now: Date,
+        steps: inout [TrustReport.Step]
     ) {
         guard let time else {
             steps.append(.init(.validity, outcome: .fail, reason: "no \(timeSource) to judge the certificates at"))
             return
         }
+        let dates = dates ?? chain.map { ValidityDates($0.1) }
         let day = String(AppleDate.iso8601(time).prefix(10))
-        let invalid = chain.filter { !$0.1.isValid(at: time) }
+        let invalid = chain.indices.filter { !dates[$0].contains(time) }
         if invalid.isEmpty {
-            let expiredSince = chain.filter { $0.1.notValidAfter < now }
             var reason = "chain valid on \(day) (\(timeSource))"
-            if let first = expiredSince.first {
-                reason += "; the \(first.0.rawValue) expired \(AppleDate.iso8601(first.1.notValidAfter).prefix(10)), which does not matter for a receipt signed before"
+            if let first = chain.indices.first(where: { dates[$0].notAfter < now }) {
+                reason += "; the \(chain[first].0.rawValue) expired \(AppleDate.iso8601(dates[first].notAfter).prefix(10)), which does not matter for a receipt signed before"
             }
             steps.append(.init(.validity, outcome: .pass, reason: reason))
         } else {
-            let text = invalid.map { "the \($0.0.rawValue) was valid \($0.1.validityText)" }.joined(separator: "; ")
+            let text = invalid.map { "the \(chain[$0].0.rawValue) was valid \(chain[$0].1.validityText)" }.joined(separator: "; ")
             steps.append(.init(.validity, outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
         }
     }
 
-    /// A warning step listing certificates that expire within the warning window of "now".
-    func expiryWarning(_ chain: [(ChainPosition, Certificate)], options: TrustOptions, steps: inout [TrustReport.Step]) {
+    /// A warning step listing the certificates but the root that expire within the warning
+    /// window of "now". `dates` as for ``validity(_:dates:time:timeSource:now:steps:)``.
+    func expiryWarning(
+        _ chain: [(ChainPosition, Certificate)], dates: [ValidityDates]? = nil, options: TrustOptions,
+        steps: inout [TrustReport.Step]
+    ) {
+        let dates = dates ?? chain.map { ValidityDates($0.1) }
         let horizon = options.now.addingTimeInterval(Double(options.expiryWarningDays) * 86_400)
-        let soon = chain.filter { $0.1.notValidAfter > options.now && $0.1.notValidAfter <= horizon }
+        let soon = chain.indices.filter {
+            chain[$0].0 != .root && dates[$0].notAfter > options.now && dates[$0].notAfter <= horizon
+        }
         guard !soon.isEmpty else { return }
-        let text = soon.map { name, cert in
-            let days = Int((cert.notValidAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
-            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(cert.notValidAfter).prefix(10)) (in \(days) days)"
+        let text = soon.map { index in
+            let (name, cert) = chain[index]
+            let days = Int((dates[index].notAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
+            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(dates[index].notAfter).prefix(10)) (in \(days) days)"
         }.joined(separator: "; ")
         steps.append(.init(.expiryWarning, outcome: .warning, reason: text))
     }
@@ -260,6 +270,30 @@ struct JudgedChain: Sendable {
     var chain: [(ChainPosition, Certificate)]
     var verified: Bool
     var success: TrustReport.Verdict
+    /// Each certificate's validity dates, in ``chain``'s order: read once per chain (a read
+    /// converts the certificate's ASN.1 time), then compared for every token it signs.
+    let dates: [ValidityDates]
+
+    init(steps: [TrustReport.Step], chain: [(ChainPosition, Certificate)], verified: Bool, success: TrustReport.Verdict) {
+        self.steps = steps
+        self.chain = chain
+        self.verified = verified
+        self.success = success
+        dates = chain.map { ValidityDates($0.1) }
+    }
+}
+
+/// When a certificate is valid: `notBefore` to `notAfter`, both included.
+struct ValidityDates: Sendable {
+    let notBefore: Date
+    let notAfter: Date
+
+    init(_ certificate: Certificate) {
+        notBefore = certificate.notValidBefore
+        notAfter = certificate.notValidAfter
+    }
+
+    func contains(_ time: Date) -> Bool { notBefore <= time && time <= notAfter }
 }
 
 /// Where a certificate sits in a chain; the raw values are the words the validity and expiry
