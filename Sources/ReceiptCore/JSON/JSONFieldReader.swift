@@ -4,6 +4,7 @@ import Foundation
 /// rest can be kept verbatim (``remainingFields()``) for the "every field" view.
 struct JSONFieldReader {
     let object: [String: JSONValue]
+    /// The keys read: only ever keys `object` has (each is marked after it was found).
     private(set) var used: Set<String> = []
     /// Keys that must never be kept or shown (e.g. a V1 notification's `password`).
     var secretKeys: Set<String> = []
@@ -91,9 +92,12 @@ struct JSONFieldReader {
     /// The keys nobody read, sorted, with scalar values as text and objects or arrays as
     /// compact JSON. Secret keys are left out.
     func remainingFields() -> [Field] {
-        object.keys.sorted().compactMap { key in
-            guard !used.contains(key), !secretKeys.contains(key), let value = object[key] else { return nil }
-            return Field(name: key, keeping: value)
+        // Only keys the object has are marked used: as many used as the object has keys is
+        // every key read, found without hashing each key once more.
+        guard used.count < object.count else { return [] }
+        // The few left sorted, not every key.
+        return object.keys.filter { !used.contains($0) && !secretKeys.contains($0) }.sorted().compactMap { key in
+            object[key].map { Field(name: key, keeping: $0) }
         }
     }
 }
