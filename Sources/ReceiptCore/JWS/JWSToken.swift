@@ -36,7 +36,7 @@ public struct JWSToken: Sendable, Hashable {
     /// - Throws: ``ReceiptDecodingError`` (`invalidJWS`, or `limitExceeded` for the bounds)
     ///   naming the part that is wrong.
     public init(compact text: some Collection<UInt8>, maximumDepth: Int = 64) throws {
-        let bytes = Array(text)
+        var bytes = Array(text)
         // The two dots found by memchr (a generic split went through the token a byte at a time).
         let dots = bytes.withUnsafeBufferPointer { b -> (Int, Int)? in
             guard let base = b.baseAddress else { return nil }
@@ -57,14 +57,17 @@ public struct JWSToken: Sendable, Hashable {
                 .limitExceeded,
                 "the JWS header is \(parts[0].count) bytes; at most \(Self.maximumHeaderBytes) are read (Apple's is about 4 KB)")
         }
-        let headerKey = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
-        let known = Self.headers.withLock { memo -> DecodedHeader? in
-            // The last header found, compared byte for byte before hashing ~4 KB of text:
-            // a notification's nested tokens carry their notification's header.
-            if let last = memo.last, last.key == headerKey { return last.header }
-            guard let found = memo.entries[headerKey] else { return nil }
-            memo.last = (headerKey, found)
-            return found
+        let (segment, known) = Self.headers.withLock { memo -> ([UInt8], DecodedHeader?) in
+            // The last header found, compared byte for byte in place before ~4 KB of text is
+            // copied and hashed: a notification's nested tokens carry their notification's
+            // header. Its text is then shared, not copied.
+            if let last = memo.last, last.key.maximumDepth == maximumDepth, last.key.hasText(parts[0]) {
+                return (last.key.text, last.header)
+            }
+            let key = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
+            guard let found = memo.entries[key] else { return (key.text, nil) }
+            memo.last = (key, found)
+            return (key.text, found)
         }
         let headerBytes: [UInt8]
         let payloadBytes: [UInt8]
@@ -135,8 +138,10 @@ public struct JWSToken: Sendable, Hashable {
             certificateChain = chain
             decodedHeaderForMemo = DecodedHeader(header: decodedHeader.header, algorithm: algorithm, certificateChain: chain)
         }
-        headerSegment = headerKey.text
-        signingInput = Array(bytes[..<secondDot])
+        headerSegment = segment
+        // The token's own array cut after the payload (the copy of the prefix it was is saved).
+        bytes.removeSubrange(secondDot...)
+        signingInput = bytes
         headerDepth = maximumDepth
     }
 
@@ -194,9 +199,14 @@ public struct JWSToken: Sendable, Hashable {
 
         /// `memcmp` over the bytes (an array's own `==` compares one element at a time).
         static func == (a: HeaderKey, b: HeaderKey) -> Bool {
-            guard a.maximumDepth == b.maximumDepth, a.text.count == b.text.count else { return false }
-            return a.text.withUnsafeBytes { x in
-                b.text.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+            a.maximumDepth == b.maximumDepth && a.hasText(b.text[...])
+        }
+
+        /// Whether `other` is this key's text, byte for byte (`memcmp`).
+        func hasText(_ other: ArraySlice<UInt8>) -> Bool {
+            guard text.count == other.count else { return false }
+            return text.withUnsafeBytes { x in
+                other.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
             }
         }
     }
