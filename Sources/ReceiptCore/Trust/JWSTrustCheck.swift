@@ -19,9 +19,9 @@ struct JWSTrustCheck {
             default: nil
             }
         }
-        let timeField = ["signedDate", "receiptCreationDate"].first { milliseconds($0) != nil } ?? "signedDate"
-        let time = milliseconds(timeField)
-        let timeSource = timeField
+        let signedDate = milliseconds("signedDate")
+        let time = signedDate ?? milliseconds("receiptCreationDate")
+        let timeSource = signedDate == nil && time != nil ? "receiptCreationDate" : "signedDate"
 
         if token.algorithm == "ES256" {
             steps.append(.init(.algorithm, outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
