@@ -111,14 +111,18 @@ struct Analyzer {
         var chains: [String: [Int]] = [:]
         var chainOrder: [String] = []
         var oneTime: [OneTimePurchase] = []
-        for position in rows.indices {
-            let (auto, inferred) = isAutoRenewable(rows[position])
-            if auto {
-                let chain = rows[position].originalTransactionID ?? rows[position].transactionID ?? "row-\(position)"
-                if chains[chain] == nil { chainOrder.append(chain) }
-                chains[chain, default: []].append(position)
-            } else {
-                oneTime.append(oneTimePurchase(rows[position], inferred: inferred))
+        // Through a buffer pointer: its subscript lends the row to the calls below, where the
+        // array's getter copied it (a retain and a release per string field, every row).
+        rows.withUnsafeBufferPointer { rows in
+            for position in rows.indices {
+                let (auto, inferred) = isAutoRenewable(rows[position])
+                if auto {
+                    let chain = rows[position].originalTransactionID ?? rows[position].transactionID ?? "row-\(position)"
+                    if chains[chain] == nil { chainOrder.append(chain) }
+                    chains[chain, default: []].append(position)
+                } else {
+                    oneTime.append(oneTimePurchase(rows[position], inferred: inferred))
+                }
             }
         }
         for (id, count) in duplicates.sorted(by: { $0.key < $1.key }) {
