@@ -25,10 +25,13 @@ struct Analyzer {
         if input.environment == .sandbox || input.environment == .xcode { sandbox = true }
         if !input.latestReceiptInfo.isEmpty { sawLatestReceiptInfo = true }
         let lists = [input.receipt?.inApp ?? [], input.transactions, input.latestReceiptInfo]
-        let total = lists.reduce(0) { $0 + $1.count }
-        rows.reserveCapacity(rows.count + total)
-        index.reserveCapacity(index.count + total)
-        for list in lists {
+        for (position, list) in lists.enumerated() where !list.isEmpty {
+            // The common case, one receipt's rows: the first list, with no transaction twice,
+            // becomes the rows as it is (its buffer shared, where appending copied each row).
+            if rows.isEmpty, take(list) { continue }
+            let rest = lists[position...].reduce(0) { $0 + $1.count }
+            rows.reserveCapacity(rows.count + rest)
+            index.reserveCapacity(index.count + rest)
             var seenInList = Set<String>(minimumCapacity: list.count)
             // By index: `for row in list` copies each row (a retain per string) before it is
             // stored, which is a copy already.
@@ -62,6 +65,27 @@ struct Analyzer {
         {
             notificationStatus[original] = status
         }
+    }
+
+    /// With no rows yet: `list` taken whole as the rows, when no transaction id comes twice in
+    /// it (each row's key, index and consumable mark as the loop in ``add(_:)`` gives them).
+    /// False, and nothing changed, otherwise.
+    private mutating func take(_ list: [Purchase]) -> Bool {
+        guard !list.isEmpty else { return false }
+        var keys: [String: Int] = [:]
+        keys.reserveCapacity(list.count)
+        for i in list.indices {
+            // `rows.count` is `i` here in the loop: nothing before this row was skipped.
+            guard keys.updateValue(i, forKey: list[i].transactionID ?? "row-\(i)") == nil else { return false }
+        }
+        rows = list
+        index = keys
+        if list[0].source == .receiptInApp {
+            for i in list.indices where list[i].productType == .consumable {
+                if let id = list[i].transactionID { receiptConsumables.insert(id) }
+            }
+        }
+        return true
     }
 
     /// Keeps every field either source has; the second (usually `latest_receipt_info`, which
@@ -191,6 +215,12 @@ struct Analyzer {
     ///   sorts and filters positions and reads fields in place: copying a row retains each of
     ///   its strings (measured: a tenth of `inspect --format json`).
     private func summarize(_ original: String, _ chain: [Int]) -> SubscriptionSummary {
+        rows.withUnsafeBufferPointer { summarize(original, chain, rows: $0) }
+    }
+
+    /// ``summarize(_:_:)`` over the rows through a buffer pointer, whose subscript lends a row
+    /// where the array's getter copied it (for `period(of:)` and the latest period).
+    private func summarize(_ original: String, _ chain: [Int], rows: UnsafeBufferPointer<Purchase>) -> SubscriptionSummary {
         var warnings: [String] = []
         let keys = chain.map { i in (rows[i].purchaseDate ?? .distantPast, rows[i].expiresDate ?? .distantPast, i) }
         let sorted = keys.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.2)
