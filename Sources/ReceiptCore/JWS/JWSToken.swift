@@ -61,7 +61,7 @@ public struct JWSToken: Sendable, Hashable {
             // The last header found, compared byte for byte in place before ~4 KB of text is
             // copied and hashed: a notification's nested tokens carry their notification's
             // header. Its text is then shared, not copied.
-            if let last = memo.last, last.key.maximumDepth == maximumDepth, last.key.hasText(parts[0]) {
+            if let last = memo.last, last.key.maximumDepth == maximumDepth, sameBytes(last.key.text[...], parts[0]) {
                 return (last.key.text, last.header)
             }
             let key = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
@@ -197,17 +197,8 @@ public struct JWSToken: Sendable, Hashable {
             text.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
 
-        /// `memcmp` over the bytes (an array's own `==` compares one element at a time).
         static func == (a: HeaderKey, b: HeaderKey) -> Bool {
-            a.maximumDepth == b.maximumDepth && a.hasText(b.text[...])
-        }
-
-        /// Whether `other` is this key's text, byte for byte (`memcmp`).
-        func hasText(_ other: ArraySlice<UInt8>) -> Bool {
-            guard text.count == other.count else { return false }
-            return text.withUnsafeBytes { x in
-                other.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
-            }
+            a.maximumDepth == b.maximumDepth && sameBytes(a.text[...], b.text[...])
         }
     }
 

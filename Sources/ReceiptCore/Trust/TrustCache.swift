@@ -91,17 +91,10 @@ public final class TrustCache: Sendable {
             }
         }
 
-        /// `memcmp` over each certificate (an array's own `==` compares one byte at a time).
+        /// Each certificate compared in bulk (``sameBytes(_:_:)``).
         static func == (a: JWSChainKey, b: JWSChainKey) -> Bool {
-            guard a.anchors == b.anchors, a.certificates.count == b.certificates.count else { return false }
-            for (x, y) in zip(a.certificates, b.certificates) {
-                guard x.count == y.count else { return false }
-                let same = x.withUnsafeBytes { x in
-                    y.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
-                }
-                guard same else { return false }
-            }
-            return true
+            a.anchors == b.anchors && a.certificates.count == b.certificates.count
+                && zip(a.certificates, b.certificates).allSatisfy { sameBytes($0[...], $1[...]) }
         }
     }
 

@@ -1,0 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whether `a` and `b` hold the same bytes, compared with `memcmp` (an array's own `==`
+/// compares one element at a time): the header memo and the chain cache compare kilobytes of
+/// text and DER per token.
+func sameBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBytes { x in
+        b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+    }
+}
