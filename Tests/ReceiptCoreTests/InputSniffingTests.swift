@@ -42,9 +42,10 @@ import Testing
     /// (`eyJ`, then only the base64 or base64url alphabet, `=` and dots, with a dot somewhere):
     /// every byte value, in a block, at a block's edge and in the tail.
     @Test func jwsSniffAnswersByteForByteAsItsRule() {
+        // The characters written out, not read from the code under test.
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=.".utf8)
         func rule(_ text: [UInt8]) -> Bool {
-            text.starts(with: Array("eyJ".utf8)) && text.contains(UInt8(ascii: "."))
-                && text.allSatisfy { $0 == UInt8(ascii: ".") || Base64Text.isAlphabet($0) }
+            text.starts(with: Array("eyJ".utf8)) && text.contains(UInt8(ascii: ".")) && text.allSatisfy(allowed.contains)
         }
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=".utf8)
         var token = Array("eyJ".utf8) + (0..<140).map { alphabet[$0 * 7 % alphabet.count] }
@@ -64,6 +65,10 @@ import Testing
         #expect(!JWSToken.looksLikeJWS(Array(token.map { $0 == UInt8(ascii: ".") ? UInt8(ascii: "A") : $0 })[...]))
         for text in ["", "e", "ey", "eyJ", "eyJ.", "eyK.abc", "eyJhbGciOiJFUzI1NiJ9.e30.sig"] {
             #expect(JWSToken.looksLikeJWS(Array(text.utf8)[...]) == rule(Array(text.utf8)), "\(text)")
+        }
+        // The alphabet the decoders and the sniff share: exactly those characters but the dot.
+        for value in UInt8.min...UInt8.max {
+            #expect(Base64Text.isAlphabet(value) == (allowed.contains(value) && value != UInt8(ascii: ".")), "byte \(value)")
         }
         // A slice that does not start at 0 (a token inside a log line).
         let line = Array("token=".utf8) + token

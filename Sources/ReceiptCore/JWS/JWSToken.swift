@@ -253,16 +253,10 @@ public struct JWSToken: Sendable, Hashable {
         }
     }
 
-    /// 1 for a character of the base64/base64url alphabet, `=` (``Base64Text/isAlphabet(_:)``)
-    /// or `.`; else 0. Written without branches, so a loop over it can be vectorised.
+    /// 1 for a character of the base64/base64url alphabet, `=` or `.`; else 0, without
+    /// branches (``Base64Text/alphabetMark(_:)``), so a loop over it can be vectorised.
     @inline(__always)
     private static func isTokenCharacter(_ c: UInt8) -> UInt8 {
-        var ok: UInt8 = (c | 0x20) &- UInt8(ascii: "a") < 26 ? 1 : 0
-        ok |= c &- UInt8(ascii: "0") < 10 ? 1 : 0
-        // `+` `,` `-` `.` `/` are 0x2B…0x2F: all but the comma.
-        ok |= c &- UInt8(ascii: "+") < 5 && c != UInt8(ascii: ",") ? 1 : 0
-        ok |= c == UInt8(ascii: "_") ? 1 : 0
-        ok |= c == UInt8(ascii: "=") ? 1 : 0
-        return ok
+        Base64Text.alphabetMark(c) | (c == UInt8(ascii: ".") ? 1 : 0)
     }
 }
