@@ -37,7 +37,7 @@ struct Analyzer {
             // stored, which is a copy already.
             let fromReceipt = list.first?.source == .receiptInApp
             for i in list.indices {
-                let key = list[i].transactionID ?? "row-\(rows.count)"
+                let key = Self.key(list[i], position: rows.count)
                 guard seenInList.insert(key).inserted else {
                     duplicates[key, default: 1] += 1
                     continue
@@ -48,9 +48,7 @@ struct Analyzer {
                     index[key] = rows.count
                     rows.append(list[i])
                 }
-                if fromReceipt, list[i].productType == .consumable, let id = list[i].transactionID {
-                    receiptConsumables.insert(id)
-                }
+                if fromReceipt { markConsumable(list[i]) }
             }
         }
         for renewal in input.pendingRenewalInfo {
@@ -76,16 +74,24 @@ struct Analyzer {
         keys.reserveCapacity(list.count)
         for i in list.indices {
             // `rows.count` is `i` here in the loop: nothing before this row was skipped.
-            guard keys.updateValue(i, forKey: list[i].transactionID ?? "row-\(i)") == nil else { return false }
+            guard keys.updateValue(i, forKey: Self.key(list[i], position: i)) == nil else { return false }
         }
         rows = list
         index = keys
         if list[0].source == .receiptInApp {
-            for i in list.indices where list[i].productType == .consumable {
-                if let id = list[i].transactionID { receiptConsumables.insert(id) }
-            }
+            for i in list.indices { markConsumable(list[i]) }
         }
         return true
+    }
+
+    /// A row's key: its transaction id, or its place among the rows when it has none.
+    private static func key(_ row: borrowing Purchase, position: Int) -> String {
+        row.transactionID ?? "row-\(position)"
+    }
+
+    /// Notes a receipt's consumable, to tell later whether `latest_receipt_info` dropped it.
+    private mutating func markConsumable(_ row: borrowing Purchase) {
+        if row.productType == .consumable, let id = row.transactionID { receiptConsumables.insert(id) }
     }
 
     /// Keeps every field either source has; the second (usually `latest_receipt_info`, which
