@@ -81,6 +81,28 @@ import Testing
         #expect(error?.reason == "base64 has an invalid character '!' at offset 88")
     }
 
+    @Test func aCharacterOutOfPlaceIsFoundWhereverItStands() {
+        // The clean path reads eight characters at a time, then four: a bad character at each
+        // place of each (and in the last, partial quartet) stops it there, and the error names
+        // that offset; a padded text with one character of either alphabet changed at each
+        // offset still decodes to what Foundation gives.
+        let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 11) }
+        let text = Array(Data(bytes).base64EncodedString().utf8)  // 44 characters, the last '='
+        for offset in 0..<43 {
+            for bad in [UInt8(ascii: "!"), 0x00, 0x80, 0xFF, UInt8(ascii: "=")] where !(bad == UInt8(ascii: "=") && offset == 42) {
+                var broken = text
+                broken[offset] = bad
+                let error = decodingError { try Base64Text.decode(broken) }
+                #expect(error?.code == .invalidBase64, "offset \(offset), byte \(bad)")
+                #expect(error?.offset == offset || bad == UInt8(ascii: "="), "offset \(offset), byte \(bad)")
+            }
+            var changed = text
+            changed[offset] = offset % 2 == 0 ? UInt8(ascii: "z") : UInt8(ascii: "-")
+            let standard = String(decoding: changed, as: UTF8.self).replacingOccurrences(of: "-", with: "+")
+            #expect((try? Base64Text.decode(changed)) == Data(base64Encoded: standard).map { [UInt8]($0) }, "offset \(offset)")
+        }
+    }
+
     @Test func controlCharactersAreDescribedNotPrinted() {
         let error = decodingError { try Base64Text.decode(Array("QUJD\u{1B}[31m".utf8)) }
         #expect(error?.reason == "base64 has an invalid character 0x1B at offset 4")

@@ -83,65 +83,97 @@ public enum Base64Text {
         return table
     }()
 
+    /// One table per place in a quartet (256 entries each): a character's six bits where they
+    /// land in the quartet's three bytes, read as a little-endian word; 0x0100_0000 for a
+    /// character outside both alphabets, so one comparison checks four characters. Four
+    /// lookups and one store a quartet, where shifting sextets and storing bytes one by one was
+    /// a third slower (measured on a 14 KB JWS payload).
+    private static let placed: [UInt32] = {
+        var table = [UInt32](repeating: 0x0100_0000, count: 1024)
+        for c in 0..<256 where sextets[c] < 64 {
+            let s = UInt32(sextets[c])
+            table[c] = s << 2
+            table[256 + c] = s >> 4 | (s & 0xF) << 12
+            table[512 + c] = (s >> 2) << 8 | (s & 3) << 22
+            table[768 + c] = s << 16
+        }
+        return table
+    }()
+
     /// The clean case, decoded in one pass: characters of either alphabet, then nothing but
     /// `=` padding and white space (a file, a JWS segment). Nil for anything else (and for a
     /// last character with bits left over), which the tolerant path below then reads and
     /// judges as before: the bytes are those Foundation's decoder gave for the same text.
     private static func decodeClean(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        sextets.withUnsafeBufferPointer { sextets -> [UInt8]? in
-            let n = text.count
-            var clean = true
-            var leftover: UInt32 = 0
-            // One pass: whole quartets are checked as they are decoded (a scan for the text's
-            // length first went over every character twice), so the array is sized for the
-            // most the text can hold.
-            let bytes = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 3) { out, written in
-                var i = 0
-                var o = 0
-                while i + 4 <= n {
-                    let a = sextets[Int(text[i])]
-                    let b = sextets[Int(text[i + 1])]
-                    let c = sextets[Int(text[i + 2])]
-                    let d = sextets[Int(text[i + 3])]
-                    guard (a | b | c | d) < 64 else { break }
-                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
-                    out[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
-                    out[o + 2] = UInt8(truncatingIfNeeded: v)
-                    i += 4
-                    o += 3
-                }
-                // The last one to three characters of the alphabet, then only padding and white space.
-                var rest = 0
-                while i + rest < n, rest < 4, sextets[Int(text[i + rest])] < 64 { rest += 1 }
-                var pad = 0
-                for j in (i + rest)..<n {
-                    switch text[j] {
-                    case UInt8(ascii: "="): pad += 1
-                    case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
-                    default: clean = false
+        guard let start = text.baseAddress else { return nil }
+        return sextets.withUnsafeBufferPointer { sextets -> [UInt8]? in
+            placed.withUnsafeBufferPointer { placed -> [UInt8]? in
+                let n = text.count
+                var clean = true
+                var leftover: UInt32 = 0
+                // One pass: whole quartets are checked as they are decoded (a scan for the text's
+                // length first went over every character twice), so the array is sized for the
+                // most the text can hold, plus room for the last word stored whole.
+                let bytes = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 3) { out, written in
+                    guard let target = out.baseAddress.map(UnsafeMutableRawPointer.init) else {
+                        clean = false
+                        return
                     }
-                    if !clean { break }
-                }
-                guard clean, pad <= 2, rest != 1, i + rest > 0 else {
-                    clean = false
-                    written = 0
-                    return
-                }
-                if rest >= 2 {
-                    var v = UInt32(sextets[Int(text[i])]) << 18 | UInt32(sextets[Int(text[i + 1])]) << 12
-                    if rest == 3 { v |= UInt32(sextets[Int(text[i + 2])]) << 6 }
-                    out[o] = UInt8(truncatingIfNeeded: v >> 16)
-                    o += 1
-                    if rest == 3 {
-                        out[o] = UInt8(truncatingIfNeeded: v >> 8)
+                    let first = placed.baseAddress!, second = first + 256, third = first + 512, fourth = first + 768
+                    let source = UnsafeRawPointer(start)
+                    var i = 0
+                    var o = 0
+                    // Two quartets at a time: eight characters read as one word, each looked up in
+                    // its place's table, six bytes stored as one word (the two past them are
+                    // overwritten next, or lie in the room left for the end).
+                    while i + 8 <= n {
+                        let w = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                        let low = first[Int(w & 0xFF)] | second[Int(w >> 8 & 0xFF)] | third[Int(w >> 16 & 0xFF)] | fourth[Int(w >> 24 & 0xFF)]
+                        let high = first[Int(w >> 32 & 0xFF)] | second[Int(w >> 40 & 0xFF)] | third[Int(w >> 48 & 0xFF)] | fourth[Int(w >> 56)]
+                        guard (low | high) < 0x0100_0000 else { break }
+                        target.storeBytes(of: (UInt64(low) | UInt64(high) << 24).littleEndian, toByteOffset: o, as: UInt64.self)
+                        i += 8
+                        o += 6
+                    }
+                    while i + 4 <= n {
+                        let v = first[Int(text[i])] | second[Int(text[i + 1])] | third[Int(text[i + 2])] | fourth[Int(text[i + 3])]
+                        guard v < 0x0100_0000 else { break }
+                        target.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt32.self)
+                        i += 4
+                        o += 3
+                    }
+                    // The last one to three characters of the alphabet, then only padding and white space.
+                    var rest = 0
+                    while i + rest < n, rest < 4, sextets[Int(text[i + rest])] < 64 { rest += 1 }
+                    var pad = 0
+                    for j in (i + rest)..<n {
+                        switch text[j] {
+                        case UInt8(ascii: "="): pad += 1
+                        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+                        default: clean = false
+                        }
+                        if !clean { break }
+                    }
+                    guard clean, pad <= 2, rest != 1, i + rest > 0 else {
+                        clean = false
+                        written = 0
+                        return
+                    }
+                    if rest >= 2 {
+                        var v = UInt32(sextets[Int(text[i])]) << 18 | UInt32(sextets[Int(text[i + 1])]) << 12
+                        if rest == 3 { v |= UInt32(sextets[Int(text[i + 2])]) << 6 }
+                        out[o] = UInt8(truncatingIfNeeded: v >> 16)
                         o += 1
+                        if rest == 3 {
+                            out[o] = UInt8(truncatingIfNeeded: v >> 8)
+                            o += 1
+                        }
+                        leftover = rest == 2 ? v & 0xFFFF : v & 0xFF
                     }
-                    leftover = rest == 2 ? v & 0xFFFF : v & 0xFF
+                    written = o
                 }
-                written = o
+                return clean && leftover == 0 ? bytes : nil
             }
-            return clean && leftover == 0 ? bytes : nil
         }
     }
 
