@@ -5,7 +5,9 @@
 #   1. whole-process `inspect --format json` of the installed binary over 480 real-size receipts
 #      vs the PyPI package apple-purchase-receipt-verifier on the same receipts
 #      (median of 5 each; the development build's figure printed beside it)        goal >= 20x
-#   2. JWS signatures/s vs the bare P-256 verify of the same library (BoringSSL)     goal >= 0.75
+#   2. JWS signatures/s vs the bare P-256 verify of the same library (BoringSSL) of the same
+#      signatures, each over its own signing input; the bare verify of one token over and over
+#      (this script's reference until 2026-11-27) in its own row                    goal >= 0.75
 #   3. one 200x60 dashboard frame, 100,000 rows vs 100 rows (medians)                goal <= 1.2x
 #   4. the receiver at 2,000 notifications/s (sender on the same cores), its p99     goal <= 50 ms
 #   5. `receiptdash --version` of the installed binary vs /bin/true (mean of 200)     goal <= 8x
@@ -78,9 +80,12 @@ if wants 2; then
   out=$("$bin" bench --verify --suffix .jws --seconds 6 ../shared/corpus/jws)
   echo "$out"
   sig=$(sed -nE 's/.* ([0-9]+) signatures\/s .*/\1/p' <<<"$out")
-  bare=$(sed -nE 's/^bare ECDSA.*: ([0-9]+) verifies\/s.*/\1/p' <<<"$out")
-  r=$(awk -v a="$sig" -v b="$bare" 'BEGIN { printf "%.2f", a / b }')
-  row "JWS signatures/s, one thread" "$sig/s" "bare verify $bare/s" "$r" ">= 0.75" "$(met "$r" "r >= 0.75")"
+  same=$(sed -nE 's/^bare ECDSA P-256 verify of the same.*: ([0-9]+) verifies\/s.*/\1/p' <<<"$out")
+  one=$(sed -nE 's/^bare ECDSA P-256 verify of one token.*: ([0-9]+) verifies\/s.*/\1/p' <<<"$out")
+  r=$(awk -v a="$sig" -v b="$same" 'BEGIN { printf "%.2f", a / b }')
+  row "JWS signatures/s, one thread" "$sig/s" "bare verify, same signatures $same/s" "$r" ">= 0.75" "$(met "$r" "r >= 0.75")"
+  r=$(awk -v a="$sig" -v b="$one" 'BEGIN { printf "%.2f", a / b }')
+  row "JWS signatures/s, one thread" "$sig/s" "bare verify, one token $one/s" "$r" ">= 0.75" "$(met "$r" "r >= 0.75")"
 fi
 
 if wants 3; then

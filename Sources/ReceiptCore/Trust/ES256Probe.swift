@@ -21,6 +21,9 @@ public struct ES256Probe: Sendable {
         signingInput = token.signingInput
     }
 
+    /// How many bytes the signature covers (the hash runs over all of them).
+    public var signingInputBytes: Int { signingInput.count }
+
     /// Whether the signature verifies.
     public func verify() -> Bool {
         key.isValidSignature(signature, for: signingInput)
