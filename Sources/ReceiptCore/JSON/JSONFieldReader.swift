@@ -4,22 +4,35 @@ import Foundation
 /// rest can be kept verbatim (``remainingFields()``) for the "every field" view.
 struct JSONFieldReader {
     let object: [String: JSONValue]
-    /// The keys read: only ever keys `object` has (each is marked after it was found).
-    private(set) var used: Set<String> = []
+    /// Where the keys read stand in `object`, in the order read (a key read twice is here
+    /// twice). Positions, not keys: marking one costs an append, where a set of keys hashed
+    /// each key once more (a tenth of a JWS payload's reading).
+    private var used: [Dictionary<String, JSONValue>.Index] = []
     /// Keys that must never be kept or shown (e.g. a V1 notification's `password`).
     var secretKeys: Set<String> = []
 
     init(_ object: [String: JSONValue]) {
         self.object = object
-        // Most keys are read: room for all of them at once, not grown and rehashed five times.
+        // Most keys are read: room for all of them at once.
         used.reserveCapacity(object.count)
     }
 
     func has(_ key: String) -> Bool { object[key] != nil }
 
+    /// The value at `key` and where it stands, when the object has it.
+    private func find(_ key: String) -> (Dictionary<String, JSONValue>.Index, JSONValue)? {
+        guard let position = object.index(forKey: key) else { return nil }
+        return (position, object.values[position])
+    }
+
+    /// Marks `key` read, when the object has it.
+    private mutating func markUsed(_ key: String) {
+        if let position = object.index(forKey: key) { used.append(position) }
+    }
+
     mutating func value(_ key: String) -> JSONValue? {
-        guard let v = object[key] else { return nil }
-        used.insert(key)
+        guard let (position, v) = find(key) else { return nil }
+        used.append(position)
         if case .null = v { return nil }
         return v
     }
@@ -29,20 +42,20 @@ struct JSONFieldReader {
     /// `key` read by `parse`; marked used only when it parses, so a value of another shape
     /// stays in ``remainingFields()``.
     mutating func parsed<T>(_ key: String, _ parse: (JSONValue) -> T?) -> T? {
-        guard let v = object[key], let result = parse(v) else { return nil }
-        used.insert(key)
+        guard let (position, v) = find(key), let result = parse(v) else { return nil }
+        used.append(position)
         return result
     }
 
     mutating func int(_ key: String) -> Int64? {
-        guard let v = object[key], let i = v.int64 else { return nil }
-        used.insert(key)
+        guard let (position, v) = find(key), let i = v.int64 else { return nil }
+        used.append(position)
         return i
     }
 
     mutating func bool(_ key: String) -> Bool? {
-        guard let v = object[key], let b = v.bool else { return nil }
-        used.insert(key)
+        guard let (position, v) = find(key), let b = v.bool else { return nil }
+        used.append(position)
         return b
     }
 
@@ -51,39 +64,38 @@ struct JSONFieldReader {
     /// The `_pst` and `_formatted_pst` twins are consumed with it. An empty string is no date.
     mutating func appleDate(_ key: String) -> Date? {
         var result: Date?
-        if let ms = object[key + "_ms"]?.text, let d = AppleDate.fromMilliseconds(ms) {
-            used.insert(key + "_ms")
+        if let (position, v) = find(key + "_ms"), let ms = v.text, let d = AppleDate.fromMilliseconds(ms) {
+            used.append(position)
             result = d
         }
-        if let text = object[key]?.text {
+        if let (position, v) = find(key), let text = v.text {
             if text.isEmpty {
-                used.insert(key)
+                used.append(position)
             } else if let d = AppleDate.fromMilliseconds(text) ?? AppleDate.parse(text) {
-                used.insert(key)
+                used.append(position)
                 result = result ?? d
             }
         }
-        if let text = object[key + "_formatted"]?.text, let d = AppleDate.parse(text) {
-            used.insert(key + "_formatted")
+        if let (position, v) = find(key + "_formatted"), let text = v.text, let d = AppleDate.parse(text) {
+            used.append(position)
             result = result ?? d
         }
         if result != nil || object[key]?.text == "" {
-            for twin in [key + "_pst", key + "_formatted_pst"] where object[twin] != nil {
-                used.insert(twin)
-            }
+            markUsed(key + "_pst")
+            markUsed(key + "_formatted_pst")
         }
         return result
     }
 
     /// A StoreKit 2 date: epoch milliseconds as a JSON number.
     mutating func epochMillisecondsDate(_ key: String) -> Date? {
-        guard let v = object[key] else { return nil }
+        guard let (position, v) = find(key) else { return nil }
         if let ms = v.int64 {
-            used.insert(key)
+            used.append(position)
             return Date(timeIntervalSince1970: Double(ms) / 1000)
         }
         if case .number(let d) = v {
-            used.insert(key)
+            used.append(position)
             return Date(timeIntervalSince1970: d / 1000)
         }
         return nil
@@ -92,11 +104,18 @@ struct JSONFieldReader {
     /// The keys nobody read, sorted, with scalar values as text and objects or arrays as
     /// compact JSON. Secret keys are left out.
     func remainingFields() -> [Field] {
-        // Only keys the object has are marked used: as many used as the object has keys is
-        // every key read, found without hashing each key once more.
-        guard used.count < object.count else { return [] }
+        // Fewer positions marked than the object has keys: some key was not read. As many or
+        // more: every key was read unless one was read twice, which sorting the positions tells.
+        var read = used
+        if read.count >= object.count {
+            read.sort()
+            var distinct = 0
+            for (offset, position) in read.enumerated() where offset == 0 || read[offset - 1] != position { distinct += 1 }
+            if distinct == object.count { return [] }
+        }
+        let readKeys = Set(read.map { object.keys[$0] })
         // The few left sorted, not every key.
-        return object.keys.filter { !used.contains($0) && !secretKeys.contains($0) }.sorted().compactMap { key in
+        return object.keys.filter { !readKeys.contains($0) && !secretKeys.contains($0) }.sorted().compactMap { key in
             object[key].map { Field(name: key, keeping: $0) }
         }
     }
