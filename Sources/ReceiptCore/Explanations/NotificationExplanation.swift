@@ -29,7 +29,7 @@ public enum NotificationExplanation {
         type: String?, subtype: String?, until: Date? = nil, notification: NotificationInfo? = nil, refunded: Purchase? = nil
     ) -> String {
         let name = [type ?? "?", subtype].compactMap { $0 }.joined(separator: " / ")
-        let day = until.map { String(AppleDate.iso8601($0).prefix(10)) }
+        let day = until.map { AppleDate.calendarDay($0) }
         var text = name + ": " + words(type: type ?? "", subtype: subtype ?? "", until: day)
         if type == "REFUND", let refund = refunded {
             switch refund.revocationType {

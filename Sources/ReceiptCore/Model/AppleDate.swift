@@ -111,6 +111,14 @@ public enum AppleDate {
         return tz?.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utcGuess))) ?? -8 * 3600
     }
 
+    /// The calendar day in UTC (`2027-08-01`): the first ten characters of ``iso8601(_:)``,
+    /// made without the whole text (trust reasons write one or two per token).
+    public static func calendarDay(_ date: Date) -> String {
+        var day = ""
+        withISO8601Bytes(date) { day = String(decoding: UnsafeRawBufferPointer(rebasing: $0.prefix(10)), as: UTF8.self) }
+        return day
+    }
+
     /// The date alone (`2027-08-01`) when it is exactly midnight UTC, else the whole ISO 8601 text.
     public static func day(_ date: Date) -> String {
         let text = iso8601(date)

@@ -34,7 +34,7 @@ public enum AnalysisRendering {
             for i in a...max(a, b) { cells[i] = glyph(period.kind) }
         }
         let marker = String(repeating: " ", count: cell(at) + 1) + "^ " + AppleDate.iso8601(at)
-        let range = "\(AppleDate.iso8601(first).prefix(10)) … \(AppleDate.iso8601(last).prefix(10))"
+        let range = "\(AppleDate.calendarDay(first)) … \(AppleDate.calendarDay(last))"
         return ("[" + String(cells) + "]", marker, range)
     }
 

@@ -260,7 +260,7 @@ public enum LookupText {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func day(_ date: Date?) -> String { date.map { String(AppleDate.iso8601($0).prefix(10)) } ?? "" }
+    private static func day(_ date: Date?) -> String { date.map { AppleDate.calendarDay($0) } ?? "" }
 
     private static func shortType(_ type: ProductType?) -> String {
         switch type {

@@ -11,6 +11,8 @@ struct JWSTrustCheck {
 
     func run(_ token: JWSToken, environment: String?) async -> TrustReport {
         var steps: [TrustReport.Step] = []
+        // alg, x5c, signature, four Apple chain steps, validity and a warning: room at once.
+        steps.reserveCapacity(10)
         // signedDate where the payload has one; an AppTransaction may carry only receiptCreationDate.
         func milliseconds(_ key: String) -> Date? {
             switch token.payload[key] {

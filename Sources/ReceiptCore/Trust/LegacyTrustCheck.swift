@@ -49,7 +49,7 @@ struct LegacyTrustCheck {
                 Field(name: "serial", value: info.serial),
                 Field(
                     name: "valid",
-                    value: "\(AppleDate.iso8601(info.notBefore).prefix(10)) to \(AppleDate.iso8601(info.notAfter).prefix(10))"),
+                    value: "\(AppleDate.calendarDay(info.notBefore)) to \(AppleDate.calendarDay(info.notAfter))"),
             ]
             let isApplePurchaseCert = info.commonName == "PurchaseReceiptCertificate" && info.subject.contains("O=Apple Inc.")
             steps.append(
@@ -62,13 +62,13 @@ struct LegacyTrustCheck {
             steps.append(chainStep(parsed.certificate, issuer: info.issuer))
             if let purchaseDate {
                 let ok = info.notBefore <= purchaseDate && purchaseDate <= info.notAfter
-                let day = AppleDate.iso8601(purchaseDate).prefix(10)
+                let day = AppleDate.calendarDay(purchaseDate)
                 steps.append(
                     .init(
                         .validity, outcome: ok ? .pass : .fail,
                         reason: ok
                             ? "certificate valid on \(day) (\(timeSource))"
-                            : "certificate not valid on \(day) (\(timeSource)): valid \(AppleDate.iso8601(info.notBefore).prefix(10)) to \(AppleDate.iso8601(info.notAfter).prefix(10))"))
+                            : "certificate not valid on \(day) (\(timeSource)): valid \(AppleDate.calendarDay(info.notBefore)) to \(AppleDate.calendarDay(info.notAfter))"))
             } else {
                 steps.append(.init(.validity, outcome: .skipped, reason: "the purchase-info has no purchase date"))
             }

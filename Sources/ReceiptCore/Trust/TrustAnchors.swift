@@ -108,7 +108,7 @@ extension Certificate {
     }
 
     var validityText: String {
-        "\(AppleDate.iso8601(notValidBefore).prefix(10)) to \(AppleDate.iso8601(notValidAfter).prefix(10))"
+        "\(AppleDate.calendarDay(notValidBefore)) to \(AppleDate.calendarDay(notValidAfter))"
     }
 }
 

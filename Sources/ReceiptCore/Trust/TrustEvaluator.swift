@@ -202,12 +202,12 @@ public struct TrustEvaluator: Sendable {
             return
         }
         let dates = dates ?? chain.map { ValidityDates($0.1) }
-        let day = String(AppleDate.iso8601(time).prefix(10))
+        let day = AppleDate.calendarDay(time)
         let invalid = chain.indices.filter { !dates[$0].contains(time) }
         if invalid.isEmpty {
             var reason = "chain valid on \(day) (\(timeSource))"
             if let first = chain.indices.first(where: { dates[$0].notAfter < now }) {
-                reason += "; the \(chain[first].0.rawValue) expired \(AppleDate.iso8601(dates[first].notAfter).prefix(10)), which does not matter for a receipt signed before"
+                reason += "; the \(chain[first].0.rawValue) expired \(AppleDate.calendarDay(dates[first].notAfter)), which does not matter for a receipt signed before"
             }
             steps.append(.init(.validity, outcome: .pass, reason: reason))
         } else {
@@ -231,7 +231,7 @@ public struct TrustEvaluator: Sendable {
         let text = soon.map { index in
             let (name, cert) = chain[index]
             let days = Int((dates[index].notAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
-            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.iso8601(dates[index].notAfter).prefix(10)) (in \(days) days)"
+            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.calendarDay(dates[index].notAfter)) (in \(days) days)"
         }.joined(separator: "; ")
         steps.append(.init(.expiryWarning, outcome: .warning, reason: text))
     }

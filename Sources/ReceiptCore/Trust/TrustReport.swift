@@ -109,7 +109,7 @@ public struct TrustReport: Sendable, Hashable {
         switch verdict {
         case .valid:
             return "valid: genuine Apple signature"
-                + (validationTime.map { ", chain valid on \(AppleDate.iso8601($0).prefix(10))" } ?? "")
+                + (validationTime.map { ", chain valid on \(AppleDate.calendarDay($0))" } ?? "")
                 + (validationTimeSource.map { " (\($0))" } ?? "")
         case .test:
             if steps.contains(where: { $0.kind == .root && $0.outcome == .warning }) {
