@@ -10,7 +10,11 @@ import Darwin
 ///
 /// Numbers keep their integer form when they have one, so epoch milliseconds and ids survive
 /// exactly. Objects keep keys sorted for stable output.
-public indirect enum JSONValue: Sendable, Hashable, Decodable {
+///
+/// Not `indirect`: arrays and objects already hold their elements on the heap, and an
+/// `indirect` enum boxed every value, so each number, flag and string of a payload cost an
+/// allocation and a release of its own.
+public enum JSONValue: Sendable, Hashable, Decodable {
     case null
     case bool(Bool)
     case integer(Int64)

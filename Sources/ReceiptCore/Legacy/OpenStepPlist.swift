@@ -1,6 +1,9 @@
 /// A value of an OpenStep (NeXTSTEP) property list, the text format of iOS 6 transaction
 /// receipts: `{ "key" = "value"; }`, arrays `( a, b )` and data `<0fbd 7766>`.
-public indirect enum OpenStepPlist: Sendable, Hashable {
+///
+/// Not `indirect`, as ``JSONValue``: arrays and dictionaries already hold their values on the
+/// heap, so no value needs a box of its own.
+public enum OpenStepPlist: Sendable, Hashable {
     case string(String)
     case data([UInt8])
     case array([OpenStepPlist])
