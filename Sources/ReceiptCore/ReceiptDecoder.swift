@@ -394,8 +394,8 @@ public struct ReceiptDecoder: Sendable {
                 do {
                     let nested = try decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
                     result.nested.append(NestedInput(field: "\(name).\(key)", input: nested))
-                    result.transactions += nested.transactions
-                    result.pendingRenewalInfo += nested.pendingRenewalInfo
+                    append(nested.transactions, to: &result.transactions)
+                    append(nested.pendingRenewalInfo, to: &result.pendingRenewalInfo)
                     if result.receipt == nil { result.receipt = nested.receipt }
                 } catch let error as ReceiptDecodingError {
                     result.warnings.append("\(name).\(key) could not be decoded: \(error.reason)")
@@ -408,6 +408,12 @@ public struct ReceiptDecoder: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// `more` after `list`; the list itself, shared, when `list` is empty (a notification's
+    /// one transaction was copied field by field, every string retained).
+    private func append<T>(_ more: [T], to list: inout [T]) {
+        if list.isEmpty { list = more } else { list += more }
+    }
 
     private func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var s = bytes
