@@ -408,13 +408,19 @@ public final class PostgresAuditStore: AuditBackend {
     static func race<T: Sendable>(_ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress) async -> Result<T, any Error> {
         let outcome = await firstOf({ await attempt.result }) {
             do {
-                try await Task.sleep(for: leaseLimit)
-                if progress.abandonUnlessLeased() { return .failure(LeaseTimeout(limit: leaseLimit)) }
-                // Leased: a statement may take its time, but not on a connection that is gone
+                // A statement may take its time, but not on a connection that is gone
                 // (PostgresNIO has left a query on a closed connection unanswered after the
-                // server dropped it). Checked once a second.
-                while !progress.isConnectionClosed { try await Task.sleep(for: .seconds(1)) }
-                return .failure(ConnectionLost())
+                // server dropped it): checked four times a second from the lease on. Checked
+                // only after the lease limit, a lease limit as long as the write's whole retry
+                // budget (a slow server's connect timeout) left no time for the retry.
+                let deadline = ContinuousClock.now + leaseLimit
+                while true {
+                    if progress.isConnectionClosed { return .failure(ConnectionLost()) }
+                    if ContinuousClock.now >= deadline, progress.abandonUnlessLeased() {
+                        return .failure(LeaseTimeout(limit: leaseLimit))
+                    }
+                    try await Task.sleep(for: .milliseconds(250))
+                }
             } catch {
                 return .failure(CancellationError())
             }

@@ -906,6 +906,38 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         }
     }
 
+    /// A statement left unanswered on a connection that is gone (PostgresNIO has done so after
+    /// the server dropped it) ends the attempt as soon as the closed connection is seen, not at
+    /// the end of the lease limit: with a slow server's connect timeout that limit is the write's
+    /// whole retry budget, and a write once gave up after one try (seen in CI, on
+    /// `writesSurviveDroppedConnections`). Here the limit is an hour and the statement never
+    /// answers: only the closed connection can end the race (the test's time limit fails it if not).
+    @Test(.timeLimit(.minutes(1))) func aConnectionClosedUnderAStatementEndsTheAttemptAtOnce() async throws {
+        guard let url = TestAuditDatabase.postgresURL else {
+            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
+        }
+        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+            database: location.database, tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: testLogger)
+        let progress = PostgresAuditStore.AttemptProgress()
+        #expect(progress.leased(connection))
+        let unanswered = Task<Int, any Error> {
+            try await Task.sleep(for: .seconds(3600))
+            return 1
+        }
+        try await connection.close()
+        let outcome = await PostgresAuditStore.race(unanswered, leaseLimit: .seconds(3600), progress: progress)
+        guard case .failure(let error) = outcome else {
+            Issue.record("the race ended with a value: \(outcome)")
+            return
+        }
+        #expect(error is PostgresAuditStore.ConnectionLost, "\(error)")
+        #expect(PostgresAuditStore.classify(error) == .connection)
+        #expect(unanswered.isCancelled)
+    }
+
     /// An unreachable server: opening fails in plain words (no password), quickly.
     @Test func unreachableServerFailsClearlyWithoutThePassword() async throws {
         let port = TestPorts.closed()
