@@ -44,12 +44,11 @@ struct LegacyTrustCheck {
             steps.append(.init(.signature, outcome: .fail, reason: "the embedded certificate has no readable RSA key"))
         }
         if let info {
+            let validity = ValidityDates(notBefore: info.notBefore, notAfter: info.notAfter)
             let details = [
                 Field(name: "subject", value: info.subject), Field(name: "issuer", value: info.issuer),
                 Field(name: "serial", value: info.serial),
-                Field(
-                    name: "valid",
-                    value: "\(AppleDate.calendarDay(info.notBefore)) to \(AppleDate.calendarDay(info.notAfter))"),
+                Field(name: "valid", value: validity.text),
             ]
             let isApplePurchaseCert = info.commonName == "PurchaseReceiptCertificate" && info.subject.contains("O=Apple Inc.")
             steps.append(
@@ -61,14 +60,14 @@ struct LegacyTrustCheck {
                     details: details))
             steps.append(chainStep(parsed.certificate, issuer: info.issuer))
             if let purchaseDate {
-                let ok = info.notBefore <= purchaseDate && purchaseDate <= info.notAfter
+                let ok = validity.contains(purchaseDate)
                 let day = AppleDate.calendarDay(purchaseDate)
                 steps.append(
                     .init(
                         .validity, outcome: ok ? .pass : .fail,
                         reason: ok
                             ? "certificate valid on \(day) (\(timeSource))"
-                            : "certificate not valid on \(day) (\(timeSource)): valid \(AppleDate.calendarDay(info.notBefore)) to \(AppleDate.calendarDay(info.notAfter))"))
+                            : "certificate not valid on \(day) (\(timeSource)): valid \(validity.text)"))
             } else {
                 steps.append(.init(.validity, outcome: .skipped, reason: "the purchase-info has no purchase date"))
             }

@@ -107,9 +107,7 @@ extension Certificate {
         Hex.encode(serialNumber.bytes, separator: ":")
     }
 
-    var validityText: String {
-        "\(AppleDate.calendarDay(notValidBefore)) to \(AppleDate.calendarDay(notValidAfter))"
-    }
+    var validityText: String { ValidityDates(self).text }
 }
 
 extension TrustAnchors {

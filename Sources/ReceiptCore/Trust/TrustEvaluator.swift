@@ -211,7 +211,7 @@ public struct TrustEvaluator: Sendable {
             }
             steps.append(.init(.validity, outcome: .pass, reason: reason))
         } else {
-            let text = invalid.map { "the \(chain[$0].0.rawValue) was valid \(chain[$0].1.validityText)" }.joined(separator: "; ")
+            let text = invalid.map { "the \(chain[$0].0.rawValue) was valid \(dates[$0].text)" }.joined(separator: "; ")
             steps.append(.init(.validity, outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
         }
     }
@@ -288,12 +288,19 @@ struct ValidityDates: Sendable {
     let notBefore: Date
     let notAfter: Date
 
+    init(notBefore: Date, notAfter: Date) {
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+
     init(_ certificate: Certificate) {
-        notBefore = certificate.notValidBefore
-        notAfter = certificate.notValidAfter
+        self.init(notBefore: certificate.notValidBefore, notAfter: certificate.notValidAfter)
     }
 
     func contains(_ time: Date) -> Bool { notBefore <= time && time <= notAfter }
+
+    /// `2019-08-15 to 2027-08-15`, as the trust steps and their details write it.
+    var text: String { "\(AppleDate.calendarDay(notBefore)) to \(AppleDate.calendarDay(notAfter))" }
 }
 
 /// Where a certificate sits in a chain; the raw values are the words the validity and expiry
