@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import ReceiptCore
+import SwiftASN1
+import X509
 
 /// The DER fast paths and the swift-asn1 path must agree exactly.
 @Suite struct FastPathTests {
@@ -43,5 +45,29 @@ import Testing
         for name in names {
             compare([UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(name))), name, negative: negative.contains(name))
         }
+    }
+
+    /// A name's text without swift-certificates' per-byte escaping work must be its text all
+    /// the same: plain, every character RFC 4514 escapes, leading and trailing spaces, `#`,
+    /// non-ASCII, empty, each as UTF8String, PrintableString and IA5String where it can be one,
+    /// and a value of another ASN.1 type.
+    @Test func nameAttributeTextIsTheLibrarysDescription() throws {
+        let texts = [
+            "Apple Worldwide Developer Relations Certification Authority", "G5", "", "a,b", "a+b", "say \"hi\"",
+            "back\\slash", "<tag>", "semi;colon", " leading", "#hash", "trailing ", "  ", "mid # and  spaces", "é ✓ 😀",
+            "Mac App Store and iTunes Store Receipt Signing",
+        ]
+        var values: [RelativeDistinguishedName.Attribute.Value] = []
+        for text in texts {
+            values.append(.init(utf8String: text))
+            if let printable = try? RelativeDistinguishedName.Attribute.Value(printableString: text) { values.append(printable) }
+            if let ia5 = try? RelativeDistinguishedName.Attribute.Value(ia5String: text) { values.append(ia5) }
+        }
+        values.append(.init(asn1Any: try ASN1Any(derEncoded: [0x02, 0x01, 0x05])))
+        #expect(values.count > 2 * texts.count)
+        for value in values {
+            #expect(value.escapedText == value.description, "\(value.description)")
+        }
+        #expect(RelativeDistinguishedName.Attribute.Value(utf8String: "a,b").escapedText == "a\\,b")
     }
 }

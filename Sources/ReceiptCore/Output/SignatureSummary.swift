@@ -133,7 +133,7 @@ public struct SignatureSummary: Sendable, Hashable {
     static func commonName(_ name: DistinguishedName) -> String? {
         for rdn in name {
             for attribute in rdn where attribute.type == .RDNAttributeType.commonName {
-                return attribute.value.description
+                return attribute.value.escapedText
             }
         }
         return nil

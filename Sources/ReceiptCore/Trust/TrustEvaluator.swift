@@ -250,7 +250,7 @@ public struct TrustEvaluator: Sendable {
     private func ou(_ cert: Certificate) -> String {
         for rdn in cert.subject {
             for attribute in rdn where attribute.type == .RDNAttributeType.organizationalUnitName {
-                let value = attribute.value.description
+                let value = attribute.value.escapedText
                 if value.count <= 3 { return " (\(value))" }  // WWDR generations: G3, G5, G6, …
             }
         }
