@@ -29,7 +29,7 @@ struct ReceiptPayloadDecoder {
 
     /// Calls `body` for each attribute of the SET in `bytes`.
     private mutating func forEachAttribute(
-        in bytes: ArraySlice<UInt8>, what: String,
+        in bytes: ArraySlice<UInt8>, what: @autoclosure () -> String,
         _ body: (inout Self, _ attribute: (type: Int, version: Int, offset: Int), _ value: ArraySlice<UInt8>) throws -> Void
     ) throws {
         let base = bytes.startIndex
@@ -40,6 +40,7 @@ struct ReceiptPayloadDecoder {
             return
         }
         // Not plain DER (or broken): swift-asn1's BER parser reads it, or says what is wrong.
+        let what = what()
         let root = try ASN1Reading.parse(bytes, what: what, code: .invalidReceiptPayload)
         let items = try ASN1Reading.children(root, expecting: .set, what: what, base: base, code: .invalidReceiptPayload)
         for item in items {
@@ -146,6 +147,9 @@ struct ReceiptPayloadDecoder {
             ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int(clamping: $0)) } != nil
         }
         if !ok {
+            // Room for a real receipt's usual seven or so at once, where appending grew the
+            // list three times (a seventh of decoding's allocations).
+            if purchase.unknownAttributes.capacity == 0 { purchase.unknownAttributes.reserveCapacity(8) }
             purchase.unknownAttributes.append(ASN1Attribute(type: attribute.type, version: attribute.version, bytes: value))
         }
     }
