@@ -149,6 +149,24 @@ import Testing
         ])
     }
 
+    /// Six overlaps or gaps are all shown; past six, the first five and how many more.
+    @Test func manyGapsAreCountedPastSix() throws {
+        // Ten-day periods with a two-day gap after each: n periods, n - 1 gaps.
+        func gaps(_ n: Int) throws -> [String] {
+            let rows = (0..<n).map { Self.row("\($0 + 1)", from: Double(-12 * n + 12 * $0), to: Double(-12 * n + 12 * $0 + 10)) }
+            return try only(analyze(Self.response(rows, renewal: ["auto_renew_status": "1"]))).warnings
+        }
+        func gap(_ k: Int, of n: Int) -> String {
+            let end = AppleDate.iso8601(Self.t0.addingTimeInterval(Double(-12 * n + 12 * k + 10) * 86_400))
+            let next = AppleDate.iso8601(Self.t0.addingTimeInterval(Double(-12 * n + 12 * (k + 1)) * 86_400))
+            return "gap of 2 days between \(end) and \(next): the subscription lapsed and was renewed later"
+        }
+        #expect(try gaps(7) == (0..<6).map { gap($0, of: 7) })
+        #expect(try gaps(8) == (0..<5).map { gap($0, of: 8) } + ["2 more overlaps or gaps"])
+        #expect(try gaps(30) == (0..<5).map { gap($0, of: 30) } + ["24 more overlaps or gaps"])
+        #expect(gap(0, of: 7) == "gap of 2 days between 2023-12-18T00:00:00Z and 2023-12-20T00:00:00Z: the subscription lapsed and was renewed later")
+    }
+
     /// Sandbox: 5-minute renewals stand for months.
     @Test func sandboxAcceleratedRenewals() throws {
         let minute = 1.0 / 1440
