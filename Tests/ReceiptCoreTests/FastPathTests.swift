@@ -70,4 +70,45 @@ import X509
         }
         #expect(RelativeDistinguishedName.Attribute.Value(utf8String: "a,b").escapedText == "a\\,b")
     }
+
+    /// A whole name's text, written without the library's per-byte work, is its description: on
+    /// every certificate of the fixture receipts, the bundled roots, and names built with each
+    /// attribute kind, an unnamed OID, a multi-valued RDN and text that needs escaping.
+    @Test func distinguishedNameTextIsTheLibrarysDescription() throws {
+        var names: [DistinguishedName] = []
+        for fixture in ["sandbox-2023.der", "sandbox-g5.der", "xcode.der"] {
+            for der in try PKCS7SignedData(berEncoded: try Fixture.bytes(fixture)).certificates {
+                let certificate = try Certificate(derEncoded: der)
+                names += [certificate.subject, certificate.issuer]
+            }
+        }
+        names += TrustAnchors.apple.roots.flatMap { [$0.subject, $0.issuer] }
+        #expect(names.count >= 12)
+        names.append(
+            try DistinguishedName {
+                CountryName("US")
+                StateOrProvinceName("CA")
+                LocalityName("Cupertino")
+                OrganizationName("Apple, Inc.")
+                OrganizationalUnitName(" G5 ")
+                CommonName("#1 <test>; \"quoted\" + more")
+                StreetAddress("1 Infinite Loop")
+                DomainComponent("example")
+                EmailAddress("a@example.com")
+            })
+        names.append(
+            DistinguishedName([
+                RelativeDistinguishedName([
+                    .init(type: .RDNAttributeType.commonName, utf8String: "two"),
+                    .init(type: [2, 5, 4, 5], utf8String: "serial 42"),
+                ]),
+                RelativeDistinguishedName(.init(type: [1, 2, 3, 4], utf8String: "unnamed")),
+            ]))
+        names.append(DistinguishedName())
+        for name in names {
+            #expect(name.text == name.description)
+        }
+        #expect(names.last(where: { !$0.isEmpty })?.text == "1.2.3.4=unnamed,CN=two+2.5.4.5=serial 42")
+    }
 }
+

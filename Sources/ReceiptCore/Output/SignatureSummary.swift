@@ -21,7 +21,7 @@ public struct SignatureSummary: Sendable, Hashable {
         public init?(der: [UInt8]) {
             if let cert = try? Certificate(derEncoded: der) {
                 self.init(
-                    subject: cert.subject.description, issuer: cert.issuer.description,
+                    subject: cert.subject.text, issuer: cert.issuer.text,
                     serial: cert.serialText, notBefore: cert.notValidBefore, notAfter: cert.notValidAfter,
                     commonName: cert.displayName)
                 return
@@ -35,10 +35,10 @@ public struct SignatureSummary: Sendable, Hashable {
             let times = Array(validity).compactMap(Self.time)
             guard times.count == 2 else { return nil }
             self.init(
-                subject: subject.description, issuer: issuer.description,
+                subject: subject.text, issuer: issuer.text,
                 serial: Hex.encode(serialBytes, separator: ":"),
                 notBefore: times[0], notAfter: times[1],
-                commonName: SignatureSummary.commonName(subject) ?? subject.description)
+                commonName: SignatureSummary.commonName(subject) ?? subject.text)
         }
 
         /// The summary of `der`, parsed once per process: every receipt of an app carries the

@@ -99,7 +99,7 @@ extension Certificate {
 
     /// The subject's common name, or the whole subject.
     var displayName: String {
-        SignatureSummary.commonName(subject) ?? subject.description
+        SignatureSummary.commonName(subject) ?? subject.text
     }
 
     /// The serial number as colon-separated hex bytes, as openssl prints it.

@@ -176,8 +176,8 @@ public final class TrustCache: Sendable {
         let key = Data(der)
         if let cached = storage.state.withLock({ $0.descriptions[key] }) { return cached }
         let fields = [
-            Field(name: "subject", value: cert.subject.description),
-            Field(name: "issuer", value: cert.issuer.description),
+            Field(name: "subject", value: cert.subject.text),
+            Field(name: "issuer", value: cert.issuer.text),
             Field(name: "serial", value: cert.serialText),
             Field(name: "valid", value: cert.validityText),
         ]
