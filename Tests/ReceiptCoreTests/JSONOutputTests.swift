@@ -91,4 +91,45 @@ import Testing
         let read = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true).readDataToEndOfFile()
         #expect(String(decoding: read, as: UTF8.self) == (try Self.foundation(.array((0..<10).map { .integer($0) }))) + "\n")
     }
+
+    /// The one-reservation attribute object is byte for byte the three members written one by
+    /// one: at the top level, as the first and a later element, nested, and with extreme numbers
+    /// and an empty, short and long value.
+    @Test func attributeObjectIsItsMembersWrittenOneByOne() {
+        let values: [[UInt8]] = [[], [0x0C, 0x00], [0x02, 0x01, 0xFF], Array(0...255)]
+        let numbers = [0, 1, 1709, -5, Int.max, Int.min]
+        for depth in 0..<4 {
+            var fast = JSONOutput()
+            var slow = JSONOutput()
+            for _ in 0..<depth {
+                fast.beginArray()
+                slow.beginArray()
+            }
+            for (i, value) in values.enumerated() {
+                for (j, type) in numbers.enumerated() {
+                    let version = numbers[(i + j) % numbers.count]
+                    fast.attributeObject(type: type, hex: value[...], version: version)
+                    slow.beginObject()
+                    slow.member("type", type)
+                    slow.key("value_hex")
+                    slow.hex(value)
+                    slow.member("version", version)
+                    slow.endObject()
+                    if depth == 0 { break }  // one value at the top level
+                }
+                if depth == 0 { break }
+            }
+            for _ in 0..<depth {
+                fast.endArray()
+                slow.endArray()
+            }
+            #expect(fast.text == slow.text, "depth \(depth)")
+        }
+        var one = JSONOutput()
+        one.beginArray()
+        one.attributeObject(type: 1709, hex: [0x0C, 0x00], version: -1)
+        one.endArray()
+        #expect(one.text == "[\n  {\n    \"type\" : 1709,\n    \"value_hex\" : \"0c00\",\n    \"version\" : -1\n  }\n]")
+    }
 }
+

@@ -377,14 +377,7 @@ public enum InspectJSON {
         guard !list.isEmpty else { return }
         out.key("unknown_attributes")
         out.beginArray()
-        for a in list {
-            out.beginObject()
-            out.member("type", a.type)
-            out.key("value_hex")
-            out.hex(a.bytes)
-            out.member("version", a.version)
-            out.endObject()
-        }
+        for a in list { out.attributeObject(type: a.type, hex: a.bytes, version: a.version) }
         out.endArray()
     }
 
