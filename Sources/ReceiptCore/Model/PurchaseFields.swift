@@ -299,17 +299,27 @@ extension Purchase {
         _ reader: inout JSONFieldReader, _ fields: [(field: PurchaseField, key: String)], epochDates: Bool
     ) {
         for (field, key) in fields {
+            /// Stores through the stored property's offset where it has one: a key path write
+            /// goes through the runtime (a tenth of reading a StoreKit 2 transaction).
+            func store<T>(_ value: T?, _ path: WritableKeyPath<Purchase, T?>) {
+                guard let offset = field.offset else {
+                    self[keyPath: path] = value
+                    return
+                }
+                withUnsafeMutablePointer(to: &self) {
+                    UnsafeMutableRawPointer($0).advanced(by: offset).assumingMemoryBound(to: T?.self).pointee = value
+                }
+            }
             switch field.accessor {
             case .source: break
-            case .text(let path): self[keyPath: path] = reader.string(key)
-            case .integer(let path): self[keyPath: path] = reader.int(key).map { Int(clamping: $0) }
-            case .integer64(let path): self[keyPath: path] = reader.int(key)
-            case .flag(let path): self[keyPath: path] = reader.bool(key)
-            case .date(let path):
-                self[keyPath: path] = epochDates ? reader.epochMillisecondsDate(key) : reader.appleDate(key)
+            case .text(let path): store(reader.string(key), path)
+            case .integer(let path): store(reader.int(key).map { Int(clamping: $0) }, path)
+            case .integer64(let path): store(reader.int(key), path)
+            case .flag(let path): store(reader.bool(key), path)
+            case .date(let path): store(epochDates ? reader.epochMillisecondsDate(key) : reader.appleDate(key), path)
             case .productType:
                 if let type = reader.string(key) { productType = ProductType(rawValue: type) ?? .unknown }
-            case .json(let path): self[keyPath: path] = reader.value(key)
+            case .json(let path): store(reader.value(key), path)
             case .commitment: commitmentInfo = reader.parsed(key) { CommitmentInfo(apple: $0) }
             }
         }
