@@ -202,6 +202,14 @@ struct ReceiptPayloadDecoder {
         if fastPath, let (tag, range) = DERAttributeScanner.primitive(bytes) {
             return (tag, bytes[range])
         }
+        return Self.berPrimitive(bytes)
+    }
+
+    /// ``primitive(_:)`` through swift-asn1's BER parser. Apart and never inlined: inlined, the
+    /// parser's optional node was destroyed through its value witnesses on the fast path too,
+    /// for every field (2% of inspecting a folder).
+    @inline(never)
+    private static func berPrimitive(_ bytes: ArraySlice<UInt8>) -> (tag: UInt8, content: ArraySlice<UInt8>)? {
         guard let node = try? BER.parse(bytes), case .primitive(let content) = node.content,
             node.identifier.tagClass == .universal
         else { return nil }
