@@ -110,5 +110,23 @@ import X509
         }
         #expect(names.last(where: { !$0.isEmpty })?.text == "1.2.3.4=unnamed,CN=two+2.5.4.5=serial 42")
     }
+
+    /// The summary cache hashes a certificate's length and last bytes only: a copy altered before
+    /// them (here its serial number) shares the bucket and must still be summarised as itself.
+    @Test func aCertificateAlteredBeforeItsSignatureIsSummarisedAsItself() throws {
+        let der = try #require(try PKCS7SignedData(berEncoded: try Fixture.bytes("sandbox-2023.der")).certificates.first)
+        let serial = Array(try Certificate(derEncoded: der).serialNumber.bytes)
+        let at = try #require((0...(der.count - serial.count)).first { der[$0..<($0 + serial.count)].elementsEqual(serial) })
+        var altered = der
+        altered[at + serial.count - 1] ^= 0x01
+        #expect(altered.suffix(64) == der.suffix(64) && altered.count == der.count)
+        let original = try #require(SignatureSummary.CertificateInfo.cached(der: der))
+        let other = try #require(SignatureSummary.CertificateInfo.cached(der: altered))
+        #expect(original.serial == Hex.encode(serial, separator: ":"))
+        #expect(other.serial != original.serial)
+        #expect(other.subject == original.subject)
+        #expect(SignatureSummary.CertificateInfo.cached(der: der)?.serial == original.serial)
+        #expect(SignatureSummary.CertificateInfo.cached(der: altered)?.serial == other.serial)
+    }
 }
 
