@@ -48,41 +48,55 @@ if wants 1; then
   folder=${TMPDIR:-/tmp}/receiptdash-bench-receipts
   Benchmarks/make-receipt-folder.sh "$folder" 480 >/dev/null
   peer_receipts "$bin" 0 "$folder"
-  # The package in its own loop (its interpreter's start not counted: kind to it), as the
-  # issue measured it.
-  peer_out=$("$(peer_python)" Benchmarks/pypi_verifier_bench.py 5 "$creation" "${files[@]}")
-  echo "$peer_out"
   # receiptdash whole-process, start to exit, its output read through a pipe, median of 5 after a
   # warm-up: the installed binary (what `make install` ships, the goal's figure) and the
   # development build (.build/release, its libraries loaded at start) beside it. The reader takes
   # the bytes a megabyte at a time and counts them, as `jq` or a file would take them; until
-  # 2026-11-27 it kept all 28 MB in one Python bytes object, whose growing and copying on the same
-  # two cores cost a quarter of the run: that reading is still timed, in alternation, and shown.
-  python3 - "$installed" "$bin" "$folder" "$(sed -nE 's/.*: ([0-9]+) receipts\/s.*/\1/p' <<<"$peer_out")" >"$results.1" <<'PY'
+  # 2026-11-27 it kept all 28 MB in one Python object (still timed, in alternation, and shown).
+  # The package runs in its own loop (its interpreter's start not counted: kind to it), as the
+  # issue measured it, in one-second slices between receiptdash's runs, so the machine's drift
+  # falls on both alike (until 2026-11-27 it ran five seconds before them).
+  python3 - "$installed" "$bin" "$folder" "$(peer_python)" "$creation" "${files[@]}" >"$results.1" <<'PY'
 import os, subprocess, sys, time
-installed, development, folder, peer = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+installed, development, folder, python, creation, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 count = len(os.listdir(folder))
+peer = subprocess.Popen([python, "Benchmarks/pypi_verifier_bench.py", "serve", creation, *files],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+print(peer.stdout.readline().rstrip())
+def peer_slice(seconds):
+    peer.stdin.write(f"{seconds}\n")
+    peer.stdin.flush()
+    done, elapsed = peer.stdout.readline().split()
+    return int(done), float(elapsed)
+buffer = memoryview(bytearray(1 << 20))
 def streamed(binary):
-    process = subprocess.Popen([binary, "inspect", "--format", "json", folder], stdout=subprocess.PIPE)
+    # Each read straight into one buffer made once (os.read made and freed a megabyte a read).
+    process = subprocess.Popen([binary, "inspect", "--format", "json", folder], stdout=subprocess.PIPE, bufsize=0)
     size = 0
-    while chunk := os.read(process.stdout.fileno(), 1 << 20):
-        size += len(chunk)
+    while n := process.stdout.readinto(buffer):
+        size += n
     process.stdout.close()
     if process.wait() != 0:
         sys.exit(f"{binary} inspect --format json {folder} failed")
     return size
 def kept(binary):
     return len(subprocess.run([binary, "inspect", "--format", "json", folder], stdout=subprocess.PIPE, check=True).stdout)
-def medians(binary, *readers):
-    times = [[] for _ in readers]
-    for run in range(6):
-        for i, reader in enumerate(readers):
-            start = time.perf_counter()
-            size = reader(binary)
-            if run: times[i].append(time.perf_counter() - start)
-    return [sorted(t)[2] for t in times], size
-(dev,), _ = medians(development, streamed)
-(a, whole), size = medians(installed, streamed, kept)
+runs = [(development, streamed), (installed, streamed), (installed, kept)]
+times = [[] for _ in runs]
+verified, spent = 0, 0.0
+for round in range(6):
+    done, elapsed = peer_slice(1.0)
+    for i, (binary, reader) in enumerate(runs):
+        start = time.perf_counter()
+        size = reader(binary)
+        if round: times[i].append(time.perf_counter() - start)
+    if round:
+        verified, spent = verified + done, spent + elapsed
+peer.stdin.close()
+peer.wait()
+peer = verified / spent
+print(f"apple-purchase-receipt-verifier: verified {verified} receipts in {spent:.2f} s: {peer:.0f} receipts/s (one thread, five one-second slices between receiptdash's runs)")
+dev, a, whole = (sorted(t)[2] for t in times)
 print(f"development build ({development}): {count} receipts in {dev * 1000:.1f} ms, {count / dev:.0f} receipts/s, {count / dev / peer:.1f}x")
 print(f"receiptdash inspect --format json (installed binary): {count} receipts in {a * 1000:.1f} ms (median of 5, whole process), {count / a:.0f} receipts/s, {size / 1e6:.1f} MB written")
 print(f"the same, its output kept whole in one Python object by the reader (this script until 2026-11-27): {whole * 1000:.1f} ms, {count / whole:.0f} receipts/s, {count / whole / peer:.1f}x")
