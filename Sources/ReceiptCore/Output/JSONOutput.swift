@@ -279,27 +279,7 @@ public struct JSONOutput: Sendable {
 
     public mutating func integer<I: BinaryInteger>(_ value: I) {
         prefix()
-        if value == 0 {
-            put(0x30)
-            return
-        }
-        // Digits backwards from the end of a small buffer, then one copy (a sign first).
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count
-            while magnitude > 0 {
-                let (q, r) = magnitude.quotientAndRemainder(dividingBy: 10)
-                start -= 1
-                buffer[start] = 0x30 + UInt8(truncatingIfNeeded: r)
-                magnitude = q
-            }
-            if value < 0 {
-                start -= 1
-                buffer[start] = 0x2D  // -
-            }
-            put(UnsafeRawBufferPointer(rebasing: buffer[start...]))
-        }
+        count += Self.decimal(value, at: reserve(Self.decimalRoom))
     }
 
     public mutating func bool(_ value: Bool) {
@@ -330,14 +310,20 @@ public struct JSONOutput: Sendable {
         prefix()
         let out = reserve(2 * data.count + 2)
         out[0] = 0x22
-        data.withUnsafeBufferPointer { data in
-            for (i, b) in data.enumerated() {
-                out[1 + 2 * i] = Self.hexDigit(b >> 4)
-                out[2 + 2 * i] = Self.hexDigit(b & 0x0F)
-            }
-        }
+        Self.hexDigits(data, at: out + 1)
         out[1 + 2 * data.count] = 0x22
         count += 2 * data.count + 2
+    }
+
+    /// Writes `data` as lower-case hexadecimal digits at `out` (room for two a byte).
+    @inline(__always)
+    private static func hexDigits(_ data: ArraySlice<UInt8>, at out: UnsafeMutablePointer<UInt8>) {
+        data.withUnsafeBufferPointer { data in
+            for (i, b) in data.enumerated() {
+                out[2 * i] = hexDigit(b >> 4)
+                out[2 * i + 1] = hexDigit(b & 0x0F)
+            }
+        }
     }
 
     /// `{"type" : T, "value_hex" : "…", "version" : V}` (an ASN.1 attribute kept raw) as the next
@@ -348,9 +334,9 @@ public struct JSONOutput: Sendable {
         prefix()
         let outer = 2 * indent
         let inner = outer + 2
-        // `{\n`, three indented members with their `,\n`, `\n`, the indent and `}`; 20 digits and
-        // a sign at most per number.
-        let most = 2 + 3 * inner + 9 + 21 + 2 + 14 + 2 * data.count + 2 + 2 + 12 + 21 + 1 + outer + 1
+        // `{\n`, three indented members with their `,\n`, `\n`, the indent and `}`, and room for
+        // each number.
+        let most = 2 + 3 * inner + 9 + Self.decimalRoom + 2 + 14 + 2 * data.count + 2 + 2 + 12 + Self.decimalRoom + 1 + outer + 1
         let start = reserve(most)
         var out = start
         @inline(__always) func bytes(_ text: StaticString) {
@@ -368,12 +354,7 @@ public struct JSONOutput: Sendable {
         bytes(",\n")
         spaces(inner)
         bytes("\"value_hex\" : \"")
-        data.withUnsafeBufferPointer { data in
-            for (i, b) in data.enumerated() {
-                out[2 * i] = Self.hexDigit(b >> 4)
-                out[2 * i + 1] = Self.hexDigit(b & 0x0F)
-            }
-        }
+        Self.hexDigits(data, at: out)
         out += 2 * data.count
         bytes("\",\n")
         spaces(inner)
@@ -387,10 +368,14 @@ public struct JSONOutput: Sendable {
         flushIfFull()
     }
 
-    /// Writes `value` in decimal at `out` (room for 21 bytes) and returns how many bytes.
+    /// The most bytes ``decimal(_:at:)`` writes: a sign and the digits of up to 128 bits.
+    private static var decimalRoom: Int { 40 }
+
+    /// Writes `value` in decimal at `out` (room for ``decimalRoom`` bytes) and returns how many
+    /// bytes: digits backwards from the end of a small buffer, a sign first, then one copy.
     @inline(__always)
-    private static func decimal(_ value: Int, at out: UnsafeMutablePointer<UInt8>) -> Int {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    private static func decimal<I: BinaryInteger>(_ value: I, at out: UnsafeMutablePointer<UInt8>) -> Int {
+        var digits: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
         return withUnsafeMutableBytes(of: &digits) { buffer in
             var magnitude = value.magnitude
             var start = buffer.count
