@@ -103,17 +103,18 @@ struct JSONFieldReader {
 
     /// The keys nobody read, sorted, with scalar values as text and objects or arrays as
     /// compact JSON. Secret keys are left out.
-    func remainingFields() -> [Field] {
+    /// Mutating only to sort the positions in place (a copy to sort was an allocation per
+    /// object read).
+    mutating func remainingFields() -> [Field] {
         // Fewer positions marked than the object has keys: some key was not read. As many or
         // more: every key was read unless one was read twice, which sorting the positions tells.
-        var read = used
-        if read.count >= object.count {
-            read.sort()
+        if used.count >= object.count {
+            used.sort()
             var distinct = 0
-            for (offset, position) in read.enumerated() where offset == 0 || read[offset - 1] != position { distinct += 1 }
+            for (offset, position) in used.enumerated() where offset == 0 || used[offset - 1] != position { distinct += 1 }
             if distinct == object.count { return [] }
         }
-        let readKeys = Set(read.map { object.keys[$0] })
+        let readKeys = Set(used.map { object.keys[$0] })
         // The few left sorted, not every key.
         return object.keys.filter { !readKeys.contains($0) && !secretKeys.contains($0) }.sorted().compactMap { key in
             object[key].map { Field(name: key, keeping: $0) }

@@ -203,14 +203,27 @@ public struct TrustEvaluator: Sendable {
         }
         let dates = dates ?? chain.map { ValidityDates($0.1) }
         let day = AppleDate.calendarDay(time)
-        let invalid = chain.indices.filter { !dates[$0].contains(time) }
-        if invalid.isEmpty {
-            var reason = "chain valid on \(day) (\(timeSource))"
-            if let first = chain.indices.first(where: { dates[$0].notAfter < now }) {
-                reason += "; the \(chain[first].0.rawValue) expired \(AppleDate.calendarDay(dates[first].notAfter)), which does not matter for a receipt signed before"
+        if chain.indices.allSatisfy({ dates[$0].contains(time) }) {
+            // Written into one string made at its size: every token's report has this step,
+            // and interpolating then appending made three or four strings of it.
+            let expired = chain.indices.first(where: { dates[$0].notAfter < now })
+            var reason = ""
+            reason.reserveCapacity(expired == nil ? 48 : 140)
+            reason += "chain valid on "
+            reason += day
+            reason += " ("
+            reason += timeSource
+            reason += ")"
+            if let first = expired {
+                reason += "; the "
+                reason += chain[first].0.rawValue
+                reason += " expired "
+                reason += AppleDate.calendarDay(dates[first].notAfter)
+                reason += ", which does not matter for a receipt signed before"
             }
             steps.append(.init(.validity, outcome: .pass, reason: reason))
         } else {
+            let invalid = chain.indices.filter { !dates[$0].contains(time) }
             let text = invalid.map { "the \(chain[$0].0.rawValue) was valid \(dates[$0].text)" }.joined(separator: "; ")
             steps.append(.init(.validity, outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
         }

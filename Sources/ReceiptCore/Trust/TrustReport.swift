@@ -108,9 +108,20 @@ public struct TrustReport: Sendable, Hashable {
     public var headline: String {
         switch verdict {
         case .valid:
-            return "valid: genuine Apple signature"
-                + (validationTime.map { ", chain valid on \(AppleDate.calendarDay($0))" } ?? "")
-                + (validationTimeSource.map { " (\($0))" } ?? "")
+            // One string made at its size: a notification's report asks this of each nested
+            // token's, and the concatenation made three or four strings.
+            var line = "valid: genuine Apple signature"
+            line.reserveCapacity(80)
+            if let time = validationTime {
+                line += ", chain valid on "
+                line += AppleDate.calendarDay(time)
+            }
+            if let source = validationTimeSource {
+                line += " ("
+                line += source
+                line += ")"
+            }
+            return line
         case .test:
             if steps.contains(where: { $0.kind == .root && $0.outcome == .warning }) {
                 return "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
