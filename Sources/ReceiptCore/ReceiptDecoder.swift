@@ -70,8 +70,21 @@ public struct ReceiptDecoder: Sendable {
         default:
             break
         }
-        if JWSToken.looksLikeJWS(text) {
-            return try decodeJWS(text, depth: 0, wrapping: wrapping)
+        if JWSToken.mightBeJWS(text) {
+            // Decoded first and sniffed only when that leaves it open: a token whose segments
+            // decoded strictly is a JWS by the sniff's own rule, which then need not read all
+            // of its characters once more. What is and is not taken as a JWS, and every error,
+            // stay the sniff's.
+            let token: JWSToken?
+            do {
+                token = try JWSToken(compact: text, maximumDepth: limits.maximumNestingDepth)
+            } catch {
+                if JWSToken.looksLikeJWS(text) { throw error }
+                token = nil
+            }
+            if let token, token.isStrictText || JWSToken.looksLikeJWS(text) {
+                return try decodeJWS(token, depth: 0, wrapping: wrapping)
+            }
         }
         do {
             let decoded = try Base64Text.decode(text)
@@ -291,22 +304,30 @@ public struct ReceiptDecoder: Sendable {
     }
 
     private func decodeJWS(_ text: ArraySlice<UInt8>, depth: Int, wrapping: [String]) throws -> DecodedInput {
-        let token = try JWSToken(compact: text, maximumDepth: limits.maximumNestingDepth)
+        try decodeJWS(try JWSToken(compact: text, maximumDepth: limits.maximumNestingDepth), depth: depth, wrapping: wrapping)
+    }
+
+    private func decodeJWS(_ token: JWSToken, depth: Int, wrapping: [String]) throws -> DecodedInput {
         var result = try decodeJWSPayload(token.payload, token: token, depth: depth)
         result.wrapping = wrapping
         return result
     }
+
+    /// Keys only an AppTransaction has, and keys only renewal info has (made once, not per token).
+    private static let appTransactionKeys = ["receiptType", "applicationVersion", "originalApplicationVersion", "deviceVerification"]
+    private static let renewalKeys = [
+        "autoRenewProductId", "autoRenewStatus", "expirationIntent", "renewalDate", "recentSubscriptionStartDate",
+        "renewalPrice", "gracePeriodExpiresDate", "isInBillingRetryPeriod", "priceIncreaseStatus",
+    ]
 
     private func decodeJWSPayload(_ payload: JSONValue, token: JWSToken?, depth: Int) throws -> DecodedInput {
         guard case .object(let object) = payload else {
             throw ReceiptDecodingError(.invalidJWS, "JWS payload is not a JSON object")
         }
         var result: DecodedInput
-        let appTransactionKeys = ["receiptType", "applicationVersion", "originalApplicationVersion", "deviceVerification"]
-        let renewalKeys = [
-            "autoRenewProductId", "autoRenewStatus", "expirationIntent", "renewalDate", "recentSubscriptionStartDate",
-            "renewalPrice", "gracePeriodExpiresDate", "isInBillingRetryPeriod", "priceIncreaseStatus",
-        ]
+        let appTransactionKeys = Self.appTransactionKeys
+        // Asked at most once, and only of a payload that is not a notification or transaction.
+        lazy var hasRenewalKey = Self.renewalKeys.contains(where: { object[$0] != nil })
         if object["notificationType"] != nil {
             result = DecodedInput(format: .jwsNotification)
             try fillNotificationV2(&result, object, depth: depth)
@@ -317,7 +338,7 @@ public struct ReceiptDecoder: Sendable {
             let purchase = Purchase(jwsTransaction: object)
             result.transactions = [purchase]
             result.rawEnvironment = purchase.environment
-        } else if renewalKeys.contains(where: { object[$0] != nil })
+        } else if hasRenewalKey
             || (object["bundleId"] == nil && !appTransactionKeys.contains(where: { object[$0] != nil })
                 && ["signedDate", "environment", "originalTransactionId", "productId"].contains(where: { object[$0] != nil }))
         {
@@ -326,7 +347,7 @@ public struct ReceiptDecoder: Sendable {
             let renewal = RenewalInfo(jwsRenewal: object)
             result.pendingRenewalInfo = [renewal]
             result.rawEnvironment = renewal.environment
-            if !renewalKeys.contains(where: { object[$0] != nil }) {
+            if !hasRenewalKey {
                 result.warnings.append("payload has no renewal fields; read as renewal info because it has no bundleId")
             }
         } else if appTransactionKeys.contains(where: { object[$0] != nil }) || object["appAppleId"] != nil {
@@ -347,6 +368,13 @@ public struct ReceiptDecoder: Sendable {
         return result
     }
 
+    /// The objects a V2 notification's payload carries its content in (one of them).
+    private static let notificationContainers = ["data", "summary", "externalPurchaseToken", "appData"]
+    /// The fields of a notification's container that hold tokens of their own.
+    private static let nestedTokenKeys = ["signedTransactionInfo", "signedRenewalInfo", "signedAppTransactionInfo"]
+    /// `data.signedTransactionInfo` and the rest, made once (one string a token otherwise).
+    private static let nestedTokenFields = notificationContainers.map { name in nestedTokenKeys.map { "\(name).\($0)" } }
+
     private func fillNotificationV2(_ result: inout DecodedInput, _ object: [String: JSONValue], depth: Int) throws {
         var r = JSONFieldReader(object)
         var info = NotificationInfo()
@@ -356,9 +384,10 @@ public struct ReceiptDecoder: Sendable {
         info.version = r.string("version")
         info.signedDate = r.epochMillisecondsDate("signedDate")
         // Apple sends one of these (never more than one); the first present is read.
-        let containers = ["data", "summary", "externalPurchaseToken", "appData"]
-        let found = containers.lazy.compactMap { name in r.value(name)?.object.map { (name, $0) } }.first
-        if let (name, data) = found {
+        let containers = Self.notificationContainers
+        let found = containers.indices.lazy.compactMap { index in r.value(containers[index])?.object.map { (index, $0) } }.first
+        if let (containerIndex, data) = found {
+            let name = containers[containerIndex]
             info.container = name
             var d = JSONFieldReader(data)
             if let env = d.string("environment") {
@@ -385,7 +414,7 @@ public struct ReceiptDecoder: Sendable {
                 info.tokenCreationDate = d.epochMillisecondsDate("tokenCreationDate")
                 info.tokenExpirationDate = d.epochMillisecondsDate("tokenExpirationDate")
             }
-            for key in ["signedTransactionInfo", "signedRenewalInfo", "signedAppTransactionInfo"] {
+            for (keyIndex, key) in Self.nestedTokenKeys.enumerated() {
                 guard let jws = d.string(key) else { continue }
                 guard depth < limits.maximumEmbeddingDepth else {
                     result.warnings.append("\(name).\(key) not decoded: tokens nested more than \(limits.maximumEmbeddingDepth) deep")
@@ -393,10 +422,12 @@ public struct ReceiptDecoder: Sendable {
                 }
                 do {
                     let nested = try decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
-                    result.nested.append(NestedInput(field: "\(name).\(key)", input: nested))
                     append(nested.transactions, to: &result.transactions)
                     append(nested.pendingRenewalInfo, to: &result.pendingRenewalInfo)
                     if result.receipt == nil { result.receipt = nested.receipt }
+                    // Room for the two a notification usually carries; the input moved, not copied.
+                    if result.nested.isEmpty { result.nested.reserveCapacity(2) }
+                    result.nested.append(NestedInput(field: Self.nestedTokenFields[containerIndex][keyIndex], input: consume nested))
                 } catch let error as ReceiptDecodingError {
                     result.warnings.append("\(name).\(key) could not be decoded: \(error.reason)")
                 }

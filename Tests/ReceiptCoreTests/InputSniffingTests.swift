@@ -75,6 +75,67 @@ import Testing
         #expect(JWSToken.looksLikeJWS(line[6...]))
     }
 
+    /// A token is decoded before it is sniffed, and sniffed only when it did not decode
+    /// strictly: what is taken as a JWS, and each error, are still the sniff's. A segment with
+    /// a line break, a space, a tab or a `\/` escape decodes (the base64 reader tolerates them)
+    /// but is not a JWS by the sniff's rule, so the text goes on to the base64 reading, which
+    /// stops at the first dot, as before.
+    @Test func jwsDecodedFirstIsTakenExactlyAsTheSniffSays() throws {
+        let token = try Fixture.text("notification-v2.jws").trimmingCharacters(in: .whitespacesAndNewlines)
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        try #require(parts.count == 3)
+        let (header, payload, signature) = (parts[0], parts[1], parts[2])
+
+        let strict = try JWSToken(compact: Array(token.utf8))
+        #expect(strict.isStrictText)
+        let decoded = try decoder.decode(text: token)
+        #expect(decoded.format == .jwsNotification)
+        #expect(decoded.wrapping == [])
+        #expect(decoded.nested.count == 2)
+
+        // Tolerated inside a segment, so each decodes as a token, but not strictly. (`\/` stands
+        // for a `/`, here in place of the signature's first character, which changes its bytes.)
+        let slashEscaped = header + "." + payload + "." + "\\/" + signature.dropFirst()
+        let tolerated: [(String, String, Int)] = [
+            ("line break in the payload", header + "." + payload.prefix(100) + "\n" + payload.dropFirst(100) + "." + signature, header.utf8.count),
+            ("space before the second dot", header + "." + payload + " ." + signature, header.utf8.count),
+            ("tab in the header", header.prefix(40) + "\t" + header.dropFirst(40) + "." + payload + "." + signature, header.utf8.count + 1),
+        ]
+        for (what, text, dot) in tolerated {
+            let bytes = Array(text.utf8)
+            #expect(!JWSToken.looksLikeJWS(bytes[...]), "\(what)")
+            let read = try JWSToken(compact: bytes)
+            #expect(!read.isStrictText, "\(what)")
+            #expect(read.payload == strict.payload, "\(what)")
+            let error = decodingError { try decoder.decode(bytes) }
+            #expect(error?.code == .invalidBase64, "\(what)")
+            #expect(error?.reason == "base64 has an invalid character '.' at offset \(dot)", "\(what)")
+        }
+        // The escape in the signature: not a JWS by the sniff either, so the search for a token
+        // inside a line finds `header.payload.` (the longest run of token characters), as before.
+        let escapedRead = try JWSToken(compact: Array(slashEscaped.utf8))
+        #expect(!escapedRead.isStrictText)
+        let embedded = try decoder.decode(text: slashEscaped)
+        #expect(embedded.wrapping == ["embedded"])
+        #expect(embedded.format == .jwsNotification)
+        guard case .jws(let found)? = embedded.signature else {
+            Issue.record("no token found")
+            return
+        }
+        #expect(found.signature.isEmpty)
+        #expect(found.signingInput == Array((header + "." + payload).utf8))
+
+        // Strict characters that do not decode: the sniff says JWS, so the token's error stands.
+        let padded = header + "." + payload.prefix(12) + "=" + payload.dropFirst(12) + "." + signature
+        let error = decodingError { try decoder.decode(text: padded) }
+        #expect(error?.code == .invalidJWS)
+        #expect(error?.reason == "JWS payload has data after its '=' padding at offset 13")
+        // The standard alphabet is as strict as the URL one.
+        let standard = header + "." + payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "." + signature
+        #expect(try JWSToken(compact: Array(standard.utf8)).isStrictText)
+        #expect(try decoder.decode(text: standard).format == .jwsNotification)
+    }
+
     @Test func binaryAndBase64AreTheSame() throws {
         let der = try Fixture.der("production.b64")
         let fromBinary = try decoder.decode(der)

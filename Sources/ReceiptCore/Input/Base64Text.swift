@@ -104,7 +104,10 @@ public enum Base64Text {
     /// `=` padding and white space (a file, a JWS segment). Nil for anything else (and for a
     /// last character with bits left over), which the tolerant path below then reads and
     /// judges as before: the bytes are those Foundation's decoder gave for the same text.
-    private static func decodeClean(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    ///
+    /// `sawSpace` is set when white space followed the characters (the text was clean but not
+    /// strict: see ``decode(_:what:strict:)``).
+    private static func decodeClean(_ text: UnsafeBufferPointer<UInt8>, sawSpace: inout Bool) -> [UInt8]? {
         guard let start = text.baseAddress else { return nil }
         return sextets.withUnsafeBufferPointer { sextets -> [UInt8]? in
             placed.withUnsafeBufferPointer { placed -> [UInt8]? in
@@ -149,7 +152,9 @@ public enum Base64Text {
                     for j in (i + rest)..<n {
                         switch text[j] {
                         case UInt8(ascii: "="): pad += 1
-                        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+                        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                            sawSpace = true
+                            continue
                         default: clean = false
                         }
                         if !clean { break }
@@ -177,10 +182,31 @@ public enum Base64Text {
         }
     }
 
+    /// Decodes `text` as ``decode(_:what:)`` does, and says whether it was strict: nothing but
+    /// characters of either alphabet and `=` (no white space, no escapes). A JWS segment that
+    /// decoded strictly needs no separate look at its characters (the JWS sniff's).
+    static func decode(_ text: ArraySlice<UInt8>, what: String, strict: inout Bool) throws -> [UInt8] {
+        try text.withUnsafeBufferPointer { buffer in
+            var sawSpace = false
+            if let bytes = decodeClean(buffer, sawSpace: &sawSpace) {
+                if sawSpace { strict = false }
+                return bytes
+            }
+            strict = false
+            return try decodeTolerant(buffer, what: what)
+        }
+    }
+
     private static func decode(buffer text: UnsafeBufferPointer<UInt8>, what: String) throws -> [UInt8] {
         // Fast path: a clean text decoded here, in one pass (JWS segments are base64url, which
         // went through the tolerant path's copies and Foundation's decoder).
-        if let bytes = decodeClean(text) { return bytes }
+        var sawSpace = false
+        if let bytes = decodeClean(text, sawSpace: &sawSpace) { return bytes }
+        return try decodeTolerant(text, what: what)
+    }
+
+    /// Everything ``decode(_:what:)`` accepts, normalised and then decoded by Foundation.
+    private static func decodeTolerant(_ text: UnsafeBufferPointer<UInt8>, what: String) throws -> [UInt8] {
         var padding = 0
         var failure: ReceiptDecodingError?
         // Written through a raw buffer: a byte-at-a-time append was the hot spot of decoding.

@@ -71,19 +71,22 @@ public struct JWSToken: Sendable, Hashable {
         }
         let headerBytes: [UInt8]
         let payloadBytes: [UInt8]
+        var headerStrict = known?.strict ?? true
+        var strict = true
         do {
-            headerBytes = known == nil ? try Base64Text.decode(parts[0], what: "JWS header") : []
-            payloadBytes = try Base64Text.decode(parts[1], what: "JWS payload")
-            signature = parts[2].isEmpty ? [] : try Base64Text.decode(parts[2], what: "JWS signature")
+            headerBytes = known == nil ? try Base64Text.decode(parts[0], what: "JWS header", strict: &headerStrict) : []
+            payloadBytes = try Base64Text.decode(parts[1], what: "JWS payload", strict: &strict)
+            signature = parts[2].isEmpty ? [] : try Base64Text.decode(parts[2], what: "JWS signature", strict: &strict)
         } catch let error as ReceiptDecodingError {
             throw ReceiptDecodingError(.invalidJWS, error.reason, offset: error.offset)
         }
         let decodedHeader: DecodedHeader
+        isStrictText = strict && headerStrict
         if let known {
             decodedHeader = known
         } else {
             do {
-                decodedHeader = DecodedHeader(header: try JSONValue.parse(headerBytes, maximumDepth: maximumDepth))
+                decodedHeader = DecodedHeader(header: try JSONValue.parse(headerBytes, maximumDepth: maximumDepth), strict: headerStrict)
             } catch let error as ReceiptDecodingError {
                 throw ReceiptDecodingError(.invalidJWS, "JWS header: \(error.reason)")
             }
@@ -136,7 +139,8 @@ public struct JWSToken: Sendable, Hashable {
                 }
             }
             certificateChain = chain
-            decodedHeaderForMemo = DecodedHeader(header: decodedHeader.header, algorithm: algorithm, certificateChain: chain)
+            decodedHeaderForMemo = DecodedHeader(
+                header: decodedHeader.header, strict: headerStrict, algorithm: algorithm, certificateChain: chain)
         }
         headerSegment = segment
         // The token's own array cut after the payload (the copy of the prefix it was is saved).
@@ -145,6 +149,10 @@ public struct JWSToken: Sendable, Hashable {
         headerDepth = maximumDepth
     }
 
+    /// True when the three segments are nothing but base64 characters and `=` (no white
+    /// space or escapes that decoding tolerated): then the text is, character for character,
+    /// what ``looksLikeJWS(_:)`` accepts (given its `eyJ` start), and the sniff need not run.
+    let isStrictText: Bool
     /// The header segment as it came (base64url), the memo's key once the token verified.
     let headerSegment: [UInt8]
     /// The depth limit the header was parsed under (part of the memo's key).
@@ -204,6 +212,8 @@ public struct JWSToken: Sendable, Hashable {
 
     private struct DecodedHeader: Sendable {
         var header: JSONValue
+        /// The header's text decoded strictly (see ``isStrictText``).
+        var strict: Bool
         var algorithm: String?
         var certificateChain: [[UInt8]] = []
     }
@@ -225,6 +235,18 @@ public struct JWSToken: Sendable, Hashable {
     var isHeaderRemembered: Bool {
         let key = HeaderKey(text: headerSegment, maximumDepth: headerDepth)
         return Self.headers.withLock { $0.entries[key] != nil }
+    }
+
+    /// True when `text` starts as a compact JWS does (`eyJ`) and has a dot: worth decoding as
+    /// one. Whether it is one is ``looksLikeJWS(_:)``'s to say; a token that decodes strictly
+    /// (``isStrictText``) is one without asking.
+    static func mightBeJWS(_ text: ArraySlice<UInt8>) -> Bool {
+        text.withUnsafeBufferPointer { bytes in
+            guard bytes.count >= 3, bytes[0] == UInt8(ascii: "e"), bytes[1] == UInt8(ascii: "y"), bytes[2] == UInt8(ascii: "J"),
+                let base = bytes.baseAddress
+            else { return false }
+            return memchr(base, Int32(UInt8(ascii: ".")), bytes.count) != nil
+        }
     }
 
     /// True when `text` has the shape of a compact JWS: base64url parts separated by dots, the
