@@ -421,7 +421,12 @@ public struct ReceiptDecoder: Sendable {
                     continue
                 }
                 do {
-                    let nested = try decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
+                    // Read from the string's own bytes: the token's array is then its own, and
+                    // cutting the signature off it for the signing input copies nothing more.
+                    let nested =
+                        try jws.utf8.withContiguousStorageIfAvailable {
+                            try decodeJWS(JWSToken(compact: $0, maximumDepth: limits.maximumNestingDepth), depth: depth + 1, wrapping: [])
+                        } ?? decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
                     append(nested.transactions, to: &result.transactions)
                     append(nested.pendingRenewalInfo, to: &result.pendingRenewalInfo)
                     if result.receipt == nil { result.receipt = nested.receipt }
