@@ -12,8 +12,13 @@ public struct JWSToken: Sendable, Hashable {
     public var header: JSONValue
     /// The decoded payload JSON.
     public var payload: JSONValue
-    /// The bytes the signature covers: ASCII `base64url(header) "." base64url(payload)`.
-    public var signingInput: [UInt8]
+    /// The bytes the signature covers: ASCII `base64url(header) "." base64url(payload)`
+    /// (a copy of ``signedBytes``).
+    public var signingInput: [UInt8] { Array(signedBytes) }
+    /// The bytes the signature covers, in the token's own array: what the signature check
+    /// hashes. A slice, not an array of its own: cutting the signature off the caller's array
+    /// copied the whole token.
+    let signedBytes: ArraySlice<UInt8>
     /// The raw signature (for ES256, `r ‖ s`, 64 bytes).
     public var signature: [UInt8]
 
@@ -36,7 +41,7 @@ public struct JWSToken: Sendable, Hashable {
     /// - Throws: ``ReceiptDecodingError`` (`invalidJWS`, or `limitExceeded` for the bounds)
     ///   naming the part that is wrong.
     public init(compact text: some Collection<UInt8>, maximumDepth: Int = 64) throws {
-        var bytes = Array(text)
+        let bytes = Array(text)
         // The two dots found by memchr (a generic split went through the token a byte at a time).
         let dots = bytes.withUnsafeBufferPointer { b -> (Int, Int)? in
             guard let base = b.baseAddress else { return nil }
@@ -143,9 +148,7 @@ public struct JWSToken: Sendable, Hashable {
                 header: decodedHeader.header, strict: headerStrict, algorithm: algorithm, certificateChain: chain)
         }
         headerSegment = segment
-        // The token's own array cut after the payload (the copy of the prefix it was is saved).
-        bytes.removeSubrange(secondDot...)
-        signingInput = bytes
+        signedBytes = bytes[..<secondDot]
         headerDepth = maximumDepth
     }
 
@@ -162,11 +165,12 @@ public struct JWSToken: Sendable, Hashable {
     private var decodedHeaderForMemo: DecodedHeader?
 
     public static func == (a: JWSToken, b: JWSToken) -> Bool {
-        a.signingInput == b.signingInput && a.signature == b.signature && a.headerDepth == b.headerDepth
+        sameBytes(a.signedBytes, b.signedBytes) && a.signature == b.signature && a.headerDepth == b.headerDepth
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(signingInput)
+        hasher.combine(signedBytes.count)
+        signedBytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         hasher.combine(signature)
     }
 

@@ -101,7 +101,7 @@ struct JWSTrustCheck {
                 .signature, outcome: .fail,
                 reason: "the signature is \(token.signature.count) bytes; ES256 signatures are 64 (r ‖ s)")
         }
-        return key.isValidSignature(signature, for: SHA256.hash(data: token.signingInput))
+        return key.isValidSignature(signature, for: token.signedBytes.withUnsafeBytes { SHA256.hash(data: $0) })
             ? .init(
                 .signature, outcome: .pass,
                 reason: "ECDSA P-256 signature over header.payload verifies with the x5c leaf's key")
