@@ -23,6 +23,40 @@ import Testing
         #expect(r.remainingFields().isEmpty)
     }
 
+    /// Objects of 8 to 64 members are read through the reader's own index of their keys: it
+    /// finds what the dictionary finds, at every size around those bounds, for keys that share
+    /// their length and first and last eight bytes (told apart by their text), short keys, the
+    /// empty key and absent ones; with a key that is not ASCII the dictionary's canonical
+    /// equivalence still answers (the Kelvin sign, U+212A, is the letter K).
+    @Test func indexedObjectsFindWhatTheDictionaryFinds() {
+        for size in [7, 8, 9, 30, 63, 64, 65] {
+            var object: [String: JSONValue] = [:]
+            // Same length, same first and last eight bytes: "abcdefgh-X-stuvwxyz" for each X.
+            for i in 0..<size - 3 { object["abcdefgh-\(Character(Unicode.Scalar(65 + i % 26)!))\(i / 26)-stuvwxyz"] = .integer(Int64(i)) }
+            object["id"] = .string("short")
+            object[""] = .bool(true)
+            object["productId"] = .string("pro.monthly")
+            #expect(object.count == size)
+            var r = JSONFieldReader(object)
+            var wanted = Array(object.keys) + ["abcdefgh-Z9-stuvwxyz", "absent", "productID", "i", "idd"]
+            wanted.append("")
+            for key in wanted {
+                #expect(r.value(key) == object[key].flatMap { $0 == .null ? nil : $0 }, "size \(size), key \(key)")
+                #expect(r.has(key) == (object[key] != nil), "size \(size), key \(key)")
+            }
+            #expect(r.remainingFields().isEmpty, "size \(size)")
+            var partly = JSONFieldReader(object)
+            #expect(partly.int("abcdefgh-B0-stuvwxyz") == (size > 4 ? 1 : nil))
+            #expect(partly.remainingFields().count == size - (size > 4 ? 1 : 0), "size \(size)")
+        }
+        var kelvin: [String: JSONValue] = ["\u{212A}elvinScale": .string("absolute")]
+        for i in 0..<9 { kelvin["member\(i)"] = .integer(Int64(i)) }
+        #expect(kelvin["KelvinScale"] == .string("absolute"))
+        var r = JSONFieldReader(kelvin)
+        #expect(r.string("KelvinScale") == "absolute")
+        #expect(r.int("member8") == 8)
+    }
+
     @Test func aKeyReadTwiceDoesNotHideOneNeverRead() {
         // Six reads of five keys, as many reads as the object has keys: "extra" is still left.
         var r = JSONFieldReader(object)
