@@ -128,5 +128,30 @@ import X509
         #expect(SignatureSummary.CertificateInfo.cached(der: der)?.serial == original.serial)
         #expect(SignatureSummary.CertificateInfo.cached(der: altered)?.serial == other.serial)
     }
+
+    /// Long keys are hashed on their length and ends only (``hashSample``): keys alike there
+    /// share a bucket and are told apart by their bytes. A JWS chain key with a certificate
+    /// altered in its middle is another key, and a table keeps both.
+    @Test func sampledKeysAlikeAtTheirEndsStayApart() throws {
+        let der = try #require(try PKCS7SignedData(berEncoded: try Fixture.bytes("sandbox-2023.der")).certificates.first)
+        var altered = der
+        altered[der.count / 2] ^= 0x01
+        func sample(_ bytes: [UInt8], head: Int, tail: Int) -> Int {
+            var hasher = Hasher()
+            hashSample(bytes[...], head: head, tail: tail, into: &hasher)
+            return hasher.finalize()
+        }
+        #expect(sample(der, head: 256, tail: 64) == sample(altered, head: 256, tail: 64))
+        #expect(sample(der, head: der.count, tail: 0) != sample(altered, head: der.count, tail: 0))
+        #expect(sample(Array(der.prefix(100)), head: 64, tail: 64) != sample(Array(der.prefix(101)), head: 64, tail: 64))
+        let anchors = TrustAnchors.apple.fingerprint
+        let one = TrustCache.JWSChainKey(anchors: anchors, certificates: [der])
+        let two = TrustCache.JWSChainKey(anchors: anchors, certificates: [altered])
+        #expect(one.hashValue == two.hashValue)
+        #expect(one != two)
+        let table = [one: 1, two: 2]
+        #expect(table.count == 2 && table[one] == 1 && table[two] == 2)
+        #expect(TrustCache.JWSChainKey(anchors: anchors, certificates: [der]) == one)
+    }
 }
 

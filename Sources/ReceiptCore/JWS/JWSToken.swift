@@ -56,20 +56,21 @@ public struct JWSToken: Sendable, Hashable {
             let count = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count
             throw ReceiptDecodingError(.invalidJWS, "a JWS has three parts separated by '.', this one has \(count)")
         }
-        let parts = [bytes[..<firstDot], bytes[(firstDot + 1)..<secondDot], bytes[(secondDot + 1)...]]
-        guard parts[0].count <= Self.maximumHeaderBytes else {
+        // Three slices, not an array of them (one allocation a token).
+        let parts = (bytes[..<firstDot], bytes[(firstDot + 1)..<secondDot], bytes[(secondDot + 1)...])
+        guard parts.0.count <= Self.maximumHeaderBytes else {
             throw ReceiptDecodingError(
                 .limitExceeded,
-                "the JWS header is \(parts[0].count) bytes; at most \(Self.maximumHeaderBytes) are read (Apple's is about 4 KB)")
+                "the JWS header is \(parts.0.count) bytes; at most \(Self.maximumHeaderBytes) are read (Apple's is about 4 KB)")
         }
         let (segment, known) = Self.headers.withLock { memo -> ([UInt8], DecodedHeader?) in
             // The last header found, compared byte for byte in place before ~4 KB of text is
             // copied and hashed: a notification's nested tokens carry their notification's
             // header. Its text is then shared, not copied.
-            if let last = memo.last, last.key.maximumDepth == maximumDepth, sameBytes(last.key.text[...], parts[0]) {
+            if let last = memo.last, last.key.maximumDepth == maximumDepth, sameBytes(last.key.text[...], parts.0) {
                 return (last.key.text, last.header)
             }
-            let key = HeaderKey(text: Array(parts[0]), maximumDepth: maximumDepth)
+            let key = HeaderKey(text: Array(parts.0), maximumDepth: maximumDepth)
             guard let found = memo.entries[key] else { return (key.text, nil) }
             memo.last = (key, found)
             return (key.text, found)
@@ -79,9 +80,9 @@ public struct JWSToken: Sendable, Hashable {
         var headerStrict = known?.strict ?? true
         var strict = true
         do {
-            headerBytes = known == nil ? try Base64Text.decode(parts[0], what: "JWS header", strict: &headerStrict) : []
-            payloadBytes = try Base64Text.decode(parts[1], what: "JWS payload", strict: &strict)
-            signature = parts[2].isEmpty ? [] : try Base64Text.decode(parts[2], what: "JWS signature", strict: &strict)
+            headerBytes = known == nil ? try Base64Text.decode(parts.0, what: "JWS header", strict: &headerStrict) : []
+            payloadBytes = try Base64Text.decode(parts.1, what: "JWS payload", strict: &strict)
+            signature = parts.2.isEmpty ? [] : try Base64Text.decode(parts.2, what: "JWS signature", strict: &strict)
         } catch let error as ReceiptDecodingError {
             throw ReceiptDecodingError(.invalidJWS, error.reason, offset: error.offset)
         }
@@ -202,11 +203,12 @@ public struct JWSToken: Sendable, Hashable {
         var text: [UInt8]
         var maximumDepth: Int
 
-        /// Every byte, in bulk (an array's own hash feeds the hasher one element at a time).
+        /// The length, the first 256 characters (the leaf certificate's serial and dates) and
+        /// the last 64 (``hashSample(_:head:tail:into:)``): every byte of 4 KB was hashed for
+        /// each token whose header was not the last one seen.
         func hash(into hasher: inout Hasher) {
             hasher.combine(maximumDepth)
-            hasher.combine(text.count)
-            text.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hashSample(text[...], head: 256, tail: 64, into: &hasher)
         }
 
         static func == (a: HeaderKey, b: HeaderKey) -> Bool {

@@ -65,10 +65,7 @@ public struct SignatureSummary: Sendable, Hashable {
         struct DERKey: Hashable, Sendable {
             let der: [UInt8]
 
-            func hash(into hasher: inout Hasher) {
-                hasher.combine(der.count)
-                der.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.suffix(64))) }
-            }
+            func hash(into hasher: inout Hasher) { hashSample(der[...], head: 0, tail: 64, into: &hasher) }
 
             static func == (a: DERKey, b: DERKey) -> Bool { sameBytes(a.der[...], b.der[...]) }
         }
