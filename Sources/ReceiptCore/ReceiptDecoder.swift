@@ -416,25 +416,23 @@ public struct ReceiptDecoder: Sendable {
             }
             for (keyIndex, key) in Self.nestedTokenKeys.enumerated() {
                 guard let jws = d.string(key) else { continue }
+                let field = Self.nestedTokenFields[containerIndex][keyIndex]
                 guard depth < limits.maximumEmbeddingDepth else {
-                    result.warnings.append("\(name).\(key) not decoded: tokens nested more than \(limits.maximumEmbeddingDepth) deep")
+                    result.warnings.append("\(field) not decoded: tokens nested more than \(limits.maximumEmbeddingDepth) deep")
                     continue
                 }
                 do {
-                    // Read from the string's own bytes: the token's array is then its own, and
-                    // cutting the signature off it for the signing input copies nothing more.
-                    let nested =
-                        try jws.utf8.withContiguousStorageIfAvailable {
-                            try decodeJWS(JWSToken(compact: $0, maximumDepth: limits.maximumNestingDepth), depth: depth + 1, wrapping: [])
-                        } ?? decodeJWS(Array(jws.utf8)[...], depth: depth + 1, wrapping: [])
+                    // Read from the string's bytes straight into the token's own array (one copy).
+                    let nested = try decodeJWS(
+                        JWSToken(compact: jws.utf8, maximumDepth: limits.maximumNestingDepth), depth: depth + 1, wrapping: [])
                     append(nested.transactions, to: &result.transactions)
                     append(nested.pendingRenewalInfo, to: &result.pendingRenewalInfo)
                     if result.receipt == nil { result.receipt = nested.receipt }
                     // Room for the two a notification usually carries; the input moved, not copied.
                     if result.nested.isEmpty { result.nested.reserveCapacity(2) }
-                    result.nested.append(NestedInput(field: Self.nestedTokenFields[containerIndex][keyIndex], input: consume nested))
+                    result.nested.append(NestedInput(field: field, input: consume nested))
                 } catch let error as ReceiptDecodingError {
-                    result.warnings.append("\(name).\(key) could not be decoded: \(error.reason)")
+                    result.warnings.append("\(field) could not be decoded: \(error.reason)")
                 }
             }
             info.otherFields = d.remainingFields().map { Field(name: "\(name).\($0.name)", value: $0.value, json: $0.json) }

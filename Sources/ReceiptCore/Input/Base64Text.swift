@@ -186,22 +186,23 @@ public enum Base64Text {
     /// characters of either alphabet and `=` (no white space, no escapes). A JWS segment that
     /// decoded strictly needs no separate look at its characters (the JWS sniff's).
     static func decode(_ text: ArraySlice<UInt8>, what: String, strict: inout Bool) throws -> [UInt8] {
-        try text.withUnsafeBufferPointer { buffer in
-            var sawSpace = false
-            if let bytes = decodeClean(buffer, sawSpace: &sawSpace) {
-                if sawSpace { strict = false }
-                return bytes
-            }
-            strict = false
-            return try decodeTolerant(buffer, what: what)
-        }
+        try text.withUnsafeBufferPointer { try decode(buffer: $0, what: what, strict: &strict) }
     }
 
     private static func decode(buffer text: UnsafeBufferPointer<UInt8>, what: String) throws -> [UInt8] {
+        var strict = true
+        return try decode(buffer: text, what: what, strict: &strict)
+    }
+
+    private static func decode(buffer text: UnsafeBufferPointer<UInt8>, what: String, strict: inout Bool) throws -> [UInt8] {
         // Fast path: a clean text decoded here, in one pass (JWS segments are base64url, which
         // went through the tolerant path's copies and Foundation's decoder).
         var sawSpace = false
-        if let bytes = decodeClean(text, sawSpace: &sawSpace) { return bytes }
+        if let bytes = decodeClean(text, sawSpace: &sawSpace) {
+            if sawSpace { strict = false }
+            return bytes
+        }
+        strict = false
         return try decodeTolerant(text, what: what)
     }
 
