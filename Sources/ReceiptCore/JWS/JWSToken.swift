@@ -41,8 +41,11 @@ public struct JWSToken: Sendable, Hashable {
     /// - Throws: ``ReceiptDecodingError`` (`invalidJWS`, or `limitExceeded` for the bounds)
     ///   naming the part that is wrong.
     public init(compact text: some Collection<UInt8>, maximumDepth: Int = 64) throws {
-        let bytes = Array(text)
-        // The two dots found by memchr (a generic split went through the token a byte at a time).
+        // A slice of the caller's array is kept as it is (the signature check hashes part of
+        // it): a file's token, 10-15 KB for a notification, was copied whole first.
+        let bytes = (text as? ArraySlice<UInt8>) ?? Array(text)[...]
+        // The two dots found by memchr (a generic split went through the token a byte at a time),
+        // as offsets from the slice's start.
         let dots = bytes.withUnsafeBufferPointer { b -> (Int, Int)? in
             guard let base = b.baseAddress else { return nil }
             func dot(after start: Int) -> Int? {
@@ -52,10 +55,11 @@ public struct JWSToken: Sendable, Hashable {
             guard let first = dot(after: 0), let second = dot(after: first + 1), dot(after: second + 1) == nil else { return nil }
             return (first, second)
         }
-        guard let (firstDot, secondDot) = dots else {
+        guard let (firstOffset, secondOffset) = dots else {
             let count = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count
             throw ReceiptDecodingError(.invalidJWS, "a JWS has three parts separated by '.', this one has \(count)")
         }
+        let firstDot = bytes.startIndex + firstOffset, secondDot = bytes.startIndex + secondOffset
         // Three slices, not an array of them (one allocation a token).
         let parts = (bytes[..<firstDot], bytes[(firstDot + 1)..<secondDot], bytes[(secondDot + 1)...])
         guard parts.0.count <= Self.maximumHeaderBytes else {

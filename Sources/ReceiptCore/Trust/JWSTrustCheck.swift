@@ -95,7 +95,10 @@ struct JWSTrustCheck {
         guard let key else {
             return .init(.signature, outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
         }
-        guard token.signature.count == 64, let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature)
+        // Handed over as `Data`: swift-crypto keeps the signature as one, and its generic copy
+        // of an array went through a dynamic cast and a byte-at-a-time loop.
+        guard token.signature.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: Data(token.signature))
         else {
             return .init(
                 .signature, outcome: .fail,
