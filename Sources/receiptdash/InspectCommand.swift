@@ -77,6 +77,11 @@ struct Inspect: AsyncParsableCommand {
         return options
     }
 
+    /// Reads the bundled Apple roots (about a millisecond of certificate parsing, done once).
+    static func readBundledRoots() {
+        _ = TrustAnchors.apple
+    }
+
     func run() async throws {
         let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)

@@ -20,10 +20,31 @@ struct ReceiptDash: AsyncParsableCommand {
     /// tree's first dynamic casts scan every protocol conformance of the static binary (about
     /// 55 million instructions, most of the command's 17 ms). Everything else goes to the
     /// parser's own `main`.
+    ///
+    /// `inspect` with arguments, the command QA runs over folders, is parsed as a command of its
+    /// own: the whole tree's parse made the dynamic casts of the root and of every
+    /// subcommand's help names first. Anything that parse does not accept as it is (help, an
+    /// unknown option, a failed validation) goes to the parser's own `main`, which answers
+    /// it with the root's usage as always; an error from the run is reported as `main`
+    /// reports it. Meanwhile the bundled Apple roots, which every inspected signature is
+    /// judged against, are read on the other core.
     static func main() async {
-        if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--version" {
+        let arguments = CommandLine.arguments
+        if arguments.count == 2, arguments[1] == "--version" {
             Standard.line(BuildInfo.versionLine)
             return
+        }
+        if arguments.count > 2, arguments[1] == "inspect" {
+            let roots = Task.detached(priority: .userInitiated) { Inspect.readBundledRoots() }
+            if let inspect = try? Inspect.parseAsRoot(Array(arguments.dropFirst(2))) as? Inspect {
+                await roots.value
+                do {
+                    try await inspect.run()
+                } catch {
+                    exit(withError: error)
+                }
+                return
+            }
         }
         await main(nil)
     }

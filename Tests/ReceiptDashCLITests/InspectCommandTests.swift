@@ -133,6 +133,33 @@ import Testing
         #expect(result.stdout.contains("USAGE:"))
     }
 
+    /// `inspect` is parsed on its own before the whole command tree (a start-up shortcut):
+    /// whatever that parse does not take as it is, and any error of the run, is answered
+    /// exactly as the whole parser answers it, with the same usage lines and statuses.
+    @Test func inspectsShortcutAnswersAsTheWholeParser() throws {
+        let help = try run(["inspect", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: Decode receipts offline and show what they contain.\n"))
+        #expect(help.stdout.contains("USAGE: receiptdash inspect [--format <format>]"))
+        let unknown = try run(["inspect", "--bogus", "x"])
+        #expect(unknown.status == 64)
+        #expect(
+            unknown.stderr == "Error: Unknown option '--bogus'\n"
+                + "Usage: receiptdash inspect [--format <format>] [--demo] [--storekit-cert <file>] [--device-id <id>] [--no-verify] [--at <time>] [--combine] [<files> ...]\n"
+                + "  See 'receiptdash inspect --help' for more information.\n")
+        // Thrown by the run itself, after parsing: the root's usage, as the parser's `main` gives it.
+        let unreadable = try run(["inspect", "--storekit-cert", "/nonexistent/cert.der", fixture("production.b64")])
+        #expect(unreadable.status == 64)
+        #expect(
+            unreadable.stderr == "Error: --storekit-cert: /nonexistent/cert.der cannot be read.\n"
+                + "Usage: receiptdash <subcommand>\n  See 'receiptdash --help' for more information.\n")
+        #expect(unreadable.stdout.isEmpty)
+        let bad = try run(["inspect", "--device-id", "zz", fixture("production.b64")])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.hasPrefix("Error: --device-id must be a UUID"))
+        #expect(bad.stderr.contains("Usage: receiptdash inspect [--format <format>]"))
+    }
+
     /// An error message that quotes the input (here a JSON key) reaches standard error escaped:
     /// no raw ESC or BEL from the file gets to the operator's terminal.
     @Test func errorMessagesOnStandardErrorAreEscaped() throws {
