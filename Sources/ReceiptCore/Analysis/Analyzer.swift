@@ -37,7 +37,7 @@ struct Analyzer {
             // stored, which is a copy already.
             let fromReceipt = list.first?.source == .receiptInApp
             for i in list.indices {
-                let key = Self.key(list[i], position: rows.count)
+                let key = Self.key(list[i].transactionID, position: rows.count)
                 guard seenInList.insert(key).inserted else {
                     duplicates[key, default: 1] += 1
                     continue
@@ -48,7 +48,7 @@ struct Analyzer {
                     index[key] = rows.count
                     rows.append(list[i])
                 }
-                if fromReceipt { markConsumable(list[i]) }
+                if fromReceipt { markConsumable(list[i].productType, list[i].transactionID) }
             }
         }
         for renewal in input.pendingRenewalInfo {
@@ -72,26 +72,35 @@ struct Analyzer {
         guard !list.isEmpty else { return false }
         var keys: [String: Int] = [:]
         keys.reserveCapacity(list.count)
-        for i in list.indices {
-            // `rows.count` is `i` here in the loop: nothing before this row was skipped.
-            guard keys.updateValue(i, forKey: Self.key(list[i], position: i)) == nil else { return false }
+        // Through a buffer pointer, and only the fields asked for: a row handed to a function
+        // whole was copied (a retain and a release per string field).
+        let unique = list.withUnsafeBufferPointer { list in
+            for i in list.indices {
+                // `rows.count` is `i` here in the loop: nothing before this row was skipped.
+                guard keys.updateValue(i, forKey: Self.key(list[i].transactionID, position: i)) == nil else { return false }
+            }
+            return true
         }
+        guard unique else { return false }
         rows = list
         index = keys
         if list[0].source == .receiptInApp {
-            for i in list.indices { markConsumable(list[i]) }
+            list.withUnsafeBufferPointer { list in
+                for i in list.indices { markConsumable(list[i].productType, list[i].transactionID) }
+            }
         }
         return true
     }
 
-    /// A row's key: its transaction id, or its place among the rows when it has none.
-    private static func key(_ row: borrowing Purchase, position: Int) -> String {
-        row.transactionID ?? "row-\(position)"
+    /// A row's key: its transaction id, or its place among the rows when it has none. Given
+    /// the one field, not the row: a row passed whole was copied.
+    private static func key(_ transactionID: String?, position: Int) -> String {
+        transactionID ?? "row-\(position)"
     }
 
     /// Notes a receipt's consumable, to tell later whether `latest_receipt_info` dropped it.
-    private mutating func markConsumable(_ row: borrowing Purchase) {
-        if row.productType == .consumable, let id = row.transactionID { receiptConsumables.insert(id) }
+    private mutating func markConsumable(_ type: ProductType?, _ transactionID: String?) {
+        if type == .consumable, let id = transactionID { receiptConsumables.insert(id) }
     }
 
     /// Keeps every field either source has; the second (usually `latest_receipt_info`, which
@@ -129,11 +138,14 @@ struct Analyzer {
         }
     }
 
-    /// Whether a row is an auto-renewable subscription, and whether that was inferred.
-    private func isAutoRenewable(_ p: Purchase) -> (Bool, inferred: Bool) {
-        if let type = p.productType, type != .unknown { return (type == .autoRenewable, false) }
-        if p.expiresDate != nil { return (true, true) }
-        if let web = p.webOrderLineItemID, web != "0", !web.isEmpty { return (true, true) }
+    /// Whether a row is an auto-renewable subscription, and whether that was inferred. Given
+    /// the three fields it looks at, not the row: a row passed whole was copied.
+    private func isAutoRenewable(
+        _ productType: ProductType?, expires: Date?, webOrderLineItemID: String?
+    ) -> (Bool, inferred: Bool) {
+        if let type = productType, type != .unknown { return (type == .autoRenewable, false) }
+        if expires != nil { return (true, true) }
+        if let web = webOrderLineItemID, web != "0", !web.isEmpty { return (true, true) }
         return (false, true)
     }
 
@@ -145,7 +157,9 @@ struct Analyzer {
         // array's getter copied it (a retain and a release per string field, every row).
         rows.withUnsafeBufferPointer { rows in
             for position in rows.indices {
-                let (auto, inferred) = isAutoRenewable(rows[position])
+                let (auto, inferred) = isAutoRenewable(
+                    rows[position].productType, expires: rows[position].expiresDate,
+                    webOrderLineItemID: rows[position].webOrderLineItemID)
                 if auto {
                     let chain = rows[position].originalTransactionID ?? rows[position].transactionID ?? "row-\(position)"
                     if chains[chain] == nil { chainOrder.append(chain) }
@@ -159,14 +173,18 @@ struct Analyzer {
             notes.append("transaction \(id) appears \(count) times in one list; counted once")
         }
         if sawLatestReceiptInfo, !receiptConsumables.isEmpty {
-            let missing = receiptConsumables.filter { id in index[id].map { rows[$0].source == .receiptInApp } ?? false }
+            let missing = rows.withUnsafeBufferPointer { rows in
+                receiptConsumables.filter { id in index[id].map { rows[$0].source == .receiptInApp } ?? false }
+            }
             if !missing.isEmpty {
                 notes.append(
                     "\(missing.count) consumable purchase\(missing.count == 1 ? " is" : "s are") in the receipt but not in latest_receipt_info: finished consumables are dropped from later receipts, which is normal")
             }
         }
         let started = chainOrder.filter { id in
-            let begun = chains[id]?.contains { (rows[$0].purchaseDate ?? .distantPast) <= at } ?? false
+            let begun = rows.withUnsafeBufferPointer { rows in
+                chains[id]?.contains { (rows[$0].purchaseDate ?? .distantPast) <= at } ?? false
+            }
             if !begun {
                 notes.append("subscription \(id) begins after \(AppleDate.iso8601(at)): it did not exist yet at that instant")
             }
@@ -247,7 +265,7 @@ struct Analyzer {
             .map { rows[$0] }
         // Only what had begun by `at` counts: periods, renewals, products, gaps and the timeline
         // (the later transactions are the notes above, nothing else).
-        var periods: [SubscriptionSummary.Period] = current.map { period(of: rows[$0]) }
+        var periods: [SubscriptionSummary.Period] = current.map { period(of: rows.baseAddress! + $0) }
         warnings += continuityWarnings(periods)
         for i in current {
             if let start = rows[i].purchaseDate, let end = rows[i].expiresDate, end < start {
@@ -389,33 +407,35 @@ struct Analyzer {
             revocationType: revoked ? latest?.revocationType : nil, revocationPercentage: revoked ? latest?.revocationPercentage : nil)
     }
 
-    /// The period one transaction stands for.
-    private func period(of row: borrowing Purchase) -> SubscriptionSummary.Period {
+    /// The period one transaction stands for. The row is read in place, field by field: handed
+    /// over as a value (even `borrowing`) it was copied whole, a retain and a release per
+    /// string field, for every period of every subscription.
+    private func period(of row: UnsafePointer<Purchase>) -> SubscriptionSummary.Period {
         let kind: SubscriptionSummary.Period.Kind
         // A refund dated after `at` had not happened yet.
-        let cancellation = row.cancellationDate.flatMap { $0 <= at ? $0 : nil }
+        let cancellation = row.pointee.cancellationDate.flatMap { $0 <= at ? $0 : nil }
         if cancellation != nil {
-            kind = row.isUpgraded == true ? .upgraded : row.revocationType == "REFUND_PRORATED" ? .refundedProrated : .refunded
-        } else if row.isTrialPeriod == true {
+            kind = row.pointee.isUpgraded == true ? .upgraded : row.pointee.revocationType == "REFUND_PRORATED" ? .refundedProrated : .refunded
+        } else if row.pointee.isTrialPeriod == true {
             kind = .trial
-        } else if row.isInIntroOfferPeriod == true {
+        } else if row.pointee.isInIntroOfferPeriod == true {
             kind = .intro
-        } else if !(row.promotionalOfferID ?? "").isEmpty || !(row.offerCodeRefName ?? "").isEmpty
-            || (2...4).contains(row.offerType ?? 0)
+        } else if !(row.pointee.promotionalOfferID ?? "").isEmpty || !(row.pointee.offerCodeRefName ?? "").isEmpty
+            || (2...4).contains(row.pointee.offerType ?? 0)
         {
             kind = .offer
         } else {
             kind = .paid
         }
         let end: Date? =
-            switch (row.expiresDate, cancellation) {
+            switch (row.pointee.expiresDate, cancellation) {
             case (let a?, let b?): min(a, b)
             case (let a, let b): a ?? b
             }
-        let offer = kind == .trial || kind == .intro || kind == .offer ? OfferWords.name(type: row.offerType, discount: row.offerDiscountType) : nil
+        let offer = kind == .trial || kind == .intro || kind == .offer ? OfferWords.name(type: row.pointee.offerType, discount: row.pointee.offerDiscountType) : nil
         return .init(
-            start: row.purchaseDate ?? row.originalPurchaseDate ?? .distantPast, end: end, kind: kind,
-            productID: row.productID, transactionID: row.transactionID, offer: offer)
+            start: row.pointee.purchaseDate ?? row.pointee.originalPurchaseDate ?? .distantPast, end: end, kind: kind,
+            productID: row.pointee.productID, transactionID: row.pointee.transactionID, offer: offer)
     }
 
     /// Overlapping renewals and gaps between consecutive periods (a minute's slack allowed).
