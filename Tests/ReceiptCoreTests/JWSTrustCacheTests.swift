@@ -298,7 +298,7 @@ private let validSteps = [
             // The chain is still explained.
             #expect(steps(report).contains("intermediate: pass"))
         }
-        #expect(cache.sizes == .init(certificates: 0, descriptions: 0, signatures: 0, chains: 0, jwsChains: 0))
+        #expect(cache.sizes == .init(certificates: 0, descriptions: 0, signatures: 0, chains: 0, jwsChains: 0, receiptChains: 0))
         #expect(cache.heldBytes == 0)
         // Other tests run alongside and fill the process-wide memo: ask about this header only.
         #expect(try !JWSToken(compact: Array(genuine.utf8)).isHeaderRemembered)

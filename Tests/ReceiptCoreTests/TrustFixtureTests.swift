@@ -33,6 +33,32 @@ import Testing
         #expect(r.headline == "valid: genuine Apple signature, chain valid on 2024-02-23 (receipt creation)")
     }
 
+    /// Receipts signed by one certificate share their chain: its steps are worded once and
+    /// read after, in reports equal to those a fresh cache gives. A receipt whose signature does
+    /// not verify reads that table but never adds to it.
+    @Test func aReceiptChainIsJudgedOnceAndRememberedOnlyForASignedReceipt() async throws {
+        let genuine = try Fixture.bytes("sandbox-2023.der")
+        var forged = genuine
+        forged[forged.count - 1] ^= 0x01  // the last byte of the signer's RSA signature
+        let cache = TrustCache()
+        let evaluator = TrustEvaluator(cache: cache)
+        let decoder = ReceiptDecoder()
+        let forgedCold = await evaluator.evaluate(try decoder.decode(forged), options: options)
+        #expect(forgedCold.verdict == .invalid)
+        #expect(forgedCold.firstFailure?.name == "signature")
+        #expect(cache.sizes.receiptChains == 0)
+        let cold = await evaluator.evaluate(try decoder.decode(genuine), options: options)
+        #expect(cold.verdict == .valid)
+        #expect(cache.sizes.receiptChains == 1)
+        let warm = await evaluator.evaluate(try decoder.decode(genuine), options: options)
+        #expect(cache.sizes.receiptChains == 1)
+        #expect(warm == cold)
+        #expect(await TrustEvaluator(cache: TrustCache()).evaluate(try decoder.decode(genuine), options: options) == cold)
+        // The forged receipt, judged again with the chain remembered, reads as it did.
+        #expect(await evaluator.evaluate(try decoder.decode(forged), options: options) == forgedCold)
+        #expect(cache.sizes.receiptChains == 1)
+    }
+
     /// Manifest: digest=sha1, sigOK, chain to Apple Root at creation OK.
     @Test func sha1SandboxReceiptIsValid() async throws {
         let r = try await report("sandbox-2023.der")

@@ -60,7 +60,8 @@ struct PKCS7TrustCheck {
         }
 
         // Signature over the payload.
-        steps.append(signatureStep(signer, signerCert?.0, content: signed.content))
+        let signature = signatureStep(signer, signerCert?.0, content: signed.content)
+        steps.append(signature)
 
         // An Xcode receipt is judged against its own certificate (success: test); anything else
         // must chain to Apple (success: valid).
@@ -71,7 +72,8 @@ struct PKCS7TrustCheck {
             evaluator.validity([(.certificate, cert)], time: time, timeSource: timeSource, now: options.now, steps: &steps)
         } else if let leaf = signerCert {
             success = await evaluator.appleChain(
-                leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options, steps: &steps)
+                leaf: leaf, candidates: parsed, time: time, timeSource: timeSource, options: options,
+                signed: signature.outcome == .pass, steps: &steps)
         } else {
             steps.append(.init(.chain, outcome: .skipped, reason: "no signer certificate to build a chain from"))
         }

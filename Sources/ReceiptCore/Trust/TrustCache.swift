@@ -41,6 +41,9 @@ public final class TrustCache: Sendable {
         var signatures: [SignaturePair: Bool] = [:]
         var chains: [ChainKey: ChainAnalysis] = [:]
         var jwsChains: [JWSChainKey: JWSChain] = [:]
+        /// A receipt's Apple chain judged apart from time, keyed by its signer's certificate
+        /// then every certificate the receipt carries.
+        var receiptChains: [JWSChainKey: JudgedChain] = [:]
         /// The JWS chain found or added last, compared before hashing the chain's 3 KB of DER:
         /// a fleet's tokens come one signing chain after another.
         var lastJWSChain: (key: JWSChainKey, chain: JWSChain)?
@@ -74,7 +77,8 @@ public final class TrustCache: Sendable {
         var intermediates: [Data]
     }
 
-    /// A JWS `x5c` chain, DER as the header carries it, and the roots it is judged against.
+    /// A JWS `x5c` chain, DER as the header carries it, and the roots it is judged against
+    /// (also a receipt's: its signer's certificate, then the certificates it carries).
     /// Hashes every byte: a hostile stream of chains alike in a prefix cannot pile them into
     /// one bucket.
     struct JWSChainKey: Hashable, Sendable {
@@ -103,13 +107,14 @@ public final class TrustCache: Sendable {
         var signatures: Int
         var chains: Int
         var jwsChains: Int
+        var receiptChains: Int
     }
 
     var sizes: Sizes {
         storage.state.withLock {
             Sizes(
                 certificates: $0.certificates.count, descriptions: $0.descriptions.count, signatures: $0.signatures.count,
-                chains: $0.chains.count, jwsChains: $0.jwsChains.count)
+                chains: $0.chains.count, jwsChains: $0.jwsChains.count, receiptChains: $0.receiptChains.count)
         }
     }
 
@@ -211,6 +216,17 @@ public final class TrustCache: Sendable {
             // Only an entry the table holds (a clear that made room for it keeps the bound).
             state.lastJWSChain = state.jwsChains[key] == nil ? nil : (key, chain)
         }
+    }
+
+    /// The cached judgement of a receipt's Apple chain, if any.
+    func receiptChain(_ key: JWSChainKey) -> JudgedChain? {
+        storage.state.withLock { $0.receiptChains[key] }
+    }
+
+    /// Remembers a receipt's Apple chain judged apart from time: called only for a receipt
+    /// whose signature verified with the signer's key.
+    func update(_ key: JWSChainKey, _ judged: JudgedChain) {
+        remember(\.receiptChains, key, judged, bytes: key.certificates.reduce(0) { $0 + $1.count })
     }
 
     /// The cached analysis for `key`, or `compute()`'s, remembered.

@@ -91,11 +91,26 @@ public struct TrustEvaluator: Sendable {
     /// - Returns: the verdict a clean chain earns: `valid` for Apple's roots, `test` for a root
     ///   added for test data.
     @discardableResult
+    ///
+    /// The time-independent part is kept per chain (the leaf, then every candidate, by their
+    /// exact DER, and the anchors): a folder of receipts signed by one certificate words its
+    /// chain steps once. It is remembered only when `signed` (the receipt's signature verified
+    /// with the leaf's key), so unsigned input only reads the table.
     func appleChain(
         leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
-        options: TrustOptions, steps: inout [TrustReport.Step]
+        options: TrustOptions, signed: Bool, steps: inout [TrustReport.Step]
     ) async -> TrustReport.Verdict {
-        let judged = await appleChainSteps(leaf: leaf, candidates: candidates)
+        var ders = [leaf.1]
+        ders.reserveCapacity(candidates.count + 1)
+        for candidate in candidates { ders.append(candidate.1) }
+        let key = TrustCache.JWSChainKey(anchors: anchors.fingerprint, certificates: ders)
+        let judged: JudgedChain
+        if let cached = cache.receiptChain(key) {
+            judged = cached
+        } else {
+            judged = await appleChainSteps(leaf: leaf, candidates: candidates)
+            if signed { cache.update(key, judged) }
+        }
         return finish(judged, time: time, timeSource: timeSource, options: options, steps: &steps)
     }
 
