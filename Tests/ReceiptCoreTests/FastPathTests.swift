@@ -153,5 +153,21 @@ import X509
         #expect(table.count == 2 && table[one] == 1 && table[two] == 2)
         #expect(TrustCache.JWSChainKey(anchors: anchors, certificates: [der]) == one)
     }
+
+    /// The signer's issuer name read through the cache's one-entry memo is the name its DER
+    /// encodes, whichever name was read before it; DER that is not a name gives none.
+    @Test func aRememberedSignerIssuerIsTheNameItsBytesEncode() throws {
+        let signed = try PKCS7SignedData(berEncoded: try Fixture.bytes("sandbox-2023.der"))
+        let apple = try #require(signed.signerInfos.first).issuerDER
+        let other = try #require(try PKCS7SignedData(berEncoded: try Fixture.bytes("xcode.der")).signerInfos.first).issuerDER
+        func read(_ der: [UInt8]) throws -> DistinguishedName { try DistinguishedName(derEncoded: try DER.parse(der)) }
+        #expect(try read(apple) != read(other))
+        let cache = TrustCache()
+        for der in [apple, apple, other, apple, other, other] {
+            #expect(try cache.signerIssuer(der) == read(der))
+        }
+        #expect(cache.signerIssuer(Array(apple.prefix(5))) == nil)
+        #expect(try cache.signerIssuer(apple) == read(apple))
+    }
 }
 

@@ -42,7 +42,7 @@ struct PKCS7TrustCheck {
 
         // Signer certificate.
         let signer = signed.signerInfos.first
-        let signerIssuer = signer.flatMap { info in (try? DER.parse(info.issuerDER)).flatMap { try? DistinguishedName(derEncoded: $0) } }
+        let signerIssuer = signer.flatMap { evaluator.cache.signerIssuer($0.issuerDER) }
         let signerCert = signer.flatMap { info in
             parsed.first { cert, _ in Array(cert.serialNumber.bytes) == info.serialNumber && signerIssuer == cert.issuer }
         }

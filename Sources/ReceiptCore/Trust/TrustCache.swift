@@ -47,6 +47,9 @@ public final class TrustCache: Sendable {
         /// The JWS chain found or added last, compared before hashing the chain's 3 KB of DER:
         /// a fleet's tokens come one signing chain after another.
         var lastJWSChain: (key: JWSChainKey, chain: JWSChain)?
+        /// The issuer name a receipt's signer info gave last, read: a folder's receipts name
+        /// one signer. One entry, matched on its exact DER.
+        var lastSignerIssuer: (der: [UInt8], name: DistinguishedName)?
         /// The bytes the entries hold, roughly (their keys' DER and a fixed cost each).
         var bytes = 0
     }
@@ -216,6 +219,15 @@ public final class TrustCache: Sendable {
             // Only an entry the table holds (a clear that made room for it keeps the bound).
             state.lastJWSChain = state.jwsChains[key] == nil ? nil : (key, chain)
         }
+    }
+
+    /// The distinguished name `der` encodes (a signer info's issuer), nil when it is not one;
+    /// read again only when it differs from the last one read.
+    func signerIssuer(_ der: [UInt8]) -> DistinguishedName? {
+        if let last = storage.state.withLock({ $0.lastSignerIssuer }), sameBytes(last.der[...], der[...]) { return last.name }
+        guard let name = (try? DER.parse(der)).flatMap({ try? DistinguishedName(derEncoded: $0) }) else { return nil }
+        if remembers { storage.state.withLock { $0.lastSignerIssuer = (der, name) } }
+        return name
     }
 
     /// The cached judgement of a receipt's Apple chain, if any.
