@@ -88,14 +88,14 @@ public struct TrustEvaluator: Sendable {
     /// `Verifier` (RFC 5280, Apple's marker OIDs, key usage, unknown critical extensions), and
     /// validity at `time`. Appends one step per check: leaf certificate, intermediate, root,
     /// validity, and an expiry warning when one is due.
-    /// - Returns: the verdict a clean chain earns: `valid` for Apple's roots, `test` for a root
-    ///   added for test data.
-    @discardableResult
     ///
     /// The time-independent part is kept per chain (the leaf, then every candidate, by their
     /// exact DER, and the anchors): a folder of receipts signed by one certificate words its
     /// chain steps once. It is remembered only when `signed` (the receipt's signature verified
     /// with the leaf's key), so unsigned input only reads the table.
+    /// - Returns: the verdict a clean chain earns: `valid` for Apple's roots, `test` for a root
+    ///   added for test data.
+    @discardableResult
     func appleChain(
         leaf: (Certificate, [UInt8]), candidates: [(Certificate, [UInt8])], time: Date?, timeSource: String,
         options: TrustOptions, signed: Bool, steps: inout [TrustReport.Step]
