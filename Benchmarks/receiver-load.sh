@@ -29,10 +29,13 @@ trap cleanup EXIT
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
+run=0
 for rate in "${rates[@]}"; do
+  run=$((run + 1))
   if [ "$rate" = 0 ]; then count=${MAX_COUNT:-20000}; else count=$(awk -v r="$rate" -v s="$seconds" 'BEGIN { printf "%d", r * s }'); fi
-  db=$work/audit-$rate.sqlite
-  root=$work/root-$rate.der
+  # Each run its own store and PKI (a rate may be asked for more than once).
+  db=$work/audit-$run-$rate.sqlite
+  root=$work/root-$run-$rate.der
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
   # The simulator makes its PKI and writes the root first, signs every notification, then waits
   # for the receiver's port before the timed send.

@@ -10,7 +10,8 @@
 #      (this script's reference until 2026-11-27) in its own row                    goal >= 0.75
 #   3. one 200x60 dashboard frame, 100,000 rows vs 100 rows (medians of five
 #      alternating one-second runs each)                                            goal <= 1.2x
-#   4. the receiver at 2,000 notifications/s (sender on the same cores), its p99     goal <= 50 ms
+#   4. the receiver at 2,000 notifications/s (sender on the same cores), its p99
+#      (the median of three ten-second runs)                                        goal <= 50 ms
 #   5. `receiptdash --version` of the installed binary vs /bin/true (mean of 200)     goal <= 8x
 #   6. `bench --lookup-transactions 500` vs 25 sequential round trips                 goal <= 1.1x
 #
@@ -140,10 +141,14 @@ fi
 
 if wants 4; then
   echo "== 4. the receiver at 2,000 notifications/s"
-  out=$(BIN="$bin" NO_BUILD=1 Benchmarks/receiver-load.sh 2000 || true)
+  # Three runs, each a fresh receiver and store: one ten-second run's p99 moved between 28 and
+  # 68 ms from one minute to the next on this machine. The medians of the three runs' rates and
+  # of their p99s count (and every run must store exactly what it acknowledged).
+  out=$(BIN="$bin" NO_BUILD=1 Benchmarks/receiver-load.sh 2000 2000 2000 || true)
   echo "$out"
-  sustained=$(sed -nE 's/.* ([0-9.]+)\/s over .*/\1/p' <<<"$out" | head -n 1)
-  p99=$(sed -nE 's/.*p99 ([0-9.]+) ms.*/\1/p' <<<"$out" | head -n 1)
+  sustained=$(sed -nE 's/.* ([0-9.]+)\/s over .*/\1/p' <<<"$out" | sort -n | sed -n 2p)
+  p99=$(sed -nE 's/.*p99 ([0-9.]+) ms.*/\1/p' <<<"$out" | sort -n | sed -n 2p)
+  echo "median of three runs: ${sustained:-?}/s, p99 ${p99:-?} ms"
   stored=$(grep -c 'MISMATCH' <<<"$out" || true)
   met=$(awk -v s="${sustained:-0}" -v p="${p99:-999}" -v m="$stored" 'BEGIN { print (s >= 1980 && p <= 50 && m == 0) ? "met" : "not met" }')
   row "receiver, 2,000/s offered, durable" "${sustained:-?}/s, p99 ${p99:-?} ms" "limit 50 ms" "-" ">= 2,000/s at p99 <= 50 ms" "$met"
