@@ -36,8 +36,10 @@ struct ReceiptDash: AsyncParsableCommand {
         }
         if arguments.count > 2, arguments[1] == "inspect" {
             let roots = Task.detached(priority: .userInitiated) { Inspect.readBundledRoots() }
-            if let inspect = try? Inspect.parseAsRoot(Array(arguments.dropFirst(2))) as? Inspect {
-                await roots.value
+            let inspect = try? Inspect.parseAsRoot(Array(arguments.dropFirst(2))) as? Inspect
+            // Awaited either way: no task outlives the choice.
+            await roots.value
+            if let inspect {
                 do {
                     try await inspect.run()
                 } catch {
