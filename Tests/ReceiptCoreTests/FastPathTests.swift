@@ -145,13 +145,13 @@ import X509
         #expect(sample(der, head: der.count, tail: 0) != sample(altered, head: der.count, tail: 0))
         #expect(sample(Array(der.prefix(100)), head: 64, tail: 64) != sample(Array(der.prefix(101)), head: 64, tail: 64))
         let anchors = TrustAnchors.apple.fingerprint
-        let one = TrustCache.JWSChainKey(anchors: anchors, certificates: [der])
-        let two = TrustCache.JWSChainKey(anchors: anchors, certificates: [altered])
+        let one = TrustCache.CertificateChainKey(anchors: anchors, certificates: [der])
+        let two = TrustCache.CertificateChainKey(anchors: anchors, certificates: [altered])
         #expect(one.hashValue == two.hashValue)
         #expect(one != two)
         let table = [one: 1, two: 2]
         #expect(table.count == 2 && table[one] == 1 && table[two] == 2)
-        #expect(TrustCache.JWSChainKey(anchors: anchors, certificates: [der]) == one)
+        #expect(TrustCache.CertificateChainKey(anchors: anchors, certificates: [der]) == one)
     }
 
     /// The signer's issuer name read through the cache's one-entry memo is the name its DER

@@ -31,7 +31,7 @@ struct JWSTrustCheck {
             steps.append(
                 .init(.algorithm, outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
         }
-        let key = TrustCache.JWSChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
+        let key = TrustCache.CertificateChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
         // Nothing of this token is remembered until its signature verified: until then the
         // cache is only read.
         let cached = evaluator.cache.jwsChain(key)

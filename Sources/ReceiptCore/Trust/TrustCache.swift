@@ -40,13 +40,13 @@ public final class TrustCache: Sendable {
         var descriptions: [Data: [Field]] = [:]
         var signatures: [SignaturePair: Bool] = [:]
         var chains: [ChainKey: ChainAnalysis] = [:]
-        var jwsChains: [JWSChainKey: JWSChain] = [:]
+        var jwsChains: [CertificateChainKey: JWSChain] = [:]
         /// A receipt's Apple chain judged apart from time, keyed by its signer's certificate
         /// then every certificate the receipt carries.
-        var receiptChains: [JWSChainKey: JudgedChain] = [:]
+        var receiptChains: [CertificateChainKey: JudgedChain] = [:]
         /// The JWS chain found or added last, compared before hashing the chain's 3 KB of DER:
         /// a fleet's tokens come one signing chain after another.
-        var lastJWSChain: (key: JWSChainKey, chain: JWSChain)?
+        var lastJWSChain: (key: CertificateChainKey, chain: JWSChain)?
         /// The issuer name a receipt's signer info gave last, read: a folder's receipts name
         /// one signer. One entry, matched on its exact DER.
         var lastSignerIssuer: (der: [UInt8], name: DistinguishedName)?
@@ -80,11 +80,11 @@ public final class TrustCache: Sendable {
         var intermediates: [Data]
     }
 
-    /// A JWS `x5c` chain, DER as the header carries it, and the roots it is judged against
-    /// (also a receipt's: its signer's certificate, then the certificates it carries).
-    /// Hashes every byte: a hostile stream of chains alike in a prefix cannot pile them into
-    /// one bucket.
-    struct JWSChainKey: Hashable, Sendable {
+    /// A chain of DER certificates and the roots it is judged against: a JWS's `x5c` as the
+    /// header carries it, or a receipt's signer certificate then the certificates it carries.
+    /// Hashed on each certificate's length and signature, compared byte for byte; only chains
+    /// whose signature verified are added, and the tables are bounded.
+    struct CertificateChainKey: Hashable, Sendable {
         var anchors: Data
         var certificates: [[UInt8]]
 
@@ -97,7 +97,7 @@ public final class TrustCache: Sendable {
         }
 
         /// Each certificate compared in bulk (``sameBytes(_:_:)``).
-        static func == (a: JWSChainKey, b: JWSChainKey) -> Bool {
+        static func == (a: CertificateChainKey, b: CertificateChainKey) -> Bool {
             a.anchors == b.anchors && a.certificates.count == b.certificates.count
                 && zip(a.certificates, b.certificates).allSatisfy { sameBytes($0[...], $1[...]) }
         }
@@ -201,7 +201,7 @@ public final class TrustCache: Sendable {
     }
 
     /// The cached reading of a JWS chain, if any.
-    func jwsChain(_ key: JWSChainKey) -> JWSChain? {
+    func jwsChain(_ key: CertificateChainKey) -> JWSChain? {
         storage.state.withLock { state in
             if let last = state.lastJWSChain, last.key == key { return last.chain }
             guard let found = state.jwsChains[key] else { return nil }
@@ -212,7 +212,7 @@ public final class TrustCache: Sendable {
 
     /// Remembers a chain's reading (with its Apple chain judged, once it is): called only for
     /// a token whose signature verified.
-    func update(_ key: JWSChainKey, _ chain: JWSChain) {
+    func update(_ key: CertificateChainKey, _ chain: JWSChain) {
         remember(\.jwsChains, key, chain, bytes: key.certificates.reduce(0) { $0 + $1.count })
         guard remembers else { return }
         storage.state.withLock { state in
@@ -231,13 +231,13 @@ public final class TrustCache: Sendable {
     }
 
     /// The cached judgement of a receipt's Apple chain, if any.
-    func receiptChain(_ key: JWSChainKey) -> JudgedChain? {
+    func receiptChain(_ key: CertificateChainKey) -> JudgedChain? {
         storage.state.withLock { $0.receiptChains[key] }
     }
 
     /// Remembers a receipt's Apple chain judged apart from time: called only for a receipt
     /// whose signature verified with the signer's key.
-    func update(_ key: JWSChainKey, _ judged: JudgedChain) {
+    func update(_ key: CertificateChainKey, _ judged: JudgedChain) {
         remember(\.receiptChains, key, judged, bytes: key.certificates.reduce(0) { $0 + $1.count })
     }
 

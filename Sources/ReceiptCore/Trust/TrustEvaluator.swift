@@ -103,7 +103,7 @@ public struct TrustEvaluator: Sendable {
         var ders = [leaf.1]
         ders.reserveCapacity(candidates.count + 1)
         for candidate in candidates { ders.append(candidate.1) }
-        let key = TrustCache.JWSChainKey(anchors: anchors.fingerprint, certificates: ders)
+        let key = TrustCache.CertificateChainKey(anchors: anchors.fingerprint, certificates: ders)
         let judged: JudgedChain
         if let cached = cache.receiptChain(key) {
             judged = cached
