@@ -172,6 +172,22 @@ struct Receive: AsyncParsableCommand {
         return .seconds(seconds)
     }
 
+    /// Names the system's time zone in `TZ` when it is unset and `/etc/localtime` links to a
+    /// zone (`…/zoneinfo/Europe/Paris` gives `Europe/Paris`): with `TZ` unset, glibc looks at
+    /// `/etc/localtime` again (a `stat`) for every log line's timestamp; with it named, once.
+    /// The zone is the same one; without such a link nothing changes.
+    static func nameTheTimeZone() {
+        #if os(Linux)
+        guard getenv("TZ") == nil,
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/etc/localtime"),
+            let range = target.range(of: "zoneinfo/")
+        else { return }
+        let name = String(target[range.upperBound...])
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains(".."), TimeZone(identifier: name) != nil else { return }
+        setenv("TZ", name, 0)
+        #endif
+    }
+
     /// The metrics listener's address, nil for `none`.
     func metricsAddress() throws -> (host: String, port: Int)? {
         guard let metricsPort else { return (metricsHost, port == 0 || port == 65_535 ? 0 : port + 1) }
@@ -184,6 +200,7 @@ struct Receive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        Self.nameTheTimeZone()
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let anchors: TrustAnchors
         do {
