@@ -174,28 +174,13 @@ public struct NotificationReceiver: Sendable {
             "subtype": .string(SafeText.escaped(subtype ?? "-")),
             "outcome": .string(answer.outcome.rawValue),
             "status": .stringConvertible(answer.status),
-            "latency_ms": .string(Self.milliseconds(elapsed)),
+            "latency_ms": .string(DurationText.milliseconds(elapsed)),
             "peer": .string(SafeText.escaped(peer ?? "-")),
         ]
         if let refusal = answer.refusal { metadata["refusal"] = .string(refusal.rawValue) }
         if answer.status != 200 { metadata["reason"] = .string(SafeText.escaped(answer.reason)) }
         logger.log(level: answer.status == 200 ? .info : .notice, "notification", metadata: metadata)
         return answer
-    }
-
-    /// A duration in milliseconds with two decimals (`12.34`), rounded half up from its
-    /// exact parts: `String(format:)` went through Foundation's formatter for every
-    /// notification's log line (a hundredth of the receiver's time at 2,000/s).
-    static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0, seconds < 1_000_000_000 else {
-            let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-            return String(format: "%.2f", value)
-        }
-        // Hundredths of a millisecond are 10^13 attoseconds.
-        let hundredths = seconds * 100_000 + (attoseconds + 5_000_000_000_000) / 10_000_000_000_000
-        let fraction = hundredths % 100
-        return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + String(fraction)
     }
 
     private func recordRejection(

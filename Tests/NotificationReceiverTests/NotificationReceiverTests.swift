@@ -111,24 +111,6 @@ final class CapturedLogs: Sendable {
         }
     }
 
-    /// The log line's `latency_ms`: two decimals, rounded half up from the duration's exact
-    /// parts, as `String(format: "%.2f")` wrote it for all but exact ties.
-    @Test func logLatencyHasTwoDecimals() {
-        #expect(NotificationReceiver.milliseconds(.zero) == "0.00")
-        #expect(NotificationReceiver.milliseconds(.microseconds(1_104)) == "1.10")
-        #expect(NotificationReceiver.milliseconds(.microseconds(1_105)) == "1.11")
-        #expect(NotificationReceiver.milliseconds(.nanoseconds(9_994_999)) == "9.99")
-        #expect(NotificationReceiver.milliseconds(.nanoseconds(9_995_000)) == "10.00")
-        #expect(NotificationReceiver.milliseconds(.microseconds(50)) == "0.05")
-        #expect(NotificationReceiver.milliseconds(.nanoseconds(999_995_000)) == "1000.00")
-        #expect(NotificationReceiver.milliseconds(.seconds(12) + .microseconds(345_670)) == "12345.67")
-        #expect(NotificationReceiver.milliseconds(.milliseconds(-3)) == "-3.00")
-        for micro in stride(from: 0, to: 3_000_000, by: 7_919) {
-            let duration = Duration.microseconds(micro) + .nanoseconds(1_234)
-            #expect(NotificationReceiver.milliseconds(duration) == String(format: "%.2f", Double(micro) / 1000 + 0.001234))
-        }
-    }
-
     @Test func everyGenuineCorpusNotificationIsAcceptedAsValid() async throws {
         let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store)
