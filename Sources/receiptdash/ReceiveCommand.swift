@@ -175,17 +175,28 @@ struct Receive: AsyncParsableCommand {
     /// Names the system's time zone in `TZ` when it is unset and `/etc/localtime` links to a
     /// zone (`…/zoneinfo/Europe/Paris` gives `Europe/Paris`): with `TZ` unset, glibc looks at
     /// `/etc/localtime` again (a `stat`) for every log line's timestamp; with it named, once.
-    /// The zone is the same one; without such a link nothing changes.
     static func nameTheTimeZone() {
         #if os(Linux)
         guard getenv("TZ") == nil,
-            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/etc/localtime"),
-            let range = target.range(of: "zoneinfo/")
+            let name = zoneName(
+                localtime: "/etc/localtime", zoneFolder: getenv("TZDIR").map { String(cString: $0) } ?? "/usr/share/zoneinfo")
         else { return }
-        let name = String(target[range.upperBound...])
-        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains(".."), TimeZone(identifier: name) != nil else { return }
         setenv("TZ", name, 0)
         #endif
+    }
+
+    /// The zone name `localtime` links to, when glibc, given it as `TZ`, reads the very file
+    /// the link leads to from `zoneFolder` (its `TZDIR`): the zone stays the same one. Nil for
+    /// a file that is not such a link.
+    static func zoneName(localtime: String, zoneFolder: String) -> String? {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: localtime),
+            let range = target.range(of: "zoneinfo/")
+        else { return nil }
+        let name = String(target[range.upperBound...])
+        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("..") else { return nil }
+        let named = URL(fileURLWithPath: zoneFolder + "/" + name).resolvingSymlinksInPath().path
+        let linked = URL(fileURLWithPath: localtime).resolvingSymlinksInPath().path
+        return named == linked && FileManager.default.fileExists(atPath: named) ? name : nil
     }
 
     /// The metrics listener's address, nil for `none`.
