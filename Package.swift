@@ -334,6 +334,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),
+        .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
             dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"],
