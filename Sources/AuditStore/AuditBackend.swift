@@ -57,9 +57,17 @@ public protocol AuditBackend: AnyObject, Sendable {
 
     // MARK: Actions
 
-    /// Records one write sent to the App Store Server API (extend, consumption, …).
+    /// Records one write sent to the App Store Server API (extend, consumption, …), durably
+    /// (SQLite: `synchronous = FULL`).
     @discardableResult
     func recordAction(_ action: AuditAction) async throws -> Int64
+    /// Records a write about to be sent as `pending` (its request id, environment, plan and
+    /// body), durably, before its first byte leaves: a crash after this leaves a row that says
+    /// the write may have been applied. Returns the row's id for ``completeAction(_:_:)``.
+    func beginAction(_ action: AuditAction) async throws -> Int64
+    /// Completes a pending row with the outcome: `http_status`, `api_error`, `result`,
+    /// `response_body` and `completed_at` from `outcome`, durably.
+    func completeAction(_ id: Int64, _ outcome: AuditAction) async throws
     /// The recorded writes matching the query, newest first.
     func actions(_ query: AuditActionQuery) async throws -> [AuditAction]
 
@@ -184,13 +192,28 @@ public struct AuditAction: Sendable, Hashable {
     public var requestBody: String?
     public var httpStatus: Int?
     public var apiError: Int?
-    /// `success`, `refused`, `failed` or `unknown` (sent, no answer: the outcome is not known).
+    /// `success` (applied), `refused`, `failed` (never reached Apple), `unknown` (may have
+    /// been applied), or `pending` (recorded before sending and never completed: a crash, or
+    /// a write still under way; shown as `unknown`).
     public var result: String
+    /// The plan as it was shown before sending (environment, trust, what changes).
+    public var plan: String?
+    /// Apple's answer when it was kept: a 2xx whose body did not decode.
+    public var responseBody: String?
+    /// When the outcome was recorded (nil while pending).
+    public var completedAt: Date?
+
+    /// What a row in `pending` means: recorded before sending, with no outcome since.
+    public static let pending = "pending"
 
     public init(
         id: Int64? = nil, at: Date, user: String, action: String, environment: String?, requestID: String?, originalTransactionID: String?,
-        transactionID: String?, productID: String?, requestBody: String?, httpStatus: Int?, apiError: Int?, result: String
+        transactionID: String?, productID: String?, requestBody: String?, httpStatus: Int?, apiError: Int?, result: String,
+        plan: String? = nil, responseBody: String? = nil, completedAt: Date? = nil
     ) {
+        self.plan = plan
+        self.responseBody = responseBody
+        self.completedAt = completedAt
         self.id = id
         self.at = at
         self.user = user
@@ -208,6 +231,14 @@ public struct AuditAction: Sendable, Hashable {
 }
 
 extension AuditAction {
+    /// The row as recorded before sending: `pending`, with no outcome.
+    public var pendingRow: AuditAction {
+        var row = self
+        row.result = AuditAction.pending
+        (row.httpStatus, row.apiError, row.responseBody, row.completedAt) = (nil, nil, nil, nil)
+        return row
+    }
+
     /// What makes a recorded write the same one in two trails (`db copy`).
     var copyKey: String {
         [String(at.timeIntervalSince1970), action, user, requestID ?? "", originalTransactionID ?? "", transactionID ?? ""].joined(separator: "|")
@@ -347,6 +378,16 @@ package enum AuditSchema {
             """,
             "CREATE INDEX api_action_original ON api_action(original_transaction_id)",
             "CREATE INDEX api_action_transaction ON api_action(transaction_id)",
+        ]
+    }
+
+    /// v9: a write is recorded as `pending` before it is sent, with its plan, then completed
+    /// with its outcome, the answer's body (kept when it did not decode) and when it ended.
+    package static func v9(real: String) -> [String] {
+        [
+            "ALTER TABLE api_action ADD COLUMN plan TEXT",
+            "ALTER TABLE api_action ADD COLUMN response_body TEXT",
+            "ALTER TABLE api_action ADD COLUMN completed_at \(real)",
         ]
     }
 

@@ -255,6 +255,64 @@ public enum HistoryRendering {
 /// `action`, `at`, `user`, `environment`, `request_id`, `original_transaction_id`,
 /// `transaction_id`, `product_id`, `request_body`, `http_status`, `api_error`, `result`.
 public enum ActionHistory {
+    /// What a row's outcome is, as shown: a `pending` row (recorded before sending, never
+    /// completed: the process died, or it is still under way) is `unknown`, since Apple may
+    /// have applied it.
+    public static func shownResult(_ row: AuditAction) -> String { row.result == AuditAction.pending ? "unknown" : row.result }
+
+    /// The command that repeats an unknown write safely: the same action, environment, body
+    /// and request id (Apple applies an extension's request id once; the other writes set a
+    /// value, so repeating them sets it again). Nil for an outcome that is known.
+    public static func repeatCommand(_ row: AuditAction) -> String? {
+        guard shownResult(row) == "unknown" else { return nil }
+        let body = row.requestBody.flatMap { try? JSONValue.parse(Array($0.utf8)) }?.object ?? [:]
+        func int(_ key: String) -> Int64? { body[key]?.int64 }
+        func reason() -> String? { int("extendReasonCode").flatMap { ExtendReason(rawValue: Int($0)) }?.name }
+        var words = ["receiptdash", row.action == "mass-extend" ? "extend" : row.action]
+        switch row.action {
+        case "extend":
+            guard let original = row.originalTransactionID, let days = int("extendByDays"), let reason = reason() else { return nil }
+            words += ["--original-transaction-id", original, "--days", String(days), "--reason", reason]
+        case "mass-extend":
+            guard let product = body["productId"]?.text ?? row.productID, let days = int("extendByDays"), let reason = reason() else { return nil }
+            words += ["--all-active", "--product-id", product, "--days", String(days), "--reason", reason]
+            for code in body["storefrontCountryCodes"]?.array?.compactMap(\.text) ?? [] { words += ["--storefront", code] }
+        case "consumption":
+            guard let transaction = row.transactionID, let delivery = body["deliveryStatus"]?.text.flatMap(DeliveryStatus.init(rawValue:)),
+                let sample = body["sampleContentProvided"]?.bool
+            else { return nil }
+            words += ["--transaction-id", transaction, "--delivery-status", delivery.name, "--customer-consented", "--sample-content-provided", String(sample)]
+            if let milliunits = int("consumptionPercentage") {
+                words += ["--consumed-percent", milliunits % 1000 == 0 ? String(milliunits / 1000) : String(Double(milliunits) / 1000)]
+            }
+            if let preference = body["refundPreference"]?.text.flatMap(RefundPreference.init(rawValue:)) { words += ["--refund-preference", preference.name] }
+        case "app-account-token":
+            guard let original = row.originalTransactionID, let token = body["appAccountToken"]?.text else { return nil }
+            words += ["--original-transaction-id", original, "--token", token]
+        case "finish":
+            guard let transaction = row.transactionID else { return nil }
+            words += ["--transaction-id", transaction]
+        case "test-notification":
+            break
+        default:
+            return nil
+        }
+        if let environment = row.environment { words += ["--environment", environment.lowercased()] }
+        if let id = row.requestID { words += ["--request-id", id] }
+        return words.map(shellWord).joined(separator: " ")
+    }
+
+    /// A word as a POSIX shell reads it back: as it is when it holds only safe characters,
+    /// else in single quotes; escaped for the terminal either way.
+    static func shellWord(_ word: String) -> String {
+        let safe = word.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x2F
+                || b == 0x3A || b == 0x40 || b == 0x2B || b == 0x3D
+        }
+        if safe && !word.isEmpty { return word }
+        return "'" + SafeText.escaped(word).replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     public static func json(_ rows: [AuditAction]) -> JSONValue {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         return .array(
@@ -265,20 +323,24 @@ public enum ActionHistory {
                     "transaction_id": text(r.transactionID), "product_id": text(r.productID),
                     "request_body": r.requestBody.flatMap { try? JSONValue.parse(Array($0.utf8)) } ?? text(r.requestBody),
                     "http_status": r.httpStatus.map { .integer(Int64($0)) } ?? .null, "api_error": r.apiError.map { .integer(Int64($0)) } ?? .null,
-                    "result": .string(r.result),
+                    "result": .string(shownResult(r)), "pending": .bool(r.result == AuditAction.pending),
+                    "completed_at": r.completedAt.map { .string(AppleDate.iso8601($0)) } ?? .null, "response_body": text(r.responseBody),
+                    "repeat_command": text(repeatCommand(r)), "plan": text(r.plan),
                 ])
             })
     }
 
     public static func csv(_ rows: [AuditAction]) -> String {
-        var lines = ["at,user,action,environment,request_id,original_transaction_id,transaction_id,product_id,http_status,api_error,result,request_body"]
+        var lines = [
+            "at,user,action,environment,request_id,original_transaction_id,transaction_id,product_id,http_status,api_error,result,request_body,pending,repeat_command"
+        ]
         func cell(_ s: String?) -> String { s.map(SafeText.csvCell) ?? "" }
         for r in rows {
             lines.append(
                 [
                     AppleDate.iso8601(r.at), cell(r.user), cell(r.action), cell(r.environment), cell(r.requestID), cell(r.originalTransactionID),
-                    cell(r.transactionID), cell(r.productID), r.httpStatus.map(String.init) ?? "", r.apiError.map(String.init) ?? "", cell(r.result),
-                    cell(r.requestBody),
+                    cell(r.transactionID), cell(r.productID), r.httpStatus.map(String.init) ?? "", r.apiError.map(String.init) ?? "",
+                    cell(shownResult(r)), cell(r.requestBody), r.result == AuditAction.pending ? "true" : "false", cell(repeatCommand(r)),
                 ].joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -291,8 +353,13 @@ public enum ActionHistory {
             let ids = [r.originalTransactionID.map { "original \($0)" }, r.transactionID.map { "transaction \($0)" }, r.productID]
                 .compactMap { $0 }.map(safe).joined(separator: " ")
             let answer = r.apiError.map { " error \($0)" } ?? r.httpStatus.map { " HTTP \($0)" } ?? ""
-            return "\(AppleDate.iso8601(r.at)) \(safe(r.user)) \(safe(r.action)) \(safe(r.environment ?? "-")) \(ids) → \(safe(r.result))\(answer)"
+            let pending = r.result == AuditAction.pending ? " (no outcome recorded: the process ended before Apple's answer)" : ""
+            var line = "\(AppleDate.iso8601(r.at)) \(safe(r.user)) \(safe(r.action)) \(safe(r.environment ?? "-")) \(ids) → \(safe(shownResult(r)))\(answer)\(pending)"
                 + (r.requestID.map { " (request \(safe($0)))" } ?? "") + "\n"
+            if let command = repeatCommand(r) {
+                line += "    Apple may have applied it: check the customer, then repeat it safely with: \(command)\n"
+            }
+            return line
         }.joined()
     }
 }

@@ -19,6 +19,8 @@ public final class AuditStore: AuditBackend {
     public let path: String
     /// Opened with ``init(readOnlyPath:)``: nothing is ever written.
     let readOnly: Bool
+    /// Opened with `synchronous = FULL` for every commit (the receiver's store).
+    let durable: Bool
     public var location: String { path }
     /// The migrations this open applied (empty when the file was at the current schema), in order.
     public let migrationsApplied: [String]
@@ -37,6 +39,7 @@ public final class AuditStore: AuditBackend {
     ///   the notification receiver needs: an acknowledged notification survives a power loss.
     public init(path: String, durable: Bool = false) throws {
         self.path = path
+        self.durable = durable
         readOnly = false
         // The trail holds customers' receipts: owner-only. The file is made here, 0600, before
         // GRDB opens it (O_CREAT|O_EXCL, then fchmod: no umask change, which is process-wide and
@@ -64,6 +67,7 @@ public final class AuditStore: AuditBackend {
     /// Opens an existing store read-only (a second dashboard following a validator).
     public init(readOnlyPath path: String) throws {
         self.path = path
+        durable = false
         readOnly = true
         migrationsApplied = []
         var configuration = Configuration()
@@ -249,6 +253,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v8") { db in
             for statement in AuditSchema.v8(integer: "INTEGER") { try db.execute(sql: statement) }
         }
+        // v9: writes recorded as pending before they are sent, completed with their outcome.
+        migrator.registerMigration("v9") { db in
+            for statement in AuditSchema.v9(real: "DOUBLE") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
@@ -293,22 +301,59 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    /// The requests a look-up made, in order: endpoint, environment, URL, HTTP status, API error.
     @discardableResult
     public func recordAction(_ action: AuditAction) throws -> Int64 {
-        try database.write { db in
+        try writeDurably { db in try Self.insertAction(db, action) }
+    }
+
+    public func beginAction(_ action: AuditAction) throws -> Int64 {
+        let pending = action.pendingRow
+        return try writeDurably { db in try Self.insertAction(db, pending) }
+    }
+
+    public func completeAction(_ id: Int64, _ outcome: AuditAction) throws {
+        try writeDurably { db in
             try db.execute(
                 sql: """
-                    INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
-                                            product_id, request_body, http_status, api_error, result)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ?
+                    WHERE id = ?
                     """,
                 arguments: [
-                    action.at.timeIntervalSince1970, action.user, action.action, action.environment, action.requestID,
-                    action.originalTransactionID, action.transactionID, action.productID, action.requestBody, action.httpStatus,
-                    action.apiError, action.result,
+                    outcome.httpStatus, outcome.apiError, outcome.result, outcome.responseBody,
+                    (outcome.completedAt ?? Date()).timeIntervalSince1970, id,
                 ])
-            return db.lastInsertedRowID
+            guard db.changesCount == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(id) of the write is missing") }
+        }
+    }
+
+    static func insertAction(_ db: Database, _ action: AuditAction) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
+                                        product_id, request_body, http_status, api_error, result, plan, response_body, completed_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                action.at.timeIntervalSince1970, action.user, action.action, action.environment, action.requestID,
+                action.originalTransactionID, action.transactionID, action.productID, action.requestBody, action.httpStatus,
+                action.apiError, action.result, action.plan, action.responseBody, action.completedAt?.timeIntervalSince1970,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    /// A write to Apple's trail committed with `synchronous = FULL` (the WAL fsynced before the
+    /// commit returns) whatever this store was opened with: a write that Apple may apply must
+    /// not be lost with the machine's power.
+    private func writeDurably<T>(_ work: (Database) throws -> T) throws -> T {
+        try database.writeWithoutTransaction { db in
+            if !durable { try db.execute(sql: "PRAGMA synchronous = FULL") }
+            defer { if !durable { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
+            var value: T?
+            try db.inTransaction {
+                value = try work(db)
+                return .commit
+            }
+            return value!
         }
     }
 
@@ -322,12 +367,16 @@ public final class AuditStore: AuditBackend {
             }
             sql += " ORDER BY at DESC, id DESC LIMIT ?"
             arguments += [query.limit]
+            let columns = Set(try db.columns(in: "api_action").map(\.name))
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 AuditAction(
                     id: row["id"], at: Date(timeIntervalSince1970: row["at"]), user: row["os_user"], action: row["action"],
                     environment: row["environment"], requestID: row["request_id"], originalTransactionID: row["original_transaction_id"],
                     transactionID: row["transaction_id"], productID: row["product_id"], requestBody: row["request_body"],
-                    httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"])
+                    httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"],
+                    // A database opened read-only may be older than v9: those read as nil.
+                    plan: columns.contains("plan") ? row["plan"] : nil, responseBody: columns.contains("response_body") ? row["response_body"] : nil,
+                    completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil)
             }
         }
     }

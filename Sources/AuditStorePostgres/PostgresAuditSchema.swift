@@ -172,6 +172,8 @@ enum PostgresAuditSchema {
             }),
         // v8: today's payload fields of each purchase.
         Migration(name: "v8", statements: AuditSchema.v8(integer: "BIGINT").map { PostgresQuery(unsafeSQL: $0) }),
+        // v9: writes recorded as pending before they are sent, completed with their outcome.
+        Migration(name: "v9", statements: AuditSchema.v9(real: "DOUBLE PRECISION").map { PostgresQuery(unsafeSQL: $0) }),
         // PostgreSQL only: which top-level transaction last wrote each row a follower reads
         // (`pg_current_xact_id()`), indexed, so a follower can ask for the rows committed since
         // its last snapshot whatever their ids (several writers commit out of id order).

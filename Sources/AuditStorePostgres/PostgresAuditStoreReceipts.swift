@@ -346,20 +346,44 @@ extension PostgresAuditStore {
 
     @discardableResult
     public func recordAction(_ action: AuditAction) async throws -> Int64 {
-        try await write("recording the \(action.action) sent") { [self] connection in
+        try await write("recording the \(action.action) sent") { [self] connection in try await insertAction(action, on: connection) }
+    }
+
+    public func beginAction(_ action: AuditAction) async throws -> Int64 {
+        let row = action.pendingRow
+        return try await write("recording the \(row.action) about to be sent") { [self] connection in
+            try await insertAction(row, on: connection)
+        }
+    }
+
+    public func completeAction(_ id: Int64, _ outcome: AuditAction) async throws {
+        let completed = (outcome.completedAt ?? Date()).timeIntervalSince1970
+        try await write("recording the outcome of the \(outcome.action) sent") { [self] connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
-                                        product_id, request_body, http_status, api_error, result)
-                VALUES (\(action.at.timeIntervalSince1970), \(action.user), \(action.action), \(action.environment), \(action.requestID),
-                        \(action.originalTransactionID), \(action.transactionID), \(action.productID), \(action.requestBody),
-                        \(action.httpStatus.map(Int64.init)), \(action.apiError.map(Int64.init)), \(action.result))
-                RETURNING id
+                UPDATE api_action SET http_status = \(outcome.httpStatus.map(Int64.init)), api_error = \(outcome.apiError.map(Int64.init)),
+                       result = \(outcome.result), response_body = \(outcome.responseBody), completed_at = \(completed)
+                WHERE id = \(id) RETURNING id
                 """, logger: logger
             ).collect()
-            guard let id = try rows.first?.decode(Int64.self) else { throw AuditDatabaseError(.refused, "the action row came back missing") }
-            return id
+            guard rows.count == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(id) of the write is missing") }
         }
+    }
+
+    private func insertAction(_ action: AuditAction, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            """
+            INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
+                                    product_id, request_body, http_status, api_error, result, plan, response_body, completed_at)
+            VALUES (\(action.at.timeIntervalSince1970), \(action.user), \(action.action), \(action.environment), \(action.requestID),
+                    \(action.originalTransactionID), \(action.transactionID), \(action.productID), \(action.requestBody),
+                    \(action.httpStatus.map(Int64.init)), \(action.apiError.map(Int64.init)), \(action.result), \(action.plan),
+                    \(action.responseBody), \(action.completedAt?.timeIntervalSince1970))
+            RETURNING id
+            """, logger: logger
+        ).collect()
+        guard let id = try rows.first?.decode(Int64.self) else { throw AuditDatabaseError(.refused, "the action row came back missing") }
+        return id
     }
 
     public func actions(_ query: AuditActionQuery) async throws -> [AuditAction] {
@@ -370,14 +394,14 @@ extension PostgresAuditStore {
                 rows = try await connection.query(
                     """
                     SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-                           request_body, http_status, api_error, result
+                           request_body, http_status, api_error, result, plan, response_body, completed_at
                     FROM api_action WHERE transaction_id = \(id) OR original_transaction_id = \(id) ORDER BY at DESC, id DESC LIMIT \(limit)
                     """, logger: logger)
             } else {
                 rows = try await connection.query(
                     """
                     SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-                           request_body, http_status, api_error, result
+                           request_body, http_status, api_error, result, plan, response_body, completed_at
                     FROM api_action ORDER BY at DESC, id DESC LIMIT \(limit)
                     """, logger: logger)
             }
@@ -389,7 +413,9 @@ extension PostgresAuditStore {
                     id: id, at: Date(timeIntervalSince1970: at), user: user, action: action, environment: environment, requestID: requestID,
                     originalTransactionID: original, transactionID: transaction, productID: try columns[8].decode(String?.self),
                     requestBody: try columns[9].decode(String?.self), httpStatus: try columns[10].decode(Int64?.self).map(Int.init),
-                    apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self))
+                    apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self),
+                    plan: try columns[13].decode(String?.self), responseBody: try columns[14].decode(String?.self),
+                    completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
             }
         }
     }

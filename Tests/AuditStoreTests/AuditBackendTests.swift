@@ -370,7 +370,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                     try await connection.query("SELECT name FROM receiptdash_migration ORDER BY applied_at, name", logger: testLogger).collect()
                         .map { try $0.decode(String.self) }
                 }
-                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"].sorted())
+                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"].sorted())
                 #expect(Set(names) == Set(PostgresAuditSchema.names))
             }
         }
@@ -541,6 +541,46 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(bytes.count > 10_000)
             #expect(bytes.range(of: Data("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e".utf8)) == nil)
             #expect(bytes.range(of: Data("9d8c7b6a".utf8)) == nil)
+        }
+    }
+
+    /// A write is recorded as pending before it is sent, then completed with its outcome; a
+    /// pending row reads back as it was committed (a crash leaves it so).
+    @Test(arguments: BackendKind.allCases) func aWriteIsPendingThenCompleted(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let at = Date(timeIntervalSince1970: 1_760_000_000)
+            let planned = AuditAction(
+                at: at, user: "support", action: "extend", environment: "Sandbox", requestID: "ticket-9", originalTransactionID: "2000000000000001",
+                transactionID: nil, productID: "pro.monthly", requestBody: #"{"extendByDays":3,"extendReasonCode":3,"requestIdentifier":"ticket-9"}"#,
+                httpStatus: 200, apiError: nil, result: "success", plan: "extend in Sandbox:\n  data: valid\n")
+            let id = try await store.beginAction(planned)
+            let pending = try #require(try await store.actions(AuditActionQuery()).first)
+            #expect(pending.result == AuditAction.pending)
+            #expect(pending.httpStatus == nil)
+            #expect(pending.plan == "extend in Sandbox:\n  data: valid\n")
+            #expect(pending.completedAt == nil)
+            #expect(pending.requestID == "ticket-9")
+            #expect(ActionHistory.shownResult(pending) == "unknown")
+            #expect(
+                ActionHistory.repeatCommand(pending)
+                    == "receiptdash extend --original-transaction-id 2000000000000001 --days 3 --reason service-issue --environment sandbox --request-id ticket-9")
+
+            var outcome = planned
+            outcome.responseBody = "<html>proxy</html>"
+            outcome.completedAt = at.addingTimeInterval(2)
+            try await store.completeAction(id, outcome)
+            let done = try #require(try await store.actions(AuditActionQuery(transactionID: "2000000000000001")).first)
+            #expect(done.id == id)
+            #expect(done.result == "success")
+            #expect(done.httpStatus == 200)
+            #expect(done.responseBody == "<html>proxy</html>")
+            #expect(done.completedAt == at.addingTimeInterval(2))
+            #expect(done.at == at)
+            #expect(ActionHistory.repeatCommand(done) == nil)
+            // A row that is not there cannot be completed.
+            await #expect(throws: (any Error).self) { try await store.completeAction(id + 1000, outcome) }
+            await store.close()
         }
     }
 

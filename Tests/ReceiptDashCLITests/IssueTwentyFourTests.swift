@@ -77,10 +77,10 @@ import Darwin
 
         let created = try cli.run(["db", "migrate", "--db", "fresh.sqlite"], currentDirectory: folder)
         #expect(created.status == 0, "\(created.stderr)")
-        #expect(created.stdout == "receiptdash: created fresh.sqlite at schema v8\n")
+        #expect(created.stdout == "receiptdash: created fresh.sqlite at schema v9\n")
         let migrated = try cli.run(["db", "migrate", "--db", "notes.sqlite"], currentDirectory: folder)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout == "receiptdash: notes.sqlite is at the current schema (v8)\n")
+        #expect(migrated.stdout == "receiptdash: notes.sqlite is at the current schema (v9)\n")
 
         let copied = try cli.run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"], currentDirectory: folder)
         #expect(copied.status == 0, "\(copied.stderr)")
@@ -112,17 +112,17 @@ import Darwin
         defer { try? FileManager.default.removeItem(at: folder) }
         let created = try cli.run(["db", "migrate", "--db", "team.sqlite"], currentDirectory: folder)
         #expect(created.status == 0, "\(created.stderr)")
-        #expect(created.stdout == "receiptdash: created team.sqlite at schema v8\n")
+        #expect(created.stdout == "receiptdash: created team.sqlite at schema v9\n")
         let current = try cli.run(["db", "migrate", "--db", "team.sqlite"], currentDirectory: folder)
         #expect(current.status == 0, "\(current.stderr)")
-        #expect(current.stdout == "receiptdash: team.sqlite is at the current schema (v8)\n")
+        #expect(current.stdout == "receiptdash: team.sqlite is at the current schema (v9)\n")
         // An older trail: made by the migrations up to v3 (as receiptdash made it before
         // notifications existed).
         let old = folder.appendingPathComponent("old.sqlite").path
         try AuditStore.migrator.migrate(try DatabaseQueue(path: old), upTo: "v3")
         let migrated = try cli.run(["db", "migrate", "--db", "old.sqlite"], currentDirectory: folder)
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout == "receiptdash: migrated old.sqlite from v3 to v8\n")
+        #expect(migrated.stdout == "receiptdash: migrated old.sqlite from v3 to v9\n")
     }
 
     // MARK: (5) verify without an answer keeps its attempts
