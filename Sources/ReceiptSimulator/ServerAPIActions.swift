@@ -31,6 +31,12 @@ struct ActionState {
     var consumption: [String: [UInt8]] = [:]
     var massRequests: [String: MassRequest] = [:]
     var writes: [ServerAPIWrite] = []
+    /// Seconds each write's answer waits after the write took effect.
+    var writeAnswerDelay: Double = 0
+    /// Writes taken in all (``writes`` keeps the last 10,000).
+    var writesTaken = 0
+    /// Who waits for a number of writes taken (``ServerAPIService/writesTaken(_:)``).
+    var writeWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     struct MassRequest {
         var productID: String
@@ -50,12 +56,29 @@ extension ServerAPIService {
     /// Every write taken so far, in order.
     public var writes: [ServerAPIWrite] { actions.withLock { $0.writes } }
 
+    /// Holds every write's answer `seconds` after the write took effect (0: answers at once):
+    /// a client stopped or killed while it waits has had its write applied without an answer.
+    public func delayWriteAnswers(by seconds: Double) { actions.withLock { $0.writeAnswerDelay = seconds } }
+
+    /// Returns once `count` writes were taken (at once when they already were): a test acts
+    /// on the event, not after a guessed wait.
+    public func writesTaken(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = actions.withLock { s -> Bool in
+                if s.writesTaken >= count { return true }
+                s.writeWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     static func key(_ environment: APIEnvironment, _ id: String) -> String { "\(environment.rawValue)|\(id)" }
 
     /// Routes the write endpoints; nil when the path is none of them.
     func routeAction(_ method: String, _ segments: [String], body: [UInt8], _ context: Context) -> ServerAPIReply? {
         guard segments.count >= 4, segments[0] == "inApps" else { return nil }
-        let reply: ServerAPIReply
+        var reply: ServerAPIReply
         switch (method, segments.count, segments[1], segments[2]) {
         case ("PUT", 5, "v1", "subscriptions") where segments[3] == "extend": reply = extend(segments[4], body, context)
         case ("POST", 5, "v1", "subscriptions") where segments[3] == "extend" && segments[4] == "mass": reply = massExtend(body, context)
@@ -67,13 +90,21 @@ extension ServerAPIService {
         case ("POST", 4, "v1", "notifications") where segments[3] == "test": reply = requestTestNotification(context)
         default: return nil
         }
-        actions.withLock { s in
+        let ready = actions.withLock { s -> [CheckedContinuation<Void, Never>] in
             if s.writes.count >= 10_000 { s.writes.removeFirst(s.writes.count - 9_999) }
             s.writes.append(
                 ServerAPIWrite(
                     method: method, path: "/" + segments.joined(separator: "/"), environment: context.environment,
                     body: String(decoding: body, as: UTF8.self)))
+            s.writesTaken += 1
+            let taken = s.writesTaken
+            let ready = s.writeWaiters.filter { $0.count <= taken }.map(\.continuation)
+            s.writeWaiters.removeAll { $0.count <= taken }
+            return ready
         }
+        for continuation in ready { continuation.resume() }
+        // The write took effect; its answer may be late (a client killed while it waits).
+        reply.delay += actions.withLock { $0.writeAnswerDelay }
         return reply
     }
 

@@ -18,6 +18,9 @@ public enum APIFault: Sendable, Hashable {
     /// Take the request as usual (a write takes effect), then close the connection without the
     /// answer: a write whose outcome the client cannot know. Scripted only.
     case dropAfterAnswering
+    /// Take the request as usual (a write takes effect) and answer with its status, but with a
+    /// body that is not JSON (a proxy's page). Scripted only.
+    case garbleAnswer
 }
 
 /// How the API simulator behaves.
@@ -192,21 +195,23 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
-        let dropAfter = state.withLock { s in
-            guard s.script.first == .dropAfterAnswering else { return false }
+        let after = state.withLock { s -> APIFault? in
+            guard let first = s.script.first, first == .dropAfterAnswering || first == .garbleAnswer else { return nil }
             s.script.removeFirst()
             s.faults += 1
-            return true
+            return first
         }
-        var reply = route(request)
-        if dropAfter { reply = ServerAPIReply(status: 0, drop: true) }
+        // A request answered and then dropped or garbled takes no other scripted fault.
+        var reply = route(request, injectingFaults: after == nil)
+        if after == .dropAfterAnswering { reply = ServerAPIReply(status: 0, drop: true) }
+        if after == .garbleAnswer { reply.body = Array("<html><body>502 Bad Gateway</body></html>".utf8) }
         // As Apple's servers do: a client can see how far its clock is from the server's.
         if !reply.drop { reply.headers.append(("Date", HTTPDate.format(configuration.clock.now()))) }
         reply.delay += configuration.latency
         return reply
     }
 
-    private func route(_ request: ServerAPIRequest) -> ServerAPIReply {
+    private func route(_ request: ServerAPIRequest, injectingFaults: Bool) -> ServerAPIReply {
         state.withLock { $0.requests += 1 }
         let parts = request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let rawPath = parts.first.map(String.init) ?? ""
@@ -223,7 +228,7 @@ public final class ServerAPIService: Sendable {
         }
         let now = configuration.clock.now()
         guard authorized(request.authorization, now: now) else { return ServerAPIReply(status: 401) }
-        if let fault = nextFault() { return reply(for: fault, now: now) }
+        if injectingFaults, let fault = nextFault() { return reply(for: fault, now: now) }
         guard !request.bodyTooLarge else { return error(400, .generalBadRequest, "Request body too large.") }
         var segments: [String] = []
         for raw in applePath.split(separator: "/", omittingEmptySubsequences: false) {
@@ -335,7 +340,7 @@ public final class ServerAPIService: Sendable {
             return reply
         case .apiError(let status, let code): return error(status, APIErrorCode(code), "An error occurred.")
         case .http(let status): return ServerAPIReply(status: status)
-        case .drop, .dropAfterAnswering: return ServerAPIReply(status: 0, drop: true)
+        case .drop, .dropAfterAnswering, .garbleAnswer: return ServerAPIReply(status: 0, drop: true)
         }
     }
 

@@ -4,13 +4,44 @@ import Foundation
 import ReceiptCore
 
 extension AuditAction {
-    /// The audit row of a write that was sent: who, when, the plan's ids and body, and what
-    /// Apple answered.
-    public init(_ report: ActionReport, user: String = ProcessInfo.processInfo.userName, at time: Date = Date()) {
+    /// The audit row of a write about to be sent: who, when, the plan's ids, body and words.
+    public init(_ plan: ActionPlan, user: String = ProcessInfo.processInfo.userName, at time: Date = Date()) {
         self.init(
-            at: time, user: user, action: report.plan.action.rawValue, environment: report.plan.environment.rawValue,
-            requestID: report.plan.requestID, originalTransactionID: report.plan.ids.originalTransactionID,
-            transactionID: report.plan.ids.transactionID, productID: report.plan.ids.productID, requestBody: report.plan.request.bodyText,
-            httpStatus: report.httpStatus, apiError: report.apiError?.rawValue, result: report.outcome?.rawValue ?? "failed")
+            at: time, user: user, action: plan.action.rawValue, environment: plan.environment.rawValue, requestID: plan.requestID,
+            originalTransactionID: plan.ids.originalTransactionID, transactionID: plan.ids.transactionID, productID: plan.ids.productID,
+            requestBody: plan.request.bodyText, httpStatus: nil, apiError: nil, result: AuditAction.pending, plan: plan.text)
+    }
+
+    /// The audit row of a write that was sent: the plan's row with what Apple answered.
+    public init(_ report: ActionReport, user: String = ProcessInfo.processInfo.userName, at time: Date = Date()) {
+        self.init(report.plan, user: user, at: time)
+        httpStatus = report.httpStatus
+        apiError = report.apiError?.rawValue
+        result = report.outcome?.rawValue ?? "failed"
+        responseBody = report.responseBody
+        completedAt = time
+    }
+}
+
+extension ActionRecording {
+    /// Records writes in `store`: a `pending` row committed durably before the write is sent,
+    /// completed with the outcome after.
+    public static func audit(
+        _ store: any AuditBackend, user: String = ProcessInfo.processInfo.userName, now: @escaping @Sendable () -> Date = { Date() }
+    ) -> ActionRecording {
+        ActionRecording(location: store.location) { plan in
+            do {
+                return .success(Pending(id: try await store.beginAction(AuditAction(plan, user: user, at: now()))))
+            } catch {
+                return .failure(Failure(code: "audit-unwritable", words: "the write could not be recorded in \(store.location): \(store.words(for: error))"))
+            }
+        } complete: { pending, report in
+            do {
+                try await store.completeAction(pending.id, AuditAction(report, user: user, at: now()))
+                return nil
+            } catch {
+                return Failure(code: "audit-unwritable", words: "\(store.location): \(store.words(for: error))")
+            }
+        }
     }
 }

@@ -37,6 +37,9 @@ struct ActionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER).", valueName: "file"))
     var caFile: String?
 
+    @Flag(name: .long, help: "Act even when the customer's data is judged invalid (not genuine); the plan says so.")
+    var forceUntrusted = false
+
     func validate() throws {
         if let db { _ = try AuditOpening.parse(db) }
         if yes && dryRun { throw ValidationError("--yes sends and --dry-run sends nothing: give one of them.") }
@@ -81,8 +84,8 @@ struct ActionFlow {
         var session = ActionSession(
             action: action, ids: ids, selection: options.environment, format: options.format,
             requestID: action.writes ? requestID : options.requestId)
-        (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait) =
-            (extendDays, extraLines, options.dryRun, options.yes, wait)
+        (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait, session.forceUntrusted) =
+            (extendDays, extraLines, options.dryRun, options.yes, wait, options.forceUntrusted)
         // The audit trail is opened before anything is sent: a write to Apple cannot be taken
         // back, so one that could not be recorded is not made.
         let store: (any AuditBackend)?
@@ -97,6 +100,9 @@ struct ActionFlow {
         } else {
             store = nil
         }
+        // SIGINT and SIGTERM are held from the pending row's commit to the outcome's record:
+        // the answer is waited for (the client's request timeout and a margin) and recorded.
+        let signals = WriteSignalGuard(limit: .seconds(25))
         let exit = try await AuditStoreService.closing(store) {
             let client: AppStoreServerAPIClient
             do {
@@ -105,23 +111,20 @@ struct ActionFlow {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
                 throw ExitCode.failure
             }
-            if let store { session.record = { report in await Self.record(report, in: store) } }
+            if let store {
+                let audit = ActionRecording.audit(store)
+                session.recording = ActionRecording(location: audit.location) { plan in
+                    let begun = await audit.begin(plan)
+                    if case .success = begun { signals.hold() }
+                    return begun
+                } complete: { pending, report in
+                    await audit.complete(pending, report)
+                }
+            }
             return await session.run(request, client: client, pipeline: pipeline)
         }
+        if let signal = signals.release() { throw ExitCode(128 + signal) }
         if exit != .done { throw ExitCode(exit.rawValue) }
-    }
-
-    /// The audit row of a write that was sent; false (and said) when it cannot be written.
-    static func record(_ report: ActionReport, in store: any AuditBackend) async -> Bool {
-        let row = AuditAction(report)
-        do {
-            try await store.recordAction(row)
-            return true
-        } catch {
-            Standard.error(
-                "receiptdash: the \(row.action) was sent (\(row.result)) but could not be recorded in \(store.location): \(AuditStores.words(error))")
-            return false
-        }
     }
 }
 

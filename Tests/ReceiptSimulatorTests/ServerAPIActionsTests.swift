@@ -12,8 +12,11 @@ import Testing
     static let subscription = "2000000900000001"
     static let day: Double = 86_400
 
-    private func actions(_ client: AppStoreServerAPIClient) -> CustomerActions {
-        CustomerActions(client: client, pipeline: ReceiptPipeline(at: TestTime.start))
+    /// The simulator's data is signed by its own test root: trusted as `test`, as `--root-ca`
+    /// makes it (with Apple's roots alone it is `invalid`, and a write is refused).
+    private func makeActions(_ client: AppStoreServerAPIClient, _ simulator: ServerAPISimulator) throws -> CustomerActions {
+        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
+        return CustomerActions(client: client, pipeline: ReceiptPipeline(at: TestTime.start, evaluator: TrustEvaluator(anchors: anchors)))
     }
 
     private func extendPlan(
@@ -41,7 +44,7 @@ import Testing
 
     @Test func anExtensionShowsItsPlanMovesTheExpiryAndIsAppliedOncePerRequestID() async throws {
         try await withAPISimulator { client, simulator in
-            let actions = actions(client)
+            let actions = try makeActions(client, simulator)
             let before = try #require(try await currentExpiry(client))
             let plan = try await extendPlan(actions, requestID: "ticket-4711")
             #expect(plan.environment == .production)
@@ -75,7 +78,7 @@ import Testing
     @Test func aRetryAfterALostAnswerSendsTheSameRequestIDAndExtendsOnce() async throws {
         // The first extend is taken, then its connection dropped before the answer.
         try await withAPISimulator(script: [.dropAfterAnswering]) { client, simulator in
-            let actions = actions(client)
+            let actions = try makeActions(client, simulator)
             let body = try ExtendRenewalDateBody(days: 7, reason: .serviceIssue, requestIdentifier: "ticket-lost")
             let plan = ActionPlan(
                 action: .extend, request: try .extendRenewalDate(Self.subscription, body), requestID: "ticket-lost", environment: .production,
@@ -106,16 +109,83 @@ import Testing
         let plan = ActionPlan(
             action: .extend, request: try .extendRenewalDate(Self.subscription, try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "r9")),
             requestID: "r9", environment: .production, ids: ActionIDs(originalTransactionID: Self.subscription), lines: [])
-        let failure = APIFailure.final(.transport(TransportFailure(.timeout, detail: "no answer in 20 s")), environment: .production)
-        let report = ActionReport(plan: plan, dryRun: false, outcome: CustomerActions.outcome(of: failure), result: nil, records: [], failure: failure)
+        let timeout = APIAttemptResult.transport(TransportFailure(.timeout, detail: "no answer in 20 s"))
+        let failure = APIFailure.final(timeout, environment: .production)
+        let attempt = APIRequestRecord(endpoint: .extendRenewalDate, environment: .production, url: "u", result: timeout, latencyMilliseconds: 1)
+        let report = ActionReport(
+            plan: plan, dryRun: false, outcome: CustomerActions.outcome(of: [attempt]), result: nil, records: [attempt], failure: failure)
         #expect(report.outcome == .unknown)
-        #expect(report.failureText?.hasSuffix("Repeat it with --request-id r9: the same request id is not applied twice.") == true)
+        #expect(report.failureText?.contains(" Request id r9. ") == true)
+        #expect(
+            report.failureText?.hasSuffix(
+                "Look the customer up (`receiptdash lookup --transaction-id \(Self.subscription) --environment production`) to see the expiry; repeating it with --request-id r9 is not applied twice."
+            ) == true, "\(report.failureText ?? "")")
         #expect(report.json.object?["error"]?.object?["code"]?.text == "unknown-outcome")
     }
 
+    /// Every attempt counts, not the last alone: what each sequence of answers makes of a write.
+    @Test(arguments: [
+        ([APIAttemptResult.transport(TransportFailure(.timeout)), .apiError(httpStatus: 500, code: APIErrorCode(5_000_000))], ActionOutcome.unknown),
+        ([.transport(TransportFailure(.dropped)), .success(httpStatus: 200)], .success),
+        ([.apiError(httpStatus: 500, code: APIErrorCode(5_000_001)), .apiError(httpStatus: 403, code: .subscriptionMaxExtension)], .refused),
+        ([.apiError(httpStatus: 403, code: .subscriptionExtensionIneligible)], .refused),
+        ([.http(status: 503), .http(status: 503)], .unknown),
+        ([.transport(TransportFailure(.refused)), .transport(TransportFailure(.refused))], .failed),
+        ([.transport(TransportFailure(.tls))], .failed),
+        ([.http(status: 401)], .refused),
+        ([.apiError(httpStatus: 429, code: .rateLimitExceeded), .transport(TransportFailure(.timeout)), .apiError(httpStatus: 429, code: .rateLimitExceeded)], .unknown),
+        ([.transport(TransportFailure(.cancelled))], .unknown),
+    ])
+    func anOutcomeIsJudgedFromEveryAttempt(_ results: [APIAttemptResult], _ expected: ActionOutcome) {
+        let attempts = results.map {
+            APIRequestRecord(endpoint: .extendRenewalDate, environment: .production, url: "u", result: $0, latencyMilliseconds: 1)
+        }
+        #expect(CustomerActions.outcome(of: attempts) == expected)
+    }
+
+    @Test func aLostAnswerFollowedByA500IsUnknownNotRefused() async throws {
+        // The first PUT is taken and its answer lost; the retry is answered 500 / 5000000.
+        try await withAPISimulator(script: [.dropAfterAnswering, .apiError(httpStatus: 500, code: 5_000_000)]) { client, simulator in
+            let actions = try makeActions(client, simulator)
+            let plan = ActionPlan(
+                action: .extend,
+                request: try .extendRenewalDate(Self.subscription, try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "lost-500")),
+                requestID: "lost-500", environment: .production, ids: ActionIDs(originalTransactionID: Self.subscription), lines: [])
+            let report = await actions.send(plan)
+            #expect(report.records.map(\.httpStatus) == [nil, 500])
+            #expect(report.outcome == .unknown)
+            #expect(report.json.object?["error"]?.object?["code"]?.text == "unknown-outcome")
+            // It was applied: the same request id again is answered with that extension, which
+            // is the subscription's expiry now.
+            let again = await actions.send(plan)
+            #expect(again.outcome == .success)
+            let effective = try #require(again.result?.object?["effective_date"]?.text)
+            let expiry = try #require(try await currentExpiry(client))
+            #expect(AppleDate.iso8601(expiry) == effective)
+            #expect(simulator.service.writes.count == 2)
+        }
+    }
+
+    @Test func aSuccessWhoseBodyDoesNotDecodeIsAppliedAndKeepsTheBody() async throws {
+        try await withAPISimulator(script: [.garbleAnswer]) { client, simulator in
+            let actions = try makeActions(client, simulator)
+            let plan = ActionPlan(
+                action: .extend,
+                request: try .extendRenewalDate(Self.subscription, try ExtendRenewalDateBody(days: 3, reason: .other, requestIdentifier: "garbled")),
+                requestID: "garbled", environment: .production, ids: ActionIDs(originalTransactionID: Self.subscription), lines: [])
+            let report = await actions.send(plan)
+            #expect(report.outcome == .success)
+            #expect(report.failure == nil)
+            #expect(report.httpStatus == nil)
+            #expect(report.responseBody == "<html><body>502 Bad Gateway</body></html>")
+            #expect(report.json.object?["response_body"]?.text == "<html><body>502 Bad Gateway</body></html>")
+            #expect(report.text == "done: extend in Production: Apple answered HTTP 200 (applied), but its body did not decode; it is kept in the audit trail\n")
+        }
+    }
+
     @Test func aThirdExtensionWithinAYearIsRefusedWith4030005() async throws {
-        try await withAPISimulator { client, _ in
-            let actions = actions(client)
+        try await withAPISimulator { client, simulator in
+            let actions = try makeActions(client, simulator)
             for id in ["first", "second"] {
                 #expect(await actions.send(try await extendPlan(actions, days: 3, requestID: id)).outcome == .success)
             }
@@ -137,8 +207,8 @@ import Testing
         ("2000000500000001", APIEnvironmentSelection.auto),
     ])
     func aSubscriptionThatIsNotActiveIsNotEligible(_ original: String, _ selection: APIEnvironmentSelection) async throws {
-        try await withAPISimulator { client, _ in
-            let actions = actions(client)
+        try await withAPISimulator { client, simulator in
+            let actions = try makeActions(client, simulator)
             let report = await actions.send(try await extendPlan(actions, original, requestID: "r-\(original)", selection: selection))
             #expect(report.outcome == .refused)
             #expect(report.apiError == .subscriptionExtensionIneligible)
@@ -148,7 +218,7 @@ import Testing
     @Test func anUnknownSubscriptionFailsThePlanAndSendsNothing() async throws {
         try await withAPISimulator { client, simulator in
             let body = try ExtendRenewalDateBody(days: 7, reason: .other, requestIdentifier: "x")
-            let planned = await actions(client).plan(
+            let planned = try await makeActions(client, simulator).plan(
                 .extend, try .extendRenewalDate("2000000999999999", body), ids: ActionIDs(originalTransactionID: "2000000999999999"),
                 selection: .auto, requestID: "x", extendDays: 7)
             guard case .failure(let failure) = planned else { throw ReportMissing() }
@@ -193,7 +263,7 @@ import Testing
 
     @Test func consumptionIsAcceptedWith202AndItsFieldsAreChecked() async throws {
         try await withAPISimulator { client, simulator in
-            let actions = actions(client)
+            let actions = try makeActions(client, simulator)
             let body = try ConsumptionBody(
                 customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: 40, refundPreference: .decline)
             let plan = try await actions.plan(
@@ -220,8 +290,8 @@ import Testing
     }
 
     @Test func anAppAccountTokenShowsOnLaterLookUpsAndOnlyOnAnOriginalTransaction() async throws {
-        try await withAPISimulator { client, _ in
-            let actions = actions(client)
+        try await withAPISimulator { client, simulator in
+            let actions = try makeActions(client, simulator)
             let body = try AppAccountTokenBody(token: "7E3FB20B-4CDB-47CC-936D-99D65F608138")
             #expect(body.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
             let plan = try await actions.plan(
@@ -250,7 +320,7 @@ import Testing
 
     @Test func finishAndTestNotificationAreTaken() async throws {
         try await withAPISimulator { client, simulator in
-            let actions = actions(client)
+            let actions = try makeActions(client, simulator)
             let finish = try await actions.plan(
                 .finish, try .finishTransaction("2000000900000010"), ids: ActionIDs(transactionID: "2000000900000010"), selection: .auto, requestID: nil
             ).get()
@@ -258,7 +328,7 @@ import Testing
             let missing = await client.send(try .finishTransaction("2000000999999999"), in: .production, as: APINoContent.self)
             #expect(missing.failure?.apiError == .transactionIDNotFound)
 
-            let test = try await actions.plan(.testNotification, .requestTestNotification(), ids: ActionIDs(), selection: .auto, requestID: nil).get()
+            let test = try await actions.plan(.testNotification, .requestTestNotification(), ids: ActionIDs(), selection: .production, requestID: nil).get()
             let report = await actions.send(test)
             #expect(report.outcome == .success)
             let token = try #require(report.result?.object?["test_notification_token"]?.text)
@@ -273,12 +343,15 @@ import Testing
 
     @Test func aMassExtensionCompletesAfterItsDelayAndCountsWhatItExtended() async throws {
         let clock = TestTime()
-        try await withAPISimulator(clock: clock) { client, _ in
-            let actions = actions(client)
+        try await withAPISimulator(clock: clock) { client, simulator in
+            let actions = try makeActions(client, simulator)
             let id = "3f1c7e1e-0d6b-4a34-9a11-0c7f1b2a4e55"
             let body = try MassExtendBody(
                 days: 5, reason: .serviceIssue, productID: "com.example.receiptdash.pro.monthly", requestIdentifier: id, storefronts: [])
-            let plan = try await actions.plan(.massExtend, .massExtend(body), ids: ActionIDs(productID: body.productId), selection: .auto, requestID: id)
+            // Under auto a write to no customer is not placed by a guess.
+            let guessed = await actions.plan(.massExtend, .massExtend(body), ids: ActionIDs(productID: body.productId), selection: .auto, requestID: id)
+            #expect(guessed.failureCode == .environmentUnknown)
+            let plan = try await actions.plan(.massExtend, .massExtend(body), ids: ActionIDs(productID: body.productId), selection: .production, requestID: id)
                 .get()
             #expect(await actions.send(plan).result?.object?["request_identifier"]?.text == id)
             let status = ActionPlan(
@@ -293,6 +366,9 @@ import Testing
             // Production's one active monthly subscriber is extended.
             #expect(fields["succeeded_count"]?.int64 == 1)
             #expect(fields["failed_count"]?.int64 == 0)
+            // Under auto, a status is asked where Apple knows the request id.
+            let found = try await actions.plan(.massExtendStatus, status.request, ids: plan.ids, selection: .auto, requestID: id).get()
+            #expect(found.environment == .production)
             let unknown = await client.send(try .massExtendStatus(productID: body.productId, requestIdentifier: UUID().uuidString), in: .production, as: MassExtendStatusResponse.self)
             #expect(unknown.failure?.apiError == .statusRequestNotFound)
         }
@@ -311,3 +387,11 @@ import Testing
 }
 
 private struct ReportMissing: Error {}
+
+extension Result where Failure == APIFailure {
+    /// The failure's code, nil on success.
+    var failureCode: APIFailure.Code? {
+        if case .failure(let failure) = self { return failure.code }
+        return nil
+    }
+}

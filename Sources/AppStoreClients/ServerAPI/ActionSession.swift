@@ -28,10 +28,13 @@ public struct ActionSession: Sendable {
     /// `--wait`: a test notification's send attempts, or a mass extension's completion, asked
     /// for before answering.
     public var wait = false
+    /// `--force-untrusted`: act on customer data judged `invalid` (named in the plan).
+    public var forceUntrusted = false
     /// Asks the person (y/N); nil when there is no terminal to ask on.
     public var ask: @Sendable () -> Bool? = ActionSession.askOnTerminal
-    /// Records a write that was sent; false when it could not be (said by the closure).
-    public var record: @Sendable (ActionReport) async -> Bool = { _ in true }
+    /// Records a write before it is sent and completes the record after: a write that cannot
+    /// be recorded is not sent. Nil for a read (a mass extension's status).
+    public var recording: ActionRecording?
 
     public init(action: APIAction, ids: ActionIDs, selection: APIEnvironmentSelection, format: OutputFormat, requestID: String?) {
         self.action = action
@@ -54,18 +57,23 @@ public struct ActionSession: Sendable {
         }
         let plan: ActionPlan
         switch await actions.plan(
-            action, request, ids: ids, selection: selection, requestID: requestID, extraLines: extraLines, extendDays: extendDays, onEvent: events)
+            action, request, ids: ids, selection: selection, requestID: requestID, extraLines: extraLines, extendDays: extendDays,
+            forceUntrusted: forceUntrusted, onEvent: events)
         {
         case .success(let made): plan = made
         case .failure(let failure):
             let words = failure.apiError?.actionDescription ?? failure.reason
-            LookupOutput.writeError(code: failure.code.rawValue, message: "the customer could not be read, nothing was sent: \(words)", format: format)
+            let message =
+                failure.code == .environmentUnknown || failure.code == .untrustedData
+                ? "nothing was sent: \(words)" : "the customer could not be read, nothing was sent: \(words)"
+            LookupOutput.writeError(code: failure.code.rawValue, message: message, format: format)
             return .failed
         }
         if dryRun {
             write(ActionReport(plan: plan, dryRun: true, outcome: nil, result: nil, records: [], failure: nil))
             return .done
         }
+
         if action.writes {
             // The plan, then the question: on standard output for text, on standard error
             // beside the prompt for JSON (standard output keeps one JSON object).
@@ -83,7 +91,31 @@ public struct ActionSession: Sendable {
                 }
             }
         }
+        // Recorded as pending before the first byte leaves; not sent when that fails.
+        var pending: ActionRecording.Pending?
+        if let recording, action.writes {
+            switch await recording.begin(plan) {
+            case .success(let row): pending = row
+            case .failure(let failure):
+                LookupOutput.writeError(code: failure.code, message: "\(failure.words); nothing was sent", format: format)
+                return .failed
+            }
+            // The id to repeat it with, said before sending (standard error keeps JSON's
+            // standard output one object): a kill from here on leaves it on screen and in the
+            // trail.
+            if let id = plan.requestID {
+                Standard.errorRaw("receiptdash: sending \(action.rawValue) to \(plan.environment.rawValue), request id \(SafeText.escaped(id)) (recorded as pending in \(SafeText.escaped(recording.location)))\n")
+            }
+        }
         var report = await actions.send(plan, onEvent: events)
+        // Recorded before anything else: standard output may be gone.
+        var recorded = true
+        if let pending, let recording {
+            if let failure = await recording.complete(pending, report) {
+                recorded = false
+                Standard.error("receiptdash: the \(action.rawValue) was sent (\(report.outcome?.rawValue ?? "failed")) but its outcome could not be recorded: \(failure.words); the trail keeps it as pending (unknown)")
+            }
+        }
         while wait, action == .massExtendStatus, report.outcome == .success, report.result?.object?["complete"]?.bool == false {
             Standard.error("receiptdash: not complete yet; asking again in 2 s")
             try? await Task.sleep(for: .seconds(2))
@@ -94,9 +126,6 @@ public struct ActionSession: Sendable {
             fields["send_attempts"] = .array(await attempts(actions, token: token, environment: plan.environment))
             report.result = .object(fields)
         }
-        // A write that left (refused and unknown ones too) is recorded; one never sent is not.
-        let sent = report.records.contains { $0.endpoint == plan.request.endpoint }
-        let recorded = action.writes && sent ? await record(report) : true
         write(report)
         return report.outcome == .success && recorded ? .done : .failed
     }
@@ -127,5 +156,41 @@ public struct ActionSession: Sendable {
         Standard.errorRaw("send it? [y/N] ")
         let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
         return answer == "y" || answer == "yes"
+    }
+}
+
+/// Where a write is recorded: before it is sent (`pending`), then completed with the outcome.
+/// The executable and the dashboard supply it over their audit trail.
+public struct ActionRecording: Sendable {
+    /// A pending record, to complete.
+    public struct Pending: Sendable, Hashable {
+        public var id: Int64
+        public init(id: Int64) { self.id = id }
+    }
+
+    /// Why a record could not be written: a code for machines, words for people.
+    public struct Failure: Error, Sendable, Hashable {
+        public var code: String
+        public var words: String
+        public init(code: String, words: String) {
+            self.code = code
+            self.words = words
+        }
+    }
+
+    /// Where the trail is, as it may be shown.
+    public var location: String
+    /// Records the plan as pending, durably; a failure means nothing may be sent.
+    public var begin: @Sendable (ActionPlan) async -> Result<Pending, Failure>
+    /// Completes the pending record with the report; nil when recorded.
+    public var complete: @Sendable (Pending, ActionReport) async -> Failure?
+
+    public init(
+        location: String, begin: @escaping @Sendable (ActionPlan) async -> Result<Pending, Failure>,
+        complete: @escaping @Sendable (Pending, ActionReport) async -> Failure?
+    ) {
+        self.location = location
+        self.begin = begin
+        self.complete = complete
     }
 }

@@ -359,6 +359,7 @@ public final class AppStoreServerAPIClient: Sendable {
         var retryAfter: Date?
         var dateHeader: String?
         var value: Value?
+        var undecodedBody: String?
         let result: APIAttemptResult
         let start = DispatchTime.now().uptimeNanoseconds
         do {
@@ -384,6 +385,7 @@ public final class AppStoreServerAPIClient: Sendable {
                     value = try bytes.isEmpty && type == APINoContent.self ? (APINoContent() as? Value) : JSONDecoder().decode(type, from: bytes)
                     result = .success(httpStatus: status)
                 } catch {
+                    undecodedBody = String(decoding: bytes.prefix(APIRequestRecord.undecodedBodyLimit), as: UTF8.self)
                     result = .transport(
                         TransportFailure(
                             .invalidResponse, recordedDescription: "HTTP \(status), but the body is not the App Store Server API's JSON"))
@@ -401,6 +403,7 @@ public final class AppStoreServerAPIClient: Sendable {
             endpoint: request.endpoint, environment: host.environment, url: url, result: result, latencyMilliseconds: latency,
             retryAfter: retryAfter)
         record.dateHeader = dateHeader
+        record.undecodedBody = undecodedBody
         return (record, value)
     }
 }

@@ -27,6 +27,11 @@ public struct ActionPlan: Sendable {
     public var lines: [String]
     /// The look-up the plan was read from (its requests are reported with the write's).
     public var lookupRecords: [APIRequestRecord] = []
+    /// The verdict of the customer's signed data the plan was read from; nil when the write
+    /// was planned from no data (a mass extension, a test notification).
+    public var trust: TrustReport.Verdict?
+    /// The data was judged `invalid` and the write goes ahead all the same (`--force-untrusted`).
+    public var forcedUntrusted = false
 
     public init(
         action: APIAction, request: APIRequest, requestID: String?, environment: APIEnvironment, ids: ActionIDs, lines: [String],
@@ -41,16 +46,33 @@ public struct ActionPlan: Sendable {
         self.lookupRecords = lookupRecords
     }
 
-    /// The plan as a person reads it before saying yes.
+    /// The plan as a person reads it before saying yes (and as a dry run prints it): the
+    /// action and environment, what changes, the trust of the data it was read from, the
+    /// request id.
     public var text: String {
         var out = "\(action.rawValue) in \(environment.rawValue):\n"
         for line in lines { out += "  \(SafeText.escaped(line))\n" }
+        out += "  \(trustLine)\n"
         if let requestID {
             // Only the extensions carry the id to Apple, which applies an id once.
             let safely = action == .extend || action == .massExtend ? " (repeat with --request-id \(SafeText.escaped(requestID)) to retry safely)" : ""
             out += "  request id: \(SafeText.escaped(requestID))\(safely)\n"
         }
         return out
+    }
+
+    /// `data: valid (…)`: what the plan was read from and how far it can be trusted.
+    public var trustLine: String {
+        switch trust {
+        case nil: "data: none read (nothing of the customer's is checked before this write)"
+        case .valid?: "data: valid (the customer's transactions, signed by Apple)"
+        case .test?: "data: test (signed by a test root, not Apple's: test data)"
+        case .unverifiable?: "data: unverifiable (the customer's data could not be checked)"
+        case .invalid?:
+            forcedUntrusted
+                ? "data: INVALID (not genuine): sent anyway because --force-untrusted was given"
+                : "data: INVALID (not genuine)"
+        }
     }
 
     /// `{"method", "path", "body"}` as it would be sent.
@@ -60,21 +82,24 @@ public struct ActionPlan: Sendable {
         return .object(object)
     }
 
-    /// What a dry run prints: the method, path and body that would be sent.
+    /// What a dry run prints: the plan as a real run shows it, then the method, path and
+    /// body that would be sent.
     public var dryRunText: String {
-        "dry run: nothing sent\n\(request.method.rawValue) \(request.pathAndQuery)\n" + (request.bodyText.map { $0 + "\n" } ?? "")
+        text + "dry run: nothing sent\n\(request.method.rawValue) \(request.pathAndQuery)\n" + (request.bodyText.map { $0 + "\n" } ?? "")
     }
 }
 
-/// How a write ended.
+/// How a write ended, judged from every attempt it made (``CustomerActions/outcome(of:)``).
 public enum ActionOutcome: String, Sendable, Hashable {
-    /// Apple took it.
+    /// Apple applied it: an attempt was answered 2xx (its body kept when it did not decode).
     case success
-    /// Apple refused it (an error code, or an HTTP error).
+    /// Apple refused it: the last answer was an error code of Apple's (4xx), and no attempt
+    /// may have been applied.
     case refused
-    /// It could not be sent, or its answer was unusable.
+    /// It never reached Apple (refused connection, TLS, a token that could not be made).
     case failed
-    /// Sent, and no answer came (a timeout or a dropped connection): it may have been applied.
+    /// An attempt may have reached Apple (no answer, a timeout or reset after sending, a 5xx)
+    /// and no later attempt proved what happened: it may have been applied.
     case unknown
 }
 
@@ -86,6 +111,8 @@ public struct ActionReport: Sendable {
     public var result: JSONValue?
     public var records: [APIRequestRecord]
     public var failure: APIFailure?
+    /// A 2xx body that did not decode: the write was applied, and this is what Apple said.
+    public var responseBody: String?
 
     public init(plan: ActionPlan, dryRun: Bool, outcome: ActionOutcome?, result: JSONValue?, records: [APIRequestRecord], failure: APIFailure?) {
         self.plan = plan
@@ -104,8 +131,18 @@ public struct ActionReport: Sendable {
     public var failureText: String? {
         guard let failure else { return nil }
         if outcome == .unknown {
-            let again = plan.requestID.map { " Repeat it with --request-id \($0): the same request id is not applied twice." } ?? ""
-            return "sent, but no answer came (\(failure.reason)): Apple may have applied it.\(again)"
+            let id = plan.requestID.map { " Request id \($0)." } ?? ""
+            let check: String
+            switch plan.action {
+            case .massExtend:
+                check = plan.requestID.map { " Ask `receiptdash extend --status --product-id \(plan.ids.productID ?? "P") --request-id \($0) --environment \(plan.environment.selectionName)` whether Apple took it; repeating it with --request-id \($0) is not applied twice." } ?? ""
+            case .extend:
+                check = " Look the customer up (`receiptdash lookup --transaction-id \(plan.ids.originalTransactionID ?? "ID") --environment \(plan.environment.selectionName)`) to see the expiry; repeating it with --request-id \(plan.requestID ?? "ID") is not applied twice."
+            default:
+                let id = plan.ids.transactionID ?? plan.ids.originalTransactionID
+                check = id.map { " Look the customer up (`receiptdash lookup --transaction-id \($0) --environment \(plan.environment.selectionName)`) before repeating it." } ?? ""
+            }
+            return "the outcome is unknown: an attempt may have reached Apple and no later answer proved what happened (\(failure.reason)): Apple may have applied it.\(id)\(check)"
         }
         if let code = failure.apiError { return "\(plan.environment.rawValue): \(code.actionDescription)" }
         return failure.reason
@@ -119,6 +156,7 @@ public struct ActionReport: Sendable {
             "request": plan.requestJSON, "request_id": plan.requestID.map(JSONValue.string) ?? .null,
             "requests": .array((plan.lookupRecords + records).map(\.json)), "result": result ?? .null,
         ]
+        if let responseBody { object["response_body"] = .string(responseBody) }
         if let failure {
             object["error"] = .object([
                 "code": .string(outcome == .unknown ? "unknown-outcome" : failure.code.rawValue), "message": .string(failureText ?? failure.reason),
@@ -133,6 +171,8 @@ public struct ActionReport: Sendable {
         if dryRun { return plan.dryRunText }
         switch outcome {
         // The result line carries Apple's words (a token, attempt results): escaped.
+        case .success? where responseBody != nil:
+            return "done: \(plan.action.rawValue) in \(plan.environment.rawValue): Apple answered HTTP \(httpStatus ?? 200) (applied), but its body did not decode; it is kept in the audit trail\n"
         case .success?: return "done: \(plan.action.rawValue) in \(plan.environment.rawValue)" + (resultLine.map { ": " + SafeText.escaped($0) } ?? "") + "\n"
         default: return ""
         }
@@ -175,15 +215,37 @@ public struct CustomerActions: Sendable {
     /// id not found in either environment) fails the plan: nothing is sent.
     public func plan(
         _ action: APIAction, _ request: APIRequest, ids: ActionIDs, selection: APIEnvironmentSelection, requestID: String?,
-        extraLines: [String] = [], extendDays: Int? = nil, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
+        extraLines: [String] = [], extendDays: Int? = nil, forceUntrusted: Bool = false, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
     ) async -> Result<ActionPlan, APIFailure> {
         guard let id = ids.originalTransactionID ?? ids.transactionID else {
-            let environment: APIEnvironment = selection == .sandbox ? .sandbox : .production
+            let environment: APIEnvironment
+            switch selection {
+            case .production: environment = .production
+            case .sandbox: environment = .sandbox
+            case .auto:
+                // No customer to look up: a status is found where Apple knows the request id;
+                // a write to no customer cannot be placed, so it is asked for, never guessed.
+                guard action == .massExtendStatus else { return .failure(Self.environmentUnknown(action)) }
+                switch await findStatus(request, onEvent: onEvent) {
+                case .success(let found): environment = found
+                case .failure(let failure): return .failure(failure)
+                }
+            }
             return .success(ActionPlan(action: action, request: request, requestID: requestID, environment: environment, ids: ids, lines: extraLines))
         }
         let lookup = await CustomerLookupService(client: client, pipeline: pipeline).lookUp(.transactionID(id), environment: selection, onEvent: onEvent)
         if let failure = lookup.failure { return .failure(failure) }
-        guard let environment = lookup.environment else { return .failure(APIFailure(.invalidResponse, "the look-up named no environment")) }
+        guard let environment = lookup.environment else {
+            return .failure(APIFailure(.environmentUnknown, "the look-up named no environment: say --environment production or sandbox"))
+        }
+        let trust = lookup.verdict
+        if trust == .invalid, !forceUntrusted {
+            return .failure(
+                APIFailure(
+                    .untrustedData,
+                    "the customer's data is not genuine (invalid): nothing was sent; check it with `receiptdash lookup`, or add --force-untrusted to act on it anyway"
+                ))
+        }
         var ids = ids
         var lines: [String] = []
         let purchases = lookup.transactions.compactMap(\.transaction)
@@ -203,10 +265,34 @@ public struct CustomerActions: Sendable {
             lines.append("transaction \(transactionID) (original \(transaction?.originalTransactionID ?? "?"))")
             lines.append("product: \(transaction?.productID ?? "?")")
         }
-        return .success(
-            ActionPlan(
-                action: action, request: request, requestID: requestID, environment: environment, ids: ids, lines: lines + extraLines,
-                lookupRecords: lookup.records))
+        var plan = ActionPlan(
+            action: action, request: request, requestID: requestID, environment: environment, ids: ids, lines: lines + extraLines,
+            lookupRecords: lookup.records)
+        plan.trust = trust
+        plan.forcedUntrusted = trust == .invalid && forceUntrusted
+        return .success(plan)
+    }
+
+    /// Why `auto` cannot place a write to no customer.
+    static func environmentUnknown(_ action: APIAction) -> APIFailure {
+        APIFailure(
+            .environmentUnknown,
+            "\(action.rawValue) names no customer to look up, so auto cannot tell production from sandbox: say --environment production or --environment sandbox")
+    }
+
+    /// Where a mass extension's status is known: production, then sandbox when production
+    /// does not know the request (4040009). A read: asking both changes nothing.
+    private func findStatus(_ request: APIRequest, onEvent: (@Sendable (APIClientEvent) -> Void)?) async -> Result<APIEnvironment, APIFailure> {
+        var failure: APIFailure?
+        for environment in [APIEnvironment.production, .sandbox] {
+            let answer = await client.send(request, in: environment, as: MassExtendStatusResponse.self, onEvent: onEvent)
+            switch answer.result {
+            case .success: return .success(environment)
+            case .failure(let refused) where refused.apiError == .statusRequestNotFound: failure = refused
+            case .failure(let other): return .failure(other)
+            }
+        }
+        return .failure(failure ?? Self.environmentUnknown(.massExtendStatus))
     }
 
     /// Sends the plan's request (retried by `lookup`'s table, with the same body).
@@ -261,17 +347,63 @@ public struct CustomerActions: Sendable {
         case .success(let value):
             return ActionReport(plan: plan, dryRun: false, outcome: .success, result: result(value), records: answer.records, failure: nil)
         case .failure(let failure):
-            return ActionReport(
-                plan: plan, dryRun: false, outcome: Self.outcome(of: failure), result: nil, records: answer.records, failure: failure)
+            let attempts = answer.records.filter { $0.endpoint == plan.request.endpoint }
+            let outcome = Self.outcome(of: attempts)
+            guard outcome == .success else {
+                return ActionReport(plan: plan, dryRun: false, outcome: outcome, result: nil, records: answer.records, failure: failure)
+            }
+            // A 2xx whose body did not decode: applied, and its body kept.
+            var report = ActionReport(plan: plan, dryRun: false, outcome: .success, result: nil, records: answer.records, failure: nil)
+            report.responseBody = attempts.last { $0.undecodedBody != nil }?.undecodedBody
+            return report
         }
     }
 
-    /// Refused when Apple answered; unknown when the request went out and no answer came back.
-    static func outcome(of failure: APIFailure) -> ActionOutcome {
-        switch failure.last {
-        case .apiError?, .http?: return .refused
-        case .transport(let transport)? where transport.code == .timeout || transport.code == .dropped: return .unknown
-        default: return .failed
+    /// What one attempt says of whether the write was applied.
+    enum Evidence: Equatable {
+        /// Answered 2xx: applied.
+        case applied
+        /// Refused by Apple with an error code: not applied by this attempt.
+        case refused
+        /// Never taken in: a refused connection, TLS, 401, 429.
+        case notTaken
+        /// May have reached Apple: no answer, a timeout or reset after sending, a 5xx.
+        case mayHaveReached
+    }
+
+    static func evidence(_ record: APIRequestRecord) -> Evidence {
+        if record.undecodedBody != nil { return .applied }
+        switch record.result {
+        case .success: return .applied
+        case .apiError(let status, let code):
+            if (500...599).contains(status) { return .mayHaveReached }
+            if status == 429 || code == .rateLimitExceeded || status == 401 { return .notTaken }
+            return .refused
+        case .http(let status):
+            return (500...599).contains(status) ? .mayHaveReached : .notTaken
+        case .transport(let failure):
+            switch failure.code {
+            case .refused, .tls: return .notTaken
+            case .timeout, .dropped, .cancelled, .invalidResponse, .other: return .mayHaveReached
+            }
         }
     }
+
+    /// The outcome of a write from every attempt it made, in order, never from the last
+    /// alone: applied if any attempt was answered 2xx; refused if the last was Apple's refusal
+    /// with a code; else unknown if any attempt may have reached Apple (a lost answer followed
+    /// by a 500 is unknown, not refused); else refused when Apple answered (401, 429) and
+    /// failed when it never did.
+    public static func outcome(of attempts: [APIRequestRecord]) -> ActionOutcome {
+        let evidence = attempts.map(Self.evidence)
+        if evidence.contains(.applied) { return .success }
+        if evidence.last == .refused { return .refused }
+        if evidence.contains(.mayHaveReached) { return .unknown }
+        return attempts.last?.httpStatus != nil ? .refused : .failed
+    }
+}
+
+extension APIEnvironment {
+    /// The `--environment` value that names it.
+    public var selectionName: String { self == .production ? "production" : "sandbox" }
 }

@@ -117,6 +117,10 @@ public struct APIRequestRecord: Sendable, Hashable {
     /// The server's `Date` header as sent, when it sent one: kept as text, since parsing a date
     /// costs a formatter and only `doctor` asks (``serverDate``).
     public var dateHeader: String?
+    /// A 2xx answer's body that did not decode, as sent (at most ``undecodedBodyLimit``
+    /// bytes): a write it answers was applied all the same, and the body is kept for the record.
+    public var undecodedBody: String?
+    public static let undecodedBodyLimit = 64 * 1024
 
     public init(
         endpoint: APIEndpointKind, environment: APIEnvironment, url: String, result: APIAttemptResult, latencyMilliseconds: Double,

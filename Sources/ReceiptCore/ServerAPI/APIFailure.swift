@@ -28,6 +28,11 @@ public struct APIFailure: CodedError {
         case retryBudgetExhausted = "retry-budget-exhausted"
         /// Paging did not end (the server kept saying `hasMore`) within the page limit.
         case tooManyPages = "too-many-pages"
+        /// `auto` could not find where a write goes (no look-up can tell): nothing was sent.
+        case environmentUnknown = "environment-unknown"
+        /// The customer's data a write was planned from is not genuine (`invalid`): nothing was
+        /// sent without `--force-untrusted`.
+        case untrustedData = "untrusted-data"
     }
 
     public let code: Code

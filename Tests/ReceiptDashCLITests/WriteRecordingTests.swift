@@ -1,0 +1,158 @@
+import Foundation
+import ReceiptSimulator
+import Synchronization
+import Testing
+
+/// A write to Apple is recorded before its first byte leaves: a process killed between the
+/// send and the record leaves a `pending` row, shown as `unknown` with the command that repeats
+/// it safely, and that command's request id makes Apple apply it once.
+@Suite struct WriteRecordingTests {
+    static let subscription = ActionCommandsTests.subscription
+
+    /// What happened first: the simulator took the write, or the process ended.
+    enum First: Sendable { case written, exited }
+
+    /// Resumes its continuation once, with whichever event came first.
+    final class FirstOf: Sendable {
+        private let continuation: Mutex<CheckedContinuation<First, Never>?>
+        init(_ continuation: CheckedContinuation<First, Never>) { self.continuation = Mutex(continuation) }
+        func resume(_ first: First) { continuation.withLock { $0.take() }?.resume(returning: first) }
+    }
+
+    @Test func aWriteKilledAfterItsPUTLeavesAPendingRowAndItsRequestIDRepeatsItOnce() async throws {
+        let setup = try await ActionCommandsTests.Setup()
+        // The simulator applies the extension, then holds its answer: the process is killed
+        // while it waits, after the PUT reached "Apple".
+        setup.simulator.service.delayWriteAnswers(by: 120)
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments =
+            [
+                "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-kill",
+                "--yes", "--format", "json", "--db", setup.db,
+            ] + setup.api
+        var environment = ProcessInfo.processInfo.environment
+        environment["RECEIPTDASH_READ_ONLY"] = nil
+        environment["XDG_CONFIG_HOME"] = setup.folder.path
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let first = await withCheckedContinuation { (continuation: CheckedContinuation<First, Never>) in
+            let once = FirstOf(continuation)
+            process.terminationHandler = { _ in once.resume(.exited) }
+            do { try process.run() } catch { once.resume(.exited) }
+            Task { [service = setup.simulator.service] in
+                await service.writesTaken(1)
+                once.resume(.written)
+            }
+        }
+        #expect(first == .written, "the process ended before its PUT reached the simulator")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == SIGKILL)
+        #expect(stdout == "")
+        // The request id was said before sending, on standard error in JSON mode.
+        #expect(stderr.contains("receiptdash: sending extend to Production, request id ticket-kill (recorded as pending in \(setup.db))\n"), "\(stderr)")
+        #expect(setup.simulator.service.writes.count == 1)
+
+        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
+        #expect(history.status == 0, "\(history.stderr)")
+        let rows = try #require(history.json as? [[String: Any]])
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row["result"] as? String == "unknown")
+        #expect(row["pending"] as? Bool == true)
+        #expect(row["request_id"] as? String == "ticket-kill")
+        #expect(row["http_status"] is NSNull)
+        let repeatCommand =
+            "receiptdash extend --original-transaction-id \(Self.subscription) --days 7 --reason service-issue --environment production --request-id ticket-kill"
+        #expect(row["repeat_command"] as? String == repeatCommand)
+        let plan = try #require(row["plan"] as? String)
+        #expect(plan.hasPrefix("extend in Production:\n"), "\(plan)")
+        #expect(plan.contains("  request id: ticket-kill (repeat with --request-id ticket-kill to retry safely)\n"))
+        // The expiry the plan promised: "expires A → B (+7 days)".
+        let promised = try #require(plan.split(separator: "\n").first { $0.contains("(+7 days)") }).split(separator: " ")
+        let newExpiry = try #require(promised.firstIndex(of: "→").map { String(promised[$0 + 1]) })
+
+        let text = try setup.plain(["history", "--actions", "--db", setup.db])
+        #expect(text.stdout.contains("→ unknown (no outcome recorded: the process ended before Apple's answer) (request ticket-kill)\n"), "\(text.stdout)")
+        #expect(text.stdout.contains("    Apple may have applied it: check the customer, then repeat it safely with: \(repeatCommand)\n"))
+
+        // The command it names, run as it is: Apple answers the same request id with the same
+        // extension, applied once.
+        setup.simulator.service.delayWriteAnswers(by: 0)
+        let again = try setup.run(Array(repeatCommand.split(separator: " ").dropFirst().map(String.init)) + ["--yes", "--format", "json", "--db", setup.db])
+        #expect(again.status == 0, "\(again.stderr)")
+        let result = try #require((again.json as? [String: Any])?["result"] as? [String: Any])
+        #expect(result["effective_date"] as? String == newExpiry)
+        #expect(setup.simulator.service.writes.count == 2)
+        #expect(Set(setup.simulator.service.writes.map(\.body)) == [#"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-kill"}"#])
+        let after = try #require(try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"]).json as? [[String: Any]])
+        #expect(after.map { $0["result"] as? String } == ["success", "unknown"])
+        try await setup.stop()
+    }
+
+    @Test func aWriteOnDataJudgedInvalidNeedsForceUntrusted() async throws {
+        // The simulator signs with its own root, which is not given: every signed item of the
+        // customer is judged against Apple's roots alone and fails.
+        let setup = try await ActionCommandsTests.Setup()
+        let api = setup.api
+        let withoutRoot = zip(api.indices, api).filter { index, word in word != "--root-ca" && (index == 0 || api[index - 1] != "--root-ca") }.map(\.1)
+        let base = [
+            "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--yes", "--db", setup.db,
+        ]
+        let refused = try ActionCommandsTests.runRaw(base + withoutRoot, folder: setup.folder)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("nothing was sent: the customer's data is not genuine (invalid)"), "\(refused.stderr)")
+        #expect(setup.simulator.service.writes.isEmpty)
+        let forced = try ActionCommandsTests.runRaw(base + ["--force-untrusted"] + withoutRoot, folder: setup.folder)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stdout.contains("  data: INVALID (not genuine): sent anyway because --force-untrusted was given\n"), "\(forced.stdout)")
+        #expect(setup.simulator.service.writes.count == 1)
+        try await setup.stop()
+    }
+
+    @Test(arguments: [
+        ["test-notification", "--yes"],
+        ["extend", "--all-active", "--product-id", "com.example.receiptdash.pro.monthly", "--days", "3", "--reason", "other", "--yes"],
+    ])
+    func underAutoAWriteToNoCustomerAsksForTheEnvironment(_ arguments: [String]) async throws {
+        let setup = try await ActionCommandsTests.Setup()
+        let run = try setup.run(arguments + ["--db", setup.db, "--format", "json"])
+        #expect(run.status == 1)
+        let error = try #require((run.json as? [String: Any])?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "environment-unknown")
+        #expect((error["message"] as? String)?.contains("say --environment production or --environment sandbox") == true)
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+
+    @Test func aDryRunPrintsThePlanAsARealRunShowsIt() async throws {
+        let setup = try await ActionCommandsTests.Setup()
+        let run = try setup.run([
+            "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-1",
+            "--dry-run",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "extend in Production:")
+        #expect(lines.contains("  data: test (signed by a test root, not Apple's: test data)"))
+        #expect(lines.contains("  request id: ticket-1 (repeat with --request-id ticket-1 to retry safely)"))
+        #expect(
+            run.stdout.hasSuffix(
+                """
+                dry run: nothing sent
+                PUT /inApps/v1/subscriptions/extend/\(Self.subscription)
+                {"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-1"}
+
+                """))
+        #expect(setup.simulator.service.writes.isEmpty)
+        try await setup.stop()
+    }
+}
