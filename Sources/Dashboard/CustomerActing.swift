@@ -32,11 +32,21 @@ public struct ExtendOrder: Sendable, Hashable {
 public struct ActionAnswer: Sendable, Hashable {
     public var ok: Bool
     public var line: String
+    /// What the write was to (`extend|<original transaction id>`), so a repeat finds it.
+    public var target: String?
+    /// The request id of a write whose outcome is unknown: repeating it (the same form again)
+    /// reuses this id, so Apple applies it at most once.
+    public var unknownRequestID: String?
 
-    public init(ok: Bool, line: String) {
+    public init(ok: Bool, line: String, target: String? = nil, unknownRequestID: String? = nil) {
         self.ok = ok
         self.line = line
+        self.target = target
+        self.unknownRequestID = unknownRequestID
     }
+
+    /// The key of a write to `id` (`extend|2000…`), as ``target`` holds it.
+    public static func target(_ action: String, _ id: String) -> String { "\(action)|\(id)" }
 }
 
 /// Writes to Apple for the dashboard (it does no networking itself): the executable plugs
@@ -114,7 +124,8 @@ extension DashboardState {
         mode = .extendForm(
             ExtendForm(
                 originalTransactionID: subscription.originalTransactionID, productID: subscription.productID, expires: subscription.expiresDate,
-                environment: environment, query: lookup.query, requestID: newRequestID()))
+                environment: environment, query: lookup.query,
+                requestID: newRequestID(for: ActionAnswer.target("extend", subscription.originalTransactionID))))
     }
 
     mutating func handleExtendForm(_ event: KeyEvent, form: ExtendForm) -> [Effect] {
@@ -177,12 +188,14 @@ extension DashboardState {
     public mutating func apply(_ answer: ActionAnswer, lookingUpAgain query: LookupQuery?) -> [Effect] {
         addLog(answer.line, role: answer.ok ? .ok : .error)
         message = (answer.line, answer.ok ? .ok : .error)
+        if let target = answer.target { unknownWrites[target] = answer.unknownRequestID }
         guard answer.ok, let query else { return [] }
         return startLookUp(query)
     }
 
-    /// The request id a form shows in its plan and sends.
-    private func newRequestID() -> String { UUID().uuidString.lowercased() }
+    /// The request id a form shows in its plan and sends: a write to `target` whose outcome
+    /// is unknown is repeated with its own id (Apple applies an id once), else a new one.
+    private func newRequestID(for target: String) -> String { unknownWrites[target] ?? UUID().uuidString.lowercased() }
 }
 
 /// A write's answer on its way back to the loop, with the look-up to ask again once it is taken.
@@ -295,10 +308,11 @@ extension DashboardState {
         if focus == .notifications, let entry = selectedNotification, let id = entry.row.transactionID {
             form = ConsumptionForm(
                 transactionID: id, productID: entry.row.productID, environment: entry.row.environment.flatMap(APIEnvironment.init(rawValue:)),
-                requestID: newRequestID())
+                requestID: newRequestID(for: ActionAnswer.target("consumption", id)))
         } else if focus == .purchases, let item = selectedItem, item.lookup != nil, let purchase = selectedPurchase, let id = purchase.transactionID {
             form = ConsumptionForm(
-                transactionID: id, productID: purchase.productID, environment: item.lookup?.environment, requestID: newRequestID())
+                transactionID: id, productID: purchase.productID, environment: item.lookup?.environment,
+                requestID: newRequestID(for: ActionAnswer.target("consumption", id)))
         }
         guard let form else {
             message = ("c answers a refund request: select a CONSUMPTION_REQUEST notification, or a looked-up purchase", .info)
@@ -420,7 +434,8 @@ extension DashboardState {
             return
         }
         let order = TokenOrder(
-            originalTransactionID: original, token: "", requestID: newRequestID(), environment: environment, query: lookup.query)
+            originalTransactionID: original, token: "", requestID: newRequestID(for: ActionAnswer.target("app-account-token", original)),
+            environment: environment, query: lookup.query)
         mode = .tokenForm(TokenForm(order: order, current: purchase.appAccountToken))
     }
 

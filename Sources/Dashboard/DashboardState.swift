@@ -154,6 +154,9 @@ public struct DashboardState: Sendable {
     public var actionsAvailable = false
     /// Why they are not (read-only, no credentials), said when `x` is pressed.
     public var actionsUnavailableReason: String?
+    /// Writes whose outcome is unknown, by target (``ActionAnswer/target(_:_:)``), with their
+    /// request id: the same write again reuses it.
+    public var unknownWrites: [String: String] = [:]
     /// Why look-up is not available, when the executable knows more than "no credentials"
     /// (e.g. an unreadable key file); `l` says it.
     public var lookupSetupProblem: String?

@@ -7,20 +7,26 @@ import ReceiptCore
 import ReceiptWatch
 
 /// Plugs the App Store Server API's writes into the dashboard (`x`, `c`, `a`): each is sent as
-/// the command line sends it (the same request id on every retry), recorded in the audit trail
-/// when there is one, and answered in a line for the Log.
+/// the command line sends it (the same request id on every retry), recorded as pending in the
+/// audit trail before it leaves and completed with its outcome (a write that cannot be
+/// recorded is not sent), and answered in a line for the Log.
 public struct ServiceActions: CustomerActing {
     public let actions: CustomerActions
-    /// Where writes are recorded (the dashboard's `--db`).
-    public var store: (any AuditBackend)?
+    /// Where writes are recorded (the dashboard's `--db`, else the default audit store).
+    public let recording: ActionRecording
 
-    public init(actions: CustomerActions, store: (any AuditBackend)?) {
+    public init(actions: CustomerActions, store: any AuditBackend) {
         self.actions = actions
-        self.store = store
+        recording = .audit(store)
+    }
+
+    public init(actions: CustomerActions, recording: ActionRecording) {
+        self.actions = actions
+        self.recording = recording
     }
 
     public func extend(_ order: ExtendOrder) async -> ActionAnswer {
-        await write("extend \(order.originalTransactionID)", requestID: order.requestID) {
+        await write("extend \(order.originalTransactionID)", target: ActionAnswer.target("extend", order.originalTransactionID), requestID: order.requestID) {
             let body = try ExtendRenewalDateBody(days: order.days, reason: order.reason, requestIdentifier: order.requestID)
             return ActionPlan(
                 action: .extend, request: try .extendRenewalDate(order.originalTransactionID, body), requestID: order.requestID,
@@ -32,7 +38,7 @@ public struct ServiceActions: CustomerActing {
     }
 
     public func consume(_ order: ConsumptionOrder) async -> ActionAnswer {
-        await write("consumption for \(order.transactionID)", requestID: order.requestID) {
+        await write("consumption for \(order.transactionID)", target: ActionAnswer.target("consumption", order.transactionID), requestID: order.requestID) {
             let request = try APIRequest.consumption(order.transactionID, try order.body())
             let ids = ActionIDs(transactionID: order.transactionID)
             guard let environment = order.environment else {
@@ -49,7 +55,10 @@ public struct ServiceActions: CustomerActing {
     }
 
     public func setToken(_ order: TokenOrder) async -> ActionAnswer {
-        await write("app account token for \(order.originalTransactionID)", requestID: order.requestID) {
+        await write(
+            "app account token for \(order.originalTransactionID)", target: ActionAnswer.target("app-account-token", order.originalTransactionID),
+            requestID: order.requestID
+        ) {
             ActionPlan(
                 action: .appAccountToken, request: try .setAppAccountToken(order.originalTransactionID, try AppAccountTokenBody(token: order.token)),
                 requestID: order.requestID, environment: order.environment, ids: ActionIDs(originalTransactionID: order.originalTransactionID),
@@ -68,7 +77,7 @@ public struct ServiceActions: CustomerActing {
     /// sent), the send, the audit row, and the Log's line: `done`'s words and the request id,
     /// or `what` and why it failed.
     private func write(
-        _ what: String, requestID: String, plan makePlan: () async throws -> ActionPlan, done: (ActionReport) -> String
+        _ what: String, target: String, requestID: String, plan makePlan: () async throws -> ActionPlan, done: (ActionReport) -> String
     ) async -> ActionAnswer {
         let plan: ActionPlan
         do {
@@ -80,22 +89,18 @@ public struct ServiceActions: CustomerActing {
         } catch {
             return ActionAnswer(ok: false, line: "not sent: \(error)")
         }
+        let pending: ActionRecording.Pending
+        switch await recording.begin(plan) {
+        case .success(let row): pending = row
+        case .failure(let failure): return ActionAnswer(ok: false, line: "\(what): not sent: \(failure.words)")
+        }
         let report = await actions.send(plan)
-        let recorded = await record(report)
+        let recorded = await recording.complete(pending, report).map { "; its outcome could not be recorded (\($0.words)): the trail keeps it as pending" } ?? ""
         guard report.outcome == .success else {
-            return ActionAnswer(ok: false, line: "\(what): \(report.failureText ?? "failed")\(recorded)")
+            return ActionAnswer(
+                ok: false, line: "\(what): \(report.failureText ?? "failed")\(recorded)", target: target,
+                unknownRequestID: report.outcome == .unknown ? requestID : nil)
         }
-        return ActionAnswer(ok: recorded.isEmpty, line: "\(done(report)) (request id \(requestID))\(recorded)")
-    }
-
-    /// Records a write sent; the words of a failure to, or "" when recorded (or nowhere to).
-    private func record(_ report: ActionReport) async -> String {
-        guard let store else { return "" }
-        do {
-            try await store.recordAction(AuditAction(report))
-            return ""
-        } catch {
-            return "; it could not be recorded in \(store.location): \(AuditStores.words(error))"
-        }
+        return ActionAnswer(ok: recorded.isEmpty, line: "\(done(report)) (request id \(requestID))\(recorded)", target: target)
     }
 }

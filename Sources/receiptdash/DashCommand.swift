@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuditStore
+import AuditTrail
 import AppStoreClients
 import Dashboard
 import DashboardLive
@@ -172,12 +173,33 @@ struct Dash: AsyncParsableCommand {
             if api.namesCredentials { state.lookupSetupProblem = error.description }
         }
         var acting: ServiceActions?
+        // Writes are recorded before they leave: in --db, else in the default audit store; a
+        // follower is read-only, and a trail that cannot be written makes no write.
+        var actionStore: (any AuditBackend)?
         if let lookup {
             if let reason = try api.readOnlyReason(flag: readOnly) {
                 state.actionsUnavailableReason = "read-only (\(reason)): x would write to Apple"
+            } else if follow {
+                state.actionsUnavailableReason =
+                    "following read-only (--follow): writes to Apple are not made from a follower; run the dashboard without --follow to act"
             } else {
-                acting = ServiceActions(
-                    actions: CustomerActions(client: lookup.service.client, pipeline: lookup.service.pipeline), store: follow ? nil : backend)
+                let store: (any AuditBackend)?
+                if let backend {
+                    store = backend
+                } else {
+                    let path = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
+                    do {
+                        actionStore = try await AuditOpening.open(path)
+                        store = actionStore
+                    } catch {
+                        store = nil
+                        state.actionsUnavailableReason =
+                            "the audit trail \(path) cannot be written (\(AuditStores.words(error))): a write must be recorded before it is sent; give --db"
+                    }
+                }
+                if let store {
+                    acting = ServiceActions(actions: CustomerActions(client: lookup.service.client, pipeline: lookup.service.pipeline), store: store)
+                }
             }
         }
         // One thread owns the terminal for the whole session: the loop, before and after each
@@ -192,6 +214,7 @@ struct Dash: AsyncParsableCommand {
             return terminal.interruption
         }
         await live.stop()
+        await actionStore?.close()
         await backend?.close()
         try? await client.shutdown()
         try? await lookup?.service.client.shutdown()

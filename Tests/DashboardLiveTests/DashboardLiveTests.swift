@@ -250,8 +250,43 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900000001"))
         #expect(rows.map(\.result) == ["success"])
         #expect(rows.first?.requestID == order.requestID)
+        #expect(rows.first?.plan?.hasPrefix("extend in Production:\n") == true)
         #expect(simulator.service.writes.count == 1)
 
+        // A write whose outcome is unknown is repeated with its own request id: Apple applies
+        // an id once. A known outcome lets the next write have a new one.
+        _ = state.apply(
+            ActionAnswer(ok: false, line: "unknown", target: ActionAnswer.target("extend", "2000000900000001"), unknownRequestID: "lost-1"),
+            lookingUpAgain: nil)
+        state.mode = .normal
+        state.focus = .subscriptions
+        _ = state.handle(.character("x"))
+        guard case .extendForm(let repeated) = state.mode else { throw FormClosed() }
+        #expect(repeated.requestID == "lost-1")
+        _ = state.apply(ActionAnswer(ok: true, line: "done", target: ActionAnswer.target("extend", "2000000900000001")), lookingUpAgain: nil)
+        state.mode = .normal
+        _ = state.handle(.character("x"))
+        guard case .extendForm(let fresh) = state.mode else { throw FormClosed() }
+        #expect(fresh.requestID != "lost-1")
+
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+
+    /// A write that cannot be recorded first is not sent: the Log says why.
+    @Test func aWriteThatCannotBeRecordedIsNotSent() async throws {
+        let (simulator, client, pipeline, store) = try await Self.live()
+        let refusing = ActionRecording(location: "/nowhere/audit.sqlite") { _ in
+            .failure(ActionRecording.Failure(code: "audit-unwritable", words: "the write could not be recorded in /nowhere/audit.sqlite: disk full"))
+        } complete: { _, _ in nil }
+        let order = ExtendOrder(
+            originalTransactionID: "2000000900000001", productID: nil, days: 3, reason: .other, requestID: "r-unrecorded", environment: .production,
+            query: .orderID("MQ5X7ABCDE"))
+        let answer = await ServiceActions(actions: CustomerActions(client: client, pipeline: pipeline), recording: refusing).extend(order)
+        #expect(!answer.ok)
+        #expect(answer.line == "extend 2000000900000001: not sent: the write could not be recorded in /nowhere/audit.sqlite: disk full")
+        #expect(simulator.service.writes.isEmpty)
         try await client.shutdown()
         try await simulator.stop()
         await store.close()

@@ -323,7 +323,7 @@ api_sandbox=$(awk '/^App Store Server API sandbox:/ {print $NF}' "$work/api.txt"
 lookup_dashboard() {
   local name=$1
   shift
-  t new-session -d -s "$name" -x 140 -y 42 "TERM=xterm-256color $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $* $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+  t new-session -d -s "$name" -x 140 -y 42 "TERM=xterm-256color XDG_DATA_HOME=$work/xdg $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $* $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 }
 lookup_dashboard lookup --db "$work/lookup.sqlite"
 session=lookup
@@ -351,6 +351,26 @@ t send-keys -t "$session" q
 check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
 check "the look-up is in the audit database, found by transaction id" bash -c "\"$bin\" history --db $work/lookup.sqlite --transaction-id 2000000900000010 | grep -qF 'api com.example.receiptdash Production done'"
 check "the extension is in the audit database's actions" bash -c "\"$bin\" history --actions --db $work/lookup.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
+# Without --db, a write is recorded all the same: in the default audit store, before it leaves.
+lookup_dashboard nodb
+session=nodb
+check "dashboard up without --db" wait_for "Receipts [1]"
+t send-keys -t "$session" l
+check "l opens the look-up box without --db" wait_for "Look up order ID or transaction ID"
+t send-keys -t "$session" -l MQ5X7ABCDE
+t send-keys -t "$session" Enter
+check "the customer is looked up without --db" wait_for "lookup order MQ5X7ABCDE" 150
+t send-keys -t "$session" Tab Tab
+check "Tab reaches the Subscriptions pane without --db" wait_for "x extend"
+t send-keys -t "$session" x
+check "x opens the extend form without --db" wait_for "Extend renewal date"
+t send-keys -t "$session" 3 Enter
+check "Enter shows the plan without --db" wait_for "(+3 days)"
+t send-keys -t "$session" y
+check "y sends it without --db" wait_for "extended 2000000900000001 by 3 days" 150
+t send-keys -t "$session" q
+check "the dashboard without --db quits cleanly" wait_for "EXIT=0"
+check "the write is in the default audit store" bash -c "\"$bin\" history --actions --db $work/xdg/receiptdash/audit.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
 # Today's payloads: the demo's second customer has a monthly plan under a 12-month commitment,
 # first bought with a win-back offer, and a prorated refund; Enter on the purchase shows them.
 lookup_dashboard today
