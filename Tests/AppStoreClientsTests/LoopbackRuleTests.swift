@@ -10,12 +10,13 @@ import Testing
 @Suite struct LoopbackRuleTests {
     static let loopback = [
         "127.0.0.1", "127.255.255.254", "127.0.0.0", "127.1.2.3", "::1", "[::1]", "0:0:0:0:0:0:0:1", "localhost", "LOCALHOST",
-        "localhost.",
     ]
     static let notLoopback = [
         "127.db.example.com", "128.0.0.1", "localhost.example.com", "0.0.0.0", "::", "[::]", "126.255.255.255", "127.0.0.256",
         "127.0.0", "127.1", "127.0.0.1.", "0127.0.0.1", "127.00.0.1", "127.0.0.01", "127.0.0.1a", "example.com", "", "[", "[]",
         "::ffff:127.0.0.1", "localhost:80", " 127.0.0.1", "127.0.0.-1", "١٢٧.0.0.1",
+        // Fully qualified: DNS, not /etc/hosts, says where it goes.
+        "localhost.", "LOCALHOST.",
     ]
 
     @Test func theTable() {

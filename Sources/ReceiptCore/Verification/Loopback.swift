@@ -5,7 +5,9 @@ import Foundation
 /// `sslmode` default, the receiver's note about plain HTTP on a public address.
 ///
 /// A host is loopback when it is, case aside:
-/// - `localhost` (or `localhost.`), and no other name: `localhost.example.com` is a public name;
+/// - `localhost`, and no other name: `localhost.example.com` is a public name, and so is
+///   `localhost.` (a fully qualified name: the resolver asks DNS for it, not `/etc/hosts`,
+///   and DNS may answer anything);
 /// - an IPv4 address in 127.0.0.0/8 written as four decimal parts (`127.0.0.1`,
 ///   `127.255.255.254`), each 0–255 without leading zeros: `127.db.example.com` is a name
 ///   that anyone's DNS may point anywhere, and `0177.0.0.1` or `127.1` are spellings some
@@ -17,7 +19,7 @@ public enum Loopback {
     public static func isLoopback(host: String) -> Bool {
         var h = host.lowercased()
         if h.hasPrefix("["), h.hasSuffix("]"), h.count >= 2 { h = String(h.dropFirst().dropLast()) }
-        if h == "localhost" || h == "localhost." { return true }
+        if h == "localhost" { return true }
         if h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
         let parts = h.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4 else { return false }
