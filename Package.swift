@@ -12,26 +12,29 @@ let package = Package(
         .library(name: "AuditStore", targets: ["AuditStore"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
+    // Each dependency pinned to the one version the build machines hold: Package.resolved
+    // cannot be committed on them (their copies' commit ids are not GitHub's), so a range
+    // would let a new machine build against another version than the one tested.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.70.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", exact: "0.6.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         // The V2 notification receiver's HTTP server (graceful shutdown through its service lifecycle) and logs.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
         // The shared audit trail on PostgreSQL (pooled connections, LISTEN/NOTIFY).
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
         // The receiver's public and metrics listeners run as services of one group, with
         // graceful shutdown; its request deadline reads HTTP parts as Hummingbird decodes them.
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
     ],
     targets: [
         // The one sanitiser for untrusted text; depends on nothing.
@@ -194,6 +197,8 @@ let package = Package(
         .target(name: "CWindowSignal"),
         // The commit stamp `make install` writes into the linked binary (`--version`).
         .target(name: "CBuildStamp"),
+        // Core dumps off for the whole process (RLIMIT_CORE 0, not dumpable).
+        .target(name: "CProcessLimits"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
@@ -211,6 +216,7 @@ let package = Package(
             dependencies: [
                 "AppStoreClients",
                 "CBuildStamp",
+                "CProcessLimits",
                 "Doctor",
                 "AuditStore",
                 "AuditTrail",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessLimits
 import UntrustedText
 
 @main
@@ -29,6 +30,9 @@ struct ReceiptDash: AsyncParsableCommand {
     /// reports it. Meanwhile the bundled Apple roots, which every inspected signature is
     /// judged against, are read on the other core.
     static func main() async {
+        // No core file: a crash must not leave an In-App Purchase key, a shared secret or a
+        // customer's data on disk.
+        _ = rd_disable_core_dumps()
         let arguments = CommandLine.arguments
         if arguments.count == 2, arguments[1] == "--version" {
             Standard.line(BuildInfo.versionLine)

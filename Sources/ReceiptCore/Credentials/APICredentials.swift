@@ -51,6 +51,27 @@ public struct APIPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
         self.key = key
     }
 
+    /// From a PEM file's bytes (PKCS#8 or SEC1), without making a string of them: the base64
+    /// between the armour lines is decoded into DER, which is cleared once the key is made.
+    init(pem: [UInt8]) throws(APICredentialError) {
+        var body: [UInt8] = []
+        body.reserveCapacity(pem.count)
+        defer { SecretBytes.clear(&body) }
+        var inside = false
+        for line in pem.split(separator: 0x0A, omittingEmptySubsequences: true) {
+            if line.starts(with: Array("-----BEGIN".utf8)) { inside = true; continue }
+            if line.starts(with: Array("-----END".utf8)) { break }
+            if inside { for byte in line where byte != 0x0D && byte != 0x20 && byte != 0x09 { body.append(byte) } }
+        }
+        var der = (try? Base64Text.decode(body, what: "the private key")) ?? []
+        defer { SecretBytes.clear(&der) }
+        guard inside, !der.isEmpty, let key = try? P256.Signing.PrivateKey(derRepresentation: der) else {
+            // The library's error is not shown: nothing of the key's text may reach a message.
+            throw APICredentialError(.invalidKey, "the private key is not an ECDSA P-256 private key in PEM (an App Store Connect .p8 file)")
+        }
+        self.key = key
+    }
+
     /// The public half (what Apple holds).
     public var publicKey: P256.Signing.PublicKey { key.publicKey }
 
@@ -158,12 +179,17 @@ public struct APICredentials: Sendable, CustomStringConvertible, CustomDebugStri
             warnings: warnings)
     }
 
-    /// Reads the `.p8` file; warns when its group or others may read it.
+    /// Reads the `.p8` file; warns when its group or others may read it. The file's bytes and
+    /// the key's DER are overwritten with zeros once the key is made: only the key object
+    /// (BoringSSL's, which clears its scalar when freed) holds the secret afterwards.
     public static func loadKey(file: String) throws(APICredentialError) -> (APIPrivateKey, warnings: [String]) {
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard var data = FileManager.default.contents(atPath: file) else {
             throw APICredentialError(.unreadableKeyFile, "the private key file \(file) cannot be read")
         }
-        let key = try APIPrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
+        var pem = [UInt8](data)
+        SecretBytes.clear(&data)
+        defer { SecretBytes.clear(&pem) }
+        let key = try APIPrivateKey(pem: pem)
         let warnings = FilePermissions.readableByOthersWarning(path: file, what: "the private key file").map { [$0] } ?? []
         return (key, warnings)
     }
@@ -182,5 +208,28 @@ public struct APICredentials: Sendable, CustomStringConvertible, CustomDebugStri
                 "issuerID": issuerID, "keyID": keyID, "privateKey": privateKey.description, "bundleID": bundleID,
                 "appAppleID": appAppleID as Any,
             ], displayStyle: .struct)
+    }
+}
+
+/// Overwrites secret bytes with zeros before their storage is let go (a volatile write per
+/// byte, so the optimiser cannot drop it as a dead store).
+public enum SecretBytes {
+    public static func clear(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for i in buffer.indices { volatileZero(base + i) }
+        }
+    }
+
+    public static func clear(_ data: inout Data) {
+        data.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            for i in 0..<raw.count { volatileZero(base + i) }
+        }
+    }
+
+    @inline(never)
+    static func volatileZero(_ pointer: UnsafeMutablePointer<UInt8>) {
+        pointer.pointee = 0
     }
 }
