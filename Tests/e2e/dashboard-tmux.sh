@@ -360,6 +360,7 @@ check "l opens the look-up box without --db" wait_for "Look up order ID or trans
 t send-keys -t "$session" -l MQ5X7ABCDE
 t send-keys -t "$session" Enter
 check "the customer is looked up without --db" wait_for "lookup order MQ5X7ABCDE" 150
+check "its transactions arrive without --db" wait_for "Purchases [5]" 150
 t send-keys -t "$session" Tab Tab
 check "Tab reaches the Subscriptions pane without --db" wait_for "x extend"
 t send-keys -t "$session" x
