@@ -98,6 +98,54 @@ import Testing
         try await setup.stop()
     }
 
+    /// Ctrl-C (or SIGTERM) while a write is in flight does not kill the process between the
+    /// send and the record: it waits for Apple's answer, records it, then exits 128 + signal.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32) async throws {
+        let setup = try await ActionCommandsTests.Setup()
+        setup.simulator.service.delayWriteAnswers(by: 1.5)
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments =
+            [
+                "extend", "--original-transaction-id", Self.subscription, "--days", "3", "--reason", "other", "--request-id", "ticket-int",
+                "--yes", "--db", setup.db,
+            ] + setup.api
+        var environment = ProcessInfo.processInfo.environment
+        environment["RECEIPTDASH_READ_ONLY"] = nil
+        environment["XDG_CONFIG_HOME"] = setup.folder.path
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let first = await withCheckedContinuation { (continuation: CheckedContinuation<First, Never>) in
+            let once = FirstOf(continuation)
+            process.terminationHandler = { _ in once.resume(.exited) }
+            do { try process.run() } catch { once.resume(.exited) }
+            Task { [service = setup.simulator.service] in
+                await service.writesTaken(1)
+                once.resume(.written)
+            }
+        }
+        #expect(first == .written)
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 128 + signal, "\(stderr)")
+        #expect(stderr.contains("the write is in flight; waiting up to 25 s for Apple's answer to record it"), "\(stderr)")
+        #expect(stdout.hasPrefix("extend in Production:\n"))
+        #expect(stdout.contains("done: extend in Production: expires "), "\(stdout)")
+        let rows = try #require(try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"]).json as? [[String: Any]])
+        #expect(rows.map { $0["result"] as? String } == ["success"])
+        #expect(rows.first?["pending"] as? Bool == false)
+        #expect(rows.first?["http_status"] as? Int == 200)
+        try await setup.stop()
+    }
+
     @Test func aWriteOnDataJudgedInvalidNeedsForceUntrusted() async throws {
         // The simulator signs with its own root, which is not given: every signed item of the
         // customer is judged against Apple's roots alone and fails.
