@@ -199,6 +199,8 @@ let package = Package(
         .target(name: "CBuildStamp"),
         // Core dumps off for the whole process (RLIMIT_CORE 0, not dumpable).
         .target(name: "CProcessLimits"),
+        // SIGINT and SIGTERM held while a write to Apple is in flight.
+        .target(name: "CWriteSignals"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
@@ -217,6 +219,7 @@ let package = Package(
                 "AppStoreClients",
                 "CBuildStamp",
                 "CProcessLimits",
+                "CWriteSignals",
                 "Doctor",
                 "AuditStore",
                 "AuditTrail",

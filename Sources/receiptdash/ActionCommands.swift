@@ -102,7 +102,7 @@ struct ActionFlow {
         }
         // SIGINT and SIGTERM are held from the pending row's commit to the outcome's record:
         // the answer is waited for (the client's request timeout and a margin) and recorded.
-        let signals = WriteSignalGuard(limit: .seconds(25))
+        let signals = WriteSignalGuard(seconds: 25)
         let exit = try await AuditStoreService.closing(store) {
             let client: AppStoreServerAPIClient
             do {

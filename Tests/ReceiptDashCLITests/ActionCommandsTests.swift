@@ -53,6 +53,13 @@ import Testing
             try IssueTwentyFourTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
         }
 
+        /// `history --actions --format json`'s rows, newest first.
+        func actionRows() throws -> [[String: Any]] {
+            let history = try plain(["history", "--actions", "--db", db, "--format", "json"])
+            #expect(history.status == 0, "\(history.stderr)")
+            return try #require(history.json as? [[String: Any]])
+        }
+
         func stop() async throws { try await simulator.stop() }
     }
 
@@ -141,9 +148,7 @@ import Testing
         #expect(Set(result.keys) == ["effective_date", "original_transaction_id", "success", "web_order_line_item_id"])
         #expect(setup.simulator.service.writes.count == 1)
 
-        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
-        #expect(history.status == 0, "\(history.stderr)")
-        let rows = try #require(history.json as? [[String: Any]])
+        let rows = try setup.actionRows()
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         #expect(

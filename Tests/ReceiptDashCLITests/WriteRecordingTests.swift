@@ -19,41 +19,61 @@ import Testing
         func resume(_ first: First) { continuation.withLock { $0.take() }?.resume(returning: first) }
     }
 
+    /// A write command started against `setup`'s simulator and awaited until its request
+    /// reached the simulator (or the process ended first): then a test signals it.
+    final class InFlight {
+        let process = Process()
+        let out = Pipe()
+        let err = Pipe()
+        var first: First = .exited
+
+        init(_ setup: ActionCommandsTests.Setup, _ arguments: [String]) async {
+            process.executableURL = InspectCommandTests.binary
+            process.arguments = arguments + setup.api
+            var environment = ProcessInfo.processInfo.environment
+            environment["RECEIPTDASH_READ_ONLY"] = nil
+            environment["XDG_CONFIG_HOME"] = setup.folder.path
+            process.environment = environment
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            let process = process
+            first = await withCheckedContinuation { (continuation: CheckedContinuation<First, Never>) in
+                let once = FirstOf(continuation)
+                process.terminationHandler = { _ in once.resume(.exited) }
+                do { try process.run() } catch { once.resume(.exited) }
+                Task { [service = setup.simulator.service] in
+                    await service.writesTaken(1)
+                    once.resume(.written)
+                }
+            }
+        }
+
+        /// Sends `signal`, waits for the end; standard output and error.
+        func signal(_ signal: Int32) -> (stdout: String, stderr: String) {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            return (
+                String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            )
+        }
+    }
+
     @Test func aWriteKilledAfterItsPUTLeavesAPendingRowAndItsRequestIDRepeatsItOnce() async throws {
         let setup = try await ActionCommandsTests.Setup()
         // The simulator applies the extension, then holds its answer: the process is killed
         // while it waits, after the PUT reached "Apple".
         setup.simulator.service.delayWriteAnswers(by: 120)
-        let process = Process()
-        process.executableURL = InspectCommandTests.binary
-        process.arguments =
+        let write = await InFlight(
+            setup,
             [
                 "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-kill",
                 "--yes", "--format", "json", "--db", setup.db,
-            ] + setup.api
-        var environment = ProcessInfo.processInfo.environment
-        environment["RECEIPTDASH_READ_ONLY"] = nil
-        environment["XDG_CONFIG_HOME"] = setup.folder.path
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let first = await withCheckedContinuation { (continuation: CheckedContinuation<First, Never>) in
-            let once = FirstOf(continuation)
-            process.terminationHandler = { _ in once.resume(.exited) }
-            do { try process.run() } catch { once.resume(.exited) }
-            Task { [service = setup.simulator.service] in
-                await service.writesTaken(1)
-                once.resume(.written)
-            }
-        }
-        #expect(first == .written, "the process ended before its PUT reached the simulator")
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            ])
+        #expect(write.first == .written, "the process ended before its PUT reached the simulator")
+        let (stdout, stderr) = write.signal(SIGKILL)
+        let process = write.process
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == SIGKILL)
         #expect(stdout == "")
@@ -61,9 +81,7 @@ import Testing
         #expect(stderr.contains("receiptdash: sending extend to Production, request id ticket-kill (recorded as pending in \(setup.db))\n"), "\(stderr)")
         #expect(setup.simulator.service.writes.count == 1)
 
-        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
-        #expect(history.status == 0, "\(history.stderr)")
-        let rows = try #require(history.json as? [[String: Any]])
+        let rows = try setup.actionRows()
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         #expect(row["result"] as? String == "unknown")
@@ -93,7 +111,7 @@ import Testing
         #expect(result["effective_date"] as? String == newExpiry)
         #expect(setup.simulator.service.writes.count == 2)
         #expect(Set(setup.simulator.service.writes.map(\.body)) == [#"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-kill"}"#])
-        let after = try #require(try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"]).json as? [[String: Any]])
+        let after = try setup.actionRows()
         #expect(after.map { $0["result"] as? String } == ["success", "unknown"])
         try await setup.stop()
     }
@@ -104,42 +122,21 @@ import Testing
     func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32) async throws {
         let setup = try await ActionCommandsTests.Setup()
         setup.simulator.service.delayWriteAnswers(by: 1.5)
-        let process = Process()
-        process.executableURL = InspectCommandTests.binary
-        process.arguments =
+        let write = await InFlight(
+            setup,
             [
                 "extend", "--original-transaction-id", Self.subscription, "--days", "3", "--reason", "other", "--request-id", "ticket-int",
                 "--yes", "--db", setup.db,
-            ] + setup.api
-        var environment = ProcessInfo.processInfo.environment
-        environment["RECEIPTDASH_READ_ONLY"] = nil
-        environment["XDG_CONFIG_HOME"] = setup.folder.path
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let first = await withCheckedContinuation { (continuation: CheckedContinuation<First, Never>) in
-            let once = FirstOf(continuation)
-            process.terminationHandler = { _ in once.resume(.exited) }
-            do { try process.run() } catch { once.resume(.exited) }
-            Task { [service = setup.simulator.service] in
-                await service.writesTaken(1)
-                once.resume(.written)
-            }
-        }
-        #expect(first == .written)
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            ])
+        #expect(write.first == .written)
+        let (stdout, stderr) = write.signal(signal)
+        let process = write.process
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + signal, "\(stderr)")
-        #expect(stderr.contains("the write is in flight; waiting up to 25 s for Apple's answer to record it"), "\(stderr)")
+        #expect(stderr.contains("receiptdash: the write is in flight; waiting up to 25 s for Apple's answer to record it\n"), "\(stderr)")
         #expect(stdout.hasPrefix("extend in Production:\n"))
         #expect(stdout.contains("done: extend in Production: expires "), "\(stdout)")
-        let rows = try #require(try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"]).json as? [[String: Any]])
+        let rows = try setup.actionRows()
         #expect(rows.map { $0["result"] as? String } == ["success"])
         #expect(rows.first?["pending"] as? Bool == false)
         #expect(rows.first?["http_status"] as? Int == 200)

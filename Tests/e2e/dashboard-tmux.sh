@@ -325,52 +325,43 @@ lookup_dashboard() {
   shift
   t new-session -d -s "$name" -x 140 -y 42 "TERM=xterm-256color XDG_DATA_HOME=$work/xdg $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --root-ca $work/sim-root.der --api-production-url $api_production --api-sandbox-url $api_sandbox $* $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 }
+# Looks up order MQ5X7ABCDE in session $1 and extends its monthly subscription by $2 days ($3
+# names the run in the check lines).
+extend_from_dashboard() {
+  local days=$2 what=$3
+  session=$1
+  check "dashboard up$what" wait_for "Receipts [1]"
+  t send-keys -t "$session" l
+  check "l opens the look-up box$what" wait_for "Look up order ID or transaction ID"
+  t send-keys -t "$session" -l MQ5X7ABCDE
+  t send-keys -t "$session" Enter
+  check "the answer is a new api input$what" wait_for "lookup order MQ5X7ABCDE" 150
+  check "its transactions fill the Purchases pane$what" wait_for "Purchases [5]" 150
+  if [ -z "$what" ]; then
+    check "the refunded consumable is listed" wait_for "consumable  2000000900000010" 50
+    check "the Status pane names the test root" wait_for "Trust: all 7 signed items are test: chains" 50
+    check "the injected faults were retried, and the Log says so" bash -c "tmux -L $socket capture-pane -t lookup -p | grep -qE 'rate limited: waiting until|retrying '"
+  fi
+  # x opens the form, the days and Enter show the plan, y sends.
+  t send-keys -t "$session" Tab Tab
+  check "Tab reaches the Subscriptions pane, which offers x$what" wait_for "x extend"
+  t send-keys -t "$session" x
+  check "x opens the extend form$what" wait_for "Extend renewal date"
+  t send-keys -t "$session" "$days" Enter
+  check "Enter shows the plan with the new expiry$what" wait_for "(+$days days)"
+  check "the plan names its request id and asks y/N$what" wait_for "y sends it"
+  t send-keys -t "$session" y
+  check "y sends it and the Log says it was extended$what" wait_for "extended 2000000900000001 by $days days" 150
+  t send-keys -t "$session" q
+  check "the dashboard quits cleanly$what" wait_for "EXIT=0"
+}
 lookup_dashboard lookup --db "$work/lookup.sqlite"
-session=lookup
-check "dashboard up for the look-up" wait_for "Receipts [1]"
-t send-keys -t "$session" l
-check "l opens the look-up box" wait_for "Look up order ID or transaction ID"
-t send-keys -t "$session" -l MQ5X7ABCDE
-t send-keys -t "$session" Enter
-check "the answer is a new api input" wait_for "lookup order MQ5X7ABCDE" 150
-check "its transactions fill the Purchases pane" wait_for "Purchases [5]" 150
-check "the refunded consumable is listed" wait_for "consumable  2000000900000010" 50
-check "the Status pane names the test root" wait_for "Trust: all 7 signed items are test: chains" 50
-check "the injected faults were retried, and the Log says so" bash -c "tmux -L $socket capture-pane -t lookup -p | grep -qE 'rate limited: waiting until|retrying '"
-# Extend the looked-up subscription: x opens the form, the days and Enter show the plan, y sends.
-t send-keys -t "$session" Tab Tab
-check "Tab reaches the Subscriptions pane, which offers x" wait_for "x extend"
-t send-keys -t "$session" x
-check "x opens the extend form" wait_for "Extend renewal date"
-t send-keys -t "$session" 7 Enter
-check "Enter shows the plan with the new expiry" wait_for "(+7 days)"
-check "the plan names its request id and asks y/N" wait_for "y sends it"
-t send-keys -t "$session" y
-check "y sends it and the Log says it was extended" wait_for "extended 2000000900000001 by 7 days" 150
-t send-keys -t "$session" q
-check "the look-up dashboard quits cleanly" wait_for "EXIT=0"
+extend_from_dashboard lookup 7 ""
 check "the look-up is in the audit database, found by transaction id" bash -c "\"$bin\" history --db $work/lookup.sqlite --transaction-id 2000000900000010 | grep -qF 'api com.example.receiptdash Production done'"
 check "the extension is in the audit database's actions" bash -c "\"$bin\" history --actions --db $work/lookup.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
 # Without --db, a write is recorded all the same: in the default audit store, before it leaves.
 lookup_dashboard nodb
-session=nodb
-check "dashboard up without --db" wait_for "Receipts [1]"
-t send-keys -t "$session" l
-check "l opens the look-up box without --db" wait_for "Look up order ID or transaction ID"
-t send-keys -t "$session" -l MQ5X7ABCDE
-t send-keys -t "$session" Enter
-check "the customer is looked up without --db" wait_for "lookup order MQ5X7ABCDE" 150
-check "its transactions arrive without --db" wait_for "Purchases [5]" 150
-t send-keys -t "$session" Tab Tab
-check "Tab reaches the Subscriptions pane without --db" wait_for "x extend"
-t send-keys -t "$session" x
-check "x opens the extend form without --db" wait_for "Extend renewal date"
-t send-keys -t "$session" 3 Enter
-check "Enter shows the plan without --db" wait_for "(+3 days)"
-t send-keys -t "$session" y
-check "y sends it without --db" wait_for "extended 2000000900000001 by 3 days" 150
-t send-keys -t "$session" q
-check "the dashboard without --db quits cleanly" wait_for "EXIT=0"
+extend_from_dashboard nodb 3 " (no --db)"
 check "the write is in the default audit store" bash -c "\"$bin\" history --actions --db $work/xdg/receiptdash/audit.sqlite | grep -qF 'extend Production original 2000000900000001 com.example.receiptdash.pro.monthly → success'"
 # Today's payloads: the demo's second customer has a monthly plan under a 12-month commitment,
 # first bought with a win-back offer, and a prorated refund; Enter on the purchase shows them.
