@@ -174,7 +174,7 @@ struct JSONFieldReader {
         return result
     }
 
-    /// A StoreKit 2 date: epoch milliseconds as a JSON number.
+    /// A StoreKit 2 date: epoch milliseconds as a JSON number (a fraction truncated).
     mutating func epochMillisecondsDate(_ key: String) -> Date? {
         guard let (position, v) = find(key) else { return nil }
         if let ms = v.int64 {
@@ -183,7 +183,7 @@ struct JSONFieldReader {
         }
         if case .number(let d) = v {
             used.append(position)
-            return Date(timeIntervalSince1970: d / 1000)
+            return AppleDate.fromEpochMilliseconds(d)
         }
         return nil
     }

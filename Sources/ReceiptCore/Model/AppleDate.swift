@@ -15,6 +15,13 @@ public enum AppleDate {
         return parse(bytes: bytes[...])
     }
 
+    /// A JSON number of epoch milliseconds as Apple's libraries read it: an integer number of
+    /// milliseconds, any fraction truncated (Xcode signs `1697679936049.7`, which Apple's
+    /// libraries read as …36.049Z, not …36.050Z).
+    public static func fromEpochMilliseconds(_ value: Double) -> Date {
+        Date(timeIntervalSince1970: value.rounded(.towardZero) / 1000)
+    }
+
     /// Parses epoch milliseconds (`"1335798355868"`).
     public static func fromMilliseconds<S: StringProtocol>(_ text: S) -> Date? {
         guard let ms = Int64(text.trimmingCharacters(in: .whitespaces)) else { return nil }

@@ -17,7 +17,7 @@ struct JWSTrustCheck {
         func milliseconds(_ key: String) -> Date? {
             switch token.payload[key] {
             case .integer(let ms): Date(timeIntervalSince1970: Double(ms) / 1000)
-            case .number(let ms): Date(timeIntervalSince1970: ms / 1000)
+            case .number(let ms): AppleDate.fromEpochMilliseconds(ms)
             default: nil
             }
         }
