@@ -659,7 +659,9 @@ public enum DashboardView {
         row("originalTransactionId", r.originalTransactionID, .overlay)
         row("productId", r.productID, .overlay)
         row("autoRenewProductId", r.autoRenewProductID, .overlay)
-        row("autoRenewStatus", r.autoRenewStatus.map { $0 ? "1 (will renew)" : "0 (will not renew)" }, .overlay)
+        row(
+            "autoRenewStatus", r.autoRenewStatus.map { $0 ? "1 (will renew)" : "0 (will not renew)" } ?? r.autoRenewStatusAsSent.map(AppleValue.undefined),
+            .overlay)
         row("expirationIntent", r.expirationIntent.map { "\($0) (\(ExpirationIntent.explain($0)))" }, .overlay)
         row("isInBillingRetryPeriod", r.isInBillingRetryPeriod.map { $0 ? "true" : "false" }, .overlay)
         row("gracePeriodExpiresDate", date(r.gracePeriodExpiresDate), .warning)

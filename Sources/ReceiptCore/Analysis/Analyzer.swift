@@ -141,9 +141,11 @@ struct Analyzer {
     /// Whether a row is an auto-renewable subscription, and whether that was inferred. Given
     /// the three fields it looks at, not the row: a row passed whole was copied.
     private func isAutoRenewable(
-        _ productType: ProductType?, expires: Date?, webOrderLineItemID: String?
+        _ productType: ProductType?, undefined: Bool, expires: Date?, webOrderLineItemID: String?
     ) -> (Bool, inferred: Bool) {
         if let type = productType, type != .unknown { return (type == .autoRenewable, false) }
+        // A type Apple does not define says nothing: no subscription is inferred from it.
+        if undefined { return (false, false) }
         if expires != nil { return (true, true) }
         if let web = webOrderLineItemID, web != "0", !web.isEmpty { return (true, true) }
         return (false, true)
@@ -158,7 +160,7 @@ struct Analyzer {
         rows.withUnsafeBufferPointer { rows in
             for position in rows.indices {
                 let (auto, inferred) = isAutoRenewable(
-                    rows[position].productType, expires: rows[position].expiresDate,
+                    rows[position].productType, undefined: rows[position].productTypeAsSent != nil, expires: rows[position].expiresDate,
                     webOrderLineItemID: rows[position].webOrderLineItemID)
                 if auto {
                     let chain = rows[position].originalTransactionID ?? rows[position].transactionID ?? "row-\(position)"
@@ -209,8 +211,13 @@ struct Analyzer {
         case .nonRenewing:
             explanation = "a non-renewing subscription: the app, not Apple, decides how long it lasts"
         default:
-            explanation =
-                "a one-time purchase (the receipt does not say whether consumable or non-consumable; inferred from the missing expiry date)"
+            if let asSent = p.productTypeAsSent {
+                explanation =
+                    "state unknown: its product type is \(AppleValue.undefined(asSent)), so whether it is a subscription or a one-time purchase cannot be told"
+            } else {
+                explanation =
+                    "a one-time purchase (the receipt does not say whether consumable or non-consumable; inferred from the missing expiry date)"
+            }
         }
         if let offer = OfferWords.name(type: p.offerType, discount: p.offerDiscountType) {
             let article = !offer.hasPrefix("one-") && "aeiou".contains(offer.first ?? "x") ? "an" : "a"
@@ -229,7 +236,7 @@ struct Analyzer {
             }
         }
         return OneTimePurchase(
-            productID: p.productID, transactionID: p.transactionID, productType: type, typeInferred: inferred || type == .unknown,
+            productID: p.productID, transactionID: p.transactionID, productType: type, typeInferred: inferred || (type == .unknown && p.productTypeAsSent == nil),
             purchaseDate: p.purchaseDate, refunded: refunded, explanation: explanation)
     }
 
@@ -283,6 +290,7 @@ struct Analyzer {
         if let renewal {
             var parts: [String] = []
             if let s = renewal.autoRenewStatus { parts.append("auto_renew_status \(s ? 1 : 0)") }
+            if let asSent = renewal.autoRenewStatusAsSent { parts.append("auto_renew_status \(AppleValue.undefined(asSent))") }
             if let p = renewal.autoRenewProductID { parts.append("auto_renew_product_id \(p)") }
             if let i = renewal.expirationIntent { parts.append("expiration_intent \(i)") }
             if let b = renewal.isInBillingRetryPeriod { parts.append("is_in_billing_retry_period \(b ? 1 : 0)") }
@@ -355,6 +363,8 @@ struct Analyzer {
                 if autoRenew == true {
                     text += ", then renews"
                     if let next = renewal?.autoRenewProductID, next != latest?.productID { text += " as \(next)" }
+                } else if let asSent = renewal?.autoRenewStatusAsSent {
+                    text += "; whether it renews is unknown: auto_renew_status is \(AppleValue.undefined(asSent))"
                 } else {
                     text += "; no renewal info, so whether it renews is unknown"
                 }

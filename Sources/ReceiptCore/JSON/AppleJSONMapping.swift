@@ -39,7 +39,7 @@ extension RenewalInfo {
         originalTransactionID = r.string("original_transaction_id")
         productID = r.string("product_id")
         autoRenewProductID = r.string("auto_renew_product_id")
-        autoRenewStatus = r.bool("auto_renew_status")
+        (autoRenewStatus, autoRenewStatusAsSent) = r.definedFlag("auto_renew_status")
         expirationIntent = r.int("expiration_intent").map { Int(clamping: $0) }
         isInBillingRetryPeriod = r.bool("is_in_billing_retry_period")
         gracePeriodExpiresDate = r.appleDate("grace_period_expires_date")
@@ -57,7 +57,7 @@ extension RenewalInfo {
         originalTransactionID = r.string("originalTransactionId")
         productID = r.string("productId")
         autoRenewProductID = r.string("autoRenewProductId")
-        autoRenewStatus = r.bool("autoRenewStatus")
+        (autoRenewStatus, autoRenewStatusAsSent) = r.definedFlag("autoRenewStatus")
         expirationIntent = r.int("expirationIntent").map { Int(clamping: $0) }
         isInBillingRetryPeriod = r.bool("isInBillingRetryPeriod")
         gracePeriodExpiresDate = r.epochMillisecondsDate("gracePeriodExpiresDate")

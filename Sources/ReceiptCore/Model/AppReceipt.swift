@@ -67,8 +67,12 @@ public struct RenewalInfo: Sendable, Hashable {
     public var originalTransactionID: String?
     public var productID: String?
     public var autoRenewProductID: String?
-    /// `auto_renew_status`: true when the subscription will renew.
+    /// `auto_renew_status`: true when the subscription will renew (Apple's 1), false when it
+    /// will not (0).
     public var autoRenewStatus: Bool?
+    /// `auto_renew_status` as sent when it is not a value Apple defines (`7`): kept, never read
+    /// as on or off.
+    public var autoRenewStatusAsSent: JSONValue?
     /// `expiration_intent`: 1 cancelled, 2 billing error, 3 price increase refused,
     /// 4 product unavailable, 5 other. An integer, never a date.
     public var expirationIntent: Int?

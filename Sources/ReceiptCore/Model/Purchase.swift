@@ -24,6 +24,10 @@ public struct Purchase: Sendable, Hashable {
     public var webOrderLineItemID: String?
     public var quantity: Int?
     public var productType: ProductType?
+    /// The product type as sent when it is not one Apple defines (JWS `type` text, or receipt
+    /// field 1707's number outside −1…3): ``productType`` is then `.unknown`, and nothing is
+    /// inferred from it.
+    public var productTypeAsSent: JSONValue?
     public var purchaseDate: Date?
     public var originalPurchaseDate: Date?
     public var expiresDate: Date?

@@ -246,7 +246,12 @@ public final class PurchaseField: Sendable {
         case .integer64(let path): return stored(path).map(Value.integer)
         case .flag(let path): return stored(path).map(Value.flag)
         case .date(let path): return stored(path).map(Value.date)
-        case .productType: return purchase.pointee.productType.map { .text($0.rawValue) }
+        case .productType:
+            switch purchase.pointee.productTypeAsSent {
+            case .integer(let number)?: return .integer(number)
+            case .string(let text)?: return .text(text)
+            default: return purchase.pointee.productType.map { .text($0.rawValue) }
+            }
         case .json(let path): return stored(path).map(Value.object)
         case .commitment: return purchase.pointee.commitmentInfo.map { .object($0.json) }
         }
@@ -260,7 +265,8 @@ public final class PurchaseField: Sendable {
         case (.integer64(let path), .integer(let number)?): purchase[keyPath: path] = number
         case (.flag(let path), .flag(let flag)?): purchase[keyPath: path] = flag
         case (.date(let path), .date(let date)?): purchase[keyPath: path] = date
-        case (.productType, .text(let text)?): purchase.productType = ProductType(rawValue: text) ?? .unknown
+        case (.productType, .text(let text)?): purchase.setProductType(jws: text)
+        case (.productType, .integer(let number)?): purchase.setProductType(receiptField: number)
         case (.source, .text(let text)?): purchase.source = Purchase.Source(rawValue: text) ?? purchase.source
         case (.json(let path), .object(let value)?): purchase[keyPath: path] = value
         case (.commitment, .object(let value)?): purchase.commitmentInfo = CommitmentInfo(snakeCase: value)
@@ -272,6 +278,7 @@ public final class PurchaseField: Sendable {
     /// the cancellation reason with its meaning. Not escaped: the overlay sanitises what it draws.
     public func displayText(in purchase: Purchase) -> String? {
         guard let value = value(in: purchase) else { return nil }
+        if case .productType = accessor, let asSent = purchase.productTypeAsSent { return AppleValue.undefined(asSent) }
         if case .integer(let number) = value, let explain { return "\(number) (\(explain(Int(clamping: number))))" }
         if case .text(let text) = value, let words = explainText?(text) { return "\(text) (\(words))" }
         if case .commitment = accessor, let info = purchase.commitmentInfo {
@@ -318,10 +325,29 @@ extension Purchase {
             case .flag(let path): store(reader.bool(key), path)
             case .date(let path): store(epochDates ? reader.epochMillisecondsDate(key) : reader.appleDate(key), path)
             case .productType:
-                if let type = reader.string(key) { productType = ProductType(rawValue: type) ?? .unknown }
+                if let type = reader.string(key) { setProductType(jws: type) }
             case .json(let path): store(reader.value(key), path)
             case .commitment: commitmentInfo = reader.parsed(key) { CommitmentInfo(apple: $0) }
             }
         }
+    }
+}
+
+extension Purchase {
+    /// A JWS `type`: one of Apple's four, or kept as sent (`.unknown`, nothing inferred).
+    mutating func setProductType(jws text: String) {
+        if let type = ProductType(rawValue: text), type != .unknown {
+            productType = type
+            productTypeAsSent = nil
+        } else {
+            productType = .unknown
+            productTypeAsSent = .string(text)
+        }
+    }
+
+    /// Receipt field 1707: −1 (Apple's "unknown") to 3, else kept as sent.
+    mutating func setProductType(receiptField value: Int64) {
+        productType = ProductType(receiptField: Int(clamping: value))
+        productTypeAsSent = (-1...3).contains(value) ? nil : .integer(value)
     }
 }

@@ -82,3 +82,16 @@ public enum ProductType: String, Sendable, Hashable, Codable {
         }
     }
 }
+
+/// How a value Apple does not define is said: as sent, and that it is not Apple's.
+public enum AppleValue {
+    /// `7 (not defined by Apple)`, `"FOO" (not defined by Apple)`.
+    public static func undefined(_ value: JSONValue) -> String {
+        let shown: String
+        switch value {
+        case .string(let text): shown = "\"\(text)\""
+        default: shown = value.compactJSON
+        }
+        return "\(shown) (not defined by Apple)"
+    }
+}

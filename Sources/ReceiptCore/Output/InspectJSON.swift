@@ -254,7 +254,8 @@ public enum InspectJSON {
                 case .productType:
                     guard let type = pointer.pointee.productType else { continue }
                     out.key(member.key)
-                    out.string(type.rawValue)
+                    // A type Apple does not define is written as sent (number or text).
+                    if let asSent = pointer.pointee.productTypeAsSent { out.value(asSent) } else { out.string(type.rawValue) }
                 case .json:
                     guard let value = stored(member, JSONValue.self) else { continue }
                     out.key(member.key)
@@ -289,7 +290,13 @@ public enum InspectJSON {
         }
         out.member("app_transaction_id", r.appTransactionID)
         out.member("auto_renew_product_id", r.autoRenewProductID)
-        out.member("auto_renew_status", r.autoRenewStatus)
+        if let asSent = r.autoRenewStatusAsSent {
+            // Not a value Apple defines: written as sent (a rule the README's JSON section states).
+            out.key("auto_renew_status")
+            out.value(asSent)
+        } else {
+            out.member("auto_renew_status", r.autoRenewStatus)
+        }
         if let info = r.commitmentInfo {
             out.key("commitment_info")
             out.value(info.json)

@@ -153,7 +153,12 @@ public enum LookupJSON {
         out.nullableMember("transaction_id", p?.transactionID)
         out.key("trust")
         InspectJSON.trust(item.trust, into: &out)
-        out.nullableMember("type", p?.productType?.rawValue)
+        if let asSent = p?.productTypeAsSent {
+            out.key("type")
+            out.value(asSent)
+        } else {
+            out.nullableMember("type", p?.productType?.rawValue)
+        }
         out.endObject()
     }
 }
@@ -237,6 +242,7 @@ public enum LookupText {
                 guard let r = item.renewal else { continue }
                 var facts: [String] = []
                 if let on = r.autoRenewStatus { facts.append(on ? "auto-renew on" : "auto-renew off") }
+                if let asSent = r.autoRenewStatusAsSent { facts.append("auto-renew \(AppleValue.undefined(asSent))") }
                 if let next = r.autoRenewProductID { facts.append("renews as \(SafeText.escaped(next))") }
                 if let intent = r.expirationIntent { facts.append("expiration intent \(intent)") }
                 if r.isInBillingRetryPeriod == true { facts.append("in billing retry") }

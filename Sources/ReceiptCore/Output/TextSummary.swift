@@ -85,6 +85,7 @@ public enum TextSummary {
                 var parts: [String] = []
                 parts.append(r.productID ?? r.autoRenewProductID ?? "?")
                 if let status = r.autoRenewStatus { parts.append(status ? "auto-renew on" : "auto-renew off") }
+                if let asSent = r.autoRenewStatusAsSent { parts.append("auto-renew \(AppleValue.undefined(asSent))") }
                 if let next = r.autoRenewProductID, next != r.productID { parts.append("renews as \(next)") }
                 if let intent = r.expirationIntent {
                     parts.append("expiration_intent \(intent) (\(ExpirationIntent.explain(intent)))")

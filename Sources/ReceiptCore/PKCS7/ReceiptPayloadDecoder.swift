@@ -144,7 +144,7 @@ struct ReceiptPayloadDecoder {
             ok = self.date(value, context, into: &date)
             if let date { _ = store(date) }
         case .productType:
-            ok = integer(value, context).map { purchase.productType = ProductType(receiptField: Int(clamping: $0)) } != nil
+            ok = integer(value, context).map { purchase.setProductType(receiptField: Int64(clamping: $0)) } != nil
         }
         if !ok {
             // Room for a real receipt's usual seven or so at once, where appending grew the

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@testable import ReceiptCore
+
+/// A value Apple does not define is kept as sent and said to be unknown: never coerced to the
+/// nearest known case, never a guess in the analysis.
+@Suite struct UndefinedValuesTests {
+    typealias Payloads = TodaysPayloadsTests
+    static var day: Int64 { Payloads.day }
+    static var march: Int64 { Payloads.march }
+
+    static func renewal(_ autoRenew: JSONValue) -> [String: JSONValue] {
+        [
+            "originalTransactionId": .string("2000000900000010"), "productId": .string(Payloads.product),
+            "autoRenewProductId": .string(Payloads.product), "autoRenewStatus": autoRenew, "environment": .string("Production"),
+            "signedDate": .integer(march),
+        ]
+    }
+
+    /// Apple defines 0 and 1: those keep today's JSON (false and true); 7, -1 and "on" are
+    /// written as sent, and the text says they are not Apple's.
+    @Test(arguments: [
+        (JSONValue.integer(1), JSONValue.bool(true), "auto-renew on"), (.integer(0), .bool(false), "auto-renew off"),
+        (.integer(7), .integer(7), "auto-renew 7 (not defined by Apple)"), (.integer(-1), .integer(-1), "auto-renew -1 (not defined by Apple)"),
+        (.string("on"), .string("on"), #"auto-renew "on" (not defined by Apple)"#),
+    ])
+    func autoRenewStatusKeepsWhatAppleSent(_ sent: JSONValue, _ json: JSONValue, _ text: String) throws {
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(Self.renewal(sent)))
+        let renewal = try #require(InspectJSON.object(for: decoded).object?["pending_renewal_info"]?.array?.first?.object)
+        #expect(renewal["auto_renew_status"] == json)
+        #expect(renewal["other_fields"] == nil)
+        #expect(TextSummary.render(decoded).contains(text), "\(TextSummary.render(decoded))")
+    }
+
+    /// An active subscription whose renewal says 7: active (the expiry is a fact), and whether it
+    /// renews is unknown, with the reason; never "then renews".
+    @Test func anActiveSubscriptionWithAnUndefinedAutoRenewStatusSaysRenewalIsUnknown() throws {
+        let analysis = try Payloads.analysis(
+            [Payloads.transaction(1, purchase: Self.march, expires: Self.march + 31 * Self.day)], renewal: Self.renewal(.integer(7)),
+            at: "2024-03-10T00:00:00Z")
+        let subscription = try #require(analysis.subscriptions.first)
+        #expect(subscription.state == .active)
+        #expect(
+            subscription.explanation
+                == "Active until 2024-04-01 (in 22 days); whether it renews is unknown: auto_renew_status is 7 (not defined by Apple).")
+        #expect(subscription.evidence.contains { $0.contains("auto_renew_status 7 (not defined by Apple)") })
+    }
+
+    /// A transaction `type` Apple does not define is written as sent, and the analysis does not
+    /// read it as a subscription or a one-time purchase, even with an expiry date.
+    @Test(arguments: [true, false])
+    func anUndefinedProductTypeIsKeptAndNotInferred(_ withExpiry: Bool) throws {
+        let payload = Payloads.transaction(
+            1, purchase: Self.march, expires: withExpiry ? Self.march + 31 * Self.day : nil, ["type": .string("Bundle Pack")])
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+        let purchase = try #require(decoded.transactions.first)
+        #expect(purchase.productType == .unknown)
+        #expect(purchase.productTypeAsSent == .string("Bundle Pack"))
+        let json = try #require(InspectJSON.object(for: decoded).object?["transactions"]?.array?.first?.object)
+        #expect(json["product_type"] == .string("Bundle Pack"))
+        #expect(PurchaseField.productType.displayText(in: purchase) == #""Bundle Pack" (not defined by Apple)"#)
+        let analysis = PurchaseAnalysis.analyze([decoded], at: utc("2024-03-10T00:00:00Z"))
+        #expect(analysis.subscriptions.isEmpty)
+        let entry = try #require(analysis.oneTimePurchases.first)
+        #expect(!entry.typeInferred)
+        #expect(
+            entry.explanation
+                == #"state unknown: its product type is "Bundle Pack" (not defined by Apple), so whether it is a subscription or a one-time purchase cannot be told"#
+        )
+    }
+
+    /// Apple's four types keep today's JSON.
+    @Test(arguments: ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"])
+    func definedProductTypesKeepTodaysJSON(_ type: String) throws {
+        let decoded = try ReceiptDecoder().decode(
+            text: try Payloads.sign(Payloads.transaction(1, purchase: Self.march, expires: nil, ["type": .string(type)])))
+        #expect(decoded.transactions.first?.productTypeAsSent == nil)
+        #expect(InspectJSON.object(for: decoded).object?["transactions"]?.array?.first?.object?["product_type"] == .string(type))
+    }
+}
