@@ -78,4 +78,30 @@ import Testing
         #expect(decoded.transactions.first?.productTypeAsSent == nil)
         #expect(InspectJSON.object(for: decoded).object?["transactions"]?.array?.first?.object?["product_type"] == .string(type))
     }
+
+    /// Numbers and names Apple defines for a transaction keep what was sent in JSON, and the
+    /// detail view says `7 (not defined by Apple)` for any other.
+    @Test func undefinedTransactionValuesAreSaidToBeUndefined() throws {
+        let payload = Payloads.transaction(
+            1, purchase: Self.march, expires: Self.march + 31 * Self.day,
+            [
+                "offerType": .integer(7), "offerDiscountType": .string("HALF_OFF"), "revocationReason": .integer(9),
+                "revocationDate": .integer(Self.march + Self.day), "revocationType": .string("REFUND_PARTIAL"),
+                "inAppOwnershipType": .string("BORROWED"),
+            ])
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+        let purchase = try #require(decoded.transactions.first)
+        let json = try #require(InspectJSON.object(for: decoded).object?["transactions"]?.array?.first?.object)
+        #expect(json["offer_type"] == .integer(7))
+        #expect(json["offer_discount_type"] == .string("HALF_OFF"))
+        #expect(json["cancellation_reason"] == .integer(9))
+        #expect(json["revocation_type"] == .string("REFUND_PARTIAL"))
+        #expect(json["in_app_ownership_type"] == .string("BORROWED"))
+        #expect(PurchaseField.offerType.displayText(in: purchase) == "7 (not defined by Apple)")
+        #expect(PurchaseField.offerDiscountType.displayText(in: purchase) == "HALF_OFF (not defined by Apple)")
+        #expect(PurchaseField.cancellationReason.displayText(in: purchase) == "9 (not defined by Apple)")
+        #expect(PurchaseField.revocationType.displayText(in: purchase) == "REFUND_PARTIAL (not defined by Apple)")
+        let analysis = PurchaseAnalysis.analyze([decoded], at: utc("2024-03-10T00:00:00Z"))
+        #expect(analysis.subscriptions.first?.explanation.contains("(reason 9 (not defined by Apple))") == true)
+    }
 }

@@ -116,7 +116,7 @@ public enum OfferWords {
         case 2: "promotional offer"
         case 3: "offer code"
         case 4: "win-back offer"
-        default: "offer type \(value), not documented"
+        default: AppleValue.notDefined
         }
     }
 
@@ -127,7 +127,7 @@ public enum OfferWords {
         case "PAY_AS_YOU_GO": "pay as you go"
         case "PAY_UP_FRONT": "pay up front"
         case "ONE_TIME": "one-time (an In-App Purchase offer code)"
-        default: "\(value), not documented"
+        default: AppleValue.notDefined
         }
     }
 
@@ -136,7 +136,8 @@ public enum OfferWords {
         switch (type, discount) {
         case (3?, "ONE_TIME"?), (nil, "ONE_TIME"?): "one-time offer code"
         case (let t?, let d?) where (1...4).contains(t) && d != "ONE_TIME": "\(Self.type(t)), \(Self.discount(d))"
-        case (let t?, _): Self.type(t)
+        case (let t?, _) where (1...4).contains(t): Self.type(t)
+        case (let t?, _): "offer of type \(t) (\(AppleValue.notDefined))"
         default: nil
         }
     }
@@ -172,7 +173,7 @@ public enum OfferWords {
         case "REFUND_FULL": "a full refund"
         case "REFUND_PRORATED": "a prorated refund"
         case "FAMILY_REVOKE": "Family Sharing revoked"
-        default: "\(value), not documented"
+        default: AppleValue.notDefined
         }
     }
 
@@ -194,7 +195,7 @@ public enum OfferWords {
         switch value {
         case "BILLED_UPFRONT": "billed up front"
         case "MONTHLY": "billed monthly under a 12-month commitment"
-        default: "\(value), not documented"
+        default: AppleValue.notDefined
         }
     }
 }

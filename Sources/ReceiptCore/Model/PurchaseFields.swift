@@ -139,7 +139,7 @@ public final class PurchaseField: Sendable {
         jws: "revocationDate")
     public static let cancellationReason = PurchaseField(
         "cancellation_reason", .integer(\.cancellationReason), receipt: "cancellation_reason", jws: "revocationReason",
-        explain: { CancellationReason.explain($0) })
+        explain: { CancellationReason.meaning($0) })
     public static let isTrialPeriod = PurchaseField(
         "is_trial_period", .flag(\.isTrialPeriod), asn1: 1713, receipt: "is_trial_period")
     public static let isInIntroOfferPeriod = PurchaseField(

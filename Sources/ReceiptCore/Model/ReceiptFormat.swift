@@ -85,6 +85,9 @@ public enum ProductType: String, Sendable, Hashable, Codable {
 
 /// How a value Apple does not define is said: as sent, and that it is not Apple's.
 public enum AppleValue {
+    /// What follows a value Apple does not define, in every output.
+    public static let notDefined = "not defined by Apple"
+
     /// `7 (not defined by Apple)`, `"FOO" (not defined by Apple)`.
     public static func undefined(_ value: JSONValue) -> String {
         let shown: String
@@ -92,6 +95,6 @@ public enum AppleValue {
         case .string(let text): shown = "\"\(text)\""
         default: shown = value.compactJSON
         }
-        return "\(shown) (not defined by Apple)"
+        return "\(shown) (\(notDefined))"
     }
 }
