@@ -154,6 +154,8 @@ public enum DashboardView {
         case .jwsAppTransaction: "jws-app"
         case .jwsNotification: "notif2"
         case .api: "api"
+        case .realtimeRequest: "rt-req"
+        case .unknown: "jws-?"
         }
     }
 

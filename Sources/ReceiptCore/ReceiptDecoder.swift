@@ -313,6 +313,8 @@ public struct ReceiptDecoder: Sendable {
         return result
     }
 
+    /// Keys only a Retention Messaging realtime request has.
+    private static let realtimeKeys = ["requestIdentifier", "userLocale"]
     /// Keys only an AppTransaction has, and keys only renewal info has (made once, not per token).
     private static let appTransactionKeys = ["receiptType", "applicationVersion", "originalApplicationVersion", "deviceVerification"]
     private static let renewalKeys = [
@@ -338,28 +340,32 @@ public struct ReceiptDecoder: Sendable {
             let purchase = Purchase(jwsTransaction: object)
             result.transactions = [purchase]
             result.rawEnvironment = purchase.environment
-        } else if hasRenewalKey
-            || (object["bundleId"] == nil && !appTransactionKeys.contains(where: { object[$0] != nil })
-                && ["signedDate", "environment", "originalTransactionId", "productId"].contains(where: { object[$0] != nil }))
-        {
-            // Renewal info is the one StoreKit 2 payload without a bundleId.
+        } else if hasRenewalKey {
             result = DecodedInput(format: .jwsRenewal)
             let renewal = RenewalInfo(jwsRenewal: object)
             result.pendingRenewalInfo = [renewal]
             result.rawEnvironment = renewal.environment
-            if !hasRenewalKey {
-                result.warnings.append("payload has no renewal fields; read as renewal info because it has no bundleId")
-            }
+        } else if Self.realtimeKeys.contains(where: { object[$0] != nil }) {
+            // The Retention Messaging API's realtime request: a kind of its own (it has no
+            // renewal fields, and an appAppleId that is not an AppTransaction's).
+            result = DecodedInput(format: .realtimeRequest)
+            let request = RealtimeRequest(apple: object)
+            result.realtimeRequest = request
+            result.rawEnvironment = request.environment
         } else if appTransactionKeys.contains(where: { object[$0] != nil }) || object["appAppleId"] != nil {
             result = DecodedInput(format: .jwsAppTransaction)
             let receipt = AppReceipt(appTransaction: object)
             result.receipt = receipt
             result.rawEnvironment = receipt.receiptType
         } else {
+            // No kind fits: kept as sent, never read as the nearest kind.
+            result = DecodedInput(format: .unknown)
+            var reader = JSONFieldReader(object)
+            result.payloadFields = reader.remainingFields()
+            result.rawEnvironment = object["environment"]?.text
             let keys = object.keys.sorted().prefix(6).joined(separator: ", ")
-            throw ReceiptDecodingError(
-                .invalidJWS,
-                "JWS payload with keys \(keys) is not a transaction, renewal info, AppTransaction or notification")
+            result.warnings.append(
+                "the payload (keys \(keys)) is not a transaction, renewal info, AppTransaction, notification or realtime request: its fields are shown as sent")
         }
         if result.environment == nil {
             result.environment = result.rawEnvironment.flatMap(StoreEnvironment.init(appleValue:))

@@ -168,3 +168,35 @@ public struct RenewalExtensionSummary: Sendable, Hashable {
         return text
     }
 }
+
+/// A Retention Messaging API realtime request, as Apple signs it: which customer, app and
+/// product a message is asked for, in which language, under which request id.
+public struct RealtimeRequest: Sendable, Hashable {
+    public var originalTransactionID: String?
+    /// A number, as Apple sends it.
+    public var appAppleID: Int64?
+    public var productID: String?
+    /// The customer's locale (`en-US`).
+    public var userLocale: String?
+    /// Apple's id of this request (a UUID).
+    public var requestIdentifier: String?
+    public var signedDate: Date?
+    public var environment: String?
+    /// Fields Apple adds later, as sent.
+    public var otherFields: [Field] = []
+
+    public init() {}
+
+    /// A `RealtimeRequestBody`'s decoded payload.
+    init(apple object: [String: JSONValue]) {
+        var r = JSONFieldReader(object)
+        originalTransactionID = r.string("originalTransactionId")
+        appAppleID = r.int("appAppleId")
+        productID = r.string("productId")
+        userLocale = r.string("userLocale")
+        requestIdentifier = r.string("requestIdentifier")
+        signedDate = r.epochMillisecondsDate("signedDate")
+        environment = r.string("environment")
+        otherFields = r.remainingFields()
+    }
+}

@@ -43,6 +43,10 @@ public struct DecodedInput: Sendable, Hashable {
     public var nested: [NestedInput]
     /// Things that decoded but look wrong (not errors: the input is still shown).
     public var warnings: [String]
+    /// A Retention Messaging realtime request (format `realtime-request`).
+    public var realtimeRequest: RealtimeRequest?
+    /// Every field of a signed payload of no known kind (format `unknown`), as sent.
+    public var payloadFields: [Field] = []
 
     public init(format: ReceiptFormat) {
         self.format = format

@@ -22,6 +22,12 @@ public enum ReceiptFormat: String, Sendable, Hashable, CaseIterable, Codable {
     /// A customer looked up through the App Store Server API (the dashboard's `l` / `L`): the
     /// transactions and renewal infos Apple returned, each judged on its own.
     case api = "api"
+    /// A Retention Messaging API realtime request: Apple asks the app's server which message
+    /// to show a customer (`requestIdentifier`, `userLocale`, …).
+    case realtimeRequest = "realtime-request"
+    /// A signed payload of no kind Apple defines that receiptdash knows: its fields are kept as
+    /// sent, never read as the nearest kind.
+    case unknown
 
     /// A short human name for the format, for summaries and panes.
     public var displayName: String {
@@ -35,6 +41,8 @@ public enum ReceiptFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case .jwsAppTransaction: "StoreKit 2 AppTransaction (JWS)"
         case .jwsNotification: "Server notification V2 (JWS)"
         case .api: "App Store Server API look-up"
+        case .realtimeRequest: "Retention Messaging realtime request (JWS)"
+        case .unknown: "Signed payload of an unknown kind (JWS)"
         }
     }
 }

@@ -44,11 +44,16 @@ public enum InspectJSON {
             notification(n, into: &out)
         }
         if let analysis { AnalysisRendering.write(analysis, .oneTimePurchases, into: &out) }
+        if !input.payloadFields.isEmpty { fields("payload_fields", input.payloadFields, into: &out) }
         if !input.pendingRenewalInfo.isEmpty {
             out.key("pending_renewal_info")
             out.beginArray()
             for r in input.pendingRenewalInfo { renewal(r, into: &out) }
             out.endArray()
+        }
+        if let request = input.realtimeRequest {
+            out.key("realtime_request")
+            realtimeRequest(request, into: &out)
         }
         if let r = input.receipt {
             out.key("receipt")
@@ -280,6 +285,21 @@ public enum InspectJSON {
         out.beginArray()
         purchases(list, into: &out)
         out.endArray()
+    }
+
+    /// `{"app_apple_id": 1234 (a number), "environment", "original_transaction_id", "product_id",
+    /// "request_identifier", "signed_date", "user_locale"}`, and `other_fields`.
+    static func realtimeRequest(_ r: RealtimeRequest, into out: inout JSONOutput) {
+        out.beginObject()
+        out.member("app_apple_id", r.appAppleID)
+        out.member("environment", r.environment)
+        out.member("original_transaction_id", r.originalTransactionID)
+        if !r.otherFields.isEmpty { fields("other_fields", r.otherFields, into: &out) }
+        out.member("product_id", r.productID)
+        out.member("request_identifier", r.requestIdentifier)
+        out.member("signed_date", r.signedDate)
+        out.member("user_locale", r.userLocale)
+        out.endObject()
     }
 
     static func renewal(_ r: RenewalInfo, into out: inout JSONOutput) {

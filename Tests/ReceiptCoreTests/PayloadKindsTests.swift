@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@testable import ReceiptCore
+
+/// Every signed payload is read as the kind it is: the Retention Messaging realtime request is a
+/// kind of its own with first-class fields, and a payload that fits no kind is `unknown` with
+/// its fields kept, never read as the nearest kind.
+@Suite struct PayloadKindsTests {
+    typealias Payloads = TodaysPayloadsTests
+
+    static let realtime: [String: JSONValue] = [
+        "originalTransactionId": .string("2000000900000010"), "appAppleId": .integer(1_234_567_890),
+        "productId": .string(Payloads.product), "userLocale": .string("en-US"),
+        "requestIdentifier": .string("3db5c98d-8acf-4e29-831e-8e1f82f9f6e9"), "signedDate": .integer(Payloads.march),
+        "environment": .string("Sandbox"),
+    ]
+
+    @Test func theRealtimeRequestIsAKindOfItsOwn() async throws {
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(Self.realtime))
+        #expect(decoded.format == .realtimeRequest)
+        #expect(decoded.format.rawValue == "realtime-request")
+        #expect(decoded.pendingRenewalInfo.isEmpty)
+        #expect(decoded.receipt == nil)
+        #expect(decoded.warnings.isEmpty)
+        #expect(decoded.environment == .sandbox)
+        let json = try #require(InspectJSON.object(for: decoded).object)
+        #expect(json["format"] == .string("realtime-request"))
+        #expect(
+            json["realtime_request"]
+                == .object([
+                    "app_apple_id": .integer(1_234_567_890), "environment": .string("Sandbox"),
+                    "original_transaction_id": .string("2000000900000010"), "product_id": .string(Payloads.product),
+                    "request_identifier": .string("3db5c98d-8acf-4e29-831e-8e1f82f9f6e9"), "signed_date": .string("2024-03-01T00:00:00Z"),
+                    "user_locale": .string("en-US"),
+                ]))
+        // Signed by the test CA's chain like any other payload.
+        let report = await (try ECHierarchy.shared.get()).evaluator.evaluate(decoded, options: TamperClock.options)
+        #expect(report.verdict == .valid)
+    }
+
+    /// Fields Apple adds to the realtime request later are kept.
+    @Test func aRealtimeRequestKeepsFieldsAppleAddsLater() throws {
+        var payload = Self.realtime
+        payload["messageHint"] = .string("win-back")
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+        #expect(decoded.realtimeRequest?.otherFields.map(\.name) == ["messageHint"])
+    }
+
+    /// A payload with none of any kind's keys: `unknown`, every field kept as sent. One that has
+    /// only keys several kinds share (signedDate, environment) is not read as renewal info.
+    @Test(arguments: [
+        ["foo": JSONValue.integer(1)],
+        ["signedDate": .integer(Payloads.march), "environment": .string("Production"), "originalTransactionId": .string("1")],
+    ])
+    func aPayloadOfNoKindIsUnknownWithItsFieldsKept(_ payload: [String: JSONValue]) throws {
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+        #expect(decoded.format == .unknown)
+        #expect(decoded.pendingRenewalInfo.isEmpty)
+        #expect(decoded.transactions.isEmpty)
+        #expect(Set(decoded.payloadFields.map(\.name)) == Set(payload.keys))
+        let json = try #require(InspectJSON.object(for: decoded).object)
+        #expect(json["format"] == .string("unknown"))
+        #expect(json["payload_fields"]?.object?.count == payload.count)
+        #expect(decoded.warnings.count == 1)
+    }
+}
