@@ -419,7 +419,15 @@ public struct ReceiptDecoder: Sendable {
                 info.tokenType = d.string("tokenType")
                 info.tokenCreationDate = d.epochMillisecondsDate("tokenCreationDate")
                 info.tokenExpirationDate = d.epochMillisecondsDate("tokenExpirationDate")
+                // Apple's libraries derive what the token does not say: Sandbox when its id
+                // starts with SANDBOX_, Production otherwise.
+                if result.rawEnvironment == nil, let id = info.externalPurchaseID {
+                    let derived = id.hasPrefix("SANDBOX_") ? "Sandbox" : "Production"
+                    result.rawEnvironment = derived
+                    result.environment = StoreEnvironment(appleValue: derived)
+                }
             }
+            var notTokens: [Field] = []
             for (keyIndex, key) in Self.nestedTokenKeys.enumerated() {
                 guard let jws = d.string(key) else { continue }
                 let field = Self.nestedTokenFields[containerIndex][keyIndex]
@@ -438,10 +446,12 @@ public struct ReceiptDecoder: Sendable {
                     if result.nested.isEmpty { result.nested.reserveCapacity(2) }
                     result.nested.append(NestedInput(field: field, input: consume nested))
                 } catch let error as ReceiptDecodingError {
-                    result.warnings.append("\(field) could not be decoded: \(error.reason)")
+                    // Kept as sent (a placeholder, a truncated token): shown, never dropped.
+                    result.warnings.append("\(field) could not be decoded: \(error.reason); kept as sent")
+                    notTokens.append(Field(name: field, value: jws, json: nil))
                 }
             }
-            info.otherFields = d.remainingFields().map { Field(name: "\(name).\($0.name)", value: $0.value, json: $0.json) }
+            info.otherFields = notTokens + d.remainingFields().map { Field(name: "\(name).\($0.name)", value: $0.value, json: $0.json) }
         }
         info.otherFields += r.remainingFields()
         result.notification = info

@@ -64,4 +64,39 @@ import Testing
         #expect(json["payload_fields"]?.object?.count == payload.count)
         #expect(decoded.warnings.count == 1)
     }
+
+    /// An external purchase token carries no environment: it is derived as Apple's libraries
+    /// derive it, from the token's id.
+    @Test(arguments: [("SANDBOX_3fa1c9", StoreEnvironment.sandbox, "Sandbox"), ("3fa1c9", .production, "Production")])
+    func anExternalPurchaseTokensEnvironmentIsDerivedFromItsID(_ id: String, _ environment: StoreEnvironment, _ raw: String) throws {
+        let decoded = try Payloads.notification(
+            "EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", container: "externalPurchaseToken",
+            ["externalPurchaseId": .string(id), "tokenCreationDate": .integer(Payloads.march), "appAppleId": .integer(55), "bundleId": .string("b")])
+        #expect(decoded.environment == environment)
+        #expect(decoded.rawEnvironment == raw)
+        #expect(InspectJSON.object(for: decoded).object?["environment"] == .string(raw))
+    }
+
+    /// A nested field that is not a JWS (a placeholder) is kept as sent, with its warning.
+    @Test func aNestedFieldThatIsNotATokenIsKeptAsSent() throws {
+        let decoded = try Payloads.notification(
+            "TEST", nil, container: "data",
+            ["signedTransactionInfo": .string("placeholder"), "environment": .string("Sandbox"), "bundleId": .string("b")])
+        #expect(decoded.nested.isEmpty)
+        #expect(decoded.warnings.count == 1)
+        #expect(decoded.warnings.first?.hasPrefix("data.signedTransactionInfo could not be decoded: ") == true)
+        #expect(decoded.warnings.first?.hasSuffix("; kept as sent") == true)
+        let kept = try #require(decoded.notification?.otherFields.first { $0.name == "data.signedTransactionInfo" })
+        #expect(kept.value == "placeholder")
+    }
+
+    /// A renewal's app account token is a first-class field.
+    @Test func aRenewalsAppAccountTokenIsFirstClass() throws {
+        var renewal = UndefinedValuesTests.renewal(.integer(1))
+        renewal["appAccountToken"] = .string("7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(renewal))
+        let json = try #require(InspectJSON.object(for: decoded).object?["pending_renewal_info"]?.array?.first?.object)
+        #expect(json["app_account_token"] == .string("7e3fb20b-4cdb-47cc-936d-99d65f608138"))
+        #expect(json["other_fields"] == nil)
+    }
 }

@@ -73,6 +73,7 @@ extension RenewalInfo {
         offerDiscountType = r.string("offerDiscountType")
         offerPeriod = r.string("offerPeriod")
         appTransactionID = r.string("appTransactionId")
+        appAccountToken = r.string("appAccountToken")
         eligibleWinBackOfferIDs = r.parsed("eligibleWinBackOfferIds") { value in
             value.array.flatMap { ids in ids.allSatisfy { $0.text != nil } ? ids.compactMap(\.text) : nil }
         }

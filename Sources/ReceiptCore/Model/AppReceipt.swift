@@ -96,6 +96,8 @@ public struct RenewalInfo: Sendable, Hashable {
     public var offerPeriod: String?
     public var appTransactionID: String?
     public var eligibleWinBackOfferIDs: [String]?
+    /// The app account token of the customer's subscription (`appAccountToken`).
+    public var appAccountToken: String?
     /// `BILLED_UPFRONT` or `MONTHLY` (12-month commitment).
     public var renewalBillingPlanType: String?
     public var commitmentInfo: RenewalCommitmentInfo?

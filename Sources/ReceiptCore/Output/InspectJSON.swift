@@ -308,6 +308,7 @@ public enum InspectJSON {
             out.key("advanced_commerce_info")
             out.value(info)
         }
+        out.member("app_account_token", r.appAccountToken)
         out.member("app_transaction_id", r.appTransactionID)
         out.member("auto_renew_product_id", r.autoRenewProductID)
         if let asSent = r.autoRenewStatusAsSent {
