@@ -36,7 +36,7 @@ struct ActionState {
     /// Writes taken in all (``writes`` keeps the last 10,000).
     var writesTaken = 0
     /// Who waits for a number of writes taken (``ServerAPIService/writesTaken(_:)``).
-    var writeWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var writeWaiters: [(count: Int, body: @Sendable () -> Void)] = []
 
     struct MassRequest {
         var productID: String
@@ -63,14 +63,18 @@ extension ServerAPIService {
     /// Returns once `count` writes were taken (at once when they already were): a test acts
     /// on the event, not after a guessed wait.
     public func writesTaken(_ count: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = actions.withLock { s -> Bool in
-                if s.writesTaken >= count { return true }
-                s.writeWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+        await withCheckedContinuation { continuation in whenWritesTaken(count) { continuation.resume() } }
+    }
+
+    /// Calls `body` once `count` writes were taken, on the thread that took the last of them
+    /// (at once when they already were): no task has to be scheduled to notice.
+    public func whenWritesTaken(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+        let ready = actions.withLock { s -> Bool in
+            if s.writesTaken >= count { return true }
+            s.writeWaiters.append((count, body))
+            return false
         }
+        if ready { body() }
     }
 
     static func key(_ environment: APIEnvironment, _ id: String) -> String { "\(environment.rawValue)|\(id)" }
@@ -90,7 +94,7 @@ extension ServerAPIService {
         case ("POST", 4, "v1", "notifications") where segments[3] == "test": reply = requestTestNotification(context)
         default: return nil
         }
-        let ready = actions.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let ready = actions.withLock { s -> [@Sendable () -> Void] in
             if s.writes.count >= 10_000 { s.writes.removeFirst(s.writes.count - 9_999) }
             s.writes.append(
                 ServerAPIWrite(
@@ -98,11 +102,11 @@ extension ServerAPIService {
                     body: String(decoding: body, as: UTF8.self)))
             s.writesTaken += 1
             let taken = s.writesTaken
-            let ready = s.writeWaiters.filter { $0.count <= taken }.map(\.continuation)
+            let ready = s.writeWaiters.filter { $0.count <= taken }.map(\.body)
             s.writeWaiters.removeAll { $0.count <= taken }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for body in ready { body() }
         // The write took effect; its answer may be late (a client killed while it waits).
         reply.delay += actions.withLock { $0.writeAnswerDelay }
         return reply

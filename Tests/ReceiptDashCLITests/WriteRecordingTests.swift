@@ -42,10 +42,7 @@ import Testing
                 let once = FirstOf(continuation)
                 process.terminationHandler = { _ in once.resume(.exited) }
                 do { try process.run() } catch { once.resume(.exited) }
-                Task { [service = setup.simulator.service] in
-                    await service.writesTaken(1)
-                    once.resume(.written)
-                }
+                setup.simulator.service.whenWritesTaken(1) { once.resume(.written) }
             }
         }
 
@@ -121,7 +118,8 @@ import Testing
     @Test(arguments: [SIGINT, SIGTERM])
     func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32) async throws {
         let setup = try await ActionCommandsTests.Setup()
-        setup.simulator.service.delayWriteAnswers(by: 1.5)
+        // Long enough that a test task starved by the parallel suite still signals in time.
+        setup.simulator.service.delayWriteAnswers(by: 5)
         let write = await InFlight(
             setup,
             [
