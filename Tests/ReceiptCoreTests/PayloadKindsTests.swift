@@ -99,4 +99,17 @@ import Testing
         #expect(json["app_account_token"] == .string("7e3fb20b-4cdb-47cc-936d-99d65f608138"))
         #expect(json["other_fields"] == nil)
     }
+
+    /// inspect explains a notification as `notifications` does, an unknown type included.
+    @Test(arguments: [
+        ("DID_RENEW", nil as String?, "DID_RENEW: "),
+        ("SOMETHING_NEW", nil, "SOMETHING_NEW: a notification type receiptdash does not know yet (kept as sent)"),
+    ])
+    func inspectExplainsANotificationAsNotificationsDoes(_ type: String, _ subtype: String?, _ start: String) throws {
+        let decoded = try Payloads.notification(type, subtype, container: "data", ["environment": .string("Sandbox"), "bundleId": .string("b")])
+        let line = NotificationRow.explanation(type: type, subtype: subtype, decoded: decoded)
+        #expect(line.hasPrefix(start))
+        #expect(InspectJSON.object(for: decoded).object?["notification"]?.object?["explanation"] == .string(line))
+        #expect(TextSummary.render(decoded).contains(line))
+    }
 }

@@ -41,7 +41,7 @@ public enum InspectJSON {
         }
         if let n = input.notification {
             out.key("notification")
-            notification(n, into: &out)
+            notification(n, explanation: NotificationRow.explanation(type: n.notificationType, subtype: n.subtype, decoded: input), into: &out)
         }
         if let analysis { AnalysisRendering.write(analysis, .oneTimePurchases, into: &out) }
         if !input.payloadFields.isEmpty { fields("payload_fields", input.payloadFields, into: &out) }
@@ -347,13 +347,16 @@ public enum InspectJSON {
         out.endObject()
     }
 
-    static func notification(_ n: NotificationInfo, into out: inout JSONOutput) {
+    /// The notification's members; `explanation` is the line `notifications` shows (a type or
+    /// subtype receiptdash does not know is said to be kept as sent).
+    static func notification(_ n: NotificationInfo, explanation: String? = nil, into out: inout JSONOutput) {
         out.beginObject()
         out.member("app_apple_id", n.appAppleID)
         out.member("bundle_id", n.bundleID)
         out.member("bundle_version", n.bundleVersion)
         out.member("consumption_request_reason", n.consumptionRequestReason)
         out.member("container", n.container)
+        out.member("explanation", explanation)
         out.member("external_purchase_id", n.externalPurchaseID)
         out.member("notification_type", n.notificationType)
         out.member("notification_uuid", n.notificationUUID)

@@ -35,6 +35,7 @@ public enum TextSummary {
         }
         if let n = input.notification {
             row("Notification", [n.notificationType, n.subtype].compactMap { $0 }.joined(separator: " / "))
+            row("Meaning", NotificationRow.explanation(type: n.notificationType, subtype: n.subtype, decoded: input))
             row("UUID", n.notificationUUID)
             row("Signed", n.signedDate.map(AppleDate.iso8601))
             if n.containedSharedSecret { row("Password", "present in the body (shared secret; not shown)") }
