@@ -260,7 +260,8 @@ extension DashboardView {
             lines.append(("Trust: no signed items came back", Style(.muted)))
         }
         for (original, status) in r.apiStatuses.sorted(by: { $0.key < $1.key }) {
-            lines.append(("Apple: subscription \(original) is \(status) (status \(status.rawValue))", Style(status == .active ? .ok : .text)))
+            let words = status.isDefined ? "is \(status) (status \(status.rawValue))" : "has status \(status.rawValue) (\(AppleValue.notDefined))"
+            lines.append(("Apple: subscription \(original) \(words)", Style(status == .active ? .ok : .text)))
         }
         if r.refunds.isEmpty {
             // Not after a failure: Apple was not asked, or did not answer.

@@ -507,7 +507,7 @@ public final class ServerAPIService: Sendable {
         guard let environment = store.environments[context.environment], let row = environment.customerRow(id) else { return notFound(id) }
         var wanted = Set<Int>()
         for text in context.query.all("status") {
-            guard let value = Int(text), SubscriptionAPIStatus(rawValue: value) != nil else {
+            guard let value = Int(text), SubscriptionAPIStatus(rawValue: value).isDefined else {
                 return error(400, .generalBadRequest, "Invalid request: status.")
             }
             wanted.insert(value)

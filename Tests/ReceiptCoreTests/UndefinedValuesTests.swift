@@ -104,4 +104,19 @@ import Testing
         let analysis = PurchaseAnalysis.analyze([decoded], at: utc("2024-03-10T00:00:00Z"))
         #expect(analysis.subscriptions.first?.explanation.contains("(reason 9 (not defined by Apple))") == true)
     }
+
+    /// A subscription status Apple does not define (6) is kept and said so, never dropped.
+    @Test func anUndefinedSubscriptionStatusIsKept() throws {
+        let statuses: [String: SubscriptionAPIStatus] = ["2000000900000010": .active, "2000000900000020": SubscriptionAPIStatus(rawValue: 6)]
+        let result = CustomerLookupResult(query: .transactionID("2000000900000010"), at: Date(), environment: .production, apiStatuses: statuses)
+        let text = LookupText.render(result)
+        #expect(text.contains("  2000000900000010: 1 (active)\n"))
+        #expect(text.contains("  2000000900000020: 6 (not defined by Apple)\n"))
+        var out = JSONOutput()
+        LookupJSON.write(result, into: &out)
+        let rows = try #require(try JSONValue.parse(out.bytes).object?["api_subscription_statuses"]?.array)
+        #expect(rows.last == .object(["original_transaction_id": .string("2000000900000020"), "status": .integer(6), "status_name": .string("not defined by Apple")]))
+        let decoded = try JSONDecoder().decode(StatusResponse.LastTransaction.self, from: Data(#"{"originalTransactionId":"1","status":6}"#.utf8))
+        #expect(decoded.subscriptionStatus == SubscriptionAPIStatus(rawValue: 6))
+    }
 }

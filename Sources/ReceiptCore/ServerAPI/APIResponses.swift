@@ -4,20 +4,31 @@ import Foundation
 // each is checked on its own by the JWS trust before anything in it is believed.
 
 /// A subscription's status in Get All Subscription Statuses.
-public enum SubscriptionAPIStatus: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case active = 1
-    case expired = 2
-    case billingRetry = 3
-    case gracePeriod = 4
-    case revoked = 5
+public struct SubscriptionAPIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The number as Apple sent it: 1 to 5, or another that Apple does not define (kept).
+    public let rawValue: Int
+
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let active = Self(rawValue: 1)
+    public static let expired = Self(rawValue: 2)
+    public static let billingRetry = Self(rawValue: 3)
+    public static let gracePeriod = Self(rawValue: 4)
+    public static let revoked = Self(rawValue: 5)
+    /// The five Apple defines.
+    public static let allCases: [Self] = [.active, .expired, .billingRetry, .gracePeriod, .revoked]
+
+    /// Whether Apple defines this number.
+    public var isDefined: Bool { (1...5).contains(rawValue) }
 
     public var description: String {
-        switch self {
-        case .active: "active"
-        case .expired: "expired"
-        case .billingRetry: "billing retry"
-        case .gracePeriod: "grace period"
-        case .revoked: "revoked"
+        switch rawValue {
+        case 1: "active"
+        case 2: "expired"
+        case 3: "billing retry"
+        case 4: "grace period"
+        case 5: "revoked"
+        default: AppleValue.notDefined
         }
     }
 }
@@ -108,7 +119,8 @@ public struct StatusResponse: Decodable, Sendable, Hashable {
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
 
-        public var subscriptionStatus: SubscriptionAPIStatus? { status.flatMap(SubscriptionAPIStatus.init(rawValue:)) }
+        /// The status as sent, whatever its number (an undefined one is kept, not dropped).
+        public var subscriptionStatus: SubscriptionAPIStatus? { status.map(SubscriptionAPIStatus.init(rawValue:)) }
     }
 
     public var environment: String?
