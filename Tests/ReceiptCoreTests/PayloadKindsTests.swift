@@ -12,7 +12,7 @@ import Testing
     static let realtime: [String: JSONValue] = [
         "originalTransactionId": .string("2000000900000010"), "appAppleId": .integer(1_234_567_890),
         "productId": .string(Payloads.product), "userLocale": .string("en-US"),
-        "requestIdentifier": .string("3db5c98d-8acf-4e29-831e-8e1f82f9f6e9"), "signedDate": .integer(Payloads.march),
+        "requestIdentifier": .string("5e0c2a77-91d4-4c1b-b0a6-2f3e8d9c1a40"), "signedDate": .integer(Payloads.march),
         "environment": .string("Sandbox"),
     ]
 
@@ -31,7 +31,7 @@ import Testing
                 == .object([
                     "app_apple_id": .integer(1_234_567_890), "environment": .string("Sandbox"),
                     "original_transaction_id": .string("2000000900000010"), "product_id": .string(Payloads.product),
-                    "request_identifier": .string("3db5c98d-8acf-4e29-831e-8e1f82f9f6e9"), "signed_date": .string("2024-03-01T00:00:00Z"),
+                    "request_identifier": .string("5e0c2a77-91d4-4c1b-b0a6-2f3e8d9c1a40"), "signed_date": .string("2024-03-01T00:00:00Z"),
                     "user_locale": .string("en-US"),
                 ]))
         // Signed by the test CA's chain like any other payload.

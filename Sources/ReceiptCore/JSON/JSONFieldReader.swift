@@ -140,14 +140,16 @@ struct JSONFieldReader {
         return i
     }
 
-    /// A number Apple defines as 0 or 1 (`autoRenewStatus`; verifyReceipt's "0" and "1"):
-    /// the flag for those, else the value as sent (`7`), never coerced to a flag.
+    /// A number Apple defines as 0 or 1 (`autoRenewStatus`; verifyReceipt's "0" and "1"; a
+    /// JSON boolean says the same): the flag for those, else the value as sent (`7`), never
+    /// coerced to a flag.
     mutating func definedFlag(_ key: String) -> (flag: Bool?, asSent: JSONValue?) {
         guard let (position, v) = find(key) else { return (nil, nil) }
         used.append(position)
         switch v {
         case .integer(0), .string("0"): return (false, nil)
         case .integer(1), .string("1"): return (true, nil)
+        case .bool(let flag): return (flag, nil)
         default: return (nil, v)
         }
     }

@@ -76,6 +76,8 @@ public struct RenewalCommitmentInfo: Sendable, Hashable {
     public var autoRenewProductID: String?
     /// `commitmentAutoRenewStatus`: whether a new commitment starts when this one ends.
     public var autoRenewStatus: Bool?
+    /// `commitmentAutoRenewStatus` as sent when Apple does not define it (not 0 or 1).
+    public var autoRenewStatusAsSent: JSONValue?
     public var renewalBillingPlanType: String?
     public var renewalDate: Date?
     /// `commitmentRenewalPrice`, milliunits.
@@ -88,7 +90,7 @@ public struct RenewalCommitmentInfo: Sendable, Hashable {
         guard case .object(let object) = value else { return nil }
         var r = JSONFieldReader(object)
         autoRenewProductID = r.string("commitmentAutoRenewProductId")
-        autoRenewStatus = r.bool("commitmentAutoRenewStatus")
+        (autoRenewStatus, autoRenewStatusAsSent) = r.definedFlag("commitmentAutoRenewStatus")
         renewalBillingPlanType = r.string("commitmentRenewalBillingPlanType")
         renewalDate = r.epochMillisecondsDate("commitmentRenewalDate")
         renewalPrice = r.int("commitmentRenewalPrice")
@@ -99,6 +101,7 @@ public struct RenewalCommitmentInfo: Sendable, Hashable {
         var out: [String: JSONValue] = [:]
         if let autoRenewProductID { out["commitment_auto_renew_product_id"] = .string(autoRenewProductID) }
         if let autoRenewStatus { out["commitment_auto_renew_status"] = .bool(autoRenewStatus) }
+        if let autoRenewStatusAsSent { out["commitment_auto_renew_status"] = autoRenewStatusAsSent }
         if let renewalBillingPlanType { out["commitment_renewal_billing_plan_type"] = .string(renewalBillingPlanType) }
         if let renewalDate { out["commitment_renewal_date"] = .string(AppleDate.iso8601(renewalDate)) }
         if let renewalPrice { out["commitment_renewal_price"] = .integer(renewalPrice) }
