@@ -1,0 +1,82 @@
+@testable import AuditStore
+import Foundation
+import Hummingbird
+import Logging
+@testable import NotificationReceiver
+import ReceiptCore
+import ServiceTestSupport
+import Synchronization
+import Testing
+
+/// The receiver after its security review: unverified claims cut before they are escaped,
+/// refusal log lines sampled, duplicate keys refused, log values quoted, answers that say
+/// nothing of the set-up, and connections that slow readers, pipeliners and one address's
+/// crowd can't hold.
+@Suite struct ReceiverHardeningTests {
+    static let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
+
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("hardening-\(UUID())/audit.sqlite").path
+    }
+
+    /// An unsigned token whose claims are the given ones (the gates read them before any
+    /// signature work), in a `{"signedPayload": …}` body.
+    static func claims(bundleID: String, environment: String = "Production", uuid: String = "c0000000-0000-4000-8000-000000000000")
+        -> [UInt8]
+    {
+        let header = #"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#
+        let payload =
+            #"{"notificationType":"REFUND","notificationUUID":"\#(uuid)","signedDate":1794999000000,"data":{"bundleId":"\#(bundleID)","environment":"\#(environment)"}}"#
+        let token = Base64Text.encodeURL(Array(header.utf8)) + "." + Base64Text.encodeURL(Array(payload.utf8)) + ".AAAA"
+        return NotificationFixture.body(token: token)
+    }
+
+    // MARK: - Unverified claims
+
+    @Test func aClaimIsCutOnAScalarBoundaryWithAMark() {
+        #expect(ClaimText.cut("com.example.app") == "com.example.app")
+        let exact = String(repeating: "a", count: 256)
+        #expect(ClaimText.cut(exact) == exact)
+        #expect(ClaimText.cut(exact + "a") == String(repeating: "a", count: 253) + "…")
+        // "é" is two bytes: 253 bytes of room hold 126 of them, not half of the 127th.
+        let cut = ClaimText.cut(String(repeating: "é", count: 200))
+        #expect(cut == String(repeating: "é", count: 126) + "…")
+        #expect(cut.utf8.count == 255)
+        #expect(ClaimText.cut(String(repeating: "x", count: 2000), to: 1024).utf8.count == 1024)
+    }
+
+    /// The review's body: 1 MB whose bundleId is 250,000 × U+202E. Refused (403), with a log
+    /// line and a refusal row of bounded size, the claim cut to 84 scalars and the mark.
+    @Test func aMegabyteClaimIsRefusedWithAShortLogLineAndRow() async throws {
+        let store = try NotificationStore(path: temporaryPath()).started()
+        let logs = CapturedLogs()
+        let receiver = NotificationReceiver(
+            sink: store, policy: .replaying(allowedBundleIDs: ["my.app"]), logger: Logger(label: "test", factory: logs.handler),
+            now: { Self.receivedAt })
+        let body = Self.claims(bundleID: String(repeating: "\u{202E}", count: 250_000))
+        #expect(body.count > 1_000_000 && body.count <= ReceiverPolicy.defaultMaximumBodySize)
+        let answer = await receiver.handle(body: body, declaredLength: body.count, truncated: false, peer: "203.0.113.7:4000")
+        #expect(answer.status == 403)
+        #expect(answer.refusal == .bundle)
+        let claim = String(repeating: "\u{202E}", count: 84) + "…"
+        #expect(claim.utf8.count == 255)
+        #expect(answer.reason == "bundle: bundleId is \(claim), not one of --bundle-id my.app")
+        #expect(answer.reason.utf8.count == 306)
+        let line = try #require(logs.lines.withLock { $0.first })
+        let logged = try #require(line.metadata["reason"]).description
+        #expect(logged == "bundle: bundleId is " + String(repeating: "\\u{202e}", count: 84) + "…, not one of --bundle-id my.app")
+        #expect(logged.utf8.count == 726)
+        await store.close()
+        let rows = try await store.rejections()
+        #expect(rows.map(\.reason) == [answer.reason])
+        #expect(rows.first?.reason.utf8.count == 306)
+    }
+
+    /// A reason is bounded whatever builds it: 1,024 bytes, the mark included.
+    @Test func aRefusalReasonIsAtMostAKilobyte() {
+        let answer = ReceiveAnswer(.undecodable, "signedPayload: " + String(repeating: "z", count: 740_000))
+        #expect(answer.reason.utf8.count == 1024)
+        #expect(answer.reason.hasSuffix("zz…"))
+        #expect(answer.reason.hasPrefix("signedPayload: zzz"))
+    }
+}
