@@ -91,6 +91,8 @@ public struct NotificationReceiver: Sendable {
     let evaluator: TrustEvaluator
     let now: @Sendable () -> Date
     let health: ReceiverHealth
+    /// Which refusals are logged: the first of a class, address and minute, then a count.
+    let refusalLog = RefusalLogSampler()
 
     public init(
         sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
@@ -171,6 +173,23 @@ public struct NotificationReceiver: Sendable {
         let elapsed = ContinuousClock.now - started
         metrics.finished(
             type: type, outcome: answer.outcome, refusal: answer.refusal, request: elapsed, verify: verifyTime, commit: commitTime)
+        // Refusals are logged as they are stored: the first of a class, address and minute,
+        // then one line counting the rest once a later minute starts. A verified notification
+        // not stored (503) is logged every time, as it is not a refusal row.
+        let sampled = answer.refusal.flatMap { answer.status == 503 ? nil : $0 }
+        let (logged, due) =
+            sampled.map { refusalLog.admit(kind: $0.rawValue, host: peerHost ?? "-", at: receivedAt) }
+            ?? (true, refusalLog.due(at: receivedAt))
+        for summary in due {
+            logger.notice(
+                "refusals suppressed",
+                metadata: [
+                    "refusal": .string(summary.kind), "peer": .string(SafeText.escaped(summary.host)),
+                    "minute": .string(AppleDate.iso8601(Date(timeIntervalSince1970: Double(summary.minute) * 60))),
+                    "suppressed": .stringConvertible(summary.suppressed),
+                ])
+        }
+        guard logged else { return answer }
         var metadata: Logger.Metadata = [
             "uuid": .string(SafeText.escaped(answer.notificationUUID ?? "-")),
             "type": .string(SafeText.escaped(type ?? "-")),

@@ -79,4 +79,58 @@ import Testing
         #expect(answer.reason.hasSuffix("zz…"))
         #expect(answer.reason.hasPrefix("signedPayload: zzz"))
     }
+
+    // MARK: - Sampled refusal log lines
+
+    /// The first refusal of a class, address and minute is logged; the rest are counted, and
+    /// said in one line once a later minute starts.
+    @Test func refusalLogLinesAreOnePerClassAddressAndMinuteThenACount() async throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_795_000_020))  // the start of a minute
+        let logs = CapturedLogs()
+        let receiver = NotificationReceiver(
+            sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: logs.handler),
+            now: { clock.withLock { $0 } })
+        for n in 0..<100 {
+            _ = await receiver.handle(body: Array("junk \(n)".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:\(5_000 + n)")
+        }
+        for n in 0..<7 {
+            _ = await receiver.handle(body: Array("{}".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:\(6_000 + n)")
+        }
+        _ = await receiver.handle(body: Array("junk".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.2:7000")
+        clock.withLock { $0 = $0.addingTimeInterval(59) }  // still the same minute
+        _ = await receiver.handle(body: Array("junk".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:7001")
+        func summary() -> [String] {
+            logs.lines.withLock { lines in
+                lines.map { line in
+                    let m = line.metadata
+                    return line.message == "notification"
+                        ? "notification \(m["refusal"] ?? "-") \(m["peer"] ?? "-")"
+                        : "\(line.message) \(m["refusal"] ?? "-") \(m["peer"] ?? "-") \(m["minute"] ?? "-") \(m["suppressed"] ?? "-")"
+                }
+            }
+        }
+        #expect(summary() == ["notification not-json 192.0.2.1:5000", "notification not-a-notification 192.0.2.1:6000", "notification not-json 192.0.2.2:7000"])
+        clock.withLock { $0 = $0.addingTimeInterval(1) }  // the next minute
+        _ = await receiver.handle(body: Array("junk".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:8000")
+        #expect(summary() == [
+            "notification not-json 192.0.2.1:5000", "notification not-a-notification 192.0.2.1:6000", "notification not-json 192.0.2.2:7000",
+            "refusals suppressed not-json 192.0.2.1 2026-11-18T11:07:00Z 100",
+            "refusals suppressed not-a-notification 192.0.2.1 2026-11-18T11:07:00Z 6",
+            "notification not-json 192.0.2.1:8000",
+        ])
+        #expect(logs.lines.withLock { $0.map(\.level) } == [.notice, .notice, .notice, .notice, .notice, .notice])
+        // A request that is no refusal closes the minute too, and is always logged.
+        clock.withLock { $0 = $0.addingTimeInterval(60) }
+        _ = await receiver.handle(body: Array("junk".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:8001")
+        _ = await receiver.handle(body: Array("junk".utf8), declaredLength: nil, truncated: false, peer: "192.0.2.1:8002")
+        clock.withLock { $0 = $0.addingTimeInterval(60) }
+        let genuine = await receiver.handle(
+            body: NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")), declaredLength: nil,
+            truncated: false, peer: "17.0.0.1:443")
+        #expect(genuine.status == 200)
+        #expect(Array(summary().suffix(3)) == [
+            "notification not-json 192.0.2.1:8001", "refusals suppressed not-json 192.0.2.1 2026-11-18T11:09:00Z 1",
+            "notification - 17.0.0.1:443",
+        ])
+    }
 }
