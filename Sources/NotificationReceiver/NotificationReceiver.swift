@@ -242,6 +242,10 @@ public struct NotificationReceiver: Sendable {
             return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
         }
         guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
+        // A name written twice is kept once by the parser: which one a reader sees is not ours to guess.
+        if let name = DuplicateKeys.first(in: body) {
+            return .refused(.notNotification, "the body names \"\(ClaimText.cut(name))\" twice in one object", nil)
+        }
         if let payload = object["signedPayload"] {
             // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
             // the thing verified or stored.

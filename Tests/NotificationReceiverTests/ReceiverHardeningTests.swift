@@ -133,4 +133,46 @@ import Testing
             "notification - 17.0.0.1:443",
         ])
     }
+
+    // MARK: - Duplicate keys
+
+    @Test func duplicateKeysAreFoundAtAnyDepthAndUnescaped() {
+        func first(_ text: String) -> String? { DuplicateKeys.first(in: Array(text.utf8)) }
+        #expect(first(#"{"signedPayload":"a","signedPayload":"b"}"#) == "signedPayload")
+        #expect(first(#"{"a":{"b":1,"c":[{"d":1,"d":2}]}}"#) == "d")
+        #expect(first(#"{"a":1,"\u0061":2}"#) == "a")
+        #expect(first(#"{"a\"":1,"a\\":2,"b":"a\"","c":{"a\"":3}}"#) == nil)
+        #expect(first(#"[{"a":1},{"a":1}]"#) == nil)
+        #expect(first(#"{"a":{"x":1},"b":{"x":1}}"#) == nil)
+        #expect(first(#"{"x":"y","y":"x"}"#) == nil)
+        #expect(first(#"{"k":"\\","k":1}"#) == "k")
+    }
+
+    @Test func aBodyWithADuplicateKeyIsNotANotification() async throws {
+        let store = try NotificationStore(path: temporaryPath()).started()
+        let receiver = NotificationReceiver(
+            sink: store, policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            now: { Self.receivedAt })
+        let token = try NotificationFixture.token("session-pro_00_DID_RENEW.jws")
+        for body in [
+            #"{"signedPayload":"\#(token)","signedPayload":"junk"}"#, #"{"signedPayload":"junk","signedPayload":"\#(token)"}"#,
+            #"{"signedPayload":"\#(token)","signed\u0050ayload":"\#(token)"}"#,
+        ] {
+            let answer = await receiver.handle(body: Array(body.utf8), declaredLength: nil, truncated: false, peer: nil)
+            #expect(answer.status == 400)
+            #expect(answer.refusal == .notNotification)
+            #expect(answer.reason == #"the body names "signedPayload" twice in one object"#)
+            #expect(answer.publicReason == RefusalKind.notNotification.publicReason)
+        }
+        // Nested: a V1-shaped body with a repeated inner key.
+        let nested = await receiver.handle(
+            body: Array(#"{"notification_type":"REFUND","unified_receipt":{"status":0,"status":1}}"#.utf8), declaredLength: nil,
+            truncated: false, peer: nil)
+        #expect(nested.refusal == .notNotification)
+        #expect(nested.reason == #"the body names "status" twice in one object"#)
+        #expect(try await store.notifications().isEmpty)
+        let genuine = await receiver.handle(body: NotificationFixture.body(token: token), declaredLength: nil, truncated: false, peer: nil)
+        #expect(genuine.status == 200)
+        await store.close()
+    }
 }
