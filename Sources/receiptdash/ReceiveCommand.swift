@@ -212,7 +212,8 @@ struct Receive: AsyncParsableCommand {
 
     func run() async throws {
         Self.nameTheTimeZone()
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        // Values quoted where they hold a space, `=` or `"`: a client's words can't pass for a field.
+        LoggingSystem.bootstrap { QuotedLogHandler(StreamLogHandler.standardError(label: $0)) }
         let anchors: TrustAnchors
         do {
             anchors = try TrustAnchors.apple(testRootFiles: rootCa)

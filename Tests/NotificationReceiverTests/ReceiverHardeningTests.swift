@@ -175,4 +175,31 @@ import Testing
         #expect(genuine.status == 200)
         await store.close()
     }
+
+    // MARK: - Quoted log values
+
+    final class Lines: TextOutputStream, Sendable {
+        let text = Mutex("")
+        func write(_ string: String) { text.withLock { $0 += string } }
+    }
+
+    @Test func logValuesWithASpaceAnEqualsSignOrAQuoteAreQuoted() {
+        #expect(QuotedLogHandler.quoted("refused") == "refused")
+        #expect(QuotedLogHandler.quoted("x refusal=none") == #""x refusal=none""#)
+        #expect(QuotedLogHandler.quoted("a=b") == #""a=b""#)
+        #expect(QuotedLogHandler.quoted(#"say "hi" \o/"#) == #""say \"hi\" \\o/""#)
+        #expect(QuotedLogHandler.quoted(#"no\space"#) == #"no\space"#)
+        #expect(QuotedLogHandler.quoted("") == #""""#)
+        let lines = Lines()
+        var logger = Logger(label: "receiptdash.receive") { QuotedLogHandler(StreamLogHandler(label: $0, stream: lines, metadataProvider: nil)) }
+        logger[metadataKey: "listener"] = "public port"
+        logger.notice(
+            "notification", metadata: ["outcome": "refused", "reason": "bundleId is x refusal=none", "status": .stringConvertible(403)])
+        let line = lines.text.withLock { $0 }
+        // After the timestamp.
+        #expect(
+            String(line.drop { $0 != " " }.dropFirst())
+                == #"notice receiptdash.receive: listener="public port" outcome=refused reason="bundleId is x refusal=none" status=403 [NotificationReceiverTests] notification"#
+                + "\n")
+    }
 }
