@@ -299,7 +299,10 @@ public struct NotificationReceiver: Sendable {
 
     private func judgeV1(_ decoded: DecodedInput, _ info: NotificationInfo, object: [String: JSONValue], body: [UInt8]) -> Judgement {
         guard let secret = policy.v1SharedSecret else {
-            return .refused(.v1NotAccepted, "a V1 notification (\(ClaimText.cut(info.notificationType) ?? "no type")) while V1 is off", info)
+            return .refused(
+                .v1NotAccepted,
+                "a V1 notification (\(ClaimText.cut(info.notificationType) ?? "no type")) while V1 is off (--accept-v1 with a shared secret takes them)",
+                info)
         }
         guard let password = object["password"]?.text, secret.matchesInConstantTime(password) else {
             return .refused(

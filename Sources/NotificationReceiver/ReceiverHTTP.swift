@@ -181,7 +181,7 @@ extension NotificationReceiver {
             router: router(),
             server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(listeners.host, port: listeners.port), serverName: "receiptdash",
+                address: .hostname(listeners.host, port: listeners.port),
                 availableConnectionsDelegate: MaximumAvailableConnections(listeners.maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 let address = channel.localAddress
@@ -195,7 +195,7 @@ extension NotificationReceiver {
                     router: metricsRouter(),
                     server: .http1(configuration: .init(idleTimeout: TimeAmount(listeners.idleTimeout))),
                     configuration: ApplicationConfiguration(
-                        address: .hostname(metricsAddress.host, port: metricsAddress.port), serverName: "receiptdash",
+                        address: .hostname(metricsAddress.host, port: metricsAddress.port),
                         availableConnectionsDelegate: MaximumAvailableConnections(64, logger: logger)),
                     onServerRunning: { channel in
                         let address = channel.localAddress

@@ -1,7 +1,10 @@
+import AsyncHTTPClient
 @testable import AuditStore
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
+import NIOPosix
 @testable import NotificationReceiver
 import ReceiptCore
 import ServiceTestSupport
@@ -201,5 +204,104 @@ import Testing
             String(line.drop { $0 != " " }.dropFirst())
                 == #"notice receiptdash.receive: listener="public port" outcome=refused reason="bundleId is x refusal=none" status=403 [NotificationReceiverTests] notification"#
                 + "\n")
+    }
+
+    // MARK: - Answers
+
+    @Test func noPublicReasonNamesAFlagOrTheProduct() {
+        for kind in RefusalKind.allCases {
+            #expect(!kind.publicReason.contains("--"), "\(kind)")
+            #expect(!kind.publicReason.lowercased().contains("receiptdash"), "\(kind)")
+        }
+        #expect(RefusalKind.v1NotAccepted.publicReason == "V1 notifications are not accepted")
+    }
+
+    /// A server on a free loopback port; its address once it listens.
+    func serve(_ receiver: NotificationReceiver, _ listeners: ReceiverListeners) async throws -> (Task<Void, any Error>, String, Int) {
+        let (addresses, listening) = AsyncStream.makeStream(of: String.self)
+        let server = Task { try await receiver.run(listeners, handlesSignals: false, onListening: { listening.yield($0) }) }
+        var iterator = addresses.makeAsyncIterator()
+        let address = try #require(await iterator.next())
+        let parts = address.split(separator: ":")
+        return (server, String(parts[0]), Int(parts[1])!)
+    }
+
+    /// Collects what the server sends until it closes; tells when its first bytes came.
+    final class Collector: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        var bytes = ByteBuffer()
+        let done: EventLoopPromise<String>
+        let first: EventLoopPromise<Void>
+        init(_ done: EventLoopPromise<String>, first: EventLoopPromise<Void>) {
+            self.done = done
+            self.first = first
+        }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var chunk = unwrapInboundIn(data)
+            bytes.writeBuffer(&chunk)
+            first.succeed()
+        }
+        func channelInactive(context: ChannelHandlerContext) {
+            first.fail(ChannelError.eof)
+            done.succeed(String(buffer: bytes))
+        }
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+    }
+
+    /// Connects from `source` and sends `request`; the text the server sends until it closes.
+    func exchange(_ host: String, _ port: Int, from source: String = "127.0.0.1", _ request: String) async throws -> (
+        any Channel, EventLoopFuture<String>, first: EventLoopFuture<Void>
+    ) {
+        let done = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: String.self)
+        let first = done.futureResult.eventLoop.makePromise(of: Void.self)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(to: try SocketAddress(ipAddress: source, port: 0))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(done, first: first)) }
+            }
+            .connect(host: host, port: port).get()
+        if !request.isEmpty { try await channel.writeAndFlush(ByteBuffer(string: request)) }
+        return (channel, done.futureResult, first.futureResult)
+    }
+
+    /// Waits for `future` at most `seconds` (a real socket event, bounded); nil past it.
+    func waitFor<T: Sendable>(_ future: EventLoopFuture<T>, seconds: Int = 60) async -> T? {
+        await withTaskGroup(of: T?.self) { tasks in
+            tasks.addTask { try? await future.get() }
+            tasks.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await tasks.next() ?? nil
+            tasks.cancelAll()
+            return first
+        }
+    }
+
+    static let health = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+    /// `/health` answered 200 with no `Server` field (nor any product name).
+    @Test func answersCarryNoServerField() async throws {
+        let receiver = NotificationReceiver(
+            sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (server, host, port) = try await serve(receiver, ReceiverListeners(host: "127.0.0.1", port: 0))
+        let (_, answer, _) = try await exchange(host, port, Self.health)
+        let text = try #require(await waitFor(answer))
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        let fields = text.components(separatedBy: "\r\n\r\n")[0].lowercased()
+        #expect(!fields.contains("\r\nserver:"))
+        #expect(!fields.contains("receiptdash"))
+        let body = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("notification-v1.json")), as: UTF8.self)
+        let (_, v1, _) = try await exchange(
+            host, port, "POST /notifications HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        let refused = try #require(await waitFor(v1))
+        #expect(refused.hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
+        #expect(
+            ReceiverAnswerJSON(refused.components(separatedBy: "\r\n\r\n").last ?? "")
+                == ["status": "refused", "reason": "V1 notifications are not accepted"])
+        #expect(!refused.contains("--accept-v1"))
+        #expect(!refused.lowercased().contains("server:"))
+        server.cancel()
+        _ = await server.result
     }
 }
