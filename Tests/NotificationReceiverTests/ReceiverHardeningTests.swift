@@ -4,6 +4,8 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOEmbedded
+import NIOHTTPTypes
 import NIOPosix
 @testable import NotificationReceiver
 import ReceiptCore
@@ -301,6 +303,169 @@ import Testing
                 == ["status": "refused", "reason": "V1 notifications are not accepted"])
         #expect(!refused.contains("--accept-v1"))
         #expect(!refused.lowercased().contains("server:"))
+        server.cancel()
+        _ = await server.result
+    }
+
+    // MARK: - Connections
+
+    /// Counts the reads asked of the socket.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Never
+        var reads = 0
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    /// Holds every write as a full socket does, until released (or the channel closes).
+    final class HeldWrites: ChannelOutboundHandler {
+        typealias OutboundIn = HTTPResponsePart
+        var held: [EventLoopPromise<Void>?] = []
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) { held.append(promise) }
+        func release() {
+            for promise in held { promise?.succeed() }
+            held = []
+        }
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            for promise in held { promise?.fail(ChannelError.ioOnClosedChannel) }
+            held = []
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
+    /// An answer not taken by the socket within the deadline closes the connection; one taken
+    /// in time does not, and the next answer gets a deadline of its own.
+    @Test func anAnswerLeftUnwrittenPastTheWriteDeadlineClosesTheConnection() throws {
+        let channel = EmbeddedChannel()
+        let socket = HeldWrites()  // writes are held, so none is waited for
+        try channel.pipeline.syncOperations.addHandler(socket)
+        try channel.pipeline.syncOperations.addHandler(WriteDeadlineHandler(deadline: .seconds(10)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .ok)), promise: nil)
+        channel.writeAndFlush(HTTPResponsePart.end(nil), promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        socket.release()  // the client read it
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(channel.isActive)
+        // Two answers pipelined: the first is written at 5 s, the second never.
+        channel.writeAndFlush(HTTPResponsePart.end(nil), promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        channel.writeAndFlush(HTTPResponsePart.end(nil), promise: nil)
+        socket.held.removeFirst()?.succeed()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aChannelUnwritablePastTheWriteDeadlineIsClosed() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(WriteDeadlineHandler(deadline: .seconds(10)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        // Unwritable for 9 s, then writable again: the deadline starts over.
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(channel.isActive)
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.pipeline.fireChannelWritabilityChanged()  // again unwritable: the first deadline holds
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func pipelinedRequestsPastTheLimitAreNotRead() throws {
+        let channel = EmbeddedChannel()
+        let counter = ReadCounter()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.pipeline.syncOperations.addHandler(PipelineLimitHandler(limit: 16))
+        let head = HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: "x", path: "/health"))
+        for _ in 0..<15 {
+            try channel.writeInbound(head)
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+        }
+        channel.read()
+        #expect(counter.reads == 1)
+        try channel.writeInbound(head)  // the 16th unanswered
+        channel.read()
+        channel.read()
+        #expect(counter.reads == 1)
+        // One answer ends: under the limit, the held read goes to the socket (once).
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+        #expect(counter.reads == 1)
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        #expect(counter.reads == 2)
+        channel.read()
+        #expect(counter.reads == 3)
+        _ = try channel.finish()
+    }
+
+    /// Two idle connections from 127.0.0.1 fill its cap of 2: a third from it is closed at
+    /// accept, unanswered, while 127.0.0.2 is served; one closed, 127.0.0.1 is served again.
+    @Test func connectionsPastThePerAddressCapAreClosedAtAccept() async throws {
+        let receiver = NotificationReceiver(
+            sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (server, host, port) = try await serve(
+            receiver,
+            ReceiverListeners(host: "127.0.0.1", port: 0, maximumConnectionsPerAddress: 2, idleTimeout: .seconds(120), requestDeadline: .seconds(120)))
+        // Two kept-alive connections, answered once and then idle.
+        let keepAlive = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        let (idle1, _, answered1) = try await exchange(host, port, keepAlive)
+        let (idle2, _, answered2) = try await exchange(host, port, keepAlive)
+        #expect(await waitFor(answered1) != nil)
+        #expect(await waitFor(answered2) != nil)
+        // Refused: closed with nothing sent, though it asked.
+        let (_, third, _) = try await exchange(host, port, Self.health)
+        #expect(await waitFor(third) == "")
+        let (_, other, _) = try await exchange(host, port, from: "127.0.0.2", Self.health)
+        #expect(await waitFor(other)?.hasPrefix("HTTP/1.1 200 OK\r\n") == true)
+        try await idle1.close()
+        // The server counts the close when it sees it: a new connection is tried until served.
+        var served = false
+        for _ in 0..<200 where !served {
+            let (_, again, _) = try await exchange(host, port, Self.health)
+            served = await waitFor(again)?.hasPrefix("HTTP/1.1 200 OK\r\n") == true
+        }
+        #expect(served)
+        try await idle2.close()
+        server.cancel()
+        _ = await server.result
+    }
+
+    /// `--max-connections 2`: two clients that pipeline ~660 KB of `GET /health` and never
+    /// read are cut off once their answers sit unread past the write deadline (200 ms here);
+    /// then a fresh `/health` is answered.
+    @Test func slowReadersDoNotHoldTheConnectionSlots() async throws {
+        let receiver = NotificationReceiver(
+            sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (server, host, port) = try await serve(
+            receiver,
+            ReceiverListeners(
+                host: "127.0.0.1", port: 0, maximumConnections: 2, idleTimeout: .seconds(300), requestDeadline: .seconds(300),
+                writeTimeout: .milliseconds(200)))
+        let request = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        let flood = ByteBuffer(string: String(repeating: request, count: 660_000 / request.utf8.count))
+        var readers: [any Channel] = []
+        for _ in 0..<2 {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.autoRead, value: false)
+                .channelOption(.socketOption(.so_rcvbuf), value: 4096)
+                .connect(host: host, port: port).get()
+            channel.writeAndFlush(flood, promise: nil)
+            readers.append(channel)
+        }
+        for reader in readers {
+            #expect(await waitFor(reader.closeFuture, seconds: 120) != nil, "a slow reader still holds its slot")
+        }
+        let (_, answer, _) = try await exchange(host, port, Self.health)
+        #expect(await waitFor(answer)?.hasPrefix("HTTP/1.1 200 OK\r\n") == true)
         server.cancel()
         _ = await server.result
     }

@@ -358,8 +358,9 @@ import Testing
         let publicAddress = Mutex<String?>(nil)
         let server = Task {
             try await receiver.run(
+                // The slow clients and the genuine POST all come from 127.0.0.1: no per-address cap here.
                 ReceiverListeners(
-                    host: "127.0.0.1", port: 0, metrics: ("127.0.0.1", 0), maximumConnections: 512),
+                    host: "127.0.0.1", port: 0, metrics: ("127.0.0.1", 0), maximumConnections: 512, maximumConnectionsPerAddress: 512),
                 handlesSignals: false,
                 onListening: { address in
                     publicAddress.withLock { $0 = address }
