@@ -21,9 +21,10 @@ struct Receive: AsyncParsableCommand {
             signedDate (not over 5 minutes ahead, not older than --max-age). Not the expected shape: \
             400; signature, chain, bundle, app, environment or date refused: 403; a body over \
             --max-body: 413; the commit queue full (--max-pending): 503 with Retry-After. Refusals \
-            are counted in full on /metrics and stored as one sample row per class, address and \
-            minute. V1 bodies are refused unless --accept-v1 is given with a shared secret. \
-            GET /health answers 200 while the store is writable (checked at most once a second). \
+            are counted in full on /metrics, and stored and logged as one sample per class, \
+            address and minute (the log then gives the others' count). V1 bodies are refused \
+            unless --accept-v1 is given with a shared secret. GET /health answers 200 while the \
+            store is writable (checked at most once a second). \
             A connection holds at most 16 requests read and not answered; one whose answers go \
             unread for --write-timeout is closed; --max-connections-per-address caps one address. \
             GET /metrics is served on a second listener (--metrics-host, --metrics-port). \
