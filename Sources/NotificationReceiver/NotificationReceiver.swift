@@ -48,7 +48,7 @@ public struct ReceiveAnswer: Sendable, Hashable {
         self.refusal = refusal
     }
 
-    /// A refusal of `kind`, with its detail.
+    /// A refusal of `kind`, with its detail cut to ``ClaimText/maximumReasonBytes``.
     init(_ kind: RefusalKind, _ detail: String, uuid: String? = nil) {
         let outcome: ReceiveOutcome =
             switch kind.status {
@@ -57,7 +57,9 @@ public struct ReceiveAnswer: Sendable, Hashable {
             case 503: kind == .busy ? .busy : .storeFailed
             default: .refused
             }
-        self.init(status: kind.status, outcome: outcome, reason: detail, notificationUUID: uuid, refusal: kind)
+        self.init(
+            status: kind.status, outcome: outcome, reason: ClaimText.cut(detail, to: ClaimText.maximumReasonBytes), notificationUUID: uuid,
+            refusal: kind)
     }
 
     /// What the client is told: the class of refusal, or that it was stored.
@@ -89,6 +91,8 @@ public struct NotificationReceiver: Sendable {
     let evaluator: TrustEvaluator
     let now: @Sendable () -> Date
     let health: ReceiverHealth
+    /// Which refusals are logged: the first of a class, address and minute, then a count.
+    let refusalLog = RefusalLogSampler()
 
     public init(
         sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
@@ -134,9 +138,10 @@ public struct NotificationReceiver: Sendable {
             verifyTime = ContinuousClock.now - verifyStarted
             switch judgement {
             case .refused(let kind, let detail, let info):
-                type = info?.notificationType
-                subtype = info?.subtype
-                answer = ReceiveAnswer(kind, detail, uuid: info?.notificationUUID)
+                // Claims of a token not trusted: cut before they are escaped into the log.
+                type = ClaimText.cut(info?.notificationType)
+                subtype = ClaimText.cut(info?.subtype)
+                answer = ReceiveAnswer(kind, detail, uuid: ClaimText.cut(info?.notificationUUID))
                 // The token's prefix is harmless; a V1 body's password is kept out by RejectionRecord.
                 await recordRejection(answer, at: receivedAt, peer: peer, peerHost: peerHost, bodySize: body.count, body: body)
             case .accepted(var record):
@@ -168,6 +173,23 @@ public struct NotificationReceiver: Sendable {
         let elapsed = ContinuousClock.now - started
         metrics.finished(
             type: type, outcome: answer.outcome, refusal: answer.refusal, request: elapsed, verify: verifyTime, commit: commitTime)
+        // Refusals are logged as they are stored: the first of a class, address and minute,
+        // then one line counting the rest once a later minute starts. A verified notification
+        // not stored (503) is logged every time, as it is not a refusal row.
+        let sampled = answer.refusal.flatMap { answer.status == 503 ? nil : $0 }
+        let (logged, due) =
+            sampled.map { refusalLog.admit(kind: $0.rawValue, host: peerHost ?? "-", at: receivedAt) }
+            ?? (true, refusalLog.due(at: receivedAt))
+        for summary in due {
+            logger.notice(
+                "refusals suppressed",
+                metadata: [
+                    "refusal": .string(summary.kind), "peer": .string(SafeText.escaped(summary.host)),
+                    "minute": .string(AppleDate.iso8601(Date(timeIntervalSince1970: Double(summary.minute) * 60))),
+                    "suppressed": .stringConvertible(summary.suppressed),
+                ])
+        }
+        guard logged else { return answer }
         var metadata: Logger.Metadata = [
             "uuid": .string(SafeText.escaped(answer.notificationUUID ?? "-")),
             "type": .string(SafeText.escaped(type ?? "-")),
@@ -220,6 +242,10 @@ public struct NotificationReceiver: Sendable {
             return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
         }
         guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
+        // A name written twice is kept once by the parser: which one a reader sees is not ours to guess.
+        if let name = DuplicateKeys.first(in: body) {
+            return .refused(.notNotification, "the body names \"\(ClaimText.cut(name))\" twice in one object", nil)
+        }
         if let payload = object["signedPayload"] {
             // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
             // the thing verified or stored.
@@ -273,7 +299,10 @@ public struct NotificationReceiver: Sendable {
 
     private func judgeV1(_ decoded: DecodedInput, _ info: NotificationInfo, object: [String: JSONValue], body: [UInt8]) -> Judgement {
         guard let secret = policy.v1SharedSecret else {
-            return .refused(.v1NotAccepted, "a V1 notification (\(info.notificationType ?? "no type")) while V1 is off", info)
+            return .refused(
+                .v1NotAccepted,
+                "a V1 notification (\(ClaimText.cut(info.notificationType) ?? "no type")) while V1 is off (--accept-v1 with a shared secret takes them)",
+                info)
         }
         guard let password = object["password"]?.text, secret.matchesInConstantTime(password) else {
             return .refused(
@@ -296,12 +325,12 @@ public struct NotificationReceiver: Sendable {
         if !policy.allowedBundleIDs.isEmpty, !(bundle.map(policy.allowedBundleIDs.contains) ?? false) {
             return (
                 .bundle,
-                "bundleId is \(bundle ?? "missing"), not one of --bundle-id \(policy.allowedBundleIDs.joined(separator: ", "))"
+                "bundleId is \(ClaimText.cut(bundle) ?? "missing"), not one of --bundle-id \(policy.allowedBundleIDs.joined(separator: ", "))"
             )
         }
         guard let environment = decoded.environment, policy.environments.contains(environment) else {
             let accepted = policy.environments.map(\.rawValue).sorted().joined(separator: ", ")
-            return (.environment, "environment is \(decoded.rawEnvironment ?? "missing"); this receiver accepts \(accepted) (--environment)")
+            return (.environment, "environment is \(ClaimText.cut(decoded.rawEnvironment) ?? "missing"); this receiver accepts \(accepted) (--environment)")
         }
         if let signed = info.signedDate {
             let now = now()
@@ -327,13 +356,13 @@ public struct NotificationReceiver: Sendable {
         let bundle = info.bundleID
         for transaction in decoded.transactions {
             if let inner = transaction.bundleID, let bundle, inner != bundle {
-                return (.bundle, "the nested transaction's bundleId is \(inner), the notification's \(bundle)")
+                return (.bundle, "the nested transaction's bundleId is \(ClaimText.cut(inner)), the notification's \(ClaimText.cut(bundle))")
             }
         }
         if let environment = decoded.rawEnvironment {
             let inner = decoded.nested.compactMap { $0.input.rawEnvironment }
             if let other = inner.first(where: { $0 != environment }) {
-                return (.environment, "a nested token is for \(other), the notification for \(environment)")
+                return (.environment, "a nested token is for \(ClaimText.cut(other)), the notification for \(ClaimText.cut(environment))")
             }
         }
         if let expected = policy.appAppleID {

@@ -22,25 +22,42 @@ public struct ReceiverListeners: Sendable {
     public var metrics: (host: String, port: Int)?
     /// The most connections open at once; past it, new ones wait in the listen backlog.
     public var maximumConnections: Int
+    /// The most connections open at once from one address (idle ones count); past it, a new
+    /// one is closed as soon as it is accepted.
+    public var maximumConnectionsPerAddress: Int
     /// How long a connection may sit between requests.
     public var idleTimeout: Duration
     /// How long a request may take to arrive whole (TLS handshake, head, body).
     public var requestDeadline: Duration
+    /// How long answers may wait for a client that does not read them (the connection's
+    /// buffers full) before the connection is closed.
+    public var writeTimeout: Duration
+    /// The most requests one connection may have read and not yet answered; at it, the
+    /// connection is not read until answers bring it under.
+    public var maximumPipelinedRequests: Int
 
     public static let defaultMaximumConnections = 1024
+    public static let defaultMaximumConnectionsPerAddress = 64
+    public static let defaultWriteTimeout = Duration.seconds(10)
+    public static let defaultMaximumPipelinedRequests = 16
 
     public init(
         host: String, port: Int, tls: ReceiverTLS? = nil, metrics: (host: String, port: Int)? = nil,
-        maximumConnections: Int = defaultMaximumConnections, idleTimeout: Duration = .seconds(30),
-        requestDeadline: Duration = .seconds(10)
+        maximumConnections: Int = defaultMaximumConnections,
+        maximumConnectionsPerAddress: Int = defaultMaximumConnectionsPerAddress, idleTimeout: Duration = .seconds(30),
+        requestDeadline: Duration = .seconds(10), writeTimeout: Duration = defaultWriteTimeout,
+        maximumPipelinedRequests: Int = defaultMaximumPipelinedRequests
     ) {
         self.host = host
         self.port = port
         self.tls = tls
         self.metrics = metrics
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.idleTimeout = idleTimeout
         self.requestDeadline = requestDeadline
+        self.writeTimeout = writeTimeout
+        self.maximumPipelinedRequests = maximumPipelinedRequests
     }
 }
 
@@ -172,16 +189,24 @@ extension NotificationReceiver {
         onMetricsListening: @escaping @Sendable (String) async -> Void = { _ in }
     ) throws -> [any Service] {
         let deadline = TimeAmount(listeners.requestDeadline)
+        let writeDeadline = TimeAmount(listeners.writeTimeout)
+        let pipelined = listeners.maximumPipelinedRequests
+        let perAddress = ConnectionsPerAddress(limit: listeners.maximumConnectionsPerAddress)
+        // Each connection's own handlers: the per-address cap first (closed at accept), the
+        // request deadline, the bound on pipelined requests, the deadline on unread answers.
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [RequestDeadlineHandler(deadline: deadline)],
+                additionalChannelHandlers: [
+                    AddressLimitHandler(perAddress), RequestDeadlineHandler(deadline: deadline),
+                    PipelineLimitHandler(limit: pipelined), WriteDeadlineHandler(deadline: writeDeadline),
+                ],
                 idleTimeout: TimeAmount(listeners.idleTimeout)))
         let server: HTTPServerBuilder = try listeners.tls.map { try .tls(http1, tlsConfiguration: $0.configuration) } ?? http1
         let app = Application(
             router: router(),
             server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(listeners.host, port: listeners.port), serverName: "receiptdash",
+                address: .hostname(listeners.host, port: listeners.port),
                 availableConnectionsDelegate: MaximumAvailableConnections(listeners.maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 let address = channel.localAddress
@@ -195,7 +220,7 @@ extension NotificationReceiver {
                     router: metricsRouter(),
                     server: .http1(configuration: .init(idleTimeout: TimeAmount(listeners.idleTimeout))),
                     configuration: ApplicationConfiguration(
-                        address: .hostname(metricsAddress.host, port: metricsAddress.port), serverName: "receiptdash",
+                        address: .hostname(metricsAddress.host, port: metricsAddress.port),
                         availableConnectionsDelegate: MaximumAvailableConnections(64, logger: logger)),
                     onServerRunning: { channel in
                         let address = channel.localAddress

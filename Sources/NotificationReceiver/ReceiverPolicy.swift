@@ -95,7 +95,8 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// What the client is told: the class of refusal, nothing of this receiver's set-up.
+    /// What the client is told: the class of refusal, nothing of this receiver's set-up (no
+    /// flag, path or product name: the detail, with the flag to change, is in the log).
     public var publicReason: String {
         switch self {
         case .tooLarge: "the body is too large"
@@ -104,7 +105,7 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
         case .notNotification: "the body is not {\"signedPayload\": \"<JWS>\"}"
         case .undecodable: "signedPayload is not a readable V2 notification"
         case .limits: "signedPayload is over the receiver's limits"
-        case .v1NotAccepted: "V1 notifications are not accepted: Apple's V1 is deprecated; add --accept-v1 with a shared secret"
+        case .v1NotAccepted: "V1 notifications are not accepted"
         case .v1Password: "the V1 password is not the shared secret"
         case .signature: "the signature is not trusted"
         case .bundle: "bundle id not accepted"

@@ -21,9 +21,12 @@ struct Receive: AsyncParsableCommand {
             signedDate (not over 5 minutes ahead, not older than --max-age). Not the expected shape: \
             400; signature, chain, bundle, app, environment or date refused: 403; a body over \
             --max-body: 413; the commit queue full (--max-pending): 503 with Retry-After. Refusals \
-            are counted in full on /metrics and stored as one sample row per class, address and \
-            minute. V1 bodies are refused unless --accept-v1 is given with a shared secret. \
-            GET /health answers 200 while the store is writable (checked at most once a second). \
+            are counted in full on /metrics, and stored and logged as one sample per class, \
+            address and minute (the log then gives the others' count). V1 bodies are refused \
+            unless --accept-v1 is given with a shared secret. GET /health answers 200 while the \
+            store is writable (checked at most once a second). \
+            A connection holds at most 16 requests read and not answered; one whose answers go \
+            unread for --write-timeout is closed; --max-connections-per-address caps one address. \
             GET /metrics is served on a second listener (--metrics-host, --metrics-port). \
             SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
             Plain HTTP: serve on loopback or behind a TLS reverse proxy (Apple requires TLS 1.2+).
@@ -71,8 +74,22 @@ struct Receive: AsyncParsableCommand {
             valueName: "duration"))
     var maxAge = "10d"
 
-    @Option(name: .long, help: ArgumentHelp("The most connections open at once.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("The most connections open at once (idle kept-alive ones count).", valueName: "n"))
     var maxConnections = ReceiverListeners.defaultMaximumConnections
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The most connections open at once from one address (idle ones count); past it a new one is closed at accept.",
+            valueName: "n"))
+    var maxConnectionsPerAddress = ReceiverListeners.defaultMaximumConnectionsPerAddress
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Close a connection whose client leaves its answers unread this long (its buffers full).",
+            valueName: "duration"))
+    var writeTimeout = "10s"
 
     @Option(
         name: .long, help: ArgumentHelp("The most notifications waiting to be committed; past it: 503 with Retry-After.", valueName: "n"))
@@ -111,6 +128,8 @@ struct Receive: AsyncParsableCommand {
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive.") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together.") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive.") }
+        guard maxConnectionsPerAddress > 0 else { throw ValidationError("--max-connections-per-address must be positive.") }
+        _ = try writeTimeoutDuration()
         guard maxPending > 0 else { throw ValidationError("--max-pending must be positive.") }
         _ = try bundleIDs()
         _ = try Self.duration(maxAge, "--max-age")
@@ -199,6 +218,14 @@ struct Receive: AsyncParsableCommand {
         return named == linked && FileManager.default.fileExists(atPath: named) ? name : nil
     }
 
+    /// `--write-timeout`: a positive duration (`10s`, `500ms`).
+    func writeTimeoutDuration() throws -> Duration {
+        guard let seconds = DurationText.parse(writeTimeout), seconds > 0 else {
+            throw ValidationError("--write-timeout takes a duration such as 10s or 500ms; not \(SafeText.escaped(writeTimeout)).")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     /// The metrics listener's address, nil for `none`.
     func metricsAddress() throws -> (host: String, port: Int)? {
         guard let metricsPort else { return (metricsHost, port == 0 || port == 65_535 ? 0 : port + 1) }
@@ -212,7 +239,8 @@ struct Receive: AsyncParsableCommand {
 
     func run() async throws {
         Self.nameTheTimeZone()
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        // Values quoted where they hold a space, `=` or `"`: a client's words can't pass for a field.
+        LoggingSystem.bootstrap { QuotedLogHandler(StreamLogHandler.standardError(label: $0)) }
         let anchors: TrustAnchors
         do {
             anchors = try TrustAnchors.apple(testRootFiles: rootCa)
@@ -247,7 +275,9 @@ struct Receive: AsyncParsableCommand {
                 throw ExitCode.failure
             }
         }
-        let listeners = ReceiverListeners(host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections)
+        let listeners = ReceiverListeners(
+            host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections,
+            maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration())
         do {
             try await receiver.serve(listeners, after: [AuditStoreService(backend), store], storedIn: store.location)
         } catch {

@@ -1,0 +1,208 @@
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// Closes a connection whose client does not read its answers: an answer still not written to
+/// the socket `deadline` after it was handed to the channel (the socket's buffers full), or a
+/// channel that stays unwritable for `deadline` (NIO holding more than its high watermark of
+/// unsent bytes), ends the connection. A client that pipelines requests and never reads would
+/// otherwise hold its connection slot for ever: the request deadline stops at a request's end,
+/// and the idle timeout does not run while answers are being written.
+///
+/// The socket's send buffer is set to `sendBuffer` bytes (the kernel doubles it): left to
+/// Linux's autotuning it grows to 4 MB, in which a client that never reads parks some 26,000
+/// answers (4 MB of kernel memory per connection) before any write waits. Answers here are
+/// a few hundred bytes; 64 KB holds hundreds of them.
+///
+/// Driven by each answer's write promise, `channelWritabilityChanged` and tasks scheduled on
+/// the channel's event loop (so a test drives it with an embedded loop's time).
+final class WriteDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let deadline: TimeAmount
+    private let sendBuffer: Int?
+    /// For each answer not yet written to the socket, oldest first, the close that runs
+    /// unless it is written in time (writes complete in order).
+    private var unwritten: [Scheduled<Void>] = []
+    /// The close that runs unless the channel becomes writable first.
+    private var unwritable: Scheduled<Void>?
+
+    /// The send buffer a connection's socket gets, in bytes.
+    static let defaultSendBuffer = 64 * 1024
+
+    /// - Parameter sendBuffer: the socket's send buffer (`SO_SNDBUF`), nil to leave it to the
+    ///   kernel.
+    init(deadline: TimeAmount, sendBuffer: Int? = defaultSendBuffer) {
+        self.deadline = deadline
+        self.sendBuffer = sendBuffer
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if let sendBuffer {
+            // Not every channel is a socket (an embedded one in tests): then there is none to set.
+            try? context.channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
+        }
+        if context.channel.isActive && !context.channel.isWritable { unwritable = close(context.channel) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        disarm()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            unwritable?.cancel()
+            unwritable = nil
+        } else if unwritable == nil {
+            unwritable = close(context.channel)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        // The answer's last part: written to the socket when its promise completes.
+        let written = promise ?? context.eventLoop.makePromise()
+        unwritten.append(close(context.channel))
+        written.futureResult.assumeIsolated().whenComplete { [self] _ in
+            if !unwritten.isEmpty { unwritten.removeFirst().cancel() }
+        }
+        context.write(data, promise: written)
+    }
+
+    /// Closes `channel` after the deadline, unless cancelled.
+    private func close(_ channel: any Channel) -> Scheduled<Void> {
+        channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
+    }
+
+    private func disarm() {
+        unwritable?.cancel()
+        unwritable = nil
+        for close in unwritten { close.cancel() }
+        unwritten = []
+    }
+}
+
+/// Bounds the requests one connection may have read and not yet answered: at `limit`, it stops
+/// asking the socket for more bytes (the `read` is held) until answers bring the backlog back
+/// under the limit. Hummingbird answers pipelined requests one after the other, so a client
+/// that sends 660 KB of `GET /health` at once is read `limit` requests at a time, its other
+/// bytes left in the kernel's buffers. (The requests of bytes already read are still passed
+/// on: one read is at most NIO's largest receive buffer, 64 KB.)
+final class PipelineLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let limit: Int
+    /// Requests whose head was read and whose answer has not ended.
+    private(set) var unanswered = 0
+    /// A read asked for while at the limit, to pass on once under it.
+    private var heldRead = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { unanswered += 1 }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            unanswered = max(0, unanswered - 1)
+            if heldRead && unanswered < limit {
+                heldRead = false
+                context.read()
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if unanswered >= limit {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+}
+
+/// The connections open from each address, across the public listener's connections: at most
+/// `limit` from one address; past it a new connection is closed as soon as it is accepted.
+/// Idle kept-alive connections count, as they hold a slot of `--max-connections` too.
+final class ConnectionsPerAddress: Sendable {
+    let limit: Int
+    private let open = Mutex<[String: Int]>([:])
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts a connection from `host`, or false (not counted) when `host` has `limit` open.
+    func admit(_ host: String) -> Bool {
+        open.withLock { open in
+            let count = open[host, default: 0]
+            guard count < limit else { return false }
+            open[host] = count + 1
+            return true
+        }
+    }
+
+    /// A connection ``admit(_:)`` counted has closed.
+    func release(_ host: String) {
+        open.withLock { open in
+            let count = (open[host] ?? 1) - 1
+            open[host] = count > 0 ? count : nil
+        }
+    }
+
+    /// Connections open from `host` now.
+    func count(_ host: String) -> Int { open.withLock { $0[host, default: 0] } }
+}
+
+/// Admits a connection through ``ConnectionsPerAddress`` when it is set up, closes it when its
+/// address is at the cap, and releases its count when it closes.
+final class AddressLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let connections: ConnectionsPerAddress
+    /// The address counted for this connection, until it is released.
+    private var counted: String?
+
+    init(_ connections: ConnectionsPerAddress) {
+        self.connections = connections
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let host = context.channel.remoteAddress?.ipAddress else { return }
+        if connections.admit(host) {
+            counted = host
+        } else {
+            // After the pipeline's set-up (still being built): closed before any byte is read.
+            let channel = context.channel
+            context.eventLoop.execute { channel.close(promise: nil) }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { release() }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    private func release() {
+        if let counted { connections.release(counted) }
+        counted = nil
+    }
+}
