@@ -39,6 +39,14 @@ static void say(const char *text) {
 
 static void *watch(void *unused) {
     (void)unused;
+    // A process started from a thread that blocks SIGINT and SIGTERM (a dispatch worker, a
+    // test runner) inherits that mask in every thread, and a blocked signal stays pending: this
+    // thread takes them, so the handler runs whatever the other threads block.
+    sigset_t ours;
+    sigemptyset(&ours);
+    sigaddset(&ours, SIGINT);
+    sigaddset(&ours, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
     while (sem_wait(&wake) != 0 && errno == EINTR) {}
     if (released) return NULL;
     say(waiting);

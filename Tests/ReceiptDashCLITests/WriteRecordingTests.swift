@@ -27,9 +27,24 @@ import Testing
         let err = Pipe()
         var first: First = .exited
 
-        init(_ setup: ActionCommandsTests.Setup, _ arguments: [String]) async {
-            process.executableURL = InspectCommandTests.binary
-            process.arguments = arguments + setup.api
+        /// - Parameter maskSignals: start it with SIGINT and SIGTERM blocked in every thread (as
+        ///   a process started from a dispatch worker or a test runner inherits them): python
+        ///   blocks them and execs the binary, which keeps the mask and the pid.
+        /// - Parameter signal: sent by the simulator's thread the moment it takes the write, so
+        ///   a test task starved by the parallel suite cannot send it after the answer came.
+        init(_ setup: ActionCommandsTests.Setup, _ arguments: [String], maskSignals: Bool = false, signal: Int32) async {
+            if maskSignals {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments =
+                    [
+                        "python3", "-c",
+                        "import os, signal, sys; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}); os.execv(sys.argv[1], sys.argv[1:])",
+                        InspectCommandTests.binary.path,
+                    ] + arguments + setup.api
+            } else {
+                process.executableURL = InspectCommandTests.binary
+                process.arguments = arguments + setup.api
+            }
             var environment = ProcessInfo.processInfo.environment
             environment["RECEIPTDASH_READ_ONLY"] = nil
             environment["XDG_CONFIG_HOME"] = setup.folder.path
@@ -42,13 +57,15 @@ import Testing
                 let once = FirstOf(continuation)
                 process.terminationHandler = { _ in once.resume(.exited) }
                 do { try process.run() } catch { once.resume(.exited) }
-                setup.simulator.service.whenWritesTaken(1) { once.resume(.written) }
+                setup.simulator.service.whenWritesTaken(1) {
+                    kill(process.processIdentifier, signal)
+                    once.resume(.written)
+                }
             }
         }
 
-        /// Sends `signal`, waits for the end; standard output and error.
-        func signal(_ signal: Int32) -> (stdout: String, stderr: String) {
-            kill(process.processIdentifier, signal)
+        /// Waits for the end; standard output and error.
+        func finish() -> (stdout: String, stderr: String) {
             process.waitUntilExit()
             return (
                 String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
@@ -67,9 +84,9 @@ import Testing
             [
                 "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-kill",
                 "--yes", "--format", "json", "--db", setup.db,
-            ])
+            ], signal: SIGKILL)
         #expect(write.first == .written, "the process ended before its PUT reached the simulator")
-        let (stdout, stderr) = write.signal(SIGKILL)
+        let (stdout, stderr) = write.finish()
         let process = write.process
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == SIGKILL)
@@ -115,19 +132,18 @@ import Testing
 
     /// Ctrl-C (or SIGTERM) while a write is in flight does not kill the process between the
     /// send and the record: it waits for Apple's answer, records it, then exits 128 + signal.
-    @Test(arguments: [SIGINT, SIGTERM])
-    func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32) async throws {
+    @Test(arguments: [(SIGINT, false), (SIGTERM, false), (SIGINT, true), (SIGTERM, true)])
+    func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32, _ masked: Bool) async throws {
         let setup = try await ActionCommandsTests.Setup()
-        // Long enough that a test task starved by the parallel suite still signals in time.
-        setup.simulator.service.delayWriteAnswers(by: 5)
+        setup.simulator.service.delayWriteAnswers(by: 1.5)
         let write = await InFlight(
             setup,
             [
                 "extend", "--original-transaction-id", Self.subscription, "--days", "3", "--reason", "other", "--request-id", "ticket-int",
                 "--yes", "--db", setup.db,
-            ])
+            ], maskSignals: masked, signal: signal)
         #expect(write.first == .written)
-        let (stdout, stderr) = write.signal(signal)
+        let (stdout, stderr) = write.finish()
         let process = write.process
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + signal, "\(stderr)")
