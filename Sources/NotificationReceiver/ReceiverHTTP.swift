@@ -35,18 +35,24 @@ public struct ReceiverListeners: Sendable {
     /// The most requests one connection may have read and not yet answered; at it, the
     /// connection is not read until answers bring it under.
     public var maximumPipelinedRequests: Int
+    /// The most connections the kernel queues for accepting (the listen backlog; the kernel
+    /// caps it at `net.core.somaxconn`).
+    public var backlog: Int
 
     public static let defaultMaximumConnections = 1024
     public static let defaultMaximumConnectionsPerAddress = 64
     public static let defaultWriteTimeout = Duration.seconds(10)
     public static let defaultMaximumPipelinedRequests = 16
+    /// Hummingbird's 256 overflowed under 2,000 sockets reconnecting each second (closed at
+    /// accept by the per-address cap): SYNs were dropped, and genuine clients waited 1-3 s.
+    public static let defaultBacklog = 4096
 
     public init(
         host: String, port: Int, tls: ReceiverTLS? = nil, metrics: (host: String, port: Int)? = nil,
         maximumConnections: Int = defaultMaximumConnections,
         maximumConnectionsPerAddress: Int = defaultMaximumConnectionsPerAddress, idleTimeout: Duration = .seconds(30),
         requestDeadline: Duration = .seconds(10), writeTimeout: Duration = defaultWriteTimeout,
-        maximumPipelinedRequests: Int = defaultMaximumPipelinedRequests
+        maximumPipelinedRequests: Int = defaultMaximumPipelinedRequests, backlog: Int = defaultBacklog
     ) {
         self.host = host
         self.port = port
@@ -58,6 +64,7 @@ public struct ReceiverListeners: Sendable {
         self.requestDeadline = requestDeadline
         self.writeTimeout = writeTimeout
         self.maximumPipelinedRequests = maximumPipelinedRequests
+        self.backlog = backlog
     }
 }
 
@@ -206,7 +213,7 @@ extension NotificationReceiver {
             router: router(),
             server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(listeners.host, port: listeners.port),
+                address: .hostname(listeners.host, port: listeners.port), backlog: listeners.backlog,
                 availableConnectionsDelegate: MaximumAvailableConnections(listeners.maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 let address = channel.localAddress
