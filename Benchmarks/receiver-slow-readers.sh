@@ -52,12 +52,17 @@ for run in $(seq 1 "$runs"); do
   receiver_pid=$!
   pids+=("$receiver_pid")
   for _ in $(seq 1 200); do grep -q "receiving" "$work/receive.out" 2>/dev/null && break; sleep 0.05; done
-  python3 Benchmarks/slow-readers.py --port "$port" --seconds $((seconds + 8)) --readers "$readers" --idle "$idle" \
+  python3 Benchmarks/slow-readers.py --role attack --port "$port" --seconds $((seconds + 8)) --readers "$readers" --idle "$idle" \
     >"$work/attack.out" &
   attack_pid=$!
   pids+=("$attack_pid")
+  # The probes in a process of their own: the attackers' event loop never delays their timing.
+  python3 Benchmarks/slow-readers.py --role probe --port "$port" --seconds $((seconds + 8)) >"$work/probe.out" &
+  probe_pid=$!
+  pids+=("$probe_pid")
   wait "$sender_pid"
   wait "$attack_pid" || true
+  wait "$probe_pid" || true
   peak_kb=$(awk '/^VmHWM/ { print $2 }' "/proc/$receiver_pid/status")
   kill -TERM "$receiver_pid"
   wait "$receiver_pid" || true
@@ -65,14 +70,15 @@ for run in $(seq 1 "$runs"); do
   summary=$(grep '^notifications: sent' "$work/sender.out")
   acknowledged=$(sed -E 's/.*acknowledged ([0-9]+),.*/\1/' <<<"$summary")
   notification_p99=$(sed -E 's/.*p99 ([0-9.]+) ms.*/\1/' <<<"$summary")
-  health_p99=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["health"]["p99_ms"])' <"$work/attack.out")
+  health_p99=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["health"]["p99_ms"])' <"$work/probe.out")
   notification_p99s+=("$notification_p99")
   health_p99s+=("$health_p99")
   rows=$(sqlite3 "$db" 'SELECT count(*) FROM notification')
   echo "== run $run: $rate/s genuine notifications for ${seconds} s ($count) from 127.0.0.1; $readers slow readers and $idle idle sockets from 127.0.0.2"
   echo "   sender: $summary"
   echo "   stored: $rows rows for $acknowledged acknowledged of $count sent"
-  echo "   /health and attackers: $(cat "$work/attack.out")"
+  echo "   /health: $(cat "$work/probe.out")"
+  echo "   attackers: $(cat "$work/attack.out")"
   echo "   receiver peak RSS: $((peak_kb / 1024)) MB"
   echo "   p99: notifications $notification_p99 ms, /health $health_p99 ms"
   [ "$rows" = "$acknowledged" ] && [ "$acknowledged" = "$count" ] || { echo "   MISMATCH: not every notification was acknowledged and stored"; status=1; }

@@ -7,6 +7,8 @@ connect and send nothing; each reconnects one second after the server cuts it of
 127.0.0.1 (the genuine side): a fresh `GET /health` every --probe-every seconds, timed from
 connect to the status line. Talks only to the given loopback port, stops after --seconds, prints
 one JSON line: the probes' p50/p99 (ms), their statuses, and how often the attackers were cut off.
+--role attack or --role probe runs one side alone: the benchmark runs the probes in a process of
+their own, so the attackers' own event loop (2,000 coroutines) never delays a probe's timing.
 """
 import argparse
 import asyncio
@@ -119,6 +121,7 @@ async def main():
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--probe-every", type=float, default=0.05)
     parser.add_argument("--warm-up", type=float, default=3, help="seconds of attack before the probes start")
+    parser.add_argument("--role", choices=["both", "attack", "probe"], default="both")
     args = parser.parse_args()
     if not args.host.startswith("127.") or not args.source.startswith("127."):
         raise SystemExit("loopback only")
@@ -126,10 +129,14 @@ async def main():
     readers = {"opened": 0, "cut_off": 0, "connect_failed": 0}
     idle = {"opened": 0, "cut_off": 0, "connect_failed": 0}
     results: list = []
-    attack = [slow_reader(args.host, args.port, args.source, deadline, readers) for _ in range(args.readers)]
-    attack += [idle_socket(args.host, args.port, args.source, deadline, idle) for _ in range(args.idle)]
+    attack = []
+    if args.role != "probe":
+        attack = [slow_reader(args.host, args.port, args.source, deadline, readers) for _ in range(args.readers)]
+        attack += [idle_socket(args.host, args.port, args.source, deadline, idle) for _ in range(args.idle)]
 
     async def probing():
+        if args.role == "attack":
+            return
         await asyncio.sleep(args.warm_up)
         await probes(args.host, args.port, deadline, args.probe_every, results)
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -12,7 +15,9 @@ import Synchronization
 /// The socket's send buffer is set to `sendBuffer` bytes (the kernel doubles it): left to
 /// Linux's autotuning it grows to 4 MB, in which a client that never reads parks some 26,000
 /// answers (4 MB of kernel memory per connection) before any write waits. Answers here are
-/// a few hundred bytes; 64 KB holds hundreds of them.
+/// a few hundred bytes; 8 KB holds dozens of them. Every answer parked costs a whole request's
+/// work: at 64 KB, 64 slow readers from one address made the receiver answer about 5,000
+/// `/health` a second that nobody read, more than its genuine traffic.
 ///
 /// Driven by each answer's write promise, `channelWritabilityChanged` and tasks scheduled on
 /// the channel's event loop (so a test drives it with an embedded loop's time).
@@ -24,14 +29,18 @@ final class WriteDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let deadline: TimeAmount
     private let sendBuffer: Int?
-    /// For each answer not yet written to the socket, oldest first, the close that runs
-    /// unless it is written in time (writes complete in order).
-    private var unwritten: [Scheduled<Void>] = []
+    /// When each answer not yet written to the socket was handed on, oldest first (writes
+    /// complete in order).
+    private var unwritten = CircularBuffer<NIODeadline>()
+    /// The one check that looks at the oldest unwritten answer: at most one task scheduled per
+    /// connection, whatever the number of answers (a task per answer made scheduling the
+    /// receiver's busiest work under a flood of pipelined requests).
+    private var check: Scheduled<Void>?
     /// The close that runs unless the channel becomes writable first.
     private var unwritable: Scheduled<Void>?
 
     /// The send buffer a connection's socket gets, in bytes.
-    static let defaultSendBuffer = 64 * 1024
+    static let defaultSendBuffer = 8 * 1024
 
     /// - Parameter sendBuffer: the socket's send buffer (`SO_SNDBUF`), nil to leave it to the
     ///   kernel.
@@ -69,11 +78,27 @@ final class WriteDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
         // The answer's last part: written to the socket when its promise completes.
         let written = promise ?? context.eventLoop.makePromise()
-        unwritten.append(close(context.channel))
+        let now = context.eventLoop.now
+        unwritten.append(now)
+        if check == nil { arm(context.channel, at: now + deadline) }
         written.futureResult.assumeIsolated().whenComplete { [self] _ in
-            if !unwritten.isEmpty { unwritten.removeFirst().cancel() }
+            if !unwritten.isEmpty { unwritten.removeFirst() }
         }
         context.write(data, promise: written)
+    }
+
+    /// At `time`: closes `channel` if its oldest unwritten answer is `deadline` old, else looks
+    /// again when that answer will be; nothing when every answer was written.
+    private func arm(_ channel: any Channel, at time: NIODeadline) {
+        check = channel.eventLoop.assumeIsolated().scheduleTask(deadline: time) { [self] in
+            check = nil
+            guard let oldest = unwritten.first else { return }
+            if channel.eventLoop.now - oldest >= deadline {
+                channel.close(promise: nil)
+            } else {
+                arm(channel, at: oldest + deadline)
+            }
+        }
     }
 
     /// Closes `channel` after the deadline, unless cancelled.
@@ -84,8 +109,9 @@ final class WriteDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func disarm() {
         unwritable?.cancel()
         unwritable = nil
-        for close in unwritten { close.cancel() }
-        unwritten = []
+        check?.cancel()
+        check = nil
+        unwritten.removeAll()
     }
 }
 
@@ -185,12 +211,25 @@ final class AddressLimitHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     func handlerAdded(context: ChannelHandlerContext) {
         guard let host = context.channel.remoteAddress?.ipAddress else { return }
+        let channel = context.channel
         if connections.admit(host) {
             counted = host
+            // Small reads, one at a time: a flood of pipelined requests is decoded a few KB at
+            // a time, so the bound on pipelined requests holds the socket before megabytes of
+            // requests are parsed and queued (a 12 KB notification takes a few reads).
+            _ = channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            _ = channel.setOption(
+                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 4096, maximum: 16_384))
         } else {
-            // After the pipeline's set-up (still being built): closed before any byte is read.
-            let channel = context.channel
-            context.eventLoop.execute { channel.close(promise: nil) }
+            // After the pipeline's set-up (still being built): closed before any byte is read,
+            // with a reset (SO_LINGER 0) so no FIN exchange or TIME_WAIT is spent on it.
+            context.eventLoop.execute {
+                if let socket = channel as? any SocketOptionProvider {
+                    socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+                } else {
+                    channel.close(promise: nil)
+                }
+            }
         }
     }
 

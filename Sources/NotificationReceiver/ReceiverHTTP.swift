@@ -216,6 +216,10 @@ extension NotificationReceiver {
                 address: .hostname(listeners.host, port: listeners.port), backlog: listeners.backlog,
                 availableConnectionsDelegate: MaximumAvailableConnections(listeners.maximumConnections, logger: logger)),
             onServerRunning: { channel in
+                // Up to 64 connections accepted per turn of the event loop (NIO's default is
+                // 4): under a storm of connections closed at accept, a genuine one waits in
+                // the listen queue behind them far less.
+                try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 64)
                 let address = channel.localAddress
                 await onListening("\(address?.ipAddress ?? listeners.host):\(address?.port ?? listeners.port)")
             },
