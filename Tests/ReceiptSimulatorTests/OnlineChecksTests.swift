@@ -200,6 +200,23 @@ extension TrustReport {
         #expect(report.detail("certificate") == "leaf")
     }
 
+    @Test func aChainNamingNoResponderIsNotAskedAbout() async throws {
+        let bench = try await OCSPBench.start()
+        defer { Task { try? await bench.server.stop() } }
+        // The same responder, but certificates without Authority Information Access.
+        let plain = try AppleTestPKI()
+        let token = try plain.signJWS(payload: ["transactionId": "1", "bundleId": "com.example.ocsp", "signedDate": 1_790_000_000_000])
+        let evaluator = TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([plain.rootDER]))
+        let checks = bench.checks()
+        let report = await evaluator.evaluate(
+            try ReceiptDecoder().decode(text: token), options: TrustOptions(now: OCSPBench.now, onlineChecks: checks))
+        #expect(report.verdict == .test)
+        #expect(report.retryable == false)
+        #expect(report.online?.outcome == .warning)
+        #expect(report.online?.code == "ocsp-no-responder")
+        #expect(checks.fetchCount == 0)
+    }
+
     @Test func withoutOnlineChecksNothingGoesToTheNetwork() async throws {
         let bench = try await OCSPBench.start()
         defer { Task { try? await bench.server.stop() } }

@@ -122,6 +122,12 @@ struct JWSTrustCheck {
                 .init(
                     .onlineCheck, outcome: .pass,
                     reason: "OCSP: the leaf and the intermediate are good (answers valid until \(AppleDate.iso8601(until)))", code: code))
+        case .noResponder:
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .warning,
+                    reason: "neither the leaf nor the intermediate names an OCSP responder: revocation was not checked",
+                    code: code))
         case .revoked(let position, let at, let reason):
             let (cert, der) = certificate(position)
             let why = reason.map(OCSPWire.reasonName) ?? "no reason given"

@@ -39,6 +39,9 @@ public enum OnlineCheckResult: Sendable, Hashable {
     /// No usable answer for now: unreachable, late, too large, `tryLater`. Never valid, never
     /// invalid: ask again later.
     case retryable(OnlineCheckedCertificate?, Code, detail: String)
+    /// Neither certificate names an OCSP responder (Authority Information Access): nothing
+    /// was asked, so revocation is not known.
+    case noResponder
 
     /// Why, as a code: stable, for programs and tests (``TrustReport/Step/code``).
     public enum Code: String, Sendable, Hashable {
@@ -54,12 +57,14 @@ public enum OnlineCheckResult: Sendable, Hashable {
         case tryLater = "ocsp-try-later"
         case responderError = "ocsp-responder-error"
         case unreadable = "ocsp-unreadable"
+        case noResponder = "ocsp-no-responder"
     }
 
     public var code: Code {
         switch self {
         case .good: .good
         case .revoked: .revoked
+        case .noResponder: .noResponder
         case .rejected(_, let code, _), .retryable(_, let code, _): code
         }
     }
@@ -135,6 +140,7 @@ public final class OnlineChecks: Sendable {
         let certificates = [leaf.0, intermediate.0, root.0]
         if await passes(.hard, certificates, run: run, now: now) {
             let events = run.events
+            if events.isEmpty { return .noResponder }
             if let retry = events.first(where: { $0.retryable != nil }), case let (code, detail)? = retry.retryable {
                 return .retryable(retry.position, code, detail: detail)
             }
