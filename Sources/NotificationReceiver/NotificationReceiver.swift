@@ -21,6 +21,8 @@ public enum ReceiveOutcome: String, Sendable, Hashable {
     case storeFailed = "store-failed"
     /// The commit queue is full (`--max-pending`): 503 with `Retry-After`, so Apple retries.
     case busy
+    /// Online checks got no answer for now: 503 with `Retry-After`, so Apple retries.
+    case retryLater = "retry-later"
 }
 
 /// The receiver's answer to one request.
@@ -54,7 +56,7 @@ public struct ReceiveAnswer: Sendable, Hashable {
             switch kind.status {
             case 400: .badRequest
             case 413: .tooLarge
-            case 503: kind == .busy ? .busy : .storeFailed
+            case 503: kind == .busy ? .busy : kind == .retryLater ? .retryLater : .storeFailed
             default: .refused
             }
         self.init(
@@ -281,8 +283,12 @@ public struct NotificationReceiver: Sendable {
         }
         // What anyone can write is gated before any signature work.
         if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
-        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now()))
+        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now(), onlineChecks: policy.onlineChecks))
         let isTestRoot = report.steps.contains { $0.kind == .root && $0.outcome == .warning }
+        if report.retryable == true {
+            let detail = report.steps.first { $0.kind == .onlineCheck && $0.outcome == .warning }?.reason ?? report.headline
+            return .refused(.retryLater, detail, info)
+        }
         switch report.verdict {
         case .valid: break
         case .test where isTestRoot: break

@@ -26,6 +26,9 @@ public struct ReceiverPolicy: Sendable {
     public var maximumAge: Duration?
     /// How far ahead of this machine's clock a `signedDate` may be.
     public var maximumClockSkew: Duration
+    /// Online checks (`--online-checks`): OCSP about each notification's chain, judged now; a
+    /// responder that cannot answer makes the receiver answer 503 (``RefusalKind/retryLater``).
+    public var onlineChecks: OnlineChecks?
 
     public static let defaultMaximumBodySize = 1 << 20
     /// Ten days: above Apple's retry window (five retries over about 6.5 days).
@@ -85,13 +88,16 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
     case busy
     /// The store could not make it durable (503).
     case storeFailed = "store-failed"
+    /// Online checks could not get an answer about the chain for now (503, `Retry-After`):
+    /// Apple sends it again later; never refused for it.
+    case retryLater = "retry-later"
 
     public var status: Int {
         switch self {
         case .tooLarge: 413
         case .unreadable, .notJSON, .notNotification, .undecodable, .limits: 400
         case .v1NotAccepted, .v1Password, .signature, .bundle, .app, .environment, .stale, .future: 403
-        case .busy, .storeFailed: 503
+        case .busy, .storeFailed, .retryLater: 503
         }
     }
 
@@ -115,6 +121,7 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
         case .future: "signed in the future"
         case .busy: "busy: retry later"
         case .storeFailed: "store unavailable: retry later"
+        case .retryLater: "the signature cannot be checked now: retry later"
         }
     }
 }

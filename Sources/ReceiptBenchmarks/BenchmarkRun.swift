@@ -109,10 +109,14 @@ public struct BenchmarkRun: Sendable {
     /// the same signatures, each over its own signing input, so the hashing of long inputs
     /// counts on both sides; and, as the earlier figure, the bare verify of one token over and
     /// over. The three are measured in turns, eight slices each.
-    public func benchJWS(_ inputs: [(String, [UInt8])], tokens: [DecodedInput], skipped: Int) async throws {
+    /// - Parameters: `evaluator`, `options` and `expected` judge the tokens (the online-checks
+    ///   benchmark's are the simulator's, with OCSP); `label` names what is verified.
+    public func benchJWS(
+        _ inputs: [(String, [UInt8])], tokens: [DecodedInput], skipped: Int, evaluator: TrustEvaluator = TrustEvaluator(),
+        options: TrustOptions = TrustOptions(now: Date(timeIntervalSince1970: 1_800_000_000)),
+        expected: TrustReport.Verdict = .valid, label: String = "decode + signature + chain"
+    ) async throws {
         let decoder = ReceiptDecoder()
-        let evaluator = TrustEvaluator()
-        let options = TrustOptions(now: Date(timeIntervalSince1970: 1_800_000_000))
         func signatures(_ input: DecodedInput) -> Int {
             var count = 0
             if case .jws = input.signature { count = 1 }
@@ -137,7 +141,7 @@ public struct BenchmarkRun: Sendable {
                     + "Benchmark genuine App Store tokens (the corpus's jws folder).")
         }
         print(
-            "verify JWS (decode + signature + chain) benchmark: \(inputs.count) tokens (\(skipped) skipped as not genuine or undecodable), "
+            "verify JWS (\(label)) benchmark: \(inputs.count) tokens (\(skipped) skipped as not genuine or undecodable), "
                 + "\(perRound) signatures per round (nested tokens included), \(bytes) bytes per round")
         func bare(_ probes: [ES256Probe], _ seconds: Double) -> (count: Int, elapsed: Double) {
             var count = 0
@@ -173,7 +177,7 @@ public struct BenchmarkRun: Sendable {
             repeat {
                 for (_, data) in inputs {
                     if let decoded = try? decoder.decode(data),
-                        await evaluator.evaluate(decoded, options: options).verdict == .valid
+                        await evaluator.evaluate(decoded, options: options).verdict == expected
                     {
                         valid += 1
                         checked += signatures(decoded)
@@ -184,7 +188,7 @@ public struct BenchmarkRun: Sendable {
             } while sliceElapsed < seconds / 8
             elapsed += sliceElapsed
         }
-        if valid != verified { throw BenchmarkError("\(verified - valid) verifications did not give 'valid'.") }
+        if valid != verified { throw BenchmarkError("\(verified - valid) verifications did not give '\(expected.rawValue)'.") }
         let rate = Double(verified) / elapsed
         let signatureRate = Double(checked) / elapsed
         let sameRate = Double(same.count) / same.elapsed

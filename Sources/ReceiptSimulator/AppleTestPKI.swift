@@ -40,6 +40,12 @@ public struct AppleTestPKI: Sendable {
     public let intermediateDER: [UInt8]
     public let leafDER: [UInt8]
     let leafKey: P256.Signing.PrivateKey
+    /// The root's and the intermediate's keys, which sign OCSP answers about the intermediate
+    /// and the leaf (``OCSPResponder``); nil for a PKI read from a folder.
+    let authorityKeys: (root: P256.Signing.PrivateKey, intermediate: P256.Signing.PrivateKey)?
+    /// The OCSP responder URL the leaf and the intermediate carry (Authority Information
+    /// Access), when one was given.
+    public let ocspURL: String?
     /// The JWS header every token is signed with (`alg` and `x5c`), base64url, made once.
     private let headerSegment: String
 
@@ -49,10 +55,18 @@ public struct AppleTestPKI: Sendable {
     public static let validity = (Date(timeIntervalSince1970: 946_684_800), Date(timeIntervalSince1970: 4_102_444_800))
 
     /// Fresh keys and certificates.
-    public init() throws(ServerAPISimulatorError) {
+    /// - Parameter ocspURL: an OCSP responder's URL for the leaf's and the intermediate's
+    ///   Authority Information Access extension (``OCSPResponderServer/url``), so online checks
+    ///   ask it; nil: no OCSP, as before.
+    public init(ocspURL: String? = nil) throws(ServerAPISimulatorError) {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         leafKey = P256.Signing.PrivateKey()
+        authorityKeys = (rootKey, intermediateKey)
+        self.ocspURL = ocspURL
+        let access = ocspURL.map {
+            AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier($0))])
+        }
         do {
             let rootName = try Self.name("ReceiptDash Simulator Root CA - G3 (NOT APPLE)", ou: "Test Certification Authority")
             let intermediateName = try Self.name("ReceiptDash Simulator WWDR Intermediate (NOT APPLE)", ou: "G6")
@@ -72,6 +86,7 @@ public struct AppleTestPKI: Sendable {
                     Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                     Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                     Certificate.Extension(oid: Self.intermediateMarker, critical: false, value: [0x05, 0x00])
+                    if let access { access }
                 }, issuerPrivateKey: .init(rootKey))
             leaf = try Certificate(
                 version: .v3, serialNumber: serial(), publicKey: .init(leafKey.publicKey), notValidBefore: Self.validity.0,
@@ -80,6 +95,7 @@ public struct AppleTestPKI: Sendable {
                     Critical(BasicConstraints.notCertificateAuthority)
                     Critical(KeyUsage(digitalSignature: true))
                     Certificate.Extension(oid: Self.leafMarker, critical: false, value: [0x05, 0x00])
+                    if let access { access }
                 }, issuerPrivateKey: .init(intermediateKey))
             rootDER = try Self.der(root)
             intermediateDER = try Self.der(intermediate)
@@ -99,6 +115,8 @@ public struct AppleTestPKI: Sendable {
         self.intermediateDER = intermediateDER
         self.leafDER = leafDER
         self.leafKey = leafKey
+        authorityKeys = nil
+        ocspURL = nil
         headerSegment = Self.headerSegment([leafDER, intermediateDER, rootDER])
     }
 

@@ -31,6 +31,8 @@ public struct APIProfile: Sendable, Hashable {
     public var sandboxURL: String?
     /// `read_only = true`: the commands that write to Apple refuse to.
     public var readOnly = false
+    /// `online_checks = true`: as `--online-checks` (OCSP about each JWS chain).
+    public var onlineChecks = false
 
     /// The file profiles are read from: `$XDG_CONFIG_HOME/receiptdash/api.toml`, or
     /// `~/.config/receiptdash/api.toml`.
@@ -84,6 +86,10 @@ public struct APIProfile: Sendable, Hashable {
         if let value = table["read_only"] {
             guard let flag = value.bool else { throw APICredentialError(.missing, "\(path) [\(name)] read_only must be true or false") }
             profile.readOnly = flag
+        }
+        if let value = table["online_checks"] {
+            guard let flag = value.bool else { throw APICredentialError(.missing, "\(path) [\(name)] online_checks must be true or false") }
+            profile.onlineChecks = flag
         }
         return profile
     }

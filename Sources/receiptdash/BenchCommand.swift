@@ -28,6 +28,11 @@ struct Bench: AsyncParsableCommand {
     @Flag(name: .long, help: "Verify as well: decode + signature + chain (genuine receipts only).")
     var verify = false
 
+    @Flag(
+        name: .long,
+        help: "With --verify: JWS with online checks (OCSP, warm cache) on the simulator's tokens and local responder, beside the bare verify.")
+    var onlineChecks = false
+
     @Option(name: .long, help: ArgumentHelp("Instead, time the subscription analysis of one response with this many purchase rows.", valueName: "rows"))
     var analyzeRows: Int?
 
@@ -73,6 +78,7 @@ struct Bench: AsyncParsableCommand {
             if let lines = ingestLines { return try await bench.benchIngest(lines: lines, postgres: ingestDb) }
             if let rows = analyzeRows { return try bench.benchAnalysis(rows: rows) }
             if let rows = renderRows { return await bench.benchRender(rows: rows) }
+            if verify && onlineChecks { return try await bench.benchJWSOnlineChecks() }
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
             throw ValidationError(error.description)

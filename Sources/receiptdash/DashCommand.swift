@@ -45,6 +45,8 @@ struct Dash: AsyncParsableCommand {
 
     @OptionGroup(title: "Online verification (v / V)") var online: OnlineOptions
 
+    @OptionGroup var onlineChecks: OnlineChecksOption
+
     /// Credentials are optional here: without them the dashboard starts and `l` says what to set.
     @OptionGroup(title: "App Store Server API look-up") var api: APIOptions
 
@@ -143,7 +145,9 @@ struct Dash: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let pipeline = ReceiptPipeline(at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now))
+        let checks = onlineChecks.make(profile: try api.profile())
+        let pipeline = ReceiptPipeline(
+            at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now, onlineChecks: checks))
         var launch = DashboardLaunch()
         (launch.files, launch.watch, launch.follow, launch.expectEvery) = (files, watch, follow, expectEvery.flatMap(DurationText.parse))
         // One connection (pool) for the dashboard's records, its look-ups and an embedded
@@ -153,10 +157,11 @@ struct Dash: AsyncParsableCommand {
         if let receive {
             let path = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
             let store = if let backend { backend } else { try await AuditOpening.open(path, durable: true) }
-            let policy = ReceiverPolicy(
+            var policy = ReceiverPolicy(
                 allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
                 environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
                 maximumAge: try Receive.duration(receiveMaxAge, "--receive-max-age"))
+            policy.onlineChecks = checks
             launch.receiving = .init(host: receiveHost, port: receive, store: store, policy: policy)
         }
         let live = await launch.prepare(&state, pipeline: pipeline)

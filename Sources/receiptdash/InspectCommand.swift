@@ -39,6 +39,8 @@ struct Inspect: AsyncParsableCommand {
     @Flag(name: .long, help: "Skip the offline signature and chain checks.")
     var noVerify = false
 
+    @OptionGroup var online: OnlineChecksOption
+
     @Option(name: .long, help: ArgumentHelp("Judge subscriptions at this instant (ISO 8601, e.g. 2024-03-01T12:00:00Z; default: now).", valueName: "time"))
     var at: String?
 
@@ -61,6 +63,7 @@ struct Inspect: AsyncParsableCommand {
     func trustOptions() throws -> TrustOptions {
         var options = TrustOptions()
         options.deviceIdentifier = deviceId.flatMap(DeviceIdentifier.init(parsing:))
+        options.onlineChecks = online.make()
         if let path = storekitCert {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ValidationError("--storekit-cert: \(path) cannot be read.")

@@ -64,6 +64,8 @@ struct Lookup: AsyncParsableCommand {
     @OptionGroup var recording: RecordingDatabaseOption
     var db: String? { recording.db }
 
+    @OptionGroup var online: OnlineChecksOption
+
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
 
@@ -89,7 +91,9 @@ struct Lookup: AsyncParsableCommand {
         let query: LookupQuery
         let credentials: APICredentials
         do {
-            pipeline = ReceiptPipeline(at: at.flatMap(TimeArgument.parse) ?? Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
+            pipeline = ReceiptPipeline(
+                at: at.flatMap(TimeArgument.parse) ?? Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()),
+                trustOptions: TrustOptions(onlineChecks: online.make(profile: try api.profile())))
             query = try await self.query(pipeline)
             credentials = try api.credentials()
         } catch let error as APIOptionsError {

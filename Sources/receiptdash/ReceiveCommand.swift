@@ -112,6 +112,8 @@ struct Receive: AsyncParsableCommand {
     var appAppleId: Int64?
 
     @OptionGroup var roots: RootCAOption
+
+    @OptionGroup var online: OnlineChecksOption
     var rootCa: [String] { roots.rootCa }
 
     @Option(name: .long, help: ArgumentHelp("The largest body accepted, in bytes.", valueName: "bytes"))
@@ -250,10 +252,12 @@ struct Receive: AsyncParsableCommand {
         }
         // SQLite commits with synchronous = FULL: an acknowledged notification survives a power
         // loss; PostgreSQL commits are flushed by the server.
-        let policy = ReceiverPolicy(
+        var policy = ReceiverPolicy(
             allowedBundleIDs: try bundleIDs(), appAppleID: appAppleId, anchors: anchors, maximumBodySize: maxBody,
             environments: Set((environment.isEmpty ? [.production] : environment).map(\.store)),
             v1SharedSecret: acceptV1 ? try v1Secret() : nil, maximumAge: try Self.duration(maxAge, "--max-age"))
+        // A responder that cannot answer makes the receiver answer 503 with Retry-After.
+        policy.onlineChecks = online.make()
         let backend = try await database.open(durable: true)
         let store = NotificationStore(
             backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"))

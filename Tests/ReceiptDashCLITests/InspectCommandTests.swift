@@ -145,7 +145,7 @@ import Testing
         #expect(unknown.status == 64)
         #expect(
             unknown.stderr == "Error: Unknown option '--bogus'\n"
-                + "Usage: receiptdash inspect [--format <format>] [--demo] [--storekit-cert <file>] [--device-id <id>] [--no-verify] [--at <time>] [--combine] [<files> ...]\n"
+                + "Usage: receiptdash inspect [--format <format>] [--demo] [--storekit-cert <file>] [--device-id <id>] [--no-verify] [--online-checks] [--at <time>] [--combine] [<files> ...]\n"
                 + "  See 'receiptdash inspect --help' for more information.\n")
         // Thrown by the run itself, after parsing: the root's usage, as the parser's `main` gives it.
         let unreadable = try run(["inspect", "--storekit-cert", "/nonexistent/cert.der", fixture("production.b64")])

@@ -130,6 +130,7 @@ public enum InspectJSON {
         out.beginArray()
         for step in report.steps {
             out.beginObject()
+            if let code = step.code { out.member("code", code) }
             if !step.details.isEmpty { fields("details", step.details, into: &out) }
             out.member("name", step.name)
             out.member("outcome", step.outcome.rawValue)
@@ -137,6 +138,7 @@ public enum InspectJSON {
             out.endObject()
         }
         out.endArray()
+        if let retryable = report.retryable { out.member("retryable", retryable) }
         out.member("summary", report.headline)
         out.member("validation_time", report.validationTime)
         out.member("validation_time_source", report.validationTimeSource)

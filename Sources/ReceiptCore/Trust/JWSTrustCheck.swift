@@ -22,8 +22,13 @@ struct JWSTrustCheck {
             }
         }
         let signedDate = milliseconds("signedDate")
-        let time = signedDate ?? milliseconds("receiptCreationDate")
-        let timeSource = signedDate == nil && time != nil ? "receiptCreationDate" : "signedDate"
+        var time = signedDate ?? milliseconds("receiptCreationDate")
+        var timeSource = signedDate == nil && time != nil ? "receiptCreationDate" : "signedDate"
+        if options.onlineChecks != nil {
+            // As Apple's libraries do with online checks: the chain must be valid now.
+            time = options.now
+            timeSource = "now, online checks"
+        }
 
         if token.algorithm == "ES256" {
             steps.append(.init(.algorithm, outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
@@ -86,9 +91,70 @@ struct JWSTrustCheck {
             evaluator.cache.update(key, read)
         }
         let success = evaluator.finish(judged, time: time, timeSource: timeSource, options: options, steps: &steps)
-        return TrustReport(
+        var report = TrustReport(
             verdict: TrustEvaluator.verdict(steps, success: success), steps: steps, validationTime: time,
             validationTimeSource: timeSource)
+        if let online = options.onlineChecks {
+            await onlineCheck(online, judged, report: &report)
+        }
+        return report
+    }
+
+    /// OCSP about the leaf and the intermediate, once the chain passed offline: one step, and
+    /// for a retryable outcome the verdict `unverifiable` with ``TrustReport/retryable``.
+    private func onlineCheck(_ online: OnlineChecks, _ judged: JudgedChain, report: inout TrustReport) async {
+        report.retryable = false
+        guard report.verdict != .invalid, judged.verified, judged.chain.count == 3, judged.ders.count == 3 else {
+            report.steps.append(.init(.onlineCheck, outcome: .skipped, reason: "the chain failed offline: OCSP was not asked"))
+            return
+        }
+        let certificate = { (position: OnlineCheckedCertificate) -> (Certificate, [UInt8]) in
+            let index = position == .leaf ? 0 : 1
+            return (judged.chain[index].1, judged.ders[index])
+        }
+        let result = await online.check(
+            leaf: certificate(.leaf), intermediate: certificate(.intermediate), root: (judged.chain[2].1, judged.ders[2]),
+            now: options.now)
+        let code = result.code.rawValue
+        switch result {
+        case .good(let until):
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .pass,
+                    reason: "OCSP: the leaf and the intermediate are good (answers valid until \(AppleDate.iso8601(until)))", code: code))
+        case .noResponder:
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .warning,
+                    reason: "neither the leaf nor the intermediate names an OCSP responder: revocation was not checked",
+                    code: code))
+        case .revoked(let position, let at, let reason):
+            let (cert, der) = certificate(position)
+            let why = reason.map(OCSPWire.reasonName) ?? "no reason given"
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .fail,
+                    reason: "OCSP: the \(position.rawValue) \(cert.displayName) was revoked on \(AppleDate.iso8601(at)) (\(why))",
+                    details: [
+                        Field(name: "certificate", value: position.rawValue),
+                        Field(name: "revoked_at", value: AppleDate.iso8601(at)),
+                        Field(name: "revocation_reason", value: why),
+                    ] + evaluator.details(cert, der: der), code: code))
+            report.verdict = .invalid
+        case .rejected(let position, _, let detail):
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .fail, reason: "OCSP: " + detail,
+                    details: position.map { [Field(name: "certificate", value: $0.rawValue)] } ?? [], code: code))
+            report.verdict = .invalid
+        case .retryable(let position, _, let detail):
+            report.steps.append(
+                .init(
+                    .onlineCheck, outcome: .warning, reason: "OCSP: " + detail + "; ask again later",
+                    details: position.map { [Field(name: "certificate", value: $0.rawValue)] } ?? [], code: code))
+            report.retryable = true
+            report.verdict = .unverifiable
+        }
     }
 
     private func signatureStep(_ token: JWSToken, _ key: P256.Signing.PublicKey?) -> TrustReport.Step {

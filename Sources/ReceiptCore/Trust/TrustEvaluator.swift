@@ -79,6 +79,11 @@ public struct TrustEvaluator: Sendable {
                         Field(name: $0.name, value: "\($0.outcome.rawValue): \($0.reason)")
                     }))
             if outcome == .fail { report.verdict = .invalid }
+            // A nested token that may verify later keeps the whole answer open.
+            if inner.retryable == true {
+                report.retryable = true
+                if report.verdict == .valid || report.verdict == .test { report.verdict = .unverifiable }
+            }
         }
     }
 
@@ -186,7 +191,9 @@ public struct TrustEvaluator: Sendable {
             steps.append(
                 .init(.chain, outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
         }
-        return JudgedChain(steps: steps, chain: chain, verified: analysis.verified, success: success)
+        var judged = JudgedChain(steps: steps, chain: chain, verified: analysis.verified, success: success)
+        judged.ders = [leafDER] + [analysis.intermediate?.der, analysis.root?.der].compactMap { $0 }
+        return judged
     }
 
     /// Appends a judged chain's steps, then the time-dependent ones: validity at `time`, the
@@ -301,6 +308,8 @@ struct JudgedChain: Sendable {
     /// Each certificate's validity dates, in ``chain``'s order: read once per chain (a read
     /// converts the certificate's ASN.1 time), then compared for every token it signs.
     let dates: [ValidityDates]
+    /// The DER of ``chain``'s certificates, in its order (for online checks).
+    var ders: [[UInt8]] = []
 
     init(steps: [TrustReport.Step], chain: [(ChainPosition, Certificate)], verified: Bool, success: TrustReport.Verdict) {
         self.steps = steps

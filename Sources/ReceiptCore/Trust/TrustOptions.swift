@@ -11,15 +11,19 @@ public struct TrustOptions: Sendable {
     public var storeKitCertificate: [UInt8]?
     /// The device identifier, to check a receipt's SHA-1 device hash (field 5).
     public var deviceIdentifier: DeviceIdentifier?
+    /// Online checks (`--online-checks`): a JWS chain is then judged at ``now`` and OCSP asks
+    /// about its leaf and intermediate. Nil: nothing goes to the network.
+    public var onlineChecks: OnlineChecks?
 
     public init(
         now: Date = Date(), expiryWarningDays: Int = 90, storeKitCertificate: [UInt8]? = nil,
-        deviceIdentifier: DeviceIdentifier? = nil
+        deviceIdentifier: DeviceIdentifier? = nil, onlineChecks: OnlineChecks? = nil
     ) {
         self.now = now
         self.expiryWarningDays = expiryWarningDays
         self.storeKitCertificate = storeKitCertificate
         self.deviceIdentifier = deviceIdentifier
+        self.onlineChecks = onlineChecks
     }
 }
 

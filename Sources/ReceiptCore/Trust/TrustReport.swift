@@ -55,6 +55,8 @@ public struct TrustReport: Sendable, Hashable {
         /// One untrusted item of the dashboard's look-up summary; the step's name is the
         /// item's description (its `subject`).
         case lookedUpItem = "looked-up item"
+        /// OCSP about the leaf and the intermediate (`--online-checks` only).
+        case onlineCheck = "online check"
     }
 
     /// One check.
@@ -67,13 +69,20 @@ public struct TrustReport: Sendable, Hashable {
         public var reason: String
         /// Certificate subjects, serials, validity windows, algorithms, …
         public var details: [Field]
+        /// Why, as a stable code for programs (the online check's, e.g. `ocsp-revoked`); nil
+        /// for the offline steps, which are told apart by ``kind``.
+        public var code: String?
 
-        public init(_ kind: StepKind, subject: String? = nil, outcome: Outcome, reason: String, details: [Field] = []) {
+        public init(
+            _ kind: StepKind, subject: String? = nil, outcome: Outcome, reason: String, details: [Field] = [],
+            code: String? = nil
+        ) {
             self.kind = kind
             self.subject = subject
             self.outcome = outcome
             self.reason = reason
             self.details = details
+            self.code = code
         }
 
         /// The printed name, e.g. `signature`, `chain`, `nested signedTransactionInfo`: for
@@ -93,6 +102,10 @@ public struct TrustReport: Sendable, Hashable {
     public var validationTime: Date?
     /// What the validation time is (e.g. "receipt creation").
     public var validationTimeSource: String?
+    /// With online checks: whether asking again later may give another answer (the responder
+    /// could not be reached, answered late or `tryLater`); the verdict is then `unverifiable`.
+    /// Nil when no online check was asked for.
+    public var retryable: Bool?
 
     public init(verdict: Verdict, steps: [Step], validationTime: Date? = nil, validationTimeSource: String? = nil) {
         self.verdict = verdict
@@ -129,8 +142,9 @@ public struct TrustReport: Sendable, Hashable {
             return "test: signed by Xcode's StoreKit testing certificate, not by the App Store"
         case .invalid: return "invalid: " + (firstFailure.map { "\($0.name): \($0.reason)" } ?? "a check failed")
         case .unverifiable:
-            return "unverifiable: "
-                + (steps.first { $0.outcome == .warning || $0.outcome == .skipped }?.reason ?? "nothing to verify")
+            let online = retryable == true ? steps.first(where: { $0.kind == .onlineCheck && $0.outcome == .warning }) : nil
+            let step = online ?? steps.first(where: { $0.outcome == .warning || $0.outcome == .skipped })
+            return "unverifiable: " + (step?.reason ?? "nothing to verify")
         }
     }
 }
