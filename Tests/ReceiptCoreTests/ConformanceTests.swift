@@ -173,4 +173,42 @@ import Testing
         let value = try Self.json(renewal, "pending_renewal_info")
         #expect(value.object?["commitment_info"]?.object?["commitment_auto_renew_status"] == json)
     }
+
+    /// Every value Apple defines for a transaction's numbered and named enumerations reads as
+    /// sent with its meaning; the next value past them reads as sent and "not defined by Apple".
+    @Test(arguments: [
+        ("offerType", [JSONValue.integer(1), .integer(2), .integer(3), .integer(4)], JSONValue.integer(5), PurchaseField.offerType),
+        ("revocationReason", [.integer(0), .integer(1)], .integer(2), PurchaseField.cancellationReason),
+        ("offerDiscountType", [.string("FREE_TRIAL"), .string("PAY_AS_YOU_GO"), .string("PAY_UP_FRONT"), .string("ONE_TIME")], .string("HALF_OFF"), PurchaseField.offerDiscountType),
+        ("revocationType", [.string("REFUND_FULL"), .string("REFUND_PRORATED"), .string("FAMILY_REVOKE")], .string("REFUND_SOME"), PurchaseField.revocationType),
+    ])
+    func everyDefinedValueHasItsMeaningAndAnotherIsNotDefined(_ key: String, _ defined: [JSONValue], _ undefined: JSONValue, _ field: PurchaseField) throws {
+        for value in defined + [undefined] {
+            var payload = Payloads.transaction(1, purchase: Payloads.march, expires: Payloads.march + 31 * Payloads.day, [key: value])
+            if key == "revocationReason" { payload["revocationDate"] = .integer(Payloads.march + Payloads.day) }
+            let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+            let purchase = try #require(decoded.transactions.first)
+            let json = try #require(InspectJSON.object(for: decoded).object?["transactions"]?.array?.first?.object)
+            #expect(json[field.name] == value, "\(key) \(value)")
+            let shown = try #require(field.displayText(in: purchase))
+            let sent = value.text ?? value.compactJSON
+            #expect(shown.hasPrefix("\(sent) ("), "\(key): \(shown)")
+            #expect(shown.hasSuffix("(not defined by Apple)") == (value == undefined), "\(key): \(shown)")
+        }
+    }
+
+    /// Every notification type and subtype Apple documents is explained; one Apple has not
+    /// documented is said to be kept as sent, never read as a known one.
+    @Test func everyDocumentedNotificationTypeIsExplained() {
+        for type in NotificationExplanation.knownTypes {
+            let line = NotificationExplanation.explain(type: type, subtype: nil)
+            #expect(line.hasPrefix("\(type): "), "\(line)")
+            #expect(!line.contains("does not know"), "\(line)")
+        }
+        #expect(NotificationExplanation.explain(type: "SOMETHING_NEW", subtype: nil) == "SOMETHING_NEW: a notification type receiptdash does not know yet (kept as sent)")
+        for subtype in NotificationExplanation.knownSubtypes {
+            #expect(!NotificationExplanation.explain(type: "DID_RENEW", subtype: subtype).contains("is new to receiptdash"), "\(subtype)")
+        }
+        #expect(NotificationExplanation.explain(type: "DID_RENEW", subtype: "SIDEWAYS").hasSuffix("(subtype SIDEWAYS is new to receiptdash: kept as sent)"))
+    }
 }
