@@ -3,7 +3,9 @@ import Foundation
 /// Finds a member name written twice in one object of a body's JSON. `JSONValue.parse` keeps
 /// one of the two (`{"signedPayload": A, "signedPayload": B}` reads as a single key), so a
 /// proxy or logger that reads the other one would see a different notification than the one
-/// verified: the receiver refuses such a body instead.
+/// verified: the receiver refuses such a body instead. Asked only of a body the core's plain
+/// reader declined (it declines repeated keys itself), so a genuine notification is scanned
+/// once.
 enum DuplicateKeys {
     /// The first member name that appears twice in one object, at any depth of `bytes`, or
     /// nil. `bytes` is JSON that `JSONValue.parse` took (nesting already bounded). Names are

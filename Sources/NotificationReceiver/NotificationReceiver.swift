@@ -238,14 +238,17 @@ public struct NotificationReceiver: Sendable {
 
     func judge(_ body: [UInt8]) async -> Judgement {
         let json: JSONValue
+        // Read by the plain reader: no object of it names a key twice (that reader declines
+        // such text), so the body is scanned for repeated names only when it was not.
+        var readPlainly = false
         do {
-            json = try JSONValue.parse(body)
+            json = try JSONValue.parse(body, readPlainly: &readPlainly)
         } catch {
             return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
         }
         guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
         // A name written twice is kept once by the parser: which one a reader sees is not ours to guess.
-        if let name = DuplicateKeys.first(in: body) {
+        if !readPlainly, let name = DuplicateKeys.first(in: body) {
             return .refused(.notNotification, "the body names \"\(ClaimText.cut(name))\" twice in one object", nil)
         }
         if let payload = object["signedPayload"] {

@@ -93,10 +93,20 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     /// ``PlainJSONReader`` (measured: it is most of what JWS verification spends outside ECDSA);
     /// everything else, errors included, is decided by `JSONDecoder`.
     public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = 64) throws -> JSONValue {
+        var plainly = false
+        return try parse(bytes, maximumDepth: maximumDepth, readPlainly: &plainly)
+    }
+
+    /// ``parse(_:maximumDepth:)``, saying whether ``PlainJSONReader`` read it: it declines any
+    /// object that names a key twice, so a value it read has none, and a caller that must
+    /// refuse repeated keys (the receiver) looks again only when `readPlainly` is false.
+    public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = 64, readPlainly: inout Bool) throws -> JSONValue {
         let plain = bytes.withContiguousStorageIfAvailable { PlainJSONReader.read(UnsafeRawBufferPointer($0), maximumDepth: maximumDepth) }
         if let plain = plain ?? Array(bytes).withUnsafeBytes({ PlainJSONReader.read($0, maximumDepth: maximumDepth) }) {
+            readPlainly = true
             return plain
         }
+        readPlainly = false
         return try parseWithFoundation(bytes, maximumDepth: maximumDepth)
     }
 
