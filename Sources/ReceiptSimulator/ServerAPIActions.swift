@@ -35,7 +35,7 @@ struct ActionState {
     var writeAnswerDelay: Double = 0
     /// Writes taken in all (``writes`` keeps the last 10,000).
     var writesTaken = 0
-    /// Who waits for a number of writes taken (``ServerAPIService/writesTaken(_:)``).
+    /// Who waits for a number of writes taken (``ServerAPIService/whenWritesTaken(_:_:)``).
     var writeWaiters: [(count: Int, body: @Sendable () -> Void)] = []
 
     struct MassRequest {
@@ -60,14 +60,9 @@ extension ServerAPIService {
     /// a client stopped or killed while it waits has had its write applied without an answer.
     public func delayWriteAnswers(by seconds: Double) { actions.withLock { $0.writeAnswerDelay = seconds } }
 
-    /// Returns once `count` writes were taken (at once when they already were): a test acts
-    /// on the event, not after a guessed wait.
-    public func writesTaken(_ count: Int) async {
-        await withCheckedContinuation { continuation in whenWritesTaken(count) { continuation.resume() } }
-    }
-
     /// Calls `body` once `count` writes were taken, on the thread that took the last of them
-    /// (at once when they already were): no task has to be scheduled to notice.
+    /// (at once when they already were): a test acts on the event, not after a guessed wait,
+    /// and no task has to be scheduled to notice.
     public func whenWritesTaken(_ count: Int, _ body: @escaping @Sendable () -> Void) {
         let ready = actions.withLock { s -> Bool in
             if s.writesTaken >= count { return true }

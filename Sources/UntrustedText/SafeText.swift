@@ -154,8 +154,6 @@ public enum SafeText {
         return kinds
     }()
 
-    static func isUnsafe(_ s: Unicode.Scalar) -> Bool { EscapedScalars.contains(s) }
-
     /// `\xNN` is 4 bytes; `\u{NNNN}` 8 (every escaped scalar is below U+10000).
     @inline(__always)
     static func escapeLength(_ value: UInt32) -> Int { value < 0x100 ? 4 : 8 }
