@@ -12,28 +12,30 @@ import X509
 /// intermediate signs answers about the leaf, the root answers about the intermediate, as
 /// Apple's CAs do. A test or a demo revokes a certificate, or makes the responder answer
 /// `tryLater`, go down, never answer, answer past 64 KiB, about another certificate, or signed
-/// by a key that is not the issuer's (``Behaviour``).
+/// by a key that is not the issuer's (``Behaviour``), or answer late (``set(latency:)``). Over
+/// HTTP (``OCSPResponderServer``), `POST /control?mode=down`, `?revoke=leaf` or
+/// `?latency-ms=2000` changes it while it serves.
 ///
 /// swift-certificates keeps its OCSP response types internal, so answers are written here with
 /// swift-asn1 (`BasicOCSPResponse`, ECDSA P-256 SHA-256, responder by name, no nonce, as a
 /// pre-signed RFC 5019 responder like Apple's).
 public final class OCSPResponder: Sendable {
     /// How the responder behaves.
-    public enum Behaviour: Sendable, Hashable {
+    public enum Behaviour: String, Sendable, Hashable, CaseIterable {
         /// Signed answers: good, or revoked for what ``revoke(_:at:reason:)`` named.
         case answering
         /// HTTP 503, no OCSP answer: as a responder that is down.
         case down
         /// OCSP status `tryLater` (3), unsigned.
-        case tryLater
+        case tryLater = "try-later"
         /// Reads the request and never answers.
         case silent
         /// A good answer followed by padding, past 64 KiB in all.
         case oversized
         /// A good answer about a certificate with another serial number.
-        case otherCertificate
+        case otherCertificate = "other-certificate"
         /// A good answer signed by a key that is not the issuer's.
-        case wrongKey
+        case wrongKey = "wrong-key"
     }
 
     private struct State {
@@ -41,6 +43,7 @@ public final class OCSPResponder: Sendable {
         var behaviour = Behaviour.answering
         var revoked: [[UInt8]: (at: Date, reason: Int)] = [:]
         var requests = 0
+        var latency: TimeAmount = .zero
     }
 
     private let state = Mutex(State())
@@ -59,6 +62,63 @@ public final class OCSPResponder: Sendable {
     public func revoke(_ certificate: Certificate, at: Date, reason: Int = 1) {
         state.withLock { $0.revoked[Array(certificate.serialNumber.bytes)] = (at, reason) }
     }
+    /// Answers wait this long before they are sent (a slow responder).
+    public func set(latency: TimeAmount) { state.withLock { $0.latency = latency } }
+    /// How long answers wait before they are sent.
+    public var latency: TimeAmount { state.withLock { $0.latency } }
+    /// Answers about the PKI's `leaf` or `intermediate` say revoked at `at`, for keyCompromise
+    /// (the leaf) or cACompromise (the intermediate); false for another name or no PKI.
+    @discardableResult
+    public func revoke(named name: String, at: Date) -> Bool {
+        guard let pki = state.withLock({ $0.pki }) else { return false }
+        switch name {
+        case "leaf": revoke(pki.leaf, at: at, reason: 1)
+        case "intermediate": revoke(pki.intermediate, at: at, reason: 2)
+        default: return false
+        }
+        return true
+    }
+    /// What the responder does now, in a line: its behaviour, its latency and what it revokes.
+    public var summary: String {
+        let (pki, behaviour, revoked, latency) = state.withLock { ($0.pki, $0.behaviour, $0.revoked, $0.latency) }
+        let names = [("leaf", pki?.leaf), ("intermediate", pki?.intermediate)].compactMap { name, certificate in
+            certificate.flatMap { revoked[Array($0.serialNumber.bytes)] } != nil ? name : nil
+        }
+        return "mode \(behaviour.rawValue), latency \(latency.nanoseconds / 1_000_000) ms, revoked: \(names.isEmpty ? "none" : names.joined(separator: ", "))"
+    }
+
+    /// Applies a control request's query (`mode=try-later`, `revoke=leaf`, `latency-ms=2000`,
+    /// any of them), as a demo or a test changes the responder while it serves: all or none.
+    /// Returns the responder's ``summary`` after the change, or the first setting not known.
+    public func control(query: String, now: Date = Date()) -> Result<String, ControlError> {
+        var changes: [() -> Void] = []
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            let (key, value) = (parts[0], parts.count > 1 ? parts[1] : "")
+            switch key {
+            case "mode":
+                guard let behaviour = Behaviour(rawValue: value) else { return .failure(ControlError(setting: key, value: value)) }
+                changes.append { self.set(behaviour) }
+            case "revoke":
+                guard ["leaf", "intermediate"].contains(value) else { return .failure(ControlError(setting: key, value: value)) }
+                changes.append { self.revoke(named: value, at: now) }
+            case "latency-ms":
+                guard let ms = Int(value), (0...600_000).contains(ms) else { return .failure(ControlError(setting: key, value: value)) }
+                changes.append { self.set(latency: .milliseconds(Int64(ms))) }
+            default:
+                return .failure(ControlError(setting: key, value: value))
+            }
+        }
+        changes.forEach { $0() }
+        return .success(summary)
+    }
+
+    /// A control setting or value the responder does not know.
+    public struct ControlError: Error, Sendable, Equatable {
+        public let setting: String
+        public let value: String
+    }
+
     /// OCSP requests received so far.
     public var requestCount: Int { state.withLock { $0.requests } }
 
@@ -245,6 +305,7 @@ final class OCSPHandler: ChannelInboundHandler {
     let responder: OCSPResponder
     private var body: [UInt8] = []
     private var keepAlive = true
+    private var uri = ""
 
     init(responder: OCSPResponder) { self.responder = responder }
 
@@ -253,24 +314,48 @@ final class OCSPHandler: ChannelInboundHandler {
         case .head(let head):
             body = []
             keepAlive = head.isKeepAlive
+            uri = head.uri
         case .body(let chunk):
             if body.count + chunk.readableBytes <= 16 << 10 { body += chunk.readableBytesView }
         case .end:
-            let reply = responder.answer(body)
+            var reply: OCSPResponder.Reply
+            var contentType = "application/ocsp-response"
+            var delay = TimeAmount.zero
+            if uri == "/control" || uri.hasPrefix("/control?") {
+                // A demo's or a test's change, on the responder's own loopback port.
+                contentType = "text/plain; charset=utf-8"
+                switch responder.control(query: uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? "") {
+                case .success(let summary): reply = .init(status: 200, body: Array((summary + "\n").utf8))
+                case .failure(let error):
+                    let known = "mode=\(OCSPResponder.Behaviour.allCases.map(\.rawValue).joined(separator: "|")), revoke=leaf|intermediate, latency-ms=N"
+                    reply = .init(status: 400, body: Array("unknown setting \(error.setting)=\(error.value); known: \(known)\n".utf8))
+                }
+            } else {
+                reply = responder.answer(body)
+                delay = responder.latency
+            }
             body = []
             if reply.hang { return }
-            var headers = HTTPHeaders([("Content-Type", "application/ocsp-response"), ("Content-Length", String(reply.body.count))])
+            var headers = HTTPHeaders([("Content-Type", contentType), ("Content-Length", String(reply.body.count))])
             if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(
-                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers))),
-                promise: nil)
-            var buffer = context.channel.allocator.buffer(capacity: reply.body.count)
-            buffer.writeBytes(reply.body)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            let close = !keepAlive
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if close { bound.value.close(promise: nil) }
+            let close = !keepAlive
+            let send = { [reply] in
+                let context = bound.value
+                context.write(
+                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers))),
+                    promise: nil)
+                var buffer = context.channel.allocator.buffer(capacity: reply.body.count)
+                buffer.writeBytes(reply.body)
+                context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                    if close { bound.value.close(promise: nil) }
+                }
+            }
+            if delay > .zero {
+                context.eventLoop.assumeIsolated().scheduleTask(in: delay) { send() }
+            } else {
+                send()
             }
         }
     }

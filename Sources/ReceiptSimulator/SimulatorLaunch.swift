@@ -33,6 +33,22 @@ public struct SimulatorLaunch: Sendable {
     public var apiRootOut: String?
     public var pki: SimulatorPKIFolder?
     public var sending: Sending?
+    /// An OCSP responder for the test PKI (made at start, its URL in the leaf's and the
+    /// intermediate's certificates), or nil: certificates without OCSP, as before.
+    public var ocsp: OCSP?
+
+    /// How the simulator's OCSP responder starts; `POST <url>/control` changes it later.
+    public struct OCSP: Sendable {
+        /// `leaf` or `intermediate`: revoked from the start.
+        public var revoke: [String]
+        public var behaviour: OCSPResponder.Behaviour
+        /// Milliseconds every answer waits.
+        public var latency: Int
+
+        public init(revoke: [String] = [], behaviour: OCSPResponder.Behaviour = .answering, latency: Int = 0) {
+            (self.revoke, self.behaviour, self.latency) = (revoke, behaviour, latency)
+        }
+    }
 
     /// `--send-notifications` and its settings.
     public struct Sending: Sendable {
@@ -69,6 +85,16 @@ public struct SimulatorLaunch: Sendable {
         if !(0...1).contains(faultRate) { throw SimulatorLaunchError("--fault-rate must be between 0 and 1.") }
         if !(0...1).contains(apiFaultRate) { throw SimulatorLaunchError("--api-fault-rate must be between 0 and 1.") }
         if latency < 0 { throw SimulatorLaunchError("--latency must not be negative.") }
+        if let ocsp {
+            if pki != nil {
+                throw SimulatorLaunchError(
+                    "--ocsp makes a test PKI at start whose CAs sign the answers; a --pki folder keeps no CA keys. Leave out one of them.")
+            }
+            if let name = ocsp.revoke.first(where: { !["leaf", "intermediate"].contains($0) }) {
+                throw SimulatorLaunchError("--ocsp-revoke takes leaf or intermediate, not \(name).")
+            }
+            if !(0...600_000).contains(ocsp.latency) { throw SimulatorLaunchError("--ocsp-latency must be 0 to 600000 ms.") }
+        }
         if !(0...86_400).contains(massExtensionDelay) { throw SimulatorLaunchError("--mass-extension-delay must be 0 to 86400 seconds.") }
         guard let sending else { return }
         if !sending.rate.isFinite || sending.rate < 0 {
@@ -92,6 +118,30 @@ public struct SimulatorLaunch: Sendable {
     /// Serves until SIGINT or SIGTERM (or, with `exitWhenSent`, until every notification is
     /// acknowledged or has failed after its retries).
     public func run() async throws {
+        guard let ocsp else { return try await serve(pki?.pki, ocsp: nil) }
+        // The responder first: its URL goes into the PKI's certificates.
+        let server = try await OCSPResponderServer.start()
+        do {
+            let made: AppleTestPKI
+            do throws(ServerAPISimulatorError) {
+                made = try AppleTestPKI(ocspURL: server.url)
+            } catch {
+                throw SimulatorLaunchError(error.reason)
+            }
+            server.responder.serve(made)
+            server.responder.set(ocsp.behaviour)
+            server.responder.set(latency: .milliseconds(Int64(ocsp.latency)))
+            for name in ocsp.revoke { server.responder.revoke(named: name, at: Date()) }
+            try await serve(made, ocsp: server)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try? await server.stop()
+    }
+
+    /// Serves with `testPKI` (nil: one made now) and its OCSP responder, if any.
+    private func serve(_ testPKI: AppleTestPKI?, ocsp responder: OCSPResponderServer?) async throws {
         let api: ServerAPIService
         do throws(ServerAPISimulatorError) {
             let publicKey =
@@ -104,7 +154,7 @@ public struct SimulatorLaunch: Sendable {
             let data = try apiDataFile.map { file throws(ServerAPISimulatorError) in try ServerAPIData.load(file: file) }
             var configuration = ServerAPIConfiguration(
                 host: host, port: port, latency: latency / 1000, faultRate: apiFaultRate, seed: seed, data: data, publicKey: publicKey,
-                pki: pki?.pki, massExtensionDelay: massExtensionDelay)
+                pki: testPKI, massExtensionDelay: massExtensionDelay)
             configuration.keyID = apiKeyID
             api = try ServerAPIService(configuration)
         } catch {
@@ -140,7 +190,7 @@ public struct SimulatorLaunch: Sendable {
             await sender?.shutdown()
             throw error
         }
-        Standard.output(banner(simulator, api))
+        Standard.output(banner(simulator, api, ocsp: responder))
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let live { group.addTask { await live.run() } }
@@ -163,7 +213,7 @@ public struct SimulatorLaunch: Sendable {
     }
 
     /// What is served where, with which checks.
-    func banner(_ simulator: VerifyReceiptSimulator, _ api: ServerAPIService) -> String {
+    func banner(_ simulator: VerifyReceiptSimulator, _ api: ServerAPIService, ocsp: OCSPResponderServer? = nil) -> String {
         let tokens =
             apiKeyFile != nil
             ? "checked against --api-key-file" : pki.map { "checked against \($0.apiKeyPath)" } ?? "signature not checked (no --api-key-file)"
@@ -176,6 +226,7 @@ public struct SimulatorLaunch: Sendable {
             App Store Server API production: \(simulator.apiProductionURL)
             App Store Server API sandbox:    \(simulator.apiSandboxURL)
             API data: \(apiDataFile ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(tokens), fault rate \(apiFaultRate)\(rootNote)
+            \(ocsp.map { "OCSP responder: \($0.url) (\($0.responder.summary)); change it with POST http://127.0.0.1:\($0.port)/control?mode=down|try-later|silent|answering, ?revoke=leaf|intermediate, ?latency-ms=N\n" } ?? "")
 
             """
     }

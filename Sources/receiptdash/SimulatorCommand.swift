@@ -50,6 +50,13 @@ struct Simulator: AsyncParsableCommand {
             checked), or plain http on a loopback address. Once every retry is over, a summary line \
             is printed (sent, acknowledged, failed after retries, rate, p50/p99 latency) and the \
             simulator keeps serving until SIGINT or SIGTERM, or exits with --exit-when-sent.
+
+            --ocsp serves OCSP for the test PKI made at start, as Apple's CAs do: its leaf and \
+            intermediate carry the responder's URL, the intermediate signs answers about the leaf \
+            and the root answers about the intermediate, so inspect, lookup, receive and dash \
+            with --online-checks ask it. --ocsp-revoke, --ocsp-mode and --ocsp-latency set how it \
+            starts; POST <responder>/control?mode=try-later (or revoke=leaf, latency-ms=2000) \
+            changes it while it serves. The banner prints both URLs.
             """
     )
 
@@ -133,6 +140,24 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds an attempt may take before it counts as TIMED_OUT.", valueName: "seconds"))
     var notificationTimeout: Double = 10
 
+    @Flag(
+        name: .long,
+        help: "Serve OCSP for the test PKI: its leaf and intermediate name the responder, so --online-checks asks it. Not with --pki.")
+    var ocsp = false
+
+    @Option(name: .long, help: ArgumentHelp("With --ocsp: answer that this certificate is revoked (repeatable).", valueName: "leaf|intermediate"))
+    var ocspRevoke: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --ocsp: how the responder starts: answering, down (503), try-later, silent (never answers), oversized, other-certificate or wrong-key.",
+            valueName: "mode"))
+    var ocspMode: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --ocsp: every OCSP answer waits this long (a slow responder).", valueName: "ms"))
+    var ocspLatency: Int?
+
     @Flag(name: .long, help: "Exit once every notification is acknowledged or has failed after its retries.")
     var exitWhenSent = false
 
@@ -152,6 +177,14 @@ struct Simulator: AsyncParsableCommand {
             ].filter(\.1).map(\.0)
             if let first = given.first { throw ValidationError("\(first) only works with --send-notifications URL.") }
         }
+        if ocsp, pki != nil {
+            throw ValidationError(
+                "--ocsp makes a test PKI at start whose CAs sign the answers; a --pki folder keeps no CA keys. Leave out one of them.")
+        }
+        if !ocsp {
+            let given = [("--ocsp-revoke", !ocspRevoke.isEmpty), ("--ocsp-mode", ocspMode != nil), ("--ocsp-latency", ocspLatency != nil)]
+            if let first = given.first(where: \.1) { throw ValidationError("\(first.0) only works with --ocsp.") }
+        }
         let launch = try launch()
         do {
             try launch.check()
@@ -168,6 +201,13 @@ struct Simulator: AsyncParsableCommand {
         (launch.faultRate, launch.apiFaultRate, launch.massExtensionDelay) = (faultRate, apiFaultRate, massExtensionDelay)
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
         launch.apiKeyID = apiKeyId
+        if ocsp {
+            let modes = OCSPResponder.Behaviour.allCases.map(\.rawValue)
+            guard let behaviour = OCSPResponder.Behaviour(rawValue: ocspMode ?? "answering") else {
+                throw ValidationError("--ocsp-mode takes one of \(modes.joined(separator: ", ")), not \(ocspMode ?? "").")
+            }
+            launch.ocsp = SimulatorLaunch.OCSP(revoke: ocspRevoke, behaviour: behaviour, latency: ocspLatency ?? 0)
+        }
         let schedule: RetrySchedule
         do {
             schedule = try retrySchedule.map { text throws(NotificationSenderError) in try RetrySchedule(parsing: text) } ?? .apple

@@ -32,6 +32,12 @@ import Testing
 
     /// Starts `simulator --port 0` with the API and returns it with its API base URLs.
     func startSimulator(_ extra: [String]) throws -> (Process, String, String) {
+        let (process, production, sandbox, _) = try startSimulatorWithBanner(extra)
+        return (process, production, sandbox)
+    }
+
+    /// ``startSimulator(_:)`` with the banner the simulator printed.
+    func startSimulatorWithBanner(_ extra: [String]) throws -> (Process, String, String, String) {
         let process = Process()
         process.executableURL = InspectCommandTests.binary
         process.arguments = ["simulator", "--port", "0"] + extra
@@ -41,7 +47,7 @@ import Testing
         try process.run()
         var text = ""
         let handle = out.fileHandleForReading
-        while !text.contains("API data:") {
+        while !(text.contains("API data:") && (!extra.contains("--ocsp") || text.contains("OCSP responder:")) && text.hasSuffix("\n")) {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
@@ -49,7 +55,7 @@ import Testing
         func url(_ label: String) -> String {
             text.split(separator: "\n").first { $0.hasPrefix(label) }.map { String($0.split(separator: " ").last ?? "") } ?? ""
         }
-        return (process, url("App Store Server API production:"), url("App Store Server API sandbox:"))
+        return (process, url("App Store Server API production:"), url("App Store Server API sandbox:"), text)
     }
 
     func lookup(_ workspace: Workspace, _ urls: (String, String), bundle: String = "com.example.receiptdash", _ arguments: [String])

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ReceiptCore
 import ReceiptSimulator
 @testable import receiptdash
@@ -42,5 +45,81 @@ import Testing
         #expect(steps.last?["outcome"] as? String == "skipped")
         #expect(server.responder.requestCount == 0)
         try await server.stop()
+    }
+}
+
+/// `simulator --ocsp` and `lookup --online-checks` as processes, as a support engineer's demo
+/// runs them: the simulator's responder revokes a certificate or answers `tryLater`, and every
+/// transaction the look-up reads says so, by code.
+@Suite struct SimulatorOCSPLookupTests {
+    let lookups = LookupCommandTests()
+
+    /// The online-check step of each transaction's trust: (verdict, retryable, code, certificate).
+    static func onlineSteps(_ json: [String: Any]) -> [String] {
+        LookupCommandTests.transactions(json).map { row in
+            let trust = row["trust"] as? [String: Any] ?? [:]
+            let step = (trust["steps"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "online check" }
+            let details = step?["details"] as? [String: Any] ?? [:]
+            return [
+                trust["verdict"] as? String ?? "-", "\(trust["retryable"] as? Bool ?? false)", step?["code"] as? String ?? "-",
+                details["certificate"] as? String ?? "-", details["revocation_reason"] as? String ?? "-",
+            ].joined(separator: " ")
+        }
+    }
+
+    /// POSTs `query` to the responder's control URL printed in the banner; its answer.
+    static func control(_ banner: String, _ query: String) async throws -> (Int, String) {
+        let base = try #require(banner.split(separator: " ").first { $0.hasSuffix("/control?mode=down|try-later|silent|answering,") })
+        let url = try #require(URL(string: String(base.prefix { $0 != "?" }) + "?" + query))
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func aRevokedLeafThenTryLaterThroughTheSimulatorsResponder() async throws {
+        let workspace = try LookupCommandTests.Workspace()
+        let (simulator, production, sandbox, banner) = try lookups.startSimulatorWithBanner([
+            "--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile, "--ocsp", "--ocsp-revoke", "leaf",
+        ])
+        defer { simulator.terminate() }
+        #expect(banner.contains("(mode answering, latency 0 ms, revoked: leaf)"))
+
+        let arguments = ["--transaction-id", "2000000900000001", "--format", "json", "--root-ca", workspace.rootFile]
+        // Offline, the simulator's chain is test data; online, its leaf is revoked.
+        let offline = try lookups.lookup(workspace, (production, sandbox), arguments)
+        #expect(Self.onlineSteps(try #require(offline.json as? [String: Any])) == Array(repeating: "test false - - -", count: 5))
+        let revoked = try lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        #expect(
+            Self.onlineSteps(try #require(revoked.json as? [String: Any]))
+                == Array(repeating: "invalid false ocsp-revoked leaf keyCompromise", count: 5))
+
+        // The responder goes tryLater while it serves: retryable, never valid or invalid.
+        #expect(try await Self.control(banner, "mode=try-later") == (200, "mode try-later, latency 0 ms, revoked: leaf\n"))
+        let later = try lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
+        #expect(
+            Self.onlineSteps(try #require(later.json as? [String: Any]))
+                == Array(repeating: "unverifiable true ocsp-try-later leaf -", count: 5))
+
+        // A setting it does not know changes nothing.
+        let (status, answer) = try await Self.control(banner, "mode=sideways&revoke=intermediate")
+        #expect(status == 400)
+        #expect(answer.hasPrefix("unknown setting mode=sideways"))
+        #expect(try await Self.control(banner, "") == (200, "mode try-later, latency 0 ms, revoked: leaf\n"))
+    }
+
+    @Test func ocspSettingsNeedOCSPAndItsOwnPKI() throws {
+        let cli = InspectCommandTests()
+        let alone = try cli.run(["simulator", "--ocsp-revoke", "leaf"])
+        #expect(alone.status == 64)
+        #expect(alone.stderr.contains("--ocsp-revoke only works with --ocsp."))
+        let mode = try cli.run(["simulator", "--ocsp", "--ocsp-mode", "sideways"])
+        #expect(mode.status == 64)
+        #expect(mode.stderr.contains("--ocsp-mode takes one of answering, down, try-later, silent, oversized, other-certificate, wrong-key"))
+        let folder = NSTemporaryDirectory() + "ocsp-pki-\(UUID().uuidString)"
+        let withFolder = try cli.run(["simulator", "--ocsp", "--pki", folder])
+        #expect(withFolder.status == 64)
+        #expect(withFolder.stderr.contains("a --pki folder keeps no CA keys"))
     }
 }
