@@ -181,6 +181,9 @@ import Testing
         ("revocationReason", [.integer(0), .integer(1)], .integer(2), PurchaseField.cancellationReason),
         ("offerDiscountType", [.string("FREE_TRIAL"), .string("PAY_AS_YOU_GO"), .string("PAY_UP_FRONT"), .string("ONE_TIME")], .string("HALF_OFF"), PurchaseField.offerDiscountType),
         ("revocationType", [.string("REFUND_FULL"), .string("REFUND_PRORATED"), .string("FAMILY_REVOKE")], .string("REFUND_SOME"), PurchaseField.revocationType),
+        ("inAppOwnershipType", [.string("PURCHASED"), .string("FAMILY_SHARED")], .string("BORROWED"), PurchaseField.inAppOwnershipType),
+        ("transactionReason", [.string("PURCHASE"), .string("RENEWAL")], .string("GIFT"), PurchaseField.transactionReason),
+        ("environment", [.string("Production"), .string("Sandbox"), .string("Xcode"), .string("LocalTesting")], .string("Staging"), PurchaseField.environment),
     ])
     func everyDefinedValueHasItsMeaningAndAnotherIsNotDefined(_ key: String, _ defined: [JSONValue], _ undefined: JSONValue, _ field: PurchaseField) throws {
         for value in defined + [undefined] {

@@ -39,7 +39,7 @@ import Testing
         #expect(request.consumptionNote(now: signed.addingTimeInterval(3 * 3600)) == "refund asked (unintended purchase): answer within 9 h")
         #expect(request.consumptionNote(now: signed.addingTimeInterval(11.5 * 3600)) == "refund asked (unintended purchase): answer within 1 h")
         #expect(request.consumptionNote(now: signed.addingTimeInterval(12 * 3600)) == "refund asked (unintended purchase): the 12 h to answer have passed")
-        #expect(row("CONSUMPTION_REQUEST", reason: "LEGAL_HOLD", signed: signed).consumptionNote(now: signed) == "refund asked (LEGAL_HOLD): answer within 12 h")
+        #expect(row("CONSUMPTION_REQUEST", reason: "LEGAL_HOLD", signed: signed).consumptionNote(now: signed) == "refund asked (LEGAL_HOLD, not defined by Apple): answer within 12 h")
         #expect(row("CONSUMPTION_REQUEST", reason: nil, signed: nil).consumptionNote(now: signed) == "refund asked (no reason given)")
         #expect(row("DID_RENEW", reason: nil, signed: signed).consumptionNote(now: signed) == nil)
     }

@@ -119,4 +119,35 @@ import Testing
         let decoded = try JSONDecoder().decode(StatusResponse.LastTransaction.self, from: Data(#"{"originalTransactionId":"1","status":6}"#.utf8))
         #expect(decoded.subscriptionStatus == SubscriptionAPIStatus(rawValue: 6))
     }
+
+    /// priceIncreaseStatus: 0 and 1 are said in words; 2 is kept and said not to be Apple's.
+    @Test(arguments: [
+        (0, "price_increase_status 0 (the customer has not answered the price increase)"),
+        (1, "price_increase_status 1 (the customer agreed to the price increase, or was told of it without needing to agree)"),
+        (2, "price_increase_status 2 (not defined by Apple)"),
+    ])
+    func priceIncreaseStatusIsSaidAsSent(_ status: Int, _ text: String) throws {
+        var payload = Self.renewal(.integer(1))
+        payload["priceIncreaseStatus"] = .integer(Int64(status))
+        let decoded = try ReceiptDecoder().decode(text: try Payloads.sign(payload))
+        let renewal = try #require(InspectJSON.object(for: decoded).object?["pending_renewal_info"]?.array?.first?.object)
+        #expect(renewal["price_increase_status"] == .integer(Int64(status)))
+        #expect(TextSummary.render(decoded).contains(text), "\(TextSummary.render(decoded))")
+    }
+
+    /// An environment or an original platform Apple does not define is shown as sent, and said
+    /// so; Apple's own are shown as they are.
+    @Test func anUndefinedEnvironmentAndPlatformAreSaidToBeUndefined() throws {
+        var app = ConformanceTests.appTransaction
+        app["receiptType"] = .string("Staging")
+        app["originalPlatform"] = .string("Android")
+        let text = TextSummary.render(try ReceiptDecoder().decode(text: try Payloads.sign(app)))
+        #expect(text.contains("Environment     Staging (not defined by Apple)\n"), "\(text)")
+        #expect(text.contains("Platform        Android (not defined by Apple)\n"), "\(text)")
+        app["receiptType"] = .string("Sandbox")
+        app["originalPlatform"] = .string("visionOS")
+        let known = TextSummary.render(try ReceiptDecoder().decode(text: try Payloads.sign(app)))
+        #expect(known.contains("Environment     Sandbox\n"), "\(known)")
+        #expect(known.contains("Platform        visionOS\n"), "\(known)")
+    }
 }

@@ -388,7 +388,7 @@ struct Analyzer {
         }
         if let status = notificationStatus[original] {
             let names = [1: "active", 2: "expired", 3: "billing retry", 4: "grace period", 5: "revoked"]
-            evidence.append("notification status \(status) (\(names[status] ?? "undocumented"))")
+            evidence.append("notification status \(status) (\(names[status] ?? AppleValue.notDefined))")
         }
         if state == .inGracePeriod, let start = expires, let end = renewal?.gracePeriodExpiresDate {
             periods.append(.init(start: start, end: end, kind: .grace, productID: latest?.productID, transactionID: nil))

@@ -155,12 +155,13 @@ public final class PurchaseField: Sendable {
         jws: "subscriptionGroupIdentifier")
     public static let inAppOwnershipType = PurchaseField(
         "in_app_ownership_type", .text(\.inAppOwnershipType), receipt: "in_app_ownership_type",
-        jws: "inAppOwnershipType")
+        jws: "inAppOwnershipType", explainText: { DefinedValues.meaning($0, in: DefinedValues.ownership) })
     public static let appAccountToken = PurchaseField(
         "app_account_token", .text(\.appAccountToken), receipt: "app_account_token", jws: "appAccountToken")
     public static let bundleID = PurchaseField("bid", .text(\.bundleID), receipt: "bid", jws: "bundleId")
     public static let bundleVersion = PurchaseField("bvrs", .text(\.bundleVersion), receipt: "bvrs")
-    public static let environment = PurchaseField("environment", .text(\.environment), jws: "environment")
+    public static let environment = PurchaseField(
+        "environment", .text(\.environment), jws: "environment", explainText: { DefinedValues.meaning($0, in: DefinedValues.environment) })
     public static let offerType = PurchaseField(
         "offer_type", .integer(\.offerType), jws: "offerType", explain: { OfferWords.type($0) })
     public static let offerIdentifier = PurchaseField(
@@ -184,7 +185,8 @@ public final class PurchaseField: Sendable {
     public static let advancedCommerceInfo = PurchaseField(
         "advanced_commerce_info", .json(\.advancedCommerceInfo), jws: "advancedCommerceInfo")
     public static let transactionReason = PurchaseField(
-        "transaction_reason", .text(\.transactionReason), jws: "transactionReason")
+        "transaction_reason", .text(\.transactionReason), jws: "transactionReason",
+        explainText: { DefinedValues.meaning($0, in: DefinedValues.transactionReason) })
     public static let storefront = PurchaseField("storefront", .text(\.storefront), jws: "storefront")
     public static let storefrontID = PurchaseField("storefront_id", .text(\.storefrontID), jws: "storefrontId")
     public static let currency = PurchaseField("currency", .text(\.currency), jws: "currency")

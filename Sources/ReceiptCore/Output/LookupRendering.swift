@@ -186,7 +186,7 @@ public enum LookupText {
             var facts: [String] = []
             if let date = app.originalPurchaseDate { facts.append("first downloaded \(day(date))") }
             if let version = app.originalApplicationVersion { facts.append("version \(SafeText.escaped(version))") }
-            if let platform = app.originalPlatform { facts.append("on \(SafeText.escaped(platform))") }
+            if let platform = app.originalPlatform { facts.append("on \(SafeText.escaped(DefinedValues.shown(platform, in: DefinedValues.platform)))") }
             lines.append(
                 "App transaction \(SafeText.escaped(app.appTransactionID ?? "?")): " + facts.joined(separator: ", ")
                     + " (trust: \(item.trust.verdict.rawValue))")

@@ -50,11 +50,8 @@ public struct NotificationRow: Sendable, Hashable {
     /// asked (unintended purchase): answer within 9 h (c)`; nil for other types.
     public func consumptionNote(now: Date) -> String? {
         guard notificationType == "CONSUMPTION_REQUEST" else { return nil }
-        let reasons = [
-            "UNINTENDED_PURCHASE": "unintended purchase", "FULFILLMENT_ISSUE": "not delivered", "UNSATISFIED_WITH_PURCHASE": "unsatisfied",
-            "LEGAL": "legal", "OTHER": "other",
-        ]
-        let reason = consumptionRequestReason.map { reasons[$0] ?? $0 } ?? "no reason given"
+        let reasons = DefinedValues.consumptionRequestReason
+        let reason = consumptionRequestReason.map { reasons[$0] ?? "\($0), \(AppleValue.notDefined)" } ?? "no reason given"
         guard let signed = signedDate else { return "refund asked (\(reason))" }
         let left = signed.addingTimeInterval(Self.consumptionAnswerWindow).timeIntervalSince(now)
         guard left > 0 else { return "refund asked (\(reason)): the 12 h to answer have passed" }

@@ -26,6 +26,7 @@ public enum TextSummary {
         row("Format", format)
         var environment = input.environment?.rawValue ?? input.rawEnvironment
         if let raw = input.rawEnvironment, raw != environment { environment = (environment ?? "?") + " (\(raw))" }
+        if input.environment == nil, let raw = input.rawEnvironment { environment = "\(raw) (\(AppleValue.notDefined))" }
         row("Environment", environment)
         if let status = input.status {
             let explained = AppleStatus.explain(status, isRetryable: input.isRetryable)
@@ -51,7 +52,7 @@ public enum TextSummary {
             row("First bought", r.originalPurchaseDate.map(AppleDate.iso8601))
             row("Expires", r.expirationDate.map(AppleDate.iso8601))
             row("Requested", r.requestDate.map(AppleDate.iso8601))
-            row("Platform", r.originalPlatform)
+            row("Platform", r.originalPlatform.map { DefinedValues.shown($0, in: DefinedValues.platform) })
             if !r.unknownAttributes.isEmpty {
                 row("Other fields", r.unknownAttributes.map { "\($0.type)" }.joined(separator: ", ") + " (raw, see --format json)")
             }
@@ -91,6 +92,7 @@ public enum TextSummary {
                 if let intent = r.expirationIntent {
                     parts.append("expiration_intent \(intent) (\(ExpirationIntent.explain(intent)))")
                 }
+                if let price = r.priceIncreaseStatus { parts.append("price_increase_status \(price) (\(DefinedValues.priceIncrease(price)))") }
                 if r.isInBillingRetryPeriod == true { parts.append("in billing retry") }
                 if let grace = r.gracePeriodExpiresDate { parts.append("grace until \(AppleDate.iso8601(grace))") }
                 lines.append(indent + "  " + SafeText.escaped(parts.joined(separator: ", ")))
