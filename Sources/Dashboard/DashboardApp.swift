@@ -38,25 +38,60 @@ public enum DashboardApp {
         let inbox = EventInbox<OnlineEvent>()
         let lookups = EventInbox<LookupReport>()
         let replies = EventInbox<ActionReply>()
-        var tasks: [Task<Void, Never>] = []
-        defer { tasks.forEach { $0.cancel() } }
-        /// A look-up in the background; its progress and answer come back through `lookups`.
-        func startLookUp(_ query: LookupQuery, with lookup: any CustomerLookingUp) {
-            lookups.begin()
-            tasks.append(Task.detached {
-                let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
-                lookups.post(.finished(result))
-                lookups.end()
-            })
+        // Writes in a group of their own that quitting waits for, never cancels: a write Apple
+        // may have taken is recorded before the run returns (and the caller closes the store).
+        // Verifications and look-ups in a group quitting cancels, then waits for. Both groups'
+        // tasks run on the shared pool, not on the loop's thread, which blocks reading keys.
+        await withDiscardingTaskGroup { writes in
+            await withDiscardingTaskGroup { background in
+                defer { background.cancelAll() }
+                /// A look-up in the background; its progress and answer come back through `lookups`.
+                func startLookUp(_ query: LookupQuery, with lookup: any CustomerLookingUp) {
+                    lookups.begin()
+                    background.addTask(executorPreference: globalConcurrentExecutor) {
+                        let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
+                        lookups.post(.finished(result))
+                        lookups.end()
+                    }
+                }
+                /// A write in the background; its answer comes back through `replies`.
+                func act(_ write: @escaping @Sendable () async -> ActionReply) {
+                    replies.begin()
+                    writes.addTask(executorPreference: globalConcurrentExecutor) {
+                        replies.post(await write())
+                        replies.end()
+                    }
+                }
+                func verify(_ requests: [OnlineRequest], with verifier: any OnlineVerifying) {
+                    inbox.begin()
+                    background.addTask(executorPreference: globalConcurrentExecutor) {
+                        await verifier.verify(requests) { inbox.post($0) }
+                        inbox.end()
+                    }
+                }
+                await loop(
+                    &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
+                    feed: feed, lookup: lookup, notifications: notifications, acting: acting,
+                    inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:with:))
+            }
+            let unanswered = replies.active
+            if unanswered > 0 {
+                state.message = ("quitting once \(unanswered == 1 ? "the write" : "\(unanswered) writes") sent to Apple \(unanswered == 1 ? "is" : "are") answered and recorded", .warning)
+                backend.draw(DashboardView.render(state, width: state.width, height: state.height))
+            }
         }
-        /// A write in the background; its answer comes back through `replies`.
-        func act(_ write: @escaping @Sendable () async -> ActionReply) {
-            replies.begin()
-            tasks.append(Task.detached {
-                replies.post(await write())
-                replies.end()
-            })
-        }
+    }
+
+    /// The loop itself: until `q` or the end of input.
+    private static func loop(
+        _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
+        verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,
+        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?,
+        inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
+        startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
+        verify: ([OnlineRequest], any OnlineVerifying) -> Void
+    ) async {
+        let (inbox, lookups, replies) = inboxes
         // Items are only ever appended: each pass offers the audit store only those added since.
         var offeredToAudit = 0
         while true {
@@ -71,7 +106,7 @@ public enum DashboardApp {
             for reply in replies.drain() {
                 // A taken extension or token asks the look-up again, so the change shows.
                 for case .lookUp(let query) in state.apply(reply.answer, lookingUpAgain: reply.lookUpAgain) {
-                    if let lookup { startLookUp(query, with: lookup) }
+                    if let lookup { startLookUp(query, lookup) }
                 }
             }
             if let notifications { state.apply(await notifications.poll(), at: state.wallClock) }
@@ -103,17 +138,13 @@ public enum DashboardApp {
                     state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }
-                    inbox.begin()
-                    tasks.append(Task.detached {
-                        await verifier.verify(requests) { inbox.post($0) }
-                        inbox.end()
-                    })
+                    verify(requests, verifier)
                 case .lookUp(let query):
                     guard let lookup else {
                         state.lookupsRunning.remove(query)
                         continue
                     }
-                    startLookUp(query, with: lookup)
+                    startLookUp(query, lookup)
                 case .extend(let order):
                     guard let acting else { continue }
                     act { ActionReply(answer: await acting.extend(order), lookUpAgain: order.query) }

@@ -103,4 +103,62 @@ import TerminalUI
         #expect(terminal.frames.count == 1)
         #expect(terminal.waits == [500])
     }
+
+    /// A write whose answer comes only once `q` was pressed: the run returns after the write is
+    /// answered and recorded, never before (the executable closes the audit store next).
+    final class GatedActing: CustomerActing {
+        let gate = AsyncStream<Void>.makeStream()
+        /// The audit rows written, by request id (what the live adapter records after the answer).
+        let recorded = Mutex<[String]>([])
+
+        func extend(_ order: ExtendOrder) async -> ActionAnswer {
+            for await _ in gate.stream { break }
+            recorded.withLock { $0.append(order.requestID) }
+            return ActionAnswer(ok: true, line: "extended \(order.originalTransactionID)")
+        }
+        func consume(_ order: ConsumptionOrder) async -> ActionAnswer { ActionAnswer(ok: false, line: "not asked") }
+        func setToken(_ order: TokenOrder) async -> ActionAnswer { ActionAnswer(ok: false, line: "not asked") }
+    }
+
+    /// Hands out `y` (send) and `q`; Apple's answer to the write is let through only once the
+    /// screen says the dashboard is waiting for it, after `q`.
+    final class QuittingTerminal: TerminalBackend {
+        var keys: [KeyEvent] = [.character("y"), .character("q")]
+        let acting: GatedActing
+        var frames: [String] = []
+        let size: (width: Int, height: Int) = (120, 40)
+
+        init(acting: GatedActing) { self.acting = acting }
+
+        func draw(_ buffer: ScreenBuffer) {
+            frames.append(buffer.text)
+            if buffer.text.contains("quitting once the write sent to Apple is answered and recorded") { acting.gate.continuation.yield() }
+        }
+        func sendRaw(_ sequence: String) {}
+        func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? { keys.isEmpty ? nil : keys.removeFirst() }
+    }
+
+    @Test func quittingRightAfterAWriteWaitsForItsRecord() async throws {
+        let acting = GatedActing()
+        let terminal = QuittingTerminal(acting: acting)
+        var state = DashboardState(now: DashboardTests.now)
+        var form = ExtendForm(
+            originalTransactionID: "2000000900000001", productID: "pro.monthly", expires: nil, environment: .sandbox,
+            query: .transactionID("2000000900000001"), requestID: "6d1c9f3e-0000-4000-8000-000000000001")
+        (form.days, form.confirming) = ("3", true)
+        state.mode = .extendForm(form)
+        let ui = SingleThreadExecutor(name: "quit-after-write-test")
+        await withTaskExecutorPreference(ui) {
+            await DashboardApp.run(&state, backend: terminal, environment: Self.env, lookup: PreparedLookupStub(), acting: acting)
+        }
+        #expect(acting.recorded.withLock { $0 } == ["6d1c9f3e-0000-4000-8000-000000000001"])
+        #expect(terminal.frames.last?.contains("quitting once the write sent to Apple is answered and recorded") == true)
+    }
+
+    /// A look-up that answers nothing: the loop needs one for writes to be allowed.
+    struct PreparedLookupStub: CustomerLookingUp {
+        func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
+            CustomerLookupResult(query: query, at: DashboardTests.now, environment: .sandbox)
+        }
+    }
 }
