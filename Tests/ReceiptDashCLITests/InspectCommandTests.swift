@@ -7,42 +7,12 @@ import Testing
         .deletingLastPathComponent()
     static let fixtures = packageRoot.appendingPathComponent("Tests/ReceiptCoreTests/Fixtures")
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
-    }
+    typealias Run = CLIRunner.Run
 
-    static var binary: URL {
-        // The test bundle sits in the products folder next to the executable.
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("receiptdash").path) {
-            dir.deleteLastPathComponent()
-        }
-        return dir.appendingPathComponent("receiptdash")
-    }
+    static var binary: URL { CLIRunner.binary }
 
     func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        try CLIRunner.run(arguments, stdin: stdin, currentDirectory: currentDirectory)
     }
 
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
