@@ -43,14 +43,14 @@ import Testing
         }
 
         func run(_ arguments: [String], environment: [String: String] = [:]) throws -> InspectCommandTests.Run {
-            try IssueTwentyFourTests.run(
+            try NewUserCommandTests.run(
                 arguments + api, environment: environment.merging(["XDG_CONFIG_HOME": folder.path]) { a, _ in a },
                 removing: ["RECEIPTDASH_READ_ONLY"])
         }
 
         /// A command that takes no API options (`history`).
         func plain(_ arguments: [String]) throws -> InspectCommandTests.Run {
-            try IssueTwentyFourTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
+            try NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
         }
 
         /// `history --actions --format json`'s rows, newest first.
@@ -65,7 +65,7 @@ import Testing
 
     /// The binary with exactly `arguments` (no API options added), in `folder`'s config home.
     static func runRaw(_ arguments: [String], folder: URL) throws -> InspectCommandTests.Run {
-        try IssueTwentyFourTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path], removing: ["RECEIPTDASH_READ_ONLY"])
+        try NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path], removing: ["RECEIPTDASH_READ_ONLY"])
     }
 
     @Test func aDryRunPrintsTheRequestAndSendsNothing() async throws {

@@ -20,10 +20,17 @@ enum CLIRunner {
         return dir.appendingPathComponent("receiptdash")
     }
 
-    static func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil) throws -> Run {
+    /// - Parameters:
+    ///   - environment: the process's whole environment; nil: this process's.
+    ///   - executable: another binary than the built one (an installed copy).
+    static func run(
+        _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil, currentDirectory: URL? = nil,
+        executable: URL? = nil
+    ) throws -> Run {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let out = Pipe()
         let err = Pipe()

@@ -15,7 +15,7 @@ import Testing
     /// Runs `command` through `sh` with only `bin` (holding a `receiptdash` symlink) on `PATH`,
     /// as a user who installed it by linking it into `~/bin` does.
     func shell(_ command: String, bin: URL, in folder: URL) throws -> InspectCommandTests.Run {
-        try IssueTwentyFourTests.run(
+        try NewUserCommandTests.run(
             ["-c", command], environment: ["PATH": bin.path + ":/usr/bin:/bin", "HOME": folder.path, "TERM": "xterm"], inheriting: false,
             currentDirectory: folder, executable: URL(fileURLWithPath: "/bin/sh"))
     }

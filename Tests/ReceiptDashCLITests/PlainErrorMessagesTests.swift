@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func everyFailurePathIsSaidInWords() throws {
-        let folder = try IssueTwentyFourTests.scratch("plain-errors")
+        let folder = try NewUserCommandTests.scratch("plain-errors")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("a-folder"), withIntermediateDirectories: true)
         try Data("this is not a database, just text that is long enough to be looked at by SQLite\n".utf8)

@@ -9,10 +9,10 @@ import Glibc
 import Darwin
 #endif
 
-/// Issue 18, points 11 and 13, through the binary: JSON output never carries DEL, C1, U+2028/9
+/// Through the binary: JSON output never carries DEL, C1, U+2028/9
 /// or bidi controls raw; the audit database is created owner-only; a readable shared secret
 /// file is warned about; `--send-undecodable` never sends or stores a pasted `password`.
-@Suite struct IssueEighteenHardeningTests {
+@Suite struct ControlCharacterOutputTests {
     let cli = InspectCommandTests()
     let verify = VerifyCommandTests()
 

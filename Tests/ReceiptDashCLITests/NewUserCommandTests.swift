@@ -11,9 +11,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Issue 24: what a new user meets first. Each test reproduces one defect as a user types it,
+/// What a new user meets first. Each test reproduces one defect as a user types it,
 /// from a scratch folder with relative file names.
-@Suite(.timeLimit(.minutes(3))) struct IssueTwentyFourTests {
+@Suite(.timeLimit(.minutes(3))) struct NewUserCommandTests {
     let cli = InspectCommandTests()
 
     /// A fresh folder under the temporary directory.
@@ -39,25 +39,10 @@ import Darwin
         _ arguments: [String], environment: [String: String], removing: [String] = [], inheriting: Bool = true, currentDirectory: URL? = nil,
         executable: URL = InspectCommandTests.binary
     ) throws -> InspectCommandTests.Run {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var env = inheriting ? ProcessInfo.processInfo.environment : [:]
         for name in removing { env[name] = nil }
         env.merge(environment) { _, new in new }
-        process.environment = env
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return .init(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        return try CLIRunner.run(arguments, environment: env, currentDirectory: currentDirectory, executable: executable)
     }
 
     // MARK: (1) --db with a bare file name
