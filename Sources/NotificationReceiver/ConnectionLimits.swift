@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HummingbirdCore
+import Logging
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -195,53 +197,45 @@ final class ConnectionsPerAddress: Sendable {
     func count(_ host: String) -> Int { open.withLock { $0[host, default: 0] } }
 }
 
-/// Admits a connection through ``ConnectionsPerAddress`` when it is set up, closes it when its
-/// address is at the cap, and releases its count when it closes.
-final class AddressLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
+/// A server's child channels behind the per-address cap: a connection from an address at the
+/// cap is reset (SO_LINGER 0, so no FIN exchange or TIME_WAIT is spent on it) and closed before
+/// any of `base`'s pipeline is built, and never reaches the server's task group. Refusing in a
+/// handler of that pipeline instead built each refused connection's HTTP codec, its async
+/// channel and its task first: under 2,000 sockets from one address reconnecting as soon as
+/// they are cut off, that was the receiver's busiest work.
+///
+/// An admitted connection is counted until its channel closes, and reads small: a flood of
+/// pipelined requests is decoded a few KB at a time, so the bound on pipelined requests holds
+/// the socket before megabytes of requests are parsed and queued (a 12 KB notification takes a
+/// few reads). Idle kept-alive connections count, as they hold a slot of `--max-connections`.
+struct AddressCappedChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
 
-    private let connections: ConnectionsPerAddress
-    /// The address counted for this connection, until it is released.
-    private var counted: String?
+    let base: Base
+    let connections: ConnectionsPerAddress
 
-    init(_ connections: ConnectionsPerAddress) {
-        self.connections = connections
-    }
+    /// Why a connection was not set up; the channel is closed already.
+    struct Refused: Error {}
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        guard let host = context.channel.remoteAddress?.ipAddress else { return }
-        let channel = context.channel
-        if connections.admit(host) {
-            counted = host
-            // Small reads, one at a time: a flood of pipelined requests is decoded a few KB at
-            // a time, so the bound on pipelined requests holds the socket before megabytes of
-            // requests are parsed and queued (a 12 KB notification takes a few reads).
-            _ = channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
-            _ = channel.setOption(
-                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 4096, maximum: 16_384))
-        } else {
-            // After the pipeline's set-up (still being built): closed before any byte is read,
-            // with a reset (SO_LINGER 0) so no FIN exchange or TIME_WAIT is spent on it.
-            context.eventLoop.execute {
-                if let socket = channel as? any SocketOptionProvider {
-                    socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
-                } else {
-                    channel.close(promise: nil)
-                }
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        guard let host = channel.remoteAddress?.ipAddress, connections.admit(host) else {
+            // A failed set-up is dropped by the server, which leaves closing to us.
+            if let socket = channel as? any SocketOptionProvider {
+                socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                channel.close(promise: nil)
             }
+            return channel.eventLoop.makeFailedFuture(Refused())
         }
+        let connections = connections
+        channel.closeFuture.whenComplete { _ in connections.release(host) }
+        _ = channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+        _ = channel.setOption(
+            ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 4096, maximum: 16_384))
+        return base.setup(channel: channel, logger: logger)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { release() }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        release()
-        context.fireChannelInactive()
-    }
-
-    private func release() {
-        if let counted { connections.release(counted) }
-        counted = nil
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
     }
 }

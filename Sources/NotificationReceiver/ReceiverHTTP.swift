@@ -199,16 +199,21 @@ extension NotificationReceiver {
         let writeDeadline = TimeAmount(listeners.writeTimeout)
         let pipelined = listeners.maximumPipelinedRequests
         let perAddress = ConnectionsPerAddress(limit: listeners.maximumConnectionsPerAddress)
-        // Each connection's own handlers: the per-address cap first (closed at accept), the
-        // request deadline, the bound on pipelined requests, the deadline on unread answers.
-        let http1 = HTTPServerBuilder.http1(
-            configuration: .init(
-                additionalChannelHandlers: [
-                    AddressLimitHandler(perAddress), RequestDeadlineHandler(deadline: deadline),
-                    PipelineLimitHandler(limit: pipelined), WriteDeadlineHandler(deadline: writeDeadline),
-                ],
-                idleTimeout: TimeAmount(listeners.idleTimeout)))
-        let server: HTTPServerBuilder = try listeners.tls.map { try .tls(http1, tlsConfiguration: $0.configuration) } ?? http1
+        // The per-address cap before anything else (TLS included); then each connection's own
+        // handlers: the request deadline, the bound on pipelined requests, the deadline on
+        // unread answers.
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                RequestDeadlineHandler(deadline: deadline), PipelineLimitHandler(limit: pipelined),
+                WriteDeadlineHandler(deadline: writeDeadline),
+            ],
+            idleTimeout: TimeAmount(listeners.idleTimeout))
+        let tls = listeners.tls?.configuration
+        let server = HTTPServerBuilder { responder -> any ServerChildChannel in
+            let plain = HTTP1Channel(responder: responder, configuration: http1)
+            guard let tls else { return AddressCappedChannel(base: plain, connections: perAddress) }
+            return AddressCappedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), connections: perAddress)
+        }
         let app = Application(
             router: router(),
             server: server,
