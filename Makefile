@@ -103,6 +103,7 @@ dist: stage
 	for f in $(INSTALLED); do install -D -m 644 $(STAGE)/$$f dist/$(DIST)/$$f; done
 	chmod 755 dist/$(DIST)/bin/receiptdash
 	cp README.md dist/$(DIST)/
+	cp -R docs dist/$(DIST)/
 	tar -C dist -czf dist/$(DIST).tar.gz --owner=0 --group=0 --sort=name $(DIST)
 	cd dist && sha256sum $(DIST).tar.gz > $(DIST).tar.gz.sha256
 	rm -rf dist/$(DIST)

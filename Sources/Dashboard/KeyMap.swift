@@ -34,7 +34,7 @@ public enum Pane: String, Sendable, CaseIterable {
 /// One key binding: the keys, what they do, and where the footer shows them.
 public struct KeyBinding: Sendable {
     public var keys: [KeyEvent]
-    /// How the key is written in the footer, the `?` overlay and the README.
+    /// How the key is written in the footer, the `?` overlay and docs/dashboard.md.
     public var label: String
     public var action: Action
     public var description: String
@@ -67,7 +67,7 @@ public struct KeyBinding: Sendable {
 }
 
 /// The one keymap table: it drives key handling, the footer hints, the `?` overlay and the
-/// README's key list (`receiptdash keys`).
+/// key list in docs/dashboard.md (`receiptdash keys`).
 public enum KeyMap {
     public static let bindings: [KeyBinding] = [
         .init(keys: [.up, .character("k")], label: "↑/k", action: .up, description: "move up", footerPanes: [], inFooter: false),
@@ -144,7 +144,7 @@ public enum KeyMap {
         return (first + rest).map { ($0.label, $0.hint) }
     }
 
-    /// The key list as a Markdown table (for the README).
+    /// The key list as a Markdown table (for docs/dashboard.md).
     public static var markdown: String {
         var lines = ["| key | action |", "| --- | --- |"]
         for b in bindings { lines.append("| `\(b.label)` | \(b.description) |") }

@@ -280,7 +280,7 @@ import TerminalUI
             ])
     }
 
-    /// The live signal sits above the Log/Metrics row, full width, as the README says: the
+    /// The live signal sits above the Log/Metrics row, full width, as docs/dashboard.md says: the
     /// receipt panes on top, then Notifications, then the log.
     @Test func theNotificationsBandIsAboveTheLogRow() throws {
         let layout = try #require(DashboardLayout(width: 120, height: 40, notifications: true))

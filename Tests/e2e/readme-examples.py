@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Runs the README's shell examples as a new user pastes them, and checks each does what the
-text beside it says.
+"""Runs the shell examples of the README and of every page in docs/ as a new user pastes them,
+and checks each does what the text beside it says.
 
-    python3 Tests/e2e/readme-examples.py .build/debug/receiptdash [README.md]
+    python3 Tests/e2e/readme-examples.py .build/debug/receiptdash [FILE.md ...]
 
-Where: a scratch copy of the repository's files (what a new user has after cloning), with only
-`receiptdash` (a symlink to the binary given) added to PATH and HOME pointing inside the
-scratch folder, so the default audit database is the example's own. The examples run one after
-another in that one folder, as a user follows the README: a file one example writes is there
-for the next.
+Which: README.md, then every docs/*.md in name order (or the Markdown files given). Each file is
+run on its own, as a new user who opens that page meets it: in a scratch copy of the
+repository's files (what a new user has after cloning), with only `receiptdash` (a symlink to
+the binary given) added to PATH and HOME pointing inside the scratch folder, so the default
+audit database is the file's own. A file's examples run one after another in its folder, as a
+user follows the page: a file one example writes is there for the next, and a page never
+depends on another page's examples. Background jobs a file's examples started are stopped
+before the next file runs.
 
 What is run: every ```sh block followed by marker comments (invisible on GitHub):
 
@@ -24,8 +27,9 @@ What is run: every ```sh block followed by marker comments (invisible on GitHub)
 A ```sh block with none of these must be a synopsis (its lines show `[--option]` or `[ARG]`);
 an example nobody marked fails the run, so a new example cannot go unchecked. Background jobs
 a block starts (`receiptdash simulator … &`) are left running, as in the user's terminal:
-they keep running through the examples after theirs (so two examples that would collide on a
-port, pasted one after the other, fail here too) and are stopped at the end.
+they keep running through the examples after theirs in the same file (so two examples that
+would collide on a port, pasted one after the other, fail here too) and are stopped at the
+end of the file.
 """
 import os
 import re
@@ -112,17 +116,8 @@ def tail(path, lines=15):
         return ""
 
 
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
-        return 64
-    binary = os.path.abspath(sys.argv[1])
-    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    readme = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(repo, "README.md")
-    if not os.access(binary, os.X_OK):
-        print(f"readme-examples: {binary} is not an executable (build it first: swift build)", file=sys.stderr)
-        return 66
-
+def run_file(markdown, label, binary, repo):
+    """Runs one Markdown file's examples in a fresh scratch copy; (examples run, failures)."""
     scratch = tempfile.mkdtemp(prefix="readme-examples-")
     work = os.path.join(scratch, "receiptdash")
     logs = os.path.join(scratch, "logs")
@@ -143,17 +138,17 @@ def main():
     failures = 0
     ran = 0
     running = []  # blocks whose background jobs are still up
-    for number, (line, text, markers) in enumerate(blocks(readme)):
+    for number, (line, text, markers) in enumerate(blocks(markdown)):
         first = text.strip().split("\n")[0]
         kinds = {kind for kind, _ in markers}
         if not markers:
             if SYNOPSIS.search(text):
                 continue
-            print(f"FAIL README.md:{line}: an example with no readme-test marker (check, until or skip): {first}")
+            print(f"FAIL {label}:{line}: an example with no readme-test marker (check, until or skip): {first}")
             failures += 1
             continue
         if "skip" in kinds:
-            print(f"skip README.md:{line}: {first}  ({[v for k, v in markers if k == 'skip'][0]})")
+            print(f"skip {label}:{line}: {first}  ({[v for k, v in markers if k == 'skip'][0]})")
             continue
         ran += 1
         out = os.path.join(logs, f"block-{number}.out")
@@ -199,14 +194,40 @@ def main():
         seconds = time.monotonic() - started
         if problem:
             failures += 1
-            print(f"FAIL README.md:{line}: {first}\n  {problem}\n  exit {status}; stdout ends:\n{tail(out)}\n  stderr ends:\n{tail(err)}")
+            print(f"FAIL {label}:{line}: {first}\n  {problem}\n  exit {status}; stdout ends:\n{tail(out)}\n  stderr ends:\n{tail(err)}")
         else:
-            print(f"ok   README.md:{line}: {first}  ({seconds:.1f} s)")
+            print(f"ok   {label}:{line}: {first}  ({seconds:.1f} s)")
     for process in running:
         stop(process)
-    print(f"readme-examples: {ran} examples run, {failures} failed (scratch folder {scratch})")
+    print(f"{label}: {ran} examples run, {failures} failed (scratch folder {scratch})")
     if failures == 0:
         shutil.rmtree(scratch, ignore_errors=True)
+    return ran, failures
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
+        return 64
+    binary = os.path.abspath(sys.argv[1])
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    if len(sys.argv) > 2:
+        files = [os.path.abspath(name) for name in sys.argv[2:]]
+    else:
+        docs = os.path.join(repo, "docs")
+        pages = sorted(name for name in os.listdir(docs) if name.endswith(".md")) if os.path.isdir(docs) else []
+        files = [os.path.join(repo, "README.md")] + [os.path.join(docs, name) for name in pages]
+    if not os.access(binary, os.X_OK):
+        print(f"readme-examples: {binary} is not an executable (build it first: swift build)", file=sys.stderr)
+        return 66
+
+    ran = failures = 0
+    for markdown in files:
+        label = os.path.relpath(markdown, repo)
+        file_ran, file_failures = run_file(markdown, label, binary, repo)
+        ran += file_ran
+        failures += file_failures
+    print(f"readme-examples: {ran} examples run in {len(files)} files, {failures} failed")
     return 1 if failures else 0
 
 

@@ -314,7 +314,7 @@ public enum InspectJSON {
         out.member("app_transaction_id", r.appTransactionID)
         out.member("auto_renew_product_id", r.autoRenewProductID)
         if let asSent = r.autoRenewStatusAsSent {
-            // Not a value Apple defines: written as sent (a rule the README's JSON section states).
+            // Not a value Apple defines: written as sent (a rule docs/payloads.md states).
             out.key("auto_renew_status")
             out.value(asSent)
         } else {
