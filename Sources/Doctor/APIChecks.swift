@@ -14,6 +14,9 @@ public struct APISetup: Sendable {
     var extraTrustRoots: [NIOSSLCertificate] = []
     /// The largest clock difference accepted, in seconds.
     public var allowedSkew: Double
+    /// Why `--api-profile` could not be read, if it could not: reported as the `api.profile`
+    /// check, with the fix its code calls for, instead of the other API checks.
+    public var profileError: APICredentialError?
 
     public init(
         flags: APICredentials.Flags, environment: [String: String], hosts: APIHosts, allowedSkew: Double = 60
@@ -43,6 +46,16 @@ enum APIChecks {
     static let probeTransactionID = "0"
 
     static func run(_ setup: APISetup, clock: ServiceClock) async -> [DoctorCheck] {
+        if let error = setup.profileError {
+            let fix: String =
+                switch error.code {
+                case .unreadableProfile: "check the file's path and that you may read it, or create it (see receiptdash lookup --help)"
+                case .unknownProfile: "name a profile the file has with --api-profile, or add its [table]"
+                case .invalidProfile: "correct the setting named: text in quotes, read_only and online_checks as true or false unquoted"
+                default: "check the profile's settings"
+                }
+            return [DoctorCheck("api.profile", .failed, error.reason, fix: fix)]
+        }
         guard setup.namesAny else {
             return [
                 DoctorCheck(

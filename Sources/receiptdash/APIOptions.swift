@@ -46,6 +46,9 @@ struct APIOptions: ParsableArguments {
     var rootCa: [String] { roots.rootCa }
 
     func validate() throws {
+        // A profile that cannot be read is said when the command reads it (the same usage
+        // error), and doctor reports it as a check with its fix.
+        if apiProfile != nil, (try? profile()) == nil { return }
         _ = try hosts()
     }
 

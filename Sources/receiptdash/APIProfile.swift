@@ -46,24 +46,24 @@ public struct APIProfile: Sendable, Hashable {
     public static func load(_ name: String, path: String, environment: [String: String] = [:]) throws(APICredentialError) -> APIProfile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw APICredentialError(
-                .missing, "--api-profile \(name): \(path) cannot be read; create it with one [\(name)] table (see receiptdash lookup --help)")
+                .unreadableProfile, "--api-profile \(name): \(path) cannot be read; create it with one [\(name)] table (see receiptdash lookup --help)")
         }
         guard let text = String(validating: [UInt8](data), as: UTF8.self) else {
-            throw APICredentialError(.missing, "\(path) is not UTF-8 text")
+            throw APICredentialError(.unreadableProfile, "\(path) is not UTF-8 text")
         }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
             throw APICredentialError(
-                .missing, "\(path) line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+                .invalidProfile, "\(path) line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
         } catch {
-            throw APICredentialError(.missing, "\(path) is not valid TOML: \(error)")
+            throw APICredentialError(.invalidProfile, "\(path) is not valid TOML: \(error)")
         }
         guard let table = root[name]?.table else {
             let known = root.keys.sorted()
             throw APICredentialError(
-                .missing,
+                .unknownProfile,
                 "\(path) has no [\(name)] profile" + (known.isEmpty ? "" : "; it has: " + known.joined(separator: ", ")))
         }
         if table.contains(key: "private_key") {
@@ -75,7 +75,7 @@ public struct APIProfile: Sendable, Hashable {
             guard let value = table[key] else { return nil }
             if let string = value.string { return string }
             if let number = value.int { return String(number) }
-            throw APICredentialError(.missing, "\(path) [\(name)] \(key) must be a string")
+            throw APICredentialError(.invalidProfile, "\(path) [\(name)] \(key) must be a string")
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
         var profile = APIProfile(
@@ -84,11 +84,11 @@ public struct APIProfile: Sendable, Hashable {
             bundleID: try setting("bundle_id"), appAppleID: try setting("app_apple_id"),
             productionURL: try setting("api_production_url"), sandboxURL: try setting("api_sandbox_url"))
         if let value = table["read_only"] {
-            guard let flag = value.bool else { throw APICredentialError(.missing, "\(path) [\(name)] read_only must be true or false") }
+            guard let flag = value.bool else { throw APICredentialError(.invalidProfile, "\(path) [\(name)] read_only must be true or false") }
             profile.readOnly = flag
         }
         if let value = table["online_checks"] {
-            guard let flag = value.bool else { throw APICredentialError(.missing, "\(path) [\(name)] online_checks must be true or false") }
+            guard let flag = value.bool else { throw APICredentialError(.invalidProfile, "\(path) [\(name)] online_checks must be true or false") }
             profile.onlineChecks = flag
         }
         return profile

@@ -52,8 +52,16 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // A profile that cannot be read is a failed check with its fix, not a usage error.
+        var setup = APISetup(flags: APICredentials.Flags(), environment: environment, hosts: .apple)
+        do throws(APICredentialError) {
+            if let name = api.apiProfile { _ = try APIProfile.load(name, path: APIProfile.defaultPath(environment: environment), environment: environment) }
+        } catch {
+            setup.profileError = error
+        }
+        if setup.profileError == nil { setup = APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()) }
         let doctor = Doctor(
-            api: APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()),
+            api: setup,
             database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment)
         let report = await doctor.run()
         let colour = isatty(STDOUT_FILENO) == 1 && Theme.coloursAllowed(environment)

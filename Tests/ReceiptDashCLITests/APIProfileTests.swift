@@ -53,7 +53,7 @@ import Testing
 
     @Test func anUnknownNameListsTheKnownOnes() throws {
         let path = try Self.file(Self.twoApps)
-        #expect(throws: APICredentialError(.missing, "")) { try APIProfile.load("maps", path: path) }
+        #expect(throws: APICredentialError(.unknownProfile, "")) { try APIProfile.load("maps", path: path) }
         do {
             _ = try APIProfile.load("maps", path: path)
         } catch {
@@ -89,6 +89,44 @@ import Testing
         } catch {
             #expect(error.reason == "--api-profile photos: /nonexistent/api.toml cannot be read; create it with one [photos] table (see receiptdash lookup --help)")
         }
+    }
+
+    /// Each way a profile file can be wrong has its own code, so `doctor` suggests its fix.
+    @Test(arguments: [
+        ("[x]\nbundle_id = \"unterminated\n", APICredentialError.Code.invalidProfile),
+        ("[x]\nissuer_id = [1, 2]\n", .invalidProfile),
+        ("[x]\nread_only = \"yes\"\n", .invalidProfile),
+        ("[x]\nonline_checks = 1\n", .invalidProfile),
+        ("[y]\nbundle_id = \"a\"\n", .unknownProfile),
+    ])
+    func eachProfileFaultHasItsCode(_ text: String, _ code: APICredentialError.Code) throws {
+        let path = try Self.file(text)
+        #expect(throws: APICredentialError(code, "")) { try APIProfile.load("x", path: path) }
+    }
+
+    @Test func anUnreadableProfileHasItsCode() throws {
+        #expect(throws: APICredentialError(.unreadableProfile, "")) { try APIProfile.load("x", path: "/nonexistent/api.toml") }
+        let path = try Self.file("")
+        try Data([0x5B, 0x78, 0x5D, 0x0A, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: path))
+        #expect(throws: APICredentialError(.unreadableProfile, "")) { try APIProfile.load("x", path: path) }
+    }
+
+    /// `doctor` reports a profile it cannot read as a failed check with its fix, not a usage
+    /// error, and exits 1.
+    @Test func doctorNamesABrokenProfileAndItsFix() throws {
+        let folder = try NewUserCommandTests.scratch("doctor-profile")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("receiptdash"), withIntermediateDirectories: true)
+        try Data("[prod]\nread_only = \"yes\"\n".utf8).write(to: folder.appendingPathComponent("receiptdash/api.toml"))
+        let run = try NewUserCommandTests.run(
+            ["doctor", "--api-profile", "prod", "--format", "json", "--db", folder.appendingPathComponent("audit.sqlite").path],
+            environment: ["XDG_CONFIG_HOME": folder.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        let checks = try #require((run.json as? [String: Any])?["checks"] as? [[String: Any]], "\(run.stdout)")
+        let profile = try #require(checks.first { $0["id"] as? String == "api.profile" })
+        #expect(profile["status"] as? String == "failed")
+        #expect(profile["detail"] as? String == "\(folder.path)/receiptdash/api.toml [prod] read_only must be true or false")
+        #expect(profile["fix"] as? String == "correct the setting named: text in quotes, read_only and online_checks as true or false unquoted")
+        #expect(checks.contains { $0["id"] as? String == "api.credentials" } == false)
     }
 
     @Test func defaultPathFollowsXDG() {

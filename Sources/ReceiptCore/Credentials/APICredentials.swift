@@ -17,6 +17,12 @@ public struct APICredentialError: CodedError {
         case invalidLifetime = "invalid-lifetime"
         /// Signing the token failed.
         case signingFailed = "signing-failed"
+        /// The API profile file cannot be read, or is not UTF-8.
+        case unreadableProfile = "unreadable-profile"
+        /// The API profile file is not valid TOML, or a setting has the wrong type.
+        case invalidProfile = "invalid-profile"
+        /// The API profile file has no table of the name asked for.
+        case unknownProfile = "unknown-profile"
     }
 
     public let code: Code
