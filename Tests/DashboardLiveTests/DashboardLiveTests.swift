@@ -388,3 +388,45 @@ extension ExtendFromTheDashboardTests {
 }
 
 private struct FormClosed: Error {}
+
+/// `dash --online-checks`: the dashboard's pipeline asks the simulator's OCSP responder, and a
+/// look-up of a customer whose payloads are signed by a revoked leaf shows them invalid, with
+/// the code, on screen and in the item's trust.
+@Suite struct DashboardOnlineChecksTests {
+    @Test func aLookUpSignedByARevokedLeafIsInvalidOnScreen() async throws {
+        let responder = try await OCSPResponderServer.start()
+        let pki = try AppleTestPKI(ocspURL: responder.url)
+        responder.responder.serve(pki)
+        responder.responder.revoke(named: "leaf", at: Date(timeIntervalSince1970: 1_790_000_000))
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey, pki: pki))
+        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
+        let anchors = try TrustAnchors.apple.addingTestRoots([pki.rootDER])
+        let now = Date()
+        // As DashCommand builds it with --online-checks.
+        let pipeline = ReceiptPipeline(
+            at: now, evaluator: TrustEvaluator(anchors: anchors),
+            trustOptions: TrustOptions(now: now, onlineChecks: OnlineChecks(transport: HTTPOCSPTransport())))
+
+        var state = DashboardState(now: now)
+        _ = state.handle(.resize(width: 140, height: 42))
+        state.add(await CustomerLookupService(client: client, pipeline: pipeline).lookUp(.transactionID("2000000900000001")))
+        let item = try #require(state.items.first)
+        #expect(item.trust?.verdict == .invalid)
+        // Each transaction's own report, summarised as a step of the look-up's item.
+        let steps = try #require(item.trust?.steps)
+        #expect(steps.count == 7)
+        #expect(
+            steps.allSatisfy {
+                $0.kind == .lookedUpItem && $0.outcome == .fail
+                    && $0.reason
+                        == "invalid: online check: OCSP: the leaf ReceiptDash Simulator StoreKit Signing (NOT APPLE) was revoked on 2026-09-21T14:13:20Z (keyCompromise)"
+            })
+        #expect(DashboardView.render(state, width: 140, height: 42).text.contains("trust invalid"))
+        #expect(responder.responder.requestCount >= 1)
+
+        try await client.shutdown()
+        try await simulator.stop()
+        try await responder.stop()
+    }
+}
