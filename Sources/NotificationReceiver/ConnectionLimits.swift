@@ -117,9 +117,12 @@ final class WriteDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 }
 
-/// Bounds the requests one connection may have read and not yet answered: at `limit`, it stops
-/// asking the socket for more bytes (the `read` is held) until answers bring the backlog back
-/// under the limit. Hummingbird answers pipelined requests one after the other, so a client
+/// Bounds the requests one connection may have read and whose answers are not yet written to
+/// its socket: at `limit`, it stops asking the socket for more bytes (the `read` is held) until
+/// answers reach the socket. An answer counts until its last part is written to the socket, not
+/// when it is handed to the channel: a client that pipelines and never reads otherwise has
+/// answers made for it until NIO's own buffer (64 KB, some 400 answers) is full, each of them a
+/// whole request's work nobody reads. Hummingbird answers pipelined requests one after the other, so a client
 /// that sends 660 KB of `GET /health` at once is read `limit` requests at a time, its other
 /// bytes left in the kernel's buffers. (The requests of bytes already read are still passed
 /// on: one read is at most NIO's largest receive buffer, 64 KB.)
@@ -130,7 +133,7 @@ final class PipelineLimitHandler: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundOut = HTTPResponsePart
 
     private let limit: Int
-    /// Requests whose head was read and whose answer has not ended.
+    /// Requests whose head was read and whose answer is not yet on the socket.
     private(set) var unanswered = 0
     /// A read asked for while at the limit, to pass on once under it.
     private var heldRead = false
@@ -145,14 +148,18 @@ final class PipelineLimitHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        // Written to the socket (or failed, the connection closing) when its promise completes.
+        let written = promise ?? context.eventLoop.makePromise()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.assumeIsolated().whenComplete { [self] _ in
             unanswered = max(0, unanswered - 1)
             if heldRead && unanswered < limit {
                 heldRead = false
-                context.read()
+                loopBound.value.read()
             }
         }
-        context.write(data, promise: promise)
+        context.write(data, promise: written)
     }
 
     func read(context: ChannelHandlerContext) {
