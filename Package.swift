@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         // For the fuzz package's receiver target.
         .library(name: "NotificationReceiver", targets: ["NotificationReceiver"]),
-        .library(name: "AuditStore", targets: ["AuditStore"]),
+        .library(name: "AuditStore", targets: ["AuditTrail", "AuditTrailSQLite"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
     // Each dependency pinned to the one version the build machines hold: Package.resolved
@@ -72,23 +72,33 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        // The audit trail's interface and record types (receipts and notifications) and its
-        // SQLite store.
+        // The audit trail's interface: the backend protocol, its records (receipts, actions,
+        // notifications), its one error type and `--db` locations. No database driver.
         .target(
-            name: "AuditStore",
+            name: "AuditTrail",
             dependencies: [
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The audit trail in a SQLite file (GRDB).
+        .target(
+            name: "AuditTrailSQLite",
+            dependencies: [
+                "AuditTrail",
+                "ReceiptCore",
+                "UntrustedText",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The audit trail on a team's PostgreSQL.
         .target(
-            name: "AuditStorePostgres",
+            name: "AuditTrailPostgres",
             dependencies: [
-                "AuditStore",
+                "AuditTrail",
                 "ReceiptCore",
                 "RetryEngine",
                 .product(name: "Logging", package: "swift-log"),
@@ -103,14 +113,12 @@ let package = Package(
             // write closures ("Found ownership error?!"): that one pass is left out here.
             swiftSettings: [.unsafeFlags(["-Xllvm", "-sil-disable-pass=copy-propagation"])]
         ),
-        // Opens the audit trail a `--db` names, on either store.
-        .target(name: "AuditTrail", dependencies: ["AuditStore", "AuditStorePostgres"]),
         // The App Store Server Notifications V2 receiver: HTTP, policy, metrics; it writes
-        // through AuditStore's `NotificationSink`.
+        // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
             dependencies: [
-                "AuditStore",
+                "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,7 +139,6 @@ let package = Package(
             name: "Doctor",
             dependencies: [
                 "AppStoreClients",
-                "AuditStore",
                 "AuditTrail",
                 "ReceiptCore",
                 "RetryEngine",
@@ -148,7 +155,7 @@ let package = Package(
             name: "ReceiptWatch",
             dependencies: [
                 "AppStoreClients",
-                "AuditStore",
+                "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
@@ -161,7 +168,8 @@ let package = Package(
             name: "ReceiptBenchmarks",
             dependencies: [
                 "AppStoreClients",
-                "AuditStore",
+                "AuditTrail",
+                "AuditTrailSQLite",
                 "Dashboard",
                 "ReceiptCore",
                 "ReceiptSimulator",
@@ -207,7 +215,7 @@ let package = Package(
         .target(
             name: "DashboardLive",
             dependencies: [
-                "AppStoreClients", "AuditStore", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
+                "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -221,8 +229,9 @@ let package = Package(
                 "CProcessLimits",
                 "CWriteSignals",
                 "Doctor",
-                "AuditStore",
                 "AuditTrail",
+                "AuditTrailPostgres",
+                "AuditTrailSQLite",
                 "NotificationReceiver",
                 "ReceiptBenchmarks",
                 "ReceiptCore",
@@ -259,7 +268,7 @@ let package = Package(
         .target(
             name: "ServiceTestSupport",
             dependencies: [
-                "AppStoreClients", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
+                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -273,7 +282,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreClientsTests",
             dependencies: [
-                "AppStoreClients", "RetryEngine", "AuditStore", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -285,9 +294,9 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "AuditStoreTests",
+            name: "AuditTrailTests",
             dependencies: [
-                "AppStoreClients", "RetryEngine", "AuditStore", "AuditStorePostgres", "AuditTrail", "NotificationReceiver", "ReceiptCore",
+                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationReceiver", "ReceiptCore",
                 "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -303,7 +312,7 @@ let package = Package(
         .testTarget(
             name: "NotificationReceiverTests",
             dependencies: [
-                "AppStoreClients", "RetryEngine", "AuditStore", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -324,7 +333,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptSimulatorTests",
             dependencies: [
-                "AppStoreClients", "RetryEngine", "AuditStore", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -339,7 +348,7 @@ let package = Package(
         .testTarget(
             name: "DoctorTests",
             dependencies: [
-                "AuditStore", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
+                "AuditTrail", "AuditTrailSQLite", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -355,13 +364,13 @@ let package = Package(
         .testTarget(
             name: "DashboardLiveTests",
             dependencies: [
-                "AppStoreClients", "AuditStore", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
+                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
             ]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
             dependencies: [
-                "receiptdash", "AppStoreClients", "AuditStore", "AuditTrail", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Dashboard
 import Foundation
 import NotificationReceiver

@@ -1,5 +1,4 @@
 import AppStoreClients
-import AuditStore
 import AuditTrail
 import Dashboard
 import Foundation

@@ -1,5 +1,4 @@
 import AppStoreClients
-import AuditStore
 import AuditTrail
 import Dashboard
 import Foundation
@@ -34,7 +33,7 @@ public struct ServiceLookup: CustomerLookingUp {
                 _ = try await store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: query.auditSource, at: Date())
             } catch {
                 // Shown with the answer (the Status pane lists notes): nothing is silently lost.
-                result.notes.append("not recorded in the audit database \(store.location): \(AuditStores.words(error))")
+                result.notes.append("not recorded in the audit database \(store.location): \(store.describe(error))")
             }
         }
         return result

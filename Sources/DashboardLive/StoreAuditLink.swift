@@ -1,4 +1,3 @@
-import AuditStore
 import AuditTrail
 import Dashboard
 import Foundation
@@ -34,7 +33,7 @@ public final class StoreAuditLink: AuditLink, Sendable {
         do {
             return try await body()
         } catch {
-            let failure = AuditLinkError(code, "\(what): \(AuditStores.words(error))")
+            let failure = AuditLinkError(code, "\(what): \(store.describe(error))")
             state.withLock { $0.errors.append(failure) }
             return nil
         }

@@ -1,4 +1,5 @@
 import AppStoreClients
+import AuditTrail
 import Foundation
 import NIOSSL
 import RetryEngine
@@ -17,10 +18,13 @@ public struct Doctor: Sendable {
     public var caFile: String?
     public var environment: [String: String]
     public var clock: ServiceClock
+    /// Opens the audit trail a `--db` names, read-only (the program wires the stores).
+    public var openStore: @Sendable (AuditDatabase) async throws(AuditDatabaseError) -> any AuditBackend
 
     public init(
         api: APISetup, database: String?, sharedSecretFile: String?, receiverURL: String?, caFile: String?,
-        environment: [String: String], clock: ServiceClock = .system
+        environment: [String: String], clock: ServiceClock = .system,
+        openStore: @escaping @Sendable (AuditDatabase) async throws(AuditDatabaseError) -> any AuditBackend
     ) {
         self.api = api
         self.database = database
@@ -29,6 +33,7 @@ public struct Doctor: Sendable {
         self.caFile = caFile
         self.environment = environment
         self.clock = clock
+        self.openStore = openStore
     }
 
     /// Runs every check, in the order printed: the API, the clock, the audit trail, the shared
@@ -47,7 +52,7 @@ public struct Doctor: Sendable {
         var api = api
         api.extraTrustRoots = roots
         checks += await APIChecks.run(api, clock: clock)
-        checks += await AuditStoreCheck.run(database, environment: environment)
+        checks += await AuditStoreCheck.run(database, environment: environment, open: openStore)
         checks += SharedSecretCheck.run(file: sharedSecretFile, environment: environment)
         if let receiverURL {
             checks += await ReceiverCheck.run(receiverURL, extraTrustRoots: roots, now: clock.now())

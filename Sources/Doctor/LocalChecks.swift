@@ -1,4 +1,3 @@
-import AuditStore
 import AuditTrail
 import Foundation
 import ReceiptCore
@@ -59,11 +58,14 @@ enum SharedSecretCheck {
 /// The audit trail `--db` names (or the default file): it opens, is at the current schema, can
 /// be written, and (SQLite) only its owner may read it. Nothing is created or migrated.
 enum AuditStoreCheck {
-    static func run(_ text: String?, environment: [String: String]) async -> [DoctorCheck] {
+    static func run(
+        _ text: String?, environment: [String: String],
+        open: @Sendable (AuditDatabase) async throws(AuditDatabaseError) -> any AuditBackend
+    ) async -> [DoctorCheck] {
         let id = "audit.store"
         let database: AuditDatabase
         do {
-            database = try AuditDatabase(text ?? AuditStore.defaultPath(environment: environment))
+            database = try AuditDatabase(text ?? AuditDatabase.defaultPath(environment: environment))
         } catch {
             return [DoctorCheck(id, .failed, error.reason, fix: "give --db a file path or a postgres:// URL")]
         }
@@ -78,7 +80,7 @@ enum AuditStoreCheck {
         }
         let store: any AuditBackend
         do {
-            store = try await AuditStores.open(database, readOnly: true)
+            store = try await open(database)
         } catch {
             return [DoctorCheck(id, .failed, error.reason, fix: "run `receiptdash db migrate --db …` when it is older; else check the path or URL")]
         }
@@ -86,7 +88,7 @@ enum AuditStoreCheck {
         let current = store.schemaVersions.last(where: { $0.hasPrefix("v") }) ?? "?"
         switch database {
         case .sqlite(let path):
-            let missing = (try? (store as? AuditStore)?.missingMigrations()) ?? nil
+            let missing = (try? store.missingMigrations()) ?? nil
             if let missing, !missing.isEmpty {
                 checks.append(
                     DoctorCheck(

@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Foundation
 import Hummingbird
 import HummingbirdCore

@@ -1,5 +1,6 @@
 import AppStoreClients
-import AuditStore
+import AuditTrail
+import AuditTrailSQLite
 import Dashboard
 import Foundation
 import ReceiptCore

@@ -1,5 +1,5 @@
 import AppStoreClients
-import AuditStore
+import AuditTrail
 import Foundation
 import NIOConcurrencyHelpers
 import ReceiptCore

@@ -1,5 +1,5 @@
 import AppStoreClients
-import AuditStore
+import AuditTrail
 import Foundation
 import ReceiptCore
 import Synchronization
@@ -37,7 +37,7 @@ public struct VerifyRun {
         var row: Int
         var source: String
         var receiptData: String
-        var kind: AuditStore.SourceKind
+        var kind: AuditSourceKind
         var bytes: [UInt8]
         /// Nil for an undecodable input sent as it is.
         var decoded: DecodedInput?

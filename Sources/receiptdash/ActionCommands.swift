@@ -1,7 +1,7 @@
 import AppStoreClients
 import ArgumentParser
-import AuditStore
 import AuditTrail
+import AuditTrailSQLite
 import Foundation
 import ReceiptCore
 import ReceiptWatch

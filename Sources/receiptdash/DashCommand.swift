@@ -1,6 +1,6 @@
 import ArgumentParser
-import AuditStore
 import AuditTrail
+import AuditTrailSQLite
 import AppStoreClients
 import Dashboard
 import DashboardLive

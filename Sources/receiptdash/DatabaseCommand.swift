@@ -1,5 +1,4 @@
 import ArgumentParser
-import AuditStore
 import AuditTrail
 import Foundation
 import UntrustedText

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuditTrail
 import Doctor
 import Foundation
 import ReceiptCore
@@ -62,7 +63,8 @@ struct DoctorCommand: AsyncParsableCommand {
         if setup.profileError == nil { setup = APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()) }
         let doctor = Doctor(
             api: setup,
-            database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment)
+            database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment,
+            openStore: { database throws(AuditDatabaseError) in try await AuditStores.open(database, readOnly: true) })
         let report = await doctor.run()
         let colour = isatty(STDOUT_FILENO) == 1 && Theme.coloursAllowed(environment)
         Standard.output(format == .json ? report.json() : report.text(colour: colour))

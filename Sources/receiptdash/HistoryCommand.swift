@@ -1,6 +1,6 @@
 import ArgumentParser
-import AuditStore
 import AuditTrail
+import AuditTrailSQLite
 import Foundation
 import ReceiptCore
 import UntrustedText

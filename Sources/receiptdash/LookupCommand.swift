@@ -1,6 +1,5 @@
 import AppStoreClients
 import ArgumentParser
-import AuditStore
 import AuditTrail
 import Foundation
 import ReceiptCore

@@ -1,6 +1,6 @@
 import AppStoreClients
 import ArgumentParser
-import AuditStore
+import AuditTrail
 import Foundation
 import ReceiptCore
 import ReceiptWatch

@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Crypto
 import Foundation
 import Logging
@@ -45,7 +45,7 @@ import X509
             return Doctor(
                 api: APISetup(flags: flags, environment: environment, hosts: try simulator.hosts),
                 database: folder.appendingPathComponent("audit.sqlite").path, sharedSecretFile: secretFile, receiverURL: receiver, caFile: nil,
-                environment: environment)
+                environment: environment, openStore: SQLiteTrails.openReadOnly)
         }
 
         func check(_ report: DoctorReport, _ id: String) throws -> DoctorCheck {
@@ -214,7 +214,7 @@ import X509
     @Test func noCredentialsSkipsTheAPIChecksWithWhatToSet() async throws {
         let doctor = Doctor(
             api: APISetup(flags: APICredentials.Flags(), environment: [:], hosts: .apple), database: "/nonexistent-folder/x/audit.sqlite",
-            sharedSecretFile: nil, receiverURL: nil, caFile: nil, environment: [:])
+            sharedSecretFile: nil, receiverURL: nil, caFile: nil, environment: [:], openStore: SQLiteTrails.openReadOnly)
         let report = await doctor.run()
         let api = try #require(report.checks.first)
         #expect(api.id == "api.credentials")

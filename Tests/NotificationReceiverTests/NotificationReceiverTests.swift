@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-@testable import AuditStore
+@testable import AuditTrail
 import Crypto
 import Foundation
 import GRDB

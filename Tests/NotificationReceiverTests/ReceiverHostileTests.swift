@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-@testable import AuditStore
+@testable import AuditTrail
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,5 +1,6 @@
-import AuditStore
+import AuditTrail
 import Foundation
+import NotificationReceiver
 import Testing
 
 /// `receiptdash notifications` on a receiver's database: the list in json, csv and text with

@@ -1,5 +1,6 @@
-import AuditStore
+import AuditTrail
 import Foundation
+import NotificationReceiver
 import Testing
 
 /// `notifications` reads the table a page at a time (1,000 rows by id) and writes as it reads:

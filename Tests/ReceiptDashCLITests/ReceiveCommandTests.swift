@@ -1,5 +1,6 @@
-import AuditStore
+import AuditTrail
 import Foundation
+import NotificationReceiver
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

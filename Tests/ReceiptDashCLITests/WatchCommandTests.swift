@@ -1,4 +1,5 @@
-import AuditStore
+import AuditTrail
+import AuditTrailSQLite
 import Foundation
 import Testing
 

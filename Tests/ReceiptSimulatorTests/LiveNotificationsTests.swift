@@ -1,5 +1,5 @@
 @testable import AppStoreClients
-@testable import AuditStore
+@testable import AuditTrail
 import Foundation
 @testable import ReceiptCore
 @testable import ReceiptSimulator

@@ -1,4 +1,4 @@
-@testable import AuditStore
+@testable import AuditTrail
 import Foundation
 import Logging
 import NIOCore

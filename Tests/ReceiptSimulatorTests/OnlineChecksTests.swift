@@ -1,6 +1,6 @@
 import AppStoreClients
 import AsyncHTTPClient
-@testable import AuditStore
+@testable import AuditTrail
 import Foundation
 import Logging
 import NIOCore

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReceiptCore
 import Synchronization
@@ -17,6 +18,14 @@ public protocol AuditBackend: AnyObject, Sendable {
     var migrationsApplied: [String] { get }
     /// Every migration's name, oldest first: the last is the current schema.
     var schemaVersions: [String] { get }
+    /// The migrations not yet applied to a trail opened read-only (what `db migrate` would
+    /// apply); nil where the store cannot tell.
+    func missingMigrations() throws -> [String]?
+    /// The synchronous mode of a SQLite writer connection (2 is FULL); -1 where it has none.
+    func synchronousMode() throws -> Int
+    /// One of this store's errors in words for a person: its database's message without the
+    /// driver's statement dump or types, never a password; nil for an error not its own.
+    func words(for error: any Error) -> String?
 
     // MARK: Receipts, sightings, verification
 
@@ -125,7 +134,7 @@ public struct AuditIngest: Sendable {
 
     /// What the row is deduplicated on: the hash of what verifyReceipt takes, else of the bytes.
     package var receiptData: String? { VerifyReceiptData.base64(decoded) }
-    var contentHash: String { AuditStore.contentHash(receiptData.map { Array($0.utf8) } ?? bytes) }
+    package var contentHash: String { AuditContent.hash(receiptData.map { Array($0.utf8) } ?? bytes) }
 }
 
 /// The row id of each recorded input and whether it was new.
@@ -419,4 +428,11 @@ package enum AuditSchema {
 /// The last row id a paged read has passed.
 private final class PageCursor: Sendable {
     let after = Mutex<Int64>(0)
+}
+
+/// The content hash that names a receipt in every store: SHA-256 of its bytes, in hex.
+public enum AuditContent {
+    public static func hash(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
 }

@@ -1,5 +1,5 @@
 @testable import AppStoreClients
-@testable import AuditStore
+@testable import AuditTrail
 import Foundation
 import Logging
 @testable import NotificationReceiver

@@ -24,18 +24,6 @@ public final class NotificationFollower: Sendable {
         self.backend = backend
     }
 
-    /// Follows the SQLite audit database at `path`, opened read-only.
-    public convenience init(path: String) throws(NotificationStoreError) {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw NotificationStoreError(.open, "no audit database at \(path): start `receiptdash receive --db \(path)` first")
-        }
-        do {
-            self.init(backend: try AuditStore(readOnlyPath: path))
-        } catch {
-            throw NotificationStoreError(.open, "cannot open \(path) to follow its notifications: \(error)")
-        }
-    }
-
     public var location: String { backend.location }
 
     /// What changed since the last poll (the first poll: the newest ``initialRows`` rows, and no

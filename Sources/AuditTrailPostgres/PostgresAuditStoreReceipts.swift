@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Foundation
 import PostgresNIO
 import ReceiptCore
@@ -25,7 +25,7 @@ extension PostgresAuditStore {
         var datas: [String?] = []
         for ingest in ingests {
             let receiptData = ingest.receiptData
-            let hash = AuditStore.contentHash(receiptData.map { Array($0.utf8) } ?? ingest.bytes)
+            let hash = AuditContent.hash(receiptData.map { Array($0.utf8) } ?? ingest.bytes)
             let seen = ingest.seenAt.timeIntervalSince1970
             hashes.append(hash)
             datas.append(receiptData)
@@ -91,7 +91,7 @@ extension PostgresAuditStore {
     public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: AuditSourceKind, source: String?, seenAt: Date) async throws
         -> AuditRecorded
     {
-        let hash = AuditStore.contentHash(Array(receiptData.utf8))
+        let hash = AuditContent.hash(Array(receiptData.utf8))
         let seen = seenAt.timeIntervalSince1970
         return try await write("recording an undecodable input") { [self] connection in
             let rows = try await connection.query(
@@ -294,7 +294,7 @@ extension PostgresAuditStore {
     public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
         var out = JSONOutput()
         LookupJSON.write(result, into: &out)
-        let hash = AuditStore.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let hash = AuditContent.hash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
         let seen = time.timeIntervalSince1970
         let state = ReceiptState.verified(failed: result.failure != nil).rawValue
         return try await write("recording a look-up") { [self] connection in

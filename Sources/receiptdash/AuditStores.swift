@@ -1,5 +1,6 @@
-import AuditStore
-import AuditStorePostgres
+import AuditTrail
+import AuditTrailPostgres
+import AuditTrailSQLite
 import Foundation
 
 /// Opens audit databases by their `--db` value.

@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Foundation
 import Logging
 import NIOCore
@@ -58,6 +58,11 @@ public final class PostgresAuditStore: AuditBackend {
     public var migrationsApplied: [String] { applied.withLock { $0 } }
     /// Every migration's name, oldest first: the last is the current schema.
     public var schemaVersions: [String] { PostgresAuditSchema.names }
+    /// Not told by a read-only open (it runs no migration).
+    public func missingMigrations() throws -> [String]? { nil }
+    /// PostgreSQL's commits are durable anyway (`synchronous_commit` on).
+    public func synchronousMode() throws -> Int { -1 }
+    public func words(for error: any Error) -> String? { Self.describe(error, password: nil, location: postgresLocation) }
 
     struct State {
         /// The pool now in use, the task running it, and how many pools came before it.

@@ -1,4 +1,4 @@
-import AuditStore
+import AuditTrail
 import Logging
 import PostgresNIO
 

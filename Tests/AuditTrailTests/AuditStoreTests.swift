@@ -1,5 +1,6 @@
 @testable import AppStoreClients
-@testable import AuditStore
+@testable import AuditTrail
+@testable import AuditTrailSQLite
 import Foundation
 import GRDB
 import ReceiptCore

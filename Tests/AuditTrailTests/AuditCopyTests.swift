@@ -1,4 +1,5 @@
-@testable import AuditStore
+@testable import AuditTrail
+@testable import AuditTrailSQLite
 import Foundation
 import Logging
 import ReceiptCore

@@ -1,5 +1,5 @@
-@testable import AuditStore
-@testable import AuditStorePostgres
+@testable import AuditTrail
+@testable import AuditTrailPostgres
 import Foundation
 import PostgresNIO
 import ReceiptCore

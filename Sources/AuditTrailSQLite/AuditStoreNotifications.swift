@@ -1,3 +1,4 @@
+import AuditTrail
 import Foundation
 import GRDB
 import ReceiptCore
@@ -150,7 +151,7 @@ extension AuditStore {
     }
 
     /// The synchronous mode of the writer connection (2 is FULL).
-    func synchronousMode() throws -> Int {
+    public func synchronousMode() throws -> Int {
         try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
     }
 }

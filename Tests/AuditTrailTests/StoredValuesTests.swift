@@ -1,5 +1,7 @@
-@testable import AuditStore
+@testable import AuditTrail
+@testable import AuditTrailSQLite
 import Foundation
+import NotificationReceiver
 import GRDB
 import ReceiptCore
 import ServiceTestSupport

@@ -27,6 +27,14 @@ public struct AuditDatabaseError: CodedError {
 /// or a team's PostgreSQL, `postgres://USER@HOST:PORT/DATABASE` (also `postgresql://`, with
 /// `?sslmode=require` or `verify-full`).
 public enum AuditDatabase: Sendable, Hashable, CustomStringConvertible {
+    /// The audit database used when no `--db` is given: `$XDG_DATA_HOME/receiptdash/audit.sqlite`
+    /// (`~/.local/share/…` without it).
+    public static func defaultPath(environment: [String: String]) -> String {
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return base + "/receiptdash/audit.sqlite"
+    }
+
     case sqlite(path: String)
     case postgres(PostgresLocation)
 

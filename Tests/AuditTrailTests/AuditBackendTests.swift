@@ -1,7 +1,9 @@
 @testable import AppStoreClients
-@testable import AuditStore
-@testable import AuditStorePostgres
+@testable import AuditTrail
+@testable import AuditTrailSQLite
+@testable import AuditTrailPostgres
 import Foundation
+import NotificationReceiver
 import GRDB
 import Logging
 import PostgresNIO

@@ -1,3 +1,4 @@
+import AuditTrail
 import Foundation
 import GRDB
 import ReceiptCore

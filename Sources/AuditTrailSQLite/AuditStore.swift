@@ -1,3 +1,4 @@
+import AuditTrail
 import Crypto
 import Foundation
 import GRDB
@@ -28,11 +29,7 @@ public final class AuditStore: AuditBackend {
     public var schemaVersions: [String] { Self.migrator.migrations }
 
     /// `$XDG_DATA_HOME/receiptdash/audit.sqlite` (or `~/.local/share/…`).
-    public static func defaultPath(environment: [String: String]) -> String {
-        let base = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
-        return base + "/receiptdash/audit.sqlite"
-    }
+    public static func defaultPath(environment: [String: String]) -> String { AuditDatabase.defaultPath(environment: environment) }
 
     /// Opens (creating and migrating) the store at `path`.
     /// - Parameter durable: commit with `synchronous = FULL` (WAL fsynced at every commit), as
@@ -77,7 +74,9 @@ public final class AuditStore: AuditBackend {
     }
 
     /// The migrations the file lacks (works on a read-only open: nothing is changed).
-    public func missingMigrations() throws -> [String] {
+    public func words(for error: any Error) -> String? { Self.words(error) }
+
+    public func missingMigrations() throws -> [String]? {
         let applied = try database.read { try Self.migrator.appliedIdentifiers($0) }
         return Self.migrator.migrations.filter { !applied.contains($0) }
     }
@@ -490,9 +489,7 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    package static func contentHash(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-    }
+    package static func contentHash(_ bytes: [UInt8]) -> String { AuditContent.hash(bytes) }
 
     /// Marks receipts as queued for verification (before any request is sent), so a batch
     /// killed half-way leaves them visibly pending.
