@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every target declares what it imports: a module reached only through another target's
-dependencies is an error here (SwiftPM on Linux does not check this itself)."""
+dependencies is an error here (SwiftPM on Linux does not check this itself). Then the module
+map in docs/architecture.md is checked against Package.swift (.ci/module-map.py)."""
 import json, os, re, subprocess, sys
 
 SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Musl", "Darwin",
@@ -29,4 +30,6 @@ for target in package["targets"]:
 for p in sorted(set(problems)):
     print(p)
 print(f"imports: {len(package['targets'])} targets checked, {len(set(problems))} undeclared imports")
-sys.exit(1 if problems else 0)
+# The module map in docs/architecture.md is Package.swift's (levels, modules, products).
+map_ok = subprocess.call([sys.executable, os.path.join(os.path.dirname(__file__), "module-map.py")]) == 0
+sys.exit(1 if problems or not map_ok else 0)
