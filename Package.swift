@@ -355,6 +355,23 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),
+        .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
+        .testTarget(
+            name: "AuditTrailSQLiteTests",
+            dependencies: [
+                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
+                "ServiceTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "ReceiptWatchTests",
+            dependencies: [
+                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
+                "ServiceTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
