@@ -1,7 +1,6 @@
 import AppStoreClients
 import AuditTrail
 import Foundation
-import NIOConcurrencyHelpers
 import ReceiptCore
 
 /// What an audited batch did: the batch's totals and every audit write that failed.
@@ -30,22 +29,23 @@ public struct AuditedVerification: Sendable {
         _ items: S, onEvent: @escaping @Sendable (BatchEvent) -> Void, onAuditError: (@Sendable (AuditError) -> Void)? = nil
     ) async -> AuditedSummary where S.Element == BatchItem {
         let store = self.store
-        let errors = NIOLockedValueBox<[AuditError]>([])
         let (results, resultSink) = AsyncStream<(Int, VerificationOutcome, BatchEvent)>.makeStream()
         // The one writer: results are recorded in the order they arrive, each before its event
         // is passed on (a caller that saw "done" can count on the row saying so).
-        let writer = Task {
+        async let writer: [AuditError] = {
+            var errors: [AuditError] = []
             for await (id, outcome, event) in results {
                 do {
                     try await store.recordResult(Int64(id), outcome: outcome, at: Date())
                 } catch {
                     let failure = AuditError(.writeFailed, doing: "recording the result of #\(id)", error, in: store)
-                    errors.withLockedValue { $0.append(failure) }
+                    errors.append(failure)
                     onAuditError?(failure)
                 }
                 onEvent(event)
             }
-        }
+            return errors
+        }()
         let summary = await verifier.run(items) { event in
             if let (id, outcome) = event.result {
                 resultSink.yield((id, outcome, event))
@@ -54,7 +54,6 @@ public struct AuditedVerification: Sendable {
             }
         }
         resultSink.finish()
-        await writer.value
-        return AuditedSummary(batch: summary, auditErrors: errors.withLockedValue { $0 })
+        return AuditedSummary(batch: summary, auditErrors: await writer)
     }
 }
