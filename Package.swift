@@ -57,9 +57,22 @@ let package = Package(
         ),
         // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
         // engine over them and their metrics.
+        // The App Store's APIs as values: Server API requests, responses and look-up results,
+        // verifyReceipt's, and the credentials that sign their tokens. No sockets.
+        .target(
+            name: "AppStoreAPI",
+            dependencies: [
+                "ReceiptCore",
+                "UntrustedText",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // What the commands and the dashboard write: inspect's text and JSON, look-ups,
+        // notification listings, verify results, the JSON writer.
+        .target(name: "ReceiptRendering", dependencies: ["AppStoreAPI", "ReceiptCore", "UntrustedText"]),
         .target(
             name: "AppStoreClients",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -76,7 +89,7 @@ let package = Package(
         // notifications), its one error type and `--db` locations. No database driver.
         .target(
             name: "AuditTrail",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -86,7 +99,7 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
@@ -97,7 +110,7 @@ let package = Package(
         // The audit trail on a team's PostgreSQL.
         .target(
             name: "AuditTrailPostgres",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AuditTrail",
                 "ReceiptCore",
                 "RetryEngine",
@@ -117,7 +130,7 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
@@ -137,7 +150,7 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AppStoreClients",
                 "AuditTrail",
                 "ReceiptCore",
@@ -153,7 +166,7 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AppStoreClients",
                 "AuditTrail",
                 "ReceiptCore",
@@ -166,7 +179,7 @@ let package = Package(
         // The benchmarks `receiptdash bench` runs.
         .target(
             name: "ReceiptBenchmarks",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients",
                 "AuditTrail",
                 "AuditTrailSQLite",
@@ -180,7 +193,7 @@ let package = Package(
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(
             name: "ReceiptSimulator",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -210,11 +223,11 @@ let package = Package(
         // SIGINT and SIGTERM held while a write to Apple is in flight.
         .target(name: "CWriteSignals"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
-        .target(name: "Dashboard", dependencies: ["ReceiptCore", "TerminalUI", "UntrustedText"]),
+        .target(name: "Dashboard", dependencies: ["AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -223,7 +236,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AppStoreClients",
                 "CBuildStamp",
                 "CProcessLimits",
@@ -253,7 +266,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -267,7 +280,7 @@ let package = Package(
         // and credentials, a test clock.
         .target(
             name: "ServiceTestSupport",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -281,7 +294,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreClientsTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -295,7 +308,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuditTrailTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationReceiver", "ReceiptCore",
                 "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -311,7 +324,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotificationReceiverTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -332,7 +345,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptSimulatorTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", "ReceiptRendering", 
                 "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -347,7 +360,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DoctorTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AuditTrail", "AuditTrailSQLite", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -358,7 +371,7 @@ let package = Package(
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
         .testTarget(
             name: "AuditTrailSQLiteTests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -375,7 +388,7 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
@@ -386,7 +399,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
-            dependencies: [
+            dependencies: ["AppStoreAPI", 
                 "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

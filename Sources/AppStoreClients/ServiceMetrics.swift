@@ -1,4 +1,5 @@
 import Prometheus
+import AppStoreAPI
 import ReceiptCore
 
 /// This process's requests to Apple, counted for `GET /metrics` beside the receiver's own

@@ -1,4 +1,5 @@
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// A failure to name, open or reach an audit database. Equality compares only the ``Code``.

@@ -1,4 +1,5 @@
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// One receipt row with everything that hangs off it, as `db copy` moves it between trails: the

@@ -1,6 +1,8 @@
 import AuditTrail
 import Foundation
 import PostgresNIO
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 
 /// Receipts, sightings, verifications, look-ups and history on PostgreSQL: the SQL of

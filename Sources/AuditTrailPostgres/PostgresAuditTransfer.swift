@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import PostgresNIO
+import AppStoreAPI
 import ReceiptCore
 
 /// `db copy` on PostgreSQL: the same merge as ``AuditStore``'s (content hash, then natural keys),

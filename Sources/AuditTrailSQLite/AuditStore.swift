@@ -2,6 +2,8 @@ import AuditTrail
 import Crypto
 import Foundation
 import GRDB
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 
 /// The durable record of what was seen and what Apple said: every receipt ingested (by content

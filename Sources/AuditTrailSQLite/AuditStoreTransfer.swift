@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import GRDB
+import AppStoreAPI
 import ReceiptCore
 
 /// `db copy` on the SQLite trail: export every receipt with what hangs off it, and merge such

@@ -1,4 +1,5 @@
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// Live validation metrics for the on-call view: throughput per second over the last minutes,

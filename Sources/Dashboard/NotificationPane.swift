@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptRendering
 import ReceiptCore
 import TerminalUI
 import UntrustedText

@@ -1,6 +1,7 @@
 import AppStoreClients
 import Dashboard
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// Plugs the AppStoreClients batch engine into the dashboard, which does no networking itself.

@@ -2,6 +2,7 @@ import AppStoreClients
 import AuditTrail
 import Dashboard
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import ReceiptWatch
 

@@ -2,6 +2,7 @@ import AppStoreClients
 import AuditTrail
 import Dashboard
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// Plugs the AppStoreClients look-up engine into the dashboard (`l` / `L`), which does no

@@ -2,6 +2,7 @@ import AuditTrail
 import Dashboard
 import Foundation
 import NIOConcurrencyHelpers
+import AppStoreAPI
 import ReceiptCore
 import Synchronization
 

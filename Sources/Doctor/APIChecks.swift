@@ -1,6 +1,7 @@
 import AppStoreClients
 import Foundation
 import NIOSSL
+import AppStoreAPI
 import ReceiptCore
 import RetryEngine
 

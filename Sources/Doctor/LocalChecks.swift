@@ -1,5 +1,6 @@
 import AuditTrail
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// A secret's file: only its owner may read it.

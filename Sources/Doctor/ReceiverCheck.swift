@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import AppStoreAPI
 import ReceiptCore
 
 /// A notification receiver's URL (`--receiver`): something answers there, its TLS certificate

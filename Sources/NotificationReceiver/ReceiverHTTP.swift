@@ -6,6 +6,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
+import ReceiptRendering
 import ReceiptCore
 import ServiceLifecycle
 import Synchronization

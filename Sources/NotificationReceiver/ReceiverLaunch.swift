@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import AppStoreAPI
 import ReceiptCore
 import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// What the receiver checks beyond the signature: the gates a notification must pass.
@@ -21,7 +22,7 @@ public struct ReceiverPolicy: Sendable {
     public var environments: Set<StoreEnvironment>
     /// V1 bodies are accepted only with this secret (`--accept-v1`), whose `password` they must
     /// carry; nil refuses every V1 body (403).
-    public var v1SharedSecret: ReceiptCore.SharedSecret?
+    public var v1SharedSecret: AppStoreAPI.SharedSecret?
     /// The oldest `signedDate` accepted (`--max-age`), nil for any (replaying captured ones).
     public var maximumAge: Duration?
     /// How far ahead of this machine's clock a `signedDate` may be.
@@ -38,7 +39,7 @@ public struct ReceiverPolicy: Sendable {
     public init(
         allowedBundleIDs: [String] = [], appAppleID: Int64? = nil, anchors: TrustAnchors = .apple,
         maximumBodySize: Int = defaultMaximumBodySize, environments: Set<StoreEnvironment> = [.production],
-        v1SharedSecret: ReceiptCore.SharedSecret? = nil, maximumAge: Duration? = defaultMaximumAge,
+        v1SharedSecret: AppStoreAPI.SharedSecret? = nil, maximumAge: Duration? = defaultMaximumAge,
         maximumClockSkew: Duration = defaultClockSkew
     ) {
         self.allowedBundleIDs = allowedBundleIDs
@@ -126,7 +127,7 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-extension ReceiptCore.SharedSecret {
+extension AppStoreAPI.SharedSecret {
     /// Whether `candidate` is this secret, in time that does not depend on where they differ:
     /// the SHA-256 digests of both are compared, and swift-crypto compares digests in constant
     /// time.

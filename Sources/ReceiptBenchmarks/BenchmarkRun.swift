@@ -3,6 +3,7 @@ import AuditTrail
 import AuditTrailSQLite
 import Dashboard
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptWatch

@@ -5,6 +5,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import RetryEngine
 import Synchronization

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import RetryEngine
 import Synchronization

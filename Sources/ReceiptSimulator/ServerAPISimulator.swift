@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import AppStoreAPI
 import ReceiptCore
 
 /// A local App Store Server API on loopback, for offline tests, demos and QA: production

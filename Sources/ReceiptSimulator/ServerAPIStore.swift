@@ -1,4 +1,6 @@
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 
 /// One transaction of the data, with the fields the endpoints select and sort on.

@@ -1,4 +1,5 @@
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// What a local verifyReceipt answers for a request, as Apple would: the pure part of the

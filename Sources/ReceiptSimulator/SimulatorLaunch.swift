@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import AppStoreAPI
 import ReceiptCore
 import UntrustedText
 

@@ -1,6 +1,7 @@
 import AppStoreClients
 import AuditTrail
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// What an audited batch did: the batch's totals and every audit write that failed.

@@ -1,6 +1,8 @@
 import AppStoreClients
 import AuditTrail
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import Synchronization
 import UntrustedText

@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// `receiptdash consumption`: answer Apple's CONSUMPTION_REQUEST for a transaction.

@@ -2,6 +2,8 @@ import ArgumentParser
 import AuditTrail
 import Doctor
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import TerminalUI
 import UntrustedText

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReceiptRendering
 import ReceiptCore
 import UntrustedText
 

@@ -2,6 +2,8 @@ import AppStoreClients
 import ArgumentParser
 import AuditTrail
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import UntrustedText
 

@@ -3,6 +3,8 @@ import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import UntrustedText
 

@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import UntrustedText
 

@@ -4,6 +4,7 @@ import AuditTrail
 import Foundation
 import Logging
 import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 import ServiceLifecycle
 import UntrustedText

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import UntrustedText

@@ -1,5 +1,6 @@
 import AppStoreClients
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import Testing
 

@@ -1,5 +1,6 @@
 @testable import AuditTrail
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import Testing

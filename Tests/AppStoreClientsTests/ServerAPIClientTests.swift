@@ -1,6 +1,7 @@
 @testable import AppStoreClients
 import Crypto
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import RetryEngine
 import ServiceTestSupport

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import RetryEngine
 import ServiceTestSupport

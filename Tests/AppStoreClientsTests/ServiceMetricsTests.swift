@@ -1,5 +1,6 @@
 @testable import AppStoreClients
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import RetryEngine

@@ -2,6 +2,7 @@
 import Crypto
 import Foundation
 import NIOSSL
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import RetryEngine
@@ -14,7 +15,7 @@ import X509
 @Suite struct VerifyReceiptClientTests {
     /// The client's waits go to `clock`: no test here really sleeps.
     func withSimulator(
-        script: [InjectedFault] = [], secret: ReceiptCore.SharedSecret? = nil, clientSecret: ReceiptCore.SharedSecret? = nil, timeout: Int64 = 5,
+        script: [InjectedFault] = [], secret: AppStoreAPI.SharedSecret? = nil, clientSecret: AppStoreAPI.SharedSecret? = nil, timeout: Int64 = 5,
         clock: TestTime = TestTime(), _ body: (VerifyReceiptClient, VerifyReceiptSimulator) async throws -> Void
     ) async throws {
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret), script: script)
@@ -153,7 +154,7 @@ import X509
     }
 
     @Test func wrongSharedSecretIs21004AndNotRetried() async throws {
-        try await withSimulator(secret: ReceiptCore.SharedSecret("right-secret-abcdef"), clientSecret: ReceiptCore.SharedSecret("wrong-secret-123456")) { client, _ in
+        try await withSimulator(secret: AppStoreAPI.SharedSecret("right-secret-abcdef"), clientSecret: AppStoreAPI.SharedSecret("wrong-secret-123456")) { client, _ in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == 21004)
             #expect(outcome.attempts.count == 1)
@@ -161,7 +162,7 @@ import X509
     }
 
     @Test func rightSecretGetsSubscriptionFields() async throws {
-        let secret = ReceiptCore.SharedSecret("right-secret-abcdef")
+        let secret = AppStoreAPI.SharedSecret("right-secret-abcdef")
         try await withSimulator(secret: secret, clientSecret: secret) { client, _ in
             let outcome = await client.verify(receiptData: try ServiceFixture.receiptData("production.b64"))
             #expect(outcome.status == 0)
@@ -259,7 +260,7 @@ import X509
     // MARK: - Secrets
 
     @Test func sharedSecretIsMaskedEverywhere() async throws {
-        let secret = ReceiptCore.SharedSecret("0123456789abcdef0123456789abcdef")
+        let secret = AppStoreAPI.SharedSecret("0123456789abcdef0123456789abcdef")
         #expect("\(secret)" == "••••…cdef")
         #expect(String(reflecting: secret) == "SharedSecret(••••…cdef)")
         // Reflection too: dump(), Mirror, and a value holding the secret.
@@ -267,7 +268,7 @@ import X509
         dump(secret, to: &dumped)
         #expect(dumped == "▿ SharedSecret(••••…cdef)\n  - masked: \"••••…cdef\"\n")
         #expect(Mirror(reflecting: secret).children.map { "\($0.value)" } == ["••••…cdef"])
-        struct Holder { var secret: ReceiptCore.SharedSecret }
+        struct Holder { var secret: AppStoreAPI.SharedSecret }
         var nested = ""
         dump(Holder(secret: secret), to: &nested)
         #expect(!nested.contains("0123456789abcdef0123456789abcdef"), "\(nested)")
@@ -283,10 +284,10 @@ import X509
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
         try Data("from-file-secret\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(try ReceiptCore.SharedSecret.load(file: file.path, environment: [:])?.value == "from-file-secret")
-        #expect(try ReceiptCore.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"])?.value == "from-env")
-        #expect(try ReceiptCore.SharedSecret.load(file: nil, environment: [:]) == nil)
-        #expect(throws: ReceiptCore.SharedSecret.SecretError.self) { try ReceiptCore.SharedSecret.load(file: "/nonexistent/secret", environment: [:]) }
+        #expect(try AppStoreAPI.SharedSecret.load(file: file.path, environment: [:])?.value == "from-file-secret")
+        #expect(try AppStoreAPI.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"])?.value == "from-env")
+        #expect(try AppStoreAPI.SharedSecret.load(file: nil, environment: [:]) == nil)
+        #expect(throws: AppStoreAPI.SharedSecret.SecretError.self) { try AppStoreAPI.SharedSecret.load(file: "/nonexistent/secret", environment: [:]) }
     }
 }
 

@@ -3,6 +3,7 @@
 @testable import AuditTrailSQLite
 import Foundation
 import GRDB
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptWatch

@@ -1,6 +1,7 @@
 @testable import AuditTrail
 @testable import AuditTrailSQLite
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 import Testing
 

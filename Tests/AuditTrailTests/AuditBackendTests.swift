@@ -7,6 +7,7 @@ import NotificationReceiver
 import GRDB
 import Logging
 import PostgresNIO
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptWatch

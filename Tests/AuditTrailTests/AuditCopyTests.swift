@@ -2,6 +2,7 @@
 @testable import AuditTrailSQLite
 import Foundation
 import Logging
+import AppStoreAPI
 import ReceiptCore
 import ServiceTestSupport
 import Testing

@@ -3,6 +3,7 @@
 import Foundation
 import NotificationReceiver
 import GRDB
+import AppStoreAPI
 import ReceiptCore
 import ServiceTestSupport
 import Testing

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import Dashboard
+import AppStoreAPI
 import ReceiptCore
 import TerminalUI
 

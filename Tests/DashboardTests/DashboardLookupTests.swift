@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import Dashboard
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import TerminalUI
 

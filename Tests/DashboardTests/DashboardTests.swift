@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Dashboard
+import AppStoreAPI
 import ReceiptCore
 import TerminalUI
 

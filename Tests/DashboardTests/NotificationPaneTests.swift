@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Dashboard
+import ReceiptRendering
 import ReceiptCore
 import TerminalUI
 

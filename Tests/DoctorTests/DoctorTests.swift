@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import RetryEngine

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOSSL
 @testable import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import ServiceTestSupport
@@ -278,7 +279,7 @@ final class CapturedLogs: Sendable {
         let path = temporaryPath()
         let store = try NotificationStore(path: path).started()
         let body = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("notification-v1.json")))
-        let answer = await receiver(store, policy: .replaying(v1SharedSecret: ReceiptCore.SharedSecret("dummy_shared_secret")))
+        let answer = await receiver(store, policy: .replaying(v1SharedSecret: AppStoreAPI.SharedSecret("dummy_shared_secret")))
             .handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(answer.status == 200, "\(answer.reason)")
         #expect(answer.verdict == "unverifiable")
@@ -290,7 +291,7 @@ final class CapturedLogs: Sendable {
         #expect(rows.first?.record.signedPayload == nil)
         // Refused too (wrong bundle), a V1 body keeps no prefix: it carries the shared secret.
         let refused = await receiver(
-            store, policy: .replaying(allowedBundleIDs: ["com.example.none"], v1SharedSecret: ReceiptCore.SharedSecret("dummy_shared_secret"))
+            store, policy: .replaying(allowedBundleIDs: ["com.example.none"], v1SharedSecret: AppStoreAPI.SharedSecret("dummy_shared_secret"))
         ).handle(body: body, declaredLength: nil, truncated: false, peer: nil)
         #expect(refused.status == 403)
         #expect(try await store.rejections().map(\.bodyPrefix) == [nil])

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOPosix
 @testable import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 import ServiceTestSupport
 import Synchronization
@@ -90,7 +91,7 @@ import Testing
 
     @Test func aForgedV1WithTheWrongPasswordIsRefused() async throws {
         let store = try NotificationStore(path: temporaryPath()).started()
-        let policy = ReceiverPolicy.replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: ReceiptCore.SharedSecret("the real secret"))
+        let policy = ReceiverPolicy.replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: AppStoreAPI.SharedSecret("the real secret"))
         // The fixture's password is "dummy_shared_secret"; a made-up one with no password too.
         let wrong = await receiver(store, policy).handle(body: try Self.v1Body(), declaredLength: nil, truncated: false, peer: nil)
         #expect(wrong.status == 403)
@@ -105,7 +106,7 @@ import Testing
         #expect(none.reason == "a V1 notification without a password")
         #expect(try await store.notifications().isEmpty)
         // The right secret: stored as unverifiable.
-        let right = await receiver(store, .replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: ReceiptCore.SharedSecret("dummy_shared_secret")))
+        let right = await receiver(store, .replaying(allowedBundleIDs: ["my.app"], v1SharedSecret: AppStoreAPI.SharedSecret("dummy_shared_secret")))
             .handle(body: try Self.v1Body(), declaredLength: nil, truncated: false, peer: nil)
         #expect(right.status == 200)
         #expect(try await store.notifications().map(\.record.verdict) == [.unverifiable])
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func sharedSecretComparisonIsExact() {
-        let secret = ReceiptCore.SharedSecret("0123456789abcdef")
+        let secret = AppStoreAPI.SharedSecret("0123456789abcdef")
         #expect(secret.matchesInConstantTime("0123456789abcdef"))
         #expect(!secret.matchesInConstantTime("0123456789abcdeF"))
         #expect(!secret.matchesInConstantTime("0123456789abcde"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Dates as Apple's libraries read them: epoch milliseconds with any fraction truncated, in

@@ -1,4 +1,5 @@
 import Testing
+@testable import AppStoreAPI
 @testable import ReceiptCore
 
 /// The codes of ``CodedError`` errors print the names they printed before they were enums

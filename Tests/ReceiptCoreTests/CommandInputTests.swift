@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import AppStoreAPI
 @testable import ReceiptCore
 
 /// What the commands read through the core: times, `--root-ca` files, the receipt a look-up

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Every field Apple's JWSTransactionDecodedPayload and JWSRenewalInfoDecodedPayload define,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UntrustedText
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// One table (``EscapedScalars``) decides what the text sanitiser and the JSON writer escape:

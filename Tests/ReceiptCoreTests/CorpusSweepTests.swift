@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 // Sweeps the shared receipt corpus (`../shared/corpus` next to the package root) and compares what

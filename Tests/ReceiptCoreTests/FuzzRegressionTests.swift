@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// One test per defect the fuzzers in `Fuzz/` found, each with the fuzzer's input as a fixture

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Builds DER by hand for crafted inputs.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// The streaming writer must write exactly what `JSONEncoder` (pretty, sorted keys, slashes

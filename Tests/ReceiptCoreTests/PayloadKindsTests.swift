@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Every signed payload is read as the kind it is: the Retention Messaging realtime request is a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Decoding each format from the fixtures, with expected values taken from the sources' own

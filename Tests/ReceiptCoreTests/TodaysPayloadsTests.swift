@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// Today's payload fields (prorated refunds, 12-month commitments, win-back and one-time

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import AppStoreAPI
+@testable import ReceiptRendering
 @testable import ReceiptCore
 
 /// A value Apple does not define is kept as sent and said to be unknown: never coerced to the

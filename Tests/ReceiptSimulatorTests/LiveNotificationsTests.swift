@@ -1,6 +1,7 @@
 @testable import AppStoreClients
 @testable import AuditTrail
 import Foundation
+@testable import AppStoreAPI
 @testable import ReceiptCore
 @testable import ReceiptSimulator
 import RetryEngine

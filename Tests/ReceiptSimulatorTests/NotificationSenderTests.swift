@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 @testable import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 @testable import ReceiptSimulator
 import RetryEngine

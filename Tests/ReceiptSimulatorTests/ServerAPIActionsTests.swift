@@ -1,5 +1,7 @@
 @testable import AppStoreClients
 import Foundation
+@testable import AppStoreAPI
+@testable import ReceiptRendering
 @testable import ReceiptCore
 import ReceiptSimulator
 import RetryEngine

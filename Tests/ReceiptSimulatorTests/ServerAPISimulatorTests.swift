@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
+import AppStoreAPI
 import ReceiptCore
 @testable import ReceiptSimulator
 import RetryEngine

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptSimulator

@@ -1,4 +1,5 @@
 import NotificationReceiver
+import AppStoreAPI
 import ReceiptCore
 
 extension ReceiverPolicy {
@@ -6,7 +7,7 @@ extension ReceiverPolicy {
     /// tests' clock (or, by the sender's fake clock, after it): both environments, no bound
     /// on signedDate (as `--environment sandbox --max-age none`).
     package static func replaying(
-        allowedBundleIDs: [String] = [], appAppleID: Int64? = nil, anchors: TrustAnchors = .apple, v1SharedSecret: ReceiptCore.SharedSecret? = nil
+        allowedBundleIDs: [String] = [], appAppleID: Int64? = nil, anchors: TrustAnchors = .apple, v1SharedSecret: AppStoreAPI.SharedSecret? = nil
     ) -> ReceiverPolicy {
         ReceiverPolicy(
             allowedBundleIDs: allowedBundleIDs, appAppleID: appAppleID, anchors: anchors, environments: [.production, .sandbox],

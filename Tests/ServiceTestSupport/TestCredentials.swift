@@ -1,4 +1,5 @@
 import Crypto
+import AppStoreAPI
 import ReceiptCore
 
 /// A fresh In-App Purchase key per test (generated here, never a real one).

@@ -1,4 +1,6 @@
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 import UntrustedText
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import AppStoreAPI
 import ReceiptCore
 import RetryEngine
 

@@ -1,4 +1,5 @@
 import Foundation
+import AppStoreAPI
 import ReceiptCore
 
 /// Answers "what did this customer buy, is it active, was it refunded, and why" through the

@@ -1,4 +1,6 @@
 import Foundation
+import AppStoreAPI
+import ReceiptRendering
 import ReceiptCore
 
 /// `notifications --reconcile`: what Apple says it sent in a window (Get Notification History)

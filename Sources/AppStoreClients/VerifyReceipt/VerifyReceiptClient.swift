@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import AppStoreAPI
 import ReceiptCore
 import RetryEngine
 

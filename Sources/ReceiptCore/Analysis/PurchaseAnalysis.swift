@@ -12,6 +12,10 @@ public struct PurchaseAnalysis: Sendable, Hashable {
     /// Observations about the inputs as a whole (missing consumables, duplicate rows).
     public var notes: [String]
 
+    public init(at: Date, subscriptions: [SubscriptionSummary], oneTimePurchases: [OneTimePurchase], notes: [String]) {
+        (self.at, self.subscriptions, self.oneTimePurchases, self.notes) = (at, subscriptions, oneTimePurchases, notes)
+    }
+
     /// Analyses one or several decoded inputs for one customer (e.g. a receipt and Apple's
     /// response to it) at instant `at`.
     public static func analyze(_ inputs: [DecodedInput], at: Date) -> PurchaseAnalysis {

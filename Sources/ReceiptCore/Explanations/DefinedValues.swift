@@ -1,7 +1,7 @@
 /// The named values Apple defines for the enumerations receiptdash shows in words, each with
 /// its meaning. A value outside a table is kept as sent and said to be not defined by Apple,
 /// never read as the nearest known one. (Numbered enumerations with their own wording:
-/// ``OfferWords``, ``CancellationReason``, ``ExpirationIntent``, ``SubscriptionAPIStatus``.)
+/// ``OfferWords``, ``CancellationReason``, ``ExpirationIntent``, and the Server API's subscription status.)
 public enum DefinedValues {
     /// `inAppOwnershipType` / `in_app_ownership_type`.
     public static let ownership = ["PURCHASED": "bought by this account", "FAMILY_SHARED": "shared through Family Sharing"]

@@ -80,7 +80,7 @@ public final class PurchaseField: Sendable {
     /// The stored property's byte offset in ``Purchase``: reading through it costs one copy of
     /// the field, where a key path read copies the whole purchase (measured: a third of
     /// `inspect --format json`).
-    let offset: Int?
+    package let offset: Int?
 
     init(
         _ key: StaticString, _ accessor: Accessor, asn1: Int? = nil, shape: ASN1Shape = .natural, receipt: String? = nil,

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// What a support engineer starts a look-up from.

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 import UntrustedText
 

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// Why a request got no usable answer from the network layer, by kind. Equality compares only

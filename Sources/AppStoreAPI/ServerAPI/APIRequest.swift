@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// Which endpoint of the App Store Server API a request is for. The raw value is the name in

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 // The API's JSON answers, decoded with Foundation's JSONDecoder. Signed items stay JWS strings:

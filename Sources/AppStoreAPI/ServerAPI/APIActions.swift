@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// The writes receiptdash makes to the App Store Server API. The raw value is the action's name

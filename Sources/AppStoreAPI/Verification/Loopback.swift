@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// The one loopback rule, for every check of a host or a URL in receiptdash: plain `http://`

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// Why an App Store Server API call ended without the answer asked for. Equality compares only

@@ -1,3 +1,5 @@
+import AppStoreAPI
+import ReceiptCore
 import Foundation
 import UntrustedText
 

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// What one request to the App Store Server API came back with.

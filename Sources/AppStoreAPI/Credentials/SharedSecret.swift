@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// The app-specific shared secret for `verifyReceipt`.

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// Whether an attempt's result is worth asking again, and why: the one retryability table of

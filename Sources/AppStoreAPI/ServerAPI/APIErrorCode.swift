@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// An `errorCode` of the App Store Server API (`{"errorCode": N, "errorMessage": "…"}`), with

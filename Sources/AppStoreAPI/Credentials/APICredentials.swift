@@ -1,3 +1,4 @@
+import ReceiptCore
 import Crypto
 import Foundation
 

@@ -1,3 +1,4 @@
+import ReceiptCore
 import Foundation
 
 /// Why a verification ended without Apple's status. Equality compares only the ``Code``;
