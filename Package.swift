@@ -59,6 +59,8 @@ let package = Package(
         // engine over them and their metrics.
         // The App Store's APIs as values: Server API requests, responses and look-up results,
         // verifyReceipt's, and the credentials that sign their tokens. No sockets.
+        // The demo receipts, compiled in: what a first run shows.
+        .target(name: "ReceiptDemo", dependencies: ["ReceiptCore"], exclude: ["Demo"]),
         .target(
             name: "AppStoreAPI",
             dependencies: [
@@ -179,7 +181,7 @@ let package = Package(
         // The benchmarks `receiptdash bench` runs.
         .target(
             name: "ReceiptBenchmarks",
-            dependencies: ["AppStoreAPI", 
+            dependencies: ["ReceiptDemo", "AppStoreAPI", 
                 "AppStoreClients",
                 "AuditTrail",
                 "AuditTrailSQLite",
@@ -227,7 +229,7 @@ let package = Package(
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
-            dependencies: ["AppStoreAPI", 
+            dependencies: ["ReceiptDemo", "AppStoreAPI", 
                 "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -236,7 +238,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", 
                 "AppStoreClients",
                 "CBuildStamp",
                 "CProcessLimits",
@@ -266,7 +268,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", 
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -388,12 +390,12 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "DashboardLiveTests",
-            dependencies: [
+            dependencies: ["ReceiptDemo", 
                 "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
             ]
         ),

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Compiles the demo receipts, Apple's root certificates and the themes into the binary, so one
+"""Compiles Apple's root certificates, the demo receipts and the themes into the binary, so one
 file works wherever it is copied (no resource bundle found through a build path).
 
-Writes Sources/ReceiptCore/BundledResources.swift and Sources/Dashboard/BundledThemes.swift
-from Sources/ReceiptCore/Resources/{Demo,Roots} and Themes/*.theme. Run it after changing any
+Writes Sources/ReceiptCore/BundledResources.swift, Sources/ReceiptDemo/BundledDemo.swift and
+Sources/Dashboard/BundledThemes.swift from Sources/ReceiptCore/Resources/Roots,
+Sources/ReceiptDemo/Demo and Themes/*.theme. Run it after changing any
 of those files; `--check` (run by .ci/run) fails when a generated file is out of date."""
 import base64, os, sys
 
@@ -31,14 +32,22 @@ def swift_base64_table(name, items):
 
 
 def resources():
-    demo = files("Sources/ReceiptCore/Resources/Demo")
     roots = files("Sources/ReceiptCore/Resources/Roots", ".der")
     return (HEADER.format("Sources/ReceiptCore/Resources") + "\n"
-            "/// The demo inputs and Apple's root certificates, as base64 (line breaks are ignored when\n"
-            "/// decoded): compiled in, so a copied binary needs no resource folder.\n"
+            "/// Apple's root certificates, as base64 (line breaks are ignored when decoded): compiled\n"
+            "/// in, so a copied binary needs no resource folder.\n"
             "enum BundledResources {\n"
-            + swift_base64_table("demo", demo) + "\n"
             + swift_base64_table("roots", roots) + "\n"
+            "}\n")
+
+
+def demo():
+    inputs = files("Sources/ReceiptDemo/Demo")
+    return (HEADER.format("Sources/ReceiptDemo/Demo") + "\n"
+            "/// The demo inputs, as base64 (line breaks are ignored when decoded): compiled in, so a\n"
+            "/// copied binary has them wherever it runs.\n"
+            "enum BundledDemo {\n"
+            + swift_base64_table("files", inputs) + "\n"
             "}\n")
 
 
@@ -60,6 +69,7 @@ def themes():
 
 def main():
     targets = {"Sources/ReceiptCore/BundledResources.swift": resources(),
+               "Sources/ReceiptDemo/BundledDemo.swift": demo(),
                "Sources/Dashboard/BundledThemes.swift": themes()}
     stale = []
     for path, text in targets.items():

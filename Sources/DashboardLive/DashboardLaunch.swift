@@ -2,6 +2,7 @@ import AuditTrail
 import Dashboard
 import Foundation
 import NotificationReceiver
+import ReceiptDemo
 import ReceiptCore
 
 /// What `receiptdash dash` sets up once its arguments are read and its stores are open: the

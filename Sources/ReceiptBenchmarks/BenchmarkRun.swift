@@ -4,6 +4,7 @@ import AuditTrailSQLite
 import Dashboard
 import Foundation
 import AppStoreAPI
+import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptWatch

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReceiptRendering
+import ReceiptDemo
 import ReceiptCore
 import UntrustedText
 

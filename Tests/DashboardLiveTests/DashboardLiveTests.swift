@@ -4,6 +4,7 @@ import AuditTrailSQLite
 import Dashboard
 import DashboardLive
 import Foundation
+import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
 import ServiceTestSupport

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Dashboard
 import AppStoreAPI
+import ReceiptDemo
 import ReceiptCore
 import TerminalUI
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Dashboard
 import AppStoreAPI
+import ReceiptDemo
 import ReceiptCore
 import TerminalUI
 
@@ -208,7 +209,7 @@ import TerminalUI
 
     static func demoFile(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/ReceiptCore/Resources/Demo/\(name)")
+            .appendingPathComponent("Sources/ReceiptDemo/Demo/\(name)")
     }
 
     @Test func openWithTabCompletion() async {

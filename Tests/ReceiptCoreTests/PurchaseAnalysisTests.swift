@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReceiptDemo
 @testable import ReceiptCore
 
 /// Subscription states at fixed instants, on constructed responses that each isolate one

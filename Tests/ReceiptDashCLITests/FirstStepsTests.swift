@@ -63,7 +63,7 @@ import Testing
 
     /// `inspect --at` counts only what had begun (the text of the analysis test, end to end).
     @Test func inspectAtCountsOnlyWhatHadBegun() throws {
-        let demo = InspectCommandTests.packageRoot.appendingPathComponent("Sources/ReceiptCore/Resources/Demo/sandbox-weekly-intro.b64").path
+        let demo = InspectCommandTests.packageRoot.appendingPathComponent("Sources/ReceiptDemo/Demo/sandbox-weekly-intro.b64").path
         let run = try cli.run(["inspect", "--at", "2020-07-14T21:50:00Z", demo])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\n    3 renewals, 3 paid\n"))

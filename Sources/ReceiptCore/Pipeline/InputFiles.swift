@@ -147,11 +147,6 @@ public enum InputFiles {
         }
     }
 
-    /// The inputs of the bundled demo, named `demo/NAME`.
-    public static func demo() -> [LoadedInput] {
-        DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
-    }
-
     /// Splits pasted text into receipts: blocks separated by blank lines; within a block, one
     /// receipt per line when every line decodes on its own, else the block is one receipt
     /// (base64 wrapped over several lines). Sources are `paste N`, counting on from `firstNumber`.

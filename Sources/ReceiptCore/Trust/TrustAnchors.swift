@@ -145,3 +145,10 @@ extension TrustAnchors {
 public struct TrustAnchorFileError: Error, CustomStringConvertible, Sendable {
     public let description: String
 }
+
+extension BundledResources {
+    /// A compiled-in file's bytes (its base64 is written in lines).
+    static func bytes(_ base64: String) -> [UInt8] {
+        [UInt8](Data(base64Encoded: base64, options: .ignoreUnknownCharacters) ?? Data())
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// The demo receipts bundled with the package, so a new user sees real data at once:
 /// a production subscription receipt, a sandbox receipt with an intro offer, an Xcode
@@ -11,16 +12,16 @@ public enum DemoCorpus {
         public var bytes: [UInt8]
     }
 
-    /// The demo inputs, sorted by name: compiled into the binary (``BundledResources``), so a
+    /// The demo inputs, sorted by name: compiled into the binary (``BundledDemo``), so a
     /// copied binary has them wherever it runs.
     public static func items() -> [Item] {
-        BundledResources.demo.map { Item(name: $0.name, bytes: BundledResources.bytes($0.base64)) }
+        BundledDemo.files.map { Item(name: $0.name, bytes: [UInt8](Data(base64Encoded: $0.base64, options: .ignoreUnknownCharacters) ?? Data())) }
     }
 }
 
-extension BundledResources {
-    /// A compiled-in file's bytes (its base64 is written in lines).
-    static func bytes(_ base64: String) -> [UInt8] {
-        [UInt8](Data(base64Encoded: base64, options: .ignoreUnknownCharacters) ?? Data())
+extension InputFiles {
+    /// The inputs of the bundled demo, named `demo/NAME`.
+    public static func demo() -> [LoadedInput] {
+        DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
     }
 }
