@@ -213,7 +213,8 @@ extension LoadedItem {
         return TrustReport(
             verdict: verdict,
             steps: untrusted.map {
-                .init(.lookedUpItem, subject: DashboardView.lookedUpName($0), outcome: $0.trust.verdict == .invalid ? .fail : .warning, reason: $0.trust.headline)
+                .init(.lookedUpItem, subject: DashboardView.lookedUpName($0), outcome: $0.trust.verdict == .invalid ? .fail : .warning, reason: $0.trust.headline,
+                    code: $0.trust.verdict == .invalid ? $0.trust.firstFailure?.code : nil)
             })
     }
 }

@@ -9,8 +9,13 @@ import Testing
     let evaluator = TrustEvaluator()
     let options = TrustOptions(now: utc("2026-11-22T00:00:00Z"))
 
+    /// The file's report; every failed step of it carries a code (tampered files included).
     func report(_ path: String, options: TrustOptions? = nil) async throws -> TrustReport {
-        await evaluator.evaluate(try ReceiptDecoder().decode(try SharedCorpus.bytes(path)), options: options ?? self.options)
+        let report = await evaluator.evaluate(try ReceiptDecoder().decode(try SharedCorpus.bytes(path)), options: options ?? self.options)
+        for step in report.steps where step.outcome == .fail {
+            #expect(step.code != nil, "\(path): \(step.name) failed without a code: \(step.reason)")
+        }
+        return report
     }
 
     @Test func everyPKCS7Receipt() async throws {

@@ -421,14 +421,15 @@ fileprivate func expectedSteps(
     names.map { "\($0): \((changed[$0] ?? .pass).rawValue)" } + extra.map { "\($0.0): \($0.1.rawValue)" }
 }
 
-/// Checks the verdict, the names of the failing steps, and the full list of steps reported.
+/// Checks the verdict, each failing step with its code (`name code`), and the full list of
+/// steps reported.
 fileprivate func expectReport(
     _ report: TrustReport, verdict: TrustReport.Verdict, failing: [String], steps: [String],
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let dump = Comment(rawValue: report.steps.map { "\($0.name) [\($0.outcome.rawValue)] \($0.reason)" }.joined(separator: "\n"))
     #expect(report.verdict == verdict, dump, sourceLocation: sourceLocation)
-    #expect(report.steps.filter { $0.outcome == .fail }.map(\.name) == failing, dump, sourceLocation: sourceLocation)
+    #expect(report.steps.filter { $0.outcome == .fail }.map { "\($0.name) \($0.code ?? "<no code>")" } == failing, dump, sourceLocation: sourceLocation)
     #expect(report.steps.map { "\($0.name): \($0.outcome.rawValue)" } == steps, dump, sourceLocation: sourceLocation)
 }
 
@@ -477,7 +478,7 @@ fileprivate func evaluate(
         #expect(decoded.receipt?.bundleID == "com.Example.receiptdash")
         let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
-            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+            report, verdict: .invalid, failing: ["signature signature-mismatch"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
         #expect(report.reason("signature").contains("the payload or the signature was changed"))
     }
 
@@ -487,7 +488,7 @@ fileprivate func evaluate(
         receipt[receipt.count - 1] ^= 0x01
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+            report, verdict: .invalid, failing: ["signature signature-mismatch"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
     }
 
     /// A byte of the leaf's own signature changed: the intermediate no longer verifies as its
@@ -498,7 +499,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [leaf, pki.intermediateDER])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-missing"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
         #expect(report.reason("intermediate") == "the leaf's issuer is present but its signature on the leaf does not verify")
     }
@@ -509,7 +510,7 @@ fileprivate func evaluate(
         let intermediate = try TestPKI.tampered(pki.intermediateDER)
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
         let report = try await evaluate(receipt, with: pki.evaluator)
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").contains("that root's signature on it does not verify"))
     }
 
@@ -522,7 +523,7 @@ fileprivate func evaluate(
         let intermediate = try TestPKI.tampered(pki.intermediateDER)
         let tampered = try SignedReceipt.make(pki, certificates: [pki.leafDER, intermediate])
         let report = try await evaluate(tampered, with: evaluator)
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         let again = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
         #expect(again.verdict == .valid)
     }
@@ -541,14 +542,14 @@ fileprivate func evaluate(
 
         let changed = try await evaluate(try SignedReceipt.changingBundleID(receipt), with: pki.evaluator)
         expectReport(
-            changed, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+            changed, verdict: .invalid, failing: ["signature message-digest-mismatch"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
         #expect(changed.reason("signature") == "the signed attributes' message digest does not match the receipt payload")
 
         var badSignature = receipt
         badSignature[badSignature.count - 1] ^= 0x01
         let forged = try await evaluate(badSignature, with: pki.evaluator)
         expectReport(
-            forged, verdict: .invalid, failing: ["signature"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
+            forged, verdict: .invalid, failing: ["signature signature-mismatch"], steps: expectedSteps(pkcs7StepNames, ["signature": .fail]))
     }
 
     /// Certificates are a SET: their order does not matter, the signer is found by issuer and
@@ -570,7 +571,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-missing"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
         #expect(report.reason("intermediate").hasPrefix("no certificate in the input is the leaf's issuer"))
     }
@@ -579,7 +580,7 @@ fileprivate func evaluate(
     @Test func untrustedRootFailsAtRoot() async throws {
         let receipt = try SignedReceipt.make(pki)
         let report = try await evaluate(receipt, with: TrustEvaluator())
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").hasPrefix("the intermediate's issuer"))
         #expect(report.reason("root").hasSuffix("is not a trusted root"))
     }
@@ -592,7 +593,7 @@ fileprivate func evaluate(
             rootKey: pki.rootKey, rootName: appleRoot.subject, key: pki.intermediateKey, name: pki.intermediateName)
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
         let report = try await evaluate(receipt, with: TrustEvaluator())
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(pkcs7StepNames, ["root": .fail]))
         #expect(report.reason("root").contains("that root's signature on it does not verify"))
     }
 
@@ -601,7 +602,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["leaf certificate"],
+            report, verdict: .invalid, failing: ["leaf certificate leaf-certificate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
         #expect(report.reason("leaf certificate").contains("lacks Apple's receipt-signing marker 1.2.840.113635.100.6.11.1"))
     }
@@ -611,7 +612,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
         #expect(report.reason("intermediate").hasSuffix("issued the leaf but lacks Apple's WWDR marker 1.2.840.113635.100.6.2.1"))
     }
@@ -625,7 +626,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
         #expect(
             report.reason("intermediate")
@@ -638,7 +639,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["leaf certificate"],
+            report, verdict: .invalid, failing: ["leaf certificate leaf-certificate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
         #expect(
             report.reason("leaf certificate")
@@ -655,7 +656,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
         #expect(
             report.reason("intermediate")
@@ -668,7 +669,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, certificates: [pki.leafDER, try TestPKI.der(intermediate)])
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail]))
         #expect(
             report.reason("intermediate")
@@ -681,7 +682,7 @@ fileprivate func evaluate(
         let leaf = try pki.leaf(extra: [try TestPKI.criticalCodeSigning()])
         let report = try await evaluate(try SignedReceipt.make(pki, leaf: leaf), with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["leaf certificate"],
+            report, verdict: .invalid, failing: ["leaf certificate leaf-certificate-invalid"],
             steps: expectedSteps(pkcs7StepNames, ["leaf certificate": .fail]))
         #expect(
             report.reason("leaf certificate")
@@ -703,7 +704,7 @@ fileprivate func evaluate(
         let alone = try await evaluate(
             try SignedReceipt.make(pki, certificates: [pki.leafDER, decoyDER]), with: pki.evaluator)
         expectReport(
-            alone, verdict: .invalid, failing: ["intermediate"],
+            alone, verdict: .invalid, failing: ["intermediate intermediate-missing"],
             steps: expectedSteps(pkcs7StepNames, ["intermediate": .fail, "root": .skipped]))
         #expect(alone.reason("intermediate").hasPrefix("no certificate in the input is the leaf's issuer"))
     }
@@ -718,7 +719,7 @@ fileprivate func evaluate(
         let late = try SignedReceipt.make(pki, payload: SignedReceipt.payload(created: "2025-07-01T00:00:00Z"))
         let after = try await evaluate(late, with: evaluator)
         expectReport(
-            after, verdict: .invalid, failing: ["validity"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
+            after, verdict: .invalid, failing: ["validity not-valid-at-time"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
         #expect(
             after.reason("validity") == "not valid on 2025-07-01 (receipt creation): the leaf was valid 2023-01-01 to 2025-06-01")
         let again = try await evaluate(try SignedReceipt.make(pki), with: evaluator)
@@ -731,7 +732,7 @@ fileprivate func evaluate(
         let receipt = try SignedReceipt.make(pki, leaf: leaf)
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
+            report, verdict: .invalid, failing: ["validity not-valid-at-time"], steps: expectedSteps(pkcs7StepNames, ["validity": .fail]))
         #expect(
             report.reason("validity")
                 == "not valid on 2024-03-01 (receipt creation): the leaf was valid 2023-01-01 to 2024-02-01")
@@ -808,7 +809,7 @@ fileprivate func evaluate(
         other.storeKitCertificate = try TestPKI.der(try pki.storeKit(key: pki.rootKey, serial: 0x42))
         let wrong = await pki.evaluator.evaluate(decoded, options: other)
         expectReport(
-            wrong, verdict: .invalid, failing: ["storekit certificate"],
+            wrong, verdict: .invalid, failing: ["storekit certificate storekit-certificate-mismatch"],
             steps: expectedSteps(Self.xcodeSteps, ["test certificate": .warning, "storekit certificate": .fail]))
     }
 
@@ -821,7 +822,7 @@ fileprivate func evaluate(
             signer: storeKit, key: pki.leafKey)
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["test certificate"],
+            report, verdict: .invalid, failing: ["test certificate xcode-certificate-invalid"],
             steps: expectedSteps(Self.xcodeSteps, ["test certificate": .fail, "storekit certificate": .skipped]))
         #expect(
             report.reason("test certificate")
@@ -836,7 +837,7 @@ fileprivate func evaluate(
                 signer: storeKit, key: pki.leafKey))
         let report = try await evaluate(receipt, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["signature"],
+            report, verdict: .invalid, failing: ["signature signature-mismatch"],
             steps: expectedSteps(
                 Self.xcodeSteps, ["signature": .fail, "test certificate": .warning, "storekit certificate": .skipped]))
     }
@@ -868,7 +869,7 @@ fileprivate func evaluate(
         options.deviceIdentifier = DeviceIdentifier(parsing: "00000000-1111-2222-3333-444444444444")
         let other = await pki.evaluator.evaluate(decoded, options: options)
         expectReport(
-            other, verdict: .invalid, failing: ["device hash"],
+            other, verdict: .invalid, failing: ["device hash device-hash-mismatch"],
             steps: expectedSteps(pkcs7StepNames, extra: [("device hash", .fail)]))
         #expect(other.step("device hash")?.details.first { $0.name == "expected" }?.value == Hex.encode(hash))
     }
@@ -917,7 +918,7 @@ fileprivate func evaluate(
         #expect(decoded.transactions.first?.bundleID == "com.Example.receiptdash")
         let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
         expectReport(
-            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
+            report, verdict: .invalid, failing: ["signature signature-mismatch"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
     }
 
     @Test func changedSignatureByteBreaksTheSignature() async throws {
@@ -929,21 +930,21 @@ fileprivate func evaluate(
         parts[2] = Base64Text.encodeURL(signature)
         let report = try await evaluate(parts.joined(separator: "."), with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["signature"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
+            report, verdict: .invalid, failing: ["signature signature-mismatch"], steps: expectedSteps(jwsStepNames, ["signature": .fail]))
     }
 
     @Test func changedLeafCertificateSignatureFailsAtIntermediate() async throws {
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.tampered(pki.leafDER), pki.intermediateDER, pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-missing"],
             steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
     }
 
     @Test func changedIntermediateCertificateSignatureFailsAtRoot() async throws {
         let token = try SignedJWS.make(pki, x5c: [pki.leafDER, try TestPKI.tampered(pki.intermediateDER), pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
     }
 
     /// x5c is ordered, leaf first: with x5c[0] and x5c[1] swapped the "leaf" is the
@@ -953,7 +954,7 @@ fileprivate func evaluate(
         let token = try SignedJWS.make(pki, x5c: [pki.intermediateDER, pki.leafDER, pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["signature", "leaf certificate", "intermediate"],
+            report, verdict: .invalid, failing: ["signature signature-mismatch", "leaf certificate leaf-certificate-invalid", "intermediate intermediate-missing"],
             steps: expectedSteps(
                 jwsStepNames,
                 ["signature": .fail, "leaf certificate": .fail, "intermediate": .fail, "root": .skipped]))
@@ -964,7 +965,7 @@ fileprivate func evaluate(
             let token = try SignedJWS.make(pki, x5c: x5c)
             let report = try await evaluate(token, with: pki.evaluator)
             expectReport(
-                report, verdict: .invalid, failing: ["intermediate"],
+                report, verdict: .invalid, failing: ["intermediate intermediate-missing"],
                 steps: expectedSteps(jwsStepNames, ["intermediate": .fail, "root": .skipped]))
         }
     }
@@ -972,7 +973,7 @@ fileprivate func evaluate(
     @Test func untrustedRootFailsAtRoot() async throws {
         let token = try SignedJWS.make(pki)
         let report = try await evaluate(token, with: TrustEvaluator())
-        expectReport(report, verdict: .invalid, failing: ["root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
+        expectReport(report, verdict: .invalid, failing: ["root no-trusted-root"], steps: expectedSteps(jwsStepNames, ["root": .fail]))
     }
 
     /// `--root-ca`: the same chain, with its root added as a test anchor to Apple's, is `test`
@@ -997,7 +998,7 @@ fileprivate func evaluate(
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["leaf certificate"],
+            report, verdict: .invalid, failing: ["leaf certificate leaf-certificate-invalid"],
             steps: expectedSteps(jwsStepNames, ["leaf certificate": .fail]))
     }
 
@@ -1006,7 +1007,7 @@ fileprivate func evaluate(
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["leaf certificate"],
+            report, verdict: .invalid, failing: ["leaf certificate leaf-certificate-invalid"],
             steps: expectedSteps(jwsStepNames, ["leaf certificate": .fail]))
         #expect(
             report.reason("leaf certificate")
@@ -1018,7 +1019,7 @@ fileprivate func evaluate(
         let token = try SignedJWS.make(pki, x5c: [pki.leafDER, try TestPKI.der(intermediate), pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["intermediate"],
+            report, verdict: .invalid, failing: ["intermediate intermediate-invalid"],
             steps: expectedSteps(jwsStepNames, ["intermediate": .fail]))
         #expect(
             report.reason("intermediate")
@@ -1030,7 +1031,7 @@ fileprivate func evaluate(
         let token = try SignedJWS.make(pki, x5c: [try TestPKI.der(leaf), pki.intermediateDER, pki.rootDER])
         let report = try await evaluate(token, with: pki.evaluator)
         expectReport(
-            report, verdict: .invalid, failing: ["validity"], steps: expectedSteps(jwsStepNames, ["validity": .fail]))
+            report, verdict: .invalid, failing: ["validity not-valid-at-time"], steps: expectedSteps(jwsStepNames, ["validity": .fail]))
         #expect(
             report.reason("validity") == "not valid on 2024-03-01 (signedDate): the leaf was valid 2023-01-01 to 2024-02-01")
     }
@@ -1062,9 +1063,64 @@ fileprivate func evaluate(
             pki, payload: Self.notification(signedTransactionInfo: parts.joined(separator: ".")))
         let forged = try await evaluate(forgedOuter, with: pki.evaluator)
         expectReport(
-            forged, verdict: .invalid, failing: ["nested data.signedTransactionInfo"],
+            forged, verdict: .invalid, failing: ["nested data.signedTransactionInfo nested-signature-mismatch"],
             steps: expectedSteps(jwsStepNames, extra: [("nested data.signedTransactionInfo", .fail)]))
         let details = forged.step("nested data.signedTransactionInfo")?.details ?? []
         #expect(details.map(\.name) == ["signature"])
+    }
+}
+
+/// Every failed trust step says why with a code; the header and signature faults of a JWS, and
+/// an unsigned transaction receipt, each have their own.
+@Suite struct TrustFailureCodesTests {
+    private let pki: ECHierarchy
+
+    init() throws {
+        pki = try ECHierarchy.shared.get()
+    }
+
+    /// The token with its header's JSON changed by `edit`, the payload and signature kept.
+    func token(editingHeader edit: (inout [String: JSONValue]) -> Void) throws -> String {
+        var parts = TrustTamperingJWSTests.parts(try SignedJWS.make(pki))
+        var header = try #require(try JSONValue.parse(Base64Text.decode(Array(parts[0].utf8))).object)
+        edit(&header)
+        parts[0] = Base64Text.encodeURL(Array(JSONValue.object(header).compactJSON.utf8))
+        return parts.joined(separator: ".")
+    }
+
+    func failureCodes(_ token: String) async throws -> [String] {
+        let report = await pki.evaluator.evaluate(try ReceiptDecoder().decode(text: token), options: TamperClock.options)
+        return report.steps.filter { $0.outcome == .fail }.map { "\($0.name) \($0.code ?? "<no code>")" }
+    }
+
+    @Test func anotherAlgorithmIsNamedByItsCode() async throws {
+        let codes = try await failureCodes(try token { $0["alg"] = .string("HS256") })
+        // The header is signed too: changing it breaks the signature as well.
+        #expect(codes == ["algorithm algorithm-not-es256", "signature signature-mismatch"])
+    }
+
+    @Test func aMissingOrUnreadableChainIsNamedByItsCode() async throws {
+        let missing = try await failureCodes(try token { $0["x5c"] = nil })
+        #expect(missing.first == "x5c x5c-missing")
+        let unreadable = try await failureCodes(try token { header in
+            var chain = header["x5c"]?.array ?? []
+            chain[0] = .string("bm90IGEgY2VydGlmaWNhdGU=")
+            header["x5c"] = .array(chain)
+        })
+        #expect(unreadable.first == "x5c x5c-unreadable")
+    }
+
+    @Test func aSignatureOfTheWrongLengthIsNamedByItsCode() async throws {
+        var parts = TrustTamperingJWSTests.parts(try SignedJWS.make(pki))
+        parts[2] = Base64Text.encodeURL([UInt8](repeating: 7, count: 10))
+        #expect(try await failureCodes(parts.joined(separator: ".")) == ["signature signature-wrong-length"])
+    }
+
+    @Test func anUnsignedTransactionReceiptIsNamedByItsCode() async throws {
+        let legacy = #"{"purchase-info" = "ewoJInByb2R1Y3QtaWQiID0gImNvbS5leGFtcGxlIjsKfQ=="; "environment" = "Sandbox"; "pod" = "100"; "signing-status" = "0";}"#
+        let decoded = try ReceiptDecoder().decode(text: legacy)
+        let report = await pki.evaluator.evaluate(decoded, options: TamperClock.options)
+        #expect(report.verdict == .invalid)
+        #expect(report.steps.map { "\($0.name) \($0.code ?? "<no code>")" } == ["signature unsigned"])
     }
 }

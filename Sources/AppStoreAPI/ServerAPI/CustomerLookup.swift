@@ -71,7 +71,7 @@ public struct LookedUpItem: Sendable {
             trust.steps.append(
                 payloadBundle == bundleID
                     ? .init(.bundle, outcome: .pass, reason: "bundleId is \(payloadBundle), the app asked about")
-                    : .init(.bundle, outcome: .fail, reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
+                    : .init(.bundle, failing: "bundle-mismatch", reason: "bundleId is \(payloadBundle), but the look-up was for \(bundleID)"))
         }
         let payloadEnvironment = transaction?.environment ?? renewal?.environment ?? appTransaction?.receiptType
         if let payloadEnvironment {
@@ -79,7 +79,7 @@ public struct LookedUpItem: Sendable {
                 payloadEnvironment == environment.rawValue
                     ? .init(.environment, outcome: .pass, reason: "environment is \(payloadEnvironment), where it was asked")
                     : .init(
-                        .environment, outcome: .fail,
+                        .environment, failing: "environment-mismatch",
                         reason: "environment is \(payloadEnvironment), but it came from the \(environment.rawValue) API"))
         }
         if trust.steps.contains(where: { $0.outcome == .fail }) { trust.verdict = .invalid }

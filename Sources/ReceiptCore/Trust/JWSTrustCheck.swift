@@ -34,7 +34,7 @@ struct JWSTrustCheck {
             steps.append(.init(.algorithm, outcome: .pass, reason: "alg is ES256 (ECDSA P-256 with SHA-256)"))
         } else {
             steps.append(
-                .init(.algorithm, outcome: .fail, reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
+                .init(.algorithm, failing: "algorithm-not-es256", reason: "alg is \(token.algorithm ?? "missing"), Apple signs with ES256"))
         }
         let key = TrustCache.CertificateChainKey(anchors: evaluator.anchors.fingerprint, certificates: token.certificateChain)
         // Nothing of this token is remembered until its signature verified: until then the
@@ -65,7 +65,7 @@ struct JWSTrustCheck {
             if let problems = await evaluator.storeKitCertificateProblems(leaf.0, der: leaf.1) {
                 steps.append(
                     .init(
-                        .testCertificate, outcome: .fail,
+                        .testCertificate, failing: "xcode-certificate-invalid",
                         reason: "Xcode's self-signed \"\(leaf.0.displayName)\" certificate " + problems.joined(separator: " and "),
                         details: evaluator.details(leaf.0, der: leaf.1)))
             } else {
@@ -159,7 +159,7 @@ struct JWSTrustCheck {
 
     private func signatureStep(_ token: JWSToken, _ key: P256.Signing.PublicKey?) -> TrustReport.Step {
         guard let key else {
-            return .init(.signature, outcome: .fail, reason: "the x5c leaf's key is not a P-256 key")
+            return .init(.signature, failing: "leaf-key-not-p256", reason: "the x5c leaf's key is not a P-256 key")
         }
         // Handed over as `Data`: swift-crypto keeps the signature as one, and its generic copy
         // of an array went through a dynamic cast and a byte-at-a-time loop.
@@ -167,7 +167,7 @@ struct JWSTrustCheck {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: Data(token.signature))
         else {
             return .init(
-                .signature, outcome: .fail,
+                .signature, failing: "signature-wrong-length",
                 reason: "the signature is \(token.signature.count) bytes; ES256 signatures are 64 (r ‖ s)")
         }
         return key.isValidSignature(signature, for: token.signedBytes.withUnsafeBytes { SHA256.hash(data: $0) })
@@ -175,7 +175,7 @@ struct JWSTrustCheck {
                 .signature, outcome: .pass,
                 reason: "ECDSA P-256 signature over header.payload verifies with the x5c leaf's key")
             : .init(
-                .signature, outcome: .fail,
+                .signature, failing: "signature-mismatch",
                 reason: "the ECDSA signature does not match header.payload: the payload or the signature was changed")
     }
 }
@@ -205,11 +205,11 @@ struct JWSChain: Sendable {
                 certificates.append((cert, der))
             } else {
                 unreadable = true
-                x5cSteps.append(.init(.x5c, outcome: .fail, reason: "x5c[\(index)] is not a readable certificate"))
+                x5cSteps.append(.init(.x5c, failing: "x5c-unreadable", reason: "x5c[\(index)] is not a readable certificate"))
             }
         }
         if x5c.isEmpty {
-            x5cSteps.append(.init(.x5c, outcome: .fail, reason: "the header has no x5c certificate chain"))
+            x5cSteps.append(.init(.x5c, failing: "x5c-missing", reason: "the header has no x5c certificate chain"))
         } else if !unreadable {
             x5cSteps.append(
                 .init(

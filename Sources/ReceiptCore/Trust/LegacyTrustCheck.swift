@@ -17,7 +17,7 @@ struct LegacyTrustCheck {
         guard let parsed = LegacySignatureBlob(blob) else {
             steps.append(
                 .init(
-                    .signatureBlob, outcome: .fail,
+                    .signatureBlob, failing: "signature-blob-malformed",
                     reason: "the \(blob.count)-byte signature is not version ‖ 128 or 256-byte signature ‖ length ‖ certificate"))
             return TrustReport(verdict: .invalid, steps: steps, validationTime: purchaseDate, validationTimeSource: timeSource)
         }
@@ -38,10 +38,10 @@ struct LegacyTrustCheck {
                         .signature, outcome: .pass,
                         reason: "RSA SHA-1 over version ‖ purchase-info verifies with the embedded certificate (\(key.keySizeInBits)-bit key)")
                     : .init(
-                        .signature, outcome: .fail,
+                        .signature, failing: "signature-mismatch",
                         reason: "the RSA SHA-1 signature does not match version ‖ purchase-info: the purchase-info or the signature was changed"))
         } else {
-            steps.append(.init(.signature, outcome: .fail, reason: "the embedded certificate has no readable RSA key"))
+            steps.append(.init(.signature, failing: "certificate-key-not-rsa", reason: "the embedded certificate has no readable RSA key"))
         }
         if let info {
             let validity = ValidityDates(notBefore: info.notBefore, notAfter: info.notAfter)
@@ -57,7 +57,7 @@ struct LegacyTrustCheck {
                     reason: isApplePurchaseCert
                         ? "the signer is Apple's iTunes Store PurchaseReceiptCertificate"
                         : "the signer \(info.commonName) is not Apple's iTunes Store PurchaseReceiptCertificate",
-                    details: details))
+                    details: details, code: isApplePurchaseCert ? nil : "certificate-not-apple"))
             steps.append(chainStep(parsed.certificate, issuer: info.issuer))
             if let purchaseDate {
                 let ok = validity.contains(purchaseDate)
@@ -67,12 +67,13 @@ struct LegacyTrustCheck {
                         .validity, outcome: ok ? .pass : .fail,
                         reason: ok
                             ? "certificate valid on \(day) (\(timeSource))"
-                            : "certificate not valid on \(day) (\(timeSource)): valid \(validity.text)"))
+                            : "certificate not valid on \(day) (\(timeSource)): valid \(validity.text)",
+                        code: ok ? nil : "not-valid-at-time"))
             } else {
                 steps.append(.init(.validity, outcome: .skipped, reason: "the purchase-info has no purchase date"))
             }
         } else {
-            steps.append(.init(.certificate, outcome: .fail, reason: "the embedded certificate could not be read"))
+            steps.append(.init(.certificate, failing: "certificate-unreadable", reason: "the embedded certificate could not be read"))
         }
         let verdict: TrustReport.Verdict =
             steps.contains { $0.outcome == .fail }

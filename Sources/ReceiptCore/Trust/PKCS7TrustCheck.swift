@@ -37,7 +37,7 @@ struct PKCS7TrustCheck {
             var problems = unreadable
             if signerCount != 1 { problems.append("\(signerCount) signers, expected exactly one") }
             if parsed.isEmpty && unreadable.isEmpty { problems.append("no certificates") }
-            steps.append(.init(.structure, outcome: .fail, reason: problems.joined(separator: "; ")))
+            steps.append(.init(.structure, failing: "structure-invalid", reason: problems.joined(separator: "; ")))
         }
 
         // Signer certificate.
@@ -54,7 +54,7 @@ struct PKCS7TrustCheck {
         } else {
             steps.append(
                 .init(
-                    .signerCertificate, outcome: .fail,
+                    .signerCertificate, failing: "signer-certificate-missing",
                     reason: signer == nil
                         ? "there is no signer" : "no certificate in the receipt matches the signer's issuer and serial number"))
         }
@@ -92,7 +92,7 @@ struct PKCS7TrustCheck {
             return .init(.signature, outcome: .skipped, reason: "no signer certificate to check the signature with")
         }
         guard let key = _RSA.Signing.PublicKey(cert.publicKey) else {
-            return .init(.signature, outcome: .fail, reason: "the signer's key is not an RSA key")
+            return .init(.signature, failing: "signer-key-not-rsa", reason: "the signer's key is not an RSA key")
         }
         let digestName = SignatureSummary.digestName(signer.digestAlgorithmOID)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signer.signature)
@@ -106,7 +106,7 @@ struct PKCS7TrustCheck {
                 expected == actual
             else {
                 return .init(
-                    .signature, outcome: .fail,
+                    .signature, failing: "message-digest-mismatch",
                     reason: "the signed attributes' message digest does not match the receipt payload", details: detail)
             }
             signedBytes = attributes
@@ -122,7 +122,7 @@ struct PKCS7TrustCheck {
         case "sha512":
             valid = key.isValidSignature(signature, for: SHA512.hash(data: signedBytes), padding: .insecurePKCS1v1_5)
         default:
-            return .init(.signature, outcome: .fail, reason: "unsupported digest algorithm \(digestName)")
+            return .init(.signature, failing: "digest-unsupported", reason: "unsupported digest algorithm \(digestName)")
         }
         return valid
             ? .init(
@@ -130,7 +130,7 @@ struct PKCS7TrustCheck {
                 reason: "RSA PKCS#1 v1.5 with \(digestName.uppercased()) over the receipt payload verifies with the signer's key",
                 details: detail)
             : .init(
-                .signature, outcome: .fail,
+                .signature, failing: "signature-mismatch",
                 reason: "the RSA \(digestName.uppercased()) signature does not match the receipt payload: the payload or the signature was changed",
                 details: detail)
     }
@@ -168,7 +168,7 @@ struct PKCS7TrustCheck {
         if let problems = await evaluator.storeKitCertificateProblems(cert, der: der) {
             steps.append(
                 .init(
-                    .testCertificate, outcome: .fail,
+                    .testCertificate, failing: "xcode-certificate-invalid",
                     reason: "Xcode's self-signed \"\(cert.displayName)\" certificate " + problems.joined(separator: " and "),
                     details: evaluator.details(cert, der: der)))
         } else {
@@ -192,7 +192,7 @@ struct PKCS7TrustCheck {
             } else {
                 steps.append(
                     .init(
-                        .storekitCertificate, outcome: .fail,
+                        .storekitCertificate, failing: "storekit-certificate-mismatch",
                         reason: "the receipt was not signed with the StoreKit certificate you supplied (another Xcode project's, or edited)"))
             }
         } else {
@@ -221,7 +221,7 @@ public enum DeviceHash {
             ? .init(
                 .deviceHash, outcome: .pass, reason: "the receipt was issued to this device (\(identifier.kind))")
             : .init(
-                .deviceHash, outcome: .fail,
+                .deviceHash, failing: "device-hash-mismatch",
                 reason: "the receipt's device hash does not match this \(identifier.kind): issued to another device, or the wrong identifier (on macOS, the primary network interface's MAC)",
                 details: [Field(name: "expected", value: Hex.encode(hash)), Field(name: "computed", value: Hex.encode(computed))])
     }

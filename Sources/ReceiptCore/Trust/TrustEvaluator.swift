@@ -55,7 +55,7 @@ public struct TrustEvaluator: Sendable {
             reason = "a V1 notification is not signed: Apple sends it over TLS; check its password matches your shared secret"
         case .legacy:
             reason = "the transaction receipt has no signature"
-            return TrustReport(verdict: .invalid, steps: [.init(.signature, outcome: .fail, reason: reason)])
+            return TrustReport(verdict: .invalid, steps: [.init(.signature, failing: "unsigned", reason: reason)])
         default:
             reason = "the input carries no signature (a decoded payload was pasted, not the signed token)"
         }
@@ -77,7 +77,9 @@ public struct TrustEvaluator: Sendable {
                     .nested, subject: item.field, outcome: outcome, reason: inner.headline,
                     details: inner.steps.filter { $0.outcome != .pass }.map {
                         Field(name: $0.name, value: "\($0.outcome.rawValue): \($0.reason)")
-                    }))
+                    },
+                    // A test-signed token inside a genuine one fails with nothing of its own failing.
+                    code: outcome == .fail ? "nested-" + (inner.firstFailure?.code ?? "test-signed") : nil))
             if outcome == .fail { report.verdict = .invalid }
             // A nested token that may verify later keeps the whole answer open.
             if inner.retryable == true {
@@ -138,7 +140,7 @@ public struct TrustEvaluator: Sendable {
                     reason: "\(leafCert.displayName) carries Apple's receipt-signing marker \(AppleOID.receiptSigningLeaf)",
                     details: details(leafCert, der: leafDER))
                 : .init(
-                    .leafCertificate, outcome: .fail,
+                    .leafCertificate, failing: "leaf-certificate-invalid",
                     reason: "\(leafCert.displayName) " + leafProblems.joined(separator: " and "),
                     details: details(leafCert, der: leafDER)))
 
@@ -154,7 +156,7 @@ public struct TrustEvaluator: Sendable {
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf and carries \(AppleOID.wwdrIntermediate)",
                         details: details(cert, der: der))
                     : .init(
-                        .intermediate, outcome: .fail,
+                        .intermediate, failing: "intermediate-invalid",
                         reason: "\(cert.displayName)\(ou(cert)) issued the leaf but " + problems.joined(separator: " and "),
                         details: details(cert, der: der)))
             if let root = analysis.root {
@@ -171,25 +173,25 @@ public struct TrustEvaluator: Sendable {
                                 : "the intermediate is signed by \(root.certificate.displayName), a bundled Apple root",
                             details: details(root.certificate, der: root.der))
                         : .init(
-                            .root, outcome: .fail,
+                            .root, failing: "root-invalid",
                             reason: "the intermediate is signed by \(root.certificate.displayName), a bundled root, but the root "
                                 + problems.joined(separator: " and "),
                             details: details(root.certificate, der: root.der)))
             } else {
                 steps.append(
-                    .init(.root, outcome: .fail, reason: analysis.missingRoot ?? "no bundled root issued the intermediate"))
+                    .init(.root, failing: "no-trusted-root", reason: analysis.missingRoot ?? "no bundled root issued the intermediate"))
             }
         } else {
             steps.append(
                 .init(
-                    .intermediate, outcome: .fail,
+                    .intermediate, failing: "intermediate-missing",
                     reason: analysis.missingIntermediate ?? "no certificate in the input issued the leaf"))
             steps.append(.init(.root, outcome: .skipped, reason: "no intermediate to chain from"))
         }
         let unplaced = analysis.problems.filter { $0.position == nil && $0.kind != .disjointValidity }
         if !unplaced.isEmpty {
             steps.append(
-                .init(.chain, outcome: .fail, reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
+                .init(.chain, failing: "chain-invalid", reason: "the chain " + unplaced.map(\.text).joined(separator: " and ")))
         }
         var judged = JudgedChain(steps: steps, chain: chain, verified: analysis.verified, success: success)
         judged.ders = [leafDER] + [analysis.intermediate?.der, analysis.root?.der].compactMap { $0 }
@@ -207,7 +209,7 @@ public struct TrustEvaluator: Sendable {
         // The verifier has the last word: a chain it rejected never reads as all-pass.
         if !judged.verified && !steps[stepsBefore...].contains(where: { $0.outcome == .fail }) {
             steps.append(
-                .init(.chain, outcome: .fail, reason: "swift-certificates' verifier rejected the chain"))
+                .init(.chain, failing: "chain-rejected", reason: "swift-certificates' verifier rejected the chain"))
         }
         expiryWarning(judged.chain, dates: judged.dates, options: options, steps: &steps)
         return judged.success
@@ -220,7 +222,7 @@ public struct TrustEvaluator: Sendable {
         steps: inout [TrustReport.Step]
     ) {
         guard let time else {
-            steps.append(.init(.validity, outcome: .fail, reason: "no \(timeSource) to judge the certificates at"))
+            steps.append(.init(.validity, failing: "validation-time-missing", reason: "no \(timeSource) to judge the certificates at"))
             return
         }
         let dates = dates ?? chain.map { ValidityDates($0.1) }
@@ -247,7 +249,7 @@ public struct TrustEvaluator: Sendable {
         } else {
             let invalid = chain.indices.filter { !dates[$0].contains(time) }
             let text = invalid.map { "the \(chain[$0].0.rawValue) was valid \(dates[$0].text)" }.joined(separator: "; ")
-            steps.append(.init(.validity, outcome: .fail, reason: "not valid on \(day) (\(timeSource)): \(text)"))
+            steps.append(.init(.validity, failing: "not-valid-at-time", reason: "not valid on \(day) (\(timeSource)): \(text)"))
         }
     }
 

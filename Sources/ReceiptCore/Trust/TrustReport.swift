@@ -69,8 +69,9 @@ public struct TrustReport: Sendable, Hashable {
         public var reason: String
         /// Certificate subjects, serials, validity windows, algorithms, …
         public var details: [Field]
-        /// Why, as a stable code for programs (the online check's, e.g. `ocsp-revoked`); nil
-        /// for the offline steps, which are told apart by ``kind``.
+        /// Why, as a stable code for programs: every failed step has one (`signature-mismatch`,
+        /// `ocsp-revoked`, …); a step that passed or was skipped has none, except the online
+        /// check's, which says what the responder answered.
         public var code: String?
 
         public init(
@@ -83,6 +84,12 @@ public struct TrustReport: Sendable, Hashable {
             self.reason = reason
             self.details = details
             self.code = code
+        }
+
+        /// A failed check, with the code that says why (kebab-case, stable: programs and tests
+        /// compare it; the reason is for people).
+        public init(_ kind: StepKind, failing code: String, reason: String, details: [Field] = []) {
+            self.init(kind, outcome: .fail, reason: reason, details: details, code: code)
         }
 
         /// The printed name, e.g. `signature`, `chain`, `nested signedTransactionInfo`: for
