@@ -83,7 +83,7 @@ public struct ServiceActions: CustomerActing {
         do {
             plan = try await makePlan()
         } catch let error as ActionRuleError {
-            return ActionAnswer(ok: false, line: "not sent: \(error.description)")
+            return ActionAnswer(ok: false, line: "not sent: \(error.reason)")
         } catch let error as NotPlanned {
             return ActionAnswer(ok: false, line: "\(what): not sent: \(error.reason)")
         } catch {

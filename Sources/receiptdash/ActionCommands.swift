@@ -78,7 +78,7 @@ struct ActionFlow {
         } catch let error as APIFailure {
             throw ValidationError(error.reason)
         } catch let error as ActionRuleError {
-            throw ValidationError(error.description)
+            throw ValidationError(error.commandLine)
         } catch let error as APIOptionsError {
             LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
             throw ExitCode.failure

@@ -50,7 +50,7 @@ struct Consumption: AsyncParsableCommand {
         do {
             _ = try body()
         } catch let error as ActionRuleError {
-            throw ValidationError(error.description + ".")
+            throw ValidationError(error.commandLine + ".")
         }
     }
 
@@ -86,7 +86,7 @@ struct AppAccountToken: AsyncParsableCommand {
         do {
             _ = try AppAccountTokenBody(token: token)
         } catch {
-            throw ValidationError(error.description + ".")
+            throw ValidationError(error.commandLine + ".")
         }
     }
 

@@ -81,7 +81,7 @@ struct Extend: AsyncParsableCommand {
                 _ = try ExtendRenewalDateBody(days: days, reason: reason, requestIdentifier: action.requestId ?? "check")
             }
         } catch let error as ActionRuleError {
-            throw ValidationError(error.description + ".")
+            throw ValidationError(error.commandLine + ".")
         }
         if !storefront.isEmpty && !allActive { throw ValidationError("--storefront goes with --all-active.") }
     }

@@ -325,7 +325,7 @@ extension ExtendFromTheDashboardTests {
         // Not delivered, 20 % consumed, consent given: Apple's rule refuses the percentage.
         for key: KeyEvent in [.right, .tab, .tab, .character("2"), .character("0"), .tab, .tab, .character(" "), .enter] { _ = state.handle(key) }
         #expect(try form().delivery == .undeliveredQualityIssue)
-        #expect(try form().problem == "--consumed-percent must be 0 when the item was not delivered (--delivery-status undelivered-quality-issue)")
+        #expect(try form().problem == "the consumed share must be 0 when the item was not delivered (delivery status undelivered-quality-issue)")
         // Delivered after all: the plan, then y.
         for key: KeyEvent in [.tab, .left, .enter] { _ = state.handle(key) }
         #expect(try form().confirming)
@@ -368,7 +368,7 @@ extension ExtendFromTheDashboardTests {
         for c in "abc" { _ = state.handle(.character(c)) }
         _ = state.handle(.enter)
         guard case .tokenForm(let refused) = state.mode else { throw FormClosed() }
-        #expect(refused.problem?.hasPrefix("--token must be a UUID") == true)
+        #expect(refused.problem?.hasPrefix("the token must be a UUID") == true)
         _ = state.handle(.paste("7E3FB20B-4CDB-47CC-936D-99D65F608138\n"))
         _ = state.handle(.enter)
         guard case .tokenForm(let confirming) = state.mode else { throw FormClosed() }

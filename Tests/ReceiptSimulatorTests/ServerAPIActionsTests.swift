@@ -230,26 +230,35 @@ import Testing
     }
 
     @Test func bodiesApplesRulesWouldRefuseAreRefusedBeforeSending() throws {
-        #expect(throws: ActionRuleError.self) { try ExtendRenewalDateBody(days: 0, reason: .other, requestIdentifier: "a") }
-        #expect(throws: ActionRuleError.self) { try ExtendRenewalDateBody(days: 91, reason: .other, requestIdentifier: "a") }
-        #expect(throws: ActionRuleError.self) {
+        #expect(throws: ActionRuleError(.daysOutOfRange)) { try ExtendRenewalDateBody(days: 0, reason: .other, requestIdentifier: "a") }
+        #expect(throws: ActionRuleError(.daysOutOfRange)) { try ExtendRenewalDateBody(days: 91, reason: .other, requestIdentifier: "a") }
+        #expect(throws: ActionRuleError(.requestIDLength)) {
             try ExtendRenewalDateBody(days: 1, reason: .other, requestIdentifier: String(repeating: "x", count: 129))
         }
-        #expect(throws: ActionRuleError.self) {
+        #expect(throws: ActionRuleError(.requestIDNotUUID)) {
             try MassExtendBody(days: 3, reason: .other, productID: "p", requestIdentifier: "not-a-uuid", storefronts: [])
         }
-        #expect(throws: ActionRuleError.self) {
+        #expect(throws: ActionRuleError(.consentMissing)) {
             try ConsumptionBody(customerConsented: false, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: nil, refundPreference: nil)
         }
-        #expect(throws: ActionRuleError.self) {
+        #expect(throws: ActionRuleError(.consumedWhileUndelivered)) {
             try ConsumptionBody(
                 customerConsented: true, deliveryStatus: .undeliveredOther, sampleContentProvided: false, consumedPercent: 10, refundPreference: nil)
         }
-        #expect(throws: ActionRuleError.self) {
+        #expect(throws: ActionRuleError(.proratedNeedsPartialConsumption)) {
             try ConsumptionBody(
                 customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumedPercent: 100, refundPreference: .grantProrated)
         }
-        #expect(throws: ActionRuleError.self) { try AppAccountTokenBody(token: "not-a-uuid") }
+        #expect(throws: ActionRuleError(.tokenNotUUID)) { try AppAccountTokenBody(token: "not-a-uuid") }
+        // The value that broke the rule is kept; the form's words name it, not a flag.
+        do {
+            _ = try MassExtendBody(days: 3, reason: .other, productID: "p", requestIdentifier: UUID().uuidString, storefronts: ["US"])
+            Issue.record("a two-letter storefront was taken")
+        } catch {
+            #expect(error.code == .storefrontInvalid)
+            #expect(error.value == "US")
+            #expect(error.reason == "a storefront is a three-letter code such as USA or FRA (not US)")
+        }
         let body = try ConsumptionBody(
             customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: true, consumedPercent: 40, refundPreference: .grantProrated)
         #expect(body.consumptionPercentage == 40_000)

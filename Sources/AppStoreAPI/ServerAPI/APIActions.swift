@@ -16,10 +16,58 @@ public enum APIAction: String, Sendable, Hashable, CaseIterable {
     public var writes: Bool { self != .massExtendStatus }
 }
 
-/// A value Apple would refuse, found before anything is sent: the sentence says the rule.
-public struct ActionRuleError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+/// A value Apple would refuse, found before anything is sent: which rule (``code``) and the
+/// value that broke it. The reason names the value as a form does ("days"); the command line
+/// words it with its flags (`--days`), from the code.
+public struct ActionRuleError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// Days to extend by outside 1...90.
+        case daysOutOfRange = "days-out-of-range"
+        /// A request id that is empty or longer than 128 characters.
+        case requestIDLength = "request-id-length"
+        /// A mass extension's request id that is not a UUID.
+        case requestIDNotUUID = "request-id-not-uuid"
+        /// A mass extension without a product id.
+        case productIDEmpty = "product-id-empty"
+        /// A storefront that is not a three-letter code.
+        case storefrontInvalid = "storefront-invalid"
+        /// Consumption information without the customer's consent.
+        case consentMissing = "consent-missing"
+        /// A consumed share outside 0...100.
+        case consumedPercentOutOfRange = "consumed-percent-out-of-range"
+        /// A consumed share above 0 for an item not delivered.
+        case consumedWhileUndelivered = "consumed-while-undelivered"
+        /// A prorated refund preference without a partial consumption.
+        case proratedNeedsPartialConsumption = "prorated-needs-partial-consumption"
+        /// An app account token that is not a UUID.
+        case tokenNotUUID = "token-not-uuid"
+    }
+
+    public let code: Code
+    /// The value that broke the rule, as given (nil where there is none: a missing consent).
+    public let value: String?
+
+    public init(_ code: Code, value: String? = nil) {
+        self.code = code
+        self.value = value
+    }
+
+    /// The rule in words, naming values as a form does.
+    public var reason: String {
+        let given = value.map { " (not \($0))" } ?? ""
+        return switch code {
+        case .daysOutOfRange: "days must be 1 to 90: Apple extends a subscription by at most 90 days at a time\(given)"
+        case .requestIDLength: "the request id must be 1 to 128 characters"
+        case .requestIDNotUUID: "the request id must be a UUID for a mass extension (e.g. \(UUID().uuidString))"
+        case .productIDEmpty: "the product id is empty"
+        case .storefrontInvalid: "a storefront is a three-letter code such as USA or FRA\(given)"
+        case .consentMissing: "the customer's consent is required: Apple takes consumption information only with it (without it, do not answer)"
+        case .consumedPercentOutOfRange: "the consumed share must be 0 to 100 %\(given)"
+        case .consumedWhileUndelivered: "the consumed share must be 0 when the item was not delivered\(value.map { " (delivery status \($0))" } ?? "")"
+        case .proratedNeedsPartialConsumption: "a grant-prorated refund preference needs a consumed share above 0 and below 100 %"
+        case .tokenNotUUID: "the token must be a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138 (an app account token is one)"
+        }
+    }
 }
 
 /// A value a command names in lower-case words (`service-issue`, `undelivered-other`).
@@ -115,13 +163,13 @@ public struct ExtendRenewalDateBody: Codable, Sendable, Hashable {
 
     static func check(days: Int) throws(ActionRuleError) {
         guard (1...90).contains(days) else {
-            throw ActionRuleError("--days must be 1 to 90: Apple extends a subscription by at most 90 days at a time (not \(days))")
+            throw ActionRuleError(.daysOutOfRange, value: String(days))
         }
     }
 
     static func check(requestIdentifier: String) throws(ActionRuleError) {
         guard !requestIdentifier.isEmpty, requestIdentifier.utf8.count <= 128 else {
-            throw ActionRuleError("--request-id must be 1 to 128 characters")
+            throw ActionRuleError(.requestIDLength)
         }
     }
 }
@@ -138,12 +186,12 @@ public struct MassExtendBody: Codable, Sendable, Hashable {
     /// 1–90 days, a product id, a UUID request identifier, storefronts as three-letter codes.
     public init(days: Int, reason: ExtendReason, productID: String, requestIdentifier: String, storefronts: [String]) throws(ActionRuleError) {
         try ExtendRenewalDateBody.check(days: days)
-        guard !productID.trimmingCharacters(in: .whitespaces).isEmpty else { throw ActionRuleError("--product-id is empty") }
+        guard !productID.trimmingCharacters(in: .whitespaces).isEmpty else { throw ActionRuleError(.productIDEmpty) }
         guard UUID(uuidString: requestIdentifier) != nil else {
-            throw ActionRuleError("--request-id must be a UUID for a mass extension (e.g. \(UUID().uuidString))")
+            throw ActionRuleError(.requestIDNotUUID, value: requestIdentifier)
         }
         for code in storefronts where !(code.count == 3 && code.allSatisfy { $0.isASCII && $0.isLetter }) {
-            throw ActionRuleError("--storefront takes a three-letter storefront code such as USA or FRA (not \(code))")
+            throw ActionRuleError(.storefrontInvalid, value: code)
         }
         extendByDays = days
         extendReasonCode = reason.rawValue
@@ -170,22 +218,21 @@ public struct ConsumptionBody: Codable, Sendable, Hashable {
         refundPreference: RefundPreference?
     ) throws(ActionRuleError) {
         guard customerConsented else {
-            throw ActionRuleError(
-                "--customer-consented is required: Apple takes consumption information only with the customer's consent (without it, do not answer)")
+            throw ActionRuleError(.consentMissing)
         }
         var milliunits: Int?
         if let percent = consumedPercent {
             guard percent.isFinite, (0...100).contains(percent) else {
-                throw ActionRuleError("--consumed-percent must be 0 to 100 (not \(percent))")
+                throw ActionRuleError(.consumedPercentOutOfRange, value: "\(percent)")
             }
             milliunits = Int((percent * 1000).rounded())
             if deliveryStatus != .delivered, milliunits != 0 {
-                throw ActionRuleError("--consumed-percent must be 0 when the item was not delivered (--delivery-status \(deliveryStatus.name))")
+                throw ActionRuleError(.consumedWhileUndelivered, value: deliveryStatus.name)
             }
         }
         if refundPreference == .grantProrated {
             guard let milliunits, milliunits > 0, milliunits < 100_000 else {
-                throw ActionRuleError("--refund-preference grant-prorated needs --consumed-percent above 0 and below 100")
+                throw ActionRuleError(.proratedNeedsPartialConsumption)
             }
         }
         self.customerConsented = true
@@ -202,7 +249,7 @@ public struct AppAccountTokenBody: Codable, Sendable, Hashable {
 
     public init(token: String) throws(ActionRuleError) {
         guard let uuid = UUID(uuidString: token.trimmingCharacters(in: .whitespaces)) else {
-            throw ActionRuleError("--token must be a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138 (an app account token is one)")
+            throw ActionRuleError(.tokenNotUUID, value: token)
         }
         appAccountToken = uuid.uuidString.lowercased()
     }
