@@ -24,9 +24,6 @@ public protocol AuditBackend: AnyObject, Sendable {
     func missingMigrations() throws -> [String]?
     /// The synchronous mode of a SQLite writer connection (2 is FULL); -1 where it has none.
     func synchronousMode() throws -> Int
-    /// One of this store's errors in words for a person: its database's message without the
-    /// driver's statement dump or types, never a password; nil for an error not its own.
-    func words(for error: any Error) -> String?
 
     // MARK: Receipts, sightings, verification
 

@@ -42,11 +42,3 @@ public enum AuditErrorWords {
         return nil
     }
 }
-
-extension AuditBackend {
-    /// Any error met using this store in words for a person: the trail's own errors by their
-    /// reason, the store's database errors as the store words them, never a password.
-    public func describe(_ error: any Error) -> String {
-        AuditErrorWords.common(error) ?? words(for: error) ?? "\(error)"
-    }
-}

@@ -62,7 +62,6 @@ public final class PostgresAuditStore: AuditBackend {
     public func missingMigrations() throws -> [String]? { nil }
     /// PostgreSQL's commits are durable anyway (`synchronous_commit` on).
     public func synchronousMode() throws -> Int { -1 }
-    public func words(for error: any Error) -> String? { Self.describe(error, password: nil, location: postgresLocation) }
 
     struct State {
         /// The pool now in use, the task running it, and how many pools came before it.

@@ -76,8 +76,6 @@ public final class AuditStore: AuditBackend {
     }
 
     /// The migrations the file lacks (works on a read-only open: nothing is changed).
-    public func words(for error: any Error) -> String? { Self.words(error) }
-
     public func missingMigrations() throws -> [String]? {
         let applied = try database.read { try Self.migrator.appliedIdentifiers($0) }
         return Self.migrator.migrations.filter { !applied.contains($0) }
@@ -270,12 +268,12 @@ public final class AuditStore: AuditBackend {
     /// Records one look-up in one transaction: a `receipt` row of format `api` (bundle,
     /// environment, `done` or `failed` with the failure's code), a sighting named `source`, the
     /// transactions found and every request made.
-    public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) throws -> Int64 {
+    public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
         var out = JSONOutput()
         LookupJSON.write(result, into: &out)
         let hash = Self.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
         let seen = time.timeIntervalSince1970
-        return try database.write { db in
+        return try await database.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO receipt (content_hash, format, bundle_id, environment, first_seen, last_seen, state, verified_at,
@@ -303,17 +301,17 @@ public final class AuditStore: AuditBackend {
     }
 
     @discardableResult
-    public func recordAction(_ action: AuditAction) throws -> Int64 {
-        try writeDurably { db in try Self.insertAction(db, action) }
+    public func recordAction(_ action: AuditAction) async throws -> Int64 {
+        try await writeDurably { db in try Self.insertAction(db, action) }
     }
 
-    public func beginAction(_ action: AuditAction) throws -> Int64 {
+    public func beginAction(_ action: AuditAction) async throws -> Int64 {
         let pending = action.pendingRow
-        return try writeDurably { db in try Self.insertAction(db, pending) }
+        return try await writeDurably { db in try Self.insertAction(db, pending) }
     }
 
-    public func completeAction(_ id: Int64, _ outcome: AuditAction) throws {
-        try writeDurably { db in
+    public func completeAction(_ id: Int64, _ outcome: AuditAction) async throws {
+        try await writeDurably { db in
             try db.execute(
                 sql: """
                     UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ?
@@ -345,8 +343,8 @@ public final class AuditStore: AuditBackend {
     /// A write to Apple's trail committed with `synchronous = FULL` (the WAL fsynced before the
     /// commit returns) whatever this store was opened with: a write that Apple may apply must
     /// not be lost with the machine's power.
-    private func writeDurably<T>(_ work: (Database) throws -> T) throws -> T {
-        try database.writeWithoutTransaction { db in
+    private func writeDurably<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await database.writeWithoutTransaction { db in
             if !durable { try db.execute(sql: "PRAGMA synchronous = FULL") }
             defer { if !durable { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
             var value: T?
@@ -358,8 +356,8 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    public func actions(_ query: AuditActionQuery) throws -> [AuditAction] {
-        try database.read { db in
+    public func actions(_ query: AuditActionQuery) async throws -> [AuditAction] {
+        try await database.read { db in
             var sql = "SELECT * FROM api_action"
             var arguments: StatementArguments = []
             if let id = query.transactionID {
@@ -382,8 +380,8 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    public func lookupRequests(_ id: Int64) throws -> [AuditLookupRequest] {
-        try database.read { db in
+    public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {
+        try await database.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT endpoint, environment, url, http_status, api_error FROM api_request WHERE receipt_id = ? ORDER BY position",
                 arguments: [id]
@@ -397,8 +395,8 @@ public final class AuditStore: AuditBackend {
 
     /// Records inputs in one transaction: a new receipt row for unseen content, a sighting
     /// either way (the same receipt seen twice is one row with two sightings).
-    public func record(_ ingests: [Ingest]) throws -> [Recorded] {
-        try database.write { db in
+    public func record(_ ingests: [Ingest]) async throws -> [Recorded] {
+        try await database.write { db in
             var out: [Recorded] = []
             for ingest in ingests {
                 let receiptData = ingest.receiptData
@@ -434,8 +432,8 @@ public final class AuditStore: AuditBackend {
     /// Records an input the decoder could not read that is sent as it is
     /// (`verify --send-undecodable`): a receipt row of format `undecodable` holding what was
     /// sent, and a sighting.
-    public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: SourceKind, source: String?, seenAt: Date) throws -> Recorded {
-        try database.write { db in
+    public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: SourceKind, source: String?, seenAt: Date) async throws -> Recorded {
+        try await database.write { db in
             let hash = Self.contentHash(Array(receiptData.utf8))
             let seen = seenAt.timeIntervalSince1970
             var isNew = false
@@ -497,8 +495,8 @@ public final class AuditStore: AuditBackend {
     /// killed half-way leaves them visibly pending.
     ///
     /// - Parameter again: also re-queue receipts already verified (an explicit new request).
-    public func markPending(_ ids: [Int64], again: Bool = false) throws {
-        try database.write { db in
+    public func markPending(_ ids: [Int64], again: Bool = false) async throws {
+        try await database.write { db in
             for id in ids {
                 try db.execute(
                     sql: "UPDATE receipt SET state = ? WHERE id = ?" + (again ? "" : " AND state != ?"),
@@ -508,8 +506,8 @@ public final class AuditStore: AuditBackend {
     }
 
     /// Records one verification's attempts and final result in one transaction.
-    public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) throws {
-        try database.write { db in
+    public func recordResult(_ id: Int64, outcome: VerificationOutcome, at time: Date) async throws {
+        try await database.write { db in
             var at = time.timeIntervalSince1970
             for a in outcome.attempts {
                 try db.execute(
@@ -541,8 +539,8 @@ public final class AuditStore: AuditBackend {
     }
 
     /// Receipts queued but not finished (after a crash or a kill), oldest first.
-    public func pending() throws -> [(id: Int64, receiptData: String)] {
-        try database.read { db in
+    public func pending() async throws -> [(id: Int64, receiptData: String)] {
+        try await database.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT id, receipt_data FROM receipt WHERE state = ? AND receipt_data IS NOT NULL ORDER BY id",
                 arguments: [ReceiptState.pending.rawValue])
@@ -550,10 +548,17 @@ public final class AuditStore: AuditBackend {
         }
     }
 
+    /// How many receipts wait for verification, read at once on the caller's thread: for a
+    /// test that looks from inside a synchronous callback.
+    package func pendingCountNow() throws -> Int {
+        try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM receipt WHERE state = ? AND receipt_data IS NOT NULL", arguments: [ReceiptState.pending.rawValue]) ?? 0
+        }
+    }
 
     /// Receipts recorded after row `id`, oldest first.
-    public func receipts(after id: Int64, limit: Int = 500) throws -> [FeedReceipt] {
-        try database.read { db in
+    public func receipts(after id: Int64, limit: Int = 500) async throws -> [FeedReceipt] {
+        try await database.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -565,8 +570,8 @@ public final class AuditStore: AuditBackend {
     }
 
     /// Verifications finished after `time` (epoch seconds), oldest first, with their attempts.
-    public func results(after time: Double, limit: Int = 500) throws -> [FeedResult] {
-        try database.read { db in
+    public func results(after time: Double, limit: Int = 500) async throws -> [FeedResult] {
+        try await database.read { db in
             // A read-only follower may open a database an older writer has not migrated to v2.
             let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
             let failureCode = typed ? "failure_code" : "NULL AS failure_code"
@@ -620,8 +625,8 @@ public final class AuditStore: AuditBackend {
     }
 
     /// How many attempts each receipt has on record.
-    public func attemptsPerReceipt() throws -> [Int64: Int] {
-        try database.read { db in
+    public func attemptsPerReceipt() async throws -> [Int64: Int] {
+        try await database.read { db in
             Dictionary(
                 uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT receipt_id, COUNT(*) AS n FROM attempt GROUP BY receipt_id").map {
                     ($0["receipt_id"] as Int64, $0["n"] as Int)
@@ -630,25 +635,33 @@ public final class AuditStore: AuditBackend {
     }
 
     /// The stored receipt data of a row, if it has any.
-    public func receiptData(_ id: Int64) throws -> String? {
-        try database.read { db in try String.fetchOne(db, sql: "SELECT receipt_data FROM receipt WHERE id = ?", arguments: [id]) }
+    public func receiptData(_ id: Int64) async throws -> String? {
+        try await database.read { db in try String.fetchOne(db, sql: "SELECT receipt_data FROM receipt WHERE id = ?", arguments: [id]) }
     }
 
     /// Counts by state.
-    public func counts() throws -> [String: Int] {
-        try database.read { db in
-            Dictionary(
-                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM receipt GROUP BY state").map {
-                    ($0["state"] as String, $0["n"] as Int)
-                })
-        }
+    public func counts() async throws -> [String: Int] {
+        try await database.read(Self.counts)
+    }
+
+    /// ``counts()`` read at once on the caller's thread: for a test that watches another
+    /// process's batch from a thread of its own, while the cooperative pool may be busy.
+    package func countsNow() throws -> [String: Int] {
+        try database.read(Self.counts)
+    }
+
+    private static func counts(_ db: Database) throws -> [String: Int] {
+        Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM receipt GROUP BY state").map {
+                ($0["state"] as String, $0["n"] as Int)
+            })
     }
 
     /// Deletes receipts not seen for `days` days (their sightings, attempts and purchases go
     /// with them). Returns how many receipts were removed.
     @discardableResult
-    public func prune(keepDays days: Int, now: Date) throws -> Int {
-        try database.write { db in
+    public func prune(keepDays days: Int, now: Date) async throws -> Int {
+        try await database.write { db in
             try db.execute(sql: "DELETE FROM receipt WHERE last_seen < ?", arguments: [now.timeIntervalSince1970 - Double(days) * 86_400])
             return db.changesCount
         }

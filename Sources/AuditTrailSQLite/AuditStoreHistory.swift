@@ -5,8 +5,8 @@ import ReceiptCore
 
 extension AuditStore {
     /// Distinct receipts matching `query`, most recently seen first.
-    public func history(_ query: HistoryQuery) throws -> [HistoryRow] {
-        try database.read { db in
+    public func history(_ query: HistoryQuery) async throws -> [HistoryRow] {
+        try await database.read { db in
             var conditions: [String] = []
             var arguments: [any DatabaseValueConvertible] = []
             func purchase(_ column: String, _ value: String?) {

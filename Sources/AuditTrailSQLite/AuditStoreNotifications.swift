@@ -73,32 +73,32 @@ extension AuditStore {
         }
     }
 
-    public func notifications() throws -> [StoredNotification] {
-        try database.read { db in
+    public func notifications() async throws -> [StoredNotification] {
+        try await database.read { db in
             guard try db.tableExists("notification") else { return [] }
             return try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
         }
     }
 
-    public func notifications(after id: Int64, limit: Int) throws -> [(id: Int64, notification: StoredNotification)] {
-        try database.read { db in
+    public func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)] {
+        try await database.read { db in
             guard try db.tableExists("notification") else { return [] }
             return try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE id > ? ORDER BY id LIMIT ?", arguments: [id, limit])
                 .map { (id: $0["id"], notification: try StoredNotification(row: $0)) }
         }
     }
 
-    public func rejections() throws -> [RejectionRecord] {
-        try database.read { db in
+    public func rejections() async throws -> [RejectionRecord] {
+        try await database.read { db in
             guard try db.tableExists("notification_rejection") else { return [] }
             return try Row.fetchAll(db, sql: "SELECT * FROM notification_rejection ORDER BY at, id").map(RejectionRecord.init(row:))
         }
     }
 
-    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) throws
+    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
         -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
     {
-        try database.read { db in
+        try await database.read { db in
             var after = marks
             guard try db.tableExists("notification") else { return ([], [], after) }
             var rows: [Row]

@@ -7,8 +7,8 @@ import ReceiptCore
 /// `db copy` on the SQLite trail: export every receipt with what hangs off it, and merge such
 /// exports idempotently.
 extension AuditStore: AuditTransferring {
-    public func exportReceipts(after id: Int64, limit: Int) throws -> [(id: Int64, receipt: AuditReceiptExport)] {
-        try database.read { db in
+    public func exportReceipts(after id: Int64, limit: Int) async throws -> [(id: Int64, receipt: AuditReceiptExport)] {
+        try await database.read { db in
             let typed = try db.columns(in: "attempt").contains { $0.name == "error_code" }
             let hasAPI = try db.tableExists("api_request")
             let purchaseColumns = try Self.auditedColumns(db)
@@ -45,8 +45,8 @@ extension AuditStore: AuditTransferring {
         }
     }
 
-    public func importReceipts(_ receipts: [AuditReceiptExport]) throws -> AuditCopyCounts {
-        try database.write { db in
+    public func importReceipts(_ receipts: [AuditReceiptExport]) async throws -> AuditCopyCounts {
+        try await database.write { db in
             var counts = AuditCopyCounts()
             for r in receipts {
                 let id: Int64
@@ -127,8 +127,8 @@ extension AuditStore: AuditTransferring {
         }
     }
 
-    public func importNotifications(_ notifications: [StoredNotification], rejections: [RejectionRecord]) throws -> AuditCopyCounts {
-        try database.write { db in
+    public func importNotifications(_ notifications: [StoredNotification], rejections: [RejectionRecord]) async throws -> AuditCopyCounts {
+        try await database.write { db in
             var counts = AuditCopyCounts()
             for n in notifications {
                 let r = n.record

@@ -34,7 +34,7 @@ public struct ServiceLookup: CustomerLookingUp {
                 _ = try await store.recordLookup(result, bundleID: service.client.credentials.bundleID, source: query.auditSource, at: Date())
             } catch {
                 // Shown with the answer (the Status pane lists notes): nothing is silently lost.
-                result.notes.append("not recorded in the audit database \(store.location): \(store.describe(error))")
+                result.notes.append("not recorded in the audit database \(store.location): \(store.words(for: error))")
             }
         }
         return result

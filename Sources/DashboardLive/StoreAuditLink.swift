@@ -34,7 +34,7 @@ public final class StoreAuditLink: AuditLink, Sendable {
         do {
             return try await body()
         } catch {
-            let failure = AuditLinkError(code, "\(what): \(store.describe(error))")
+            let failure = AuditLinkError(code, "\(what): \(store.words(for: error))")
             state.withLock { $0.errors.append(failure) }
             return nil
         }

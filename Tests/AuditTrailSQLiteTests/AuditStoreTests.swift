@@ -23,18 +23,18 @@ import Testing
         return AuditStore.Ingest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: kind, source: name, seenAt: at)
     }
 
-    @Test func recordsOnceWithEverySighting() throws {
+    @Test func recordsOnceWithEverySighting() async throws {
         let store = try AuditStore(path: temporaryPath())
-        let first = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        let first = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
         #expect(first.map(\.isNew) == [true, true])
         #expect(first[0].receiptData != nil)
         // The same receipt again, from a log line this time: one row, two sightings.
         let line = "2024-01-01 INFO receipt=" + String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")), as: UTF8.self).filter { !$0.isWhitespace }
-        let again = try store.record([
+        let again = try await store.record([
             AuditStore.Ingest(decoded: try ReceiptDecoder().decode(text: line), bytes: Array(line.utf8), kind: .watch, source: "app.log", seenAt: Date(timeIntervalSince1970: 1_700_000_100))
         ])
         #expect(again == [AuditStore.Recorded(id: first[0].id, isNew: false, receiptData: first[0].receiptData)])
-        let rows = try store.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
+        let rows = try await store.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
         #expect(rows.count == 1)
         #expect(rows[0].sightings == 2)
         #expect(rows[0].firstSeen == Date(timeIntervalSince1970: 1_700_000_000))
@@ -43,69 +43,69 @@ import Testing
         #expect(rows[0].state == .decoded)
     }
 
-    @Test func historyFilters() throws {
+    @Test func historyFilters() async throws {
         let store = try AuditStore(path: temporaryPath())
-        _ = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der"), try ingest("verify-response.json")])
-        #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).map(\.bundleID) == ["org.getpure.pure-iphone"])
-        #expect(try store.history(HistoryQuery(originalTransactionID: "2000000284164527")).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
-        #expect(try store.history(HistoryQuery(productID: "myapp.2")).map(\.format) == ["verify-response"])
-        #expect(try store.history(HistoryQuery(status: 0)).map(\.format) == ["verify-response"])
-        #expect(try store.history(HistoryQuery(since: Date(timeIntervalSince1970: 1_800_000_000))).isEmpty)
-        #expect(try store.history(HistoryQuery()).count == 3)
-        let csv = HistoryRendering.csv(try store.history(HistoryQuery(transactionID: "340001311555626")))
+        _ = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der"), try ingest("verify-response.json")])
+        await #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).map(\.bundleID) == ["org.getpure.pure-iphone"])
+        await #expect(try store.history(HistoryQuery(originalTransactionID: "2000000284164527")).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
+        await #expect(try store.history(HistoryQuery(productID: "myapp.2")).map(\.format) == ["verify-response"])
+        await #expect(try store.history(HistoryQuery(status: 0)).map(\.format) == ["verify-response"])
+        await #expect(try store.history(HistoryQuery(since: Date(timeIntervalSince1970: 1_800_000_000))).isEmpty)
+        await #expect(try store.history(HistoryQuery()).count == 3)
+        let csv = HistoryRendering.csv(try await store.history(HistoryQuery(transactionID: "340001311555626")))
         #expect(csv.split(separator: "\n").count == 5)
         #expect(csv.contains(",org.getpure.pure.Month,340001311555626,340001196262039,2023-09-19T23:26:23Z,2023-10-19T23:26:23Z,"))
     }
 
-    @Test func resultsAttemptsPendingAndResume() throws {
+    @Test func resultsAttemptsPendingAndResume() async throws {
         let store = try AuditStore(path: temporaryPath())
-        let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
-        try store.markPending(recorded.map(\.id), again: false)
-        #expect(try store.pending().map(\.id) == recorded.map(\.id))
+        let recorded = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        try await store.markPending(recorded.map(\.id), again: false)
+        await #expect(try store.pending().map(\.id) == recorded.map(\.id))
         let outcome = VerificationOutcome(
             status: 0, environment: "Sandbox",
             attempts: [
                 VerificationAttempt(url: "http://x/production", endpoint: .production, result: .apple(status: 21007), httpStatus: 200, latencyMilliseconds: 5),
                 VerificationAttempt(url: "http://x/sandbox", endpoint: .sandbox, result: .apple(status: 0), httpStatus: 200, latencyMilliseconds: 4),
             ], response: nil, failure: nil)
-        try store.recordResult(recorded[1].id, outcome: outcome, at: Date())
-        #expect(try store.pending().map(\.id) == [recorded[0].id])
-        #expect(try store.counts() == ["pending": 1, "done": 1])
-        let row = try #require(try store.history(HistoryQuery(status: 0)).first)
+        try await store.recordResult(recorded[1].id, outcome: outcome, at: Date())
+        await #expect(try store.pending().map(\.id) == [recorded[0].id])
+        await #expect(try store.counts() == ["pending": 1, "done": 1])
+        let row = try await #require(try store.history(HistoryQuery(status: 0)).first)
         #expect(row.bundleID == "com.hannesoid.PurchasingExperiments")
         // A done receipt is not re-queued by a resume, only by an explicit request.
-        try store.markPending([recorded[1].id])
-        #expect(try store.counts()["done"] == 1)
-        try store.markPending([recorded[1].id], again: true)
-        #expect(try store.counts()["pending"] == 2)
+        try await store.markPending([recorded[1].id])
+        await #expect(try store.counts()["done"] == 1)
+        try await store.markPending([recorded[1].id], again: true)
+        await #expect(try store.counts()["pending"] == 2)
     }
 
     /// A second, read-only connection (a follower dashboard) sees what the writer committed.
-    @Test func readOnlyFollowerSeesCommits() throws {
+    @Test func readOnlyFollowerSeesCommits() async throws {
         let path = temporaryPath()
         let writer = try AuditStore(path: path)
         let follower = try AuditStore(readOnlyPath: path)
-        #expect(try follower.history(HistoryQuery()).isEmpty)
-        _ = try writer.record([try ingest("production.b64")])
-        #expect(try follower.history(HistoryQuery()).count == 1)
-        #expect(throws: (any Error).self) { try follower.markPending([1]) }
+        await #expect(try follower.history(HistoryQuery()).isEmpty)
+        _ = try await writer.record([try ingest("production.b64")])
+        await #expect(try follower.history(HistoryQuery()).count == 1)
+        await #expect(throws: (any Error).self) { try await follower.markPending([1]) }
     }
 
-    @Test func migrationsRunOnceAndReopen() throws {
+    @Test func migrationsRunOnceAndReopen() async throws {
         let path = temporaryPath()
         do {
             let store = try AuditStore(path: path)
-            _ = try store.record([try ingest("production.b64")])
+            _ = try await store.record([try ingest("production.b64")])
         }
         let reopened = try AuditStore(path: path)
-        #expect(try reopened.history(HistoryQuery()).count == 1)
+        await #expect(try reopened.history(HistoryQuery()).count == 1)
         #expect(FileManager.default.fileExists(atPath: path + "-wal"), "WAL mode")
     }
 
     /// Attempts and failures go in typed and come back typed (codes in the v2 columns).
-    @Test func typedOutcomesRoundTrip() throws {
+    @Test func typedOutcomesRoundTrip() async throws {
         let store = try AuditStore(path: temporaryPath())
-        let recorded = try store.record([try ingest("production.b64")])
+        let recorded = try await store.record([try ingest("production.b64")])
         let tls = TransportFailure(.tls, detail: "handshake failed: certificate verify failed")
         let outcome = VerificationOutcome(
             attempts: [
@@ -114,24 +114,24 @@ import Testing
                 VerificationAttempt(url: "https://x/p", endpoint: .sandbox, result: .transport(tls), latencyMilliseconds: 2),
             ],
             failure: .final(.transport(tls)))
-        try store.recordResult(recorded[0].id, outcome: outcome, at: Date(timeIntervalSince1970: 1_800_000_000))
-        let result = try #require(try store.results(after: 0).first)
+        try await store.recordResult(recorded[0].id, outcome: outcome, at: Date(timeIntervalSince1970: 1_800_000_000))
+        let result = try await #require(try store.results(after: 0).first)
         #expect(result.attempts.map(\.result) == [.http(status: 503), .transport(TransportFailure(.timeout)), .transport(TransportFailure(.tls))])
         #expect(result.attempts.map(\.endpoint) == [.production, .production, .sandbox])
         #expect(result.attempts.last?.result.description == "TLS failed: handshake failed: certificate verify failed")
         #expect(result.failure?.code == .tls)
         #expect(result.failure?.reason == "TLS failed: handshake failed: certificate verify failed")
         #expect(result.failure?.isTemporaryFailure == false)
-        #expect(try store.history(HistoryQuery()).first?.state == .failed)
+        await #expect(try store.history(HistoryQuery()).first?.state == .failed)
     }
 
     /// A v1 database (texts only) is migrated to v2 once: its failures get their codes.
-    @Test func version1DatabaseIsMigrated() throws {
+    @Test func version1DatabaseIsMigrated() async throws {
         let path = temporaryPath()
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let queue = try DatabaseQueue(path: path)
         try AuditStore.migrator.migrate(queue, upTo: "v1")
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: """
                 INSERT INTO receipt (id, content_hash, format, first_seen, last_seen, state, failure, verified_at)
                 VALUES (1, 'h1', 'pkcs7', 1, 1, 'failed', 'TLS failed: bad certificate', 5),
@@ -145,9 +145,9 @@ import Testing
         try queue.close()
         // A read-only follower of a database no v2 writer has opened yet still reads it.
         let follower = try AuditStore(readOnlyPath: path)
-        #expect(try follower.results(after: 0).map { $0.attempts.count } == [1, 2])
+        await #expect(try follower.results(after: 0).map { $0.attempts.count } == [1, 2])
         let store = try AuditStore(path: path)
-        let results = try store.results(after: 0)
+        let results = try await store.results(after: 0)
         #expect(results.map { $0.failure?.code } == [.tls, .retriesExhausted])
         #expect(results[0].attempts.map(\.result) == [.transport(TransportFailure(.tls))])
         #expect(results[0].attempts[0].result.description == "TLS failed: bad certificate")
@@ -155,13 +155,13 @@ import Testing
         #expect(results[1].failure?.isTemporaryFailure == true)
     }
 
-    @Test func pruneRemovesOldReceiptsWithTheirRows() throws {
+    @Test func pruneRemovesOldReceiptsWithTheirRows() async throws {
         let store = try AuditStore(path: temporaryPath())
-        _ = try store.record([try ingest("production.b64", at: Date(timeIntervalSince1970: 1_000_000_000))])
-        _ = try store.record([try ingest("sandbox-2023.der", at: Date(timeIntervalSince1970: 1_700_000_000))])
-        #expect(try store.prune(keepDays: 30, now: Date(timeIntervalSince1970: 1_700_000_000)) == 1)
-        #expect(try store.history(HistoryQuery()).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
-        #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).isEmpty)
+        _ = try await store.record([try ingest("production.b64", at: Date(timeIntervalSince1970: 1_000_000_000))])
+        _ = try await store.record([try ingest("sandbox-2023.der", at: Date(timeIntervalSince1970: 1_700_000_000))])
+        await #expect(try store.prune(keepDays: 30, now: Date(timeIntervalSince1970: 1_700_000_000)) == 1)
+        await #expect(try store.history(HistoryQuery()).map(\.bundleID) == ["com.hannesoid.PurchasingExperiments"])
+        await #expect(try store.history(HistoryQuery(transactionID: "340001311555626")).isEmpty)
     }
 
     /// Verified through the simulator with a shared secret: the secret's bytes are nowhere in
@@ -173,7 +173,7 @@ import Testing
         let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 600, jitter: 0)
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
         let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
-        let recorded = try store.record([try ingest("production.b64")])
+        let recorded = try await store.record([try ingest("production.b64")])
         try await store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let events = EventLog()
@@ -189,8 +189,8 @@ import Testing
             return nil
         }
         #expect(failed.map { $0.map(\.httpStatus) } == [[503, 503, 503]])
-        #expect(try store.counts() == ["failed": 1])
-        #expect(try store.attemptsPerReceipt() == [recorded[0].id: 3])
+        await #expect(try store.counts() == ["failed": 1])
+        await #expect(try store.attemptsPerReceipt() == [recorded[0].id: 3])
     }
 
     @Test func sharedSecretNeverReachesTheDatabase() async throws {
@@ -199,12 +199,12 @@ import Testing
         let secret = SharedSecret("9d8c7b6a5f4e3d2c1b0a9d8c7b6a5f4e")
         let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(secret: secret))
         let client = VerifyReceiptClient(endpoints: try simulator.endpoints, secret: secret, retry: wallClockRetry)
-        let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        let recorded = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
         try await store.markPending(recorded.map(\.id))
         let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
         let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) { _ in }
         #expect(summary.batch.valid == 2)
-        #expect(try store.counts() == ["done": 2])
+        await #expect(try store.counts() == ["done": 2])
         try await client.shutdown()
         try await simulator.stop()
         var bytes = Data()

@@ -26,12 +26,12 @@ import Darwin
         return path
     }
 
-    @Test func freshAuditDatabaseAndItsWALAreOwnerOnly() throws {
+    @Test func freshAuditDatabaseAndItsWALAreOwnerOnly() async throws {
         let root = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let path = root + "/made/for/it/audit.sqlite"
         let store = try AuditStore(path: path)
-        _ = try store.counts()
+        _ = try await store.counts()
         #expect(Self.mode(path) == 0o600)
         #expect(Self.mode(path + "-wal") == 0o600)
         #expect(Self.mode(path + "-shm") == 0o600)
@@ -43,12 +43,12 @@ import Darwin
     }
 
     /// A durable (receiver) store in an existing directory: the file is 0600, the directory kept.
-    @Test func durableStoreInAnExistingDirectory() throws {
+    @Test func durableStoreInAnExistingDirectory() async throws {
         let root = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let path = root + "/audit.sqlite"
         let store = try AuditStore(path: path, durable: true)
-        _ = try store.counts()
+        _ = try await store.counts()
         #expect(Self.mode(path) == 0o600)
         #expect(Self.mode(path + "-wal") == 0o600)
         #expect(Self.mode(path + "-shm") == 0o600)
@@ -56,14 +56,14 @@ import Darwin
     }
 
     /// An existing database keeps the mode its owner chose.
-    @Test func anExistingDatabaseKeepsItsMode() throws {
+    @Test func anExistingDatabaseKeepsItsMode() async throws {
         let root = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let path = root + "/audit.sqlite"
         do { _ = try AuditStore(path: path) }
         #expect(chmod(path, 0o640) == 0)
         let store = try AuditStore(path: path)
-        _ = try store.counts()
+        _ = try await store.counts()
         #expect(Self.mode(path) == 0o640)
     }
 

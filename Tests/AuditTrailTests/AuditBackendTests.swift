@@ -242,10 +242,10 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             let columns = PurchaseField.audited.suffix(8).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
             try await db.execute(sqlite: "DROP INDEX purchase_app_transaction; \(columns) DELETE FROM grdb_migrations WHERE identifier = 'v8';", postgres: [])
             let reader = try #require(try await db.open(readOnly: true) as? AuditStore)
-            let rows = try reader.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
+            let rows = try await reader.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
             #expect(rows.first?.purchases.count == 4)
             #expect(rows.first?.purchases.allSatisfy { $0.revocationType == nil && $0.commitmentInfo == nil } == true)
-            let exported = try reader.exportReceipts(after: 0, limit: 10)
+            let exported = try await reader.exportReceipts(after: 0, limit: 10)
             #expect(exported.first?.receipt.purchases.count == 4)
             await reader.close()
         }

@@ -23,16 +23,16 @@ import Testing
     /// notification delivered twice and one refusal.
     func source() async throws -> AuditStore {
         let store = try AuditStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID())/audit.sqlite").path)
-        let recorded = try store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
-        _ = try store.record([try ingest("production.b64", kind: .watch, at: Self.t0 + 60)])
-        try store.markPending([recorded[1].id], again: false)
+        let recorded = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
+        _ = try await store.record([try ingest("production.b64", kind: .watch, at: Self.t0 + 60)])
+        try await store.markPending([recorded[1].id], again: false)
         let outcome = VerificationOutcome(
             status: 0, environment: "Sandbox",
             attempts: [
                 VerificationAttempt(url: "https://buy.itunes.apple.com/verifyReceipt", endpoint: .production, result: .apple(status: 21007), httpStatus: 200, latencyMilliseconds: 120),
                 VerificationAttempt(url: "https://sandbox.itunes.apple.com/verifyReceipt", endpoint: .sandbox, result: .apple(status: 0), httpStatus: 200, latencyMilliseconds: 95),
             ])
-        try store.recordResult(recorded[1].id, outcome: outcome, at: Self.t0 + 5)
+        try await store.recordResult(recorded[1].id, outcome: outcome, at: Self.t0 + 5)
         let record = NotificationRecord(
             notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", version: .v2, notificationType: "DID_RENEW", bundleID: "com.example.app",
             environment: "Sandbox", signedDate: Self.t0, receivedAt: Self.t0 + 1, verdict: .valid, transactionID: "2000001024998954")
@@ -40,7 +40,7 @@ import Testing
             .notification(record), .notification(record),
             .rejection(RejectionRecord(at: Self.t0 + 2, peer: "10.0.0.1:5", reason: "the body is not JSON", httpStatus: 400, bodySize: 4, body: Array("nope".utf8))),
         ])
-        try store.recordAction(
+        try await store.recordAction(
             AuditAction(
                 at: Self.t0 + 10, user: "support", action: "extend", environment: "Production", requestID: "ticket-1",
                 originalTransactionID: "2000000900000001", transactionID: nil, productID: "pro.monthly",

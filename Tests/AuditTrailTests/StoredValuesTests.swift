@@ -19,12 +19,12 @@ import Testing
         try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: sql) }
     }
 
-    @Test func receiptStatesAreTheStoredStrings() throws {
+    @Test func receiptStatesAreTheStoredStrings() async throws {
         #expect(ReceiptState.allCases.map(\.rawValue) == ["decoded", "pending", "done", "failed"])
         let path = temporaryPath()
         let store = try AuditStore(path: path)
         let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")))
-        let recorded = try store.record([
+        let recorded = try await store.record([
             AuditStore.Ingest(
                 decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: .file, source: "production.b64",
                 seenAt: Date(timeIntervalSince1970: 1_700_000_000))
@@ -32,30 +32,30 @@ import Testing
         let id = recorded[0].id
         func state() throws -> String? { try rawColumn(path, "SELECT state FROM receipt WHERE id = \(id)") }
         #expect(try state() == ReceiptState.decoded.rawValue)
-        try store.markPending([id])
+        try await store.markPending([id])
         #expect(try state() == ReceiptState.pending.rawValue)
-        #expect(try store.history(HistoryQuery()).first?.state == .pending)
-        try store.recordResult(id, outcome: VerificationOutcome(failure: VerificationFailure(.http, "HTTP 404")), at: Date(timeIntervalSince1970: 1_700_000_100))
+        await #expect(try store.history(HistoryQuery()).first?.state == .pending)
+        try await store.recordResult(id, outcome: VerificationOutcome(failure: VerificationFailure(.http, "HTTP 404")), at: Date(timeIntervalSince1970: 1_700_000_100))
         #expect(try state() == ReceiptState.failed.rawValue)
-        try store.markPending([id])
-        try store.recordResult(id, outcome: VerificationOutcome(status: 0, environment: "Production"), at: Date(timeIntervalSince1970: 1_700_000_200))
+        try await store.markPending([id])
+        try await store.recordResult(id, outcome: VerificationOutcome(status: 0, environment: "Production"), at: Date(timeIntervalSince1970: 1_700_000_200))
         #expect(try state() == ReceiptState.done.rawValue)
-        #expect(try store.history(HistoryQuery()).first?.state == .done)
+        await #expect(try store.history(HistoryQuery()).first?.state == .done)
         // Done is not re-queued unless asked again.
-        try store.markPending([id])
+        try await store.markPending([id])
         #expect(try state() == ReceiptState.done.rawValue)
-        try store.markPending([id], again: true)
+        try await store.markPending([id], again: true)
         #expect(try state() == ReceiptState.pending.rawValue)
     }
 
     /// A state this version never wrote is a read failure, not a guess.
-    @Test func anUnknownStoredStateIsAReadFailure() throws {
+    @Test func anUnknownStoredStateIsAReadFailure() async throws {
         let path = temporaryPath()
         let store = try AuditStore(path: path)
         let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")))
-        _ = try store.record([AuditStore.Ingest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: .file, source: "p", seenAt: Date())])
-        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE receipt SET state = 'archived'") }
-        let error = #expect(throws: AuditError.self) { _ = try store.history(HistoryQuery()) }
+        _ = try await store.record([AuditStore.Ingest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: .file, source: "p", seenAt: Date())])
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE receipt SET state = 'archived'") }
+        let error = await #expect(throws: AuditError.self) { _ = try await store.history(HistoryQuery()) }
         #expect(error?.code == .readFailed)
     }
 

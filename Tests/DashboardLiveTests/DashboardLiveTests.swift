@@ -170,7 +170,7 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
             event in
             if case .done(let id, let status, _, _, _) = event, id == 7 {
                 // By now the result is in the store: nothing is pending any more.
-                let pending = (try? AuditStore(readOnlyPath: store.location).pending().count) ?? -1
+                let pending = (try? AuditStore(readOnlyPath: store.location).pendingCountNow()) ?? -1
                 heard.withLock { $0.append((status, pending)) }
             }
         }

@@ -53,7 +53,7 @@ import Testing
         for _ in 0..<200 {
             usleep(50_000)
             if FileManager.default.fileExists(atPath: db), let store = try? AuditStore(readOnlyPath: db),
-                let c = try? store.counts(), (c["done"] ?? 0) >= 50
+                let c = try? store.countsNow(), (c["done"] ?? 0) >= 50
             {
                 counts = c
                 break
@@ -64,7 +64,7 @@ import Testing
         #expect(victim.terminationReason == .uncaughtSignal)
         #expect((counts["done"] ?? 0) >= 50)
 
-        let afterKill = try AuditStore(path: db).counts()
+        let afterKill = try await AuditStore(path: db).counts()
         let done = afterKill["done"] ?? 0
         let pending = afterKill["pending"] ?? 0
         #expect(done > 0 && done < 1000, "killed mid-batch: \(afterKill)")
@@ -76,8 +76,8 @@ import Testing
         #expect(resumed.status == 0)
         #expect(resumed.stderr.contains("verified \(pending): \(pending) answered"), "\(resumed.stderr)")
         let store = try AuditStore(path: db)
-        #expect(try store.counts() == ["done": 1000])
-        let attempts = try store.attemptsPerReceipt()
+        await #expect(try store.counts() == ["done": 1000])
+        let attempts = try await store.attemptsPerReceipt()
         #expect(attempts.count == 1000)
         #expect(attempts.values.allSatisfy { $0 == 1 }, "no receipt was recorded twice")
         // And the history has one row per receipt.

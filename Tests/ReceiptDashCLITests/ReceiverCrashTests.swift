@@ -91,7 +91,7 @@ final class Counter: Sendable {
         #expect(unacknowledged.allSatisfy { $0.attempts[1].result == .noResponse })
 
         // Every 200 is in the database: counted exactly.
-        let stored = Set(try AuditStore(readOnlyPath: db).notifications().map(\.record.notificationUUID))
+        let stored = Set(try await AuditStore(readOnlyPath: db).notifications().map(\.record.notificationUUID))
         #expect(acknowledged.subtracting(stored).isEmpty, "acknowledged but lost: \(acknowledged.subtracting(stored).count)")
         #expect(acknowledged.intersection(stored).count == acknowledged.count)
         // Beyond them, only notifications committed just before the kill whose 200 never left (at most one per request in flight).

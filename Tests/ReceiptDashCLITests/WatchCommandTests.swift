@@ -24,7 +24,7 @@ import Testing
         #expect(result.stdout.contains("ingested 0 lines and 1 files: 1 new receipts, 0 seen again, 0 skipped"), "\(result.stdout)")
     }
 
-    @Test func folderAndLogIngestedOnceEachWithSkipsCounted() throws {
+    @Test func folderAndLogIngestedOnceEachWithSkipsCounted() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())")
         let drop = folder.appendingPathComponent("drop")
         try FileManager.default.createDirectory(at: drop, withIntermediateDirectories: true)
@@ -74,6 +74,6 @@ import Testing
         let seen = try #require(twice["seen"] as? [[String: Any]])
         #expect(seen.map { $0["kind"] as? String } == ["watch", "watch"])
         #expect(Set(seen.compactMap { $0["source"] as? String }) == [drop.appendingPathComponent("b.b64").path, log.path])
-        #expect(try store.counts() == ["decoded": 3], "recorded, not sent: watch ran without --verify")
+        #expect(try await store.counts() == ["decoded": 3], "recorded, not sent: watch ran without --verify")
     }
 }
