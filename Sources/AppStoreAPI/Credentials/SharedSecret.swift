@@ -25,11 +25,11 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
     ) throws -> SharedSecret? {
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
-                throw SecretError(message: "the shared secret file \(file) cannot be read")
+                throw SecretError(.unreadable, message: "the shared secret file \(file) cannot be read")
             }
             if let warning = FilePermissions.readableByOthersWarning(path: file, what: "the shared secret file") { warn(warning) }
             let secret = SharedSecret(String(decoding: data, as: UTF8.self))
-            guard !secret.value.isEmpty else { throw SecretError(message: "the shared secret file \(file) is empty") }
+            guard !secret.value.isEmpty else { throw SecretError(.empty, message: "the shared secret file \(file) is empty") }
             return secret
         }
         if let value = environment[environmentVariable], !value.isEmpty { return SharedSecret(value) }
@@ -49,8 +49,21 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
     /// Whether `candidate` is this secret (the simulator's check of a request's password).
     public func matches(_ candidate: String) -> Bool { candidate == value }
 
-    public struct SecretError: Error, Sendable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+    /// A shared secret file that cannot be used, compared by code.
+    public struct SecretError: CodedError {
+        public enum Code: String, CodedErrorCode, CaseIterable {
+            case unreadable = "unreadable-secret-file"
+            case empty = "empty-secret-file"
+        }
+
+        public let code: Code
+        public let reason: String
+        /// The reason (as it was called before it had a code).
+        public var message: String { reason }
+
+        public init(_ code: Code, message: String) {
+            self.code = code
+            self.reason = message
+        }
     }
 }

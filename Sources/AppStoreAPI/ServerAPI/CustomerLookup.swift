@@ -27,21 +27,35 @@ public enum LookupQuery: Sendable, Hashable {
         let loaded = InputFiles.load([path], limit: pipeline.inputLimit)[0]
         let judged = await pipeline.judge(loaded)
         guard let decoded = judged.decoded else {
-            return .failure(LookupInputError(reason: "\(path): \(judged.error?.reason ?? "could not be read")"))
+            return .failure(LookupInputError(.unreadable, reason: "\(path): \(judged.error?.reason ?? "could not be read")"))
         }
         let purchases = (decoded.receipt?.inApp ?? []) + decoded.transactions + decoded.latestReceiptInfo
         let newest = purchases.filter { $0.transactionID != nil }
             .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
         guard let id = newest?.transactionID else {
-            return .failure(LookupInputError(reason: "\(path) holds no transaction id to look up (a receipt without in-app purchases)."))
+            return .failure(LookupInputError(.noTransaction, reason: "\(path) holds no transaction id to look up (a receipt without in-app purchases)."))
         }
         return .success(.receipt(source: path, transactionID: id, verdict: judged.trust?.verdict))
     }
 }
 
 /// A receipt that cannot be looked up: unreadable, or without a transaction id.
-public struct LookupInputError: Error, Sendable {
+/// A file given to look up that names no transaction, compared by code.
+public struct LookupInputError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// The file could not be read or decoded.
+        case unreadable = "unreadable-input"
+        /// It decodes but holds no transaction id.
+        case noTransaction = "no-transaction-id"
+    }
+
+    public let code: Code
     public let reason: String
+
+    public init(_ code: Code, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
 }
 
 /// One signed item the API returned (a transaction or renewal info), decoded and judged:

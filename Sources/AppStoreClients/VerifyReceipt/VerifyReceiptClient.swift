@@ -63,13 +63,13 @@ public final class VerifyReceiptClient: Sendable {
             var isFolder: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: file, isDirectory: &isFolder)
             throw TrustRootsError(
-                "--ca-file \(file): " + (!exists ? "no such file" : isFolder.boolValue ? "is a folder, not a certificate file" : "cannot be read (permission denied)"))
+                .unreadable, "--ca-file \(file): " + (!exists ? "no such file" : isFolder.boolValue ? "is a folder, not a certificate file" : "cannot be read (permission denied)"))
         }
         do {
             bytes = [UInt8](try handle.readToEnd() ?? Data())
             try? handle.close()
         } catch {
-            throw TrustRootsError("--ca-file \(file): cannot be read")
+            throw TrustRootsError(.unreadable, "--ca-file \(file): cannot be read")
         }
         do {
             if String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") {
@@ -77,7 +77,7 @@ public final class VerifyReceiptClient: Sendable {
             }
             return [try NIOSSLCertificate(bytes: bytes, format: .der)]
         } catch {
-            throw TrustRootsError("--ca-file \(file): holds no certificate (PEM or DER) that can be read")
+            throw TrustRootsError(.noCertificate, "--ca-file \(file): holds no certificate (PEM or DER) that can be read")
         }
     }
 
@@ -249,10 +249,20 @@ public final class VerifyReceiptClient: Sendable {
 }
 
 /// `--ca-file` could not be used, in words.
-public struct TrustRootsError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+/// A `--ca-file` that cannot be used, compared by code.
+public struct TrustRootsError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// Missing, a folder, or not readable.
+        case unreadable = "unreadable-ca-file"
+        /// No PEM or DER certificate in it.
+        case noCertificate = "no-certificate"
+    }
 
-    public init(_ description: String) {
-        self.description = description
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
     }
 }

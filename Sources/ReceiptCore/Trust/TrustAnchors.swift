@@ -118,14 +118,14 @@ extension TrustAnchors {
         var ders: [[UInt8]] = []
         for path in files {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw TrustAnchorFileError(description: "--root-ca: \(path) cannot be read.")
+                throw TrustAnchorFileError(.unreadable, "--root-ca: \(path) cannot be read.")
             }
             ders.append(try certificateDER([UInt8](data), what: "--root-ca \(path)"))
         }
         do {
             return try TrustAnchors.apple.addingTestRoots(ders)
         } catch {
-            throw TrustAnchorFileError(description: "--root-ca: not a certificate (\(error)).")
+            throw TrustAnchorFileError(.notACertificate, "--root-ca: not a certificate (\(error)).")
         }
     }
 
@@ -136,14 +136,28 @@ extension TrustAnchors {
         do {
             return try Base64Text.decode(Array(body.filter { !$0.isWhitespace }.utf8), what: "\(what) PEM")
         } catch {
-            throw TrustAnchorFileError(description: "\(what): \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
+            throw TrustAnchorFileError(.notACertificate, "\(what): \((error as? ReceiptDecodingError)?.reason ?? "\(error)")")
         }
     }
 }
 
 /// A `--root-ca` file that cannot be trusted: unreadable, or not a certificate.
-public struct TrustAnchorFileError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+/// A `--root-ca` file that cannot be used, compared by code.
+public struct TrustAnchorFileError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// The file cannot be read.
+        case unreadable = "unreadable-root-file"
+        /// The file holds no certificate.
+        case notACertificate = "not-a-certificate"
+    }
+
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
 }
 
 extension BundledResources {
