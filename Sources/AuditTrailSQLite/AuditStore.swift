@@ -1,5 +1,4 @@
 import AuditTrail
-import Crypto
 import Foundation
 import GRDB
 import AppStoreAPI
@@ -271,7 +270,7 @@ public final class AuditStore: AuditBackend {
     public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
         var out = JSONOutput()
         LookupJSON.write(result, into: &out)
-        let hash = Self.contentHash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let hash = AuditContent.hash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
         let seen = time.timeIntervalSince1970
         return try await database.write { db in
             try db.execute(
@@ -434,7 +433,7 @@ public final class AuditStore: AuditBackend {
     /// sent, and a sighting.
     public func recordUndecodable(bytes: [UInt8], receiptData: String, kind: SourceKind, source: String?, seenAt: Date) async throws -> Recorded {
         try await database.write { db in
-            let hash = Self.contentHash(Array(receiptData.utf8))
+            let hash = AuditContent.hash(Array(receiptData.utf8))
             let seen = seenAt.timeIntervalSince1970
             var isNew = false
             let id: Int64
@@ -489,8 +488,6 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    package static func contentHash(_ bytes: [UInt8]) -> String { AuditContent.hash(bytes) }
-
     /// Marks receipts as queued for verification (before any request is sent), so a batch
     /// killed half-way leaves them visibly pending.
     ///
@@ -540,20 +537,20 @@ public final class AuditStore: AuditBackend {
 
     /// Receipts queued but not finished (after a crash or a kill), oldest first.
     public func pending() async throws -> [(id: Int64, receiptData: String)] {
-        try await database.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT id, receipt_data FROM receipt WHERE state = ? AND receipt_data IS NOT NULL ORDER BY id",
-                arguments: [ReceiptState.pending.rawValue])
-                .map { ($0["id"], $0["receipt_data"]) }
-        }
+        try await database.read(Self.pending)
     }
 
     /// How many receipts wait for verification, read at once on the caller's thread: for a
     /// test that looks from inside a synchronous callback.
     package func pendingCountNow() throws -> Int {
-        try database.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM receipt WHERE state = ? AND receipt_data IS NOT NULL", arguments: [ReceiptState.pending.rawValue]) ?? 0
-        }
+        try database.read(Self.pending).count
+    }
+
+    private static func pending(_ db: Database) throws -> [(id: Int64, receiptData: String)] {
+        try Row.fetchAll(
+            db, sql: "SELECT id, receipt_data FROM receipt WHERE state = ? AND receipt_data IS NOT NULL ORDER BY id",
+            arguments: [ReceiptState.pending.rawValue])
+            .map { ($0["id"], $0["receipt_data"]) }
     }
 
     /// Receipts recorded after row `id`, oldest first.

@@ -199,9 +199,6 @@ final class ConnectionsPerAddress: Sendable {
             open[host] = count > 0 ? count : nil
         }
     }
-
-    /// Connections open from `host` now.
-    func count(_ host: String) -> Int { open.withLock { $0[host, default: 0] } }
 }
 
 /// A server's child channels behind the per-address cap: a connection from an address at the
