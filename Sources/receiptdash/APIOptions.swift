@@ -66,12 +66,18 @@ struct APIOptions: ParsableArguments {
         }
     }
 
-    /// The `--api-profile` table, when one is named.
-    func profile() throws -> APIProfile? {
+    /// The `--api-profile` table, when one is named, or why it cannot be used (by code).
+    func loadProfile() throws(APICredentialError) -> APIProfile? {
         guard let apiProfile else { return nil }
         let environment = ProcessInfo.processInfo.environment
+        return try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
+    }
+
+    /// The `--api-profile` table, when one is named; a file that cannot be used is a usage
+    /// error.
+    func profile() throws -> APIProfile? {
         do {
-            return try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
+            return try loadProfile()
         } catch {
             throw ValidationError(error.reason)
         }

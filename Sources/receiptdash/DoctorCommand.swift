@@ -58,7 +58,7 @@ struct DoctorCommand: AsyncParsableCommand {
         // A profile that cannot be read is a failed check with its fix, not a usage error.
         var setup = APISetup(flags: APICredentials.Flags(), environment: environment, hosts: .apple)
         do throws(APICredentialError) {
-            if let name = api.apiProfile { _ = try APIProfile.load(name, path: APIProfile.defaultPath(environment: environment), environment: environment) }
+            _ = try api.loadProfile()
         } catch {
             setup.profileError = error
         }

@@ -8,10 +8,7 @@ public enum DefinedValues {
     /// `transactionReason`.
     public static let transactionReason = ["PURCHASE": "bought by the customer", "RENEWAL": "an automatic renewal"]
     /// `environment` of a transaction, renewal info, notification or AppTransaction.
-    public static let environment = [
-        "Production": "the App Store", "Sandbox": "test purchases", "Xcode": "StoreKit testing in Xcode",
-        "LocalTesting": "local testing",
-    ]
+    public static let environment = Dictionary(uniqueKeysWithValues: StoreEnvironment.allCases.map { ($0.rawValue, $0.meaning) })
     /// An AppTransaction's `originalPlatform`.
     public static let platform = ["iOS": "iPhone or iPad", "macOS": "Mac", "tvOS": "Apple TV", "visionOS": "Apple Vision Pro"]
     /// A `CONSUMPTION_REQUEST`'s `consumptionRequestReason`.

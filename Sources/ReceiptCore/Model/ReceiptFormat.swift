@@ -48,13 +48,23 @@ public enum ReceiptFormat: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// The App Store environment a receipt or transaction belongs to.
-public enum StoreEnvironment: String, Sendable, Hashable, Codable {
+public enum StoreEnvironment: String, Sendable, Hashable, Codable, CaseIterable {
     case production = "Production"
     case sandbox = "Sandbox"
     /// Xcode StoreKit testing: never genuine, never sent to Apple.
     case xcode = "Xcode"
     /// StoreKit local testing (`LocalTesting` in JWS).
     case localTesting = "LocalTesting"
+
+    /// What the environment is, in words.
+    public var meaning: String {
+        switch self {
+        case .production: "the App Store"
+        case .sandbox: "test purchases"
+        case .xcode: "StoreKit testing in Xcode"
+        case .localTesting: "local testing"
+        }
+    }
 
     /// Interprets the environment strings Apple uses across formats: `Production`,
     /// `ProductionVPP`, `ProductionSandbox`, `ProductionVPPSandbox`, `Sandbox`, `Xcode`,
