@@ -74,7 +74,9 @@ let package = Package(
         .target(name: "ReceiptRendering", dependencies: ["AppStoreAPI", "ReceiptCore", "UntrustedText"]),
         .target(
             name: "AppStoreClients",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -91,7 +93,9 @@ let package = Package(
         // notifications), its one error type and `--db` locations. No database driver.
         .target(
             name: "AuditTrail",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -101,18 +105,21 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The audit trail on a team's PostgreSQL.
         .target(
             name: "AuditTrailPostgres",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 "RetryEngine",
@@ -132,7 +139,9 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
@@ -152,7 +161,9 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AppStoreClients",
                 "AuditTrail",
                 "ReceiptCore",
@@ -168,7 +179,9 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AppStoreClients",
                 "AuditTrail",
                 "ReceiptCore",
@@ -181,7 +194,9 @@ let package = Package(
         // The benchmarks `receiptdash bench` runs.
         .target(
             name: "ReceiptBenchmarks",
-            dependencies: ["ReceiptDemo", "AppStoreAPI", 
+            dependencies: [
+                "ReceiptDemo",
+                "AppStoreAPI",
                 "AppStoreClients",
                 "AuditTrail",
                 "AuditTrailSQLite",
@@ -195,7 +210,9 @@ let package = Package(
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(
             name: "ReceiptSimulator",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -229,8 +246,8 @@ let package = Package(
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
-            dependencies: ["ReceiptDemo", "AppStoreAPI", 
-                "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
+            dependencies: [
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -238,7 +255,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "ReceiptDemo",
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "AppStoreClients",
                 "CBuildStamp",
                 "CProcessLimits",
@@ -268,7 +288,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", 
+            dependencies: [
+                "ReceiptDemo",
+                "AppStoreAPI",
+                "ReceiptRendering",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -282,8 +305,8 @@ let package = Package(
         // and credentials, a test clock.
         .target(
             name: "ServiceTestSupport",
-            dependencies: ["AppStoreAPI", 
-                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -296,8 +319,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreClientsTests",
-            dependencies: ["AppStoreAPI", 
-                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -310,8 +333,8 @@ let package = Package(
         ),
         .testTarget(
             name: "AuditTrailTests",
-            dependencies: ["AppStoreAPI", 
-                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationReceiver", "ReceiptCore",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationReceiver", "ReceiptCore",
                 "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -326,8 +349,8 @@ let package = Package(
         ),
         .testTarget(
             name: "NotificationReceiverTests",
-            dependencies: ["AppStoreAPI", 
-                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -347,8 +370,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptSimulatorTests",
-            dependencies: ["AppStoreAPI", "ReceiptRendering", 
-                "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -362,8 +385,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DoctorTests",
-            dependencies: ["AppStoreAPI", 
-                "AuditTrail", "AuditTrailSQLite", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "AuditTrail", "AuditTrailSQLite", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -373,8 +396,8 @@ let package = Package(
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
         .testTarget(
             name: "AuditTrailSQLiteTests",
-            dependencies: ["AppStoreAPI", 
-                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -395,14 +418,14 @@ let package = Package(
         ),
         .testTarget(
             name: "DashboardLiveTests",
-            dependencies: ["ReceiptDemo", 
-                "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
+            dependencies: [
+                "ReceiptDemo", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
             ]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",
-            dependencies: ["AppStoreAPI", 
-                "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

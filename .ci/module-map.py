@@ -6,7 +6,7 @@ concern is written by hand in the page and kept as it is.
   .ci/module-map.py           check the page (CI: exit 1 and the differences when it is stale)
   .ci/module-map.py --write   rewrite the diagram and the generated columns from Package.swift
 """
-import json, re, subprocess, sys
+import difflib, json, re, subprocess, sys
 
 PAGE = "docs/architecture.md"
 package = json.loads(subprocess.check_output(["swift", "package", "dump-package"], text=True))
@@ -54,7 +54,7 @@ def diagram():
     return "\n".join(lines)
 
 text = open(PAGE, encoding="utf-8").read()
-concerns, problems = {}, []
+concerns = {}
 row = re.compile(r"^\| (?:(\d+) \| )?`([^`]+)` \| (.*?) \| (.*?) \|(?: (.*?) \|)?$")
 for line in text.split("\n"):
     m = row.match(line)
@@ -82,7 +82,6 @@ if "--write" in sys.argv:
     print(f"module map: {PAGE} written from Package.swift ({len(order)} targets)")
     sys.exit(1 if "TODO:" in wanted else 0)
 if wanted != text or "TODO:" in text:
-    import difflib
     sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), PAGE, PAGE + " (from Package.swift)"))
     print(f"module map: {PAGE} does not match Package.swift; run .ci/module-map.py --write and describe new targets")
     sys.exit(1)

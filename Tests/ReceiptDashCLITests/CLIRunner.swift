@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs the built `receiptdash` binary as a user would: arguments, optional standard input, and
 /// both output streams read at the same time to their end, so a command that writes more than a
@@ -56,11 +57,10 @@ enum CLIRunner {
     }
 
     /// What a reader thread read, handed to the test's thread.
-    private final class Drained: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ value: Data) { lock.withLock { data = value } }
-        func get() -> Data { lock.withLock { data } }
+    private final class Drained: Sendable {
+        private let data = Mutex(Data())
+        func set(_ value: Data) { data.withLock { $0 = value } }
+        func get() -> Data { data.withLock { $0 } }
     }
 }
 
