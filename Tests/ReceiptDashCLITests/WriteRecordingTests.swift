@@ -85,8 +85,8 @@ import Testing
                 "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-kill",
                 "--yes", "--format", "json", "--db", setup.db,
             ], signal: SIGKILL)
-        #expect(write.first == .written, "the process ended before its PUT reached the simulator")
         let (stdout, stderr) = write.finish()
+        #expect(write.first == .written, "the process ended before its PUT reached the simulator: \(stderr)")
         let process = write.process
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == SIGKILL)
