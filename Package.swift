@@ -55,15 +55,26 @@ let package = Package(
             // .ci/embed-resources.py), so a copied binary needs no resource folder.
             exclude: ["Resources"]
         ),
-        // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
-        // engine over them and their metrics.
+        // This machine's files: inputs read from files, folders, standard input and pastes,
+        // `--root-ca` files, and private files and directories (who may read them).
+        .target(name: "LocalFiles", dependencies: ["ReceiptCore"]),
+        // Online revocation checks (OCSP as Apple's libraries ask it) over an injected
+        // transport: the core asks through its RevocationChecking protocol and opens no sockets.
+        .target(
+            name: "OnlineRevocation",
+            dependencies: [
+                "ReceiptCore",
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         // The App Store's APIs as values: Server API requests, responses and look-up results,
         // verifyReceipt's, and the credentials that sign their tokens. No sockets.
         // The demo receipts, compiled in: what a first run shows.
-        .target(name: "ReceiptDemo", dependencies: ["ReceiptCore"], exclude: ["Demo"]),
+        .target(name: "ReceiptDemo", dependencies: ["LocalFiles", "ReceiptCore"], exclude: ["Demo"]),
         .target(
             name: "AppStoreAPI",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -71,10 +82,13 @@ let package = Package(
         ),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results, the JSON writer.
-        .target(name: "ReceiptRendering", dependencies: ["AppStoreAPI", "ReceiptCore", "UntrustedText"]),
+        .target(name: "ReceiptRendering", dependencies: ["LocalFiles", "AppStoreAPI", "ReceiptCore", "UntrustedText"]),
+        // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
+        // engine over them and their metrics.
         .target(
             name: "AppStoreClients",
             dependencies: [
+                "OnlineRevocation",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "ReceiptCore",
@@ -105,7 +119,7 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AuditTrail",
@@ -139,7 +153,7 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: [
+            dependencies: ["RetryEngine", 
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AuditTrail",
@@ -161,7 +175,7 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
@@ -179,7 +193,7 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
@@ -194,7 +208,8 @@ let package = Package(
         // The benchmarks `receiptdash bench` runs.
         .target(
             name: "ReceiptBenchmarks",
-            dependencies: [
+            dependencies: ["LocalFiles", "RetryEngine", 
+                "OnlineRevocation",
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "AppStoreClients",
@@ -205,12 +220,14 @@ let package = Package(
                 "ReceiptSimulator",
                 "ReceiptWatch",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(
             name: "ReceiptSimulator",
-            dependencies: [
+            dependencies: ["LocalFiles", 
+                "OnlineRevocation",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "ReceiptCore",
@@ -242,11 +259,11 @@ let package = Package(
         // SIGINT and SIGTERM held while a write to Apple is in flight.
         .target(name: "CWriteSignals"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
-        .target(name: "Dashboard", dependencies: ["AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]),
+        .target(name: "Dashboard", dependencies: ["LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -255,7 +272,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: [
+            dependencies: ["LocalFiles", 
+                "OnlineRevocation",
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -288,7 +306,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -371,7 +389,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptSimulatorTests",
             dependencies: [
-                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -396,7 +414,7 @@ let package = Package(
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
         .testTarget(
             name: "AuditTrailSQLiteTests",
-            dependencies: [
+            dependencies: ["LocalFiles", 
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -413,13 +431,13 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "DashboardLiveTests",
-            dependencies: [
-                "ReceiptDemo", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
+            dependencies: ["LocalFiles", 
+                "ReceiptDemo", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
             ]
         ),
         .testTarget(

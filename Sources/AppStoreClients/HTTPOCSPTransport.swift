@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import NIOCore
+import OnlineRevocation
 import ReceiptCore
 
 /// Online checks' network half over AsyncHTTPClient: one POST of a DER OCSP request

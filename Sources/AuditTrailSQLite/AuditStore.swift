@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import GRDB
 import AppStoreAPI
+import LocalFiles
 import ReceiptRendering
 import ReceiptCore
 

@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import LocalFiles
 import ReceiptCore
 import TerminalUI
 

@@ -1,6 +1,7 @@
 import AuditTrail
 import Dashboard
 import Foundation
+import LocalFiles
 import NotificationReceiver
 import ReceiptDemo
 import ReceiptCore

@@ -1,5 +1,6 @@
 import Dashboard
 import Foundation
+import LocalFiles
 import ReceiptCore
 import ReceiptWatch
 

@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import AppStoreAPI
+import LocalFiles
 import ReceiptCore
 
 /// A secret's file: only its owner may read it.
@@ -23,7 +24,7 @@ enum SharedSecretCheck {
     static func run(file: String?, environment: [String: String]) -> [DoctorCheck] {
         let id = "shared-secret"
         guard let file else {
-            if let secret = try? SharedSecret.load(file: nil, environment: environment) {
+            if let secret = try? SharedSecret.load(file: nil, environment: environment, warn: { _ in }) {
                 return [shape(secret, source: SharedSecret.environmentVariable)]
             }
             return [

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import ReceiptCore
+import RetryEngine
 import UntrustedText
 
 /// How one request ended (a stable name: logs and, later, metrics).

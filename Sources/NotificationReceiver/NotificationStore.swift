@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import ReceiptCore
+import RetryEngine
 import ServiceLifecycle
 import Synchronization
 

@@ -29,7 +29,7 @@ public struct ReceiverPolicy: Sendable {
     public var maximumClockSkew: Duration
     /// Online checks (`--online-checks`): OCSP about each notification's chain, judged now; a
     /// responder that cannot answer makes the receiver answer 503 (``RefusalKind/retryLater``).
-    public var onlineChecks: OnlineChecks?
+    public var onlineChecks: (any RevocationChecking)?
 
     public static let defaultMaximumBodySize = 1 << 20
     /// Ten days: above Apple's retry window (five retries over about 6.5 days).

@@ -4,10 +4,12 @@ import AuditTrailSQLite
 import Dashboard
 import Foundation
 import AppStoreAPI
+import LocalFiles
 import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptWatch
+import RetryEngine
 
 /// A benchmark that could not run (no receipts, a wrong answer), in words.
 public struct BenchmarkError: Error, CustomStringConvertible {

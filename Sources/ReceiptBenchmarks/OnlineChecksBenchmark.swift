@@ -1,5 +1,6 @@
 import AppStoreClients
 import Foundation
+import OnlineRevocation
 import ReceiptCore
 import ReceiptSimulator
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocalFiles
 import ReceiptCore
 
 /// The demo receipts bundled with the package, so a new user sees real data at once:

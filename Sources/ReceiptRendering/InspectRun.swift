@@ -1,4 +1,5 @@
 import AppStoreAPI
+import LocalFiles
 import ReceiptCore
 import Foundation
 import UntrustedText

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OnlineRevocation
 import ReceiptCore
 import Synchronization
 import SwiftASN1

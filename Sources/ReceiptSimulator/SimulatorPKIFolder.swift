@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LocalFiles
 import ReceiptCore
 import X509
 

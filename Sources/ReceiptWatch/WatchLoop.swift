@@ -1,6 +1,7 @@
 import AppStoreClients
 import AuditTrail
 import Foundation
+import LocalFiles
 import Logging
 import NIOConcurrencyHelpers
 import ReceiptCore

@@ -2,6 +2,7 @@ import AppStoreClients
 import ArgumentParser
 import Foundation
 import AppStoreAPI
+import LocalFiles
 import ReceiptCore
 import UntrustedText
 

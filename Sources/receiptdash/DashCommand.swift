@@ -7,6 +7,7 @@ import DashboardLive
 import Foundation
 import NotificationReceiver
 import ReceiptCore
+import RetryEngine
 import UntrustedText
 import TerminalNcurses
 import TerminalUI

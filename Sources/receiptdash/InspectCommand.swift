@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LocalFiles
 import ReceiptRendering
 import ReceiptDemo
 import ReceiptCore

@@ -1,5 +1,6 @@
 import AppStoreClients
 import ArgumentParser
+import OnlineRevocation
 import ReceiptCore
 
 /// `--online-checks`: OCSP about each JWS chain's leaf and intermediate, as Apple's libraries do

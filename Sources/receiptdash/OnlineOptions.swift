@@ -42,7 +42,7 @@ struct OnlineOptions: ParsableArguments {
     func makeClient(excludeOldTransactions: Bool = false, timeout: Double = 20) throws -> VerifyReceiptClient {
         let secret: SharedSecret?
         do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }

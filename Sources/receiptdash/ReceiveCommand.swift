@@ -2,10 +2,12 @@ import AppStoreClients
 import ArgumentParser
 import AuditTrail
 import Foundation
+import LocalFiles
 import Logging
 import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
+import RetryEngine
 import ServiceLifecycle
 import UntrustedText
 
@@ -177,7 +179,7 @@ struct Receive: AsyncParsableCommand {
     func v1Secret() throws -> SharedSecret {
         let secret: SharedSecret?
         do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment)
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }
@@ -269,7 +271,7 @@ struct Receive: AsyncParsableCommand {
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {
             if let warning = FilePermissions.readableByOthersWarning(path: tlsKey, what: "the TLS key file") {
-                FilePermissions.warnOnStandardError(warning)
+                Standard.warning(warning)
             }
             do {
                 tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)

@@ -238,7 +238,7 @@ struct Simulator: AsyncParsableCommand {
             return
         }
         do {
-            launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment)
+            launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -2,6 +2,7 @@
 @testable import AuditTrailSQLite
 import Foundation
 import AppStoreAPI
+import LocalFiles
 import ReceiptCore
 import Testing
 

@@ -4,6 +4,8 @@ import AuditTrailSQLite
 import Dashboard
 import DashboardLive
 import Foundation
+import LocalFiles
+import OnlineRevocation
 import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator

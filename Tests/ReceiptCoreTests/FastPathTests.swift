@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptRendering
 import Testing
 @testable import ReceiptCore
 import SwiftASN1
@@ -120,13 +121,13 @@ import X509
         var altered = der
         altered[at + serial.count - 1] ^= 0x01
         #expect(altered.suffix(64) == der.suffix(64) && altered.count == der.count)
-        let original = try #require(SignatureSummary.CertificateInfo.cached(der: der))
-        let other = try #require(SignatureSummary.CertificateInfo.cached(der: altered))
+        let original = try #require(CertificateInfo.cached(der: der))
+        let other = try #require(CertificateInfo.cached(der: altered))
         #expect(original.serial == Hex.encode(serial, separator: ":"))
         #expect(other.serial != original.serial)
         #expect(other.subject == original.subject)
-        #expect(SignatureSummary.CertificateInfo.cached(der: der)?.serial == original.serial)
-        #expect(SignatureSummary.CertificateInfo.cached(der: altered)?.serial == other.serial)
+        #expect(CertificateInfo.cached(der: der)?.serial == original.serial)
+        #expect(CertificateInfo.cached(der: altered)?.serial == other.serial)
     }
 
     /// Long keys are hashed on their length and ends only (``hashSample``): keys alike there

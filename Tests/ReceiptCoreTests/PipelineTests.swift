@@ -1,4 +1,5 @@
 import Foundation
+import LocalFiles
 import Testing
 
 @testable import ReceiptCore

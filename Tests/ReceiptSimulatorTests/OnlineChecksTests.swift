@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 @testable import NotificationReceiver
+import OnlineRevocation
 import ReceiptRendering
 import ReceiptCore
 @testable import ReceiptSimulator

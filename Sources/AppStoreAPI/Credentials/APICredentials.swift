@@ -1,3 +1,4 @@
+import LocalFiles
 import ReceiptCore
 import Crypto
 import Foundation

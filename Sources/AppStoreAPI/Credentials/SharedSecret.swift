@@ -1,3 +1,4 @@
+import LocalFiles
 import ReceiptCore
 import Foundation
 
@@ -21,7 +22,7 @@ public struct SharedSecret: Sendable, Hashable, CustomStringConvertible, CustomD
     /// A file its group or others can read is used, with a warning handed to `warn` (by
     /// default written on standard error), as the API `.p8` key is.
     public static func load(
-        file: String?, environment: [String: String], warn: (String) -> Void = FilePermissions.warnOnStandardError
+        file: String?, environment: [String: String], warn: (String) -> Void
     ) throws -> SharedSecret? {
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {

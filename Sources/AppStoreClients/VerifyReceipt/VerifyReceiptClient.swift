@@ -19,7 +19,7 @@ public enum ClientEvent: Sendable, Hashable {
 /// always verified. Time and waiting come from an injected ``ServiceClock``.
 ///
 /// ```swift
-/// let client = VerifyReceiptClient(secret: try SharedSecret.load(file: nil, environment: env))
+/// let client = VerifyReceiptClient(secret: try SharedSecret.load(file: nil, environment: env, warn: { _ in }))
 /// let outcome = await client.verify(receiptData: base64)
 /// try await client.shutdown()
 /// ```

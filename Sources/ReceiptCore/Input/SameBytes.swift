@@ -7,7 +7,7 @@ import Darwin
 /// Whether `a` and `b` hold the same bytes, compared with `memcmp` (an array's own `==`
 /// compares one element at a time): the header memo and the chain cache compare kilobytes of
 /// text and DER per token.
-func sameBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+package func sameBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
     guard a.count == b.count else { return false }
     return a.withUnsafeBytes { x in
         // The same storage is the same bytes: a token whose header came from the header memo
@@ -20,7 +20,7 @@ func sameBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
 /// from their end, for keys of kilobytes compared with ``sameBytes(_:_:)``: hashing every
 /// byte of a 4 KB JWS header or a certificate cost more than the look-up it served. Keys that
 /// share those bytes only share a bucket; their comparison still tells them apart.
-func hashSample(_ bytes: ArraySlice<UInt8>, head: Int, tail: Int, into hasher: inout Hasher) {
+package func hashSample(_ bytes: ArraySlice<UInt8>, head: Int, tail: Int, into hasher: inout Hasher) {
     hasher.combine(bytes.count)
     bytes.withUnsafeBytes { raw in
         if raw.count <= head + tail {

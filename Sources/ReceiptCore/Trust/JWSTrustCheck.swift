@@ -102,7 +102,7 @@ struct JWSTrustCheck {
 
     /// OCSP about the leaf and the intermediate, once the chain passed offline: one step, and
     /// for a retryable outcome the verdict `unverifiable` with ``TrustReport/retryable``.
-    private func onlineCheck(_ online: OnlineChecks, _ judged: JudgedChain, report: inout TrustReport) async {
+    private func onlineCheck(_ online: any RevocationChecking, _ judged: JudgedChain, report: inout TrustReport) async {
         report.retryable = false
         guard report.verdict != .invalid, judged.verified, judged.chain.count == 3, judged.ders.count == 3 else {
             report.steps.append(.init(.onlineCheck, outcome: .skipped, reason: "the chain failed offline: OCSP was not asked"))
@@ -130,7 +130,7 @@ struct JWSTrustCheck {
                     code: code))
         case .revoked(let position, let at, let reason):
             let (cert, der) = certificate(position)
-            let why = reason.map(OCSPWire.reasonName) ?? "no reason given"
+            let why = reason.map(RevocationReason.name) ?? "no reason given"
             report.steps.append(
                 .init(
                     .onlineCheck, outcome: .fail,

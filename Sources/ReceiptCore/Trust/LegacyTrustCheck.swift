@@ -25,7 +25,7 @@ struct LegacyTrustCheck {
             .init(
                 .signatureBlob, outcome: .pass,
                 reason: "version \(parsed.version), \(parsed.signature.count)-byte RSA signature, \(parsed.certificate.count)-byte certificate"))
-        let info = SignatureSummary.CertificateInfo(der: parsed.certificate)
+        let info = CertificateInfo(der: parsed.certificate)
         let key = Self.rsaKey(certificate: parsed.certificate)
         if let key {
             let signed = [parsed.version] + purchaseInfo

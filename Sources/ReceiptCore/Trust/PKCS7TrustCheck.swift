@@ -94,7 +94,7 @@ struct PKCS7TrustCheck {
         guard let key = _RSA.Signing.PublicKey(cert.publicKey) else {
             return .init(.signature, failing: "signer-key-not-rsa", reason: "the signer's key is not an RSA key")
         }
-        let digestName = SignatureSummary.digestName(signer.digestAlgorithmOID)
+        let digestName = DigestName.of(signer.digestAlgorithmOID)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signer.signature)
         let detail = [
             Field(name: "digest", value: digestName), Field(name: "key", value: "RSA \(key.keySizeInBits) bits"),

@@ -84,20 +84,25 @@ public final class TrustCache: Sendable {
     /// header carries it, or a receipt's signer certificate then the certificates it carries.
     /// Hashed on each certificate's length and signature, compared byte for byte; only chains
     /// whose signature verified are added, and the tables are bounded.
-    struct CertificateChainKey: Hashable, Sendable {
+    package struct CertificateChainKey: Hashable, Sendable {
         var anchors: Data
         var certificates: [[UInt8]]
 
+        package init(anchors: Data, certificates: [[UInt8]]) {
+            self.anchors = anchors
+            self.certificates = certificates
+        }
+
         /// Each certificate by its length and last 64 bytes (its signature): hashing all of
         /// three certificates cost more than the look-up (``hashSample(_:head:tail:into:)``).
-        func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             anchors.withUnsafeBytes { hasher.combine(bytes: $0) }
             hasher.combine(certificates.count)
             for der in certificates { hashSample(der[...], head: 0, tail: 64, into: &hasher) }
         }
 
         /// Each certificate compared in bulk (``sameBytes(_:_:)``).
-        static func == (a: CertificateChainKey, b: CertificateChainKey) -> Bool {
+        package static func == (a: CertificateChainKey, b: CertificateChainKey) -> Bool {
             a.anchors == b.anchors && a.certificates.count == b.certificates.count
                 && zip(a.certificates, b.certificates).allSatisfy { sameBytes($0[...], $1[...]) }
         }

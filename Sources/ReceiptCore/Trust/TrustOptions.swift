@@ -12,12 +12,13 @@ public struct TrustOptions: Sendable {
     /// The device identifier, to check a receipt's SHA-1 device hash (field 5).
     public var deviceIdentifier: DeviceIdentifier?
     /// Online checks (`--online-checks`): a JWS chain is then judged at ``now`` and OCSP asks
-    /// about its leaf and intermediate. Nil: nothing goes to the network.
-    public var onlineChecks: OnlineChecks?
+    /// about its leaf and intermediate (`OnlineRevocation`'s `OnlineChecks`). Nil: nothing goes
+    /// to the network.
+    public var onlineChecks: (any RevocationChecking)?
 
     public init(
         now: Date = Date(), expiryWarningDays: Int = 90, storeKitCertificate: [UInt8]? = nil,
-        deviceIdentifier: DeviceIdentifier? = nil, onlineChecks: OnlineChecks? = nil
+        deviceIdentifier: DeviceIdentifier? = nil, onlineChecks: (any RevocationChecking)? = nil
     ) {
         self.now = now
         self.expiryWarningDays = expiryWarningDays

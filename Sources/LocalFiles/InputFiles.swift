@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 #if canImport(Glibc)
 import Glibc
@@ -7,18 +8,6 @@ private let systemRead = Glibc.read
 import Darwin
 private let systemRead = Darwin.read
 #endif
-
-/// One input read into memory (a file, standard input, a pasted chunk, a watched line), or why
-/// it could not be read, with where it came from.
-public struct LoadedInput: Sendable, Hashable {
-    public var source: String
-    public var result: Result<[UInt8], ReceiptDecodingError>
-
-    public init(source: String, result: Result<[UInt8], ReceiptDecodingError>) {
-        self.source = source
-        self.result = result
-    }
-}
 
 /// Reads inputs: the files and folders named on a command line (a folder's files in name
 /// order), `-` for standard input, and pasted text split into receipts. Nothing larger than the

@@ -1,4 +1,5 @@
 import Crypto
+import ReceiptCore
 import X509
 
 /// One ES256 check and nothing around it: swift-crypto's `P256.Signing.PublicKey

@@ -1,5 +1,5 @@
 import Foundation
-import ReceiptCore
+import RetryEngine
 import Testing
 
 /// Durations as typed for `--expect-every` and `--retry-schedule`.

@@ -1,5 +1,4 @@
 import Foundation
-import UntrustedText
 
 #if canImport(Glibc)
 import Glibc
@@ -37,11 +36,6 @@ public enum FilePermissions {
         var info = stat()
         guard stat(path, &info) == 0 else { return .failure(FileExaminationError(reason: String(cString: strerror(errno)))) }
         return .success(Readers(mode: Int(info.st_mode) & 0o777))
-    }
-
-    /// Writes `receiptdash: warning: …` on standard error (escaped: a path is untrusted text).
-    @Sendable public static func warnOnStandardError(_ warning: String) {
-        FileHandle.standardError.write(Data(("receiptdash: warning: " + SafeText.escaped(warning) + "\n").utf8))
     }
 
     /// Creates the directory at `path` and any missing parents, each one created here with mode

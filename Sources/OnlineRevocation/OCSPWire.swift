@@ -143,23 +143,6 @@ public enum OCSPWire {
         return Single(certID: Array(fields[0].encodedBytes), status: status, thisUpdate: thisUpdate, nextUpdate: nextUpdate)
     }
 
-    /// RFC 5280 §5.3.1's reason names.
-    public static func reasonName(_ code: Int) -> String {
-        switch code {
-        case 0: "unspecified"
-        case 1: "keyCompromise"
-        case 2: "cACompromise"
-        case 3: "affiliationChanged"
-        case 4: "superseded"
-        case 5: "cessationOfOperation"
-        case 6: "certificateHold"
-        case 8: "removeFromCRL"
-        case 9: "privilegeWithdrawn"
-        case 10: "aACompromise"
-        default: "reason \(code)"
-        }
-    }
-
     private static func children(_ node: ASN1Node) -> [ASN1Node]? {
         guard case .constructed(let nodes) = node.content else { return nil }
         return Array(nodes)

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 import SwiftASN1
 import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
@@ -22,59 +23,6 @@ public protocol OCSPTransport: Sendable {
     func fetch(request: [UInt8], uri: String, byteLimit: Int) async -> OCSPFetchResult
 }
 
-/// Which certificate of the chain an online check is about.
-public enum OnlineCheckedCertificate: String, Sendable, Hashable {
-    case leaf, intermediate
-}
-
-/// How an online check of one chain ended.
-public enum OnlineCheckResult: Sendable, Hashable {
-    /// Both certificates are good; the answers hold until `until` (the earliest `nextUpdate`).
-    case good(until: Date)
-    /// A verified answer says `certificate` was revoked at `at`, for CRLReason `reason`.
-    case revoked(OnlineCheckedCertificate, at: Date, reason: Int?)
-    /// An answer came but is not a verified answer about that certificate: signed by another
-    /// key, about another certificate, status unknown, refused…
-    case rejected(OnlineCheckedCertificate?, Code, detail: String)
-    /// No usable answer for now: unreachable, late, too large, `tryLater`. Never valid, never
-    /// invalid: ask again later.
-    case retryable(OnlineCheckedCertificate?, Code, detail: String)
-    /// Neither certificate names an OCSP responder (Authority Information Access): nothing
-    /// was asked, so revocation is not known.
-    case noResponder
-
-    /// Why, as a code: stable, for programs and tests (``TrustReport/Step/code``).
-    public enum Code: String, Sendable, Hashable {
-        case good = "ocsp-good"
-        case revoked = "ocsp-revoked"
-        case otherCertificate = "ocsp-other-certificate"
-        case unknownStatus = "ocsp-unknown-status"
-        case refused = "ocsp-refused"
-        case responseRejected = "ocsp-response-rejected"
-        case unreachable = "ocsp-unreachable"
-        case timeout = "ocsp-timeout"
-        case tooLarge = "ocsp-too-large"
-        case tryLater = "ocsp-try-later"
-        case responderError = "ocsp-responder-error"
-        case unreadable = "ocsp-unreadable"
-        case noResponder = "ocsp-no-responder"
-    }
-
-    public var code: Code {
-        switch self {
-        case .good: .good
-        case .revoked: .revoked
-        case .noResponder: .noResponder
-        case .rejected(_, let code, _), .retryable(_, let code, _): code
-        }
-    }
-
-    public var isRetryable: Bool {
-        if case .retryable = self { return true }
-        return false
-    }
-}
-
 /// Online checks as Apple's libraries do them (`enableOnlineChecks`): OCSP asks about the leaf
 /// (issuer: the intermediate) and the intermediate (issuer: the root), through
 /// swift-certificates' `OCSPVerifierPolicy` over an injected ``OCSPTransport``.
@@ -87,7 +35,7 @@ public enum OnlineCheckResult: Sendable, Hashable {
 /// - The policy runs fail-closed (`hard`): only good answers for both certificates pass. When it
 ///   fails, it runs again fail-open (`soft`, on the answers already fetched): failing again
 ///   means a verified revocation; passing means an answer that could not be verified.
-public final class OnlineChecks: Sendable {
+public final class OnlineChecks: RevocationChecking {
     public let timeout: Duration
     public let responseByteLimit: Int
     public let cacheLimit: Int
