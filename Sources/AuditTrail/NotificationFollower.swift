@@ -2,6 +2,7 @@ import Foundation
 import ReceiptRendering
 import ReceiptCore
 import Synchronization
+import UntrustedText
 
 /// Follows a receiver's audit database read-only, for a dashboard on another terminal or host
 /// (`dash --db PATH --follow`): each ``poll()`` returns the notifications stored since the last
@@ -120,11 +121,11 @@ extension AuditBackend {
         return uuids
     }
 
-    /// Writes the notifications `filter` keeps to standard output as they are read, a page of
-    /// rows at a time: the table is never loaded whole.
-    public func writeNotificationList(_ filter: NotificationFilter, format: TableFormat) async throws {
+    /// Writes the notifications `filter` keeps to `console`'s standard output as they are read,
+    /// a page of rows at a time: the table is never loaded whole.
+    public func writeNotificationList(_ filter: NotificationFilter, format: TableFormat, to console: Console) async throws {
         let decoder = ReceiptDecoder()
-        var out = JSONOutput(flushingTo: 1)
+        var out = JSONOutput(flushingTo: console)
         var count = 0
         switch format {
         case .json: out.beginArray()

@@ -15,16 +15,19 @@ public enum TableFormat: String, CaseIterable, Sendable {
 }
 
 /// What `receiptdash inspect` does once its arguments are read: judges every input on every
-/// core, writes each rendering in input order (JSON streamed to standard output: one object for
-/// one input, else an array), then the combined analysis when asked.
+/// core, writes each rendering in input order (JSON streamed to the console's standard output:
+/// one object for one input, else an array), then the combined analysis when asked.
 public struct InspectRun: Sendable {
     public var inputs: [PendingInput]
     public var pipeline: ReceiptPipeline
     public var format: OutputFormat
     /// Also analyse every decoded input together, as one customer's.
     public var combine: Bool
+    /// Where the renderings and the failures go.
+    public var console: Console
 
-    public init(inputs: [PendingInput], pipeline: ReceiptPipeline, format: OutputFormat, combine: Bool) {
+    public init(inputs: [PendingInput], pipeline: ReceiptPipeline, format: OutputFormat, combine: Bool, console: Console) {
+        self.console = console
         self.inputs = inputs
         self.pipeline = pipeline
         self.format = format
@@ -37,7 +40,7 @@ public struct InspectRun: Sendable {
         MemoryTuning.forBulkWork()
         let loaded = inputs
         let pipeline = pipeline
-        var json = JSONOutput(flushingTo: 1)
+        var json = JSONOutput(flushingTo: console)
         if format == .json && loaded.count != 1 { json.beginArray() }
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
@@ -67,7 +70,7 @@ public struct InspectRun: Sendable {
                     written += 1
                     if let error = done.error {
                         failures += 1
-                        Standard.error("receiptdash: \(loaded[written - 1].source): \(error.reason)")
+                        console.error("receiptdash: \(loaded[written - 1].source): \(error.reason)")
                     }
                     if let decoded = done.decoded { decodedInputs.append(decoded) }
                     if let fragment = done.json { json.element(fragment) }
@@ -91,7 +94,7 @@ public struct InspectRun: Sendable {
             json.newline()
             json.flush()
         case .text:
-            Standard.output(texts.joined(separator: "\n"))
+            console.output(texts.joined(separator: "\n"))
         }
         return failures
     }

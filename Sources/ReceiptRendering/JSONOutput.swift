@@ -3,13 +3,7 @@ import ReceiptCore
 import Foundation
 import UntrustedText
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// A streaming JSON writer: bytes go straight into a buffer (flushed to a file descriptor in
+/// A streaming JSON writer: bytes go straight into a buffer (flushed to a console in
 /// large chunks when one is given), with no tree of values in between.
 ///
 /// The layout is exactly what Foundation's `JSONEncoder` writes with `.prettyPrinted`,
@@ -50,12 +44,12 @@ public struct JSONOutput: Sendable {
     private var first = true
     /// A key was just written; its value follows without a separator.
     private var afterKey = false
-    private let descriptor: Int32?
+    private let console: Console?
     private let chunkSize: Int
 
     /// A writer that keeps everything in ``bytes``.
     public init(capacity: Int = 4096) {
-        descriptor = nil
+        console = nil
         chunkSize = .max
         allocation = Allocation(capacity: capacity)
     }
@@ -64,7 +58,7 @@ public struct JSONOutput: Sendable {
     /// container `depth` levels deep, so values can be rendered apart (on other threads) and
     /// still come out indented as if written in place.
     public init(fragmentAtDepth depth: Int, capacity: Int = 4096) {
-        descriptor = nil
+        console = nil
         chunkSize = .max
         indent = depth
         afterKey = true  // the placing writer writes the separator and indent before it
@@ -83,10 +77,10 @@ public struct JSONOutput: Sendable {
     /// How deep the innermost open container is (0 at the top level).
     public var depth: Int { indent }
 
-    /// A writer that hands its bytes to `descriptor` (e.g. `STDOUT_FILENO`) whenever at least
+    /// A writer that hands its bytes to `console`'s standard output whenever at least
     /// `chunkSize` of them are waiting between values, and in ``flush()``.
-    public init(flushingTo descriptor: Int32, chunkSize: Int = 1 << 20) {
-        self.descriptor = descriptor
+    public init(flushingTo console: Console, chunkSize: Int = 1 << 20) {
+        self.console = console
         self.chunkSize = chunkSize
         allocation = Allocation(capacity: chunkSize + chunkSize / 4)
     }
@@ -131,22 +125,11 @@ public struct JSONOutput: Sendable {
         put(run.bindMemory(to: UInt8.self))
     }
 
-    /// Writes the waiting bytes to the descriptor (nothing for an in-memory writer).
-    ///
-    /// A failed write (a closed pipe) drops the output: there is no one left to read it.
+    /// Hands the waiting bytes to the console (nothing for an in-memory writer). A closed pipe
+    /// drops them: there is no one left to read them.
     public mutating func flush() {
-        guard let descriptor, count > 0 else { return }
-        var offset = 0
-        while offset < count {
-            let n = write(descriptor, allocation.base + offset, count - offset)
-            if n > 0 {
-                offset += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
+        guard let console, count > 0 else { return }
+        console.write(.output, UnsafeRawBufferPointer(start: allocation.base, count: count))
         count = 0
     }
 

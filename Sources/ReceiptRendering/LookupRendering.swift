@@ -293,33 +293,33 @@ public enum LookupText {
     }
 }
 
-/// `lookup`'s answer on standard output: the JSON object, or the text with the failure said on
-/// standard error.
+/// `lookup`'s answer on a console's standard output: the JSON object, or the text with the
+/// failure said on standard error.
 public enum LookupOutput {
-    public static func write(_ result: CustomerLookupResult, format: OutputFormat) {
+    public static func write(_ result: CustomerLookupResult, format: OutputFormat, to console: Console) {
         switch format {
         case .json:
-            var out = JSONOutput(flushingTo: 1)
+            var out = JSONOutput(flushingTo: console)
             LookupJSON.write(result, into: &out)
             out.newline()
             out.flush()
         case .text:
-            Standard.output(LookupText.render(result))
-            if let failure = result.failure { Standard.error("receiptdash: \(failure.reason)") }
+            console.output(LookupText.render(result))
+            if let failure = result.failure { console.error("receiptdash: \(failure.reason)") }
         }
     }
 
     /// A look-up that could not be made (`{"error": {"code", "message"}}`, or a line on
     /// standard error).
-    public static func writeError(code: String, message: String, format: OutputFormat) {
+    public static func writeError(code: String, message: String, format: OutputFormat, to console: Console) {
         switch format {
         case .json:
-            var out = JSONOutput(flushingTo: 1)
+            var out = JSONOutput(flushingTo: console)
             LookupJSON.writeError(code: code, message: message, into: &out)
             out.newline()
             out.flush()
         case .text:
-            Standard.error("receiptdash: \(message)")
+            console.error("receiptdash: \(message)")
         }
     }
 }

@@ -255,10 +255,10 @@ public struct NotificationReconciliation: Sendable {
         out.endObject()
     }
 
-    /// The report on standard output: JSON, or text.
-    public func write(json: Bool) {
-        guard json else { return Standard.output(text) }
-        var out = JSONOutput(flushingTo: 1)
+    /// The report on a console's standard output: JSON, or text.
+    public func write(json: Bool, to console: Console) {
+        guard json else { return console.output(text) }
+        var out = JSONOutput(flushingTo: console)
         self.json(into: &out)
         out.newline()
         out.flush()

@@ -37,6 +37,8 @@ public struct SimulatorLaunch: Sendable {
     /// An OCSP responder for the test PKI (made at start, its URL in the leaf's and the
     /// intermediate's certificates), or nil: certificates without OCSP, as before.
     public var ocsp: OCSP?
+    /// Where the banner, the sender's lines and its progress are said.
+    public var console: Console
 
     /// How the simulator's OCSP responder starts; `POST <url>/control` changes it later.
     public struct OCSP: Sendable {
@@ -79,7 +81,9 @@ public struct SimulatorLaunch: Sendable {
         }
     }
 
-    public init() {}
+    public init(console: Console) {
+        self.console = console
+    }
 
     /// Whether every setting is in its range; the first that is not, in words naming its flag.
     public func check() throws(SimulatorLaunchError) {
@@ -180,7 +184,7 @@ public struct SimulatorLaunch: Sendable {
         }
         // Listening before serving: what the first write makes Apple send is not missed.
         let live = sender.flatMap { sender in
-            sending?.exitWhenSent == false ? LiveNotificationSender(api: api, sender: sender) { Standard.line($0) } : nil
+            sending?.exitWhenSent == false ? LiveNotificationSender(api: api, sender: sender) { [console] in console.line($0) } : nil
         }
         let simulator: VerifyReceiptSimulator
         do {
@@ -191,7 +195,7 @@ public struct SimulatorLaunch: Sendable {
             await sender?.shutdown()
             throw error
         }
-        Standard.output(banner(simulator, api, ocsp: responder))
+        console.output(banner(simulator, api, ocsp: responder))
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let live { group.addTask { await live.run() } }
@@ -233,7 +237,7 @@ public struct SimulatorLaunch: Sendable {
     }
 
     /// Signs every notification, sends them with their retries, prints the summary. Progress
-    /// goes to standard error once a second, from a child of this call.
+    /// goes to the console's standard error once a second, from a child of this call.
     private func send(_ sending: Sending, sender: NotificationSender, api: ServerAPIService) async throws {
         let notifications: [OutgoingNotification]
         do {
@@ -244,16 +248,16 @@ public struct SimulatorLaunch: Sendable {
             throw SimulatorLaunchError(error.reason)
         }
         if !sending.exitWhenSent {
-            Standard.line(
+            console.line(
                 "writes to the API (extend, mass extension, test-notification) send their notifications to \(SafeText.escaped(sending.url)) as they happen"
             )
         }
         if notifications.isEmpty, !sending.exitWhenSent { return }
         if sending.waitForReceiver > 0, !(await sender.waitForListener(seconds: sending.waitForReceiver)) {
-            Standard.error("receiptdash: nothing accepted connections at \(sending.url) within \(sending.waitForReceiver) s; sending anyway")
+            console.error("receiptdash: nothing accepted connections at \(sending.url) within \(sending.waitForReceiver) s; sending anyway")
         }
         let rate = sending.rate > 0 ? "\(sending.rate)/s" : "as fast as possible (\(sending.concurrency) in flight)"
-        Standard.line(
+        console.line(
             "sending \(notifications.count) notifications to \(SafeText.escaped(sending.url)) at \(rate), retries \(sending.schedule) (production only), signed in advance"
         )
         let latest = NIOLockedValueBox<SenderProgress?>(nil)
@@ -262,7 +266,7 @@ public struct SimulatorLaunch: Sendable {
                 while true {
                     do { try await Task.sleep(for: .seconds(1)) } catch { return nil }
                     if let p = latest.withLockedValue({ $0 }) {
-                        Standard.error(
+                        console.error(
                             "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts"
                         )
                     }
@@ -272,6 +276,6 @@ public struct SimulatorLaunch: Sendable {
             group.cancelAll()
             return report
         }
-        Standard.line(report.summary.line)
+        console.line(report.summary.line)
     }
 }

@@ -20,8 +20,11 @@ public struct VerifyRun {
     public var resume: Bool
     /// Send what the decoder cannot read as it is, and record Apple's answer.
     public var sendUndecodable: Bool
+    /// Where the results, the refusals and the progress are said.
+    public var console: Console
 
-    public init(files: [String], format: OutputFormat, concurrency: Int, resume: Bool, sendUndecodable: Bool) {
+    public init(files: [String], format: OutputFormat, concurrency: Int, resume: Bool, sendUndecodable: Bool, console: Console) {
+        self.console = console
         self.files = files
         self.format = format
         self.concurrency = concurrency
@@ -64,7 +67,7 @@ public struct VerifyRun {
                 let bytes = judged.bytes ?? []
                 guard let data = VerifyReceiptData.base64(decoded) else {
                     let message = "\(decoded.format.rawValue) is not a receipt verifyReceipt accepts"
-                    Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(message)")
+                    console.error("receiptdash: \(SafeText.escaped(input.source)): \(message)")
                     rows.append(.notSent(source: input.source, code: "not a verifyReceipt input", message: message, offset: nil))
                     decodeFailures += 1
                     continue
@@ -76,17 +79,17 @@ public struct VerifyRun {
                     // Never the password of a pasted request body: not sent, not stored.
                     if let bytes = VerifyRendering.withoutPassword(bytes) {
                         if let data = VerifyRendering.asIs(bytes) {
-                            Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
+                            console.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason); sent as it is (--send-undecodable)")
                             accepted.append(Accepted(row: rows.count, source: input.source, receiptData: data, kind: kind, bytes: bytes, decoded: nil))
                             rows.append(.notSent(source: input.source, code: "", message: "", offset: nil))
                             continue
                         }
                     } else {
-                        Standard.error(
+                        console.error(
                             "receiptdash: \(SafeText.escaped(input.source)): not sent (--send-undecodable): it names a \"password\" that could not be removed (not JSON)")
                     }
                 }
-                Standard.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
+                console.error("receiptdash: \(SafeText.escaped(input.source)): \(error.reason)")
                 rows.append(.notSent(source: input.source, code: error.code.description, message: error.reason, offset: error.offset))
                 decodeFailures += 1
             }
@@ -101,7 +104,7 @@ public struct VerifyRun {
                 rows.append(.sent(item))
             }
         }
-        let progress = VerifyProgress(total: items.count, interactive: isatty(STDERR_FILENO) != 0 && format == .text)
+        let progress = VerifyProgress(total: items.count, interactive: console.errorIsTerminal && format == .text, console: console)
         let results = Mutex<[Int: VerificationOutcome]>([:])
         let client = try makeClient()
         let batch = BatchVerifier(client: client, concurrency: concurrency)
@@ -123,7 +126,7 @@ public struct VerifyRun {
         try await client.shutdown()
         write(rows, results: results.withLock { $0 })
         if let first = auditErrors.first {
-            for error in auditErrors.dropFirst() { Standard.error("receiptdash: \(SafeText.escaped(error.reason))") }
+            for error in auditErrors.dropFirst() { console.error("receiptdash: \(SafeText.escaped(error.reason))") }
             throw first
         }
         return decodeFailures == 0 && summary.valid == items.count
@@ -160,7 +163,7 @@ public struct VerifyRun {
         for row in rows {
             switch (row, format) {
             case (.sent(let item), .json): outputs.append(VerifyRendering.json(source: item.source, results[item.id]))
-            case (.sent(let item), .text): Standard.output(VerifyRendering.text(source: item.source, results[item.id]))
+            case (.sent(let item), .text): console.output(VerifyRendering.text(source: item.source, results[item.id]))
             case (.notSent(let source, let code, let message, let offset), .json):
                 var error: [String: JSONValue] = ["code": .string(code), "message": .string(message)]
                 if let offset { error["offset"] = .integer(Int64(offset)) }
@@ -168,14 +171,16 @@ public struct VerifyRun {
             case (.notSent, .text): break  // said on standard error as it was found
             }
         }
-        if format == .json { Standard.line(InspectJSON.encode(outputs.count == 1 ? outputs[0] : .array(outputs))) }
+        if format == .json { console.line(InspectJSON.encode(outputs.count == 1 ? outputs[0] : .array(outputs))) }
     }
 }
 
-/// `verify`'s progress on standard error: a bar on a terminal, a line per event otherwise.
+/// `verify`'s progress on the console's standard error: a bar on a terminal, a line per event
+/// otherwise.
 final class VerifyProgress: Sendable {
     private let total: Int
     private let interactive: Bool
+    private let console: Console
     private let state = Mutex(State())
 
     struct State {
@@ -185,7 +190,8 @@ final class VerifyProgress: Sendable {
         var lastDraw = DispatchTime.now().uptimeNanoseconds
     }
 
-    init(total: Int, interactive: Bool) {
+    init(total: Int, interactive: Bool, console: Console) {
+        self.console = console
         self.total = total
         self.interactive = interactive
     }
@@ -198,15 +204,15 @@ final class VerifyProgress: Sendable {
             case .done(let id, let outcome, _):
                 s.finished += 1
                 if !interactive {
-                    Self.line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
+                    line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
                 }
             case .failed(let id, let failure, _):
                 s.finished += 1
                 s.failed += 1
-                if !interactive { Self.line("failed \(id): \(SafeText.escaped(failure.reason))") }
+                if !interactive { line("failed \(id): \(SafeText.escaped(failure.reason))") }
             case .retrying(let id, let seconds, let reason):
                 s.retrying += 1
-                if !interactive { Self.line(String(format: "retrying %d in %.2f s: ", id, seconds) + SafeText.escaped(reason.description)) }
+                if !interactive { line(String(format: "retrying %d in %.2f s: ", id, seconds) + SafeText.escaped(reason.description)) }
             default: break
             }
             let now = DispatchTime.now().uptimeNanoseconds
@@ -215,7 +221,7 @@ final class VerifyProgress: Sendable {
                 let width = 30
                 let filled = total == 0 ? width : width * s.finished / total
                 let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-                Standard.errorRaw("\r[\(bar)] \(s.finished)/\(total) done, \(s.failed) failed, \(s.retrying) retries ")
+                console.errorRaw("\r[\(bar)] \(s.finished)/\(total) done, \(s.failed) failed, \(s.retrying) retries ")
             }
         }
     }
@@ -223,15 +229,15 @@ final class VerifyProgress: Sendable {
     func finish(_ summary: BatchSummary) {
         let interactive = interactive
         state.withLock { _ in
-            if interactive { Standard.errorRaw("\n") }
+            if interactive { console.errorRaw("\n") }
             let statuses = summary.byStatus.keys.sorted().map { "\($0): \(summary.byStatus[$0]!)" }.joined(separator: ", ")
-            Self.line(
+            line(
                 "verified \(summary.queued): \(summary.done) answered (\(statuses.isEmpty ? "none" : statuses)), \(summary.failed) failed, \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s")"
             )
         }
     }
 
-    private static func line(_ text: String) {
-        Standard.errorRaw(text + "\n")
+    private func line(_ text: String) {
+        console.errorRaw(text + "\n")
     }
 }

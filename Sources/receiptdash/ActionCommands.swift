@@ -80,12 +80,12 @@ struct ActionFlow {
         } catch let error as ActionRuleError {
             throw ValidationError(error.commandLine)
         } catch let error as APIOptionsError {
-            LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
+            LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
             throw ExitCode.failure
         }
         var session = ActionSession(
             action: action, ids: ids, selection: options.environment, format: options.format,
-            requestID: action.writes ? requestID : options.requestId)
+            requestID: action.writes ? requestID : options.requestId, console: .standard)
         (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait, session.forceUntrusted) =
             (extendDays, extraLines, options.dryRun, options.yes, wait, options.forceUntrusted)
         // The audit trail is opened before anything is sent: a write to Apple cannot be taken
@@ -110,7 +110,7 @@ struct ActionFlow {
             do {
                 client = try api.makeClient(credentials, caFile: options.caFile)
             } catch let error as APIOptionsError {
-                LookupOutput.writeError(code: "configuration", message: error.description, format: options.format)
+                LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
                 throw ExitCode.failure
             }
             if let store {

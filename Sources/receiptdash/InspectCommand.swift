@@ -92,7 +92,7 @@ struct Inspect: AsyncParsableCommand {
         let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)
         let inputs = InputFiles.origins(files).map { PendingInput.origin($0) } + (demo ? InputFiles.demo().map { .loaded($0) } : [])
-        let failures = await InspectRun(inputs: inputs, pipeline: pipeline, format: format, combine: combine).run()
+        let failures = await InspectRun(inputs: inputs, pipeline: pipeline, format: format, combine: combine, console: .standard).run()
         if failures > 0 { throw ExitCode.failure }
     }
 }

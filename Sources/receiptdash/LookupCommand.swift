@@ -98,7 +98,7 @@ struct Lookup: AsyncParsableCommand {
             query = try await self.query(pipeline)
             credentials = try api.credentials()
         } catch let error as APIOptionsError {
-            LookupOutput.writeError(code: "configuration", message: error.description, format: format)
+            LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
             throw ExitCode.failure
         }
         // The store before the client: a client is shut down once made, whatever follows.
@@ -108,14 +108,14 @@ struct Lookup: AsyncParsableCommand {
             do {
                 client = try api.makeClient(credentials, caFile: caFile)
             } catch let error as APIOptionsError {
-                LookupOutput.writeError(code: "configuration", message: error.description, format: format)
+                LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
                 throw ExitCode.failure
             }
             let result = await CustomerLookupService(client: client, pipeline: pipeline).lookUp(query, environment: environment) { event in
                 if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
             }
             try? await client.shutdown()
-            LookupOutput.write(result, format: format)
+            LookupOutput.write(result, format: format, to: .standard)
             do {
                 _ = try await store?.recordLookup(result, bundleID: credentials.bundleID, source: query.auditSource, at: Date())
             } catch {

@@ -106,7 +106,7 @@ struct Notifications: AsyncParsableCommand {
                 return
             }
             let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
-            try await backend.writeNotificationList(filter, format: format)
+            try await backend.writeNotificationList(filter, format: format, to: .standard)
             await backend.close()
         } catch let error as ExitCode {
             throw error
@@ -134,7 +134,7 @@ struct Notifications: AsyncParsableCommand {
             if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
         }
         try? await client.shutdown()
-        report.write(json: format != .text)
+        report.write(json: format != .text, to: .standard)
         if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
     }
 }

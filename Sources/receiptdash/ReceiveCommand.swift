@@ -286,7 +286,7 @@ struct Receive: AsyncParsableCommand {
             host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections,
             maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration())
         do {
-            try await receiver.serve(listeners, after: [AuditStoreService(backend), store], storedIn: store.location)
+            try await receiver.serve(listeners, after: [AuditStoreService(backend), store], storedIn: store.location, console: .standard)
         } catch {
             Standard.error("receiptdash: \(error)")
             throw ExitCode.failure

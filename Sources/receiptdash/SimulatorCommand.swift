@@ -197,7 +197,7 @@ struct Simulator: AsyncParsableCommand {
     /// The settings as the simulator takes them; the shared secret and the PKI folder are read
     /// in `run`.
     func launch() throws -> SimulatorLaunch {
-        var launch = SimulatorLaunch()
+        var launch = SimulatorLaunch(console: .standard)
         (launch.host, launch.port, launch.latency, launch.seed) = (host, port, latency, seed)
         (launch.faultRate, launch.apiFaultRate, launch.massExtensionDelay) = (faultRate, apiFaultRate, massExtensionDelay)
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)

@@ -67,7 +67,7 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
-        let run = VerifyRun(files: files, format: format, concurrency: online.concurrency, resume: resume, sendUndecodable: sendUndecodable)
+        let run = VerifyRun(files: files, format: format, concurrency: online.concurrency, resume: resume, sendUndecodable: sendUndecodable, console: .standard)
         let verified = try await AuditStoreService.closing(store) {
             try await run.run(recordingIn: store) { try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout) }
         }

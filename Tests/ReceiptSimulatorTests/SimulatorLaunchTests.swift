@@ -1,6 +1,7 @@
 import ReceiptCore
 import ReceiptSimulator
 import Testing
+import UntrustedText
 
 /// `receiptdash simulator`'s settings, checked before it serves.
 @Suite struct SimulatorLaunchTests {
@@ -9,7 +10,7 @@ import Testing
             url: "http://127.0.0.1:8098/notifications", rate: 0, count: nil, concurrency: 64, schedule: .apple, environment: .production,
             timeout: 10, exitWhenSent: false, waitForReceiver: 0)
         change(&sending)
-        var launch = SimulatorLaunch()
+        var launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.sending = sending
         return launch
     }
@@ -24,18 +25,18 @@ import Testing
     }
 
     @Test func theDefaultsAndASenderToLoopbackPass() {
-        #expect(refusal(SimulatorLaunch()) == nil)
+        #expect(refusal(SimulatorLaunch(console: ConsoleCapture().console())) == nil)
         #expect(refusal(sending()) == nil)
     }
 
     @Test func eachSettingOutOfRangeIsNamedByItsFlag() {
-        var launch = SimulatorLaunch()
+        var launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.faultRate = 1.5
         #expect(refusal(launch) == "--fault-rate must be between 0 and 1.")
-        launch = SimulatorLaunch()
+        launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.apiFaultRate = -0.1
         #expect(refusal(launch) == "--api-fault-rate must be between 0 and 1.")
-        launch = SimulatorLaunch()
+        launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.latency = -1
         #expect(refusal(launch) == "--latency must not be negative.")
         #expect(refusal(sending { $0.rate = .infinity })?.hasPrefix("--notification-rate must be 0") == true)

@@ -32,13 +32,17 @@ public struct ActionSession: Sendable {
     public var wait = false
     /// `--force-untrusted`: act on customer data judged `invalid` (named in the plan).
     public var forceUntrusted = false
-    /// Asks the person (y/N); nil when there is no terminal to ask on.
-    public var ask: @Sendable () -> Bool? = ActionSession.askOnTerminal
+    /// Where the plan, the progress and the answer are said, and the person is asked (y/N).
+    public var console: Console
     /// Records a write before it is sent and completes the record after: a write that cannot
     /// be recorded is not sent. Nil for a read (a mass extension's status).
     public var recording: ActionRecording?
 
-    public init(action: APIAction, ids: ActionIDs, selection: APIEnvironmentSelection, format: OutputFormat, requestID: String?) {
+    public init(
+        action: APIAction, ids: ActionIDs, selection: APIEnvironmentSelection, format: OutputFormat, requestID: String?,
+        console: Console
+    ) {
+        self.console = console
         self.action = action
         self.ids = ids
         self.selection = selection
@@ -55,7 +59,7 @@ public struct ActionSession: Sendable {
 
     private func runOpen(_ request: APIRequest, _ actions: CustomerActions) async -> Exit {
         let events: @Sendable (APIClientEvent) -> Void = { event in
-            if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
+            if let waiting = event.waitingLine { console.error("receiptdash: \(waiting)") }
         }
         let plan: ActionPlan
         switch await actions.plan(
@@ -68,7 +72,7 @@ public struct ActionSession: Sendable {
             let message =
                 failure.code == .environmentUnknown || failure.code == .untrustedData
                 ? "nothing was sent: \(words)" : "the customer could not be read, nothing was sent: \(words)"
-            LookupOutput.writeError(code: failure.code.rawValue, message: message, format: format)
+            LookupOutput.writeError(code: failure.code.rawValue, message: message, format: format, to: console)
             return .failed
         }
         if dryRun {
@@ -79,14 +83,14 @@ public struct ActionSession: Sendable {
         if action.writes {
             // The plan, then the question: on standard output for text, on standard error
             // beside the prompt for JSON (standard output keeps one JSON object).
-            if format == .text { Standard.output(plan.text) } else if !yes { Standard.errorRaw(plan.text) }
+            if format == .text { console.output(plan.text) } else if !yes { console.errorRaw(plan.text) }
             if !yes {
-                switch ask() {
+                switch console.confirm("send it? [y/N] ") {
                 case nil:
-                    Standard.error("receiptdash: not sent: add --yes to send, or --dry-run to see the request")
+                    console.error("receiptdash: not sent: add --yes to send, or --dry-run to see the request")
                     return .usage
                 case false?:
-                    Standard.error("receiptdash: not sent")
+                    console.error("receiptdash: not sent")
                     return .failed
                 case true?:
                     break
@@ -99,14 +103,14 @@ public struct ActionSession: Sendable {
             switch await recording.begin(plan) {
             case .success(let row): pending = row
             case .failure(let failure):
-                LookupOutput.writeError(code: failure.code, message: "\(failure.words); nothing was sent", format: format)
+                LookupOutput.writeError(code: failure.code, message: "\(failure.words); nothing was sent", format: format, to: console)
                 return .failed
             }
             // The id to repeat it with, said before sending (standard error keeps JSON's
             // standard output one object): a kill from here on leaves it on screen and in the
             // trail.
             if let id = plan.requestID {
-                Standard.errorRaw("receiptdash: sending \(action.rawValue) to \(plan.environment.rawValue), request id \(SafeText.escaped(id)) (recorded as pending in \(SafeText.escaped(recording.location)))\n")
+                console.errorRaw("receiptdash: sending \(action.rawValue) to \(plan.environment.rawValue), request id \(SafeText.escaped(id)) (recorded as pending in \(SafeText.escaped(recording.location)))\n")
             }
         }
         var report = await actions.send(plan, onEvent: events)
@@ -115,11 +119,11 @@ public struct ActionSession: Sendable {
         if let pending, let recording {
             if let failure = await recording.complete(pending, report) {
                 recorded = false
-                Standard.error("receiptdash: the \(action.rawValue) was sent (\(report.outcome?.rawValue ?? "failed")) but its outcome could not be recorded: \(failure.words); the trail keeps it as pending (unknown)")
+                console.error("receiptdash: the \(action.rawValue) was sent (\(report.outcome?.rawValue ?? "failed")) but its outcome could not be recorded: \(failure.words); the trail keeps it as pending (unknown)")
             }
         }
         while wait, action == .massExtendStatus, report.outcome == .success, report.result?.object?["complete"]?.bool == false {
-            Standard.error("receiptdash: not complete yet; asking again in 2 s")
+            console.error("receiptdash: not complete yet; asking again in 2 s")
             try? await Task.sleep(for: .seconds(2))
             if Task.isCancelled { break }
             report = await actions.send(plan, onEvent: events)
@@ -144,20 +148,11 @@ public struct ActionSession: Sendable {
     private func write(_ report: ActionReport) {
         switch format {
         case .json:
-            Standard.line(InspectJSON.encode(report.json))
+            console.line(InspectJSON.encode(report.json))
         case .text:
-            Standard.output(report.text)
-            if let failure = report.failureText { Standard.error("receiptdash: \(failure)") }
+            console.output(report.text)
+            if let failure = report.failureText { console.error("receiptdash: \(failure)") }
         }
-    }
-
-    /// `send it? [y/N]` on standard error, the answer from standard input; nil when standard
-    /// input is not a terminal.
-    public static let askOnTerminal: @Sendable () -> Bool? = {
-        guard isatty(STDIN_FILENO) != 0 else { return nil }
-        Standard.errorRaw("send it? [y/N] ")
-        let answer = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased()
-        return answer == "y" || answer == "yes"
     }
 }
 
