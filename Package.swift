@@ -201,7 +201,6 @@ let package = Package(
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -235,7 +234,6 @@ let package = Package(
                 "UntrustedText",
                 // The notification sender (POSTs to a receiver as Apple does).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -266,7 +264,6 @@ let package = Package(
             dependencies: ["LocalFiles", 
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -298,7 +295,6 @@ let package = Package(
                 "TerminalNcurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

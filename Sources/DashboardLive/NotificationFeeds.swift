@@ -3,7 +3,6 @@ import AuditTrail
 import Dashboard
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NotificationReceiver
 import ReceiptCore
 import ServiceLifecycle
@@ -91,13 +90,24 @@ public final class ReceivedNotifications: NotificationFeed {
     }
 }
 
+/// The embedded receiver's service group, once its listener is up.
+private final class StartedGroup: Sendable {
+    private let group = Mutex<ServiceGroup?>(nil)
+
+    var current: ServiceGroup? { group.withLock { $0 } }
+
+    func started(_ made: ServiceGroup) {
+        group.withLock { $0 = made }
+    }
+}
+
 /// The receiver a dashboard embeds (`--receive PORT`): the same verification, durable store and
 /// answers as `receiptdash receive`, with its logs kept off the terminal (the Log pane says what
 /// matters) and SIGTERM/SIGINT left to the dashboard, which restores the terminal first.
 public struct EmbeddedReceiver {
     public let feed = ReceivedNotifications()
     public let store: NotificationStore
-    private let group: NIOLockedValueBox<ServiceGroup?> = NIOLockedValueBox(nil)
+    private let group = StartedGroup()
     public let task: Task<Void, Never>
 
     public init(host: String, port: Int, backend: any AuditBackend, policy: ReceiverPolicy) {
@@ -121,7 +131,7 @@ public struct EmbeddedReceiver {
                 }
                 let made = ServiceGroup(
                     configuration: .init(services: ([store] as [any Service] + listening).map { .init(service: $0) }, logger: logger))
-                group.withLockedValue { $0 = made }
+                group.started(made)
                 try await made.run()
             } catch {
                 feed.post(.failed("the receiver stopped: \(error) (is port \(port) in use? try another --receive port)"))
@@ -131,7 +141,7 @@ public struct EmbeddedReceiver {
 
     /// Stops accepting, lets requests in flight finish, then commits what they queued.
     public func stop() async {
-        if let group = group.withLockedValue({ $0 }) {
+        if let group = group.current {
             await group.triggerGracefulShutdown()
         } else {
             task.cancel()

@@ -1,7 +1,6 @@
 import AuditTrail
 import Dashboard
 import Foundation
-import NIOConcurrencyHelpers
 import AppStoreAPI
 import ReceiptCore
 import Synchronization
@@ -121,7 +120,7 @@ public final class StoreAuditLink: AuditLink, Sendable {
 /// Whether another writer committed since the last look: PostgreSQL tells (LISTEN/NOTIFY), so a
 /// follower asks the database only then; without such a signal (SQLite) every look says yes.
 public final class ChangeWatch: Sendable {
-    private let changed = NIOLockedValueBox(true)  // the first look always reads
+    private let changed = ChangedFlag()  // the first look always reads
     private let listener: Task<Void, Never>?
     private let alwaysChanged: Bool
 
@@ -133,18 +132,32 @@ public final class ChangeWatch: Sendable {
         }
         let changed = self.changed
         listener = Task {
-            for await _ in stream { changed.withLockedValue { $0 = true } }
+            for await _ in stream { changed.set() }
         }
     }
 
     /// True once per change (always true without a signal).
     public func take() -> Bool {
         if alwaysChanged { return true }
-        return changed.withLockedValue { value in
+        return changed.take()
+    }
+
+    deinit { listener?.cancel() }
+}
+
+/// Whether the store changed since the last look.
+private final class ChangedFlag: Sendable {
+    private let changed = Mutex(true)
+
+    func set() {
+        changed.withLock { $0 = true }
+    }
+
+    /// The flag, cleared.
+    func take() -> Bool {
+        changed.withLock { value in
             defer { value = false }
             return value
         }
     }
-
-    deinit { listener?.cancel() }
 }

@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -347,7 +346,7 @@ public final class NotificationSender: Sendable {
     public func send(_ notifications: [OutgoingNotification], progress: (@Sendable (SenderProgress) -> Void)? = nil) async
         -> SenderReport
     {
-        let tally = NIOLockedValueBox(
+        let tally = TallyBox(
             Tally(
                 deliveries: notifications.map { NotificationDelivery(notificationUUID: $0.notificationUUID, environment: $0.environment, attempts: []) },
                 progress: SenderProgress(total: notifications.count, started: 0, acknowledged: 0, failed: 0, waitingToRetry: 0, attempts: 0)))
@@ -371,7 +370,7 @@ public final class NotificationSender: Sendable {
             }
         }
         let end = ContinuousClock.now
-        return tally.withLockedValue { t in
+        return tally.state.withLock { t in
             let latencies = t.latencies.sorted()
             func percentile(_ p: Double) -> Double? {
                 guard !latencies.isEmpty else { return nil }
@@ -389,6 +388,15 @@ public final class NotificationSender: Sendable {
         }
     }
 
+    /// The tally, shared by every delivery of one ``send(_:progress:)``.
+    final class TallyBox: Sendable {
+        let state: Mutex<Tally>
+
+        init(_ tally: Tally) {
+            state = Mutex(tally)
+        }
+    }
+
     struct Tally {
         var deliveries: [NotificationDelivery]
         var progress: SenderProgress
@@ -398,7 +406,7 @@ public final class NotificationSender: Sendable {
 
     /// Every attempt of one notification; holds a slot only while a request is in flight.
     private func deliver(
-        _ notification: OutgoingNotification, index: Int, slots: Slots, tally: NIOLockedValueBox<Tally>, started: ContinuousClock.Instant,
+        _ notification: OutgoingNotification, index: Int, slots: Slots, tally: TallyBox, started: ContinuousClock.Instant,
         progress: (@Sendable (SenderProgress) -> Void)?
     ) async {
         let schedule = notification.environment == .sandbox ? [] : configuration.retrySchedule.delays
@@ -408,7 +416,7 @@ public final class NotificationSender: Sendable {
             slots.release()
             onAttempt(notification, attempt)
             let retryAfter: Double? = attempt.result == .success || number > schedule.count ? nil : schedule[number - 1]
-            let snapshot = tally.withLockedValue { t -> SenderProgress in
+            let snapshot = tally.state.withLock { t -> SenderProgress in
                 t.deliveries[index].attempts.append(attempt)
                 t.progress.attempts += 1
                 if attempt.httpStatus != nil { t.latencies.append(attempt.latency) }
@@ -433,7 +441,7 @@ public final class NotificationSender: Sendable {
             do {
                 try await configuration.clock.sleep(retryAfter)
             } catch {
-                tally.withLockedValue { t in
+                tally.state.withLock { t in
                     t.progress.waitingToRetry -= 1
                     t.progress.failed += 1
                 }

@@ -1,7 +1,7 @@
 import Foundation
-import NIOConcurrencyHelpers
 import AppStoreAPI
 import ReceiptCore
+import Synchronization
 import UntrustedText
 
 /// A problem with what `receiptdash simulator` was asked to do, said before it serves (a usage
@@ -260,22 +260,32 @@ public struct SimulatorLaunch: Sendable {
         console.line(
             "sending \(notifications.count) notifications to \(SafeText.escaped(sending.url)) at \(rate), retries \(sending.schedule) (production only), signed in advance"
         )
-        let latest = NIOLockedValueBox<SenderProgress?>(nil)
+        let latest = LatestProgress()
         let report = await withTaskGroup(of: SenderReport?.self) { group in
             group.addTask {
                 while true {
                     do { try await Task.sleep(for: .seconds(1)) } catch { return nil }
-                    if let p = latest.withLockedValue({ $0 }) {
+                    if let p = latest.value {
                         console.error(
                             "receiptdash: notifications \(p.started)/\(p.total) sent, \(p.acknowledged) acknowledged, \(p.waitingToRetry) waiting to retry, \(p.failed) failed, \(p.attempts) attempts"
                         )
                     }
                 }
             }
-            let report = await sender.send(notifications) { p in latest.withLockedValue { $0 = p } }
+            let report = await sender.send(notifications) { p in latest.value = p }
             group.cancelAll()
             return report
         }
         console.line(report.summary.line)
+    }
+}
+
+/// The sender's latest progress, said once a second.
+private final class LatestProgress: Sendable {
+    private let latest = Mutex<SenderProgress?>(nil)
+
+    var value: SenderProgress? {
+        get { latest.withLock { $0 } }
+        set { latest.withLock { $0 = newValue } }
     }
 }

@@ -3,9 +3,9 @@ import AuditTrail
 import Foundation
 import LocalFiles
 import Logging
-import NIOConcurrencyHelpers
 import ReceiptCore
 import ServiceLifecycle
+import Synchronization
 import UntrustedText
 
 /// `receiptdash watch`: folders, log files and standard input polled, what they hold recorded
@@ -76,7 +76,7 @@ public struct WatchLoop: Service {
         // Verification runs beside the polling, fed through a stream. A result it cannot
         // write stops the loop below.
         let (stream, continuation) = AsyncStream<BatchItem>.makeStream()
-        let auditFailure = NIOLockedValueBox<AuditError?>(nil)
+        let auditFailure = FirstAuditFailure()
         let verify = verifier != nil
         var unreadable = 0
 
@@ -137,7 +137,7 @@ public struct WatchLoop: Service {
                     }
                 }
                 let onlyStdin = folders.isEmpty && logs.isEmpty
-                if auditFailure.withLockedValue({ $0 != nil }) { return }
+                if auditFailure.error != nil { return }
                 if stdinLines == nil || stdinDone {
                     if once || (onlyStdin && stdinDone) { return }
                 }
@@ -168,7 +168,7 @@ public struct WatchLoop: Service {
                 },
                 onAuditError: { error in
                     log(error.reason)
-                    auditFailure.withLockedValue { if $0 == nil { $0 = error } }
+                    auditFailure.keep(error)
                 })
             do {
                 for (id, data) in try await store.pending() {
@@ -188,7 +188,7 @@ public struct WatchLoop: Service {
         if let pollFailure { throw pollFailure }
         let c = ingestor.counts
         log("ingested \(c.lines) lines and \(c.files) files: \(c.newReceipts) new receipts, \(c.seenAgain) seen again, \(c.skipped + unreadable) skipped")
-        if let failure = auditFailure.withLockedValue({ $0 }) { throw failure }
+        if let failure = auditFailure.error { throw failure }
     }
 }
 
@@ -226,22 +226,33 @@ public protocol LineSource: Sendable {
 /// Lines from standard input, read on a thread of their own (a blocking read) and drained by
 /// the poll loop.
 public final class StandardInputLines: LineSource, Sendable {
-    private let state = NIOLockedValueBox<(lines: [String], ended: Bool)>(([], false))
+    private let state = Mutex<(lines: [String], ended: Bool)>(([], false))
 
     public init() {
-        Thread.detachNewThread { [state] in
+        Thread.detachNewThread { [self] in
             while let line = readLine(strippingNewline: true) {
-                state.withLockedValue { $0.lines.append(line) }
+                state.withLock { $0.lines.append(line) }
             }
-            state.withLockedValue { $0.ended = true }
+            state.withLock { $0.ended = true }
         }
     }
 
     public func drain() -> (lines: [String], ended: Bool) {
-        state.withLockedValue { s in
+        state.withLock { s in
             let out = s.lines
             s.lines.removeAll()
             return (out, s.ended && out.isEmpty)
         }
+    }
+}
+
+/// The first audit write that failed while verifying beside the poll loop: it stops the loop.
+private final class FirstAuditFailure: Sendable {
+    private let first = Mutex<AuditError?>(nil)
+
+    var error: AuditError? { first.withLock { $0 } }
+
+    func keep(_ error: AuditError) {
+        first.withLock { if $0 == nil { $0 = error } }
     }
 }
