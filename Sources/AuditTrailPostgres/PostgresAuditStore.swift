@@ -70,6 +70,9 @@ public final class PostgresAuditStore: AuditBackend {
         var generation = 0
         var closed = false
         var listener: Task<Void, Never>?
+        /// Replaced pools given time to finish, each stopped by its task on the store's clock
+        /// (``renewClient(replacing:)``), or by ``close()``.
+        var retiring: [Int: Task<Void, Never>] = [:]
         var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
         var nextSubscriber = 0
         /// Snapshots read by the feeds, by the cursor handed back (see the type's notes).
@@ -149,6 +152,7 @@ public final class PostgresAuditStore: AuditBackend {
         state.withLock { s in
             s.runner.cancel()
             s.listener?.cancel()
+            for task in s.retiring.values { task.cancel() }
         }
     }
 
@@ -162,21 +166,25 @@ public final class PostgresAuditStore: AuditBackend {
     func renewClient(replacing generation: Int) {
         let configuration = self.configuration
         let logger = self.logger
-        let old: Task<Void, Never>? = state.withLock { s in
-            guard s.generation == generation, !s.closed else { return nil }
+        let clock = self.clock
+        state.withLock { s in
+            guard s.generation == generation, !s.closed else { return }
             let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             let previous = s.runner
             s.client = client
             s.runner = Task { await client.run() }
             s.generation += 1
-            return previous
-        }
-        guard let old else { return }
-        Task {
-            try? await Task.sleep(for: .seconds(10))
-            old.cancel()
+            s.retiring[generation] = Task { [weak self] in
+                try? await clock.sleep(for: Self.retirementGrace)
+                previous.cancel()
+                await previous.value
+                self?.state.withLock { _ = $0.retiring.removeValue(forKey: generation) }
+            }
         }
     }
+
+    /// How long a replaced pool may finish what it runs before it is stopped.
+    static let retirementGrace: Duration = .seconds(10)
 
     /// `sslmode=disable` → plain (loopback only, checked by the parser); `require` and
     /// `verify-full` → TLS with the certificate and host name verified, `sslrootcert` trusted
@@ -756,10 +764,12 @@ public final class PostgresAuditStore: AuditBackend {
         // The pool is stopped at once too: its forced shutdown closes every connection, the
         // listener's included, which ends anything still waiting on one. Each wait is bounded,
         // so closing never hangs on a connection the server dropped.
-        let runner = state.withLock { $0.runner }
+        let (runner, retiring) = state.withLock { ($0.runner, Array($0.retiring.values)) }
         runner.cancel()
+        for task in retiring { task.cancel() }
         if let listener { await Self.wait(for: listener, atMost: connectTimeout + .seconds(1)) }
         await Self.wait(for: runner, atMost: connectTimeout + .seconds(1))
+        for task in retiring { await Self.wait(for: task, atMost: connectTimeout + .seconds(1)) }
     }
 
     /// Waits until `task` ends or `limit` passes, whichever comes first.
