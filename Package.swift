@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "ReceiptDemo", dependencies: ["LocalFiles", "ReceiptCore"], exclude: ["Demo"]),
         .target(
             name: "AppStoreAPI",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -119,7 +120,8 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AuditTrail",
@@ -153,7 +155,8 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: ["RetryEngine", 
+            dependencies: [
+                "RetryEngine",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AuditTrail",
@@ -175,7 +178,8 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
@@ -193,7 +197,8 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
@@ -207,7 +212,9 @@ let package = Package(
         // The benchmarks `receiptdash bench` runs.
         .target(
             name: "ReceiptBenchmarks",
-            dependencies: ["LocalFiles", "RetryEngine", 
+            dependencies: [
+                "LocalFiles",
+                "RetryEngine",
                 "OnlineRevocation",
                 "ReceiptDemo",
                 "AppStoreAPI",
@@ -225,7 +232,8 @@ let package = Package(
         // A local verifyReceipt for tests, demos and QA: not part of the service library.
         .target(
             name: "ReceiptSimulator",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "OnlineRevocation",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -261,7 +269,8 @@ let package = Package(
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -269,7 +278,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "OnlineRevocation",
                 "ReceiptDemo",
                 "AppStoreAPI",
@@ -302,7 +312,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -385,7 +396,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptSimulatorTests",
             dependencies: [
-                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -409,8 +420,37 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
         .testTarget(
+            name: "ReceiptRenderingTests",
+            dependencies: [
+                "ReceiptCore",
+                "ReceiptRendering",
+                "UntrustedText",
+            ]
+        ),
+        .testTarget(
+            name: "OnlineRevocationTests",
+            dependencies: [
+                "AppStoreClients",
+                "AuditTrail",
+                "NotificationReceiver",
+                "OnlineRevocation",
+                "ReceiptCore",
+                "ReceiptRendering",
+                "ReceiptSimulator",
+                "RetryEngine",
+                "ServiceTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
             name: "AuditTrailSQLiteTests",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -432,7 +472,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DashboardLiveTests",
-            dependencies: ["LocalFiles", 
+            dependencies: [
+                "LocalFiles",
                 "ReceiptDemo", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
             ]
         ),
