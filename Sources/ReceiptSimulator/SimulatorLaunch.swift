@@ -5,11 +5,34 @@ import Synchronization
 import UntrustedText
 
 /// A problem with what `receiptdash simulator` was asked to do, said before it serves (a usage
-/// error: the command exits 64).
-public struct SimulatorLaunchError: Error, CustomStringConvertible {
+/// error: the command exits 64), or a part that could not start. Compared by code; ``setting``
+/// names the setting at fault (its flag without dashes: `fault-rate`).
+public struct SimulatorLaunchError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// A setting outside its range.
+        case outOfRange = "out-of-range"
+        /// Two settings that cannot go together.
+        case conflictingSettings = "conflicting-settings"
+        /// A value that is none of those the setting takes.
+        case unknownValue = "unknown-value"
+        /// Notifications would go to a receiver over plain HTTP off loopback, or to no URL.
+        case refusedReceiverURL = "refused-receiver-url"
+        /// A file the simulator writes could not be written.
+        case unwritableFile = "unwritable-file"
+        /// The API simulator, its keys or its data could not be set up.
+        case setupFailed = "setup-failed"
+    }
+
+    public let code: Code
     public let reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+    /// The setting at fault, as its flag without dashes; nil when it is not one setting.
+    public let setting: String?
+
+    public init(_ code: Code, setting: String? = nil, _ reason: String) {
+        self.code = code
+        self.setting = setting
+        self.reason = reason
+    }
 }
 
 /// What `receiptdash simulator` does once its arguments are read: makes the API simulator and
@@ -87,36 +110,37 @@ public struct SimulatorLaunch: Sendable {
 
     /// Whether every setting is in its range; the first that is not, in words naming its flag.
     public func check() throws(SimulatorLaunchError) {
-        if !(0...1).contains(faultRate) { throw SimulatorLaunchError("--fault-rate must be between 0 and 1.") }
-        if !(0...1).contains(apiFaultRate) { throw SimulatorLaunchError("--api-fault-rate must be between 0 and 1.") }
-        if latency < 0 { throw SimulatorLaunchError("--latency must not be negative.") }
+        if !(0...1).contains(faultRate) { throw SimulatorLaunchError(.outOfRange, setting: "fault-rate", "--fault-rate must be between 0 and 1.") }
+        if !(0...1).contains(apiFaultRate) { throw SimulatorLaunchError(.outOfRange, setting: "api-fault-rate", "--api-fault-rate must be between 0 and 1.") }
+        if latency < 0 { throw SimulatorLaunchError(.outOfRange, setting: "latency", "--latency must not be negative.") }
         if let ocsp {
             if pki != nil {
                 throw SimulatorLaunchError(
+                    .conflictingSettings, setting: "ocsp",
                     "--ocsp makes a test PKI at start whose CAs sign the answers; a --pki folder keeps no CA keys. Leave out one of them.")
             }
             if let name = ocsp.revoke.first(where: { !["leaf", "intermediate"].contains($0) }) {
-                throw SimulatorLaunchError("--ocsp-revoke takes leaf or intermediate, not \(name).")
+                throw SimulatorLaunchError(.unknownValue, setting: "ocsp-revoke", "--ocsp-revoke takes leaf or intermediate, not \(name).")
             }
-            if !(0...600_000).contains(ocsp.latency) { throw SimulatorLaunchError("--ocsp-latency must be 0 to 600000 ms.") }
+            if !(0...600_000).contains(ocsp.latency) { throw SimulatorLaunchError(.outOfRange, setting: "ocsp-latency", "--ocsp-latency must be 0 to 600000 ms.") }
         }
-        if !(0...86_400).contains(massExtensionDelay) { throw SimulatorLaunchError("--mass-extension-delay must be 0 to 86400 seconds.") }
+        if !(0...86_400).contains(massExtensionDelay) { throw SimulatorLaunchError(.outOfRange, setting: "mass-extension-delay", "--mass-extension-delay must be 0 to 86400 seconds.") }
         guard let sending else { return }
         if !sending.rate.isFinite || sending.rate < 0 {
-            throw SimulatorLaunchError("--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
+            throw SimulatorLaunchError(.outOfRange, setting: "notification-rate", "--notification-rate must be 0 (as fast as possible) or a positive number of notifications per second.")
         }
         if let count = sending.count, !(0...10_000_000).contains(count) {
-            throw SimulatorLaunchError("--notification-count must be between 0 and 10000000.")
+            throw SimulatorLaunchError(.outOfRange, setting: "notification-count", "--notification-count must be between 0 and 10000000.")
         }
-        if !(0...3600).contains(sending.waitForReceiver) { throw SimulatorLaunchError("--wait-for-receiver must be between 0 and 3600 seconds.") }
-        if !(1...4096).contains(sending.concurrency) { throw SimulatorLaunchError("--notification-concurrency must be between 1 and 4096.") }
+        if !(0...3600).contains(sending.waitForReceiver) { throw SimulatorLaunchError(.outOfRange, setting: "wait-for-receiver", "--wait-for-receiver must be between 0 and 3600 seconds.") }
+        if !(1...4096).contains(sending.concurrency) { throw SimulatorLaunchError(.outOfRange, setting: "notification-concurrency", "--notification-concurrency must be between 1 and 4096.") }
         if !(sending.timeout > 0 && sending.timeout <= 3600) {
-            throw SimulatorLaunchError("--notification-timeout must be more than 0 and at most 3600 seconds.")
+            throw SimulatorLaunchError(.outOfRange, setting: "notification-timeout", "--notification-timeout must be more than 0 and at most 3600 seconds.")
         }
         do {
             try NotificationSender.check(url: sending.url)
         } catch {
-            throw SimulatorLaunchError("--send-notifications: \(error.reason).")
+            throw SimulatorLaunchError(.refusedReceiverURL, setting: "send-notifications", "--send-notifications: \(error.reason).")
         }
     }
 
@@ -131,7 +155,7 @@ public struct SimulatorLaunch: Sendable {
             do throws(ServerAPISimulatorError) {
                 made = try AppleTestPKI(ocspURL: server.url)
             } catch {
-                throw SimulatorLaunchError(error.reason)
+                throw SimulatorLaunchError(.setupFailed, error.reason)
             }
             server.responder.serve(made)
             server.responder.set(ocsp.behaviour)
@@ -163,11 +187,11 @@ public struct SimulatorLaunch: Sendable {
             configuration.keyID = apiKeyID
             api = try ServerAPIService(configuration)
         } catch {
-            throw SimulatorLaunchError(error.reason)
+            throw SimulatorLaunchError(.setupFailed, error.reason)
         }
         if let apiRootOut {
             guard FileManager.default.createFile(atPath: apiRootOut, contents: Data(api.pki.rootDER)) else {
-                throw SimulatorLaunchError("--api-root-out: \(apiRootOut) cannot be written")
+                throw SimulatorLaunchError(.unwritableFile, setting: "api-root-out", "--api-root-out: \(apiRootOut) cannot be written")
             }
         }
         let sender: NotificationSender?
@@ -180,7 +204,7 @@ public struct SimulatorLaunch: Sendable {
                     onAttempt: api.sendAttemptRecorder)
             }
         } catch {
-            throw SimulatorLaunchError(error.reason)
+            throw SimulatorLaunchError(.setupFailed, error.reason)
         }
         // Listening before serving: what the first write makes Apple send is not missed.
         let live = sender.flatMap { sender in
@@ -245,7 +269,7 @@ public struct SimulatorLaunch: Sendable {
                 includingData: apiDataFile != nil, count: sending.count ?? (apiDataFile == nil ? 100 : nil), environment: sending.environment,
                 seed: seed)
         } catch {
-            throw SimulatorLaunchError(error.reason)
+            throw SimulatorLaunchError(.setupFailed, error.reason)
         }
         if !sending.exitWhenSent {
             console.line(

@@ -15,12 +15,13 @@ import UntrustedText
         return launch
     }
 
+    /// The refusal's code and the setting it names, or nil when the settings pass.
     private func refusal(_ launch: SimulatorLaunch) -> String? {
         do {
             try launch.check()
             return nil
         } catch {
-            return error.reason
+            return "\(error.code) \(error.setting ?? "-")"
         }
     }
 
@@ -32,22 +33,24 @@ import UntrustedText
     @Test func eachSettingOutOfRangeIsNamedByItsFlag() {
         var launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.faultRate = 1.5
-        #expect(refusal(launch) == "--fault-rate must be between 0 and 1.")
+        #expect(refusal(launch) == "out-of-range fault-rate")
         launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.apiFaultRate = -0.1
-        #expect(refusal(launch) == "--api-fault-rate must be between 0 and 1.")
+        #expect(refusal(launch) == "out-of-range api-fault-rate")
         launch = SimulatorLaunch(console: ConsoleCapture().console())
         launch.latency = -1
-        #expect(refusal(launch) == "--latency must not be negative.")
-        #expect(refusal(sending { $0.rate = .infinity })?.hasPrefix("--notification-rate must be 0") == true)
-        #expect(refusal(sending { $0.count = 10_000_001 }) == "--notification-count must be between 0 and 10000000.")
-        #expect(refusal(sending { $0.concurrency = 0 }) == "--notification-concurrency must be between 1 and 4096.")
-        #expect(refusal(sending { $0.timeout = 0 }) == "--notification-timeout must be more than 0 and at most 3600 seconds.")
-        #expect(refusal(sending { $0.waitForReceiver = 3601 }) == "--wait-for-receiver must be between 0 and 3600 seconds.")
+        #expect(refusal(launch) == "out-of-range latency")
+        launch = SimulatorLaunch(console: ConsoleCapture().console())
+        launch.ocsp = .init(revoke: ["root"])
+        #expect(refusal(launch) == "unknown-value ocsp-revoke")
+        #expect(refusal(sending { $0.rate = .infinity }) == "out-of-range notification-rate")
+        #expect(refusal(sending { $0.count = 10_000_001 }) == "out-of-range notification-count")
+        #expect(refusal(sending { $0.concurrency = 0 }) == "out-of-range notification-concurrency")
+        #expect(refusal(sending { $0.timeout = 0 }) == "out-of-range notification-timeout")
+        #expect(refusal(sending { $0.waitForReceiver = 3601 }) == "out-of-range wait-for-receiver")
     }
 
     @Test func plainHTTPToAnotherHostIsRefused() {
-        let reason = refusal(sending { $0.url = "http://receiver.example.com/notifications" })
-        #expect(reason?.hasPrefix("--send-notifications: ") == true)
+        #expect(refusal(sending { $0.url = "http://receiver.example.com/notifications" }) == "refused-receiver-url send-notifications")
     }
 }

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// CLI wording, pinned in one file per topic (`Goldens/NAME.txt`): a change of words shows as
+/// one diff there, not as sentence checks failing across the suites, which compare codes and
+/// values. `RECORD_GOLDENS=1 swift test --filter …` rewrites the files, to review in the diff.
+enum Golden {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Goldens")
+
+    /// `text` must be the golden `name` exactly; the first line that differs is named.
+    static func check(_ name: String, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let url = folder.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["RECORD_GOLDENS"] == "1" {
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try? Data(text.utf8).write(to: url)
+            return
+        }
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            Issue.record("no golden \(name).txt: record it with RECORD_GOLDENS=1 and review it", sourceLocation: sourceLocation)
+            return
+        }
+        guard expected != text else { return }
+        let (want, got) = (expected.components(separatedBy: "\n"), text.components(separatedBy: "\n"))
+        let line = zip(want, got).firstIndex { $0 != $1 } ?? min(want.count, got.count)
+        Issue.record(
+            """
+            \(name).txt differs at line \(line + 1):
+              golden: \(line < want.count ? want[line] : "(ends)")
+              now:    \(line < got.count ? got[line] : "(ends)")
+            """, sourceLocation: sourceLocation)
+    }
+}
