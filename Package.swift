@@ -422,7 +422,9 @@ let package = Package(
         .testTarget(
             name: "ReceiptRenderingTests",
             dependencies: [
+                "LocalFiles",
                 "ReceiptCore",
+                "ReceiptDemo",
                 "ReceiptRendering",
                 "UntrustedText",
             ]
