@@ -345,6 +345,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreClientsTests",
             dependencies: [
+                "LocalFiles",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -485,7 +486,9 @@ let package = Package(
                 "AppStoreAPI", "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // Read from the source tree (#filePath), like the dashboard's snapshots.
+            exclude: ["Goldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

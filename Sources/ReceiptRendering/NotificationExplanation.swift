@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// App Store Server Notifications V2 types and subtypes in one line of plain words, for the
 /// on-call operator: what happened and what it means for the customer's access.

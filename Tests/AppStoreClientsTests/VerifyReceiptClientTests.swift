@@ -1,6 +1,7 @@
 @testable import AppStoreClients
 import Crypto
 import Foundation
+import LocalFiles
 import NIOSSL
 import AppStoreAPI
 import ReceiptCore
@@ -284,10 +285,21 @@ import X509
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
         try Data("from-file-secret\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(try AppStoreAPI.SharedSecret.load(file: file.path, environment: [:])?.value == "from-file-secret")
-        #expect(try AppStoreAPI.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"])?.value == "from-env")
-        #expect(try AppStoreAPI.SharedSecret.load(file: nil, environment: [:]) == nil)
-        #expect(throws: AppStoreAPI.SharedSecret.SecretError.self) { try AppStoreAPI.SharedSecret.load(file: "/nonexistent/secret", environment: [:]) }
+        // A file others may read is warned about through the caller's closure, nowhere else.
+        _ = chmod(file.path, 0o644)
+        var warnings: [String] = []
+        #expect(try AppStoreAPI.SharedSecret.load(file: file.path, environment: [:], warn: { warnings.append($0) })?.value == "from-file-secret")
+        #expect(warnings == [try #require(FilePermissions.readableByOthersWarning(path: file.path, what: "the shared secret file"))])
+        _ = chmod(file.path, 0o600)
+        warnings = []
+        #expect(try AppStoreAPI.SharedSecret.load(file: file.path, environment: [:], warn: { warnings.append($0) })?.value == "from-file-secret")
+        #expect(warnings.isEmpty)
+        #expect(
+            try AppStoreAPI.SharedSecret.load(file: nil, environment: ["RECEIPTDASH_SHARED_SECRET": "from-env"], warn: { _ in })?.value == "from-env")
+        #expect(try AppStoreAPI.SharedSecret.load(file: nil, environment: [:], warn: { _ in }) == nil)
+        #expect(throws: AppStoreAPI.SharedSecret.SecretError.self) {
+            try AppStoreAPI.SharedSecret.load(file: "/nonexistent/secret", environment: [:], warn: { _ in })
+        }
     }
 }
 

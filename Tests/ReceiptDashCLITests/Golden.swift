@@ -21,7 +21,7 @@ enum Golden {
         }
         guard expected != text else { return }
         let (want, got) = (expected.components(separatedBy: "\n"), text.components(separatedBy: "\n"))
-        let line = zip(want, got).firstIndex { $0 != $1 } ?? min(want.count, got.count)
+        let line = zip(want, got).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(want.count, got.count)
         Issue.record(
             """
             \(name).txt differs at line \(line + 1):

@@ -1,3 +1,5 @@
+import ReceiptCore
+
 /// Plain-language explanations of Apple's `verifyReceipt` status codes, written for a support
 /// engineer: what happened, whether retrying helps, and what to do next.
 public struct AppleStatus: Sendable, Hashable {
