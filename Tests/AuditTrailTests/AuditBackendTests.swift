@@ -967,7 +967,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         let progress = PostgresAuditStore.AttemptProgress()
         #expect(progress.leased(connection))
         let unanswered = Task<Int, any Error> {
-            try await Task.sleep(for: .seconds(3600))
+            try await untilCancelled()
             return 1
         }
         try await connection.close()
