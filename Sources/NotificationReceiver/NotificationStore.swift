@@ -133,6 +133,19 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Appends and rejections waiting for the writer.
     public var pendingCount: Int { queue.pendingCount }
 
+    /// Returns once at least `count` writes wait for the writer at once (a test's sign that its
+    /// requests reached the store), or when the task is cancelled.
+    package func waitUntilPending(atLeast count: Int) async {
+        await queue.wait { $0.items.count >= count }
+    }
+
+    /// Returns once every refusal counted so far into an existing row is committed (the counts
+    /// are flushed once a second), or when the task is cancelled.
+    package func waitUntilRefusalCountsCommitted() async {
+        let counted = queue.countedRefusals
+        await queue.wait { $0.committedRefusalCounts >= counted }
+    }
+
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
             queue.enqueue(.init(write: .notification(record), continuation: continuation))
@@ -237,7 +250,7 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
 /// The queue between callers and the one writer: items under a Mutex, wake-ups through an
 /// AsyncStream that keeps at most one pending signal (the writer takes everything anyway).
 final class WriteQueue: Sendable {
-    private struct State {
+    struct State {
         var items: [NotificationStore.Item] = []
         var closed = false
         var started: Bool
@@ -252,6 +265,19 @@ final class WriteQueue: Sendable {
         var wakePending = false
         var waiter: CheckedContinuation<Bool, Never>?
         var finished = false
+        /// Refusals counted into an existing row so far, how many of them are committed, and
+        /// how many the batch being committed holds.
+        var countedRefusals = 0
+        var committedRefusalCounts = 0
+        var refusalCountsInBatch = 0
+        /// Waits for a condition of the queue (``wait(until:)``), by id.
+        var watchers: [Int: Watcher] = [:]
+        var nextWatcher = 0
+    }
+
+    struct Watcher {
+        let condition: @Sendable (State) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
     }
 
     private let state: Mutex<State>
@@ -308,6 +334,7 @@ final class WriteQueue: Sendable {
             return
         }
         if state.withLock({ $0.started }) { wake() }
+        resumeWatchers()
     }
 
     /// The store's own write, nobody waiting for it.
@@ -329,6 +356,7 @@ final class WriteQueue: Sendable {
             if overflow { key = "\(kind)|*|\(minute)" }
             if s.samples.insert(key).inserted { return (key, overflow) }
             s.counts[key, default: 0] += 1
+            s.countedRefusals += 1
             return nil
         }
     }
@@ -349,7 +377,9 @@ final class WriteQueue: Sendable {
         state.withLock { s in
             guard s.started || s.closed else { return [] }
             defer { s.items = [] }
+            s.refusalCountsInBatch = 0
             if (s.flushCounts || s.closed) && !s.counts.isEmpty {
+                s.refusalCountsInBatch = s.counts.values.reduce(0, +)
                 // After the items: a count never precedes the row it adds to.
                 let counts = s.counts.sorted { $0.key < $1.key }.map {
                     NotificationStore.Item(write: .rejectionCount(sampleKey: $0.key, add: $0.value), continuation: nil)
@@ -372,8 +402,50 @@ final class WriteQueue: Sendable {
         wake(finishing: true)
     }
 
-    func countCommit() { state.withLock { $0.commits += 1 } }
+    func countCommit() {
+        state.withLock { s in
+            s.commits += 1
+            s.committedRefusalCounts += s.refusalCountsInBatch
+            s.refusalCountsInBatch = 0
+        }
+        resumeWatchers()
+    }
+
+    /// Returns once `condition` holds of the queue (checked at each enqueue and commit), or at
+    /// once when the task is cancelled.
+    func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+        let id = state.withLock { s in
+            defer { s.nextWatcher += 1 }
+            return s.nextWatcher
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Under the lock: a cancellation handler that ran first has marked the task cancelled.
+                let now = state.withLock { s -> Bool in
+                    if condition(s) || Task.isCancelled { return true }
+                    s.watchers[id] = Watcher(condition: condition, continuation: continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.watchers.removeValue(forKey: id) }?.continuation.resume()
+        }
+    }
+
+    private func resumeWatchers() {
+        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard !s.watchers.isEmpty else { return [] }
+            let now = s
+            let met = s.watchers.filter { $0.value.condition(now) }
+            for id in met.keys { s.watchers[id] = nil }
+            return met.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
     var commits: Int { state.withLock { $0.commits } }
+    var countedRefusals: Int { state.withLock { $0.countedRefusals } }
     var pendingCount: Int { state.withLock { $0.items.count } }
     var isClosed: Bool { state.withLock { $0.closed } }
 }

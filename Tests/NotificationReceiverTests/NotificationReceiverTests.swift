@@ -26,6 +26,8 @@ func ReceiverAnswerJSON(_ text: String) -> [String: String]? {
 /// Records what the receiver asked of its store, in order; `append` can be held at a gate.
 final class RecordingSink: NotificationSink {
     private let state = Mutex<(events: [String], gate: CheckedContinuation<Void, Never>?, gateOpen: Bool)>(([], nil, true))
+    /// How many appends have waited at the closed gate.
+    private let held = Signal(0)
     let failing: Bool
 
     init(held: Bool = false, failing: Bool = false) {
@@ -35,6 +37,11 @@ final class RecordingSink: NotificationSink {
 
     var events: [String] { state.withLock { $0.events } }
     func add(_ event: String) { state.withLock { $0.events.append(event) } }
+
+    /// Returns once an append waits at the closed gate (or the task is cancelled).
+    func waitUntilHeld() async {
+        await held.wait { $0 >= 1 }
+    }
 
     func open() {
         let waiting = state.withLock { s -> CheckedContinuation<Void, Never>? in
@@ -53,7 +60,11 @@ final class RecordingSink: NotificationSink {
                 s.gate = continuation
                 return false
             }
-            if open { continuation.resume() }
+            if open {
+                continuation.resume()
+            } else {
+                held.update { $0 += 1 }
+            }
         }
         if failing {
             add("commit-failed")
@@ -300,7 +311,7 @@ final class CapturedLogs: Sendable {
         #expect(file.range(of: Data("dummy_shared_secret".utf8)) == nil)
     }
 
-    @Test func fiftyConcurrentPostsAreAllDurableInOneGroupCommit() async throws {
+    @Test(.timeLimit(.minutes(2))) func fiftyConcurrentPostsAreAllDurableInOneGroupCommit() async throws {
         let store = try NotificationStore(path: temporaryPath(), startWriter: false, keepRefusals: nil).started()
         let signer = try TestNotifications()
         let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
@@ -314,11 +325,7 @@ final class CapturedLogs: Sendable {
                     }
                 }
                 // Every request verified and waiting on the held writer: none answered yet.
-                var waits = 0
-                while store.pendingCount < 50 && waits < 30_000 {
-                    try await Task.sleep(for: .milliseconds(1))
-                    waits += 1
-                }
+                await store.waitUntilPending(atLeast: 50)
                 #expect(store.pendingCount == 50)
                 #expect(store.commitCount == 0)
                 store.startWriting()
@@ -334,7 +341,7 @@ final class CapturedLogs: Sendable {
         await store.close()
     }
 
-    @Test func theAnswerWaitsForTheCommit() async throws {
+    @Test(.timeLimit(.minutes(2))) func theAnswerWaitsForTheCommit() async throws {
         let sink = RecordingSink(held: true)
         let app = Application(router: receiver(sink).router())
         let body = NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws"))
@@ -345,11 +352,7 @@ final class CapturedLogs: Sendable {
                 }
                 sink.add("responded \(status)")
             }
-            var waits = 0
-            while !sink.events.contains("append-start") && waits < 30_000 {
-                try await Task.sleep(for: .milliseconds(1))
-                waits += 1
-            }
+            await sink.waitUntilHeld()
             #expect(sink.events == ["append-start"])
             sink.open()
             try await request.value
