@@ -278,24 +278,10 @@ import Testing
         return (channel, done.futureResult, first.futureResult)
     }
 
-    /// Waits for `future` at most `seconds` (a real socket event, bounded); nil past it.
-    func waitFor<T: Sendable>(_ future: EventLoopFuture<T>, seconds: Int = 60) async -> T? {
-        await withTaskGroup(of: T?.self) { tasks in
-            tasks.addTask { try? await future.get() }
-            tasks.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await tasks.next() ?? nil
-            tasks.cancelAll()
-            return first
-        }
-    }
-
     static let health = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 
     /// `/health` answered 200 with no `Server` field (nor any product name).
-    @Test func answersCarryNoServerField() async throws {
+    @Test(.timeLimit(.minutes(3))) func answersCarryNoServerField() async throws {
         let receiver = NotificationReceiver(
             sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let (server, host, port) = try await serve(receiver, ReceiverListeners(host: "127.0.0.1", port: 0))
@@ -432,7 +418,7 @@ import Testing
 
     /// Two idle connections from 127.0.0.1 fill its cap of 2: a third from it is closed at
     /// accept, unanswered, while 127.0.0.2 is served; one closed, 127.0.0.1 is served again.
-    @Test func connectionsPastThePerAddressCapAreClosedAtAccept() async throws {
+    @Test(.timeLimit(.minutes(3))) func connectionsPastThePerAddressCapAreClosedAtAccept() async throws {
         let receiver = NotificationReceiver(
             sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let (server, host, port) = try await serve(
@@ -467,7 +453,7 @@ import Testing
     /// `--max-connections 2`: two clients that pipeline ~660 KB of `GET /health` and never
     /// read are cut off once their answers sit unread past the write deadline (200 ms here);
     /// then a fresh `/health` is answered.
-    @Test func slowReadersDoNotHoldTheConnectionSlots() async throws {
+    @Test(.timeLimit(.minutes(3))) func slowReadersDoNotHoldTheConnectionSlots() async throws {
         let receiver = NotificationReceiver(
             sink: RecordingSink(), policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let (server, host, port) = try await serve(
@@ -487,11 +473,20 @@ import Testing
             readers.append(channel)
         }
         for reader in readers {
-            #expect(await waitFor(reader.closeFuture, seconds: 120) != nil, "a slow reader still holds its slot")
+            #expect(await waitFor(reader.closeFuture) != nil, "a slow reader still holds its slot")
         }
         let (_, answer, _) = try await exchange(host, port, Self.health)
         #expect(await waitFor(answer)?.hasPrefix("HTTP/1.1 200 OK\r\n") == true)
         server.cancel()
         _ = await server.result
     }
+}
+
+/// The value of `future` (a real socket event), nil if it fails. No timer: the test's time
+/// limit bounds the wait, and its cancellation ends it with nil.
+func waitFor<T: Sendable>(_ future: EventLoopFuture<T>) async -> T? {
+    // nil until the future completes; then its value, or nil inside when it failed.
+    let outcome = Signal<T??>(nil)
+    future.whenComplete { result in outcome.update { $0 = .some(try? result.get()) } }
+    return (await outcome.wait { $0 != nil }) ?? nil
 }

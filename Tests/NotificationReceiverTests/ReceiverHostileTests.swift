@@ -349,11 +349,11 @@ import Testing
 
     /// On real sockets: the public port serves no /metrics, the metrics listener does; slow
     /// clients are cut off after the request deadline while a genuine POST is answered.
-    @Test func listenersDeadlinesAndSlowClients() async throws {
+    @Test(.timeLimit(.minutes(3))) func listenersDeadlinesAndSlowClients() async throws {
         let store = try NotificationStore(path: temporaryPath()).started()
         let receiver = receiver(store, .replaying(), now: { Date() })
         let (addresses, listening) = AsyncStream.makeStream(of: (String, String).self)
-        let publicAddress = Mutex<String?>(nil)
+        let publicAddress = Signal<String?>(nil)
         let server = Task {
             try await receiver.run(
                 // The slow clients and the genuine POST all come from 127.0.0.1: no per-address cap here.
@@ -361,15 +361,10 @@ import Testing
                     host: "127.0.0.1", port: 0, metrics: ("127.0.0.1", 0), maximumConnections: 512, maximumConnectionsPerAddress: 512),
                 handlesSignals: false,
                 onListening: { address in
-                    publicAddress.withLock { $0 = address }
+                    publicAddress.update { $0 = address }
                 },
                 onMetricsListening: { address in
-                    var waited = 0
-                    while publicAddress.withLock({ $0 }) == nil && waited < 10_000 {
-                        try? await Task.sleep(for: .milliseconds(1))
-                        waited += 1
-                    }
-                    listening.yield((publicAddress.withLock { $0 } ?? "", address))
+                    listening.yield(((await publicAddress.wait { $0 != nil }) ?? "", address))
                 })
         }
         var iterator = addresses.makeAsyncIterator()
@@ -399,21 +394,10 @@ import Testing
         let text = String(buffer: try await metrics.body.collect(upTo: 1 << 20))
         #expect(text.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="accepted"} 1"#))
         try await client.shutdown()
-        // The server closes every slow one (the default deadline, 10 s; waited for up to 120 s).
+        // The server closes every slow one (the default deadline, 10 s; waited for within the
+        // test's time limit).
         for channel in slow {
-            let closed = try await withThrowingTaskGroup(of: Bool.self) { tasks in
-                tasks.addTask {
-                    try await channel.closeFuture.get()
-                    return true
-                }
-                tasks.addTask {
-                    try await Task.sleep(for: .seconds(120))
-                    return false
-                }
-                let first = try await tasks.next() ?? false
-                tasks.cancelAll()
-                return first
-            }
+            let closed = await waitFor(channel.closeFuture) != nil
             #expect(closed)
             if !closed { try? await channel.close() }
         }
