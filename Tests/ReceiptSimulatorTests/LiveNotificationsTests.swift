@@ -6,29 +6,24 @@ import Foundation
 @testable import ReceiptSimulator
 import RetryEngine
 import ServiceTestSupport
-import Synchronization
 import Testing
 
 /// What the simulator's writes make it send, as Apple does, to a real receiver on loopback
 /// (`simulator --send-notifications URL`): a `TEST` for a test notification, `RENEWAL_EXTENDED`
 /// for an extension, and for a mass extension one notification per subscription and a
 /// `RENEWAL_EXTENSION`/`SUMMARY` with the counts.
-@Suite struct LiveNotificationsTests {
+@Suite(.timeLimit(.minutes(5))) struct LiveNotificationsTests {
     struct Live {
         let receiver: LoopbackReceiver
         let sender: NotificationSender
         let task: Task<Void, Never>
         let lines: NIOLockedLines
 
-        /// The receiver's notifications once `count` are stored and the sender has heard each
-        /// answer (asked every 20 ms, for at most 5 minutes: only a broken sender waits that
-        /// long). Stopping sooner would cut an answer off.
+        /// The receiver's notifications once the sender has heard `count` answers (the receiver
+        /// answers only once a notification is stored; only a broken sender makes the suite's
+        /// time limit end the wait). Stopping sooner would cut an answer off.
         func stored(_ count: Int) async throws -> [StoredNotification] {
-            for _ in 0..<15_000 {
-                let stored = try await receiver.store.notifications()
-                if stored.count >= count, lines.all.count >= count { return stored }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            await lines.waitForAnswers(atLeast: count)
             return try await receiver.store.notifications()
         }
 
@@ -40,11 +35,16 @@ import Testing
         }
     }
 
-    /// A lock-protected list of the lines the sender reported.
+    /// The lines the sender reported, to be read and waited on.
     final class NIOLockedLines: Sendable {
-        private let lines = Mutex<[String]>([])
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
+        private let lines = Signal<[String]>([])
+        func append(_ line: String) { lines.update { $0.append(line) } }
+        var all: [String] { lines.value }
+        /// Returns once `count` notifications' answers are reported, a line each (or when the
+        /// task is cancelled).
+        func waitForAnswers(atLeast count: Int) async {
+            await lines.wait { $0.count(where: { $0.hasPrefix("notification ") }) >= count }
+        }
     }
 
     private func live(_ service: ServerAPIService) async throws -> Live {
@@ -99,12 +99,9 @@ import Testing
             let live = try await live(simulator.service)
             let token = try await client.requestTestNotification(environment: .sandbox).result.get().testNotificationToken
             let stored = try await live.stored(1)
-            // The status waits for the attempt to be recorded (4040008 until then, as Apple's "not ready").
-            var status: TestNotificationStatusResponse?
-            for _ in 0..<15_000 where status == nil {
-                status = await client.testNotificationStatus(token, environment: .sandbox).value
-                if status == nil { try await Task.sleep(for: .milliseconds(20)) }
-            }
+            // The status waits for the attempt to be recorded (4040008 until then, as Apple's "not
+            // ready"); the sender records it before it reports its line, so it is there now.
+            let status = await client.testNotificationStatus(token, environment: .sandbox).value
             await live.stop()
             let record = try #require(stored.first).record
             #expect(stored.count == 1)
