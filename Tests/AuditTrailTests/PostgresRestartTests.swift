@@ -100,12 +100,29 @@ struct PostgresRestartTests {
         }
     }
 
+    /// The wall clock, counting every wait asked of it: the store's retries wait on it, so a
+    /// test can wait for a retry to begin.
+    struct CountingClock: Clock {
+        typealias Duration = Swift.Duration
+        typealias Instant = ContinuousClock.Instant
+        let waits = Signal(0)
+        var now: Instant { ContinuousClock.now }
+        var minimumResolution: Duration { ContinuousClock().minimumResolution }
+
+        func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+            waits.update { $0 += 1 }
+            try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
+        }
+    }
+
     func recoverFromARestartAndAnOutage(_ server: OwnServer) async throws {
         let location = try PostgresLocation(url: server.url, environment: server.environment)
-        let store = try await PostgresAuditStore(location: location)
+        let clock = CountingClock()
+        let store = try await PostgresAuditStore(location: location, clock: clock)
 
         // A receiver-like writer: one notification per commit, each acknowledged or not.
         let restarted = Mutex(false)
+        let acknowledgedSoFar = Signal(0)
         let writer = Task {
             var acknowledged: [String] = []
             var failures: [String] = []
@@ -116,6 +133,7 @@ struct PostgresRestartTests {
                 do {
                     if case .success = try await store.writeNotifications([.notification(notification(n))])[0] {
                         acknowledged.append("restart-\(n)")
+                        acknowledgedSoFar.update { $0 += 1 }
                     }
                 } catch {
                     failures.append("\(error)")
@@ -124,7 +142,8 @@ struct PostgresRestartTests {
             }
             return (n, acknowledged, failures)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Restarted under a writer that is writing: once its first write is acknowledged.
+        await acknowledgedSoFar.wait { $0 >= 1 }
         try await server.run("restart")
         restarted.withLock { $0 = true }
         let (written, acknowledged, failures) = await writer.value
@@ -141,8 +160,10 @@ struct PostgresRestartTests {
         #expect(await store.isWritable() == false)
         let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")))
         let ingest = AuditIngest(decoded: try ReceiptDecoder().decode(bytes), bytes: bytes, kind: .file, source: "outage", seenAt: Date())
+        let waitsBefore = clock.waits.value
         let waiting = Task { try await store.record([ingest]) }
-        try await Task.sleep(for: .seconds(1))
+        // Back up once the write has failed and waits to retry.
+        await clock.waits.wait { $0 > waitsBefore }
         try await server.run("up")
         let recorded = try await waiting.value
         #expect(recorded.map(\.isNew) == [true])
