@@ -45,20 +45,26 @@ import Testing
         // 1,000 receipts at 8 in flight and 100 ms each take over 12 s: plenty of time to kill it.
         victim.arguments = ["verify"] + common + ["--concurrency", "8", receipts.path]
         victim.standardOutput = FileHandle.nullDevice
-        victim.standardError = FileHandle.nullDevice
+        // Its progress: a line on standard error per result ("done ID: …"), written only once
+        // that result is on record (AuditedVerification records each before passing it on).
+        let progress = Pipe()
+        victim.standardError = progress
         try victim.run()
         var counts: [String: Int] = [:]
-        // Watched by blocking sleeps on this thread, not Task.sleep: while other tests block the
+        // Watched by blocking reads on this thread, not a task: while other tests block the
         // cooperative pool, a suspended watcher could wake only after the batch had finished.
-        for _ in 0..<200 {
-            usleep(50_000)
-            if FileManager.default.fileExists(atPath: db), let store = try? AuditStore(readOnlyPath: db),
-                let c = try? store.countsNow(), (c["done"] ?? 0) >= 50
-            {
-                counts = c
-                break
+        var doneLines = 0
+        var unfinished = Data()
+        while doneLines < 50 {
+            let chunk = progress.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the batch ended (or died) first
+            unfinished += chunk
+            while let newline = unfinished.firstIndex(of: UInt8(ascii: "\n")) {
+                if unfinished[unfinished.startIndex..<newline].starts(with: Data("done ".utf8)) { doneLines += 1 }
+                unfinished = unfinished[(newline + 1)...]
             }
         }
+        if doneLines >= 50, let c = try? AuditStore(readOnlyPath: db).countsNow() { counts = c }
         kill(victim.processIdentifier, SIGKILL)
         victim.waitUntilExit()
         #expect(victim.terminationReason == .uncaughtSignal)

@@ -155,8 +155,15 @@ import Darwin
         let first = try String(contentsOfFile: cli.fixture("production.b64"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let second = try String(contentsOfFile: cli.fixture("legacy-sandbox.b64"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         input.fileHandleForWriting.write(Data("\(first)\nnot a receipt\n".utf8))
-        // The writer pauses: --once must still read until the pipe is closed.
-        Thread.sleep(forTimeInterval: 1.5)
+        // The writer pauses until the watch has recorded the first receipt (it has read what
+        // was there and not seen the end): --once must still read until the pipe is closed.
+        #if canImport(Glibc)
+        let database = folder.appendingPathComponent("w.sqlite").path
+        let recorded = Self.waitForChanges(in: folder, unlessReadable: out.fileHandleForReading) {
+            ((try? AuditStore(readOnlyPath: database).countsNow())?.values.reduce(0, +) ?? 0) >= 1
+        }
+        #expect(recorded, "the watch ended before it recorded the first receipt")
+        #endif
         input.fileHandleForWriting.write(Data("\(second)\n\(first)\n".utf8))
         try input.fileHandleForWriting.close()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -164,6 +171,31 @@ import Darwin
         #expect(process.terminationStatus == 0)
         #expect(output.contains("ingested 4 lines and 0 files: 2 new receipts, 1 seen again, 1 skipped"), "\(output)")
     }
+
+    #if canImport(Glibc)
+    /// Waits, with no timer, until `ready()` holds: asked now and again at each change inotify
+    /// reports in `folder` (a file created, written or moved in). False if `output` turns
+    /// readable first (the process wrote or ended) and `ready()` still does not hold.
+    static func waitForChanges(in folder: URL, unlessReadable output: FileHandle, until ready: () -> Bool) -> Bool {
+        let watcher = inotify_init()
+        guard watcher >= 0 else { return ready() }
+        defer { close(watcher) }
+        guard inotify_add_watch(watcher, folder.path, UInt32(IN_CREATE | IN_MODIFY | IN_MOVED_TO)) >= 0 else { return ready() }
+        var events = [UInt8](repeating: 0, count: 4096)
+        while !ready() {
+            var waiting = [
+                pollfd(fd: watcher, events: Int16(POLLIN), revents: 0), pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&waiting, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return ready()
+            }
+            if waiting[1].revents != 0 { return ready() }
+            _ = read(watcher, &events, events.count)
+        }
+        return true
+    }
+    #endif
 
     // MARK: (8) PostgreSQL errors in plain words
 
