@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 #if canImport(Glibc)
 import Glibc
@@ -84,19 +85,26 @@ public enum FilePermissions {
     }
 }
 
-/// A directory or file that could not be created: `cannot create the directory /x/y: Permission denied`.
-public struct FileCreationError: Error, Sendable, CustomStringConvertible {
+/// A directory or file that could not be created: `cannot create the directory /x/y: Permission
+/// denied`. Compared by code; ``errno`` is the system's reason.
+public struct FileCreationError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        case cannotCreateDirectory = "cannot-create-directory"
+        case cannotCreateFile = "cannot-create-file"
+    }
+
+    public let code: Code
     public let path: String
-    public let what: String
     public let errno: Int32
 
     public init(path: String, what: String, errno: Int32) {
+        self.code = what == "directory" ? .cannotCreateDirectory : .cannotCreateFile
         self.path = path
-        self.what = what
         self.errno = errno
     }
 
-    public var description: String { "cannot create the \(what) \(path): \(String(cString: strerror(errno)))" }
+    public var what: String { code == .cannotCreateDirectory ? "directory" : "file" }
+    public var reason: String { "cannot create the \(what) \(path): \(String(cString: strerror(errno)))" }
 }
 
 /// A file whose mode could not be read, and why.

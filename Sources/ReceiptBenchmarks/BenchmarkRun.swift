@@ -12,9 +12,27 @@ import ReceiptWatch
 import RetryEngine
 
 /// A benchmark that could not run (no receipts, a wrong answer), in words.
-public struct BenchmarkError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+public struct BenchmarkError: CodedError {
+    public enum Code: String, CodedErrorCode, CaseIterable {
+        /// Nothing in the inputs could be benchmarked.
+        case noInputs = "no-inputs"
+        /// A verification gave another verdict than the benchmark needs (its figure would lie).
+        case unexpectedVerdict = "unexpected-verdict"
+        /// The inputs carry no signature the bare verify can time.
+        case noSignature = "no-signature"
+        /// The simulator a benchmark runs against did not answer as it should.
+        case simulatorFailed = "simulator-failed"
+        /// The OCSP cache was not warm when the warm run began.
+        case cacheNotWarm = "cache-not-warm"
+    }
+
+    public let code: Code
+    public let reason: String
+
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
 }
 
 /// What `receiptdash bench` measures, with the command's settings: each benchmark prints its
@@ -75,7 +93,7 @@ public struct BenchmarkRun: Sendable {
             decodable.append(input)
             if case .jws = decoded.signature { tokens.append(decoded) }
         }
-        guard !decodable.isEmpty else { throw BenchmarkError("No decodable receipts found.") }
+        guard !decodable.isEmpty else { throw BenchmarkError(.noInputs, "No decodable receipts found.") }
         if verify, tokens.count == decodable.count {
             return try await benchJWS(decodable, tokens: tokens, skipped: inputs.count - decodable.count)
         }
@@ -101,7 +119,7 @@ public struct BenchmarkRun: Sendable {
             }
             elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         } while elapsed < seconds
-        if verify && valid != decoded { throw BenchmarkError("\(decoded - valid) verifications did not give 'valid'.") }
+        if verify && valid != decoded { throw BenchmarkError(.unexpectedVerdict, "\(decoded - valid) verifications did not give 'valid'.") }
         let rate = Double(decoded) / elapsed
         print(String(format: verify ? "verified %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)" : "decoded %d receipts in %.2f s: %.0f receipts/s, %.1f MB/s, %.1f µs per receipt (one thread)",
             decoded, elapsed, rate, Double(bytes) * Double(decoded / decodable.count) / elapsed / 1e6, 1e6 / rate))
@@ -137,10 +155,11 @@ public struct BenchmarkRun: Sendable {
         let bytes = inputs.reduce(0) { $0 + $1.1.count }
         let sameSignatures = tokens.flatMap(probes)
         guard case .jws(let sample) = tokens[0].signature, let probe = ES256Probe(sample), probe.verify() else {
-            throw BenchmarkError("\(inputs[0].0): no ES256 signature to time the bare verify with.")
+            throw BenchmarkError(.noSignature, "\(inputs[0].0): no ES256 signature to time the bare verify with.")
         }
         guard sameSignatures.count == perRound, sameSignatures.allSatisfy({ $0.verify() }) else {
             throw BenchmarkError(
+                .noSignature,
                 "Of the \(perRound) signatures a round checks, \(sameSignatures.filter { $0.verify() }.count) are ES256 signatures "
                     + "with a P-256 leaf key that verify alone: the bare verify of the same signatures needs all of them. "
                     + "Benchmark genuine App Store tokens (the corpus's jws folder).")
@@ -193,7 +212,7 @@ public struct BenchmarkRun: Sendable {
             } while sliceElapsed < seconds / 8
             elapsed += sliceElapsed
         }
-        if valid != verified { throw BenchmarkError("\(verified - valid) verifications did not give '\(expected.rawValue)'.") }
+        if valid != verified { throw BenchmarkError(.unexpectedVerdict, "\(verified - valid) verifications did not give '\(expected.rawValue)'.") }
         let rate = Double(verified) / elapsed
         let signatureRate = Double(checked) / elapsed
         let sameRate = Double(same.count) / same.elapsed
@@ -366,7 +385,7 @@ public struct BenchmarkRun: Sendable {
 
         // One page's own work on one core: a token, and 20 signed items decoded and judged.
         guard let page = await client.transactionHistory(bench.transactionID, environment: .production).value else {
-            throw BenchmarkError("the simulator did not answer the history")
+            throw BenchmarkError(.simulatorFailed, "the simulator did not answer the history")
         }
         let items = Array(page.signedTransactions.prefix(20))
         let decoder = ReceiptDecoder()

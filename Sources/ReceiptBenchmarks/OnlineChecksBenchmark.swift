@@ -65,7 +65,7 @@ extension BenchmarkRun {
         for token in tokens {
             let report = await evaluator.evaluate(token, options: options)
             guard report.verdict == .test, report.retryable == false else {
-                throw BenchmarkError("online checks did not pass on the simulator's tokens: \(report.headline)")
+                throw BenchmarkError(.unexpectedVerdict, "online checks did not pass on the simulator's tokens: \(report.headline)")
             }
         }
         print("online checks: \(checks.fetchCount) OCSP requests to warm the cache (leaf and intermediate)")
@@ -73,6 +73,6 @@ extension BenchmarkRun {
             inputs, tokens: tokens, skipped: 0, evaluator: evaluator, options: options, expected: .test,
             label: "decode + signature + chain + online checks, warm OCSP cache")
         print("online checks: \(checks.fetchCount) OCSP requests in all (the measured rounds asked none)")
-        if checks.fetchCount != 2 { throw BenchmarkError("the OCSP cache was not warm: \(checks.fetchCount) requests") }
+        if checks.fetchCount != 2 { throw BenchmarkError(.cacheNotWarm, "the OCSP cache was not warm: \(checks.fetchCount) requests") }
     }
 }

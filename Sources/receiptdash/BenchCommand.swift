@@ -81,7 +81,7 @@ struct Bench: AsyncParsableCommand {
             if verify && onlineChecks { return try await bench.benchJWSOnlineChecks() }
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
-            throw ValidationError(error.description)
+            throw ValidationError(error.reason)
         }
     }
 }

@@ -121,6 +121,9 @@ import Darwin
         #expect(chmod(file, 0o644) == 0)
         #expect(try !FilePermissions.createPrivateFile(atPath: file))
         #expect(Self.mode(file) == 0o644)
-        #expect(throws: FileCreationError.self) { try FilePermissions.createPrivateFile(atPath: root + "/no/such/dir/f") }
+        let missing = #expect(throws: FileCreationError.self) { try FilePermissions.createPrivateFile(atPath: root + "/no/such/dir/f") }
+        #expect(missing?.code == .cannotCreateFile)
+        #expect(missing?.errno == ENOENT)
+        #expect(missing?.path == root + "/no/such/dir/f")
     }
 }
