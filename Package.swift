@@ -421,6 +421,31 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "UntrustedText"]),
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
         .testTarget(
+            name: "AppStoreAPITests",
+            dependencies: [
+                "AppStoreAPI",
+                "ReceiptCore",
+                "RetryEngine",
+                "ServiceTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "ReceiptDemoTests",
+            dependencies: [
+                "LocalFiles",
+                "ReceiptCore",
+                "ReceiptDemo",
+            ]
+        ),
+        .testTarget(
+            name: "LocalFilesTests",
+            dependencies: [
+                "LocalFiles",
+                "ReceiptCore",
+            ]
+        ),
+        .testTarget(
             name: "ReceiptRenderingTests",
             dependencies: [
                 "LocalFiles",
@@ -453,7 +478,6 @@ let package = Package(
         .testTarget(
             name: "AuditTrailSQLiteTests",
             dependencies: [
-                "LocalFiles",
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

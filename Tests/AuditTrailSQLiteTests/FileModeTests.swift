@@ -2,7 +2,6 @@
 @testable import AuditTrailSQLite
 import Foundation
 import AppStoreAPI
-import LocalFiles
 import ReceiptCore
 import Testing
 
@@ -92,38 +91,5 @@ import Darwin
         // From the environment: no file, nothing to check.
         _ = try SharedSecret.load(file: nil, environment: [SharedSecret.environmentVariable: "x"], warn: { warnings.append($0) })
         #expect(warnings.isEmpty)
-    }
-
-    /// The one check, as the `.p8` key and `--tls-key` use it.
-    @Test func theOneCheck() throws {
-        let root = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let file = root + "/key.pem"
-        try Data("k".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(chmod(file, 0o604) == 0)
-        #expect(
-            FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file")
-                == "the TLS key file \(file) is readable by every user of this machine (mode 604): chmod 600 \(file)")
-        #expect(chmod(file, 0o600) == 0)
-        #expect(FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file") == nil)
-        #expect(chmod(file, 0o400) == 0)
-        #expect(FilePermissions.readableByOthersWarning(path: file, what: "the TLS key file") == nil)
-        #expect(FilePermissions.readableByOthersWarning(path: root + "/missing", what: "the TLS key file") == nil)
-    }
-
-    /// Made 0600 when absent; an existing file is never touched.
-    @Test func createPrivateFileDoesNotTouchAnExistingFile() throws {
-        let root = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let file = root + "/f"
-        #expect(try FilePermissions.createPrivateFile(atPath: file))
-        #expect(Self.mode(file) == 0o600)
-        #expect(chmod(file, 0o644) == 0)
-        #expect(try !FilePermissions.createPrivateFile(atPath: file))
-        #expect(Self.mode(file) == 0o644)
-        let missing = #expect(throws: FileCreationError.self) { try FilePermissions.createPrivateFile(atPath: root + "/no/such/dir/f") }
-        #expect(missing?.code == .cannotCreateFile)
-        #expect(missing?.errno == ENOENT)
-        #expect(missing?.path == root + "/no/such/dir/f")
     }
 }

@@ -6,39 +6,6 @@ import RetryEngine
 import ServiceTestSupport
 import Testing
 
-/// A compact JWT split and decoded by the test itself (not by the code under test).
-struct DecodedJWT {
-    let header: JSONValue
-    let claims: JSONValue
-    let headerJSON: String
-    let signingInput: Data
-    let signature: Data
-
-    init(_ token: String) throws {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3 else { throw JWTShapeError() }
-        func decode(_ part: String) throws -> Data {
-            var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while text.count % 4 != 0 { text += "=" }
-            guard let data = Data(base64Encoded: text) else { throw JWTShapeError() }
-            return data
-        }
-        let headerData = try decode(parts[0])
-        headerJSON = String(decoding: headerData, as: UTF8.self)
-        header = try JSONValue.parse([UInt8](headerData))
-        claims = try JSONValue.parse([UInt8](try decode(parts[1])))
-        signingInput = Data((parts[0] + "." + parts[1]).utf8)
-        signature = try decode(parts[2])
-    }
-
-    func verifies(with key: P256.Signing.PublicKey) -> Bool {
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
-        return key.isValidSignature(signature, for: signingInput)
-    }
-
-    struct JWTShapeError: Error {}
-}
-
 @Suite struct ServerAPICredentialTests {
     @Test func tokenHeaderClaimsAndES256Signature() throws {
         let (credentials, key) = makeTestCredentials()

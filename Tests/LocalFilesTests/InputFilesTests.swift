@@ -1,0 +1,37 @@
+import Foundation
+import LocalFiles
+import ReceiptCore
+import Testing
+
+/// Inputs as the commands read them: a folder's files in name order (no hidden files, no
+/// subfolders), a missing file named, and nothing over the limit read into memory.
+@Suite struct InputFilesTests {
+    @Test func foldersAreReadInNameOrderWithoutHiddenFilesOrSubfolders() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["b.der", "a.b64", ".hidden", "nested/c.der"] {
+            try Data(name.utf8).write(to: folder.appendingPathComponent(name))
+        }
+        let loaded = InputFiles.load([folder.path, folder.appendingPathComponent("missing.der").path], limit: 1024)
+        #expect(loaded.map { ($0.source as NSString).lastPathComponent } == ["a.b64", "b.der", "missing.der"])
+        #expect(try loaded[0].result.get() == Array("a.b64".utf8))
+        #expect(loaded[2].result.failureReason == "no such file")
+    }
+
+    @Test func inputsOverTheLimitAreNotRead() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)")
+        try Data(count: 2048).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let loaded = InputFiles.load([file.path], limit: 1024)
+        #expect(loaded.count == 1)
+        #expect(loaded[0].result.failureReason == "input is larger than the 1024-byte limit")
+    }
+}
+
+extension Result where Failure == ReceiptDecodingError {
+    fileprivate var failureReason: String? {
+        if case .failure(let error) = self { return error.reason }
+        return nil
+    }
+}
