@@ -13,16 +13,8 @@ import Testing
         "DecodingError", "NIOConnectionError", "IOError(", "NIOSSLError", "BoringSSLError", "HTTPClientError",
     ]
 
-    final class Transcript {
-        var text = ""
-    }
-
     func expectPlain(_ arguments: [String], status: Int32? = nil, in folder: URL, port: Int, into transcript: Transcript) throws {
-        let result = try cli.run(arguments, currentDirectory: folder)
-        // The folder and port change from run to run, and a retry's delay is jittered.
-        let said = result.stderr.replacingOccurrences(of: folder.path, with: "<folder>").replacingOccurrences(of: ":\(port)", with: ":<port>")
-            .replacingOccurrences(of: #"in [0-9]+\.[0-9]+ s:"#, with: "in <delay> s:", options: .regularExpression)
-        transcript.text += "$ receiptdash \(arguments.joined(separator: " ").replacingOccurrences(of: ":\(port)", with: ":<port>"))\nexit \(result.status)\n\(said)\n"
+        let result = transcript.record(arguments, try cli.run(arguments, currentDirectory: folder))
         let shown = arguments.joined(separator: " ")
         #expect(result.status != 0, "\(shown) succeeded")
         if let status { #expect(result.status == status, "\(shown): \(result.stderr)") }
@@ -41,7 +33,7 @@ import Testing
             .write(to: folder.appendingPathComponent("garbage.sqlite"))
         try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: folder.appendingPathComponent("r.b64").path)
         let port = TestPorts.closed()
-        let transcript = Transcript()
+        let transcript = Transcript(replacing: [(folder.path, "<folder>"), (":\(port)", ":<port>")])
         let closed = ["--production-url", "http://127.0.0.1:\(port)/p", "--sandbox-url", "http://127.0.0.1:\(port)/s"]
 
         // Missing files.
