@@ -51,6 +51,10 @@ public enum LookupJSON {
         if let failure = result.failure {
             LookupJSON.error(failure, into: &out)
         }
+        if !result.filters.isEmpty {
+            out.key("filters")
+            filters(result.filters, into: &out)
+        }
         out.member("notes", strings: result.notes.isEmpty ? nil : result.notes)
         // No transactions, no analysis: the keys stay, with empty lists.
         let analysis = result.analysis ?? PurchaseAnalysis(at: result.at, subscriptions: [], oneTimePurchases: [], notes: [])
@@ -73,6 +77,22 @@ public enum LookupJSON {
         out.beginArray()
         for item in result.transactions { transaction(item, into: &out) }
         out.endArray()
+        out.endObject()
+    }
+
+    /// `"filters"`: what the look-up narrowed, each member only when set (keys sorted).
+    static func filters(_ filters: LookupFilters, into out: inout JSONOutput) {
+        let history = filters.history
+        out.beginObject()
+        if let end = history.endDate { out.member("end", end) }
+        out.member("groups", strings: history.subscriptionGroupIdentifiers.isEmpty ? nil : history.subscriptionGroupIdentifiers)
+        if let ownership = history.ownership { out.member("ownership", ownership.rawValue) }
+        out.member("product_ids", strings: history.productIDs.isEmpty ? nil : history.productIDs)
+        out.member("product_types", strings: history.productTypes.isEmpty ? nil : history.productTypes.map(\.rawValue))
+        if let revoked = history.revoked { out.member("revoked", revoked) }
+        if let sort = history.sort { out.member("sort", sort.rawValue) }
+        if let start = history.startDate { out.member("start", start) }
+        out.member("statuses", strings: filters.statuses.isEmpty ? nil : filters.statuses.map(LookupFilters.name))
         out.endObject()
     }
 
@@ -181,6 +201,10 @@ public enum LookupText {
                 + (verdict.map { " (receipt trust: \($0.rawValue))" } ?? "")
         }
         lines.append("Look-up of \(asked)" + (result.environment.map { " in \($0.rawValue)" } ?? ""))
+        if !result.filters.isEmpty {
+            let shown = result.filters.queryItems.map { "\($0.name)=\(SafeText.escaped($0.value))" }.joined(separator: " ")
+            lines.append("  Filtered (not the whole customer): \(shown)")
+        }
         if let failure = result.failure {
             lines.append("  Failed: \(SafeText.escaped(failure.reason))")
         }

@@ -31,6 +31,7 @@ struct Lookup: AsyncParsableCommand {
               receiptdash lookup --transaction-id 2000000123456789 --format json
               receiptdash lookup --app-transaction-id 704289572311094157
               receiptdash lookup receipt.b64 --environment sandbox
+              receiptdash lookup --transaction-id 2000000123456789 --product-id pro.monthly --status active
 
             Against the local simulator (`receiptdash simulator --api-root-out sim-root.der`):
               receiptdash lookup --order-id MQ5X7ABCDE --root-ca sim-root.der \\
@@ -61,6 +62,9 @@ struct Lookup: AsyncParsableCommand {
 
     @Option(name: .long, help: "auto (production, then sandbox when production does not know the id), production or sandbox.")
     var environment: APIEnvironmentSelection = .auto
+
+    @OptionGroup(title: "Filters (sent to Apple with every history page)")
+    var filtering: LookupFilterOptions
 
     @OptionGroup var recording: RecordingDatabaseOption
     var db: String? { recording.db }
@@ -111,7 +115,8 @@ struct Lookup: AsyncParsableCommand {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
                 throw ExitCode.failure
             }
-            let result = await CustomerLookupService(client: client, pipeline: pipeline).lookUp(query, environment: environment) { event in
+            let service = CustomerLookupService(client: client, pipeline: pipeline)
+            let result = await service.lookUp(query, environment: environment, filters: try filtering.filters()) { event in
                 if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
             }
             try? await client.shutdown()

@@ -135,6 +135,48 @@ import Testing
         }
     }
 
+    /// Apple's history and status filters: each page asked with them, the rows only the
+    /// history's, the answer saying it is not the whole customer; a word no filter takes is a
+    /// usage error that lists the words.
+    @Test func filtersNarrowTheHistoryAndTheStatuses() throws {
+        let workspace = try Workspace()
+        let (simulator, production, sandbox) = try startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
+        defer { simulator.terminate() }
+        let urls = (production, sandbox)
+        let base = ["--transaction-id", "2000000900000001", "--root-ca", workspace.rootFile]
+
+        let consumables = try lookup(workspace, urls, base + ["--product-type", "consumable", "--format", "json"])
+        #expect(consumables.status == 0, "\(consumables.stderr)")
+        let json = try #require(consumables.json as? [String: Any])
+        #expect(Self.transactions(json).map { $0["transaction_id"] as? String } == ["2000000900000010"])
+        #expect(json["refunds"] as? [String] == ["2000000900000010"])
+        #expect(json["filters"] as? [String: [String]] == ["product_types": ["CONSUMABLE"]])
+
+        let revoked = try lookup(workspace, urls, base + ["--revoked", "--product-id", "com.example.receiptdash.coins100", "--format", "json"])
+        let revokedJSON = try #require(revoked.json as? [String: Any])
+        #expect(Self.transactions(revokedJSON).map { $0["transaction_id"] as? String } == ["2000000900000010"])
+        let filters = try #require(revokedJSON["filters"] as? [String: Any])
+        #expect(filters["revoked"] as? Bool == true)
+        #expect(filters["product_ids"] as? [String] == ["com.example.receiptdash.coins100"])
+
+        let active = try lookup(workspace, urls, base + ["--status", "active", "--format", "json"])
+        let activeJSON = try #require(active.json as? [String: Any])
+        let statuses = (activeJSON["api_subscription_statuses"] as? [[String: Any]] ?? []).map { "\($0["original_transaction_id"] ?? "") \($0["status"] ?? "")" }
+        #expect(statuses == ["2000000900000001 1"])
+        #expect(activeJSON["filters"] as? [String: [String]] == ["statuses": ["active"]])
+        #expect(Self.transactions(activeJSON).count == 5, "a status filter narrows the statuses, not the history")
+
+        let whole = try lookup(workspace, urls, base + ["--format", "json"])
+        #expect((whole.json as? [String: Any])?["filters"] == nil)
+
+        let text = try lookup(workspace, urls, base + ["--product-type", "consumable"])
+        #expect(text.stdout.split(separator: "\n").dropFirst().first == "  Filtered (not the whole customer): productType=CONSUMABLE")
+
+        for wrong in [["--status", "paused"], ["--product-type", "subscription"], ["--revoked", "--not-revoked"], ["--start", "2026-11-02", "--end", "2026-11-01"]] {
+            #expect(try lookup(workspace, urls, base + wrong).status == 64, "\(wrong)")
+        }
+    }
+
     @Test func autoGoesToSandboxOn4040010AndTheDatabaseKeepsIt() throws {
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator([

@@ -101,6 +101,38 @@ public struct LookedUpItem: Sendable {
     }
 }
 
+/// What a look-up asks Apple to narrow: Get Transaction History's filters (sent again with
+/// every page, as Apple requires) and the statuses Get All Subscription Statuses returns. Empty:
+/// the whole customer.
+public struct LookupFilters: Sendable, Hashable {
+    public var history: TransactionHistoryFilter
+    public var statuses: [SubscriptionAPIStatus]
+
+    public init(history: TransactionHistoryFilter = TransactionHistoryFilter(), statuses: [SubscriptionAPIStatus] = []) {
+        self.history = history
+        self.statuses = statuses
+    }
+
+    /// Whether anything is narrowed.
+    public var isEmpty: Bool { history.queryItems.isEmpty && statuses.isEmpty }
+
+    /// A status as `--status` and the JSON name it: `active`, `expired`, `billing-retry`,
+    /// `grace`, `revoked`, or the number for one Apple does not define.
+    public static func name(_ status: SubscriptionAPIStatus) -> String {
+        statusNames.first { $0.value == status }?.key ?? String(status.rawValue)
+    }
+
+    /// `--status` words and the statuses they stand for.
+    public static let statusNames: [String: SubscriptionAPIStatus] = [
+        "active": .active, "expired": .expired, "billing-retry": .billingRetry, "grace": .gracePeriod, "revoked": .revoked,
+    ]
+
+    /// The filters as Apple's query names them (`productId=…`, `status=1`), in a fixed order.
+    public var queryItems: [APIRequest.QueryItem] {
+        history.queryItems + statuses.map { .init("status", String($0.rawValue)) }
+    }
+}
+
 /// The answer to one look-up: every transaction of the customer, their renewal preferences,
 /// refunds, the same subscription analysis `inspect --at` makes, and every request made. A
 /// failed look-up keeps what it learned and says why in ``failure``.
@@ -125,6 +157,8 @@ public struct CustomerLookupResult: Sendable {
     public var failure: APIFailure?
     /// Signed items that could not be read, in words.
     public var notes: [String] = []
+    /// What the look-up narrowed (its answer is not the whole customer when any is set).
+    public var filters = LookupFilters()
 
     public init(
         query: LookupQuery, at: Date, environment: APIEnvironment? = nil, transactions: [LookedUpItem] = [],

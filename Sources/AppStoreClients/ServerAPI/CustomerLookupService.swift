@@ -29,10 +29,11 @@ public struct CustomerLookupService: Sendable {
     }
 
     public func lookUp(
-        _ query: LookupQuery, environment selection: APIEnvironmentSelection = .auto,
+        _ query: LookupQuery, environment selection: APIEnvironmentSelection = .auto, filters: LookupFilters = LookupFilters(),
         onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
     ) async -> CustomerLookupResult {
         var result = CustomerLookupResult(query: query, at: pipeline.instant)
+        result.filters = filters
         var judged: [String: LookedUpItem] = [:]
 
         // 1. One transaction id, and its environment when an order names it. A transaction id
@@ -77,8 +78,9 @@ public struct CustomerLookupService: Sendable {
         let (arrivedPages, pageSink) = AsyncStream.makeStream(of: ([String], APIEnvironment).self)
         async let judgedEarly = judgeAsTheyArrive(arrivedPages)
         async let historyAnswer = client.transactionHistory(
-            anchorID, environment: customerEnvironment, onEvent: onEvent, onPage: { pageSink.yield(($0, $1)) })
-        async let statusAnswer = client.subscriptionStatuses(anchorID, environment: customerEnvironment, onEvent: onEvent)
+            anchorID, filter: filters.history, environment: customerEnvironment, onEvent: onEvent, onPage: { pageSink.yield(($0, $1)) })
+        async let statusAnswer = client.subscriptionStatuses(
+            anchorID, status: filters.statuses, environment: customerEnvironment, onEvent: onEvent)
         async let refundAnswer = client.refundHistory(anchorID, environment: customerEnvironment, onEvent: onEvent)
         async let appAnswer = client.appTransactionInfo(anchorID, environment: customerEnvironment, onEvent: onEvent)
         let history = await historyAnswer
@@ -116,10 +118,16 @@ public struct CustomerLookupService: Sendable {
         let refunded = await judge(refunds.value?.signedTransactions ?? [], in: environment, cache: &judged, notes: &result.notes)
         result.refunds = orderedUnique(refunded.compactMap { $0.transaction?.transactionID })
 
+        // With history filters, the rows are the history's: the statuses' latest transactions
+        // and the refund history are not filtered by Apple, and would add what was filtered out.
+        let historyTokens = history.value?.signedTransactions ?? []
+        let onlyIDs: Set<String>? =
+            filters.history.queryItems.isEmpty ? nil : Set(historyTokens.compactMap { judged[$0]?.transaction?.transactionID })
+        if let onlyIDs { result.refunds = result.refunds.filter(onlyIDs.contains) }
         // One row per transaction id (a refunded row, which carries the revocation, wins).
         var byID: [String: LookedUpItem] = [:]
         for item in judged.values {
-            guard let id = item.transaction?.transactionID else { continue }
+            guard let id = item.transaction?.transactionID, onlyIDs?.contains(id) ?? true else { continue }
             if let kept = byID[id], kept.transaction?.cancellationDate != nil { continue }
             byID[id] = item
         }
