@@ -294,9 +294,14 @@ public struct DashboardState: Sendable {
 
     private var pasteCount = 0
 
-    /// Adds a log line; `time` defaults to the judged-at instant (loading happens "now").
+    /// Adds a log line at the time of its event: `time`, or the wall clock when the line is
+    /// about what happens now (never the judged-at instant, which may be the start or `--at`).
+    /// Lines stay in time order: one whose event came earlier goes before later ones.
     public mutating func addLog(_ text: String, role: ColorRole = .text, at time: Date? = nil) {
-        log.append(LogEntry(time: time ?? now, text: text, role: role))
+        let entry = LogEntry(time: time ?? wallClock, text: text, role: role)
+        var index = log.endIndex
+        while index > log.startIndex, log[index - 1].time > entry.time { index -= 1 }
+        log.insert(entry, at: index)
         if log.count > 5000 { log.removeFirst(log.count - 5000) }
         var s = scroll[.log] ?? ScrollState()
         s.selected = log.count - 1
