@@ -217,6 +217,7 @@ public enum LookupText {
                 "App transaction \(SafeText.escaped(app.appTransactionID ?? "?")): " + facts.joined(separator: ", ")
                     + " (trust: \(item.trust.verdict.rawValue))")
         }
+        lines += answer(result.analysis)
         if !result.transactions.isEmpty {
             lines.append("")
             lines.append("Transactions (\(result.transactions.count))")
@@ -293,6 +294,26 @@ public enum LookupText {
     }
 
     private static func day(_ date: Date?) -> String { date.map { AppleDate.calendarDay($0) } ?? "" }
+
+    /// The answer on top: one line per subscription (its state, until when, auto-renew) and
+    /// per one-time purchase (bought or refunded), before the rows they come from.
+    static func answer(_ analysis: PurchaseAnalysis?) -> [String] {
+        guard let analysis, !(analysis.subscriptions.isEmpty && analysis.oneTimePurchases.isEmpty) else { return [] }
+        var lines = ["", "Answer"]
+        for sub in analysis.subscriptions {
+            var facts: [String] = []
+            if let expires = sub.expiresDate { facts.append("\(expires > analysis.at ? "until" : "since") \(day(expires))") }
+            if let grace = sub.gracePeriodExpiresDate, grace > analysis.at { facts.append("grace until \(day(grace))") }
+            if let on = sub.autoRenew { facts.append(on ? "auto-renew on" : "auto-renew off") }
+            lines.append(
+                "  \(SafeText.escaped(sub.productID ?? "?")): \(sub.state.rawValue)" + (facts.isEmpty ? "" : " (" + facts.joined(separator: ", ") + ")"))
+        }
+        for purchase in analysis.oneTimePurchases {
+            let what = purchase.refunded ? "refunded" : "bought \(day(purchase.purchaseDate))"
+            lines.append("  \(SafeText.escaped(purchase.productID ?? "?")) (\(shortType(purchase.productType))): \(what)")
+        }
+        return lines
+    }
 
     private static func shortType(_ type: ProductType?) -> String {
         switch type {

@@ -177,6 +177,28 @@ import Testing
         }
     }
 
+    /// The answer comes first: a line per subscription (state, until when, auto-renew) and per
+    /// one-time purchase, before the rows it was judged from, with the dates the JSON gives.
+    @Test func theAnswerComesBeforeTheRows() throws {
+        let workspace = try Workspace()
+        let (simulator, production, sandbox) = try startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
+        defer { simulator.terminate() }
+        let arguments = ["--order-id", "MQ5X7ABCDE", "--root-ca", workspace.rootFile]
+        let json = try #require(try lookup(workspace, (production, sandbox), arguments + ["--format", "json"]).json as? [String: Any])
+        let expires = Dictionary(
+            uniqueKeysWithValues: (json["subscriptions"] as? [[String: Any]] ?? []).map {
+                ($0["product_id"] as? String ?? "", String(($0["expires_date"] as? String ?? "").prefix(10)))
+            })
+        let text = try lookup(workspace, (production, sandbox), arguments)
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex(of: "Answer"))
+        #expect(lines[start + 1] == "  com.example.receiptdash.pro.monthly: active (until \(expires["com.example.receiptdash.pro.monthly"] ?? "?"), auto-renew on)")
+        #expect(lines[start + 2] == "  com.example.receiptdash.archive.yearly: expired (since \(expires["com.example.receiptdash.archive.yearly"] ?? "?"), auto-renew off)")
+        #expect(lines[start + 3] == "  com.example.receiptdash.coins100 (consumable): refunded")
+        #expect(lines.firstIndex(of: "Transactions (5)") == start + 5)
+    }
+
     @Test func autoGoesToSandboxOn4040010AndTheDatabaseKeepsIt() throws {
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator([
