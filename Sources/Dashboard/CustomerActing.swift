@@ -38,12 +38,15 @@ public struct ActionAnswer: Sendable, Hashable {
     /// The request id of a write whose outcome is unknown: repeating it (the same form again)
     /// reuses this id, so Apple applies it at most once.
     public var unknownRequestID: String?
+    /// The HTTP status Apple answered a taken write with (`consumption`: 202).
+    public var httpStatus: Int?
 
-    public init(ok: Bool, line: String, target: String? = nil, unknownRequestID: String? = nil) {
+    public init(ok: Bool, line: String, target: String? = nil, unknownRequestID: String? = nil, httpStatus: Int? = nil) {
         self.ok = ok
         self.line = line
         self.target = target
         self.unknownRequestID = unknownRequestID
+        self.httpStatus = httpStatus
     }
 
     /// The key of a write to `id` (`extend|2000…`), as ``target`` holds it.
@@ -190,6 +193,10 @@ extension DashboardState {
         addLog(answer.line, role: answer.ok ? .ok : .error)
         message = (answer.line, answer.ok ? .ok : .error)
         if let target = answer.target { unknownWrites[target] = answer.unknownRequestID }
+        // Consumption information Apple took answers the transaction's refund request.
+        if answer.ok, let target = answer.target, target.hasPrefix("consumption|") {
+            consumptionAnswers[String(target.dropFirst("consumption|".count))] = (wallClock, answer.httpStatus)
+        }
         guard answer.ok, let query else { return [] }
         return startLookUp(query)
     }

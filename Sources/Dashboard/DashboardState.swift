@@ -159,6 +159,9 @@ public struct DashboardState: Sendable {
     /// Writes whose outcome is unknown, by target (``ActionAnswer/target(_:_:)``), with their
     /// request id: the same write again reuses it.
     public var unknownWrites: [String: String] = [:]
+    /// Consumption information Apple took this session, by transaction id: when, and its HTTP
+    /// status. A refund request for that transaction reads "answered" from then on.
+    public var consumptionAnswers: [String: (at: Date, httpStatus: Int?)] = [:]
     /// Why look-up is not available, when the executable knows more than "no credentials"
     /// (e.g. an unreadable key file); `l` says it.
     public var lookupSetupProblem: String?

@@ -569,7 +569,8 @@ public enum DashboardView {
             case 0: return (String(AppleDate.iso8601(row.receivedAt).dropFirst(11).prefix(8)), .muted)
             case 1:
                 // A refund request says its reason and the time left to answer.
-                if let note = row.consumptionNote(now: s.wallClock) { return ("\(note) · \(row.explanation)", .warning) }
+                let answered = row.transactionID.flatMap { s.consumptionAnswers[$0] }
+                if let note = row.consumptionNote(now: s.wallClock, answered: answered) { return ("\(note) · \(row.explanation)", .warning) }
                 return (row.explanation, nil)
             case 2: return (row.productID ?? "", nil)
             case 3: return (row.transactionID ?? "", .muted)

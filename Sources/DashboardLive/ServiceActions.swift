@@ -101,6 +101,7 @@ public struct ServiceActions: CustomerActing {
                 ok: false, line: "\(what): \(report.failureText ?? "failed")\(recorded)", target: target,
                 unknownRequestID: report.outcome == .unknown ? requestID : nil)
         }
-        return ActionAnswer(ok: recorded.isEmpty, line: "\(done(report)) (request id \(requestID))\(recorded)", target: target)
+        return ActionAnswer(
+            ok: recorded.isEmpty, line: "\(done(report)) (request id \(requestID))\(recorded)", target: target, httpStatus: report.httpStatus)
     }
 }

@@ -49,11 +49,17 @@ public struct NotificationRow: Sendable, Hashable {
     public static let consumptionAnswerWindow: TimeInterval = 12 * 3600
 
     /// A `CONSUMPTION_REQUEST`'s reason and the time left to answer at `now`, in words: `refund
-    /// asked (unintended purchase): answer within 9 h (c)`; nil for other types.
-    public func consumptionNote(now: Date) -> String? {
+    /// asked (unintended purchase): answer within 9 h (c)`; once `answered` (consumption
+    /// information sent for its transaction after Apple signed the request), when and with which
+    /// HTTP status, and no countdown. Nil for other types.
+    public func consumptionNote(now: Date, answered: (at: Date, httpStatus: Int?)? = nil) -> String? {
         guard notificationType == "CONSUMPTION_REQUEST" else { return nil }
         let reasons = DefinedValues.consumptionRequestReason
         let reason = consumptionRequestReason.map { reasons[$0] ?? "\($0), \(AppleValue.notDefined)" } ?? "no reason given"
+        if let answered, answered.at >= signedDate ?? .distantPast {
+            let status = answered.httpStatus.map { " (HTTP \($0))" } ?? ""
+            return "refund asked (\(reason)): answered at \(AppleDate.iso8601(answered.at).dropFirst(11).prefix(8))\(status)"
+        }
         guard let signed = signedDate else { return "refund asked (\(reason))" }
         let left = signed.addingTimeInterval(Self.consumptionAnswerWindow).timeIntervalSince(now)
         guard left > 0 else { return "refund asked (\(reason)): the 12 h to answer have passed" }

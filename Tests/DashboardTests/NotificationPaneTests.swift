@@ -49,6 +49,21 @@ import TerminalUI
         }
     }
 
+    /// `c` answers a refund request: once Apple takes the consumption information for its
+    /// transaction, the row says when and with which status instead of counting down. A refused
+    /// answer, or one for another transaction, leaves the countdown.
+    @Test func aRefundRequestReadsAnsweredOnceConsumptionIsTaken() {
+        var state = Self.receiving()
+        state.apply([.received(Self.entry("u-9", type: "CONSUMPTION_REQUEST"))], at: Self.t0)
+        state.wallClock = Self.t0 + 600
+        #expect(paneLines(state)[2].hasPrefix("09:30:00 refund asked (no reason given): answer within 12 h"))
+        _ = state.apply(ActionAnswer(ok: false, line: "consumption: refused", target: "consumption|2000000000000001"), lookingUpAgain: nil)
+        _ = state.apply(ActionAnswer(ok: true, line: "done", target: "consumption|2000000000000999", httpStatus: 202), lookingUpAgain: nil)
+        #expect(paneLines(state)[2].hasPrefix("09:30:00 refund asked (no reason given): answer within 12 h"))
+        _ = state.apply(ActionAnswer(ok: true, line: "done", target: "consumption|2000000000000001", httpStatus: 202), lookingUpAgain: nil)
+        #expect(paneLines(state)[2].hasPrefix("09:30:00 refund asked (no reason given): answered at 09:40:00 (HTTP 202)"))
+    }
+
     @Test func rowsShowTimeExplanationProductTransactionVerdictAndDeliveries() {
         var state = Self.receiving()
         state.apply(

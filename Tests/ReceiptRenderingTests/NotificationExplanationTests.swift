@@ -44,4 +44,21 @@ import Testing
         #expect(row("CONSUMPTION_REQUEST", reason: nil, signed: nil).consumptionNote(now: signed) == "refund asked (no reason given)")
         #expect(row("DID_RENEW", reason: nil, signed: signed).consumptionNote(now: signed) == nil)
     }
+
+    /// Answered (consumption information Apple took after it signed the request): when, with
+    /// Apple's status, and the countdown is over; an answer from before the request is not one.
+    @Test func anAnsweredRequestSaysWhenAndEndsItsCountdown() {
+        let signed = Date(timeIntervalSince1970: 1_795_564_800)  // 2026-11-26T00:00:00Z
+        let request = row("CONSUMPTION_REQUEST", reason: "UNINTENDED_PURCHASE", signed: signed)
+        let later = signed.addingTimeInterval(3600 + 14)
+        #expect(
+            request.consumptionNote(now: signed.addingTimeInterval(2 * 3600), answered: (later, 202))
+                == "refund asked (unintended purchase): answered at 01:00:14 (HTTP 202)")
+        #expect(
+            request.consumptionNote(now: signed.addingTimeInterval(20 * 3600), answered: (later, nil))
+                == "refund asked (unintended purchase): answered at 01:00:14")
+        #expect(
+            request.consumptionNote(now: signed.addingTimeInterval(2 * 3600), answered: (signed.addingTimeInterval(-60), 202))
+                == "refund asked (unintended purchase): answer within 10 h")
+    }
 }
