@@ -155,9 +155,9 @@ extension DashboardState {
     }
 
     /// Logs and announces a look-up's answer, already added at `index`, and selects it.
-    mutating func lookupArrived(_ result: CustomerLookupResult, at index: Int) {
+    mutating func lookupArrived(_ result: CustomerLookupResult, at index: Int, updated: Bool = false) {
         lookupsRunning.remove(result.query)
-        let name = Self.lookupName(result.query)
+        let name = Self.lookupName(result.query) + (updated ? " (updated)" : "")
         let count = result.transactions.count
         let found = "\(count) transaction\(count == 1 ? "" : "s")"
         if let failure = result.failure {

@@ -257,10 +257,19 @@ public struct DashboardState: Sendable {
         return item.id
     }
 
-    /// Adds a customer looked up through the App Store Server API as a new input of format
-    /// `api`, selects it and says what was found. Returns the new item's id.
+    /// Adds a customer looked up through the App Store Server API as an input of format `api`,
+    /// selects it and says what was found. The same query asked again (after a write, or by
+    /// hand) replaces its earlier answer in place: one row per customer, never a stale copy.
+    /// Returns the item's id.
     @discardableResult
     public mutating func add(_ lookup: CustomerLookupResult) -> Int {
+        if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
+            let id = items[index].id
+            items[index] = LoadedItem(lookup: lookup, id: id)
+            rebuildRows()
+            lookupArrived(lookup, at: index, updated: true)
+            return id
+        }
         nextID += 1
         items.append(LoadedItem(lookup: lookup, id: nextID))
         lookupArrived(lookup, at: items.count - 1)

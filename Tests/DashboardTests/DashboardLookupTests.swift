@@ -270,6 +270,28 @@ import TerminalUI
         #expect(press(&state, .character("L")) == [.lookUp(.transactionID("2000001027701928"))])
     }
 
+    /// The same customer asked again (after `x`, `c` or `a`) replaces its row in place: one
+    /// row per look-up, with the newer answer, never a stale copy beside it.
+    @Test func aLookupAskedAgainReplacesItsRowInPlace() async throws {
+        var state = await Self.lookupState()
+        let first = try await Self.customer()
+        let id = state.add(first)
+        let rows = state.items.count
+        var newer = first
+        newer.transactions.removeLast()
+        #expect(state.add(newer) == id)
+        #expect(state.items.count == rows)
+        let item = try #require(state.items.first { $0.id == id })
+        #expect(item.lookup?.transactions.count == first.transactions.count - 1)
+        #expect(state.selectedItem?.id == id)
+        #expect(state.log.last?.text.hasPrefix("lookup transaction 2000001025686313 (updated): ") == true)
+        // Another customer is a row of its own.
+        var other = first
+        other.query = .transactionID("2000000000000042")
+        #expect(state.add(other) != id)
+        #expect(state.items.count == rows + 1)
+    }
+
     @Test func exportWritesTheLookupJSON() async throws {
         var state = await Self.lookupState()
         let result = try await Self.customer()
