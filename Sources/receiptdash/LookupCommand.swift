@@ -86,6 +86,18 @@ struct Lookup: AsyncParsableCommand {
         for (flag, value) in [("--order-id", orderId), ("--transaction-id", transactionId), ("--app-transaction-id", appTransactionId)] {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
         }
+        // The shapes Apple gives them: ids are digits; an order ID is letters and digits.
+        let digits = { (text: String) in text.trimmingCharacters(in: .whitespaces).unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+        for (flag, value) in [("--transaction-id", transactionId), ("--app-transaction-id", appTransactionId)] {
+            if let value, !digits(value) {
+                throw ValidationError("\(flag) takes digits only (e.g. 2000000123456789), not \(SafeText.escaped(value)).")
+            }
+        }
+        if let orderId,
+            !orderId.trimmingCharacters(in: .whitespaces).unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+        {
+            throw ValidationError("--order-id takes letters and digits only, as on the App Store invoice (e.g. MQ5X7ABCDE), not \(SafeText.escaped(orderId)).")
+        }
         if orderId != nil && environment == .sandbox {
             throw ValidationError("Look Up Order ID exists in production only: order IDs come from real purchases. Drop --environment sandbox.")
         }

@@ -175,6 +175,12 @@ import Testing
         for wrong in [["--status", "paused"], ["--product-type", "subscription"], ["--revoked", "--not-revoked"], ["--start", "2026-11-02", "--end", "2026-11-01"]] {
             #expect(try lookup(workspace, urls, base + wrong).status == 64, "\(wrong)")
         }
+        // An id of the wrong shape is a usage error that names the shape, before anything is sent.
+        for (flag, value) in [("--transaction-id", "2000000900000001x"), ("--app-transaction-id", "abc"), ("--order-id", "MQ5X7-ABCD")] {
+            let wrong = try lookup(workspace, urls, [flag, value])
+            #expect(wrong.status == 64, "\(flag) \(value)")
+            #expect(wrong.stderr.hasPrefix("Error: \(flag) takes "), "\(wrong.stderr)")
+        }
     }
 
     /// The answer comes first: a line per subscription (state, until when, auto-renew) and per
