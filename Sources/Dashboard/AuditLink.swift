@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import AuditTrail
 import ReceiptCore
 import UntrustedText
 
@@ -11,24 +12,7 @@ public enum AuditFeedEvent: Sendable {
     case result(rowID: Int64, status: Int?, environment: String?, failure: VerificationFailure?, attempts: [OnlineAttempt])
     /// A read or write of the audit database failed: shown in the Log pane and the status
     /// line, never dropped.
-    case auditFailed(AuditLinkError)
-}
-
-/// A failed read or write of the audit database, as the link reports it. Equality compares
-/// only the ``Code``.
-public struct AuditLinkError: CodedError {
-    public enum Code: String, CaseIterable, CodedErrorCode {
-        case writeFailed = "write failed"
-        case readFailed = "read failed"
-    }
-
-    public let code: Code
-    public let reason: String
-
-    public init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
+    case auditFailed(AuditError)
 }
 
 /// The dashboard's link to the audit database (the executable implements it with the

@@ -19,7 +19,7 @@ public final class StoreAuditLink: AuditLink, Sendable {
     struct State {
         var lastReceipt: Int64 = 0
         var lastResult: Double = 0
-        var errors: [AuditLinkError] = []
+        var errors: [AuditError] = []
     }
 
     public init(store: any AuditBackend, follow: Bool) {
@@ -29,11 +29,11 @@ public final class StoreAuditLink: AuditLink, Sendable {
     }
 
     /// Runs a database call; a failure is kept for the next poll and nil returned.
-    private func attempt<T>(_ code: AuditLinkError.Code, _ what: String, _ body: () async throws -> T) async -> T? {
+    private func attempt<T>(_ code: AuditError.Code, _ what: String, _ body: () async throws -> T) async -> T? {
         do {
             return try await body()
         } catch {
-            let failure = AuditLinkError(code, "\(what): \(store.words(for: error))")
+            let failure = AuditError(code, "\(what): \(store.words(for: error))")
             state.withLock { $0.errors.append(failure) }
             return nil
         }

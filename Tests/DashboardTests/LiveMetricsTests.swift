@@ -1,3 +1,4 @@
+import AuditTrail
 import Foundation
 import Testing
 @testable import Dashboard
@@ -84,7 +85,7 @@ import ReceiptCore
     @Test func writeFailureShowsInLogAndStatusLine() async {
         var state = DashboardState(now: Date(timeIntervalSince1970: 1_800_000_000))
         let at = Date(timeIntervalSince1970: 1_800_000_005)
-        await state.apply(.auditFailed(AuditLinkError(.writeFailed, "recording the result of #3: SQLite error 13: database or disk is full\u{1B}[2J")), at: at)
+        await state.apply(.auditFailed(AuditError(.writeFailed, "recording the result of #3: SQLite error 13: database or disk is full\u{1B}[2J")), at: at)
         let words = "audit database write failed: recording the result of #3: SQLite error 13: database or disk is full\\x1b[2J"
         #expect(state.log.last?.text == words)
         #expect(state.log.last?.time == at)
@@ -94,8 +95,8 @@ import ReceiptCore
 
     /// The code names the words above start with.
     @Test func codesPrintTheirNames() {
-        #expect(AuditLinkError.Code.writeFailed.description == "write failed")
-        #expect(AuditLinkError.Code.readFailed.description == "read failed")
+        #expect(AuditError.Code.writeFailed.description == "write failed")
+        #expect(AuditError.Code.readFailed.description == "read failed")
     }
 }
 
