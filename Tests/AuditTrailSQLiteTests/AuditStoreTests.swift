@@ -165,34 +165,7 @@ import Testing
     }
 
     /// Verified through the simulator with a shared secret: the secret's bytes are nowhere in
-    /// the database files.
-    /// A receipt that never got an answer still has every attempt on record (the issue asks
-    /// for every attempt, not only those of receipts Apple answered).
-    @Test func failedVerificationKeepsItsAttempts() async throws {
-        let store = try AuditStore(path: temporaryPath())
-        let retry = RetryPolicy(maximumRetries: 2, baseDelay: 0.005, maximumDelay: 0.01, totalBudget: 600, jitter: 0)
-        let simulator = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), script: [.http(503), .http(503), .http(503)])
-        let client = VerifyReceiptClient(endpoints: try simulator.endpoints, retry: retry)
-        let recorded = try await store.record([try ingest("production.b64")])
-        try await store.markPending(recorded.map(\.id))
-        let items = recorded.map { BatchItem(id: Int($0.id), source: "#\($0.id)", receiptData: $0.receiptData!) }
-        let events = EventLog()
-        let summary = await AuditedVerification(store: store, verifier: BatchVerifier(client: client)).run(BatchItems(items)) {
-            events.add($0)
-        }
-        try await client.shutdown()
-        try await simulator.stop()
-        #expect(summary.batch.failed == 1)
-        #expect(summary.auditErrors.isEmpty)
-        let failed = events.events.compactMap { event -> [VerificationAttempt]? in
-            if case .failed(_, _, let attempts) = event { return attempts }
-            return nil
-        }
-        #expect(failed.map { $0.map(\.httpStatus) } == [[503, 503, 503]])
-        await #expect(try store.counts() == ["failed": 1])
-        await #expect(try store.attemptsPerReceipt() == [recorded[0].id: 3])
-    }
-
+    /// the database files, the WAL and shared memory included, while the store is open.
     @Test func sharedSecretNeverReachesTheDatabase() async throws {
         let path = temporaryPath()
         let store = try AuditStore(path: path)

@@ -516,6 +516,11 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             try await simulator.stop()
             #expect(summary.batch.failed == 1)
             #expect(summary.auditErrors.isEmpty)
+            let failed = events.events.compactMap { event -> [VerificationAttempt]? in
+                if case .failed(_, _, let attempts) = event { return attempts }
+                return nil
+            }
+            #expect(failed.map { $0.map(\.httpStatus) } == [[503, 503, 503]])
             #expect(try await store.counts() == ["failed": 1])
             #expect(try await store.attemptsPerReceipt() == [recorded[0].id: 3])
             #expect(try await store.results(after: 0).map { $0.attempts.map(\.httpStatus) } == [[503, 503, 503]])
