@@ -266,7 +266,6 @@ public struct DashboardState: Sendable {
         if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
             let id = items[index].id
             items[index] = LoadedItem(lookup: lookup, id: id)
-            rebuildRows()
             lookupArrived(lookup, at: index, updated: true)
             return id
         }

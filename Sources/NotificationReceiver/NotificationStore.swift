@@ -321,20 +321,20 @@ final class WriteQueue: Sendable {
     }
 
     func enqueue(_ item: NotificationStore.Item) {
-        let refusal = state.withLock { s -> NotificationStoreError? in
-            guard !s.closed else { return NotificationStoreError(.closed, "the store is closed") }
+        let (refusal, ready) = state.withLock { s -> (NotificationStoreError?, [CheckedContinuation<Void, Never>]) in
+            guard !s.closed else { return (NotificationStoreError(.closed, "the store is closed"), []) }
             guard s.items.count < capacity else {
-                return NotificationStoreError(.busy, "\(s.items.count) writes are waiting for the store (--max-pending \(capacity))")
+                return (NotificationStoreError(.busy, "\(s.items.count) writes are waiting for the store (--max-pending \(capacity))"), [])
             }
             s.items.append(item)
-            return nil
+            return (nil, Self.takeReadyWatchers(&s))
         }
         if let refusal {
             item.continuation?.resume(returning: .failure(refusal))
             return
         }
         if state.withLock({ $0.started }) { wake() }
-        resumeWatchers()
+        for continuation in ready { continuation.resume() }
     }
 
     /// The store's own write, nobody waiting for it.
@@ -403,12 +403,13 @@ final class WriteQueue: Sendable {
     }
 
     func countCommit() {
-        state.withLock { s in
+        let ready = state.withLock { s in
             s.commits += 1
             s.committedRefusalCounts += s.refusalCountsInBatch
             s.refusalCountsInBatch = 0
+            return Self.takeReadyWatchers(&s)
         }
-        resumeWatchers()
+        for continuation in ready { continuation.resume() }
     }
 
     /// Returns once `condition` holds of the queue (checked at each enqueue and commit), or at
@@ -433,15 +434,14 @@ final class WriteQueue: Sendable {
         }
     }
 
-    private func resumeWatchers() {
-        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            guard !s.watchers.isEmpty else { return [] }
-            let now = s
-            let met = s.watchers.filter { $0.value.condition(now) }
-            for id in met.keys { s.watchers[id] = nil }
-            return met.values.map(\.continuation)
-        }
-        for continuation in ready { continuation.resume() }
+    /// The watchers whose condition now holds, taken out of `s` under the lock the caller
+    /// already holds; the caller resumes them once it has let go of it.
+    private static func takeReadyWatchers(_ s: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !s.watchers.isEmpty else { return [] }
+        let now = s
+        let met = s.watchers.filter { $0.value.condition(now) }
+        for id in met.keys { s.watchers[id] = nil }
+        return met.values.map(\.continuation)
     }
 
     var commits: Int { state.withLock { $0.commits } }
