@@ -27,13 +27,10 @@ extension LookupQuery {
     /// Surrounding spaces are ignored; anything else is nil.
     public init?(typed text: String) {
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let ascii = value.unicodeScalars
-        guard !ascii.isEmpty, ascii.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }) else {
-            return nil
-        }
-        if ascii.allSatisfy({ ("0"..."9").contains($0) }) {
+        guard Self.isOrderIDShaped(value) else { return nil }
+        if Self.isIDShaped(value) {
             self = .transactionID(value)
-        } else if ascii.count == 10 {
+        } else if value.unicodeScalars.count == 10 {
             self = .orderID(value)
         } else {
             return nil

@@ -87,15 +87,12 @@ struct Lookup: AsyncParsableCommand {
             if let value, value.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("\(flag) is empty.") }
         }
         // The shapes Apple gives them: ids are digits; an order ID is letters and digits.
-        let digits = { (text: String) in text.trimmingCharacters(in: .whitespaces).unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
         for (flag, value) in [("--transaction-id", transactionId), ("--app-transaction-id", appTransactionId)] {
-            if let value, !digits(value) {
+            if let value, !LookupQuery.isIDShaped(value.trimmingCharacters(in: .whitespaces)) {
                 throw ValidationError("\(flag) takes digits only (e.g. 2000000123456789), not \(SafeText.escaped(value)).")
             }
         }
-        if let orderId,
-            !orderId.trimmingCharacters(in: .whitespaces).unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
-        {
+        if let orderId, !LookupQuery.isOrderIDShaped(orderId.trimmingCharacters(in: .whitespaces)) {
             throw ValidationError("--order-id takes letters and digits only, as on the App Store invoice (e.g. MQ5X7ABCDE), not \(SafeText.escaped(orderId)).")
         }
         if orderId != nil && environment == .sandbox {

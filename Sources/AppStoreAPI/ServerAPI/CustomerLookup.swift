@@ -22,6 +22,18 @@ public enum LookupQuery: Sendable, Hashable {
         }
     }
 
+    /// Whether `text` has the shape of a transaction id or an app transaction id: ASCII digits
+    /// only (at least one).
+    public static func isIDShaped(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+    }
+
+    /// Whether `text` is made of what an order ID is made of: ASCII letters and digits only (at
+    /// least one), as on the App Store invoice (`MQ5X7ABCDE`).
+    public static func isOrderIDShaped(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
+    }
+
     /// The query for a receipt (a file, or `-` for standard input): its newest transaction id,
     /// after our own decode and trust check. A failure is a sentence naming the receipt.
     public static func newestTransaction(in path: String, with pipeline: ReceiptPipeline) async -> Result<LookupQuery, LookupInputError> {
