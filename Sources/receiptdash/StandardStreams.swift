@@ -33,6 +33,11 @@ enum Standard {
         put(2, text)
     }
 
+    /// `receiptdash: warning: …` on standard error (escaped: a warning may name a path).
+    @Sendable static func warning(_ warning: String) {
+        error("receiptdash: warning: " + warning)
+    }
+
     private static func put(_ descriptor: Int32, _ text: String) {
         var text = text
         text.withUTF8 { put(descriptor, UnsafeRawBufferPointer($0)) }
