@@ -1,6 +1,7 @@
 import AppStoreAPI
 import ArgumentParser
 import Foundation
+import UntrustedText
 
 /// The filters of a look-up, as Apple's Get Transaction History v2 and Get All Subscription
 /// Statuses take them: every history page is asked with the same ones.
@@ -53,7 +54,7 @@ struct LookupFilterOptions: ParsableArguments {
     func filters() throws -> LookupFilters {
         func word<T>(_ flag: String, _ value: String, in table: [String: T]) throws -> T {
             guard let found = table[value.lowercased()] else {
-                throw ValidationError("\(flag) takes \(table.keys.sorted().joined(separator: ", ")), not \(value).")
+                throw ValidationError("\(flag) takes \(table.keys.sorted().joined(separator: ", ")), not \(SafeText.escaped(value)).")
             }
             return found
         }
