@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every method may be called from any task. Writes are atomic: a method that records several
 /// rows records all of them or none.
-public protocol AuditBackend: AnyObject, Sendable {
+public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource {
     /// Where the trail lives, as it may be shown: a path, or a URL with its password masked.
     var location: String { get }
     /// The migrations this open applied, in order (empty when it was at the current schema).
@@ -414,6 +414,19 @@ package enum AuditSchema {
             "CREATE INDEX purchase_app_transaction ON purchase(app_transaction_id)",
         ]
     }
+
+    /// v10: every purchase and notification indexed by the customer's app account token and
+    /// app transaction id (`customer --app-account-token`), and notifications by app
+    /// transaction id; the rows stored before it are filled from their payloads by the store.
+    package static let v10 = [
+        "ALTER TABLE purchase ADD COLUMN app_account_token TEXT",
+        // Kept as sent, found lowercased (a UUID in either case is the same token).
+        "CREATE INDEX purchase_app_account_token ON purchase(lower(app_account_token))",
+        "ALTER TABLE notification ADD COLUMN app_account_token TEXT",
+        "ALTER TABLE notification ADD COLUMN app_transaction_id TEXT",
+        "CREATE INDEX notification_app_account_token ON notification(app_account_token)",
+        "CREATE INDEX notification_app_transaction ON notification(app_transaction_id)",
+    ]
 
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",

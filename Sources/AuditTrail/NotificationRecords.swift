@@ -49,13 +49,20 @@ public struct NotificationRecord: Sendable, Hashable {
     public var productID: String?
     public var peer: String?
     public var signedPayload: String?
+    /// The customer's app account token (lowercased) and app transaction id, from the
+    /// transaction or renewal it carries: what `customer` finds it by.
+    public var appAccountToken: String?
+    public var appTransactionID: String?
 
     public init(
         notificationUUID: String, version: NotificationVersion, notificationType: String? = nil, subtype: String? = nil,
         bundleID: String? = nil, appAppleID: Int64? = nil, environment: String? = nil, signedDate: Date? = nil,
         receivedAt: Date, verdict: TrustReport.Verdict, reason: String? = nil, transactionID: String? = nil,
-        originalTransactionID: String? = nil, productID: String? = nil, peer: String? = nil, signedPayload: String? = nil
+        originalTransactionID: String? = nil, productID: String? = nil, peer: String? = nil, signedPayload: String? = nil,
+        appAccountToken: String? = nil, appTransactionID: String? = nil
     ) {
+        self.appAccountToken = appAccountToken?.lowercased()
+        self.appTransactionID = appTransactionID
         self.notificationUUID = notificationUUID
         self.version = version
         self.notificationType = notificationType

@@ -17,6 +17,8 @@ enum PostgresAuditSchema {
     struct Migration: Sendable {
         var name: String
         var statements: [PostgresQuery]
+        /// Run after the statements, in the same transaction (rows filled from what they hold).
+        var then: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
     }
 
     /// The advisory lock every migration runs under (an arbitrary, fixed 64-bit key).
@@ -189,9 +191,34 @@ enum PostgresAuditSchema {
                 "ALTER TABLE notification_rejection ADD COLUMN inserted_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
                 "CREATE INDEX notification_rejection_inserted_xid ON notification_rejection(inserted_xid)",
             ]),
+        // v10: customers found by app account token and app transaction id; notifications
+        // stored before it get both from their payloads.
+        Migration(name: "v10", statements: AuditSchema.v10.map { PostgresQuery(unsafeSQL: $0) }, then: fillCustomerIDs),
     ]
 
     static var names: [String] { migrations.map(\.name) }
+
+    /// v10's fill: the app account token and app transaction id of each notification stored
+    /// before it, read from its payload, a thousand rows at a time.
+    @Sendable static func fillCustomerIDs(_ connection: PostgresConnection, logger: Logger) async throws {
+        var after: Int64 = 0
+        while true {
+            let rows = try await connection.query(
+                "SELECT id, signed_payload FROM notification WHERE id > \(after) AND signed_payload IS NOT NULL ORDER BY id LIMIT 1000",
+                logger: logger
+            ).collect()
+            guard !rows.isEmpty else { return }
+            for row in rows {
+                let (id, payload) = try row.decode((Int64, String).self)
+                after = id
+                let ids = NotificationCustomerIDs.read(payload)
+                guard ids.appAccountToken != nil || ids.appTransactionID != nil else { continue }
+                try await connection.query(
+                    "UPDATE notification SET app_account_token = \(ids.appAccountToken), app_transaction_id = \(ids.appTransactionID) WHERE id = \(id)",
+                    logger: logger)
+            }
+        }
+    }
 
     /// Applies the migrations not yet applied, in one transaction under the advisory lock.
     /// Returns the names applied now.
@@ -213,6 +240,7 @@ enum PostgresAuditSchema {
             for migration in migrations {
                 if !applied.contains(migration.name) {
                     for statement in migration.statements { try await connection.query(statement, logger: logger) }
+                    try await migration.then?(connection, logger)
                     try await connection.query("INSERT INTO receiptdash_migration (name) VALUES (\(migration.name))", logger: logger)
                     now.append(migration.name)
                 }

@@ -46,10 +46,11 @@ extension PostgresAuditStore {
                 """
                 INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
                     environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
-                    original_transaction_id, product_id, peer, signed_payload)
+                    original_transaction_id, product_id, peer, signed_payload, app_account_token, app_transaction_id)
                 VALUES (\(r.notificationUUID), \(r.version.rawValue), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
                     \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), 1, \(r.verdict.rawValue), \(r.reason),
-                    \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload))
+                    \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload), \(r.appAccountToken),
+                    \(r.appTransactionID))
                 ON CONFLICT (notification_uuid) DO UPDATE SET deliveries = notification.deliveries + 1,
                     last_received_at = GREATEST(notification.last_received_at, EXCLUDED.last_received_at),
                     changed_xid = pg_current_xact_id()
@@ -80,7 +81,7 @@ extension PostgresAuditStore {
     static let notificationColumns: StaticString = """
         SELECT id, notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id, environment, signed_date,
             received_at, last_received_at, deliveries, verdict, reason, transaction_id, original_transaction_id, product_id, peer,
-            signed_payload
+            signed_payload, app_account_token, app_transaction_id
         """
 
     /// A notification row in ``notificationColumns``' order, with its id.
@@ -94,7 +95,8 @@ extension PostgresAuditStore {
             receivedAt: Date(timeIntervalSince1970: try c[9].decode(Double.self)), verdict: try TrustReport.Verdict(stored: c[12].decode(String.self)),
             reason: try c[13].decode(String?.self), transactionID: try c[14].decode(String?.self),
             originalTransactionID: try c[15].decode(String?.self), productID: try c[16].decode(String?.self),
-            peer: try c[17].decode(String?.self), signedPayload: try c[18].decode(String?.self))
+            peer: try c[17].decode(String?.self), signedPayload: try c[18].decode(String?.self),
+            appAccountToken: try c[19].decode(String?.self), appTransactionID: try c[20].decode(String?.self))
         return (
             try c[0].decode(Int64.self),
             StoredNotification(

@@ -249,22 +249,28 @@ extension PostgresAuditStore {
         var purchases: [Int64: [Purchase]] = [:]
         for row in try await connection.query(p.query, logger: logger).collect() {
             let cells = row.makeRandomAccess()
-            var purchase = Purchase(source: Purchase.Source(rawValue: try cells[1].decode(String?.self) ?? "") ?? .receiptInApp)
-            for (offset, field) in PurchaseField.audited.enumerated() {
-                let cell = cells[offset + 2]
-                let value: PurchaseField.Value? =
-                    switch field.accessor {
-                    case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
-                    case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
-                    case .flag: try cell.decode(Bool?.self).map { .flag($0) }
-                    case .json, .commitment: try cell.decode(String?.self).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
-                    default: try cell.decode(String?.self).map { .text($0) }
-                    }
-                field.set(value, in: &purchase)
-            }
-            purchases[try cells[0].decode(Int64.self), default: []].append(purchase)
+            purchases[try cells[0].decode(Int64.self), default: []].append(try purchase(cells, sourceAt: 1))
         }
         return purchases
+    }
+
+    /// A purchase from a row holding `source` at `sourceAt` and the columns of
+    /// ``PurchaseField/audited`` right after it.
+    static func purchase(_ cells: PostgresRandomAccessRow, sourceAt start: Int) throws -> Purchase {
+        var purchase = Purchase(source: Purchase.Source(rawValue: try cells[start].decode(String?.self) ?? "") ?? .receiptInApp)
+        for (offset, field) in PurchaseField.audited.enumerated() {
+            let cell = cells[start + 1 + offset]
+            let value: PurchaseField.Value? =
+                switch field.accessor {
+                case .date: try cell.decode(Double?.self).map { .date(Date(timeIntervalSince1970: $0)) }
+                case .integer, .integer64: try cell.decode(Int64?.self).map { .integer($0) }
+                case .flag: try cell.decode(Bool?.self).map { .flag($0) }
+                case .json, .commitment: try cell.decode(String?.self).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
+                default: try cell.decode(String?.self).map { .text($0) }
+                }
+            field.set(value, in: &purchase)
+        }
+        return purchase
     }
 
     /// The `attempt` table's columns for `attempts`, one array each (times a microsecond apart,
@@ -407,19 +413,28 @@ extension PostgresAuditStore {
                     FROM api_action ORDER BY at DESC, id DESC LIMIT \(limit)
                     """, logger: logger)
             }
-            return try await rows.collect().map { row in
-                let (id, at, user, action, environment, requestID, original, transaction) = try row.decode(
-                    (Int64, Double, String, String, String?, String?, String?, String?).self)
-                let columns = row.makeRandomAccess()
-                return AuditAction(
-                    id: id, at: Date(timeIntervalSince1970: at), user: user, action: action, environment: environment, requestID: requestID,
-                    originalTransactionID: original, transactionID: transaction, productID: try columns[8].decode(String?.self),
-                    requestBody: try columns[9].decode(String?.self), httpStatus: try columns[10].decode(Int64?.self).map(Int.init),
-                    apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self),
-                    plan: try columns[13].decode(String?.self), responseBody: try columns[14].decode(String?.self),
-                    completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
-            }
+            return try await rows.collect().map(Self.action)
         }
+    }
+
+    /// The columns ``action(_:)`` reads, in its order.
+    static let actionColumns: StaticString = """
+        SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
+               request_body, http_status, api_error, result, plan, response_body, completed_at
+        """
+
+    /// An `api_action` row in ``actionColumns``' order.
+    static func action(_ row: PostgresRow) throws -> AuditAction {
+        let (id, at, user, action, environment, requestID, original, transaction) = try row.decode(
+            (Int64, Double, String, String, String?, String?, String?, String?).self)
+        let columns = row.makeRandomAccess()
+        return AuditAction(
+            id: id, at: Date(timeIntervalSince1970: at), user: user, action: action, environment: environment, requestID: requestID,
+            originalTransactionID: original, transactionID: transaction, productID: try columns[8].decode(String?.self),
+            requestBody: try columns[9].decode(String?.self), httpStatus: try columns[10].decode(Int64?.self).map(Int.init),
+            apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self),
+            plan: try columns[13].decode(String?.self), responseBody: try columns[14].decode(String?.self),
+            completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

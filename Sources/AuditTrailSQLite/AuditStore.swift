@@ -256,6 +256,26 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v9") { db in
             for statement in AuditSchema.v9(real: "DOUBLE") { try db.execute(sql: statement) }
         }
+        // v10: customers found by app account token and app transaction id; notifications
+        // stored before it get both from their payloads, a thousand rows at a time.
+        migrator.registerMigration("v10") { db in
+            for statement in AuditSchema.v10 { try db.execute(sql: statement) }
+            let update = try db.makeStatement(sql: "UPDATE notification SET app_account_token = ?, app_transaction_id = ? WHERE id = ?")
+            var after: Int64 = 0
+            while true {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT id, signed_payload FROM notification WHERE id > ? AND signed_payload IS NOT NULL ORDER BY id LIMIT 1000",
+                    arguments: [after])
+                guard let last = rows.last else { break }
+                after = last["id"]
+                for row in rows {
+                    let ids = NotificationCustomerIDs.read(row["signed_payload"])
+                    if ids.appAccountToken != nil || ids.appTransactionID != nil {
+                        try update.execute(arguments: [ids.appAccountToken, ids.appTransactionID, row["id"] as Int64])
+                    }
+                }
+            }
+        }
         return migrator
     }
 
@@ -367,17 +387,20 @@ public final class AuditStore: AuditBackend {
             sql += " ORDER BY at DESC, id DESC LIMIT ?"
             arguments += [query.limit]
             let columns = Set(try db.columns(in: "api_action").map(\.name))
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                AuditAction(
-                    id: row["id"], at: Date(timeIntervalSince1970: row["at"]), user: row["os_user"], action: row["action"],
-                    environment: row["environment"], requestID: row["request_id"], originalTransactionID: row["original_transaction_id"],
-                    transactionID: row["transaction_id"], productID: row["product_id"], requestBody: row["request_body"],
-                    httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"],
-                    // A database opened read-only may be older than v9: those read as nil.
-                    plan: columns.contains("plan") ? row["plan"] : nil, responseBody: columns.contains("response_body") ? row["response_body"] : nil,
-                    completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil)
-            }
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { Self.action($0, columns: columns) }
         }
+    }
+
+    /// An `api_action` row; `columns` are the table's (a database opened read-only may be
+    /// older than v9: those columns read as nil).
+    static func action(_ row: Row, columns: Set<String>) -> AuditAction {
+        AuditAction(
+            id: row["id"], at: Date(timeIntervalSince1970: row["at"]), user: row["os_user"], action: row["action"],
+            environment: row["environment"], requestID: row["request_id"], originalTransactionID: row["original_transaction_id"],
+            transactionID: row["transaction_id"], productID: row["product_id"], requestBody: row["request_body"],
+            httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"],
+            plan: columns.contains("plan") ? row["plan"] : nil, responseBody: columns.contains("response_body") ? row["response_body"] : nil,
+            completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil)
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

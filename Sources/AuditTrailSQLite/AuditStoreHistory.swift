@@ -79,9 +79,9 @@ extension AuditStore {
 extension AuditStore {
     /// The `purchase` table's columns for ``PurchaseField/audited``: each is named as its field.
     /// A database opened read-only may be older than the newest columns (v8): those read as NULL.
-    static func auditedColumns(_ db: Database) throws -> String {
+    static func auditedColumns(_ db: Database, prefix: String = "") throws -> String {
         let present = Set(try db.columns(in: "purchase").map(\.name))
-        return PurchaseField.audited.map { present.contains($0.name) ? $0.name : "NULL AS \($0.name)" }.joined(separator: ", ")
+        return PurchaseField.audited.map { present.contains($0.name) ? prefix + $0.name : "NULL AS \($0.name)" }.joined(separator: ", ")
     }
 
     /// A purchase from a `purchase` row: text and integers as stored, dates as epoch seconds.

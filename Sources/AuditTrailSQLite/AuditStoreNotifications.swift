@@ -40,8 +40,8 @@ extension AuditStore {
                     sql: """
                         INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
                             environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
-                            original_transaction_id, product_id, peer, signed_payload)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+                            original_transaction_id, product_id, peer, signed_payload, app_account_token, app_transaction_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT(notification_uuid) DO UPDATE SET deliveries = deliveries + 1,
                             last_received_at = MAX(last_received_at, excluded.last_received_at)
                         RETURNING deliveries
@@ -50,6 +50,7 @@ extension AuditStore {
                     r.notificationUUID, r.version.rawValue, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
                     r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970,
                     r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
+                    r.appAccountToken, r.appTransactionID,
                 ]) ?? 1
             return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
         case .rejection(let r):
@@ -165,7 +166,9 @@ extension StoredNotification {
                 signedDate: (row["signed_date"] as Double?).map(Date.init(timeIntervalSince1970:)),
                 receivedAt: Date(timeIntervalSince1970: row["received_at"]), verdict: try TrustReport.Verdict(stored: row["verdict"]), reason: row["reason"],
                 transactionID: row["transaction_id"], originalTransactionID: row["original_transaction_id"],
-                productID: row["product_id"], peer: row["peer"], signedPayload: row["signed_payload"]),
+                productID: row["product_id"], peer: row["peer"], signedPayload: row["signed_payload"],
+                // Absent from a trail older than v10 opened read-only: nil.
+                appAccountToken: row["app_account_token"], appTransactionID: row["app_transaction_id"]),
             deliveries: row["deliveries"], lastReceivedAt: Date(timeIntervalSince1970: row["last_received_at"]))
     }
 }

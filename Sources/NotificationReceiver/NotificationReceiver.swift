@@ -397,6 +397,8 @@ public struct NotificationReceiver: Sendable {
             receivedAt: Date(timeIntervalSince1970: 0), verdict: verdict, reason: reason,
             transactionID: transaction?.transactionID,
             originalTransactionID: transaction?.originalTransactionID ?? renewal?.originalTransactionID,
-            productID: transaction?.productID ?? renewal?.productID, signedPayload: signedPayload)
+            productID: transaction?.productID ?? renewal?.productID, signedPayload: signedPayload,
+            appAccountToken: transaction?.appAccountToken ?? renewal?.appAccountToken,
+            appTransactionID: transaction?.appTransactionID ?? renewal?.appTransactionID)
     }
 }

@@ -239,14 +239,24 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             let store = try await db.open()
             _ = try await store.record([try ingest("production.b64")])
             await store.close()
-            let columns = PurchaseField.audited.suffix(8).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
-            try await db.execute(sqlite: "DROP INDEX purchase_app_transaction; \(columns) DELETE FROM grdb_migrations WHERE identifier = 'v8';", postgres: [])
+            // v8's eight columns and v10's token, with their indexes and v10's notification columns.
+            let columns = PurchaseField.audited.suffix(9).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
+            try await db.execute(
+                sqlite: """
+                    DROP INDEX purchase_app_transaction; DROP INDEX purchase_app_account_token; \(columns)
+                    DROP INDEX notification_app_account_token; DROP INDEX notification_app_transaction;
+                    ALTER TABLE notification DROP COLUMN app_account_token; ALTER TABLE notification DROP COLUMN app_transaction_id;
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v8', 'v9', 'v10');
+                    """, postgres: [])
             let reader = try #require(try await db.open(readOnly: true) as? AuditStore)
             let rows = try await reader.history(HistoryQuery(bundleID: "org.getpure.pure-iphone"))
             #expect(rows.first?.purchases.count == 4)
             #expect(rows.first?.purchases.allSatisfy { $0.revocationType == nil && $0.commitmentInfo == nil } == true)
             let exported = try await reader.exportReceipts(after: 0, limit: 10)
             #expect(exported.first?.receipt.purchases.count == 4)
+            // `customer --offline` reads it too: nothing is found by a token it never kept.
+            #expect(try await reader.customers(.appAccountToken("7e3fb20b-4cdb-47cc-936d-99d65f608138")).isEmpty)
+            #expect(try await reader.customers(.transactionID("340001237736590")).first?.purchases.count == 4)
             await reader.close()
         }
     }
@@ -373,7 +383,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                     try await connection.query("SELECT name FROM receiptdash_migration ORDER BY applied_at, name", logger: testLogger).collect()
                         .map { try $0.decode(String.self) }
                 }
-                #expect(names == ["pg1-follow", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"].sorted())
+                #expect(names == (["pg1-follow"] + (1...10).map { "v\($0)" }).sorted())
                 #expect(Set(names) == Set(PostgresAuditSchema.names))
             }
         }

@@ -160,7 +160,7 @@ final class CapturedLogs: Sendable {
                     bundleID: "com.loki-project.loki-messenger", appAppleID: 1_470_168_868, environment: "Sandbox",
                     signedDate: Date(timeIntervalSince1970: 1_759_302_518.835), receivedAt: Self.receivedAt, verdict: .valid,
                     reason: nil, transactionID: "2000001024998954", originalTransactionID: "2000001024993299",
-                    productID: "com.getsession.org.pro_sub", peer: nil, signedPayload: token))
+                    productID: "com.getsession.org.pro_sub", peer: nil, signedPayload: token, appTransactionID: "704897469903383919"))
         await store.close()
     }
 

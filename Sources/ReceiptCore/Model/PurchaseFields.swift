@@ -209,6 +209,8 @@ public final class PurchaseField: Sendable {
         productID, transactionID, originalTransactionID, quantity, purchaseDate, expiresDate, cancellationDate,
         // v8: today's payloads.
         revocationType, revocationPercentage, offerType, offerDiscountType, offerPeriod, appTransactionID, billingPlanType, commitmentInfo,
+        // v10: the customer's app account token.
+        appAccountToken,
     ]
 
     /// The purchase columns of `history --format csv`, in order.
