@@ -1,0 +1,369 @@
+import AppStoreAPI
+import AuditTrail
+import Foundation
+import ReceiptCore
+
+/// Merges the sources into one timeline: a fact seen by two sources (a renewal in the history
+/// and as `DID_RENEW`) is one event listing both. Facts are keyed by what they are about: a
+/// transaction's start (`start:<id>`), its refund or revocation, a subscription's expiry; the
+/// rest are events of their own.
+struct TimelineBuilder {
+    let at: Date
+    private var events: [CustomerEvent] = []
+    private var byKey: [String: Int] = [:]
+    /// Transactions seen in the history or the trail, by id (for the expiries and the kinds).
+    private var transactions: [String: (purchase: Purchase, sources: [CustomerSource], trust: String?, refs: [String])] = [:]
+
+    init(at: Date) { self.at = at }
+
+    // MARK: The App Store Server API
+
+    mutating func addLookup(_ lookup: CustomerLookupResult) {
+        let purchases = lookup.transactions.compactMap(\.transaction)
+        let upgradedAt = Self.upgradeTimes(purchases)
+        for item in lookup.transactions {
+            guard let p = item.transaction else { continue }
+            let trust = item.trust.verdict.rawValue
+            let ref = "api:" + (p.transactionID ?? "?")
+            let detail = CustomerEvent.Detail(
+                source: .api, lines: Self.transactionLines(p) + ["trust: \(trust)"] + item.trust.steps.map { "  \($0.name): \($0.outcome.rawValue), \($0.reason)" })
+            addTransaction(p, source: .api, trust: trust, ref: ref, detail: detail, upgradedAt: upgradedAt)
+        }
+        // A refund Apple lists without a revocation date in the transactions it sent.
+        for id in lookup.refunds where byKey["refund:" + id] == nil && byKey["revoke:" + id] == nil {
+            let p = transactions[id]?.purchase
+            add(
+                key: "refund:" + id,
+                CustomerEvent(
+                    at: p?.cancellationDate ?? lookup.at, sources: [.api], kind: .refund, transactionID: id,
+                    originalTransactionID: p?.originalTransactionID, productID: p?.productID,
+                    summary: "refunded (Get Refund History; no revocation date sent)", trust: transactions[id]?.trust, refs: ["api:" + id]))
+        }
+    }
+
+    // MARK: The audit trail
+
+    mutating func addStoredPurchases(_ purchases: [StoredPurchase]) {
+        let upgradedAt = Self.upgradeTimes(purchases.map(\.purchase))
+        for stored in purchases {
+            let p = stored.purchase
+            var sources: [CustomerSource] = [stored.fromLookup ? .api : .receipt]
+            let trust: String
+            if let status = stored.verifyStatus {
+                sources.append(.verify)
+                trust = status == 0 ? "verified" : "status \(status)"
+            } else {
+                trust = stored.fromLookup ? "recorded" : "not verified"
+            }
+            let ref = "receipt:" + stored.contentHash
+            var lines = Self.transactionLines(p)
+            lines.append("\(stored.fromLookup ? "look-up" : "receipt") row #\(stored.receiptID), \(stored.format), first seen \(AppleDate.iso8601(stored.firstSeen))")
+            lines.append("verification: \(stored.state)" + (stored.verifyStatus.map { ", Apple's status \($0)" } ?? ""))
+            for source in sources {
+                addTransaction(p, source: source, trust: trust, ref: ref, detail: CustomerEvent.Detail(source: source, lines: lines), upgradedAt: upgradedAt)
+            }
+        }
+    }
+
+    mutating func addNotifications(_ notifications: [StoredNotification]) {
+        for stored in notifications {
+            let r = stored.record
+            let kind = Self.kind(type: r.notificationType, subtype: r.subtype, revocationType: Self.revocationType(r))
+            let when = r.signedDate ?? r.receivedAt
+            let words = [r.notificationType ?? "V1", r.subtype].compactMap { $0 }.joined(separator: "/")
+            var lines = [
+                "notification \(words)", "notificationUUID \(r.notificationUUID)",
+                "signed \(r.signedDate.map(AppleDate.iso8601) ?? "?"), received \(AppleDate.iso8601(r.receivedAt)), deliveries \(stored.deliveries)",
+                "trust: \(r.verdict.rawValue)" + (r.reason.map { " (\($0))" } ?? ""),
+            ]
+            if let t = r.transactionID { lines.append("transaction \(t) of \(r.originalTransactionID ?? "?"), product \(r.productID ?? "?")") }
+            let detail = CustomerEvent.Detail(source: .notification, lines: lines, payload: r.signedPayload)
+            let event = CustomerEvent(
+                at: when, sources: [.notification], kind: kind, transactionID: r.transactionID, originalTransactionID: r.originalTransactionID,
+                productID: r.productID, summary: Self.notificationSummary(kind, words), trust: r.verdict.rawValue,
+                refs: ["notification:" + r.notificationUUID], details: [detail])
+            add(key: Self.key(kind, transactionID: r.transactionID) ?? "notification:" + r.notificationUUID, event)
+        }
+    }
+
+    mutating func addActions(_ actions: [AuditAction]) {
+        for action in actions {
+            let kind: CustomerEventKind =
+                switch APIAction(rawValue: action.action) {
+                case .extend?, .massExtend?: .extension
+                case .consumption?: .consumptionAnswered
+                case .appAccountToken?: .tokenSet
+                case .finish?: .finished
+                case .testNotification?: .test
+                case .massExtendStatus?, nil: .unknown
+                }
+            let outcome = Self.outcome(action)
+            var lines = ["\(action.action) by \(action.user), \(action.environment ?? "environment not recorded")", "outcome: \(outcome)"]
+            if let id = action.requestID { lines.append("request id \(id)") }
+            if let plan = action.plan { lines.append(contentsOf: plan.split(separator: "\n").map(String.init)) }
+            let event = CustomerEvent(
+                at: action.at, sources: [.action], kind: kind, transactionID: action.transactionID, originalTransactionID: action.originalTransactionID,
+                productID: action.productID, summary: Self.actionSummary(kind, action, outcome), trust: nil,
+                refs: ["action:" + (action.requestID ?? action.id.map { "#\($0)" } ?? "?")],
+                details: [CustomerEvent.Detail(source: .action, lines: lines, payload: action.requestBody)],
+                outcome: action.result == AuditAction.pending ? "unknown" : action.result)
+            add(key: "action:\(action.id ?? Int64(events.count))", event)
+        }
+    }
+
+    /// An `expired` event for each subscription that ended and is not being retried, at its
+    /// last period's end (merged with an `EXPIRED` notification about the same transaction).
+    mutating func addExpiries(_ answers: [SubscriptionAnswer]) {
+        for answer in answers where answer.state == SubscriptionState.expired.rawValue {
+            let last = transactions.values.filter {
+                $0.purchase.originalTransactionID == answer.originalTransactionID && $0.purchase.isUpgraded != true
+            }.max { ($0.purchase.expiresDate ?? .distantPast) < ($1.purchase.expiresDate ?? .distantPast) }
+            guard let last, let end = last.purchase.expiresDate, end <= at, let id = last.purchase.transactionID else { continue }
+            // A later period the trail knows only from a notification: the subscription went on.
+            let startKinds: Set<CustomerEventKind> = [.renewal, .offerRedeemed, .upgrade, .crossgrade, .purchase]
+            if events.contains(where: { $0.originalTransactionID == answer.originalTransactionID && startKinds.contains($0.kind) && $0.at > end }) {
+                continue
+            }
+            add(
+                key: "expired:" + id,
+                CustomerEvent(
+                    at: end, sources: last.sources, kind: .expired, transactionID: id, originalTransactionID: answer.originalTransactionID,
+                    productID: last.purchase.productID, summary: "the subscription ended (its last period expired)", trust: last.trust,
+                    refs: last.refs))
+        }
+    }
+
+    /// The events, oldest first (same instant: in the order of the kinds, then by transaction).
+    func finish() -> [CustomerEvent] {
+        let order = Dictionary(uniqueKeysWithValues: CustomerEventKind.allCases.enumerated().map { ($1, $0) })
+        return events.enumerated().sorted { a, b in
+            if a.element.at != b.element.at { return a.element.at < b.element.at }
+            if a.element.kind != b.element.kind { return order[a.element.kind]! < order[b.element.kind]! }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+
+    // MARK: Merging
+
+    private mutating func addTransaction(
+        _ p: Purchase, source: CustomerSource, trust: String, ref: String, detail: CustomerEvent.Detail, upgradedAt: Set<Int64>
+    ) {
+        guard let id = p.transactionID else { return }
+        if var known = transactions[id] {
+            if !known.sources.contains(source) { known.sources.append(source) }
+            if !known.refs.contains(ref) { known.refs.append(ref) }
+            transactions[id] = known
+        } else {
+            transactions[id] = (p, [source], trust, [ref])
+        }
+        let kind = Self.startKind(p, upgradedAt: upgradedAt)
+        add(
+            key: "start:" + id,
+            CustomerEvent(
+                at: p.purchaseDate ?? at, sources: [source], kind: kind, transactionID: id, originalTransactionID: p.originalTransactionID,
+                productID: p.productID, summary: Self.startSummary(kind, p), trust: trust, refs: [ref], details: [detail]))
+        if let revoked = p.cancellationDate, p.isUpgraded != true {
+            let kind: CustomerEventKind =
+                switch p.revocationType {
+                case "REFUND_PRORATED": .proratedRefund
+                case "FAMILY_REVOKE": .revoke
+                default: .refund
+                }
+            var words = kind == .revoke ? "access revoked (Family Sharing)" : kind == .proratedRefund ? "refunded in part" : "refunded"
+            if let share = p.revocationPercentage { words += " (\(Double(share) / 1000)%)" }
+            if let reason = p.cancellationReason { words += reason == 1 ? ": an issue in the app" : reason == 0 ? ": another reason" : ": reason \(reason)" }
+            add(
+                key: Self.key(kind, transactionID: id)!,
+                CustomerEvent(
+                    at: revoked, sources: [source], kind: kind, transactionID: id, originalTransactionID: p.originalTransactionID,
+                    productID: p.productID, summary: words, trust: trust, refs: [ref], details: [detail]))
+        }
+    }
+
+    private mutating func add(key: String, _ event: CustomerEvent) {
+        guard let index = byKey[key] else {
+            byKey[key] = events.count
+            events.append(event)
+            return
+        }
+        var merged = events[index]
+        let onlyNotified = merged.sources.allSatisfy { $0 == .notification }
+        merged.sources = Array(Set(merged.sources + event.sources)).sorted()
+        for ref in event.refs where !merged.refs.contains(ref) { merged.refs.append(ref) }
+        merged.details += event.details
+        merged.trust = Self.worse(merged.trust, event.trust)
+        // A notification names what a transaction was (an offer redeemed, an upgrade) better
+        // than the history's plain start; a transaction's own date beats a notification's.
+        if Self.specificity(event.kind) > Self.specificity(merged.kind) {
+            merged.kind = event.kind
+            merged.summary = event.summary
+        }
+        // A transaction's own date beats the date a notification about it was signed.
+        if onlyNotified && event.sources.contains(where: { $0 != .notification }) {
+            merged.at = event.at
+        }
+        if merged.productID == nil { merged.productID = event.productID }
+        if merged.originalTransactionID == nil { merged.originalTransactionID = event.originalTransactionID }
+        events[index] = merged
+    }
+
+    private static func specificity(_ kind: CustomerEventKind) -> Int {
+        switch kind {
+        case .purchase, .renewal, .refund: 0
+        case .crossgrade: 1
+        default: 2
+        }
+    }
+
+    /// The worse of two trust words: `invalid` before `unverifiable` before `test`, then any.
+    static func worse(_ a: String?, _ b: String?) -> String? {
+        for word in ["invalid", "unverifiable", "test"] where a == word || b == word { return word }
+        return a ?? b
+    }
+
+    /// The merge key of a kind that is a fact about one transaction; nil for the others.
+    static func key(_ kind: CustomerEventKind, transactionID: String?) -> String? {
+        guard let id = transactionID else { return nil }
+        switch kind {
+        case .purchase, .renewal, .upgrade, .crossgrade, .offerRedeemed: return "start:" + id
+        case .refund, .proratedRefund: return "refund:" + id
+        case .revoke: return "revoke:" + id
+        case .expired: return "expired:" + id
+        default: return nil
+        }
+    }
+
+    // MARK: Words
+
+    /// When each upgraded transaction was replaced (its revocation date), in seconds.
+    static func upgradeTimes(_ purchases: [Purchase]) -> Set<Int64> {
+        Set(purchases.filter { $0.isUpgraded == true }.compactMap { $0.cancellationDate.map { Int64($0.timeIntervalSince1970.rounded()) } })
+    }
+
+    static func startKind(_ p: Purchase, upgradedAt: Set<Int64>) -> CustomerEventKind {
+        if p.transactionID == p.originalTransactionID || p.originalTransactionID == nil { return .purchase }
+        if p.transactionReason == "PURCHASE" {
+            let start = p.purchaseDate.map { Int64($0.timeIntervalSince1970.rounded()) }
+            if let start, (start - 60...start + 60).contains(where: upgradedAt.contains) { return .upgrade }
+            return .crossgrade
+        }
+        return .renewal
+    }
+
+    static func startSummary(_ kind: CustomerEventKind, _ p: Purchase) -> String {
+        var words: String =
+            switch kind {
+            case .purchase: "bought \(p.productID ?? "?")"
+            case .upgrade: "upgraded to \(p.productID ?? "?")"
+            case .crossgrade: "changed to \(p.productID ?? "?")"
+            default: "renewed \(p.productID ?? "?")"
+            }
+        if let expires = p.expiresDate { words += ", until \(AppleDate.iso8601(expires))" }
+        if let offer = offerWords(type: p.offerType, id: p.offerIdentifier) { words += ", \(offer)" }
+        return words
+    }
+
+    static func offerWords(type: Int?, id: String?) -> String? {
+        guard let type else { return nil }
+        let name =
+            switch type {
+            case 1: "introductory offer"
+            case 2: "promotional offer"
+            case 3: "offer code"
+            case 4: "win-back offer"
+            default: "offer type \(type)"
+            }
+        return id.map { "\(name) \($0)" } ?? name
+    }
+
+    static func transactionLines(_ p: Purchase) -> [String] {
+        var lines = ["transaction \(p.transactionID ?? "?") of \(p.originalTransactionID ?? "?"), product \(p.productID ?? "?")"]
+        for field in PurchaseField.all where field !== PurchaseField.source {
+            if let value = field.value(in: p) { lines.append("\(field.name): \(value.text)") }
+        }
+        return lines
+    }
+
+    static func kind(type: String?, subtype: String?, revocationType: String?) -> CustomerEventKind {
+        switch (type, subtype) {
+        case ("SUBSCRIBED", _), ("ONE_TIME_CHARGE", _): .purchase
+        case ("DID_RENEW", _): .renewal
+        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"?): .upgrade
+        case ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"?): .downgrade
+        case ("DID_CHANGE_RENEWAL_PREF", _): .crossgrade
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"?): .autoRenewOff
+        case ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"?): .autoRenewOn
+        case ("OFFER_REDEEMED", _): .offerRedeemed
+        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"?): .gracePeriod
+        case ("DID_FAIL_TO_RENEW", _), ("GRACE_PERIOD_EXPIRED", _): .billingRetry
+        case ("EXPIRED", _): .expired
+        case ("REFUND", _): revocationType == "REFUND_PRORATED" ? .proratedRefund : .refund
+        case ("REFUND_DECLINED", _): .refundDeclined
+        case ("REFUND_REVERSED", _): .refundReversed
+        case ("REVOKE", _): .revoke
+        case ("RENEWAL_EXTENDED", _), ("RENEWAL_EXTENSION", _): .extension
+        case ("PRICE_INCREASE", _): .priceIncrease
+        case ("CONSUMPTION_REQUEST", _): .consumptionRequest
+        case ("TEST", _): .test
+        default: .unknown
+        }
+    }
+
+    /// A refund notification's `revocationType` (read from its payload: the row keeps ids only).
+    static func revocationType(_ r: NotificationRecord) -> String? {
+        guard r.notificationType == "REFUND", let payload = r.signedPayload, let decoded = try? ReceiptDecoder().decode(text: payload) else { return nil }
+        return (decoded.transactions.first ?? decoded.nested.lazy.flatMap(\.input.transactions).first)?.revocationType
+    }
+
+    static func notificationSummary(_ kind: CustomerEventKind, _ words: String) -> String {
+        let meaning: String =
+            switch kind {
+            case .purchase: "bought"
+            case .renewal: "renewed"
+            case .upgrade: "upgraded"
+            case .downgrade: "will change to a lower level at the next renewal"
+            case .crossgrade: "renewal preference changed"
+            case .autoRenewOff: "turned auto-renew off"
+            case .autoRenewOn: "turned auto-renew on"
+            case .offerRedeemed: "redeemed an offer"
+            case .gracePeriod: "renewal failed: in the grace period"
+            case .billingRetry: "renewal failed: Apple retries billing"
+            case .expired: "the subscription ended"
+            case .refund: "refunded"
+            case .proratedRefund: "refunded in part"
+            case .refundDeclined: "refund declined"
+            case .refundReversed: "refund reversed"
+            case .revoke: "access revoked (Family Sharing)"
+            case .extension: "renewal date extended"
+            case .priceIncrease: "price increase"
+            case .consumptionRequest: "Apple asks for consumption information (answer within 12 h)"
+            case .test: "a test notification"
+            default: "a notification this version has no kind for"
+            }
+        return "\(meaning) (\(words))"
+    }
+
+    /// A recorded write's outcome in words; `pending` is `unknown`: it may have been applied.
+    static func outcome(_ action: AuditAction) -> String {
+        switch action.result {
+        case "success": "success" + (action.httpStatus.map { " (HTTP \($0))" } ?? "")
+        case AuditAction.pending, "unknown": "unknown: it may have been applied"
+        case "refused": "refused" + (action.httpStatus.map { " (HTTP \($0)" + (action.apiError.map { ", error \($0))" } ?? ")") } ?? "")
+        case "failed": "failed: it never reached Apple"
+        default: action.result
+        }
+    }
+
+    static func actionSummary(_ kind: CustomerEventKind, _ action: AuditAction, _ outcome: String) -> String {
+        let what: String =
+            switch kind {
+            case .extension: "we extended the renewal date"
+            case .consumptionAnswered: "we sent consumption information"
+            case .tokenSet: "we set the app account token"
+            case .finished: "we finished the transaction"
+            case .test: "we asked for a test notification"
+            default: "we sent \(action.action)"
+            }
+        return "\(what): \(outcome)"
+    }
+}
