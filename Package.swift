@@ -117,6 +117,31 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // One customer's story: every source (the API, notifications, actions, receipts,
+        // verifyReceipt) merged into one timeline with its answer and issues, and told as
+        // text, JSON and CSV.
+        .target(
+            name: "CustomerTimeline",
+            dependencies: [
+                "AppStoreAPI",
+                "AuditTrail",
+                "ReceiptCore",
+                "ReceiptRendering",
+                "UntrustedText",
+            ]
+        ),
+        // Finds one customer in the App Store Server API and the audit trail (`customer`, the
+        // dashboard's Customer view) and hands the sources to CustomerTimeline.
+        .target(
+            name: "CustomerSearch",
+            dependencies: [
+                "AppStoreAPI",
+                "AppStoreClients",
+                "AuditTrail",
+                "CustomerTimeline",
+                "ReceiptCore",
+            ]
+        ),
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
@@ -279,6 +304,8 @@ let package = Package(
         .executableTarget(
             name: "receiptdash",
             dependencies: [
+                "CustomerSearch",
+                "CustomerTimeline",
                 "LocalFiles",
                 "OnlineRevocation",
                 "ReceiptDemo",
@@ -443,6 +470,17 @@ let package = Package(
             dependencies: [
                 "LocalFiles",
                 "ReceiptCore",
+            ]
+        ),
+        .testTarget(
+            name: "CustomerTimelineTests",
+            dependencies: [
+                "AppStoreAPI",
+                "AuditTrail",
+                "CustomerTimeline",
+                "ReceiptCore",
+                "ReceiptRendering",
+                "ServiceTestSupport",
             ]
         ),
         .testTarget(
