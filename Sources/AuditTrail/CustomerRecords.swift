@@ -97,13 +97,16 @@ public struct StoredCustomerRecords: Sendable {
     public var isEmpty: Bool { notifications.isEmpty && purchases.isEmpty && actions.isEmpty }
 }
 
-/// The two reads a store answers for ``AuditBackend/customers(_:limit:)``.
+/// The two reads a store answers for ``customers(_:limit:)``, each in one read.
 public protocol CustomerRecordSource: Sendable {
-    /// The links of every purchase and notification whose `column` is one of `values`.
-    func customerLinks(_ column: CustomerLinkColumn, in values: [String], limit: Int) async throws -> [CustomerLink]
-    /// The notifications, purchases and actions of these original transaction ids (actions
-    /// also by `transactionIDs`), at most `limit` of each, oldest first.
-    func customerRecords(originalTransactionIDs: [String], transactionIDs: [String], limit: Int) async throws -> StoredCustomerRecords
+    /// The links of every purchase and notification whose column is one of `columns` and whose
+    /// value is one of `values`.
+    func customerLinks(_ columns: [CustomerLinkColumn], in values: [String], limit: Int) async throws -> [CustomerLink]
+    /// The notifications and purchases of these original transactions or app transaction ids,
+    /// and the actions of every original transaction they name (or of `transactionIDs`), at
+    /// most `limit` of each, oldest first, in one snapshot.
+    func customerRecords(originalTransactionIDs: [String], appTransactionIDs: [String], transactionIDs: [String], limit: Int) async throws
+        -> StoredCustomerRecords
 }
 
 extension CustomerRecordSource {
@@ -111,39 +114,26 @@ extension CustomerRecordSource {
     /// app transaction id, any number for an app account token. A customer is an
     /// `appTransactionId` with every original transaction seen with it, or an original
     /// transaction seen without one. Empty when nothing matches.
+    ///
+    /// Two reads per customer: the links of the key, then the rows (which follow the app
+    /// transaction id to the customer's other original transactions).
     public func customers(_ key: CustomerKey, limit: Int = 10_000) async throws -> [StoredCustomerRecords] {
-        let links: [CustomerLink]
-        var seedOriginals: [String] = []
-        switch key {
-        case .transactionID(let id):
-            links = try await customerLinks(.transactionID, in: [id], limit: limit) + customerLinks(.originalTransactionID, in: [id], limit: limit)
-        case .originalTransactionID(let id):
-            links = try await customerLinks(.originalTransactionID, in: [id], limit: limit)
-            seedOriginals = [id]
-        case .appTransactionID(let id):
-            links = try await customerLinks(.appTransactionID, in: [id], limit: limit)
-        case .appAccountToken(let token):
-            links = try await customerLinks(.appAccountToken, in: [token.lowercased()], limit: limit)
-        }
+        let (column, value) = key.column
+        let columns: [CustomerLinkColumn] = column == .transactionID ? [.transactionID, .originalTransactionID] : [column]
         var groups = CustomerGroups()
-        for link in links { groups.add(link) }
-        for original in seedOriginals { groups.add(CustomerLink(originalTransactionID: original, appTransactionID: nil, appAccountToken: nil)) }
-        // Every original transaction seen with the customers' app transaction ids.
-        let appIDs = groups.appTransactionIDs
-        if !appIDs.isEmpty {
-            for link in try await customerLinks(.appTransactionID, in: appIDs, limit: limit) { groups.add(link) }
-        }
+        for link in try await customerLinks(columns, in: [value], limit: limit) { groups.add(link) }
+        if case .originalTransactionID(let id) = key { groups.add(CustomerLink(originalTransactionID: id, appTransactionID: nil, appAccountToken: nil)) }
         var out: [StoredCustomerRecords] = []
         for group in groups.customers {
             var records = try await customerRecords(
-                originalTransactionIDs: group.originals, transactionIDs: key.transactionID.map { [$0] } ?? [], limit: limit)
-            records.originalTransactionIDs = group.originals
-            records.appTransactionIDs = group.appIDs
+                originalTransactionIDs: group.originals, appTransactionIDs: group.appIDs, transactionIDs: key.transactionID.map { [$0] } ?? [],
+                limit: limit)
             var tokens = group.tokens
             for p in records.purchases { if let t = p.purchase.appAccountToken?.lowercased(), !tokens.contains(t) { tokens.append(t) } }
             for n in records.notifications {
                 if let t = n.record.appAccountToken?.lowercased(), !tokens.contains(t) { tokens.append(t) }
             }
+            records.appTransactionIDs = group.appIDs
             records.appAccountTokens = tokens
             if !records.isEmpty { out.append(records) }
         }
@@ -156,6 +146,19 @@ extension CustomerKey {
     var transactionID: String? {
         if case .transactionID(let id) = self { return id }
         return nil
+    }
+}
+
+extension StoredCustomerRecords {
+    /// `originals`, then every other original transaction the rows name, in order.
+    package static func originals(_ originals: [String], notifications: [StoredNotification], purchases: [StoredPurchase]) -> [String] {
+        var seen = Set(originals)
+        var out = originals
+        for id in notifications.compactMap(\.record.originalTransactionID) + purchases.compactMap(\.purchase.originalTransactionID)
+        where seen.insert(id).inserted {
+            out.append(id)
+        }
+        return out
     }
 }
 
@@ -213,5 +216,25 @@ package enum NotificationCustomerIDs {
             (transaction?.appAccountToken ?? renewal?.appAccountToken)?.lowercased(),
             transaction?.appTransactionID ?? renewal?.appTransactionID
         )
+    }
+}
+
+/// What `receiptdash bench --customer-db` asks a store beside ``CustomerRecordSource``: the
+/// floor to compare with (the same rows, one bare indexed SELECT per table) and the plan of
+/// each query, to show no table is scanned.
+package protocol CustomerQueryProbe: Sendable {
+    func bareCustomerRows(originalTransactionIDs: [String]) async throws -> Int
+    func customerQueryPlans(_ key: CustomerKey, originalTransactionIDs: [String], appTransactionIDs: [String]) async throws -> [String]
+}
+
+extension CustomerKey {
+    /// The column the key is found by first, and its value as stored.
+    package var column: (CustomerLinkColumn, String) {
+        switch self {
+        case .transactionID(let id): (.transactionID, id)
+        case .originalTransactionID(let id): (.originalTransactionID, id)
+        case .appTransactionID(let id): (.appTransactionID, id)
+        case .appAccountToken(let token): (.appAccountToken, token.lowercased())
+        }
     }
 }

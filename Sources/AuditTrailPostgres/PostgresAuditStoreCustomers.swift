@@ -6,24 +6,12 @@ import ReceiptCore
 /// One customer's rows on PostgreSQL (`customer --offline`), each read through an index (v4,
 /// v7, v8, v10), in one snapshot.
 extension PostgresAuditStore {
-    public func customerLinks(_ column: CustomerLinkColumn, in values: [String], limit: Int) async throws -> [CustomerLink] {
-        guard !values.isEmpty else { return [] }
+    public func customerLinks(_ columns: [CustomerLinkColumn], in values: [String], limit: Int) async throws -> [CustomerLink] {
+        guard !values.isEmpty, !columns.isEmpty else { return [] }
         return try await read("finding the customer") { [self] connection in
             var links: [CustomerLink] = []
             for table in ["purchase", "notification"] {
-                var q = PostgresQueryBuilder()
-                q.sql("SELECT DISTINCT original_transaction_id, app_transaction_id, app_account_token FROM ")
-                q.identifier(table)
-                q.sql(" WHERE ")
-                if table == "purchase" && column == .appAccountToken {
-                    q.sql("lower(app_account_token)")
-                } else {
-                    q.identifier(column.rawValue)
-                }
-                q.sql(" = ANY(")
-                q.bind(values)
-                q.sql(") LIMIT ")
-                q.bind(Int64(limit))
+                let q = Self.linksQuery(table: table, columns: columns, values: values, limit: limit)
                 for row in try await connection.query(q.query, logger: logger).collect() {
                     let (original, app, token) = try row.decode((String?, String?, String?).self)
                     links.append(CustomerLink(originalTransactionID: original, appTransactionID: app, appAccountToken: token))
@@ -33,59 +21,151 @@ extension PostgresAuditStore {
         }
     }
 
-    public func customerRecords(originalTransactionIDs originals: [String], transactionIDs: [String], limit: Int) async throws
-        -> StoredCustomerRecords
+    public func customerRecords(originalTransactionIDs originals: [String], appTransactionIDs appIDs: [String], transactionIDs: [String], limit: Int)
+        async throws -> StoredCustomerRecords
     {
-        guard !originals.isEmpty else { return StoredCustomerRecords() }
-        let over = Int64(limit + 1)
+        guard !originals.isEmpty || !appIDs.isEmpty else { return StoredCustomerRecords() }
         return try await readSnapshot("reading the customer's rows") { [self] connection in
-            var records = StoredCustomerRecords(originalTransactionIDs: originals)
+            var records = StoredCustomerRecords()
             // The newest `limit` of each, then oldest first.
-            var n = PostgresQueryBuilder()
-            n.sql(Self.notificationColumns)
-            n.sql(" FROM notification WHERE original_transaction_id = ANY(")
-            n.bind(originals)
-            n.sql(") ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ")
-            n.bind(over)
-            let notifications = try await connection.query(n.query, logger: logger).collect()
+            let notifications = try await connection.query(Self.notificationsQuery(originals, appIDs, limit: limit + 1).query, logger: logger).collect()
             records.notifications = try notifications.prefix(limit).reversed().map { try Self.notification($0).stored }
-
-            var p = PostgresQueryBuilder()
-            p.sql(
-                """
-                SELECT r.id, r.content_hash, r.format, r.first_seen, r.state, r.status, r.verified_at,
-                    EXISTS (SELECT 1 FROM sighting s WHERE s.receipt_id = r.id AND s.source_kind = 'lookup'), p.source
-                """)
-            for field in PurchaseField.audited {
-                p.sql(", p.")
-                p.identifier(field.name)
-            }
-            p.sql(" FROM purchase p JOIN receipt r ON r.id = p.receipt_id WHERE p.original_transaction_id = ANY(")
-            p.bind(originals)
-            p.sql(") ORDER BY p.purchase_date DESC NULLS LAST, p.id DESC LIMIT ")
-            p.bind(over)
-            let purchases = try await connection.query(p.query, logger: logger).collect()
+            let purchases = try await connection.query(Self.purchasesQuery(originals, appIDs, limit: limit + 1).query, logger: logger).collect()
             records.purchases = try purchases.prefix(limit).reversed().map { row in
                 let cells = row.makeRandomAccess()
+                let format = try cells[2].decode(String.self)
                 return StoredPurchase(
-                    receiptID: try cells[0].decode(Int64.self), contentHash: try cells[1].decode(String.self), format: try cells[2].decode(String.self),
-                    firstSeen: Date(timeIntervalSince1970: try cells[3].decode(Double.self)), fromLookup: try cells[7].decode(Bool.self),
+                    receiptID: try cells[0].decode(Int64.self), contentHash: try cells[1].decode(String.self), format: format,
+                    firstSeen: Date(timeIntervalSince1970: try cells[3].decode(Double.self)), fromLookup: format == "api",
                     state: try ReceiptState(stored: cells[4].decode(String.self)).rawValue, verifyStatus: try cells[5].decode(Int64?.self).map(Int.init),
-                    verifiedAt: try cells[6].decode(Double?.self).map(Date.init(timeIntervalSince1970:)), purchase: try Self.purchase(cells, sourceAt: 8))
+                    verifiedAt: try cells[6].decode(Double?.self).map(Date.init(timeIntervalSince1970:)), purchase: try Self.purchase(cells, sourceAt: 7))
             }
-
-            var a = PostgresQueryBuilder()
-            a.sql(Self.actionColumns)
-            a.sql(" FROM api_action WHERE original_transaction_id = ANY(")
-            a.bind(originals)
-            a.sql(") OR transaction_id = ANY(")
-            a.bind(originals + transactionIDs)
-            a.sql(") ORDER BY at DESC, id DESC LIMIT ")
-            a.bind(over)
-            let actions = try await connection.query(a.query, logger: logger).collect()
+            records.originalTransactionIDs = StoredCustomerRecords.originals(originals, notifications: records.notifications, purchases: records.purchases)
+            let actions = try await connection.query(
+                Self.actionsQuery(records.originalTransactionIDs, transactionIDs: transactionIDs, limit: limit + 1).query, logger: logger
+            ).collect()
             records.actions = try actions.prefix(limit).reversed().map(Self.action)
             records.truncated = notifications.count > limit || purchases.count > limit || actions.count > limit
             return records
+        }
+    }
+
+    // MARK: The statements (`explain`: their plans instead)
+
+    static func linksQuery(explain: Bool = false, table: String, columns: [CustomerLinkColumn], values: [String], limit: Int) -> PostgresQueryBuilder {
+        var q = PostgresQueryBuilder()
+        if explain { q.sql("EXPLAIN ") }
+        q.sql("SELECT DISTINCT original_transaction_id, app_transaction_id, app_account_token FROM ")
+        q.identifier(table)
+        q.sql(" WHERE ")
+        for (index, column) in columns.enumerated() {
+            if index > 0 { q.sql(" OR ") }
+            if table == "purchase" && column == .appAccountToken {
+                q.sql("lower(app_account_token)")
+            } else {
+                q.identifier(column.rawValue)
+            }
+            q.sql(" = ANY(")
+            q.bind(values)
+            q.sql(")")
+        }
+        q.sql(" LIMIT ")
+        q.bind(Int64(limit))
+        return q
+    }
+
+    /// `original_transaction_id = ANY(…) OR app_transaction_id = ANY(…)`.
+    static func customerCondition(_ q: inout PostgresQueryBuilder, alias: StaticString, _ originals: [String], _ appIDs: [String]) {
+        q.sql("(")
+        q.sql(alias)
+        q.sql("original_transaction_id = ANY(")
+        q.bind(originals)
+        q.sql(") OR ")
+        q.sql(alias)
+        q.sql("app_transaction_id = ANY(")
+        q.bind(appIDs)
+        q.sql("))")
+    }
+
+    static func notificationsQuery(explain: Bool = false, _ originals: [String], _ appIDs: [String], limit: Int) -> PostgresQueryBuilder {
+        var n = PostgresQueryBuilder()
+        if explain { n.sql("EXPLAIN ") }
+        n.sql(notificationColumns)
+        n.sql(" FROM notification WHERE ")
+        customerCondition(&n, alias: "", originals, appIDs)
+        n.sql(" ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ")
+        n.bind(Int64(limit))
+        return n
+    }
+
+    static func purchasesQuery(explain: Bool = false, _ originals: [String], _ appIDs: [String], limit: Int) -> PostgresQueryBuilder {
+        var p = PostgresQueryBuilder()
+        if explain { p.sql("EXPLAIN ") }
+        p.sql("SELECT r.id, r.content_hash, r.format, r.first_seen, r.state, r.status, r.verified_at, p.source")
+        for field in PurchaseField.audited {
+            p.sql(", p.")
+            p.identifier(field.name)
+        }
+        p.sql(" FROM purchase p JOIN receipt r ON r.id = p.receipt_id WHERE ")
+        customerCondition(&p, alias: "p.", originals, appIDs)
+        p.sql(" ORDER BY p.purchase_date DESC NULLS LAST, p.id DESC LIMIT ")
+        p.bind(Int64(limit))
+        return p
+    }
+
+    /// The writes about these original transactions or transactions: one indexed read per
+    /// column, united.
+    static func actionsQuery(explain: Bool = false, _ originals: [String], transactionIDs: [String], limit: Int) -> PostgresQueryBuilder {
+        var a = PostgresQueryBuilder()
+        if explain { a.sql("EXPLAIN ") }
+        a.sql("SELECT * FROM (")
+        a.sql(actionColumns)
+        a.sql(" FROM api_action WHERE original_transaction_id = ANY(")
+        a.bind(originals)
+        a.sql(") UNION ")
+        a.sql(actionColumns)
+        a.sql(" FROM api_action WHERE transaction_id = ANY(")
+        a.bind(transactionIDs)
+        a.sql(")) a ORDER BY at DESC, id DESC LIMIT ")
+        a.bind(Int64(limit))
+        return a
+    }
+}
+
+extension PostgresAuditStore: CustomerQueryProbe {
+    package func bareCustomerRows(originalTransactionIDs originals: [String]) async throws -> Int {
+        try await read("reading the customer's rows bare") { [self] connection in
+            var rows = 0
+            for table in ["notification", "purchase", "api_action"] {
+                var q = PostgresQueryBuilder()
+                q.sql("SELECT * FROM ")
+                q.identifier(table)
+                q.sql(" WHERE original_transaction_id = ANY(")
+                q.bind(originals)
+                q.sql(")")
+                rows += try await connection.query(q.query, logger: logger).collect().count
+            }
+            return rows
+        }
+    }
+
+    package func customerQueryPlans(_ key: CustomerKey, originalTransactionIDs originals: [String], appTransactionIDs appIDs: [String]) async throws
+        -> [String]
+    {
+        let (column, value) = key.column
+        let columns: [CustomerLinkColumn] = column == .transactionID ? [.transactionID, .originalTransactionID] : [column]
+        return try await read("explaining the customer's queries") { [self] connection in
+            func plan(_ title: String, _ q: PostgresQueryBuilder) async throws -> String {
+                let lines = try await connection.query(q.query, logger: logger).collect().map { try $0.decode(String.self) }
+                return "\(title): " + lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
+            }
+            return [
+                try await plan("purchase links", Self.linksQuery(explain: true, table: "purchase", columns: columns, values: [value], limit: 10)),
+                try await plan("notification links", Self.linksQuery(explain: true, table: "notification", columns: columns, values: [value], limit: 10)),
+                try await plan("notifications", Self.notificationsQuery(explain: true, originals, appIDs, limit: 10)),
+                try await plan("purchases", Self.purchasesQuery(explain: true, originals, appIDs, limit: 10)),
+                try await plan("actions", Self.actionsQuery(explain: true, originals, transactionIDs: [value], limit: 10)),
+            ]
         }
     }
 }

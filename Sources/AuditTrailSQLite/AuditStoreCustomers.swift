@@ -6,24 +6,13 @@ import ReceiptCore
 /// One customer's rows in the SQLite trail (`customer --offline`), each read through an index
 /// (v4, v7, v8, v10): no table is scanned, however large the trail.
 extension AuditStore {
-    public func customerLinks(_ column: CustomerLinkColumn, in values: [String], limit: Int) async throws -> [CustomerLink] {
-        guard !values.isEmpty else { return [] }
+    public func customerLinks(_ columns: [CustomerLinkColumn], in values: [String], limit: Int) async throws -> [CustomerLink] {
+        guard !values.isEmpty, !columns.isEmpty else { return [] }
         return try await database.read { db in
             var links: [CustomerLink] = []
             for table in ["purchase", "notification"] {
-                let present = Set(try db.columns(in: table).map(\.name))
-                // A trail older than v10 opened read-only has no token column: nothing matches it.
-                guard present.contains(column.rawValue) else { continue }
-                func name(_ column: String) -> String { present.contains(column) ? column : "NULL" }
-                let matched = table == "purchase" && column == .appAccountToken ? "lower(app_account_token)" : column.rawValue
-                let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
-                let sql = """
-                    SELECT DISTINCT original_transaction_id, \(name("app_transaction_id")) AS app_transaction_id,
-                        \(name("app_account_token")) AS app_account_token
-                    FROM \(table) WHERE \(matched) IN (\(marks)) LIMIT ?
-                    """
-                let arguments = StatementArguments(values) + [limit]
-                for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+                guard let (sql, arguments) = try Self.linksSQL(db, table: table, columns: columns, values: values) else { continue }
+                for row in try Row.fetchAll(db, sql: sql, arguments: arguments + [limit]) {
                     links.append(
                         CustomerLink(
                             originalTransactionID: row["original_transaction_id"], appTransactionID: row["app_transaction_id"],
@@ -34,54 +23,138 @@ extension AuditStore {
         }
     }
 
-    public func customerRecords(originalTransactionIDs originals: [String], transactionIDs: [String], limit: Int) async throws
-        -> StoredCustomerRecords
+    public func customerRecords(originalTransactionIDs originals: [String], appTransactionIDs appIDs: [String], transactionIDs: [String], limit: Int)
+        async throws -> StoredCustomerRecords
     {
-        guard !originals.isEmpty else { return StoredCustomerRecords() }
+        guard !originals.isEmpty || !appIDs.isEmpty else { return StoredCustomerRecords() }
         return try await database.read { db in
-            var records = StoredCustomerRecords(originalTransactionIDs: originals)
-            let marks = Array(repeating: "?", count: originals.count).joined(separator: ", ")
-            let ids = StatementArguments(originals)
+            var records = StoredCustomerRecords()
             // The newest `limit` of each, then oldest first.
-            let notifications = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM notification WHERE original_transaction_id IN (\(marks))
-                    ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ?
-                    """,
-                arguments: ids + [limit + 1])
+            let (notificationSQL, notificationArguments) = try Self.notificationsSQL(db, originals: originals, appIDs: appIDs)
+            let notifications = try Row.fetchAll(db, sql: notificationSQL, arguments: notificationArguments + [limit + 1])
             records.notifications = try notifications.prefix(limit).reversed().map(StoredNotification.init(row:))
-            let purchases = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT p.source, \(try Self.auditedColumns(db, prefix: "p.")), r.id AS receipt_id, r.content_hash, r.format,
-                        r.first_seen, r.state, r.status, r.verified_at,
-                        EXISTS (SELECT 1 FROM sighting s WHERE s.receipt_id = r.id AND s.source_kind = 'lookup') AS from_lookup
-                    FROM purchase p JOIN receipt r ON r.id = p.receipt_id
-                    WHERE p.original_transaction_id IN (\(marks))
-                    ORDER BY p.purchase_date DESC, p.id DESC LIMIT ?
-                    """,
-                arguments: ids + [limit + 1])
+            let (purchaseSQL, purchaseArguments) = try Self.purchasesSQL(db, originals: originals, appIDs: appIDs)
+            let purchases = try Row.fetchAll(db, sql: purchaseSQL, arguments: purchaseArguments + [limit + 1])
             records.purchases = try purchases.prefix(limit).reversed().map { row in
                 StoredPurchase(
                     receiptID: row["receipt_id"], contentHash: row["content_hash"], format: row["format"],
-                    firstSeen: Date(timeIntervalSince1970: row["first_seen"]), fromLookup: row["from_lookup"],
+                    firstSeen: Date(timeIntervalSince1970: row["first_seen"]), fromLookup: (row["format"] as String) == "api",
                     state: try ReceiptState(stored: row["state"]).rawValue, verifyStatus: row["status"],
                     verifiedAt: (row["verified_at"] as Double?).map(Date.init(timeIntervalSince1970:)), purchase: Self.purchase(row))
             }
-            let both = originals + transactionIDs
-            let actionMarks = Array(repeating: "?", count: both.count).joined(separator: ", ")
+            records.originalTransactionIDs = StoredCustomerRecords.originals(originals, notifications: records.notifications, purchases: records.purchases)
+            let all = records.originalTransactionIDs
             let columns = Set(try db.columns(in: "api_action").map(\.name))
             let actions = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM api_action WHERE original_transaction_id IN (\(marks)) OR transaction_id IN (\(actionMarks))
-                    ORDER BY at DESC, id DESC LIMIT ?
-                    """,
-                arguments: ids + StatementArguments(both) + [limit + 1])
+                db, sql: Self.actionsSQL(originals: all.count, transactions: transactionIDs.count),
+                arguments: StatementArguments(all) + StatementArguments(transactionIDs) + [limit + 1])
             records.actions = actions.prefix(limit).reversed().map { Self.action($0, columns: columns) }
             records.truncated = notifications.count > limit || purchases.count > limit || actions.count > limit
             return records
+        }
+    }
+
+    // MARK: The statements (each ends with `LIMIT ?`)
+
+    static func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
+
+    /// The links of `table` whose `columns` hold one of `values`; nil when a trail older than
+    /// v10 opened read-only has none of them (nothing matches).
+    static func linksSQL(_ db: Database, table: String, columns: [CustomerLinkColumn], values: [String]) throws
+        -> (String, StatementArguments)?
+    {
+        let present = Set(try db.columns(in: table).map(\.name))
+        let asked = columns.filter { present.contains($0.rawValue) }
+        guard !asked.isEmpty else { return nil }
+        func name(_ column: String) -> String { present.contains(column) ? column : "NULL" }
+        let conditions = asked.map { column in
+            (table == "purchase" && column == .appAccountToken ? "lower(app_account_token)" : column.rawValue) + " IN (\(marks(values.count)))"
+        }
+        var arguments = StatementArguments()
+        for _ in asked { arguments += StatementArguments(values) }
+        let sql = """
+            SELECT DISTINCT original_transaction_id, \(name("app_transaction_id")) AS app_transaction_id,
+                \(name("app_account_token")) AS app_account_token
+            FROM \(table) WHERE \(conditions.joined(separator: " OR ")) LIMIT ?
+            """
+        return (sql, arguments)
+    }
+
+    /// `original_transaction_id IN (…) OR app_transaction_id IN (…)` (the latter where the
+    /// table has the column and ids are given).
+    static func customerCondition(_ db: Database, table: String, alias: String, originals: [String], appIDs: [String]) throws
+        -> (String, StatementArguments)
+    {
+        var parts: [String] = []
+        var arguments = StatementArguments()
+        if !originals.isEmpty {
+            parts.append("\(alias)original_transaction_id IN (\(marks(originals.count)))")
+            arguments += StatementArguments(originals)
+        }
+        if !appIDs.isEmpty, try db.columns(in: table).contains(where: { $0.name == "app_transaction_id" }) {
+            parts.append("\(alias)app_transaction_id IN (\(marks(appIDs.count)))")
+            arguments += StatementArguments(appIDs)
+        }
+        return (parts.isEmpty ? "0" : parts.joined(separator: " OR "), arguments)
+    }
+
+    static func notificationsSQL(_ db: Database, originals: [String], appIDs: [String]) throws -> (String, StatementArguments) {
+        let (condition, arguments) = try customerCondition(db, table: "notification", alias: "", originals: originals, appIDs: appIDs)
+        return ("SELECT * FROM notification WHERE \(condition) ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ?", arguments)
+    }
+
+    static func purchasesSQL(_ db: Database, originals: [String], appIDs: [String]) throws -> (String, StatementArguments) {
+        let (condition, arguments) = try customerCondition(db, table: "purchase", alias: "p.", originals: originals, appIDs: appIDs)
+        let sql = """
+            SELECT p.source, \(try auditedColumns(db, prefix: "p.")), r.id AS receipt_id, r.content_hash, r.format,
+                r.first_seen, r.state, r.status, r.verified_at
+            FROM purchase p JOIN receipt r ON r.id = p.receipt_id
+            WHERE \(condition)
+            ORDER BY p.purchase_date DESC, p.id DESC LIMIT ?
+            """
+        return (sql, arguments)
+    }
+
+    /// The writes about `originals` original transactions or `transactions` transactions: one
+    /// indexed read per column, united.
+    static func actionsSQL(originals: Int, transactions: Int) -> String {
+        var parts = ["SELECT * FROM api_action WHERE original_transaction_id IN (\(marks(originals)))"]
+        if transactions > 0 { parts.append("SELECT * FROM api_action WHERE transaction_id IN (\(marks(transactions)))") }
+        return parts.joined(separator: " UNION ") + " ORDER BY at DESC, id DESC LIMIT ?"
+    }
+}
+
+extension AuditStore: CustomerQueryProbe {
+    package func bareCustomerRows(originalTransactionIDs originals: [String]) async throws -> Int {
+        try await database.read { db in
+            let list = StatementArguments(originals)
+            let marks = Self.marks(originals.count)
+            var rows = 0
+            for table in ["notification", "purchase", "api_action"] {
+                rows += try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE original_transaction_id IN (\(marks))", arguments: list).count
+            }
+            return rows
+        }
+    }
+
+    package func customerQueryPlans(_ key: CustomerKey, originalTransactionIDs originals: [String], appTransactionIDs appIDs: [String]) async throws
+        -> [String]
+    {
+        let (column, value) = key.column
+        let columns: [CustomerLinkColumn] = column == .transactionID ? [.transactionID, .originalTransactionID] : [column]
+        return try await database.read { db in
+            func plan(_ title: String, _ statement: (String, StatementArguments)?) throws -> String {
+                guard let (sql, arguments) = statement else { return "\(title): (no such column)" }
+                let steps = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments + [10]).map { $0["detail"] as String? ?? "" }
+                return "\(title): " + steps.joined(separator: "; ")
+            }
+            return [
+                try plan("purchase links", try Self.linksSQL(db, table: "purchase", columns: columns, values: [value])),
+                try plan("notification links", try Self.linksSQL(db, table: "notification", columns: columns, values: [value])),
+                try plan("notifications", try Self.notificationsSQL(db, originals: originals, appIDs: appIDs)),
+                try plan("purchases", try Self.purchasesSQL(db, originals: originals, appIDs: appIDs)),
+                try plan("actions", (Self.actionsSQL(originals: originals.count, transactions: 1), StatementArguments(originals) + [value])),
+            ]
         }
     }
 }

@@ -120,7 +120,7 @@ public struct CustomerFinder: Sendable {
             let missing = apiOriginals.filter { !(records?.originalTransactionIDs.contains($0) ?? false) }
             if let store, !missing.isEmpty {
                 do {
-                    let extra = try await store.customerRecords(originalTransactionIDs: missing, transactionIDs: [], limit: limit)
+                    let extra = try await store.customerRecords(originalTransactionIDs: missing, appTransactionIDs: [], transactionIDs: [], limit: limit)
                     records = Self.merge(records, extra)
                 } catch {
                     trailError = "the audit trail could not be read: \(store.words(for: error))"
