@@ -1,6 +1,10 @@
 import ArgumentParser
+import AuditTrail
+import CustomerSearch
+import CustomerTimeline
 import Foundation
 import ReceiptBenchmarks
+import ReceiptRendering
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -62,6 +66,22 @@ struct Bench: AsyncParsableCommand {
             valueName: "count"))
     var lookupTransactions: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Instead, time `customer --offline` on this audit trail (Benchmarks/customer-store.sh builds one) beside a bare SELECT of the same rows.",
+            valueName: "path|url"))
+    var customerDb: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --customer-db: the customer's transaction id.", valueName: "id"))
+    var customerTransactionId: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --customer-db: the customer's app account token.", valueName: "uuid"))
+    var customerToken: String?
+
+    @Option(name: .long, help: "With --customer-db: runs of each.")
+    var runs = 200
+
     @Option(name: .long, help: "Concurrency for --online-receipts.")
     var concurrency = 64
 
@@ -72,6 +92,7 @@ struct Bench: AsyncParsableCommand {
         let bench = BenchmarkRun(
             seconds: seconds, suffix: suffix, verify: verify, paths: paths, concurrency: concurrency, streamRate: streamRate,
             print: { Swift.print($0) }, openStore: { try await AuditOpening.open($0) })
+        if let customerDb { return try await benchCustomer(customerDb) }
         do {
             if let count = lookupTransactions { return try await bench.benchLookup(transactions: count) }
             if let count = onlineReceipts { return try await bench.benchOnline(count: count) }
@@ -82,6 +103,38 @@ struct Bench: AsyncParsableCommand {
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
             throw ValidationError(error.reason)
+        }
+    }
+
+    /// `--customer-db`: each key's whole offline path (the trail's reads, the story, its JSON)
+    /// in turns with a bare indexed SELECT of the same rows, and the plan of every query.
+    private func benchCustomer(_ db: String) async throws {
+        let store = try await AuditOpening.open(db, readOnly: true)
+        guard let probe = store as? any CustomerQueryProbe else { throw ValidationError("this store cannot be measured") }
+        var keys: [(String, CustomerQuery, CustomerKey)] = []
+        if let id = customerTransactionId { keys.append(("transaction id \(id)", .transactionID(id), .transactionID(id))) }
+        if let token = customerToken { keys.append(("app account token \(token)", .appAccountToken(token), .appAccountToken(token))) }
+        let finder = CustomerFinder(store: store, lookup: nil)
+        let now = Date()
+        try await AuditStoreService.closing(store) {
+            print("customer --offline on \(store.location), \(runs) runs each:")
+            for (label, query, key) in keys {
+                let found = try await store.customers(key)
+                let originals = found.flatMap(\.originalTransactionIDs)
+                let appIDs = found.flatMap(\.appTransactionIDs)
+                let events = found.map { CustomerStory.build(CustomerInputs(at: now, stored: $0)).events.count }.reduce(0, +)
+                let rows = try await probe.bareCustomerRows(originalTransactionIDs: originals)
+                let timing = try await PairedTiming.measure(runs: runs) {
+                    let result = await finder.find(query, at: now)
+                    var out = JSONOutput()
+                    CustomerJSON.render(result.stories, into: &out)
+                } floor: {
+                    _ = try await probe.bareCustomerRows(originalTransactionIDs: originals)
+                }
+                print("  \(label): \(found.count) customer(s), \(originals.count) original transaction(s), \(rows) rows, \(events) events")
+                print("    \(timing.summary)")
+                for plan in try await probe.customerQueryPlans(key, originalTransactionIDs: originals, appTransactionIDs: appIDs) { print("    plan \(plan)") }
+            }
         }
     }
 }
