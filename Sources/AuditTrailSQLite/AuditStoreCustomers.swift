@@ -12,11 +12,9 @@ extension AuditStore {
             var links: [CustomerLink] = []
             for table in ["purchase", "notification"] {
                 guard let (sql, arguments) = try Self.linksSQL(db, table: table, columns: columns, values: values) else { continue }
-                for row in try Row.fetchAll(db, sql: sql, arguments: arguments + [limit]) {
-                    links.append(
-                        CustomerLink(
-                            originalTransactionID: row["original_transaction_id"], appTransactionID: row["app_transaction_id"],
-                            appAccountToken: row["app_account_token"]))
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments + [limit])
+                while let row = try rows.next() {
+                    links.append(CustomerLink(originalTransactionID: row[0], appTransactionID: row[1], appAccountToken: row[2]))
                 }
             }
             return links
@@ -31,22 +29,22 @@ extension AuditStore {
             var records = StoredCustomerRecords()
             // The newest `limit` of each, then oldest first.
             let (notificationSQL, notificationArguments) = try Self.notificationsSQL(db, originals: originals, appIDs: appIDs)
-            let notifications = try Row.fetchAll(db, sql: notificationSQL, arguments: notificationArguments + [limit + 1])
-            records.notifications = try notifications.prefix(limit).reversed().map(StoredNotification.init(row:))
+            let notifications = try Row.fetchAll(db.cachedStatement(sql: notificationSQL), arguments: notificationArguments + [limit + 1])
+            records.notifications = try notifications.prefix(limit).reversed().map(Self.notification)
             let (purchaseSQL, purchaseArguments) = try Self.purchasesSQL(db, originals: originals, appIDs: appIDs)
-            let purchases = try Row.fetchAll(db, sql: purchaseSQL, arguments: purchaseArguments + [limit + 1])
+            let purchases = try Row.fetchAll(db.cachedStatement(sql: purchaseSQL), arguments: purchaseArguments + [limit + 1])
             records.purchases = try purchases.prefix(limit).reversed().map { row in
-                StoredPurchase(
-                    receiptID: row["receipt_id"], contentHash: row["content_hash"], format: row["format"],
-                    firstSeen: Date(timeIntervalSince1970: row["first_seen"]), fromLookup: (row["format"] as String) == "api",
-                    state: try ReceiptState(stored: row["state"]).rawValue, verifyStatus: row["status"],
-                    verifiedAt: (row["verified_at"] as Double?).map(Date.init(timeIntervalSince1970:)), purchase: Self.purchase(row))
+                let format: String = row[2]
+                return StoredPurchase(
+                    receiptID: row[0], contentHash: row[1], format: format, firstSeen: Date(timeIntervalSince1970: row[3]), fromLookup: format == "api",
+                    state: try ReceiptState(stored: row[4]).rawValue, verifyStatus: row[5],
+                    verifiedAt: (row[6] as Double?).map(Date.init(timeIntervalSince1970:)), purchase: Self.purchase(row, sourceAt: 7))
             }
             records.originalTransactionIDs = StoredCustomerRecords.originals(originals, notifications: records.notifications, purchases: records.purchases)
             let all = records.originalTransactionIDs
             let columns = Set(try db.columns(in: "api_action").map(\.name))
             let actions = try Row.fetchAll(
-                db, sql: Self.actionsSQL(originals: all.count, transactions: transactionIDs.count),
+                db.cachedStatement(sql: Self.actionsSQL(originals: all.count, transactions: transactionIDs.count)),
                 arguments: StatementArguments(all) + StatementArguments(transactionIDs) + [limit + 1])
             records.actions = actions.prefix(limit).reversed().map { Self.action($0, columns: columns) }
             records.truncated = notifications.count > limit || purchases.count > limit || actions.count > limit
@@ -57,6 +55,24 @@ extension AuditStore {
     // MARK: The statements (each ends with `LIMIT ?`)
 
     static func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
+
+    /// `column`, or NULL where a trail older than v10 opened read-only lacks it.
+    static func optional(_ db: Database, _ table: String, _ column: String) throws -> String {
+        try db.columns(in: table).contains { $0.name == column } ? column : "NULL"
+    }
+
+    /// A notification row in ``notificationsSQL(_:originals:appIDs:)``'s order, read by
+    /// position (by name, each cell's lookup lowercased its name: a third of the read).
+    static func notification(_ row: Row) throws -> StoredNotification {
+        StoredNotification(
+            record: NotificationRecord(
+                notificationUUID: row[0], version: try NotificationVersion(stored: row[1]), notificationType: row[2], subtype: row[3],
+                bundleID: row[4], appAppleID: row[5], environment: row[6], signedDate: (row[7] as Double?).map(Date.init(timeIntervalSince1970:)),
+                receivedAt: Date(timeIntervalSince1970: row[8]), verdict: try TrustReport.Verdict(stored: row[11]), reason: row[12],
+                transactionID: row[13], originalTransactionID: row[14], productID: row[15], peer: row[16], signedPayload: row[17],
+                appAccountToken: row[18], appTransactionID: row[19]),
+            deliveries: row[10], lastReceivedAt: Date(timeIntervalSince1970: row[9]))
+    }
 
     /// The links of `table` whose `columns` hold one of `values`; nil when a trail older than
     /// v10 opened read-only has none of them (nothing matches).
@@ -100,14 +116,20 @@ extension AuditStore {
 
     static func notificationsSQL(_ db: Database, originals: [String], appIDs: [String]) throws -> (String, StatementArguments) {
         let (condition, arguments) = try customerCondition(db, table: "notification", alias: "", originals: originals, appIDs: appIDs)
-        return ("SELECT * FROM notification WHERE \(condition) ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ?", arguments)
+        let sql = """
+            SELECT notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id, environment, signed_date,
+                received_at, last_received_at, deliveries, verdict, reason, transaction_id, original_transaction_id, product_id, peer,
+                signed_payload, \(try optional(db, "notification", "app_account_token")), \(try optional(db, "notification", "app_transaction_id"))
+            FROM notification WHERE \(condition) ORDER BY COALESCE(signed_date, received_at) DESC, id DESC LIMIT ?
+            """
+        return (sql, arguments)
     }
 
     static func purchasesSQL(_ db: Database, originals: [String], appIDs: [String]) throws -> (String, StatementArguments) {
         let (condition, arguments) = try customerCondition(db, table: "purchase", alias: "p.", originals: originals, appIDs: appIDs)
         let sql = """
-            SELECT p.source, \(try auditedColumns(db, prefix: "p.")), r.id AS receipt_id, r.content_hash, r.format,
-                r.first_seen, r.state, r.status, r.verified_at
+            SELECT r.id, r.content_hash, r.format, r.first_seen, r.state, r.status, r.verified_at, p.source,
+                \(try auditedColumns(db, prefix: "p."))
             FROM purchase p JOIN receipt r ON r.id = p.receipt_id
             WHERE \(condition)
             ORDER BY p.purchase_date DESC, p.id DESC LIMIT ?

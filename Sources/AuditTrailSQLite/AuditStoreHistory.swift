@@ -99,4 +99,22 @@ extension AuditStore {
         }
         return purchase
     }
+
+    /// The same from a row holding `source` at `sourceAt` and ``PurchaseField/audited``'s
+    /// columns right after it, read by position.
+    static func purchase(_ row: Row, sourceAt start: Int) -> Purchase {
+        var purchase = Purchase(source: Purchase.Source(rawValue: row[start] ?? "") ?? .receiptInApp)
+        for (offset, field) in PurchaseField.audited.enumerated() {
+            let index = start + 1 + offset
+            let value: PurchaseField.Value? =
+                switch field.accessor {
+                case .date: (row[index] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
+                case .integer, .integer64: (row[index] as Int64?).map { .integer($0) }
+                case .json, .commitment: (row[index] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
+                default: (row[index] as String?).map { .text($0) }
+                }
+            field.set(value, in: &purchase)
+        }
+        return purchase
+    }
 }
