@@ -11,6 +11,9 @@ struct TimelineBuilder {
     let at: Date
     private var events: [CustomerEvent] = []
     private var byKey: [String: Int] = [:]
+    /// What a start event says after its verb ("pro.monthly, until …"), by key: a notification
+    /// that names the start keeps it.
+    private var startFacts: [String: String] = [:]
     /// Transactions seen in the history or the trail, by id (for the expiries and the kinds).
     private var transactions: [String: (purchase: Purchase, sources: [CustomerSource], trust: String?, refs: [String])] = [:]
 
@@ -37,7 +40,8 @@ struct TimelineBuilder {
                 CustomerEvent(
                     at: p?.cancellationDate ?? lookup.at, sources: [.api], kind: .refund, transactionID: id,
                     originalTransactionID: p?.originalTransactionID, productID: p?.productID,
-                    summary: "refunded (Get Refund History; no revocation date sent)", trust: transactions[id]?.trust, refs: ["api:" + id]))
+                    summary: "refunded (Get Refund History lists it; Apple sent no revocation date: shown at the look-up's time)",
+                    trust: transactions[id]?.trust, refs: ["api:" + id]))
         }
     }
 
@@ -157,6 +161,7 @@ struct TimelineBuilder {
             transactions[id] = (p, [source], trust, [ref])
         }
         let kind = Self.startKind(p, upgradedAt: upgradedAt)
+        if startFacts["start:" + id] == nil { startFacts["start:" + id] = Self.startFacts(p) }
         add(
             key: "start:" + id,
             CustomerEvent(
@@ -192,9 +197,15 @@ struct TimelineBuilder {
         for ref in event.refs where !merged.refs.contains(ref) { merged.refs.append(ref) }
         merged.details += event.details
         merged.trust = Self.worse(merged.trust, event.trust)
-        // A notification names what a transaction was (an offer redeemed, an upgrade) better
-        // than the history's plain start; a transaction's own date beats a notification's.
-        if Self.specificity(event.kind) > Self.specificity(merged.kind) {
+        // A notification names what a transaction was (a renewal, an offer redeemed, an
+        // upgrade) better than the history's reading of its fields; a transaction's own date
+        // beats a notification's.
+        let notificationNames = onlyNotified == false && event.sources == [.notification] && key.hasPrefix("start:")
+        if notificationNames, let facts = startFacts[key] {
+            merged.kind = event.kind
+            let words = event.summary.range(of: " (", options: .backwards).map { String(event.summary[$0.lowerBound...]) } ?? ""
+            merged.summary = Self.verb(event.kind) + " " + facts + words
+        } else if notificationNames || (!onlyNotified && Self.specificity(event.kind) > Self.specificity(merged.kind) && !merged.sources.contains(.notification)) {
             merged.kind = event.kind
             merged.summary = event.summary
         }
@@ -251,13 +262,23 @@ struct TimelineBuilder {
     }
 
     static func startSummary(_ kind: CustomerEventKind, _ p: Purchase) -> String {
-        var words: String =
-            switch kind {
-            case .purchase: "bought \(p.productID ?? "?")"
-            case .upgrade: "upgraded to \(p.productID ?? "?")"
-            case .crossgrade: "changed to \(p.productID ?? "?")"
-            default: "renewed \(p.productID ?? "?")"
-            }
+        verb(kind) + " " + startFacts(p)
+    }
+
+    /// How a start's line begins.
+    static func verb(_ kind: CustomerEventKind) -> String {
+        switch kind {
+        case .purchase: "bought"
+        case .upgrade: "upgraded to"
+        case .crossgrade: "changed to"
+        case .offerRedeemed: "redeemed an offer:"
+        default: "renewed"
+        }
+    }
+
+    /// The product, until when, and the offer.
+    static func startFacts(_ p: Purchase) -> String {
+        var words = p.productID ?? "?"
         if let expires = p.expiresDate { words += ", until \(AppleDate.iso8601(expires))" }
         if let offer = offerWords(type: p.offerType, id: p.offerIdentifier) { words += ", \(offer)" }
         return words

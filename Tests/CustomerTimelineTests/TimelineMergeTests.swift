@@ -164,7 +164,7 @@ enum Dana {
         #expect(purchase.summary == "bought pro.monthly, until 2025-11-08T08:53:20Z, introductory offer")
         let offer = story.events[4]
         #expect(offer.refs == ["api:2003", "notification:n-offer"])
-        #expect(offer.summary == "redeemed an offer (OFFER_REDEEMED/UPGRADE)")
+        #expect(offer.summary == "redeemed an offer: pro.monthly, until 2026-01-07T08:53:20Z, promotional offer come-back (OFFER_REDEEMED/UPGRADE)")
         #expect(story.events[3].summary == "refunded in part (40.0%)")
         #expect(story.events[6].outcome == "unknown")
         #expect(story.events[5].summary == "we extended the renewal date: success (HTTP 200)")
