@@ -290,7 +290,10 @@ let package = Package(
         // SIGINT and SIGTERM held while a write to Apple is in flight.
         .target(name: "CWriteSignals"),
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
-        .target(name: "Dashboard", dependencies: ["AuditTrail", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]),
+        .target(
+            name: "Dashboard",
+            dependencies: ["AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]
+        ),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
@@ -532,7 +535,7 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["AuditTrail", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import AuditTrail
 import Foundation
 import AppStoreAPI
 import ReceiptCore
@@ -19,6 +20,13 @@ public enum LookupEvent: Sendable, Hashable {
 public protocol CustomerLookingUp: Sendable {
     /// Answers `query`, reporting progress through `onEvent` (from any thread) as it goes.
     func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult
+    /// What the audit trail holds about the customer of `result` (notifications, writes,
+    /// receipts), for the Customer view; nil without a trail.
+    func storedRecords(for result: CustomerLookupResult) async -> StoredCustomerRecords?
+}
+
+extension CustomerLookingUp {
+    public func storedRecords(for result: CustomerLookupResult) async -> StoredCustomerRecords? { nil }
 }
 
 extension LookupQuery {
@@ -127,7 +135,9 @@ extension DashboardState {
                 )
                 return []
             }
-            return startLookUp(query)
+            let effects = startLookUp(query)
+            if !effects.isEmpty { openCustomerOnArrival.insert(query) }
+            return effects
         default: break
         }
         return []

@@ -52,7 +52,8 @@ public enum DashboardApp {
                     lookups.begin()
                     background.addTask(executorPreference: globalConcurrentExecutor) {
                         let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
-                        lookups.post(.finished(result))
+                        let stored = await lookup.storedRecords(for: result).map(StoredCustomerRecordsBox.init)
+                        lookups.post(.finished(result, stored))
                         lookups.end()
                     }
                 }
@@ -102,7 +103,7 @@ public enum DashboardApp {
             for report in lookups.drain() {
                 switch report {
                 case .progress(let query, let event): state.apply(event, for: query, at: state.wallClock)
-                case .finished(let result): state.add(result)
+                case .finished(let result, let stored): state.add(result, stored: stored)
                 }
             }
             for reply in replies.drain() {
@@ -210,7 +211,7 @@ public enum DashboardApp {
 /// What a look-up task hands the loop: its progress, then its answer.
 enum LookupReport: Sendable {
     case progress(LookupQuery, LookupEvent)
-    case finished(CustomerLookupResult)
+    case finished(CustomerLookupResult, StoredCustomerRecordsBox?)
 }
 
 /// Events from background tasks (verification, look-ups), handed to the UI loop (which alone

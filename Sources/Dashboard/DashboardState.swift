@@ -1,3 +1,4 @@
+import CustomerTimeline
 import Foundation
 import AppStoreAPI
 import LocalFiles
@@ -54,6 +55,10 @@ public enum Mode: Sendable, Hashable {
     case tokenForm(TokenForm)
     /// `Enter` on a notification: its payload decoded, nested tokens and every trust step.
     case notificationDetail(uuid: String, scroll: Int)
+    /// The Customer view of a look-up (`l`'s answer, `u`): the answer, the issues, the timeline.
+    case customer(selected: Int, scroll: Int)
+    /// `Enter` on a Customer view event: each source's lines and payload.
+    case customerEvent(selected: Int, scroll: Int)
 }
 
 /// Where inputs handed to the pipeline came from, which decides what the dashboard says and
@@ -167,6 +172,14 @@ public struct DashboardState: Sendable {
     public var lookupSetupProblem: String?
     /// Look-ups sent and not yet answered.
     public var lookupsRunning: Set<LookupQuery> = []
+    /// Each look-up item's story (the Customer view), told when its answer arrives.
+    public var customerStories: [Int: CustomerStory] = [:]
+    /// The look-up item the Customer view shows.
+    public var customerItemID: Int?
+    /// Look-ups asked with `l`: their answers open the Customer view.
+    var openCustomerOnArrival: Set<LookupQuery> = []
+    /// Where the Customer view was when a form opened from it: it comes back when the form ends.
+    var returnToCustomer: (selected: Int, scroll: Int)?
     /// Whether the settings look-up needs were listed in the Log already.
     var lookupSetupLogged = false
     /// Live validation metrics (throughput, latency, status mix, outage).
@@ -262,17 +275,26 @@ public struct DashboardState: Sendable {
     /// hand) replaces its earlier answer in place: one row per customer, never a stale copy.
     /// Returns the item's id.
     @discardableResult
-    public mutating func add(_ lookup: CustomerLookupResult) -> Int {
+    public mutating func add(_ lookup: CustomerLookupResult, stored: StoredCustomerRecordsBox? = nil) -> Int {
+        let id: Int
         if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
-            let id = items[index].id
+            id = items[index].id
             items[index] = LoadedItem(lookup: lookup, id: id)
+            tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: index, updated: true)
-            return id
+        } else {
+            nextID += 1
+            id = nextID
+            items.append(LoadedItem(lookup: lookup, id: id))
+            tellStory(of: id, lookup, stored: stored)
+            lookupArrived(lookup, at: items.count - 1)
         }
-        nextID += 1
-        items.append(LoadedItem(lookup: lookup, id: nextID))
-        lookupArrived(lookup, at: items.count - 1)
-        return nextID
+        if openCustomerOnArrival.remove(lookup.query) != nil, mode == .normal { openCustomer(id) }
+        // The view on this customer shows the new story in place, its selection kept in range.
+        if case .customer(let selected, let scroll) = mode, customerItemID == id {
+            mode = .customer(selected: min(selected, max(0, (customerStories[id]?.events.count ?? 1) - 1)), scroll: scroll)
+        }
+        return id
     }
 
     /// Adds a batch the pipeline judged, and says what arrived from where.

@@ -14,7 +14,15 @@ extension DashboardState {
             rebuildRows()
             return []
         }
+        let effects = handleMode(event, environment: environment)
+        returnToCustomerIfDone()
+        return effects
+    }
+
+    private mutating func handleMode(_ event: KeyEvent, environment: DashboardEnvironment) -> [Effect] {
         switch mode {
+        case .customer(let selected, let scroll): return handleCustomer(event, selected: selected, scroll: scroll)
+        case .customerEvent(let selected, let scroll): return handleCustomerEvent(event, selected: selected, scroll: scroll)
         case .normal: return handleNormal(event)
         case .help(let offset): return handleHelp(event, offset: offset)
         case .filter(let text): return handleFilter(event, text: text)
@@ -128,6 +136,8 @@ extension DashboardState {
             startConsumption()
         case .setToken:
             startToken()
+        case .customer:
+            openSelectedCustomer()
         case .lookUpReceipt:
             guard lookupAvailable else {
                 explainLookupSetup()

@@ -31,6 +31,8 @@ public enum DashboardView {
         case .paste(let text): pasteBox(text, &b)
         case .detail(_, let scroll): detail(state, scroll, &b)
         case .notificationDetail(let uuid, let scroll): notificationDetail(state, uuid: uuid, scroll: scroll, &b)
+        case .customer(let selected, _): customer(state, selected: selected, &b)
+        case .customerEvent(let selected, let scroll): customerEvent(state, selected: selected, scroll: scroll, &b)
         default: break
         }
         return b

@@ -7,7 +7,7 @@ public enum Action: String, Sendable, CaseIterable {
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
-    case lookUp, lookUpReceipt, extend, consume, setToken
+    case lookUp, lookUpReceipt, extend, consume, setToken, customer
 }
 
 extension Action {
@@ -59,6 +59,7 @@ public struct KeyBinding: Sendable {
         case .extend: "extend"
         case .consume: "answer refund"
         case .setToken: "token"
+        case .customer: "customer"
         case .help: "help"
         case .quit: "quit"
         default: description
@@ -112,6 +113,10 @@ public enum KeyMap {
         .init(
             keys: [.character("L")], label: "L", action: .lookUpReceipt,
             description: "look up the selected receipt's customer (its newest transaction ID)", footerPanes: [.receipts], inFooter: true),
+        .init(
+            keys: [.character("u")], label: "u", action: .customer,
+            description: "the looked-up customer's story: answer, issues, one timeline (Enter: sources)",
+            footerPanes: [.receipts], inFooter: false),
         .init(
             keys: [.character("x")], label: "x", action: .extend,
             description: "extend a looked-up subscription's renewal date (days, reason, plan, y/N)",

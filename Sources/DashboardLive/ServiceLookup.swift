@@ -12,10 +12,14 @@ public struct ServiceLookup: CustomerLookingUp {
     /// The dashboard's `--db` (not when following another process's database): each look-up is
     /// recorded there as `lookup --db` records it.
     public var store: (any AuditBackend)?
+    /// The trail the Customer view reads (notifications, writes, receipts): the one writes are
+    /// recorded in, else `store`.
+    public var trail: (any AuditBackend)?
 
     public init(service: CustomerLookupService, store: (any AuditBackend)?) {
         self.service = service
         self.store = store
+        trail = store
     }
 
     public func lookUp(_ query: LookupQuery, onEvent: @escaping @Sendable (LookupEvent) -> Void) async -> CustomerLookupResult {
@@ -38,5 +42,22 @@ public struct ServiceLookup: CustomerLookingUp {
             }
         }
         return result
+    }
+
+    /// The trail's rows of the customer (`customer`'s offline part): those of every original
+    /// transaction and app transaction id Apple's answer names. A read that found nothing is an
+    /// answer (nothing stored), not a trail not asked.
+    public func storedRecords(for result: CustomerLookupResult) async -> StoredCustomerRecords? {
+        guard let trail else { return nil }
+        var originals: [String] = []
+        var appIDs: [String] = []
+        for p in result.transactions.compactMap(\.transaction) {
+            if let id = p.originalTransactionID, !originals.contains(id) { originals.append(id) }
+            if let id = p.appTransactionID, !appIDs.contains(id) { appIDs.append(id) }
+        }
+        guard !originals.isEmpty || !appIDs.isEmpty else { return nil }
+        var records = try? await trail.customerRecords(originalTransactionIDs: originals, appTransactionIDs: appIDs, transactionIDs: [], limit: 10_000)
+        records?.appTransactionIDs = appIDs
+        return records
     }
 }

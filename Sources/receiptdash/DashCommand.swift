@@ -169,7 +169,7 @@ struct Dash: AsyncParsableCommand {
         let audit = live.audit
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
-        let lookup: ServiceLookup?
+        var lookup: ServiceLookup?
         switch serviceLookup(api, caFile: online.caFile, at: state.now, store: follow ? nil : backend) {
         case .success(let made):
             lookup = made
@@ -182,6 +182,7 @@ struct Dash: AsyncParsableCommand {
         // Writes are recorded before they leave: in --db, else in the default audit store; a
         // follower is read-only, and a trail that cannot be written makes no write.
         var actionStore: (any AuditBackend)?
+        var actingTrail: (any AuditBackend)?
         if let lookup {
             if let reason = try api.readOnlyReason(flag: readOnly) {
                 state.actionsUnavailableReason = "read-only (\(reason)): x would write to Apple"
@@ -205,9 +206,12 @@ struct Dash: AsyncParsableCommand {
                 }
                 if let store {
                     acting = ServiceActions(actions: CustomerActions(client: lookup.service.client, pipeline: lookup.service.pipeline), store: store)
+                    actingTrail = store
                 }
             }
         }
+        // The Customer view reads the trail the writes go to.
+        if let actingTrail { lookup?.trail = actingTrail }
         // One thread owns the terminal for the whole session: the loop, before and after each
         // await, runs there.
         let ui = SingleThreadExecutor(name: "receiptdash-ui")

@@ -383,7 +383,7 @@ import TerminalUI
     }
 
     /// Types the keys, waits until the look-up has answered (as a real terminal's read blocks
-    /// while nothing happens), then answers ticks until a frame shows `until`, then quits.
+    /// while nothing happens), then answers ticks until a frame shows `until`, then quits (Ctrl-C).
     final class TypingTerminal: TerminalBackend {
         var keys: [KeyEvent]
         let until: String
@@ -411,7 +411,8 @@ import TerminalUI
                 _ = answered.wait(timeout: .now() + 60)
                 waitedForAnswer = true
             }
-            if frames.last?.contains(until) == true || ticks >= 100_000 { return .character("q") }
+            // Ctrl-C quits from any view (q would only close the Customer view).
+            if frames.last?.contains(until) == true || ticks >= 100_000 { return .control("c") }
             ticks += 1
             return .tick
         }
@@ -420,7 +421,7 @@ import TerminalUI
     @Test func lTypedEnterAndTheAnswerArrivesThroughTheLoop() async throws {
         let lookup = PreparedLookup(answer: try await DashboardLookupTests.customer())
         let keys: [KeyEvent] = [.character("l")] + "2000001025686313".map { KeyEvent.character($0) } + [.enter]
-        let terminal = TypingTerminal(keys: keys, until: "Purchases [4]", answered: lookup.answered)
+        let terminal = TypingTerminal(keys: keys, until: "Timeline (6 events)", answered: lookup.answered)
         var state = DashboardState(now: DashboardTests.now)
         // The loop on a thread of its own, as the executable runs it: waiting for keys never
         // holds up the look-up task on the shared pool.
@@ -446,8 +447,9 @@ import TerminalUI
         #expect(terminal.waits.prefix(keys.count) == ArraySlice(Array(repeating: nil, count: keys.count)))
         #expect(Set(terminal.waits.dropFirst(keys.count)).isSubset(of: [100, nil]))
         #expect(terminal.ticks < 100_000)
+        // The answer opens the Customer view: the answer on top, then the timeline.
         let last = try #require(terminal.frames.last)
-        #expect(last.contains("│✗  api     Sbx   lookup transaction 20000…│"))
-        #expect(last.contains("rate limited: waiting until 17:04:12"))
+        #expect(last.contains("Timeline (6 events)"))
+        #expect(state.mode == .customer(selected: 5, scroll: 0))
     }
 }

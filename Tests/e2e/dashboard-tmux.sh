@@ -336,6 +336,11 @@ extend_from_dashboard() {
   t send-keys -t "$session" -l MQ5X7ABCDE
   t send-keys -t "$session" Enter
   check "the answer is a new api input$what" wait_for "lookup order MQ5X7ABCDE" 150
+  # The answer opens the Customer view: the answer on top, the issues, one timeline.
+  check "l's answer opens the Customer view$what" wait_for "Timeline (" 150
+  check "the view's answer names the active subscription$what" wait_for "com.example.receiptdash.pro.monthly: active"
+  check "the view lists the refund no notification told$what" wait_for "no REFUND notification is stored"
+  t send-keys -t "$session" Escape
   check "its transactions fill the Purchases pane$what" wait_for "Purchases [5]" 150
   if [ -z "$what" ]; then
     check "the refunded consumable is listed" wait_for "consumable  2000000900000010" 50
@@ -352,7 +357,13 @@ extend_from_dashboard() {
   check "the plan names its request id and asks y/N$what" wait_for "y sends it"
   t send-keys -t "$session" y
   check "y sends it and the Log says it was extended$what" wait_for "extended 2000000900000001 by $days days" 150
-  t send-keys -t "$session" q
+  # The customer asked again replaces its row in place, and u shows the write in its story.
+  check "the customer is asked again after the write$what" wait_for "lookup order MQ5X7ABCDE (updated)" 150
+  check "one row per customer, never a stale copy$what" wait_for "Receipts [2]"
+  check "the Log line carries its time$what" bash -c "tmux -L $socket capture-pane -t $session -p | grep -qE '[0-9]{2}:[0-9]{2}:[0-9]{2} lookup order MQ5X7ABCDE \(updated\)'"
+  t send-keys -t "$session" u
+  check "u opens the Customer view with the extension in its timeline$what" wait_for "extension           we extended the renewal date: success (HTTP 200)" 50
+  t send-keys -t "$session" Escape q
   check "the dashboard quits cleanly$what" wait_for "EXIT=0"
 }
 lookup_dashboard lookup --db "$work/lookup.sqlite"
@@ -373,6 +384,8 @@ check "l opens the look-up box again" wait_for "Look up order ID or transaction 
 t send-keys -t "$session" -l MQ5X7KLMNO
 t send-keys -t "$session" Enter
 check "the second customer is a new api input" wait_for "lookup order MQ5X7KLMNO" 150
+check "the second customer's answer opens the Customer view" wait_for "Timeline (" 150
+t send-keys -t "$session" Escape
 check "its six purchases fill the Purchases pane" wait_for "Purchases [6]" 150
 check "the commitment plan is explained" wait_for "billed monthly under a 12-month" 50
 check "the prorated refund has its state" wait_for "refunded-prorated" 50

@@ -1,0 +1,204 @@
+import AppStoreAPI
+import AuditTrail
+import CustomerTimeline
+import Foundation
+import ReceiptCore
+import TerminalUI
+import UntrustedText
+
+/// The Customer view: one looked-up customer's story (`receiptdash customer` in the
+/// dashboard). `l` opens it when its answer arrives; `u` opens it for the selected look-up.
+/// `x`, `c` and `a` act from it on the selected event's subscription or transaction, and the
+/// answer asked again replaces the story in place. `Enter` shows an event's sources: what each
+/// sent and its trust.
+extension DashboardState {
+    /// The story of a look-up item, built once when its answer arrives (never per frame).
+    mutating func tellStory(of id: Int, _ result: CustomerLookupResult, stored: StoredCustomerRecordsBox?) {
+        customerStories[id] = CustomerStory.build(CustomerInputs(at: wallClock, lookup: result, stored: stored?.records))
+    }
+
+    /// Opens the view on look-up item `id` (its story must be told).
+    mutating func openCustomer(_ id: Int) {
+        guard customerStories[id] != nil else { return }
+        customerItemID = id
+        mode = .customer(selected: max(0, (customerStories[id]?.events.count ?? 1) - 1), scroll: 0)
+    }
+
+    /// `u`: the view of the selected look-up.
+    mutating func openSelectedCustomer() {
+        guard let item = selectedItem, item.lookup != nil else {
+            message = ("u shows a looked-up customer's story: look the customer up first (l)", .info)
+            return
+        }
+        openCustomer(item.id)
+    }
+
+    var customerStory: CustomerStory? { customerItemID.flatMap { customerStories[$0] } }
+
+    mutating func handleCustomer(_ event: KeyEvent, selected: Int, scroll: Int) -> [Effect] {
+        let count = customerStory?.events.count ?? 0
+        func move(_ delta: Int) { mode = .customer(selected: min(max(0, selected + delta), max(0, count - 1)), scroll: scroll) }
+        switch event {
+        case .escape, .character("q"): mode = .normal
+        case .down, .character("j"): move(1)
+        case .up, .character("k"): move(-1)
+        case .pageDown: move(max(1, pageSize))
+        case .pageUp: move(-max(1, pageSize))
+        case .character("g"), .home: move(-count)
+        case .character("G"), .end: move(count)
+        case .enter: if count > 0 { mode = .customerEvent(selected: selected, scroll: 0) }
+        case .character("x"), .character("c"), .character("a"): act(event, selected: selected, scroll: scroll)
+        case .character("y"):
+            if let id = customerStory?.events[safe: selected]?.transactionID { return [.copy(id)] }
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    mutating func handleCustomerEvent(_ event: KeyEvent, selected: Int, scroll: Int) -> [Effect] {
+        switch event {
+        case .escape, .character("q"), .enter: mode = .customer(selected: selected, scroll: 0)
+        case .down, .character("j"): mode = .customerEvent(selected: selected, scroll: scroll + 1)
+        case .up, .character("k"): mode = .customerEvent(selected: selected, scroll: max(0, scroll - 1))
+        case .pageDown: mode = .customerEvent(selected: selected, scroll: scroll + pageSize)
+        case .pageUp: mode = .customerEvent(selected: selected, scroll: max(0, scroll - pageSize))
+        case .control("c"): return [.quit]
+        default: break
+        }
+        return []
+    }
+
+    /// `x`, `c`, `a` in the view: the customer's row selected, the event's subscription or
+    /// purchase with it, then the form; the view comes back when the form ends.
+    private mutating func act(_ event: KeyEvent, selected: Int, scroll: Int) {
+        guard let id = customerItemID, let index = items.firstIndex(where: { $0.id == id }), let story = customerStory else { return }
+        let chosen = story.events[safe: selected]
+        select(item: index)
+        let item = items[index]
+        switch event {
+        case .character("x"):
+            focus = .subscriptions
+            let subscriptions = item.analysis?.subscriptions ?? []
+            if let at = subscriptions.firstIndex(where: { $0.originalTransactionID == chosen?.originalTransactionID }) {
+                self.scroll[.subscriptions] = ScrollState(selected: at)
+            }
+            mode = .normal
+            startExtend()
+        default:
+            focus = .purchases
+            if let at = rowOrder.firstIndex(where: { item.rows[$0].transactionID == chosen?.transactionID }) {
+                self.scroll[.purchases] = ScrollState(selected: at)
+            }
+            mode = .normal
+            if event == .character("c") { startConsumption() } else { startToken() }
+        }
+        if mode == .normal {
+            mode = .customer(selected: selected, scroll: scroll)
+        } else {
+            returnToCustomer = (selected, scroll)
+        }
+    }
+
+    /// After a key: a form opened from the view that has ended gives the keyboard back to it.
+    mutating func returnToCustomerIfDone() {
+        guard let back = returnToCustomer, mode == .normal else { return }
+        returnToCustomer = nil
+        mode = .customer(selected: back.selected, scroll: back.scroll)
+    }
+}
+
+/// The records the trail holds for a look-up, handed from the loop (a box: the records are
+/// large, and the report enum stays small).
+public final class StoredCustomerRecordsBox: Sendable {
+    public let records: StoredCustomerRecords
+    public init(_ records: StoredCustomerRecords) { self.records = records }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+extension DashboardView {
+    /// The Customer view: the ids, the answer, the issues, then the timeline with the selected
+    /// event; only the rows on screen are formatted (a story of 10,000 events draws as fast as
+    /// one of ten).
+    static func customer(_ s: DashboardState, selected: Int, _ b: inout ScreenBuffer) {
+        guard let story = s.customerStory else { return }
+        let title = "Customer " + (story.ids.appTransactionIDs.first ?? story.ids.originalTransactionIDs.first ?? "")
+        let inner = Widgets.overlay(into: &b, width: b.width - 2, height: b.height - 2, title: SafeText.escaped(title))
+        var head: [(String, Style)] = []
+        for sub in story.subscriptions {
+            var facts = ["\(SafeText.escaped(sub.productID ?? "?")): \(sub.state)"]
+            if let until = sub.until { facts.append("until \(stamp(until))") }
+            if let renew = sub.autoRenew { facts.append("auto-renew \(renew ? "on" : "off")") }
+            if let status = sub.apiStatus { facts.append("Apple: \(status)") }
+            if let price = sub.priceIncrease { facts.append("price increase \(price)") }
+            head.append((facts.joined(separator: ", "), Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)))
+        }
+        for p in story.products {
+            head.append(("\(SafeText.escaped(p.productID ?? "?")): \(p.state)", Style(p.state == "refunded" ? .warning : .overlay)))
+        }
+        let answered = s.consumptionAnswers
+        let issues = story.issues.filter { !($0.code == .consumptionUnanswered && answered[$0.transactionID ?? ""] != nil) }
+        for issue in issues.prefix(4) { head.append(("! " + SafeText.escaped(issue.summary), Style(.warning))) }
+        if issues.count > 4 { head.append(("! and \(issues.count - 4) more issues", Style(.warning))) }
+        head.append(("Timeline (\(story.events.count) events)   ↑↓ select · Enter sources · x extend · c refund answer · a token · Esc back", Style(.muted)))
+        let top = min(head.count, max(0, inner.height - 3))
+        _ = Widgets.text(into: &b, rect: Rect(x: inner.x, y: inner.y, width: inner.width, height: top), lines: Array(head.prefix(top)), offset: 0)
+        let rows = Rect(x: inner.x, y: inner.y + top, width: inner.width, height: inner.height - top)
+        guard rows.height > 0, !story.events.isEmpty else { return }
+        let first = min(max(0, selected - rows.height / 2), max(0, story.events.count - rows.height))
+        var lines: [(String, Style)] = []
+        for index in first..<min(story.events.count, first + rows.height) {
+            let e = story.events[index]
+            var text = "\(stamp(e.at))  \(TextWidth.pad(e.kind.rawValue, to: 20))\(SafeText.escaped(e.summary))"
+            if e.kind == .consumptionRequest, let id = e.transactionID {
+                if let answer = answered[id] {
+                    text += " · answered at \(clock(answer.at))" + (answer.httpStatus.map { " (HTTP \($0))" } ?? "")
+                } else {
+                    let left = e.at.addingTimeInterval(12 * 3600).timeIntervalSince(s.wallClock)
+                    text += left > 0 ? " · answer within \(Int((left / 3600).rounded(.up))) h" : " · deadline passed"
+                }
+            }
+            text += "  [\(e.sources.map(\.rawValue).joined(separator: "+"))]"
+            let role: ColorRole = e.trust == "invalid" ? .error : e.outcome == "unknown" ? .warning : .overlay
+            lines.append((text, Style(index == selected ? .selection : role)))
+        }
+        _ = Widgets.text(into: &b, rect: rows, lines: lines, offset: 0)
+    }
+
+    /// `Enter` on an event: each source's lines and payload (a JWS's payload decoded).
+    static func customerEvent(_ s: DashboardState, selected: Int, scroll: Int, _ b: inout ScreenBuffer) {
+        guard let event = s.customerStory?.events[safe: selected] else { return }
+        let inner = Widgets.overlay(into: &b, width: min(120, b.width - 4), height: b.height - 4, title: "\(event.kind.rawValue) \(stamp(event.at))")
+        var lines: [(String, Style)] = [(SafeText.escaped(event.summary), Style(.overlay, bold: true))]
+        lines.append(("refs: " + event.refs.map(SafeText.escaped).joined(separator: ", "), Style(.muted)))
+        for detail in event.details {
+            lines.append(("", Style(.overlay)))
+            lines.append(("from \(detail.source.rawValue)", Style(.overlay, bold: true)))
+            for line in detail.lines { lines.append(("  " + SafeText.escaped(line), Style(.overlay))) }
+            if let payload = detail.payload {
+                lines.append(("  payload:", Style(.muted)))
+                for chunk in payloadLines(payload, width: max(20, inner.width - 4)) { lines.append(("    " + chunk, Style(.muted))) }
+            }
+        }
+        _ = Widgets.text(into: &b, rect: inner, lines: lines, offset: min(scroll, max(0, lines.count - inner.height)))
+    }
+
+    /// `2026-11-28 05:11:14` (UTC).
+    static func stamp(_ date: Date) -> String {
+        String(AppleDate.iso8601(date).prefix(19)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    /// A JWS's payload as JSON text (a request body as it is), escaped, in lines of `width`.
+    static func payloadLines(_ payload: String, width: Int) -> [String] {
+        let parts = payload.split(separator: ".")
+        var text = payload
+        if parts.count == 3, let bytes = try? Base64Text.decode(Array(parts[1].utf8)), let json = try? JSONValue.parse(bytes) {
+            text = json.compactJSON
+        }
+        let safe = Array(SafeText.escaped(text).prefix(20 * width))
+        return stride(from: 0, to: safe.count, by: width).map { String(safe[$0..<min(safe.count, $0 + width)]) }
+    }
+}
