@@ -56,6 +56,11 @@ struct Bench: AsyncParsableCommand {
             valueName: "url"))
     var ingestDb: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Instead, time the dashboard's Customer view of a customer with this many events (a 200×60 frame per key).", valueName: "events"))
+    var renderCustomer: Int?
+
     @Option(name: .long, help: ArgumentHelp("With --render-rows: validations per second streaming in while frames render (60 frames a second).", valueName: "per-second"))
     var streamRate: Int = 0
 
@@ -99,6 +104,7 @@ struct Bench: AsyncParsableCommand {
             if let lines = ingestLines { return try await bench.benchIngest(lines: lines, postgres: ingestDb) }
             if let rows = analyzeRows { return try bench.benchAnalysis(rows: rows) }
             if let rows = renderRows { return await bench.benchRender(rows: rows) }
+            if let events = renderCustomer { return await bench.benchCustomerView(events: events) }
             if verify && onlineChecks { return try await bench.benchJWSOnlineChecks() }
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
