@@ -418,15 +418,19 @@ package enum AuditSchema {
     /// v10: every purchase and notification indexed by the customer's app account token and
     /// app transaction id (`customer --app-account-token`), and notifications by app
     /// transaction id; the rows stored before it are filled from their payloads by the store.
-    package static let v10 = [
+    package static func v10(flag: String) -> [String] {
+        [
         "ALTER TABLE purchase ADD COLUMN app_account_token TEXT",
+        "ALTER TABLE purchase ADD COLUMN is_upgraded \(flag)",
+        "ALTER TABLE purchase ADD COLUMN transaction_reason TEXT",
         // Kept as sent, found lowercased (a UUID in either case is the same token).
         "CREATE INDEX purchase_app_account_token ON purchase(lower(app_account_token))",
         "ALTER TABLE notification ADD COLUMN app_account_token TEXT",
         "ALTER TABLE notification ADD COLUMN app_transaction_id TEXT",
         "CREATE INDEX notification_app_account_token ON notification(app_account_token)",
         "CREATE INDEX notification_app_transaction ON notification(app_transaction_id)",
-    ]
+        ]
+    }
 
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",

@@ -193,7 +193,7 @@ enum PostgresAuditSchema {
             ]),
         // v10: customers found by app account token and app transaction id; notifications
         // stored before it get both from their payloads.
-        Migration(name: "v10", statements: AuditSchema.v10.map { PostgresQuery(unsafeSQL: $0) }, then: fillCustomerIDs),
+        Migration(name: "v10", statements: AuditSchema.v10(flag: "BOOLEAN").map { PostgresQuery(unsafeSQL: $0) }, then: fillCustomerIDs),
     ]
 
     static var names: [String] { migrations.map(\.name) }

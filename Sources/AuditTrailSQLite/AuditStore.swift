@@ -259,7 +259,7 @@ public final class AuditStore: AuditBackend {
         // v10: customers found by app account token and app transaction id; notifications
         // stored before it get both from their payloads, a thousand rows at a time.
         migrator.registerMigration("v10") { db in
-            for statement in AuditSchema.v10 { try db.execute(sql: statement) }
+            for statement in AuditSchema.v10(flag: "INTEGER") { try db.execute(sql: statement) }
             let update = try db.makeStatement(sql: "UPDATE notification SET app_account_token = ?, app_transaction_id = ? WHERE id = ?")
             var after: Int64 = 0
             while true {

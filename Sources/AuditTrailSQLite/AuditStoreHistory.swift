@@ -92,6 +92,7 @@ extension AuditStore {
                 switch field.accessor {
                 case .date: (row[field.name] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
                 case .integer, .integer64: (row[field.name] as Int64?).map { .integer($0) }
+                case .flag: (row[field.name] as Bool?).map { .flag($0) }
                 case .json, .commitment: (row[field.name] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
                 default: (row[field.name] as String?).map { .text($0) }
                 }
@@ -110,6 +111,7 @@ extension AuditStore {
                 switch field.accessor {
                 case .date: (row[index] as Double?).map { .date(Date(timeIntervalSince1970: $0)) }
                 case .integer, .integer64: (row[index] as Int64?).map { .integer($0) }
+                case .flag: (row[index] as Bool?).map { .flag($0) }
                 case .json, .commitment: (row[index] as String?).flatMap { try? JSONValue.parse(Array($0.utf8)) }.map { .object($0) }
                 default: (row[index] as String?).map { .text($0) }
                 }

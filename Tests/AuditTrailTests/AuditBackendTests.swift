@@ -239,8 +239,8 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             let store = try await db.open()
             _ = try await store.record([try ingest("production.b64")])
             await store.close()
-            // v8's eight columns and v10's token, with their indexes and v10's notification columns.
-            let columns = PurchaseField.audited.suffix(9).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
+            // v8's eight columns and v10's three, with their indexes and v10's notification columns.
+            let columns = PurchaseField.audited.suffix(11).map { "ALTER TABLE purchase DROP COLUMN \($0.name);" }.joined(separator: " ")
             try await db.execute(
                 sqlite: """
                     DROP INDEX purchase_app_transaction; DROP INDEX purchase_app_account_token; \(columns)

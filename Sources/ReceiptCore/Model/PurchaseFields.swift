@@ -209,8 +209,9 @@ public final class PurchaseField: Sendable {
         productID, transactionID, originalTransactionID, quantity, purchaseDate, expiresDate, cancellationDate,
         // v8: today's payloads.
         revocationType, revocationPercentage, offerType, offerDiscountType, offerPeriod, appTransactionID, billingPlanType, commitmentInfo,
-        // v10: the customer's app account token.
-        appAccountToken,
+        // v10: the customer's app account token, and what the customer's story reads a
+        // transaction by (an upgrade is no refund; a renewal is no purchase).
+        appAccountToken, isUpgraded, transactionReason,
     ]
 
     /// The purchase columns of `history --format csv`, in order.
