@@ -33,7 +33,7 @@ struct TimelineBuilder {
             addTransaction(p, source: .api, trust: trust, ref: ref, detail: detail, upgradedAt: upgradedAt)
         }
         // A refund Apple lists without a revocation date in the transactions it sent.
-        for id in lookup.refunds where byKey["refund:" + id] == nil && byKey["revoke:" + id] == nil {
+        for id in lookup.refunds where byKey["refund:" + id] == nil && byKey["revoke:" + id] == nil && transactions[id]?.purchase.isUpgraded != true {
             let p = transactions[id]?.purchase
             add(
                 key: "refund:" + id,

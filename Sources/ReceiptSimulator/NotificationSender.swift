@@ -569,7 +569,7 @@ extension ServerAPIService {
         if includingData {
             var rows: [(APIEnvironment, NotificationRow)] = []
             for env in APIEnvironment.allCases {
-                for row in store.environments[env]?.notifications ?? [] where row.uuid != nil { rows.append((env, row)) }
+                for row in store.environments[env]?.notifications ?? [] where row.uuid != nil && row.deliver { rows.append((env, row)) }
             }
             rows.sort { ($0.1.signedMS, $0.1.uuid ?? "") < ($1.1.signedMS, $1.1.uuid ?? "") }
             out = rows.map { env, row in

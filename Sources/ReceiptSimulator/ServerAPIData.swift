@@ -23,7 +23,9 @@ import ReceiptCore
 /// objects; their nested `signedTransactionInfo`/`signedRenewalInfo` may be JWS strings or
 /// decoded objects (signed at start). Beyond Apple's fields: top-level `bundleId` and
 /// `appAppleId` (optional), and `sendAttempts` on a notification (what Get Notification History
-/// reports; one success at its `signedDate` otherwise). A customer is the set of transactions of
+/// reports; one success at its `signedDate` otherwise), and `deliver: false` on one that
+/// Get Notification History lists but `--send-notifications` never sends (a notification a
+/// receiver missed). A customer is the set of transactions of
 /// one environment that share an `appTransactionId` (those without one form one customer);
 /// `appTransactions` are AppTransaction payloads, served by Get App Transaction Info from the
 /// environment their `receiptType` names (for that `appTransactionId`, or any transaction id
@@ -118,6 +120,14 @@ public struct ServerAPIData: Sendable {
     public static let demoCommitmentTransactionID = "2000000900000040"
     public static let demoProratedTransactionID = "2000000900000051"
     public static let demoTodayAppTransactionID = "704000000000000003"
+    /// Every kind of event (`customer`, a third production customer): an upgrade, offers,
+    /// renewal preference changes, grace and billing retry, a price increase, an extension, a
+    /// refund, a family revocation, a refund request; its app account token and order id; two
+    /// of its notifications Apple lists but never delivered.
+    public static let demoKindsAppTransactionID = "704000000000000004"
+    public static let demoKindsAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    public static let demoKindsOrderID = "MQ5X7UVWXY"
+    public static let demoKindsTransactionID = "2000000900000100"
 
     /// A support engineer's everyday customer, dated relative to `now` (so its statuses stay
     /// the same whenever it runs). Production: a monthly subscription renewed twice and active
@@ -266,7 +276,7 @@ public struct ServerAPIData: Sendable {
                 extra: ["autoRenewStatus": .integer(0), "renewalDate": at(20), "recentSubscriptionStartDate": at(-40)]),
         ]
         let appTransactions: [[String: JSONValue]] = [
-            ("Production", prod, Int64(-400)), ("Sandbox", sand, Int64(-32)), ("Production", today, Int64(-65)),
+            ("Production", prod, Int64(-400)), ("Sandbox", sand, Int64(-32)), ("Production", today, Int64(-65)), ("Production", demoKindsAppTransactionID, Int64(-120)),
         ].map { environment, id, days in
             var app: [String: JSONValue] = [
                 "receiptType": .string(environment), "bundleId": .string(bundleID), "applicationVersion": .string("42"),
@@ -329,11 +339,87 @@ public struct ServerAPIData: Sendable {
                 ]),
             ],
         ]
+        // The third customer: every kind of event.
+        let kinds = demoKindsAppTransactionID
+        func kind(
+            _ id: String, original: String, product: String, type: String = auto, purchase: Int64, expires: Int64? = nil, group: String? = nil,
+            reason: String = "PURCHASE", price: Int64 = 990, extra: [String: JSONValue] = [:]
+        ) -> [String: JSONValue] {
+            transaction(
+                id, original: original, product: product, type: type, purchase: purchase, expires: expires, group: group, environment: "Production",
+                reason: reason, price: price, app: kinds, extra: extra.merging(["appAccountToken": .string(demoKindsAccountToken)]) { $1 })
+        }
+        let basic = "com.example.receiptdash.plan.basic"
+        let premium = "com.example.receiptdash.plan.premium"
+        let news = "com.example.receiptdash.news.monthly"
+        let k = "20000009000001"
+        let kindsRows: [[String: JSONValue]] = [
+            kind(k + "00", original: k + "00", product: basic, purchase: -120, expires: -90, group: "21000005", price: 1990,
+                 extra: ["offerType": .integer(1), "offerDiscountType": .string("FREE_TRIAL")]),
+            kind(k + "01", original: k + "00", product: basic, purchase: -90, expires: -60, group: "21000005", reason: "RENEWAL", price: 1990,
+                 extra: ["isUpgraded": .bool(true), "revocationDate": at(-70), "revocationReason": .integer(0)]),
+            kind(k + "02", original: k + "00", product: premium, purchase: -70, expires: -40, group: "21000005", price: 3990),
+            kind(k + "03", original: k + "00", product: premium, purchase: -40, expires: -10, group: "21000005", reason: "RENEWAL", price: 3990,
+                 extra: ["offerType": .integer(2), "offerIdentifier": .string("loyal-10"), "offerDiscountType": .string("PAY_AS_YOU_GO")]),
+            kind(k + "04", original: k + "00", product: premium, purchase: -10, expires: 20, group: "21000005", reason: "RENEWAL", price: 3990),
+            kind(k + "10", original: k + "10", product: news, purchase: -100, expires: -70, group: "21000006", price: 490),
+            kind(k + "11", original: k + "10", product: news, purchase: -70, expires: -40, group: "21000006", reason: "RENEWAL", price: 490),
+            kind(k + "20", original: k + "20", product: "com.example.receiptdash.coins500", type: "Consumable", purchase: -1),
+            kind(k + "21", original: k + "21", product: "com.example.receiptdash.coins100", type: "Consumable", purchase: -20,
+                 extra: ["revocationDate": at(-12), "revocationReason": .integer(1)]),
+            kind(k + "30", original: k + "30", product: "com.example.receiptdash.themes", type: "Non-Consumable", purchase: -50, price: 2990,
+                 extra: [
+                    "inAppOwnershipType": .string("FAMILY_SHARED"), "revocationDate": at(-6), "revocationType": .string("FAMILY_REVOKE"),
+                    "revocationReason": .integer(0),
+                 ]),
+        ]
+        let kindsRenewals: [[String: JSONValue]] = [
+            renewal(
+                k + "00", product: premium, environment: "Production",
+                extra: [
+                    "autoRenewStatus": .integer(0), "renewalDate": at(20), "recentSubscriptionStartDate": at(-120), "priceIncreaseStatus": .integer(0),
+                    "renewalPrice": .integer(4990), "appAccountToken": .string(demoKindsAccountToken), "appTransactionId": .string(kinds),
+                ]),
+            renewal(
+                k + "10", product: news, environment: "Production",
+                extra: ["autoRenewStatus": .integer(0), "expirationIntent": .integer(2), "renewalDate": at(-40), "recentSubscriptionStartDate": at(-100)]),
+        ]
+        func kindNotification(_ n: Int, _ type: String, _ subtype: String?, at days: Int64, _ row: Int, deliver: Bool = true) -> [String: JSONValue] {
+            var object = notification(
+                "5b1a7e1c-01\(n < 10 ? "0" : "")\(n)-4d7e-9c1e-5f1f0a0001\(n < 10 ? "0" : "")\(n)", type, subtype, at: days, environment: "Production",
+                transaction: kindsRows[row], attempts: deliver ? [] : [(days * day, "UNSUCCESSFUL_HTTP_RESPONSE_CODE"), (days * day + 3_600_000, "TIMED_OUT")])
+            if !deliver { object["deliver"] = .bool(false) }
+            return object
+        }
+        var kindsNotifications: [[String: JSONValue]] = [
+            kindNotification(1, "SUBSCRIBED", "INITIAL_BUY", at: -120, 0),
+            kindNotification(2, "DID_RENEW", nil, at: -90, 1, deliver: false),
+            kindNotification(3, "DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: -70, 2),
+            kindNotification(4, "OFFER_REDEEMED", nil, at: -40, 3),
+            kindNotification(5, "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", at: -20, 3),
+            kindNotification(6, "DID_CHANGE_RENEWAL_PREF", nil, at: -19, 3),
+            kindNotification(7, "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: -11, 3),
+            kindNotification(8, "DID_RENEW", "BILLING_RECOVERY", at: -10, 4),
+            kindNotification(9, "PRICE_INCREASE", "PENDING", at: -5, 4),
+            kindNotification(10, "RENEWAL_EXTENDED", nil, at: -3, 4),
+            kindNotification(11, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: -2, 4),
+            kindNotification(12, "SUBSCRIBED", "INITIAL_BUY", at: -100, 5),
+            kindNotification(13, "DID_RENEW", nil, at: -70, 6),
+            kindNotification(14, "DID_FAIL_TO_RENEW", nil, at: -40, 6),
+            kindNotification(15, "EXPIRED", "BILLING_RETRY", at: -30, 6),
+            kindNotification(16, "REFUND", nil, at: -12, 8, deliver: false),
+            kindNotification(17, "REVOKE", nil, at: -6, 9),
+            kindNotification(18, "CONSUMPTION_REQUEST", nil, at: 0, 7),
+        ]
+        // The refund request came two hours ago: its answer is due within the next ten.
+        kindsNotifications[17]["signedDate"] = .integer(nowMS - 2 * 3_600_000)
         return ServerAPIData(
             bundleID: bundleID, appAppleID: demoAppAppleID,
             orders: [
                 demoOrderID: ["2000000900000001"], demoRefundedOrderID: ["2000000900000010"], demoTodayOrderID: [demoCommitmentTransactionID],
+                demoKindsOrderID: [demoKindsTransactionID],
             ],
-            transactions: transactions + todays, renewals: renewals, notifications: notifications, appTransactions: appTransactions)
+            transactions: transactions + todays + kindsRows, renewals: renewals + kindsRenewals, notifications: notifications + kindsNotifications,
+            appTransactions: appTransactions)
     }
 }

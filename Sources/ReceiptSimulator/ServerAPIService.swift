@@ -481,7 +481,9 @@ public final class ServerAPIService: Sendable {
 
     private func refunds(_ id: String, _ context: Context) -> ServerAPIReply {
         guard let environment = store.environments[context.environment], let row = environment.customerRow(id) else { return notFound(id) }
-        let rows = environment.customerRows(of: row).filter { $0.revocationMS != nil }
+        // Refunded and revoked transactions; an upgraded one carries a revocation date too,
+        // and is no refund.
+        let rows = environment.customerRows(of: row).filter { $0.revocationMS != nil && $0.object["isUpgraded"]?.bool != true }
             .sorted { ($0.revocationMS ?? 0, $0.id) < ($1.revocationMS ?? 0, $1.id) }
         let binding = "refund|\(context.environment)|\(row.customer)"
         guard let page = page(rows, token: context.query.first("revision"), binding: binding) else {

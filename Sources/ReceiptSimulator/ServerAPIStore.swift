@@ -36,6 +36,9 @@ struct NotificationRow: Sendable {
     /// The last send attempt was not `SUCCESS`.
     let failed: Bool
     let customer: String?
+    /// False for a notification `--send-notifications` never sends (`"deliver": false` in the
+    /// data): Get Notification History lists it, a receiver never got it.
+    var deliver = true
 }
 
 /// One environment's rows, indexed.
@@ -149,6 +152,7 @@ struct ServerAPIStore: Sendable {
     {
         var payload = object
         let attempts = payload.removeValue(forKey: "sendAttempts")
+        let deliver = payload.removeValue(forKey: "deliver")?.bool ?? true
         let signedMS = object["signedDate"]?.int64 ?? nowMS
         payload["signedDate"] = .integer(signedMS)
         // `data`, or `appData` (RESCIND_CONSENT), `summary`, `externalPurchaseToken`.
@@ -192,7 +196,7 @@ struct ServerAPIStore: Sendable {
             NotificationRow(
                 signedPayload: signed, uuid: object["notificationUUID"]?.text, sendAttempts: sendAttempts,
                 explicitAttempts: attempts != nil, type: object["notificationType"]?.text,
-                subtype: object["subtype"]?.text, signedMS: signedMS, failed: last != "SUCCESS", customer: customer)
+                subtype: object["subtype"]?.text, signedMS: signedMS, failed: last != "SUCCESS", customer: customer, deliver: deliver)
         )
     }
 

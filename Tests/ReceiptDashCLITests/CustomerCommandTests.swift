@@ -96,6 +96,43 @@ import Testing
         for output in [run.stdout, run.stderr, text.stdout, offline.stdout] { #expect(!output.contains(workspace.keySecret)) }
     }
 
+    /// The simulator's third customer holds every kind of event Apple reports, an app account
+    /// token, and two notifications Apple lists but never delivered. A look-up recorded in the
+    /// trail indexes the token: the trail alone then finds the customer by it.
+    @Test func theThirdDemoCustomerShowsEveryKindAndIsFoundByItsToken() throws {
+        let workspace = try LookupCommandTests.Workspace()
+        let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
+        defer { simulator.terminate() }
+        let db = workspace.folder.appendingPathComponent("trail.sqlite").path
+        let recorded = try lookups.lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--root-ca", workspace.rootFile])
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+
+        let offline = try cli.run(["customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", db, "--format", "json"])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        let stored = try #require(offline.json as? [String: Any])
+        #expect((stored["customer"] as? [String: Any])?["app_transaction_ids"] as? [String] == ["704000000000000004"])
+        #expect((stored["customer"] as? [String: Any])?["app_account_tokens"] as? [String] == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+        let kinds = (stored["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+        #expect(
+            kinds == [
+                "purchase", "purchase", "renewal", "renewal", "upgrade", "purchase", "renewal", "expired", "purchase", "refund", "renewal", "revoke",
+                "purchase",
+            ])
+
+        let online = try customer(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--format", "json"])
+        #expect(online.status == 0, "\(online.stderr)")
+        let json = try #require(online.json as? [String: Any])
+        let codes = (json["issues"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
+        // No receiver wrote into this trail: every notification Apple sent is missing from it,
+        // and so are the REFUND and the REVOKE of the two refunds its history shows.
+        #expect(codes.filter { $0 == "refund-not-notified" }.count == 2)
+        #expect(codes.filter { $0 == "notification-missing" }.count == 18)
+        let undelivered = (json["issues"] as? [[String: Any]] ?? []).filter { ($0["summary"] as? String)?.contains("UNSUCCESSFUL_HTTP_RESPONSE_CODE") == true }
+        #expect(undelivered.compactMap { $0["transaction_id"] as? String } == ["2000000900000101", "2000000900000121"])
+        let subscriptions = (json["subscriptions"] as? [[String: Any]] ?? []).map { "\($0["state"] ?? "") \($0["price_increase"] as? String ?? "none")" }
+        #expect(subscriptions == ["active-will-not-renew pending", "expired none"])
+    }
+
     @Test func anIdOfTheWrongShapeIsAUsageErrorThatNamesTheShape() throws {
         let cases: [([String], String)] = [
             (["--transaction-id", "12ab"], "--transaction-id takes digits only (e.g. 2000000123456789), not 12ab."),

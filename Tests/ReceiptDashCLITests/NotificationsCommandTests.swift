@@ -64,8 +64,9 @@ import Testing
         #expect(missing.stderr == "receiptdash: no audit database at \(db).absent yet: `receiptdash receive --db \(db).absent` stores notifications there\n")
     }
 
-    /// The simulator's demo history lists 9 production notifications; the database holds one
-    /// of them: the other 8 are reported missing with Apple's send attempts.
+    /// The simulator's demo history lists 27 production notifications (9 of its first two
+    /// customers, 18 of its third); the database holds one of them: the other 26 are reported
+    /// missing with Apple's send attempts, read over two pages.
     @Test func reconcileFindsWhatWasMissed() async throws {
         let db = try await database()
         let workspace = try LookupCommandTests.Workspace()
@@ -79,18 +80,18 @@ import Testing
         ])
         #expect(run.status == 1, "missing notifications make the exit status 1")
         let report = try #require(run.json as? [String: Any])
-        #expect(report["sent"] as? Int == 9)
+        #expect(report["sent"] as? Int == 27)
         #expect(report["received"] as? Int == 1)
         let missing = try #require(report["missing"] as? [[String: Any]])
         #expect(
-            Set(missing.compactMap { $0["notification_uuid"] as? String }) == [
+            Set(missing.compactMap { $0["notification_uuid"] as? String }) == Set<String>([
                 "5b1a7e1c-0001-4d7e-9c1e-5f1f0a000001", "5b1a7e1c-0003-4d7e-9c1e-5f1f0a000003", "5b1a7e1c-0004-4d7e-9c1e-5f1f0a000004",
                 "5b1a7e1c-0005-4d7e-9c1e-5f1f0a000005", "5b1a7e1c-0007-4d7e-9c1e-5f1f0a000007", "5b1a7e1c-0008-4d7e-9c1e-5f1f0a000008",
                 "5b1a7e1c-0009-4d7e-9c1e-5f1f0a000009", "5b1a7e1c-0010-4d7e-9c1e-5f1f0a000010",
-            ])
+            ]).union((1...18).map { String(format: "5b1a7e1c-01%02d-4d7e-9c1e-5f1f0a0001%02d", $0, $0) }))
         let timedOut = try #require(missing.first { $0["notification_uuid"] as? String == "5b1a7e1c-0003-4d7e-9c1e-5f1f0a000003" })
         #expect((timedOut["send_attempts"] as? [[String: Any]])?.map { $0["result"] as? String } == ["TIMED_OUT", "SUCCESS"])
-        #expect((report["requests"] as? [[String: Any]])?.map { $0["endpoint"] as? String } == ["notification-history"])
+        #expect((report["requests"] as? [[String: Any]])?.map { $0["endpoint"] as? String } == ["notification-history", "notification-history"])
 
         let usage = try cli.run(["notifications", "--db", db, "--reconcile"])
         #expect(usage.status == 64)

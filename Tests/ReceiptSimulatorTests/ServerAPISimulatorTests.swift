@@ -221,13 +221,30 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             let range = NotificationHistoryFilter(
                 startDate: TestTime.start.addingTimeInterval(-100 * 86_400), endDate: TestTime.start)
             let all = try #require(await client.notificationHistory(range, environment: .production).value)
-            #expect(try all.map { try jwsPayload($0.signedPayload)["notificationType"]?.text } == [
+            /// The app transaction id of the transaction a notification carries.
+            func customer(_ item: NotificationHistoryPage.Item) throws -> String? {
+                guard let nested = try jwsPayload(item.signedPayload)["data"]?["signedTransactionInfo"]?.text else { return nil }
+                return try jwsPayload(nested)["appTransactionId"]?.text
+            }
+            let third = try all.filter { try customer($0) == ServerAPIData.demoKindsAppTransactionID }
+            #expect(try all.filter { try customer($0) != ServerAPIData.demoKindsAppTransactionID }.map { try jwsPayload($0.signedPayload)["notificationType"]?.text } == [
                     "SUBSCRIBED", "SUBSCRIBED", "DID_RENEW", "EXPIRED", "REFUND", "DID_RENEW", "DID_RENEW", "REFUND", "RESCIND_CONSENT",
+                ])
+            // The third customer's, in the window (its first purchase is older), by type.
+            #expect(
+                try third.map { try jwsPayload($0.signedPayload)["notificationType"]?.text ?? "" }.sorted() == [
+                    "CONSUMPTION_REQUEST", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_PREF",
+                    "DID_CHANGE_RENEWAL_STATUS", "DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "DID_RENEW", "DID_RENEW", "DID_RENEW", "EXPIRED",
+                    "OFFER_REDEEMED", "PRICE_INCREASE", "REFUND", "RENEWAL_EXTENDED", "REVOKE", "SUBSCRIBED",
                 ])
             var failures = range
             failures.onlyFailures = true
             let failed = try #require(await client.notificationHistory(failures, environment: .production).value)
-            #expect(failed.map { $0.sendAttempts.map(\.sendAttemptResult) } == [["UNSUCCESSFUL_HTTP_RESPONSE_CODE"]])
+            // The first customer's refund, and the two of the third customer's never delivered.
+            #expect(
+                failed.map { $0.sendAttempts.map(\.sendAttemptResult) } == [
+                    ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "TIMED_OUT"], ["UNSUCCESSFUL_HTTP_RESPONSE_CODE"], ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "TIMED_OUT"],
+                ])
             var byTransaction = range
             byTransaction.transactionID = "2000000900000020"
             #expect(try #require(await client.notificationHistory(byTransaction, environment: .production).value).count == 5)
@@ -439,8 +456,9 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
                 tokens += [try? jwsPayload(item.signedPayload)["appData"]?["signedAppTransactionInfo"]?.text].compactMap { $0 }
             }
             // 1 order + 1 info + 5 history + 1 refund + 6 statuses + 9 notifications, 8 with a
-            // nested transaction and RESCIND_CONSENT with its app transaction.
-            #expect(tokens.count == 32)
+            // nested transaction and RESCIND_CONSENT with its app transaction; and the third
+            // customer's 17 notifications in the window, each with its transaction.
+            #expect(tokens.count == 32 + 17 * 2)
 
             let ours = TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER]))
             let apple = TrustEvaluator()
