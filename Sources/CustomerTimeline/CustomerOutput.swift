@@ -158,17 +158,7 @@ public enum CustomerText {
         lines.append("Answer")
         if story.subscriptions.isEmpty && story.products.isEmpty { lines.append("  Nothing to say: no purchase is known.") }
         for s in story.subscriptions {
-            var facts = ["\(SafeText.escaped(s.productID ?? "?")): \(s.state)"]
-            if let until = s.until { facts.append("until \(AppleDate.iso8601(until))") }
-            if let renew = s.autoRenew { facts.append("auto-renew \(renew ? "on" : "off")") }
-            if let status = s.apiStatus { facts.append("Apple's status \(status)") }
-            if let grace = s.gracePeriodUntil { facts.append("grace until \(AppleDate.iso8601(grace))") }
-            if let price = s.priceIncrease { facts.append("price increase \(price)") }
-            if let c = s.commitment, let n = c.billingPeriodNumber, let total = c.totalBillingPeriods {
-                facts.append("commitment period \(n) of \(total)")
-            }
-            facts += s.offers.map(SafeText.escaped)
-            lines.append("  " + (s.group.map { "group \(SafeText.escaped($0)) " } ?? "") + facts.joined(separator: ", "))
+            lines.append("  " + (s.group.map { "group \(SafeText.escaped($0)) " } ?? "") + s.facts(AppleDate.iso8601).joined(separator: ", "))
             lines.append("    " + SafeText.escaped(s.explanation))
         }
         for p in story.products {
@@ -196,5 +186,21 @@ public enum CustomerText {
             lines.append("  \(r.source.rawValue): \(state)" + r.errors.map { "; " + SafeText.escaped($0) }.joined())
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension SubscriptionAnswer {
+    /// The answer in short phrases, escaped: the product and state, until when, auto-renew,
+    /// Apple's status, grace, a price increase, a commitment's period, the offers. `date`
+    /// writes a date.
+    public func facts(_ date: (Date) -> String) -> [String] {
+        var facts = ["\(SafeText.escaped(productID ?? "?")): \(state)"]
+        if let until { facts.append("until \(date(until))") }
+        if let autoRenew { facts.append("auto-renew \(autoRenew ? "on" : "off")") }
+        if let apiStatus { facts.append("Apple's status \(apiStatus)") }
+        if let gracePeriodUntil { facts.append("grace until \(date(gracePeriodUntil))") }
+        if let priceIncrease { facts.append("price increase \(priceIncrease)") }
+        if let c = commitment, let n = c.billingPeriodNumber, let total = c.totalBillingPeriods { facts.append("commitment period \(n) of \(total)") }
+        return facts + offers.map(SafeText.escaped)
     }
 }

@@ -129,12 +129,7 @@ extension DashboardView {
         let inner = Widgets.overlay(into: &b, width: b.width - 2, height: b.height - 2, title: SafeText.escaped(title))
         var head: [(String, Style)] = []
         for sub in story.subscriptions {
-            var facts = ["\(SafeText.escaped(sub.productID ?? "?")): \(sub.state)"]
-            if let until = sub.until { facts.append("until \(stamp(until))") }
-            if let renew = sub.autoRenew { facts.append("auto-renew \(renew ? "on" : "off")") }
-            if let status = sub.apiStatus { facts.append("Apple: \(status)") }
-            if let price = sub.priceIncrease { facts.append("price increase \(price)") }
-            head.append((facts.joined(separator: ", "), Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)))
+            head.append((sub.facts(stamp).joined(separator: ", "), Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)))
         }
         for p in story.products {
             head.append(("\(SafeText.escaped(p.productID ?? "?")): \(p.state)", Style(p.state == "refunded" ? .warning : .overlay)))
