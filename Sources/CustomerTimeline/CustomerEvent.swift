@@ -73,11 +73,14 @@ public struct CustomerEvent: Sendable, Hashable {
         /// What the source sent, as it sent it: a notification's `signedPayload`, a write's
         /// request body.
         public var payload: String?
+        /// The row it came from: a notification's UUID, a write's request id.
+        public var ref: String?
 
-        public init(source: CustomerSource, lines: [String], payload: String? = nil) {
+        public init(source: CustomerSource, lines: [String], payload: String? = nil, ref: String? = nil) {
             self.source = source
             self.lines = lines
             self.payload = payload
+            self.ref = ref
         }
     }
 

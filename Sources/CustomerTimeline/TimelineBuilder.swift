@@ -81,7 +81,7 @@ struct TimelineBuilder {
                 "trust: \(r.verdict.rawValue)" + (r.reason.map { " (\($0))" } ?? ""),
             ]
             if let t = r.transactionID { lines.append("transaction \(t) of \(r.originalTransactionID ?? "?"), product \(r.productID ?? "?")") }
-            let detail = CustomerEvent.Detail(source: .notification, lines: lines, payload: r.signedPayload)
+            let detail = CustomerEvent.Detail(source: .notification, lines: lines, payload: r.signedPayload, ref: r.notificationUUID)
             let event = CustomerEvent(
                 at: when, sources: [.notification], kind: kind, transactionID: r.transactionID, originalTransactionID: r.originalTransactionID,
                 productID: r.productID, summary: Self.notificationSummary(kind, words), trust: r.verdict.rawValue,

@@ -46,7 +46,15 @@ extension DashboardState {
         case .pageUp: move(-max(1, pageSize))
         case .character("g"), .home: move(-count)
         case .character("G"), .end: move(count)
-        case .enter: if count > 0 { mode = .customerEvent(selected: selected, scroll: 0) }
+        case .enter:
+            guard let event = customerStory?.events[safe: selected] else { break }
+            mode = .customerEvent(selected: selected, scroll: 0)
+            // A notification's payload is judged by the loop (once: the answer is kept), as
+            // Enter in the Notifications pane does: its trust steps then show.
+            return event.details.compactMap { detail in
+                guard detail.source == .notification, let uuid = detail.ref, let payload = detail.payload, notificationDetails[uuid] == nil else { return nil }
+                return .inspectNotification(uuid: uuid, signedPayload: payload)
+            }
         case .character("x"), .character("c"), .character("a"): act(event, selected: selected, scroll: scroll)
         case .character("y"):
             if let id = customerStory?.events[safe: selected]?.transactionID { return [.copy(id)] }
@@ -173,6 +181,14 @@ extension DashboardView {
             lines.append(("", Style(.overlay)))
             lines.append(("from \(detail.source.rawValue)", Style(.overlay, bold: true)))
             for line in detail.lines { lines.append(("  " + SafeText.escaped(line), Style(.overlay))) }
+            if detail.source == .notification, let uuid = detail.ref, detail.payload != nil {
+                if let judged = s.notificationDetails[uuid] {
+                    if let trust = judged.judged.trust { trustLines("  Trust (judged now)", trust, into: &lines) }
+                    for nested in judged.nestedReports { trustLines("  Trust of \(nested.field)", nested.report, into: &lines) }
+                } else {
+                    lines.append(("  judging the payload…", Style(.muted)))
+                }
+            }
             if let payload = detail.payload {
                 lines.append(("  payload:", Style(.muted)))
                 for chunk in payloadLines(payload, width: max(20, inner.width - 4)) { lines.append(("    " + chunk, Style(.muted))) }

@@ -85,6 +85,31 @@ import TerminalUI
         #expect(state.mode == .customer(selected: 6, scroll: 0))
     }
 
+    /// Enter on an event a stored notification reported: its payload is judged (the loop's
+    /// effect, as in the Notifications pane), then its trust steps show.
+    @Test func enterJudgesANotificationsPayloadAndShowsItsTrustSteps() async throws {
+        var state = await DashboardLookupTests.lookupState()
+        lookups.press(&state, .resize(width: 180, height: 60))
+        let payload = try String(decoding: Data(contentsOf: DashboardTests.demoFile("notification-v2-expired.jws")), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var stored = Self.stored(requestAt: DashboardTests.now)
+        stored.notifications[0].record.signedPayload = payload
+        let id = state.add(try await DashboardLookupTests.customer(), stored: StoredCustomerRecordsBox(stored))
+        state.openCustomer(id)
+        lookups.press(&state, .character("g"), .down)
+        #expect(lookups.press(&state, .enter) == [.inspectNotification(uuid: "n-renew", signedPayload: payload)])
+        for _ in 0..<5 { lookups.press(&state, .pageDown) }
+        #expect(screen(state).contains("  judging the payload…"))
+        let pipeline = ReceiptPipeline(at: DashboardTests.now, trustOptions: TrustOptions(now: DashboardTests.now))
+        state.notificationDetails["n-renew"] = await DashboardApp.inspect(notification: "n-renew", payload: payload, pipeline: pipeline)
+        let text = screen(state)
+        #expect(text.contains("  Trust (judged now): valid"))
+        #expect(text.contains("  Trust of data.signedTransactionInfo: valid: genuine Apple signature, chain valid on 2025-10-02 (signedDate)"))
+        // Asked once: Enter again sends nothing to judge.
+        lookups.press(&state, .escape)
+        #expect(lookups.press(&state, .enter).isEmpty)
+    }
+
     @Test func aFormOpenedFromTheViewGivesTheKeyboardBack() async throws {
         var state = try await lookedUp()
         state.actionsAvailable = true
