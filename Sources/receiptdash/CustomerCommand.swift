@@ -31,9 +31,9 @@ struct CustomerCommand: AsyncParsableCommand {
 
             Examples:
               receiptdash customer --transaction-id 2000000123456789
-              receiptdash customer --app-account-token 7e3fb20b-4cdb-47cc-936d-99d65f608138 --offline
+              receiptdash customer --offline --app-account-token UUID
               receiptdash customer --order-id MQ5X7ABCDE --format json
-              receiptdash customer --original-transaction-id 2000000123456789 --format csv > timeline.csv
+              receiptdash customer --original-transaction-id ID --format csv > events.csv
             """
     )
 
