@@ -88,6 +88,7 @@ extension NotificationRecord {
             transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
             explanation: NotificationRow.explanation(type: notificationType, subtype: subtype, decoded: decoded))
         row.consumptionRequestReason = decoded?.notification?.consumptionRequestReason
+        if peer == NotificationRecord.historyPeer { row.source = "history" }
         return row
     }
 }

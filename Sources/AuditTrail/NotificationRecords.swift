@@ -47,8 +47,11 @@ public struct NotificationRecord: Sendable, Hashable {
     public var transactionID: String?
     public var originalTransactionID: String?
     public var productID: String?
+    /// The client's address; ``historyPeer`` for one backfilled from Notification History.
     public var peer: String?
     public var signedPayload: String?
+    /// The peer of a notification `notifications --reconcile --ingest` stored.
+    public static let historyPeer = "history"
     /// The customer's app account token (lowercased) and app transaction id, from the
     /// transaction or renewal it carries: what `customer` finds it by.
     public var appAccountToken: String?

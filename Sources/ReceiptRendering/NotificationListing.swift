@@ -22,6 +22,9 @@ public struct NotificationRow: Sendable, Hashable {
     public var explanation: String
     /// A `CONSUMPTION_REQUEST`'s `consumptionRequestReason` (`UNINTENDED_PURCHASE`, …).
     public var consumptionRequestReason: String?
+    /// `receiver` (Apple POSTed it), or `history` (backfilled from Notification History by
+    /// `notifications --reconcile --ingest`).
+    public var source = "receiver"
 
     public init(
         notificationUUID: String, notificationType: String?, subtype: String?, bundleID: String?, environment: String?,
@@ -91,11 +94,12 @@ public struct NotificationRow: Sendable, Hashable {
 /// `notifications --format json|csv|text`. JSON keys are a contract: `notification_uuid`,
 /// `notification_type`, `subtype`, `bundle_id`, `environment`, `signed_date`, `received_at`,
 /// `deliveries`, `verdict`, `transaction_id`, `original_transaction_id`, `product_id`,
-/// `explanation`, `consumption_request_reason` (absent values are `null`, so rows line up).
+/// `explanation`, `consumption_request_reason`, `source` (absent values are `null`, so rows
+/// line up).
 public enum NotificationListing {
     public static let columns = [
         "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
-        "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason",
+        "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason", "source",
     ]
 
     public static func json(_ rows: [NotificationRow], into out: inout JSONOutput) {
@@ -120,6 +124,7 @@ public enum NotificationListing {
         out.key("received_at")
         out.date(row.receivedAt)
         out.nullableMember("signed_date", row.signedDate)
+        out.member("source", row.source)
         out.nullableMember("subtype", row.subtype)
         out.nullableMember("transaction_id", row.transactionID)
         out.nullableMember("verdict", row.verdict?.rawValue)
@@ -136,7 +141,7 @@ public enum NotificationListing {
         let cells: [String?] = [
             r.notificationUUID, r.notificationType, r.subtype, r.bundleID, r.environment,
             r.signedDate.map(AppleDate.iso8601), AppleDate.iso8601(r.receivedAt), String(r.deliveries), r.verdict?.rawValue,
-            r.transactionID, r.originalTransactionID, r.productID, r.explanation, r.consumptionRequestReason,
+            r.transactionID, r.originalTransactionID, r.productID, r.explanation, r.consumptionRequestReason, r.source,
         ]
         return cells.map { SafeText.csvCell($0 ?? "") }.joined(separator: ",")
     }
@@ -179,11 +184,14 @@ public struct NotificationReconciliation: Sendable {
         public var transactionID: String?
         public var attempts: [SendAttempt]
         public var explanation: String
+        /// What Apple's history holds of it (for `--ingest`; not written out).
+        public var signedPayload: String = ""
 
         public init(
             notificationUUID: String, notificationType: String?, subtype: String?, signedDate: Date?, transactionID: String?,
-            attempts: [SendAttempt], explanation: String
+            attempts: [SendAttempt], explanation: String, signedPayload: String = ""
         ) {
+            self.signedPayload = signedPayload
             self.notificationUUID = notificationUUID
             self.notificationType = notificationType
             self.subtype = subtype
@@ -191,6 +199,20 @@ public struct NotificationReconciliation: Sendable {
             self.transactionID = transactionID
             self.attempts = attempts
             self.explanation = explanation
+        }
+    }
+
+    /// What `--ingest` did with a missing one: the receiver's outcome (`accepted`,
+    /// `redelivered`, `refused`, …) and its reason.
+    public struct Ingested: Sendable, Hashable {
+        public var notificationUUID: String
+        public var outcome: String
+        public var reason: String
+
+        public init(notificationUUID: String, outcome: String, reason: String) {
+            self.notificationUUID = notificationUUID
+            self.outcome = outcome
+            self.reason = reason
         }
     }
 
@@ -222,12 +244,24 @@ public struct NotificationReconciliation: Sendable {
     /// `{"environment", "start", "end", "sent", "received", "missing": [{"notification_uuid",
     /// "notification_type", "subtype", "signed_date", "transaction_id", "explanation",
     /// "send_attempts": [{"attempt_date", "result"}]}], "requests", "error"}`.
-    public func json(into out: inout JSONOutput) {
+    public func json(into out: inout JSONOutput, ingested: [Ingested]? = nil) {
         out.beginObject()
         out.member("end", end)
         out.member("environment", environment.rawValue)
         if let failure {
             LookupJSON.error(failure, into: &out)
+        }
+        if let ingested {
+            out.key("ingested")
+            out.beginArray()
+            for i in ingested {
+                out.beginObject()
+                out.member("notification_uuid", i.notificationUUID)
+                out.member("outcome", i.outcome)
+                out.member("reason", i.reason)
+                out.endObject()
+            }
+            out.endArray()
         }
         out.key("missing")
         out.beginArray()
@@ -262,12 +296,22 @@ public struct NotificationReconciliation: Sendable {
     }
 
     /// The report on a console's standard output: JSON, or text.
-    public func write(json: Bool, to console: Console) {
-        guard json else { return console.output(text) }
+    public func write(json: Bool, ingested: [Ingested]? = nil, to console: Console) {
+        guard json else { return console.output(text + (ingested.map(Self.ingestedText) ?? "")) }
         var out = JSONOutput(flushingTo: console)
-        self.json(into: &out)
+        self.json(into: &out, ingested: ingested)
         out.newline()
         out.flush()
+    }
+
+    /// `--ingest`'s lines: how many were stored, then each one that was not, with why.
+    static func ingestedText(_ ingested: [Ingested]) -> String {
+        let stored = ingested.filter { $0.outcome == "accepted" || $0.outcome == "redelivered" }
+        var lines = ["Ingested \(stored.count) of \(ingested.count) from Apple's history (source: history)"]
+        for i in ingested where !stored.contains(i) {
+            lines.append("  not stored: \(SafeText.escaped(i.notificationUUID)) \(i.outcome): \(SafeText.escaped(i.reason))")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     public var text: String {

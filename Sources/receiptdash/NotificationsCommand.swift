@@ -3,6 +3,7 @@ import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
 import Foundation
+import NotificationReceiver
 import AppStoreAPI
 import ReceiptRendering
 import ReceiptCore
@@ -30,7 +31,9 @@ struct Notifications: AsyncParsableCommand {
 
             With --reconcile, asks Apple's Get Notification History for the window (every page) and \
             lists what Apple sent that this store never received, with Apple's send attempts \
-            (TIMED_OUT, TLS_ISSUE, …): are we missing events, and why.
+            (TIMED_OUT, TLS_ISSUE, …): are we missing events, and why. With --ingest it also \
+            stores each of them, verified exactly as the receiver verifies a POST from Apple \
+            (source: history): a backfill after an outage.
 
             --bundle-id (of the API options) also filters the list to one app.
 
@@ -63,6 +66,20 @@ struct Notifications: AsyncParsableCommand {
     @Option(name: .long, help: "Reconcile: production or sandbox.")
     var environment: APIEnvironment = .production
 
+    @Flag(
+        name: .long,
+        help: "Reconcile: store each missing notification, verified exactly as the receiver verifies a POST (source: history).")
+    var ingest = false
+
+    @Option(name: .long, help: ArgumentHelp("Reconcile: only this subtype (with --type).", valueName: "subtype"))
+    var subtype: String?
+
+    @Option(name: .long, help: ArgumentHelp("Reconcile: only this customer (any transaction id of theirs; not with --type).", valueName: "id"))
+    var transactionId: String?
+
+    @Flag(name: .long, help: "Reconcile: only notifications Apple failed to deliver.")
+    var onlyFailures = false
+
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
@@ -80,8 +97,20 @@ struct Notifications: AsyncParsableCommand {
         if reconcile {
             if start == nil { throw ValidationError("--reconcile needs --start TIME (the window's start).") }
             if format == .csv { throw ValidationError("--reconcile writes text or json.") }
+            // Apple keeps 180 days of history (its startDate may not be older).
+            if let from = start.flatMap(TimeArgument.parse), from < Date().addingTimeInterval(-180 * 86_400) {
+                throw ValidationError("--start \(start ?? "") is more than 180 days back: Apple's Notification History keeps 180 days.")
+            }
+            if transactionId != nil && (type != nil || subtype != nil) {
+                throw ValidationError("--transaction-id and --type/--subtype cannot be combined: Apple's Notification History takes one or the other.")
+            }
+            if let transactionId, !LookupQuery.isIDShaped(transactionId) {
+                throw ValidationError("--transaction-id takes digits only (e.g. 2000000123456789), not \(SafeText.escaped(transactionId)).")
+            }
         } else if start != nil || end != nil {
             throw ValidationError("--start and --end belong to --reconcile; to filter the list, use --since.")
+        } else if ingest || subtype != nil || transactionId != nil || onlyFailures {
+            throw ValidationError("--ingest, --subtype, --transaction-id and --only-failures belong to --reconcile.")
         }
     }
 
@@ -89,7 +118,8 @@ struct Notifications: AsyncParsableCommand {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         let backend: any AuditBackend
         do {
-            backend = try await AuditStores.open(path, readOnly: true)
+            // --ingest writes (durably, as the receiver does); everything else only reads.
+            backend = try await AuditStores.open(path, readOnly: !ingest, durable: ingest)
         } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
                 Standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
@@ -101,8 +131,8 @@ struct Notifications: AsyncParsableCommand {
         do {
             if reconcile {
                 let have = try await backend.notificationUUIDs()
-                await backend.close()
-                try await runReconcile(have)
+                if !ingest { await backend.close() }
+                try await runReconcile(have, into: ingest ? backend : nil)
                 return
             }
             let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
@@ -117,7 +147,7 @@ struct Notifications: AsyncParsableCommand {
         }
     }
 
-    private func runReconcile(_ have: Set<String>) async throws {
+    private func runReconcile(_ have: Set<String>, into backend: (any AuditBackend)?) async throws {
         let startDate = start.flatMap(TimeArgument.parse) ?? Date()
         let endDate = end.flatMap(TimeArgument.parse) ?? Date()
         let credentials: APICredentials
@@ -128,13 +158,31 @@ struct Notifications: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let client = try api.makeClient(credentials, caFile: nil)
-        let report = await NotificationReconciler(client: client).reconcile(
-            received: have, start: startDate, end: endDate, environment: environment
-        ) { event in
+        let filter = NotificationHistoryFilter(
+            startDate: startDate, endDate: endDate, notificationType: type?.uppercased(), notificationSubtype: subtype?.uppercased(),
+            transactionID: transactionId, onlyFailures: onlyFailures)
+        let report = await NotificationReconciler(client: client).reconcile(received: have, filter: filter, environment: environment) { event in
             if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
         }
         try? await client.shutdown()
-        report.write(json: format != .text, to: .standard)
-        if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
+        guard let backend else {
+            report.write(json: format != .text, to: .standard)
+            if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
+            return
+        }
+        // --ingest: each missing one through the receiver, as Apple would have POSTed it.
+        let policy = ReceiverPolicy(
+            allowedBundleIDs: [credentials.bundleID], appAppleID: credentials.appAppleID, anchors: try api.trustAnchors(),
+            environments: [environment == .production ? .production : .sandbox], maximumAge: nil)
+        let store = NotificationStore(backend: backend).started()
+        let answers = await HistoryBackfill.ingest(
+            report.missing.map { HistoryBackfill.Item(notificationUUID: $0.notificationUUID, signedPayload: $0.signedPayload) },
+            receiver: NotificationReceiver(sink: store, policy: policy))
+        await store.close()
+        await backend.close()
+        let ingested = zip(report.missing, answers).map { NotificationReconciliation.Ingested(notificationUUID: $0.notificationUUID, outcome: $1.outcome.rawValue, reason: $1.reason) }
+        report.write(json: format != .text, ingested: ingested, to: .standard)
+        let stored: Set<String> = ["accepted", "redelivered"]
+        if report.failure != nil || ingested.contains(where: { !stored.contains($0.outcome) }) { throw ExitCode.failure }
     }
 }

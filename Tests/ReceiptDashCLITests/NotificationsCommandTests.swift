@@ -42,8 +42,9 @@ import Testing
         #expect(rows[1]["subtype"] is NSNull)
         #expect(Set(rows[0].keys) == [
             "notification_uuid", "notification_type", "subtype", "bundle_id", "environment", "signed_date", "received_at", "deliveries",
-            "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason",
+            "verdict", "transaction_id", "original_transaction_id", "product_id", "explanation", "consumption_request_reason", "source",
         ])
+        #expect(rows.map { $0["source"] as? String } == ["receiver", "receiver"])
 
         let renewals = try cli.run(["notifications", "--db", db, "--format", "json", "--type", "DID_RENEW"])
         #expect((renewals.json as? [[String: Any]])?.count == 1)
@@ -52,7 +53,7 @@ import Testing
 
         let csv = try cli.run(["notifications", "--db", db, "--format", "csv"])
         let lines = csv.stdout.components(separatedBy: "\r\n")
-        #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation,consumption_request_reason")
+        #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation,consumption_request_reason,source")
         #expect(lines.count == 4)  // header, two rows, the final empty line
         let text = try cli.run(["notifications", "--db", db])
         #expect(text.stdout.contains("T DID_RENEW: renewed: access continues"))
@@ -95,5 +96,45 @@ import Testing
 
         let usage = try cli.run(["notifications", "--db", db, "--reconcile"])
         #expect(usage.status == 64)
+    }
+
+    /// `--ingest`: each notification Apple's history lists and the trail lacks goes through the
+    /// receiver's checks and is stored from `history`; a second run finds nothing missing.
+    @Test func reconcileIngestBackfillsFromHistory() async throws {
+        let workspace = try LookupCommandTests.Workspace()
+        let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
+        defer { simulator.terminate() }
+        let db = workspace.folder.appendingPathComponent("trail.sqlite").path
+        let start = String(ISO8601DateFormatter().string(from: Date().addingTimeInterval(-170 * 86_400)))
+        let api = [
+            "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile, "--bundle-id",
+            "com.example.receiptdash", "--api-production-url", production, "--api-sandbox-url", sandbox, "--root-ca", workspace.rootFile,
+        ]
+        let run = try cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start, "--format", "json"] + api)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(run.json as? [String: Any])
+        #expect(report["sent"] as? Int == 27)
+        let ingested = try #require(report["ingested"] as? [[String: Any]])
+        #expect(ingested.count == 27)
+        #expect(Set(ingested.compactMap { $0["outcome"] as? String }) == ["accepted"])
+
+        let listed = try cli.run(["notifications", "--db", db, "--format", "json"])
+        let rows = try #require(listed.json as? [[String: Any]])
+        #expect(rows.count == 27)
+        #expect(Set(rows.compactMap { $0["source"] as? String }) == ["history"])
+        #expect(Set(rows.compactMap { $0["verdict"] as? String }) == ["test"])
+
+        let again = try cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start] + api)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("Apple sent 27, this store holds 27, missing 0"))
+        #expect(again.stdout.contains("Ingested 0 of 0 from Apple's history (source: history)"))
+
+        // Apple's filters, and its 180-day limit.
+        let one = try cli.run(
+            ["notifications", "--db", db, "--reconcile", "--start", start, "--transaction-id", "2000000900000001", "--format", "json"] + api)
+        #expect((one.json as? [String: Any])?["sent"] as? Int == 5)
+        let tooOld = try cli.run(["notifications", "--db", db, "--reconcile", "--start", "2020-01-01T00:00:00Z"] + api)
+        #expect(tooOld.status == 64)
+        #expect(tooOld.stderr.contains("is more than 180 days back: Apple's Notification History keeps 180 days."))
     }
 }

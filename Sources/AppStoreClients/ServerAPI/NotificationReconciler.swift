@@ -14,11 +14,11 @@ public struct NotificationReconciler: Sendable {
 
     /// - Parameter received: the notificationUUIDs the receiver stored.
     public func reconcile(
-        received: Set<String>, start: Date, end: Date, environment: APIEnvironment,
+        received: Set<String>, filter: NotificationHistoryFilter, environment: APIEnvironment,
         onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
     ) async -> NotificationReconciliation {
-        let answer = await client.notificationHistory(
-            NotificationHistoryFilter(startDate: start, endDate: end), environment: environment, onEvent: onEvent)
+        let (start, end) = (filter.startDate, filter.endDate)
+        let answer = await client.notificationHistory(filter, environment: environment, onEvent: onEvent)
         let decoder = ReceiptDecoder()
         var sent = 0
         var stored = 0
@@ -38,7 +38,8 @@ public struct NotificationReconciler: Sendable {
                 .init(
                     notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
                     transactionID: transactions.first?.transactionID, attempts: item.sendAttempts,
-                    explanation: NotificationRow.explanation(type: n.notificationType, subtype: n.subtype, decoded: decoded)))
+                    explanation: NotificationRow.explanation(type: n.notificationType, subtype: n.subtype, decoded: decoded),
+                    signedPayload: item.signedPayload))
         }
         return NotificationReconciliation(
             environment: environment, start: start, end: end, sent: sent, received: stored, missing: missing,
