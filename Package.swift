@@ -247,6 +247,7 @@ let package = Package(
                 "AuditTrail",
                 "AuditTrailSQLite",
                 "Dashboard",
+                "NotificationReceiver",
                 "ReceiptCore",
                 "ReceiptSimulator",
                 "ReceiptWatch",

@@ -58,6 +58,13 @@ struct Bench: AsyncParsableCommand {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "Instead, backfill this many notifications from an in-process simulator's history into a fresh SQLite trail (reconcile --ingest).",
+            valueName: "count"))
+    var backfill: Int?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("Instead, time the dashboard's Customer view of a customer with this many events (a 200×60 frame per key).", valueName: "events"))
     var renderCustomer: Int?
 
@@ -105,6 +112,7 @@ struct Bench: AsyncParsableCommand {
             if let rows = analyzeRows { return try bench.benchAnalysis(rows: rows) }
             if let rows = renderRows { return await bench.benchRender(rows: rows) }
             if let events = renderCustomer { return await bench.benchCustomerView(events: events) }
+            if let count = backfill { return try await bench.benchBackfill(count: count) }
             if verify && onlineChecks { return try await bench.benchJWSOnlineChecks() }
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
