@@ -174,7 +174,6 @@ struct CustomerGroups {
     private var byApp: [String: Int] = [:]
     private var byOriginal: [String: Int] = [:]
 
-    var appTransactionIDs: [String] { groups.flatMap(\.appIDs) }
     var customers: [Group] { groups.filter { !$0.originals.isEmpty } }
 
     mutating func add(_ link: CustomerLink) {
@@ -210,8 +209,9 @@ struct CustomerGroups {
 package enum NotificationCustomerIDs {
     package static func read(_ signedPayload: String) -> (appAccountToken: String?, appTransactionID: String?) {
         guard let decoded = try? ReceiptDecoder().decode(text: signedPayload) else { return (nil, nil) }
-        let transaction = decoded.transactions.first ?? decoded.nested.lazy.flatMap(\.input.transactions).first
-        let renewal = decoded.pendingRenewalInfo.first ?? decoded.nested.lazy.flatMap(\.input.pendingRenewalInfo).first
+        // The decoder adds a notification's nested transaction and renewal info to these.
+        let transaction = decoded.transactions.first
+        let renewal = decoded.pendingRenewalInfo.first
         return (
             (transaction?.appAccountToken ?? renewal?.appAccountToken)?.lowercased(),
             transaction?.appTransactionID ?? renewal?.appTransactionID

@@ -164,7 +164,7 @@ public struct CustomerFinder: Sendable {
             guard let decoded = try? decoder.decode(text: item.signedPayload), let n = decoded.notification, let uuid = n.notificationUUID,
                 seen.insert(uuid).inserted
             else { continue }
-            let transaction = decoded.transactions.first ?? decoded.nested.lazy.flatMap(\.input.transactions).first
+            let transaction = decoded.transactions.first
             sent.append(
                 SentNotification(
                     notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,

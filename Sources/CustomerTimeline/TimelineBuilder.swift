@@ -333,7 +333,7 @@ struct TimelineBuilder {
     /// A refund notification's `revocationType` (read from its payload: the row keeps ids only).
     static func revocationType(_ r: NotificationRecord) -> String? {
         guard r.notificationType == "REFUND", let payload = r.signedPayload, let decoded = try? ReceiptDecoder().decode(text: payload) else { return nil }
-        return (decoded.transactions.first ?? decoded.nested.lazy.flatMap(\.input.transactions).first)?.revocationType
+        return decoded.transactions.first?.revocationType
     }
 
     static func notificationSummary(_ kind: CustomerEventKind, _ words: String) -> String {
