@@ -199,6 +199,25 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `receive --forward`: the outbox delivered to the team's services as Standard
+        // Webhooks (signing, the HTTP transport, the delivery service and its metrics).
+        .target(
+            name: "NotificationForwarder",
+            dependencies: [
+                "AppStoreAPI",
+                "AuditTrail",
+                "ReceiptCore",
+                "ReceiptRendering",
+                "RetryEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // `doctor`: a set-up's checks (API key, clock, audit trail, shared secret, receiver,
         // terminal), each with what to fix.
         .target(
@@ -323,6 +342,7 @@ let package = Package(
                 "AuditTrail",
                 "AuditTrailPostgres",
                 "AuditTrailSQLite",
+                "NotificationForwarder",
                 "NotificationReceiver",
                 "ReceiptBenchmarks",
                 "ReceiptCore",
@@ -423,6 +443,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
+            name: "NotificationForwarderTests",
+            dependencies: [
+                "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "ReceiptCore", "RetryEngine", "ServiceTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -81,7 +81,11 @@ extension NotificationRecord {
     /// with the date that bounds the news read from the payload (a grace period's end, the
     /// nested transaction's expiry).
     public func listingRow(deliveries: Int, decoder: ReceiptDecoder = ReceiptDecoder()) -> NotificationRow {
-        let decoded = signedPayload.flatMap { try? decoder.decode(text: $0) }
+        listingRow(deliveries: deliveries, decoded: signedPayload.flatMap { try? decoder.decode(text: $0) })
+    }
+
+    /// The row, from the payload already decoded.
+    public func listingRow(deliveries: Int, decoded: DecodedInput?) -> NotificationRow {
         var row = NotificationRow(
             notificationUUID: notificationUUID, notificationType: notificationType, subtype: subtype, bundleID: bundleID,
             environment: environment, signedDate: signedDate, receivedAt: receivedAt, deliveries: deliveries, verdict: verdict,

@@ -194,6 +194,12 @@ enum PostgresAuditSchema {
         // v10: customers found by app account token and app transaction id; notifications
         // stored before it get both from their payloads.
         Migration(name: "v10", statements: AuditSchema.v10(flag: "BOOLEAN").map { PostgresQuery(unsafeSQL: $0) }, then: fillCustomerIDs),
+        // v11: the forwarding outbox (`receive --forward`).
+        Migration(
+            name: "v11",
+            statements: AuditSchema.v11(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
+                PostgresQuery(unsafeSQL: $0)
+            }),
     ]
 
     static var names: [String] { migrations.map(\.name) }

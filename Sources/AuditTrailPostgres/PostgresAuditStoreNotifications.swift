@@ -58,7 +58,9 @@ extension PostgresAuditStore {
                 """, logger: logger
             ).collect()
             let deliveries = try rows.first?.decode(Int.self) ?? 1
-            return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
+            if deliveries > 1 { return .redelivery(deliveries: deliveries) }
+            try await queueForwards(r, connection, logger: logger)
+            return .stored
         case .rejection(let r):
             try await connection.query(
                 """

@@ -276,6 +276,10 @@ public final class AuditStore: AuditBackend {
                 }
             }
         }
+        // v11: the forwarding outbox (`receive --forward`).
+        migrator.registerMigration("v11") { db in
+            for statement in AuditSchema.v11(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 

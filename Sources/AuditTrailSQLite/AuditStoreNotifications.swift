@@ -52,7 +52,9 @@ extension AuditStore {
                     r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
                     r.appAccountToken, r.appTransactionID,
                 ]) ?? 1
-            return deliveries > 1 ? .redelivery(deliveries: deliveries) : .stored
+            if deliveries > 1 { return .redelivery(deliveries: deliveries) }
+            try queueForwards(r, db)
+            return .stored
         case .rejection(let r):
             try db.cachedStatement(
                 sql: """

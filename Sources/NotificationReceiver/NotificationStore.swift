@@ -40,6 +40,10 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// How long refusal rows are kept (`--keep-refusals`); nil keeps them.
     public let keepRefusals: Duration?
 
+    /// Where notifications stored new are queued for forwarding (`receive --forward`), in the
+    /// transaction that stores them.
+    public let forwardRoute: ForwardRoute?
+
     public static let defaultMaximumPending = 10_000
     public static let defaultKeepRefusals = Duration.seconds(30 * 86_400)
     /// The most refusal rows written in one minute; past it refusals count under address `*`.
@@ -48,9 +52,10 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
     public init(
         backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals
+        keepRefusals: Duration? = defaultKeepRefusals, forwardRoute: ForwardRoute? = nil
     ) {
         self.backend = backend
+        self.forwardRoute = forwardRoute
         self.maximumPending = maximumPending
         self.keepRefusals = keepRefusals
         queue = WriteQueue(started: startWriter, capacity: maximumPending)
@@ -147,6 +152,8 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     }
 
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
+        var record = record
+        if let forwardRoute { record.forwardTargets = forwardRoute.targets(forType: record.notificationType) }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
             queue.enqueue(.init(write: .notification(record), continuation: continuation))
         }

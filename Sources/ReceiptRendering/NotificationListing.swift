@@ -110,6 +110,11 @@ public enum NotificationListing {
 
     /// One row of the JSON array (for writers that stream the rows).
     public static func object(_ row: NotificationRow, into out: inout JSONOutput) {
+        object(row, into: &out) { _ in }
+    }
+
+    /// One row, with members of the caller's written after the row's own.
+    static func object(_ row: NotificationRow, into out: inout JSONOutput, more: (inout JSONOutput) -> Void) {
         out.beginObject()
         out.nullableMember("bundle_id", row.bundleID)
         out.nullableMember("consumption_request_reason", row.consumptionRequestReason)
@@ -128,6 +133,7 @@ public enum NotificationListing {
         out.nullableMember("subtype", row.subtype)
         out.nullableMember("transaction_id", row.transactionID)
         out.nullableMember("verdict", row.verdict?.rawValue)
+        more(&out)
         out.endObject()
     }
 

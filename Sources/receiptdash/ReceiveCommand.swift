@@ -4,6 +4,7 @@ import AuditTrail
 import Foundation
 import LocalFiles
 import Logging
+import NotificationForwarder
 import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
@@ -113,6 +114,8 @@ struct Receive: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, checked when given.", valueName: "n"))
     var appAppleId: Int64?
+
+    @OptionGroup(title: "Forwarding") var forwarding: ForwardOptions
 
     @OptionGroup var roots: RootCAOption
 
@@ -261,9 +264,21 @@ struct Receive: AsyncParsableCommand {
             v1SharedSecret: acceptV1 ? try v1Secret() : nil, maximumAge: try Self.duration(maxAge, "--max-age"))
         // A responder that cannot answer makes the receiver answer 503 with Retry-After.
         policy.onlineChecks = online.make()
+        let forwardConfiguration = try forwarding.configuration()
         let backend = try await database.open(durable: true)
         let store = NotificationStore(
-            backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"))
+            backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"),
+            forwardRoute: try forwarding.route())
+        // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
+        var forwarder: [any Service] = []
+        if let forwardConfiguration {
+            forwarder.append(
+                Forwarder(
+                    outbox: backend, configuration: forwardConfiguration, transport: HTTPForwardTransport(),
+                    metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry)))
+            let types = forwarding.forwardType.isEmpty ? "every type" : forwarding.forwardType.map { $0.uppercased() }.joined(separator: ", ")
+            Standard.error("receiptdash: forwarding \(types) to \(forwardConfiguration.targets.map(\.url).joined(separator: ", ")) (Standard Webhooks, signed)")
+        }
         let receiver = NotificationReceiver(
             sink: store, policy: policy,
             // One registry for the process: a receiver's /metrics also counts its requests to Apple.
@@ -286,7 +301,7 @@ struct Receive: AsyncParsableCommand {
             host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections,
             maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration())
         do {
-            try await receiver.serve(listeners, after: [AuditStoreService(backend), store], storedIn: store.location, console: .standard)
+            try await receiver.serve(listeners, after: [AuditStoreService(backend), store] + forwarder, storedIn: store.location, console: .standard)
         } catch {
             Standard.error("receiptdash: \(error)")
             throw ExitCode.failure

@@ -1,0 +1,179 @@
+import Foundation
+
+/// Where stored notifications are forwarded (`receive --forward URL`), and which of them: each
+/// notification stored new is queued for every target in the transaction that stores it.
+public struct ForwardRoute: Sendable, Hashable {
+    /// The downstream URLs, as given (https, or plain http on loopback).
+    public var targets: [String]
+    /// Notification types to forward, upper case; empty forwards every type.
+    public var types: Set<String>
+
+    public init(targets: [String], types: Set<String> = []) {
+        self.targets = targets
+        self.types = Set(types.map { $0.uppercased() })
+    }
+
+    /// The targets a notification of `type` is queued for.
+    public func targets(forType type: String?) -> [String] {
+        guard !types.isEmpty else { return targets }
+        guard let type, types.contains(type.uppercased()) else { return [] }
+        return targets
+    }
+}
+
+/// One delivery of one notification to one downstream: a row of the outbox
+/// (`forward_delivery`), deduplicated on notification and target.
+public struct ForwardDelivery: Sendable, Hashable {
+    /// `pending` (waiting or being tried), `delivered` (a 2xx came back), `dead` (given up after
+    /// the retry window).
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        case pending, delivered, dead
+    }
+
+    public var id: Int64
+    public var notificationUUID: String
+    public var target: String
+    /// What keeps deliveries in order: the original transaction id, else the notification's UUID.
+    public var orderKey: String
+    public var state: State
+    public var attempts: Int
+    public var queuedAt: Date
+    public var nextAttemptAt: Date
+    public var completedAt: Date?
+    /// The downstream's last HTTP status (nil when no answer came).
+    public var lastStatus: Int?
+    /// Why the last attempt failed, in words (never the downstream's body as it came).
+    public var lastError: String?
+
+    public init(
+        id: Int64, notificationUUID: String, target: String, orderKey: String, state: State, attempts: Int, queuedAt: Date,
+        nextAttemptAt: Date, completedAt: Date? = nil, lastStatus: Int? = nil, lastError: String? = nil
+    ) {
+        self.id = id
+        self.notificationUUID = notificationUUID
+        self.target = target
+        self.orderKey = orderKey
+        self.state = state
+        self.attempts = attempts
+        self.queuedAt = queuedAt
+        self.nextAttemptAt = nextAttemptAt
+        self.completedAt = completedAt
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+    }
+}
+
+/// How one attempt of a claimed delivery ended, to be recorded.
+public struct ForwardAttemptResult: Sendable, Hashable {
+    public enum Next: Sendable, Hashable {
+        /// A 2xx came back: done.
+        case delivered
+        /// Try again at this time.
+        case retry(at: Date)
+        /// Given up (the retry window is over): dead-lettered.
+        case dead
+    }
+
+    public var id: Int64
+    public var next: Next
+    public var at: Date
+    public var status: Int?
+    public var error: String?
+
+    public init(id: Int64, next: Next, at: Date, status: Int?, error: String?) {
+        self.id = id
+        self.next = next
+        self.at = at
+        self.status = status
+        self.error = error
+    }
+}
+
+/// The outbox as the forwarder and `notifications --outbox|--replay` use it. Several receivers
+/// on one PostgreSQL share it: a claim takes rows no other claim holds (`FOR UPDATE SKIP
+/// LOCKED`) and leases them, so each delivery is made by one of them; a lease left by a process
+/// that died expires and the row is claimed again (at least once).
+public protocol ForwardOutbox: Sendable {
+    /// Leases at most `limit` pending deliveries to `targets` that are due at `now`, each the
+    /// oldest pending one of its target and original transaction (deliveries go out in order),
+    /// with the notification each carries. The lease ends at `leaseUntil`.
+    func claimDeliveries(targets: [String], now: Date, leaseUntil: Date, limit: Int) async throws
+        -> [(delivery: ForwardDelivery, notification: StoredNotification)]
+    /// Records how claimed deliveries ended, in one transaction.
+    func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws
+    /// The deliveries in `state` (every state when nil), newest first, at most `limit`.
+    func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery]
+    /// Pending deliveries and the queue time of the oldest of them, and the dead ones.
+    func outboxSummary() async throws -> ForwardOutboxSummary
+    /// Queues the stored notifications with these UUIDs (or, with nil, every one received at or
+    /// after `since`) again for each of `targets`, due at `now`: a delivered or dead row becomes
+    /// pending with its attempts reset. Returns how many deliveries were queued, and the UUIDs
+    /// asked for that the store does not hold.
+    func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+        -> (queued: Int, unknown: [String])
+}
+
+/// The outbox in numbers (the forwarder's gauges, `notifications --outbox`'s footer).
+public struct ForwardOutboxSummary: Sendable, Hashable {
+    public var pending: Int
+    public var oldestPendingQueuedAt: Date?
+    public var delivered: Int
+    public var dead: Int
+
+    public init(pending: Int, oldestPendingQueuedAt: Date?, delivered: Int, dead: Int) {
+        self.pending = pending
+        self.oldestPendingQueuedAt = oldestPendingQueuedAt
+        self.delivered = delivered
+        self.dead = dead
+    }
+}
+
+extension AuditSchema {
+    /// v11: the forwarding outbox. One row per notification and downstream, queued in the
+    /// transaction that stores the notification; the partial index serves the claim (the
+    /// oldest pending row of each target and original transaction).
+    package static func v11(id: String, real: String, integer: String) -> [String] {
+        [
+            """
+            CREATE TABLE forward_delivery (
+                id \(id),
+                notification_uuid TEXT NOT NULL,
+                target TEXT NOT NULL,
+                order_key TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts \(integer) NOT NULL DEFAULT 0,
+                queued_at \(real) NOT NULL,
+                next_attempt_at \(real) NOT NULL,
+                lease_until \(real),
+                completed_at \(real),
+                last_status \(integer),
+                last_error TEXT
+            )
+            """,
+            "CREATE UNIQUE INDEX forward_delivery_key ON forward_delivery(notification_uuid, target)",
+            "CREATE INDEX forward_delivery_order ON forward_delivery(target, order_key, id) WHERE state = 'pending'",
+            "CREATE INDEX forward_delivery_due ON forward_delivery(next_attempt_at) WHERE state = 'pending'",
+            "CREATE INDEX forward_delivery_state ON forward_delivery(state, id)",
+        ]
+    }
+
+    /// The claim: the due, unleased pending rows that have no older pending row of their target
+    /// and original transaction, oldest first. Parameters: now (twice), then the limit; the
+    /// targets are spliced in by the caller as placeholders (`targetList`).
+    package static func claimCandidates(targetList: String, now: String, limit: String) -> String {
+        """
+        SELECT o.id FROM forward_delivery o
+        WHERE o.state = 'pending' AND o.target IN (\(targetList)) AND o.next_attempt_at <= \(now)
+            AND (o.lease_until IS NULL OR o.lease_until <= \(now))
+            AND NOT EXISTS (
+                SELECT 1 FROM forward_delivery p
+                WHERE p.state = 'pending' AND p.target = o.target AND p.order_key = o.order_key AND p.id < o.id)
+        ORDER BY o.id LIMIT \(limit)
+        """
+    }
+}
+
+extension NotificationRecord {
+    /// What keeps this notification's deliveries in order with its customer's others.
+    public var forwardOrderKey: String { originalTransactionID ?? notificationUUID }
+}

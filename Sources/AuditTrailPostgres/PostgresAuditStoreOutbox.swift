@@ -1,0 +1,207 @@
+import AuditTrail
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The forwarding outbox on PostgreSQL (v11), shared by every receiver on the database: a claim
+/// locks the rows it takes with `FOR UPDATE SKIP LOCKED` (another receiver's claim passes them
+/// by instead of waiting) and leases them, so each delivery is made by one receiver at a time.
+extension PostgresAuditStore {
+    /// Queues a notification stored new for each of its targets (inside the storing transaction).
+    static func queueForwards(_ r: NotificationRecord, _ connection: PostgresConnection, logger: Logger) async throws {
+        guard !r.forwardTargets.isEmpty else { return }
+        let queued = r.receivedAt.timeIntervalSince1970
+        try await connection.query(
+            """
+            INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+            SELECT \(r.notificationUUID), t, \(r.forwardOrderKey), 'pending', 0, \(queued), \(queued) FROM unnest(\(r.forwardTargets)::text[]) AS t
+            ON CONFLICT (notification_uuid, target) DO NOTHING
+            """, logger: logger)
+    }
+
+    public func claimDeliveries(targets: [String], now: Date, leaseUntil: Date, limit: Int) async throws
+        -> [(delivery: ForwardDelivery, notification: StoredNotification)]
+    {
+        guard !targets.isEmpty, limit > 0 else { return [] }
+        let nowSeconds = now.timeIntervalSince1970
+        let lease = leaseUntil.timeIntervalSince1970
+        let logger = self.logger
+        // No pg_notify: a claim changes nothing a follower shows.
+        return try await run("claiming deliveries", write: true, transaction: "BEGIN") { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE forward_delivery SET lease_until = \(lease) WHERE id IN (
+                    SELECT o.id FROM forward_delivery o
+                    WHERE o.state = 'pending' AND o.target = ANY(\(targets)) AND o.next_attempt_at <= \(nowSeconds)
+                        AND (o.lease_until IS NULL OR o.lease_until <= \(nowSeconds))
+                        AND NOT EXISTS (
+                            SELECT 1 FROM forward_delivery p
+                            WHERE p.state = 'pending' AND p.target = o.target AND p.order_key = o.order_key AND p.id < o.id)
+                    ORDER BY o.id LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED)
+                RETURNING \(unescaped: Self.deliveryColumns)
+                """, logger: logger
+            ).collect()
+            let deliveries = try rows.map(Self.delivery).sorted { $0.id < $1.id }
+            guard !deliveries.isEmpty else { return [] }
+            let uuids = Array(Set(deliveries.map(\.notificationUUID)))
+            var q = PostgresQueryBuilder()
+            q.sql(Self.notificationColumns)
+            q.sql(" FROM notification WHERE notification_uuid = ANY(")
+            q.bind(uuids)
+            q.sql(")")
+            var notifications: [String: StoredNotification] = [:]
+            for row in try await connection.query(q.query, logger: logger).collect() {
+                let stored = try Self.notification(row).stored
+                notifications[stored.record.notificationUUID] = stored
+            }
+            var claimed: [(delivery: ForwardDelivery, notification: StoredNotification)] = []
+            for delivery in deliveries {
+                if let notification = notifications[delivery.notificationUUID] {
+                    claimed.append((delivery, notification))
+                } else {
+                    // Its notification is gone: nothing to send, ever.
+                    try await connection.query(
+                        """
+                        UPDATE forward_delivery SET state = 'dead', lease_until = NULL, completed_at = \(nowSeconds),
+                            last_error = 'the notification is no longer stored' WHERE id = \(delivery.id)
+                        """, logger: logger)
+                }
+            }
+            return claimed
+        }
+    }
+
+    public func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws {
+        guard !results.isEmpty else { return }
+        let logger = self.logger
+        var ids: [Int64] = [], states: [String] = [], nexts: [Double?] = [], completed: [Double?] = []
+        var statuses: [Int64?] = [], errors: [String?] = []
+        for r in results {
+            let (state, next, done): (ForwardDelivery.State, Double?, Double?) =
+                switch r.next {
+                case .delivered: (.delivered, nil, r.at.timeIntervalSince1970)
+                case .retry(let at): (.pending, at.timeIntervalSince1970, nil)
+                case .dead: (.dead, nil, r.at.timeIntervalSince1970)
+                }
+            ids.append(r.id)
+            states.append(state.rawValue)
+            nexts.append(next)
+            completed.append(done)
+            statuses.append(r.status.map(Int64.init))
+            errors.append(r.error)
+        }
+        let (idArray, stateArray, nextValues, completedValues, statusValues, errorValues) = (ids, states, nexts, completed, statuses, errors)
+        _ = try await run("recording deliveries", write: true, transaction: "BEGIN") { connection in
+            let (nextArray, completedArray, statusArray, errorArray) = (
+                PostgresNullableArray(nextValues), PostgresNullableArray(completedValues), PostgresNullableArray(statusValues),
+                PostgresNullableArray(errorValues)
+            )
+            try await connection.query(
+                """
+                UPDATE forward_delivery d SET state = r.state, attempts = d.attempts + 1,
+                    next_attempt_at = COALESCE(r.next, d.next_attempt_at), lease_until = NULL, completed_at = r.completed,
+                    last_status = r.status, last_error = r.error
+                FROM unnest(\(idArray)::int8[], \(stateArray)::text[], \(nextArray)::float8[], \(completedArray)::float8[],
+                    \(statusArray)::int8[], \(errorArray)::text[]) AS r(id, state, next, completed, status, error)
+                WHERE d.id = r.id
+                """, logger: logger)
+        }
+    }
+
+    public func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery] {
+        let logger = self.logger
+        return try await read("reading the outbox") { connection in
+            let rows: [PostgresRow]
+            if let state {
+                rows = try await connection.query(
+                    "SELECT \(unescaped: Self.deliveryColumns) FROM forward_delivery WHERE state = \(state.rawValue) ORDER BY id DESC LIMIT \(limit)",
+                    logger: logger
+                ).collect()
+            } else {
+                rows = try await connection.query(
+                    "SELECT \(unescaped: Self.deliveryColumns) FROM forward_delivery ORDER BY id DESC LIMIT \(limit)", logger: logger
+                ).collect()
+            }
+            return try rows.map(Self.delivery)
+        }
+    }
+
+    public func outboxSummary() async throws -> ForwardOutboxSummary {
+        let logger = self.logger
+        return try await read("reading the outbox") { connection in
+            var counts: [String: Int] = [:]
+            for row in try await connection.query("SELECT state, count(*) FROM forward_delivery GROUP BY state", logger: logger).collect() {
+                let (state, count) = try row.decode((String, Int64).self)
+                counts[state] = Int(count)
+            }
+            let oldest = try await connection.query("SELECT min(queued_at) FROM forward_delivery WHERE state = 'pending'", logger: logger)
+                .collect().first?.decode(Double?.self) ?? nil
+            return ForwardOutboxSummary(
+                pending: counts["pending"] ?? 0, oldestPendingQueuedAt: oldest.map(Date.init(timeIntervalSince1970:)),
+                delivered: counts["delivered"] ?? 0, dead: counts["dead"] ?? 0)
+        }
+    }
+
+    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+        -> (queued: Int, unknown: [String])
+    {
+        guard !targets.isEmpty else { return (0, []) }
+        let nowSeconds = now.timeIntervalSince1970
+        let sinceSeconds = since?.timeIntervalSince1970 ?? 0
+        let logger = self.logger
+        return try await run("queueing deliveries again", write: true, transaction: "BEGIN") { connection in
+            var found: [(uuid: String, order: String)] = []
+            var unknown: [String] = []
+            if let uuids = notificationUUIDs {
+                var known: [String: String] = [:]
+                for row in try await connection.query(
+                    "SELECT notification_uuid, original_transaction_id FROM notification WHERE notification_uuid = ANY(\(uuids))", logger: logger
+                ).collect() {
+                    let (uuid, original) = try row.decode((String, String?).self)
+                    known[uuid] = original ?? uuid
+                }
+                for uuid in uuids {
+                    if let order = known[uuid] { found.append((uuid, order)) } else { unknown.append(uuid) }
+                }
+            } else {
+                for try await (uuid, original) in try await connection.query(
+                    "SELECT notification_uuid, original_transaction_id FROM notification WHERE received_at >= \(sinceSeconds) ORDER BY id",
+                    logger: logger
+                ).decode((String, String?).self) {
+                    found.append((uuid, original ?? uuid))
+                }
+            }
+            var queued = 0
+            for target in targets where !found.isEmpty {
+                let uuids = found.map(\.uuid), orders = found.map(\.order)
+                try await connection.query(
+                    """
+                    INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+                    SELECT u, \(target), o, 'pending', 0, \(nowSeconds), \(nowSeconds) FROM unnest(\(uuids)::text[], \(orders)::text[]) AS x(u, o)
+                    ON CONFLICT (notification_uuid, target) DO UPDATE SET state = 'pending', attempts = 0, queued_at = EXCLUDED.queued_at,
+                        next_attempt_at = EXCLUDED.next_attempt_at, lease_until = NULL, completed_at = NULL, last_status = NULL,
+                        last_error = NULL
+                    """, logger: logger)
+                queued += found.count
+            }
+            return (queued, unknown)
+        }
+    }
+
+    static let deliveryColumns =
+        "id, notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at, completed_at, last_status, last_error"
+
+    /// A delivery row in ``deliveryColumns``' order.
+    static func delivery(_ row: PostgresRow) throws -> ForwardDelivery {
+        let (id, uuid, target, order, state, attempts, queued, next, completed, status, error) = try row.decode(
+            (Int64, String, String, String, String, Int64, Double, Double, Double?, Int64?, String?).self)
+        guard let known = ForwardDelivery.State(rawValue: state) else {
+            throw AuditError(.readFailed, "forward_delivery \(id) has state \(state), which this version does not know")
+        }
+        return ForwardDelivery(
+            id: id, notificationUUID: uuid, target: target, orderKey: order, state: known, attempts: Int(attempts),
+            queuedAt: Date(timeIntervalSince1970: queued), nextAttemptAt: Date(timeIntervalSince1970: next),
+            completedAt: completed.map(Date.init(timeIntervalSince1970:)), lastStatus: status.map(Int.init), lastError: error)
+    }
+}

@@ -1,0 +1,168 @@
+import AuditTrail
+import Foundation
+import GRDB
+
+/// The forwarding outbox in the SQLite trail (v11). One writer connection serialises claims,
+/// so a claim needs no row locks; the lease keeps a claimed row from being claimed again until
+/// its attempt is recorded or the lease ends.
+extension AuditStore {
+    /// Queues a notification stored new for each of its targets (inside the storing transaction).
+    static func queueForwards(_ r: NotificationRecord, _ db: Database) throws {
+        guard !r.forwardTargets.isEmpty else { return }
+        let queued = r.receivedAt.timeIntervalSince1970
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+                VALUES (?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT(notification_uuid, target) DO NOTHING
+                """)
+        for target in r.forwardTargets {
+            try statement.execute(arguments: [r.notificationUUID, target, r.forwardOrderKey, queued, queued])
+        }
+    }
+
+    public func claimDeliveries(targets: [String], now: Date, leaseUntil: Date, limit: Int) async throws
+        -> [(delivery: ForwardDelivery, notification: StoredNotification)]
+    {
+        guard !targets.isEmpty, limit > 0 else { return [] }
+        let nowSeconds = now.timeIntervalSince1970
+        return try await database.write { db in
+            guard try db.tableExists("forward_delivery") else { return [] }
+            let candidates = AuditSchema.claimCandidates(targetList: Self.marks(targets.count), now: "?", limit: "?")
+            let ids = try Int64.fetchAll(
+                db.cachedStatement(sql: candidates), arguments: StatementArguments(targets) + [nowSeconds, nowSeconds, limit])
+            guard !ids.isEmpty else { return [] }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE forward_delivery SET lease_until = ? WHERE id IN (\(Self.marks(ids.count)))
+                    RETURNING *
+                    """, arguments: [leaseUntil.timeIntervalSince1970] + StatementArguments(ids))
+            let deliveries = try rows.map(Self.delivery).sorted { $0.id < $1.id }
+            let uuids = Array(Set(deliveries.map(\.notificationUUID)))
+            var notifications: [String: StoredNotification] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT * FROM notification WHERE notification_uuid IN (\(Self.marks(uuids.count)))", arguments: StatementArguments(uuids))
+            {
+                let stored = try StoredNotification(row: row)
+                notifications[stored.record.notificationUUID] = stored
+            }
+            var claimed: [(delivery: ForwardDelivery, notification: StoredNotification)] = []
+            for delivery in deliveries {
+                if let notification = notifications[delivery.notificationUUID] {
+                    claimed.append((delivery, notification))
+                } else {
+                    // Its notification is gone (a test row replaced, a trail pruned by hand):
+                    // nothing to send, ever.
+                    try db.execute(
+                        sql: "UPDATE forward_delivery SET state = 'dead', lease_until = NULL, completed_at = ?, last_error = ? WHERE id = ?",
+                        arguments: [nowSeconds, "the notification is no longer stored", delivery.id])
+                }
+            }
+            return claimed
+        }
+    }
+
+    public func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws {
+        guard !results.isEmpty else { return }
+        try await database.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE forward_delivery SET state = ?, attempts = attempts + 1, next_attempt_at = COALESCE(?, next_attempt_at),
+                        lease_until = NULL, completed_at = ?, last_status = ?, last_error = ?
+                    WHERE id = ?
+                    """)
+            for r in results {
+                let (state, next, completed) = Self.columns(r)
+                try statement.execute(arguments: [state, next, completed, r.status, r.error, r.id])
+            }
+        }
+    }
+
+    public func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery] {
+        try await database.read { db in
+            guard try db.tableExists("forward_delivery") else { return [] }
+            if let state {
+                return try Row.fetchAll(
+                    db, sql: "SELECT * FROM forward_delivery WHERE state = ? ORDER BY id DESC LIMIT ?", arguments: [state.rawValue, limit]
+                ).map(Self.delivery)
+            }
+            return try Row.fetchAll(db, sql: "SELECT * FROM forward_delivery ORDER BY id DESC LIMIT ?", arguments: [limit]).map(Self.delivery)
+        }
+    }
+
+    public func outboxSummary() async throws -> ForwardOutboxSummary {
+        try await database.read { db in
+            guard try db.tableExists("forward_delivery") else { return ForwardOutboxSummary(pending: 0, oldestPendingQueuedAt: nil, delivered: 0, dead: 0) }
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM forward_delivery GROUP BY state") { counts[row[0]] = row[1] }
+            let oldest = try Double.fetchOne(db, sql: "SELECT min(queued_at) FROM forward_delivery WHERE state = 'pending'")
+            return ForwardOutboxSummary(
+                pending: counts["pending"] ?? 0, oldestPendingQueuedAt: oldest.map(Date.init(timeIntervalSince1970:)),
+                delivered: counts["delivered"] ?? 0, dead: counts["dead"] ?? 0)
+        }
+    }
+
+    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+        -> (queued: Int, unknown: [String])
+    {
+        guard !targets.isEmpty else { return (0, []) }
+        let nowSeconds = now.timeIntervalSince1970
+        return try await database.write { db in
+            var found: [(uuid: String, order: String)] = []
+            var unknown: [String] = []
+            if let uuids = notificationUUIDs {
+                let select = try db.cachedStatement(sql: "SELECT notification_uuid, original_transaction_id FROM notification WHERE notification_uuid = ?")
+                for uuid in uuids {
+                    if let row = try Row.fetchOne(select, arguments: [uuid]) {
+                        found.append((row[0], (row[1] as String?) ?? uuid))
+                    } else {
+                        unknown.append(uuid)
+                    }
+                }
+            } else {
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT notification_uuid, original_transaction_id FROM notification WHERE received_at >= ? ORDER BY id",
+                    arguments: [since?.timeIntervalSince1970 ?? 0])
+                while let row = try rows.next() { found.append((row[0], (row[1] as String?) ?? row[0])) }
+            }
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+                    VALUES (?, ?, ?, 'pending', 0, ?, ?)
+                    ON CONFLICT(notification_uuid, target) DO UPDATE SET state = 'pending', attempts = 0, queued_at = excluded.queued_at,
+                        next_attempt_at = excluded.next_attempt_at, lease_until = NULL, completed_at = NULL, last_status = NULL,
+                        last_error = NULL
+                    """)
+            var queued = 0
+            for item in found {
+                for target in targets {
+                    try upsert.execute(arguments: [item.uuid, target, item.order, nowSeconds, nowSeconds])
+                    queued += 1
+                }
+            }
+            return (queued, unknown)
+        }
+    }
+
+    /// The state, next attempt and completion time a result is recorded with.
+    static func columns(_ r: ForwardAttemptResult) -> (state: String, next: Double?, completed: Double?) {
+        switch r.next {
+        case .delivered: (ForwardDelivery.State.delivered.rawValue, nil, r.at.timeIntervalSince1970)
+        case .retry(let at): (ForwardDelivery.State.pending.rawValue, at.timeIntervalSince1970, nil)
+        case .dead: (ForwardDelivery.State.dead.rawValue, nil, r.at.timeIntervalSince1970)
+        }
+    }
+
+    static func delivery(_ row: Row) throws -> ForwardDelivery {
+        let state: String = row["state"]
+        guard let known = ForwardDelivery.State(rawValue: state) else {
+            throw AuditError(.readFailed, "forward_delivery \(row["id"] as Int64) has state \(state), which this version does not know")
+        }
+        return ForwardDelivery(
+            id: row["id"], notificationUUID: row["notification_uuid"], target: row["target"], orderKey: row["order_key"], state: known,
+            attempts: row["attempts"], queuedAt: Date(timeIntervalSince1970: row["queued_at"]),
+            nextAttemptAt: Date(timeIntervalSince1970: row["next_attempt_at"]),
+            completedAt: (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)), lastStatus: row["last_status"],
+            lastError: row["last_error"])
+    }
+}

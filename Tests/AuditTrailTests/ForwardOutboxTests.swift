@@ -1,0 +1,100 @@
+@testable import AuditTrail
+import Foundation
+import Testing
+
+/// The forwarding outbox (v11) on SQLite and PostgreSQL with the same expected values: queued
+/// in the transaction that stores a notification new (a redelivery queues nothing), claimed
+/// oldest first and one per target and original transaction (in order), leased so a second
+/// claim passes a claimed row by until its lease ends, retried, dead-lettered, and queued again
+/// by `--replay`.
+@Suite(.timeLimit(.minutes(2))) struct ForwardOutboxTests {
+    static let hook = "https://hooks.example.com/apple"
+    static let warehouse = "http://127.0.0.1:9/warehouse"
+
+    func notification(_ uuid: String, original: String?, at seconds: Double, targets: [String]) -> NotificationRecord {
+        var record = NotificationRecord(
+            notificationUUID: uuid, version: .v2, notificationType: "DID_RENEW", bundleID: "com.example.app", environment: "Sandbox",
+            receivedAt: Date(timeIntervalSince1970: seconds), verdict: .test, originalTransactionID: original,
+            signedPayload: "eyJhbGciOiJFUzI1NiJ9.payload.signature")
+        record.forwardTargets = targets
+        return record
+    }
+
+    func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
+
+    @Test(arguments: BackendKind.allCases) func claimsInOrderLeasesRetriesAndDeadLetters(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let both = [Self.hook, Self.warehouse]
+            let results = try await store.writeNotifications([
+                .notification(notification("a1", original: "700", at: 1_000, targets: both)),
+                .notification(notification("b1", original: "800", at: 1_001, targets: [Self.hook])),
+                .notification(notification("a2", original: "700", at: 1_002, targets: both)),
+                // A redelivery queues nothing more.
+                .notification(notification("a1", original: "700", at: 1_003, targets: both)),
+                // No original transaction: ordered by itself.
+                .notification(notification("c1", original: nil, at: 1_004, targets: [Self.hook])),
+            ])
+            #expect(results.map { try? $0.get() } == [.stored, .stored, .stored, .redelivery(deliveries: 2), .stored])
+            var summary = try await store.outboxSummary()
+            #expect(summary == ForwardOutboxSummary(pending: 6, oldestPendingQueuedAt: at(1_000), delivered: 0, dead: 0))
+
+            // The heads only: a2 waits for a1 on each target.
+            let first = try await store.claimDeliveries(targets: [Self.hook], now: at(2_000), leaseUntil: at(2_060), limit: 10)
+            #expect(first.map(\.delivery.notificationUUID) == ["a1", "b1", "c1"])
+            #expect(first.map(\.delivery.orderKey) == ["700", "800", "c1"])
+            #expect(first.map(\.notification.deliveries) == [2, 1, 1])
+            #expect(first.first?.notification.record.signedPayload == "eyJhbGciOiJFUzI1NiJ9.payload.signature")
+            // Leased: a second claim (another receiver) gets none of them, nor a2.
+            #expect(try await store.claimDeliveries(targets: [Self.hook], now: at(2_001), leaseUntil: at(2_061), limit: 10).isEmpty)
+            // The other target's head is its own.
+            let warehouse = try await store.claimDeliveries(targets: [Self.warehouse], now: at(2_001), leaseUntil: at(2_061), limit: 10)
+            #expect(warehouse.map(\.delivery.notificationUUID) == ["a1"])
+
+            let ids = Dictionary(uniqueKeysWithValues: first.map { ($0.delivery.notificationUUID, $0.delivery.id) })
+            try await store.recordDeliveryResults([
+                ForwardAttemptResult(id: try #require(ids["a1"]), next: .retry(at: at(2_100)), at: at(2_002), status: 503, error: "HTTP 503"),
+                ForwardAttemptResult(id: try #require(ids["b1"]), next: .delivered, at: at(2_002), status: 200, error: nil),
+                ForwardAttemptResult(id: try #require(ids["c1"]), next: .dead, at: at(2_002), status: nil, error: "no answer within 10 s"),
+            ])
+            // a1 is not due yet and still holds a2 back.
+            #expect(try await store.claimDeliveries(targets: [Self.hook], now: at(2_050), leaseUntil: at(2_110), limit: 10).isEmpty)
+            let retried = try await store.claimDeliveries(targets: [Self.hook], now: at(2_100), leaseUntil: at(2_160), limit: 10)
+            #expect(retried.map(\.delivery.notificationUUID) == ["a1"])
+            #expect(retried.map(\.delivery.attempts) == [1])
+            // A lease that ran out (its receiver died) is claimed again: at least once.
+            let again = try await store.claimDeliveries(targets: [Self.hook], now: at(2_161), leaseUntil: at(2_221), limit: 10)
+            #expect(again.map(\.delivery.notificationUUID) == ["a1"])
+            try await store.recordDeliveryResults([
+                ForwardAttemptResult(id: try #require(ids["a1"]), next: .delivered, at: at(2_162), status: 204, error: nil)
+            ])
+            let next = try await store.claimDeliveries(targets: [Self.hook], now: at(2_163), leaseUntil: at(2_223), limit: 10)
+            #expect(next.map(\.delivery.notificationUUID) == ["a2"])
+
+            let dead = try await store.outbox(state: .dead, limit: 10)
+            #expect(dead.map(\.notificationUUID) == ["c1"])
+            #expect(dead.map(\.lastError) == ["no answer within 10 s"])
+            #expect(dead.map(\.completedAt) == [at(2_002)])
+            let delivered = try await store.outbox(state: .delivered, limit: 10)
+            // Newest first.
+            #expect(delivered.map(\.notificationUUID) == ["b1", "a1"])
+            #expect(delivered.map(\.lastStatus) == [200, 204])
+            #expect(delivered.map(\.attempts) == [1, 2])
+            summary = try await store.outboxSummary()
+            #expect(summary == ForwardOutboxSummary(pending: 3, oldestPendingQueuedAt: at(1_000), delivered: 2, dead: 1))
+
+            // --replay: the dead one and an unknown UUID; then everything since 1_001 to the warehouse.
+            let replay = try await store.requeueDeliveries(notificationUUIDs: ["c1", "nope"], since: nil, targets: [Self.hook], now: at(3_000))
+            #expect(replay.queued == 1)
+            #expect(replay.unknown == ["nope"])
+            let requeued = try await store.outbox(state: .pending, limit: 10).filter { $0.notificationUUID == "c1" }
+            #expect(requeued.map(\.attempts) == [0])
+            #expect(requeued.map(\.queuedAt) == [at(3_000)])
+            #expect(requeued.map(\.lastError) == [nil])
+            let since = try await store.requeueDeliveries(notificationUUIDs: nil, since: at(1_001), targets: [Self.warehouse], now: at(3_001))
+            #expect(since.queued == 3)
+            #expect(try await store.outboxSummary().pending == 6)
+            await store.close()
+        }
+    }
+}
