@@ -451,6 +451,7 @@ let package = Package(
                 "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "ReceiptCore", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

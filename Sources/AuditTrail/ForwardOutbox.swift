@@ -106,10 +106,11 @@ public protocol ForwardOutbox: Sendable {
     /// Pending deliveries and the queue time of the oldest of them, and the dead ones.
     func outboxSummary() async throws -> ForwardOutboxSummary
     /// Queues the stored notifications with these UUIDs (or, with nil, every one received at or
-    /// after `since`) again for each of `targets`, due at `now`: a delivered or dead row becomes
-    /// pending with its attempts reset. Returns how many deliveries were queued, and the UUIDs
-    /// asked for that the store does not hold.
-    func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+    /// after `since`) again, due at `now`: for each of `targets`, or with nil for the targets
+    /// they were queued for before. A delivered or dead row becomes pending with its attempts
+    /// reset. Returns how many deliveries were queued, and the UUIDs asked for that the store
+    /// does not hold.
+    func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String]?, now: Date) async throws
         -> (queued: Int, unknown: [String])
 }
 

@@ -143,10 +143,9 @@ extension PostgresAuditStore {
         }
     }
 
-    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String]?, now: Date) async throws
         -> (queued: Int, unknown: [String])
     {
-        guard !targets.isEmpty else { return (0, []) }
         let nowSeconds = now.timeIntervalSince1970
         let sinceSeconds = since?.timeIntervalSince1970 ?? 0
         let logger = self.logger
@@ -173,6 +172,18 @@ extension PostgresAuditStore {
                 }
             }
             var queued = 0
+            guard let targets else {
+                // Again to where each went before.
+                let uuids = found.map(\.uuid)
+                let rows = try await connection.query(
+                    """
+                    UPDATE forward_delivery SET state = 'pending', attempts = 0, queued_at = \(nowSeconds), next_attempt_at = \(nowSeconds),
+                        lease_until = NULL, completed_at = NULL, last_status = NULL, last_error = NULL
+                    WHERE notification_uuid = ANY(\(uuids)) RETURNING id
+                    """, logger: logger
+                ).collect()
+                return (rows.count, unknown)
+            }
             for target in targets where !found.isEmpty {
                 let uuids = found.map(\.uuid), orders = found.map(\.order)
                 try await connection.query(

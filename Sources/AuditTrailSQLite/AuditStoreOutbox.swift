@@ -102,10 +102,9 @@ extension AuditStore {
         }
     }
 
-    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String], now: Date) async throws
+    public func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String]?, now: Date) async throws
         -> (queued: Int, unknown: [String])
     {
-        guard !targets.isEmpty else { return (0, []) }
         let nowSeconds = now.timeIntervalSince1970
         return try await database.write { db in
             var found: [(uuid: String, order: String)] = []
@@ -134,6 +133,20 @@ extension AuditStore {
                         last_error = NULL
                     """)
             var queued = 0
+            guard let targets else {
+                // Again to where each went before.
+                let again = try db.cachedStatement(
+                    sql: """
+                        UPDATE forward_delivery SET state = 'pending', attempts = 0, queued_at = ?, next_attempt_at = ?, lease_until = NULL,
+                            completed_at = NULL, last_status = NULL, last_error = NULL
+                        WHERE notification_uuid = ?
+                        """)
+                for item in found {
+                    try again.execute(arguments: [nowSeconds, nowSeconds, item.uuid])
+                    queued += db.changesCount
+                }
+                return (queued, unknown)
+            }
             for item in found {
                 for target in targets {
                     try upsert.execute(arguments: [item.uuid, target, item.order, nowSeconds, nowSeconds])

@@ -14,6 +14,12 @@ public enum ForwardAnswer: Sendable, Hashable {
 /// Sends one delivery. ``HTTPForwardTransport`` is the network's; tests may pass their own.
 public protocol ForwardTransport: Sendable {
     func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async -> ForwardAnswer
+    /// Releases connections; called once the forwarder is done with it.
+    func shutdown() async
+}
+
+extension ForwardTransport {
+    public func shutdown() async {}
 }
 
 /// Deliveries over AsyncHTTPClient: redirects are never followed (a 3xx is a failed attempt),
@@ -51,8 +57,23 @@ public final class HTTPForwardTransport: ForwardTransport {
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             return .failed("no answer within \(seconds) s")
         } catch {
-            return .failed("could not reach it (\(String(describing: error).prefix(200)))")
+            return .failed("could not reach it (\(Self.words(error)))")
         }
+    }
+
+    /// A failed connection in a few words: `connection refused`, `TLS: …`, else the library's
+    /// own words, cut short.
+    static func words(_ error: any Error) -> String {
+        let text = String(describing: error)
+        for (needle, words) in [
+            ("Connection refused", "connection refused"), ("connectTimeout", "no connection within 5 s"),
+            ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
+            ("Name or service not known", "unknown host"), ("NIOSSL", "TLS: \(text.prefix(120))"),
+            ("handshakeFailed", "TLS: \(text.prefix(120))"), ("remoteConnectionClosed", "the connection was closed"),
+        ] where text.contains(needle) {
+            return words
+        }
+        return String(text.prefix(160))
     }
 
     /// Releases the client's connections.

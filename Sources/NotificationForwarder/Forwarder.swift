@@ -93,6 +93,14 @@ public final class Forwarder: Service, Sendable {
     /// Delivers until the group shuts down: rounds back to back while there is work, a short
     /// wait when there is none; the outbox's gauges every few seconds.
     public func run() async throws {
+        await deliver()
+        await transport.shutdown()
+    }
+
+    /// Releases the transport's connections (a forwarder driven by ``round()`` alone).
+    public func shutdown() async { await transport.shutdown() }
+
+    private func deliver() async {
         var lastGauge = -Double.infinity
         var lastFailureLog = -Double.infinity
         while !Task.isCancelled && !Task.isShuttingDownGracefully {

@@ -61,7 +61,10 @@ struct ForwardOptions: ParsableArguments {
     }
 
     /// The secret, read once (a file others can read is warned about).
-    func secret() throws -> WebhookSecret {
+    func secret() throws -> WebhookSecret { try Self.secret(file: forwardSecretFile) }
+
+    /// The secret in `file`, else in RECEIPTDASH_FORWARD_SECRET.
+    static func secret(file forwardSecretFile: String?) throws -> WebhookSecret {
         let text: String
         if let forwardSecretFile {
             if let warning = FilePermissions.readableByOthersWarning(path: forwardSecretFile, what: "the forwarding secret file") {
@@ -72,7 +75,7 @@ struct ForwardOptions: ParsableArguments {
             }
             text = read
         } else {
-            text = ProcessInfo.processInfo.environment[Self.secretVariable] ?? ""
+            text = ProcessInfo.processInfo.environment[secretVariable] ?? ""
         }
         do {
             return try WebhookSecret(text)

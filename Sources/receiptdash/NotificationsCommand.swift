@@ -83,6 +83,31 @@ struct Notifications: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
+    @Flag(name: .long, help: "List the forwarding outbox (receive --forward): pending, delivered and dead deliveries, newest first.")
+    var outbox = false
+
+    @Option(name: .long, help: "Outbox: only deliveries in this state (pending, delivered or dead).")
+    var state: ForwardDelivery.State?
+
+    @Option(name: .long, help: ArgumentHelp("Outbox: at most this many deliveries.", valueName: "n"))
+    var limit = 100
+
+    @Flag(
+        name: .long,
+        help: "Queue notifications again for forwarding: the UUIDs given, or every one received since --since; to where they went before, or to --to.")
+    var replay = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Replay: deliver to this URL now, from this command (repeatable; signed with --forward-secret-file).", valueName: "url"))
+    var to: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Replay --to: the signing secret (whsec_…) in this file (or RECEIPTDASH_FORWARD_SECRET).", valueName: "file"))
+    var forwardSecretFile: String?
+
+    @Argument(help: ArgumentHelp("Replay: the notificationUUIDs to queue again.", valueName: "uuid"))
+    var notificationUUIDs: [String] = []
+
     /// What `--type` may name: every V2 type and the V1 ones, matched whatever the case.
     static let knownTypes = NotificationExplanation.knownTypes.union([
         "CANCEL", "DID_RECOVER", "INITIAL_BUY", "INTERACTIVE_RENEWAL", "PRICE_INCREASE_CONSENT", "RENEWAL",
@@ -90,6 +115,7 @@ struct Notifications: AsyncParsableCommand {
 
     func validate() throws {
         for (flag, value) in [("--since", since), ("--start", start), ("--end", end)] { try TimeArgument.check(flag, value) }
+        try validateOutbox()
         if let type, !Self.knownTypes.contains(type.uppercased()) {
             throw ValidationError(
                 "--type \(type) is not a notification type; known types: \(Self.knownTypes.sorted().joined(separator: ", ")) (any case)")
@@ -118,8 +144,9 @@ struct Notifications: AsyncParsableCommand {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         let backend: any AuditBackend
         do {
-            // --ingest writes (durably, as the receiver does); everything else only reads.
-            backend = try await AuditStores.open(path, readOnly: !ingest, durable: ingest)
+            // --ingest and --replay write (durably, as the receiver does); everything else only reads.
+            let writes = ingest || replay
+            backend = try await AuditStores.open(path, readOnly: !writes, durable: writes)
         } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
                 Standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
@@ -129,6 +156,10 @@ struct Notifications: AsyncParsableCommand {
             throw ExitCode.failure
         }
         do {
+            if outbox || replay {
+                try await runOutbox(backend)
+                return
+            }
             if reconcile {
                 let have = try await backend.notificationUUIDs()
                 if !ingest { await backend.close() }

@@ -94,6 +94,10 @@ import Testing
             let since = try await store.requeueDeliveries(notificationUUIDs: nil, since: at(1_001), targets: [Self.warehouse], now: at(3_001))
             #expect(since.queued == 3)
             #expect(try await store.outboxSummary().pending == 6)
+            // Without targets: again to where it went before (b1: the hook, delivered, and the warehouse).
+            let before = try await store.requeueDeliveries(notificationUUIDs: ["b1"], since: nil, targets: nil, now: at(3_002))
+            #expect(before.queued == 2)
+            #expect(try await store.outboxSummary() == ForwardOutboxSummary(pending: 7, oldestPendingQueuedAt: at(1_000), delivered: 1, dead: 0))
             await store.close()
         }
     }

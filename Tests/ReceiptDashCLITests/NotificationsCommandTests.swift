@@ -30,6 +30,55 @@ import Testing
         return path
     }
 
+    /// `--outbox` lists the forwarding outbox with its totals; `--replay` queues notifications
+    /// again to where they went before and says which UUIDs the store lacks.
+    @Test func outboxListsAndReplayQueuesAgain() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
+        let store = try NotificationStore(path: path)
+        let forwarding = NotificationStore(backend: store.backend, forwardRoute: ForwardRoute(targets: ["https://hooks.example.com/apple"])).started()
+        let renew = NotificationRecord(
+            notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: .v2, notificationType: "DID_RENEW",
+            receivedAt: Date(timeIntervalSince1970: 1_790_000_001), verdict: .test, originalTransactionID: "2000000900000001")
+        _ = try await forwarding.append(renew)
+        await forwarding.close()
+        await store.close()
+
+        let json = try cli.run(["notifications", "--db", path, "--outbox", "--format", "json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let top = try #require(json.json as? [String: Any])
+        let deliveries = try #require(top["deliveries"] as? [[String: Any]])
+        #expect(deliveries.count == 1)
+        #expect(Set(deliveries[0].keys) == [
+            "id", "notification_uuid", "target", "order_key", "state", "attempts", "queued_at", "next_attempt_at", "completed_at", "last_status",
+            "last_error",
+        ])
+        #expect(deliveries[0]["state"] as? String == "pending")
+        #expect(deliveries[0]["order_key"] as? String == "2000000900000001")
+        #expect(deliveries[0]["queued_at"] as? String == "2026-09-21T14:13:21Z")
+        let summary = try #require(top["summary"] as? [String: Any])
+        #expect(summary["pending"] as? Int == 1)
+        #expect(summary["dead"] as? Int == 0)
+        let text = try cli.run(["notifications", "--db", path, "--outbox", "--state", "pending"])
+        #expect(text.stdout.hasPrefix(
+            "2026-09-21 14:13:21  pending    5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002 → https://hooks.example.com/apple  (0 attempts)\n"))
+        #expect(text.stdout.contains("outbox: 1 pending (oldest queued "))
+
+        let replay = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])
+        #expect(replay.status == 1)
+        #expect(replay.stdout == "queued 1 delivery again, to where each went before; a receiver with --forward sends them\n")
+        #expect(replay.stderr == "receiptdash: no notification 0000-nope in the store\n")
+        for (arguments, message) in [
+            (["--replay"], "--replay needs notificationUUIDs or --since TIME"),
+            (["--outbox", "--replay", "x"], "--outbox lists and --replay queues"),
+            (["--state", "dead"], "--state and --limit belong to --outbox."),
+            (["--replay", "x", "--to", "http://hooks.example.com/"], "--to hooks.example.com over plain http"),
+        ] {
+            let usage = try cli.run(["notifications", "--db", path] + arguments)
+            #expect(usage.status == 64, "\(arguments)")
+            #expect(usage.stderr.contains(message), "\(usage.stderr)")
+        }
+    }
+
     @Test func listsWhatTheReceiverStored() async throws {
         let db = try await database()
         let json = try cli.run(["notifications", "--db", db, "--format", "json"])

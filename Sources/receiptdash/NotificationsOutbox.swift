@@ -1,0 +1,83 @@
+import ArgumentParser
+import AuditTrail
+import Foundation
+import NotificationForwarder
+import ReceiptRendering
+import UntrustedText
+
+extension ForwardDelivery.State: ExpressibleByArgument {}
+
+/// `notifications --outbox` and `notifications --replay`.
+extension Notifications {
+    func validateOutbox() throws {
+        let outboxOnly = state != nil || limit != 100
+        let replayOnly = !to.isEmpty || forwardSecretFile != nil || !notificationUUIDs.isEmpty
+        if outbox && replay { throw ValidationError("--outbox lists and --replay queues: give one of them.") }
+        if (outbox || replay) && reconcile { throw ValidationError("--outbox and --replay do not go with --reconcile.") }
+        if outboxOnly && !outbox { throw ValidationError("--state and --limit belong to --outbox.") }
+        if replayOnly && !replay {
+            throw ValidationError(
+                notificationUUIDs.isEmpty ? "--to and --forward-secret-file belong to --replay." : "notificationUUIDs are given to --replay (notifications --replay UUID…).")
+        }
+        guard limit > 0 else { throw ValidationError("--limit must be positive.") }
+        if replay {
+            if notificationUUIDs.isEmpty && since == nil {
+                throw ValidationError("--replay needs notificationUUIDs or --since TIME (every notification received since then).")
+            }
+            if !notificationUUIDs.isEmpty && since != nil { throw ValidationError("--replay takes notificationUUIDs or --since, not both.") }
+            if type != nil { throw ValidationError("--replay takes notificationUUIDs or --since; --type filters the list only.") }
+            for url in to {
+                do { _ = try ForwardTarget(url) } catch { throw ValidationError(error.reason.replacingOccurrences(of: "--forward", with: "--to")) }
+            }
+            if !to.isEmpty, forwardSecretFile == nil, (ProcessInfo.processInfo.environment[ForwardOptions.secretVariable] ?? "").isEmpty {
+                throw ValidationError("--replay --to signs what it sends: --forward-secret-file FILE or \(ForwardOptions.secretVariable).")
+            }
+        }
+    }
+
+    func runOutbox(_ backend: any AuditBackend) async throws {
+        if outbox {
+            let deliveries = try await backend.outbox(state: state, limit: limit)
+            let summary = try await backend.outboxSummary()
+            ForwardOutboxListing.write(deliveries, summary: summary, format: format, now: Date(), to: .standard)
+            await backend.close()
+            return
+        }
+        let targets = to.isEmpty ? nil : try to.map { try ForwardTarget($0) }
+        let (queued, unknown) = try await backend.requeueDeliveries(
+            notificationUUIDs: notificationUUIDs.isEmpty ? nil : notificationUUIDs, since: since.flatMap(TimeArgument.parse),
+            targets: targets?.map(\.url), now: Date())
+        for uuid in unknown { Standard.error("receiptdash: no notification \(SafeText.escaped(uuid)) in the store") }
+        guard let targets else {
+            print("queued \(queued) deliver\(queued == 1 ? "y" : "ies") again, to where each went before; a receiver with --forward sends them")
+            await backend.close()
+            if !unknown.isEmpty { throw ExitCode.failure }
+            return
+        }
+        // --to: this command delivers them now, round after round, until none is due.
+        let forwarder = Forwarder(
+            outbox: backend, configuration: .init(targets: targets, secret: try ForwardOptions.secret(file: forwardSecretFile)),
+            transport: HTTPForwardTransport())
+        var total = Forwarder.Round()
+        while true {
+            let round: Forwarder.Round
+            do {
+                round = try await forwarder.round()
+            } catch {
+                await forwarder.shutdown()
+                throw error
+            }
+            total.claimed += round.claimed
+            total.delivered += round.delivered
+            total.retried += round.retried
+            total.dead += round.dead
+            if round.claimed == 0 { break }
+            if round.delivered == 0 { break }  // the downstream fails: leave the rest for later
+        }
+        await forwarder.shutdown()
+        let failed = total.retried > 0 ? ", \(total.retried) failed (kept pending: run again, or forward to it from a receiver)" : ""
+        print("queued \(queued) deliver\(queued == 1 ? "y" : "ies") to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")
+        await backend.close()
+        if !unknown.isEmpty || total.retried > 0 || total.dead > 0 { throw ExitCode.failure }
+    }
+}
