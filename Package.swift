@@ -218,6 +218,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `receive --reconcile-every`: Notification History asked on schedule and what the store
+        // missed backfilled through the receiver, one receiver at a time on a shared store.
+        .target(
+            name: "ScheduledReconciliation",
+            dependencies: [
+                "AppStoreAPI",
+                "AppStoreClients",
+                "AuditTrail",
+                "NotificationReceiver",
+                "ReceiptRendering",
+                "RetryEngine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // `doctor`: a set-up's checks (API key, clock, audit trail, shared secret, receiver,
         // terminal), each with what to fix.
         .target(
@@ -344,6 +360,7 @@ let package = Package(
                 "AuditTrailSQLite",
                 "NotificationForwarder",
                 "NotificationReceiver",
+                "ScheduledReconciliation",
                 "ReceiptBenchmarks",
                 "ReceiptCore",
                 "ReceiptSimulator",

@@ -132,7 +132,8 @@ public struct ForwardOutboxSummary: Sendable, Hashable {
 extension AuditSchema {
     /// v11: the forwarding outbox. One row per notification and downstream, queued in the
     /// transaction that stores the notification; the partial index serves the claim (the
-    /// oldest pending row of each target and original transaction).
+    /// oldest pending row of each target and original transaction). And the scheduled jobs'
+    /// last ends (``ScheduledJobs``).
     package static func v11(id: String, real: String, integer: String) -> [String] {
         [
             """
@@ -155,6 +156,7 @@ extension AuditSchema {
             "CREATE INDEX forward_delivery_order ON forward_delivery(target, order_key, id) WHERE state = 'pending'",
             "CREATE INDEX forward_delivery_due ON forward_delivery(next_attempt_at) WHERE state = 'pending'",
             "CREATE INDEX forward_delivery_state ON forward_delivery(state, id)",
+            jobTable(real: real),
         ]
     }
 

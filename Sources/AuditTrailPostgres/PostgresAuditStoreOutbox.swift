@@ -216,3 +216,42 @@ extension PostgresAuditStore {
             completedAt: completed.map(Date.init(timeIntervalSince1970:)), lastStatus: status.map(Int.init), lastError: error)
     }
 }
+
+/// Scheduled jobs on PostgreSQL: the job runs inside a transaction that holds a
+/// transaction-level advisory lock on its name, so a second receiver's try fails at once
+/// instead of running it beside the first; the job's last end, in the same table, keeps it from
+/// running again within its period.
+extension PostgresAuditStore {
+    public func runJob<T: Sendable>(_ name: String, every: TimeInterval, now: @escaping @Sendable () -> Date, _ body: @escaping @Sendable () async -> T)
+        async throws -> T?
+    {
+        let logger = self.logger
+        let key = Self.jobLockKey(name)
+        return try await run("running \(name)", write: true, transaction: "BEGIN") { connection -> T? in
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(\(key))", logger: logger).collect()
+            guard try locked.first?.decode(Bool.self) == true else { return nil }
+            let started = now().timeIntervalSince1970
+            let last = try await connection.query("SELECT finished_at FROM receiptdash_job WHERE name = \(name)", logger: logger)
+                .collect().first?.decode(Double.self)
+            if let last, started - last < every * AuditSchema.jobSlack { return nil }
+            let value = await body()
+            let finished = now().timeIntervalSince1970
+            try await connection.query(
+                """
+                INSERT INTO receiptdash_job (name, finished_at) VALUES (\(name), \(finished))
+                ON CONFLICT (name) DO UPDATE SET finished_at = EXCLUDED.finished_at
+                """, logger: logger)
+            return value
+        }
+    }
+
+    /// A stable 64-bit lock key per job name (FNV-1a), apart from the migration lock's.
+    static func jobLockKey(_ name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "receiptdash-job:\(name)".utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+}

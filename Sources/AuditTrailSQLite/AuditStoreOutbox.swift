@@ -179,3 +179,27 @@ extension AuditStore {
             lastError: row["last_error"])
     }
 }
+
+/// Scheduled jobs on SQLite: one process writes a file at a time, so the job's last end in
+/// `receiptdash_job` is what keeps a second receiver from running it again within its period.
+extension AuditStore {
+    public func runJob<T: Sendable>(_ name: String, every: TimeInterval, now: @escaping @Sendable () -> Date, _ body: @escaping @Sendable () async -> T)
+        async throws -> T?
+    {
+        let started = now().timeIntervalSince1970
+        let due = try await database.read { db -> Bool in
+            guard try db.tableExists("receiptdash_job") else { return true }
+            let last = try Double.fetchOne(db, sql: "SELECT finished_at FROM receiptdash_job WHERE name = ?", arguments: [name])
+            return last.map { started - $0 >= every * AuditSchema.jobSlack } ?? true
+        }
+        guard due else { return nil }
+        let value = await body()
+        let finished = now().timeIntervalSince1970
+        try await database.write { db in
+            try db.execute(
+                sql: "INSERT INTO receiptdash_job (name, finished_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET finished_at = excluded.finished_at",
+                arguments: [name, finished])
+        }
+        return value
+    }
+}

@@ -157,6 +157,7 @@ public struct NotificationReceiver: Sendable {
                 do {
                     switch try await sink.append(record) {
                     case .stored:
+                        metrics.stored(environment: record.environment, fromHistory: record.peer == NotificationRecord.historyPeer)
                         answer = ReceiveAnswer(
                             status: 200, outcome: .accepted, reason: "stored", notificationUUID: record.notificationUUID,
                             verdict: record.verdict.rawValue)

@@ -303,6 +303,8 @@ public struct ReceiverContext: RequestContext, RemoteAddressRequestContext {
 /// of the endpoint it posts to.
 public struct ReceiverTLS: Sendable {
     let configuration: TLSConfiguration
+    /// When the served (first) certificate stops being valid.
+    public let expires: Date
 
     public init(certificateFile: String, keyFile: String) throws(NotificationStoreError) {
         do {
@@ -313,6 +315,7 @@ public struct ReceiverTLS: Sendable {
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             configuration.minimumTLSVersion = .tlsv12
             self.configuration = configuration
+            expires = Date(timeIntervalSince1970: TimeInterval(chain[0].notValidAfter))
         } catch let error as NotificationStoreError {
             throw error
         } catch {

@@ -37,6 +37,39 @@ public final class ReceiverMetrics: Sendable {
             buckets: Self.buckets)
         redeliveries = registry.makeCounter(
             descriptor: name("redeliveries", "total", "Notifications delivered again (same notificationUUID)"))
+        // At zero from the start: an alert on "none stored for 30 minutes" sees the series.
+        for environment in ["production", "sandbox"] {
+            for source in ["receiver", "history"] { _ = storedCounter(environment: environment, source: source) }
+        }
+    }
+
+    private func storedCounter(environment: String, source: String) -> Counter {
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "receiptdash", metricName: "notifications_stored", unitName: "total",
+                helpText: "Notifications stored new, by environment and source (receiver: POSTed by Apple; history: backfilled)"),
+            labels: [("environment", environment), ("source", source)])
+    }
+
+    /// A notification stored new (not a redelivery). The environment label is bounded:
+    /// `production`, `sandbox`, else `other`.
+    func stored(environment: String?, fromHistory: Bool) {
+        let label =
+            switch environment?.lowercased() {
+            case "production": "production"
+            case "sandbox": "sandbox"
+            default: "other"
+            }
+        storedCounter(environment: label, source: fromHistory ? "history" : "receiver").increment()
+    }
+
+    /// The receiver's TLS certificate's end of validity (`--tls-cert`), for the expiry alert.
+    public func tlsCertificateExpires(at date: Date) {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "receiptdash", subsystem: "tls", metricName: "certificate_expiry_timestamp", unitName: "seconds",
+                helpText: "When the receiver's TLS certificate (--tls-cert) stops being valid, in Unix seconds")
+        ).set(date.timeIntervalSince1970)
     }
 
     /// One request's end: counted by type and outcome (a refusal also by its class, every one

@@ -9,6 +9,7 @@ import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
 import RetryEngine
+import ScheduledReconciliation
 import ServiceLifecycle
 import UntrustedText
 
@@ -116,6 +117,8 @@ struct Receive: AsyncParsableCommand {
     var appAppleId: Int64?
 
     @OptionGroup(title: "Forwarding") var forwarding: ForwardOptions
+
+    @OptionGroup(title: "Continuous reconciliation") var reconciling: ReconcileOptions
 
     @OptionGroup var roots: RootCAOption
 
@@ -279,10 +282,9 @@ struct Receive: AsyncParsableCommand {
             let types = forwarding.forwardType.isEmpty ? "every type" : forwarding.forwardType.map { $0.uppercased() }.joined(separator: ", ")
             Standard.error("receiptdash: forwarding \(types) to \(forwardConfiguration.targets.map(\.url).joined(separator: ", ")) (Standard Webhooks, signed)")
         }
-        let receiver = NotificationReceiver(
-            sink: store, policy: policy,
-            // One registry for the process: a receiver's /metrics also counts its requests to Apple.
-            metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
+        // One registry for the process: a receiver's /metrics also counts its requests to Apple.
+        let metrics = ReceiverMetrics(registry: ServiceMetrics.shared.registry)
+        let receiver = NotificationReceiver(sink: store, policy: policy, metrics: metrics)
         var tls: ReceiverTLS?
         if let tlsCert, let tlsKey {
             if let warning = FilePermissions.readableByOthersWarning(path: tlsKey, what: "the TLS key file") {
@@ -290,6 +292,7 @@ struct Receive: AsyncParsableCommand {
             }
             do {
                 tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)
+                if let tls { metrics.tlsCertificateExpires(at: tls.expires) }
             } catch {
                 await store.close()
                 await backend.close()
@@ -297,16 +300,58 @@ struct Receive: AsyncParsableCommand {
                 throw ExitCode.failure
             }
         }
+        var reconciliation: [any Service] = []
+        if reconciling.reconcileEvery != nil {
+            do {
+                reconciliation.append(try reconciler(backend: backend, store: store, policy: policy, metrics: metrics))
+            } catch {
+                await store.close()
+                await backend.close()
+                throw error
+            }
+        }
         let listeners = ReceiverListeners(
             host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections,
             maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration())
         do {
-            try await receiver.serve(listeners, after: [AuditStoreService(backend), store] + forwarder, storedIn: store.location, console: .standard)
+            try await receiver.serve(listeners, after: [AuditStoreService(backend), store] + forwarder + reconciliation, storedIn: store.location, console: .standard)
         } catch {
             Standard.error("receiptdash: \(error)")
             throw ExitCode.failure
         }
         print("receiptdash: stopped; store closed")
+    }
+}
+
+extension Receive {
+    /// `--reconcile-every`'s service: Notification History for each accepted environment,
+    /// backfilled through a receiver of its own with this one's policy into the same store.
+    func reconciler(backend: any AuditBackend, store: NotificationStore, policy: ReceiverPolicy, metrics: ReceiverMetrics) throws
+        -> ScheduledReconciliation
+    {
+        let (every, window) = try reconciling.durations()
+        let bundles = try bundleIDs()
+        let api = try reconciling.apiOptions(bundleID: bundles[0], appAppleID: appAppleId, profile: apiProfile, rootCA: rootCa)
+        let credentials: APICredentials
+        do {
+            credentials = try api.credentials()
+        } catch let error as APIOptionsError {
+            Standard.error("receiptdash: --reconcile-every: \(error.description)")
+            throw ExitCode.failure
+        }
+        let client = try api.makeClient(credentials, caFile: nil)
+        let environments = (environment.isEmpty ? [.production] : environment).map { $0 == .production ? APIEnvironment.production : .sandbox }
+        Standard.error(
+            "receiptdash: reconciling \(environments.map { $0.rawValue.lowercased() }.joined(separator: " and ")) with Apple's Notification History every \(reconciling.reconcileEvery ?? ""), over the last \(reconciling.reconcileWindow)")
+        // Apple's history holds notifications signed up to 180 days ago: --max-age is for live
+        // deliveries (a replayed old POST), not for a backfill asked of Apple itself.
+        var backfill = policy
+        backfill.maximumAge = nil
+        return ScheduledReconciliation(
+            configuration: .init(every: every, window: window, environments: environments), backend: backend,
+            reconciler: NotificationReconciler(client: client),
+            receiver: NotificationReceiver(sink: store, policy: backfill, metrics: metrics),
+            metrics: ReconcileMetrics(registry: ServiceMetrics.shared.registry))
     }
 }
 

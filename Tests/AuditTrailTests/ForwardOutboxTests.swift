@@ -101,4 +101,39 @@ import Testing
             await store.close()
         }
     }
+
+    /// A scheduled job runs once per period whoever asks, and not beside itself: a second try
+    /// while the first holds it is skipped.
+    @Test(arguments: BackendKind.allCases) func aScheduledJobRunsOncePerPeriod(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let other = try await db.open()
+            #expect(try await store.runJob("reconcile-production", every: 3_600, now: { Date(timeIntervalSince1970: 10_000) }) { 1 } == 1)
+            // Within the period: skipped, by the same process or another.
+            #expect(try await other.runJob("reconcile-production", every: 3_600, now: { Date(timeIntervalSince1970: 12_000) }) { 2 } == nil)
+            // Another job is its own.
+            #expect(try await other.runJob("reconcile-sandbox", every: 3_600, now: { Date(timeIntervalSince1970: 12_000) }) { 3 } == 3)
+            // Nine tenths of the period on: due again.
+            #expect(try await other.runJob("reconcile-production", every: 3_600, now: { Date(timeIntervalSince1970: 13_241) }) { 4 } == 4)
+
+            if kind == .postgres {
+                // While one receiver runs it, another's try is skipped at once.
+                let (entered, enter) = AsyncStream<Void>.makeStream()
+                let (release, releaser) = AsyncStream<Void>.makeStream()
+                let running = Task {
+                    try await store.runJob("reconcile-production", every: 3_600, now: { Date(timeIntervalSince1970: 20_000) }) {
+                        enter.yield()
+                        for await _ in release {}
+                        return 5
+                    }
+                }
+                for await _ in entered { break }
+                #expect(try await other.runJob("reconcile-production", every: 3_600, now: { Date(timeIntervalSince1970: 20_000) }) { 6 } == nil)
+                releaser.finish()
+                #expect(try await running.value == 5)
+            }
+            await other.close()
+            await store.close()
+        }
+    }
 }

@@ -1,0 +1,168 @@
+import AppStoreAPI
+import AppStoreClients
+import AuditTrail
+import Foundation
+import Logging
+import NotificationReceiver
+import Prometheus
+import ReceiptRendering
+import RetryEngine
+import ServiceLifecycle
+
+/// `receive --reconcile-every 1h [--reconcile-window 7d]`: a service in the receiver's group that
+/// asks Apple's Notification History for the window, once at start and then on schedule, and
+/// backfills what the store missed through the receiver (verified exactly as a POST). On one
+/// PostgreSQL, a run holds the job (``ScheduledJobs``): a second receiver skips it instead of
+/// backfilling the same window again. One log line per run, and metrics.
+public final class ScheduledReconciliation: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var every: TimeInterval
+        public var window: TimeInterval
+        public var environments: [APIEnvironment]
+
+        public init(every: TimeInterval, window: TimeInterval, environments: [APIEnvironment]) {
+            self.every = every
+            self.window = window
+            self.environments = environments
+        }
+
+        /// How far back Apple's history goes: 180 days in production, 30 in sandbox.
+        public static func historyLimit(_ environment: APIEnvironment) -> TimeInterval {
+            environment == .production ? 180 * 86_400 : 30 * 86_400
+        }
+    }
+
+    /// One environment's run.
+    public struct Run: Sendable, Hashable {
+        public enum Result: String, Sendable, Hashable {
+            case ok, failed, skipped
+        }
+
+        public var environment: APIEnvironment
+        public var result: Result
+        public var sent = 0
+        public var missing = 0
+        public var recovered = 0
+        /// Why it failed, in words.
+        public var failure: String?
+    }
+
+    public let configuration: Configuration
+    private let jobs: any ScheduledJobs
+    private let stored: @Sendable () async throws -> Set<String>
+    private let reconciler: NotificationReconciler
+    private let receiver: NotificationReceiver
+    private let clock: ServiceClock
+    private let metrics: ReconcileMetrics?
+    private let logger: Logger
+
+    public init(
+        configuration: Configuration, backend: any AuditBackend, reconciler: NotificationReconciler, receiver: NotificationReceiver,
+        clock: ServiceClock = .system, metrics: ReconcileMetrics? = nil, logger: Logger = Logger(label: "receiptdash.reconcile")
+    ) {
+        self.configuration = configuration
+        self.jobs = backend
+        self.stored = { try await backend.notificationUUIDs() }
+        self.reconciler = reconciler
+        self.receiver = receiver
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            for run in await runOnce() { log(run) }
+            do {
+                try await cancelWhenGracefulShutdown { try await self.clock.sleep(self.configuration.every) }
+            } catch {
+                break
+            }
+        }
+        try? await reconciler.client.shutdown()
+    }
+
+    /// One run for each environment, now.
+    public func runOnce() async -> [Run] {
+        var runs: [Run] = []
+        for environment in configuration.environments {
+            let run: Run
+            do {
+                run = try await jobs.runJob("reconcile-\(environment.rawValue.lowercased())", every: configuration.every, now: clock.now) {
+                    await self.reconcile(environment)
+                } ?? Run(environment: environment, result: .skipped)
+            } catch {
+                run = Run(environment: environment, result: .failed, failure: "the audit store: \(error)")
+            }
+            metrics?.ran(run)
+            runs.append(run)
+        }
+        return runs
+    }
+
+    private func reconcile(_ environment: APIEnvironment) async -> Run {
+        let end = clock.now()
+        let start = end.addingTimeInterval(-min(configuration.window, Configuration.historyLimit(environment) - 3600))
+        let have: Set<String>
+        do {
+            have = try await stored()
+        } catch {
+            return Run(environment: environment, result: .failed, failure: "could not read the store: \(error)")
+        }
+        let report = await reconciler.reconcile(received: have, filter: NotificationHistoryFilter(startDate: start, endDate: end), environment: environment)
+        var run = Run(environment: environment, result: .ok, sent: report.sent, missing: report.missing.count)
+        let answers = await HistoryBackfill.ingest(
+            report.missing.map { HistoryBackfill.Item(notificationUUID: $0.notificationUUID, signedPayload: $0.signedPayload) }, receiver: receiver)
+        run.recovered = answers.filter { $0.outcome == .accepted }.count
+        let notStored = answers.filter { $0.outcome != .accepted && $0.outcome != .redelivered }
+        if let failure = report.failure {
+            run.result = .failed
+            run.failure = "Apple's Notification History: \(failure.reason)"
+        } else if let first = notStored.first {
+            run.result = .failed
+            run.failure = "\(notStored.count) could not be stored (\(first.outcome.rawValue): \(first.reason))"
+        }
+        return run
+    }
+
+    private func log(_ run: Run) {
+        let environment = run.environment.rawValue.lowercased()
+        switch run.result {
+        case .skipped:
+            logger.info("reconcile \(environment): skipped, another receiver ran it within the last \(Int(configuration.every / 60)) min")
+        case .ok:
+            logger.info(
+                "reconcile \(environment): Apple sent \(run.sent) in the last \(Int(configuration.window / 3600)) h, \(run.missing) missing, \(run.recovered) recovered")
+        case .failed:
+            logger.warning("reconcile \(environment) failed: \(run.failure ?? "unknown") (\(run.recovered) recovered before it)")
+        }
+    }
+}
+
+/// `receiptdash_reconcile_runs_total{result}` (ok, failed, skipped) and
+/// `receiptdash_reconcile_recovered_total`, at zero from the start.
+public final class ReconcileMetrics: Sendable {
+    private let runs: [ScheduledReconciliation.Run.Result: Counter]
+    private let recovered: Counter
+
+    public init(registry: PrometheusCollectorRegistry) {
+        var runs: [ScheduledReconciliation.Run.Result: Counter] = [:]
+        for result in [ScheduledReconciliation.Run.Result.ok, .failed, .skipped] {
+            runs[result] = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "receiptdash", subsystem: "reconcile", metricName: "runs", unitName: "total",
+                    helpText: "Scheduled reconciliations by result (ok, failed, skipped: another receiver ran it)"),
+                labels: [("result", result.rawValue)])
+        }
+        self.runs = runs
+        recovered = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "receiptdash", subsystem: "reconcile", metricName: "recovered", unitName: "total",
+                helpText: "Notifications Apple's history held that the store lacked, backfilled by scheduled reconciliation"))
+    }
+
+    func ran(_ run: ScheduledReconciliation.Run) {
+        runs[run.result]?.increment()
+        recovered.increment(by: Int64(run.recovered))
+    }
+}
