@@ -83,6 +83,9 @@ struct Notifications: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
+    @Flag(name: .long, help: "List the refused requests by reason (count, addresses, last seen), since --since (default: the last 24 h).")
+    var refusals = false
+
     @Flag(name: .long, help: "List the forwarding outbox (receive --forward): pending, delivered and dead deliveries, newest first.")
     var outbox = false
 
@@ -156,6 +159,12 @@ struct Notifications: AsyncParsableCommand {
             throw ExitCode.failure
         }
         do {
+            if refusals {
+                let since = since.flatMap(TimeArgument.parse) ?? Date().addingTimeInterval(-86_400)
+                RefusalSummary(try await backend.rejections(), since: since).write(format: format, to: .standard)
+                await backend.close()
+                return
+            }
             if outbox || replay {
                 try await runOutbox(backend)
                 return

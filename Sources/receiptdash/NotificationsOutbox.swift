@@ -13,6 +13,9 @@ extension Notifications {
         let outboxOnly = state != nil || limit != 100
         let replayOnly = !to.isEmpty || forwardSecretFile != nil || !notificationUUIDs.isEmpty
         if outbox && replay { throw ValidationError("--outbox lists and --replay queues: give one of them.") }
+        if refusals && (outbox || replay || reconcile || type != nil) {
+            throw ValidationError("--refusals lists refused requests on its own (with --since and --format).")
+        }
         if (outbox || replay) && reconcile { throw ValidationError("--outbox and --replay do not go with --reconcile.") }
         if outboxOnly && !outbox { throw ValidationError("--state and --limit belong to --outbox.") }
         if replayOnly && !replay {
