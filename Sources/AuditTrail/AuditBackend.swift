@@ -89,6 +89,9 @@ public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, Forward
     /// At most `limit` notifications stored after row `id`, by row id: listing commands read
     /// the table a page at a time instead of whole.
     func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)]
+    /// The newest notification row's id (0 when there is none): where a follower from the end
+    /// starts.
+    func lastNotificationID() async throws -> Int64
     /// Every refused request, oldest first.
     func rejections() async throws -> [RejectionRecord]
     /// What changed since `marks`, for a follower (the first call, with empty marks: the

@@ -131,6 +131,13 @@ extension PostgresAuditStore {
         }
     }
 
+    public func lastNotificationID() async throws -> Int64 {
+        let logger = self.logger
+        return try await read("reading the newest notification") { connection in
+            try await connection.query("SELECT max(id) FROM notification", logger: logger).collect().first?.decode(Int64?.self) ?? 0
+        }
+    }
+
     public func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)] {
         try await read("reading notifications") { [self] connection in
             var q = PostgresQueryBuilder()

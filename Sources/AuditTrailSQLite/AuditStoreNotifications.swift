@@ -83,6 +83,13 @@ extension AuditStore {
         }
     }
 
+    public func lastNotificationID() async throws -> Int64 {
+        try await database.read { db in
+            guard try db.tableExists("notification") else { return 0 }
+            return try Int64.fetchOne(db, sql: "SELECT max(id) FROM notification") ?? 0
+        }
+    }
+
     public func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)] {
         try await database.read { db in
             guard try db.tableExists("notification") else { return [] }

@@ -108,6 +108,22 @@ public enum NotificationListing {
         out.endArray()
     }
 
+    /// One row as one line of JSON (`notifications --follow --format jsonl`), with the row's
+    /// `id` first, without its line end. Strings never hold a raw line end (they are escaped),
+    /// so the indented rendering folds to one line.
+    public static func jsonLine(_ row: NotificationRow, id: Int64) -> String {
+        var out = JSONOutput()
+        object(row, into: &out) { out in
+            out.key("id")
+            out.integer(id)
+        }
+        var text = ""
+        for line in String(decoding: out.bytes, as: UTF8.self).split(separator: "\n") {
+            text += line.drop { $0 == " " }
+        }
+        return text
+    }
+
     /// One row of the JSON array (for writers that stream the rows).
     public static func object(_ row: NotificationRow, into out: inout JSONOutput) {
         object(row, into: &out) { _ in }

@@ -21,6 +21,20 @@ extension APIEnvironment: ExpressibleByArgument {
 
 extension TableFormat: ExpressibleByArgument {}
 
+/// `notifications --format`: the table formats, and `jsonl` (one JSON object a line) for
+/// `--follow`.
+enum NotificationsFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json, csv, jsonl
+
+    var table: TableFormat {
+        switch self {
+        case .text: .text
+        case .json, .jsonl: .json
+        case .csv: .csv
+        }
+    }
+}
+
 struct Notifications: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifications",
@@ -45,8 +59,14 @@ struct Notifications: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The receiver's audit database (default: the audit store's default path).", valueName: "path"))
     var db: String?
 
-    @Option(name: .long, help: "Output format: text, json or csv (csv for the list only).")
-    var format: TableFormat = .text
+    @Option(name: .long, help: "Output format: text, json or csv (csv for the list only); jsonl with --follow.")
+    var format: NotificationsFormat = .text
+
+    @Flag(name: .long, help: "Follow: one line per notification as it is stored (from the end, --since or --after-id), until stopped.")
+    var follow = false
+
+    @Option(name: .long, help: ArgumentHelp("Follow: start after this row id (a JSON line's id), to resume.", valueName: "n"))
+    var afterId: Int64?
 
     @Option(name: .long, help: ArgumentHelp("Only notifications received at or after this time (ISO 8601, or a date: midnight UTC).", valueName: "time"))
     var since: String?
@@ -159,9 +179,13 @@ struct Notifications: AsyncParsableCommand {
             throw ExitCode.failure
         }
         do {
+            if follow {
+                try await runFollow(backend)
+                return
+            }
             if refusals {
                 let since = since.flatMap(TimeArgument.parse) ?? Date().addingTimeInterval(-86_400)
-                RefusalSummary(try await backend.rejections(), since: since).write(format: format, to: .standard)
+                RefusalSummary(try await backend.rejections(), since: since).write(format: format.table, to: .standard)
                 await backend.close()
                 return
             }
@@ -176,7 +200,7 @@ struct Notifications: AsyncParsableCommand {
                 return
             }
             let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
-            try await backend.writeNotificationList(filter, format: format, to: .standard)
+            try await backend.writeNotificationList(filter, format: format.table, to: .standard)
             await backend.close()
         } catch let error as ExitCode {
             throw error

@@ -13,6 +13,17 @@ extension Notifications {
         let outboxOnly = state != nil || limit != 100
         let replayOnly = !to.isEmpty || forwardSecretFile != nil || !notificationUUIDs.isEmpty
         if outbox && replay { throw ValidationError("--outbox lists and --replay queues: give one of them.") }
+        if follow {
+            if outbox || replay || reconcile || refusals {
+                throw ValidationError("--follow streams stored notifications on its own (with --type, --bundle-id, --since or --after-id).")
+            }
+            if format != .text && format != .jsonl { throw ValidationError("--follow writes text or jsonl (one JSON object a line).") }
+            if afterId != nil && since != nil { throw ValidationError("--follow starts from --since or --after-id, not both.") }
+        } else if format == .jsonl {
+            throw ValidationError("--format jsonl goes with --follow (the list is --format json).")
+        } else if afterId != nil {
+            throw ValidationError("--after-id belongs to --follow.")
+        }
         if refusals && (outbox || replay || reconcile || type != nil) {
             throw ValidationError("--refusals lists refused requests on its own (with --since and --format).")
         }
@@ -42,7 +53,7 @@ extension Notifications {
         if outbox {
             let deliveries = try await backend.outbox(state: state, limit: limit)
             let summary = try await backend.outboxSummary()
-            ForwardOutboxListing.write(deliveries, summary: summary, format: format, now: Date(), to: .standard)
+            ForwardOutboxListing.write(deliveries, summary: summary, format: format.table, now: Date(), to: .standard)
             await backend.close()
             return
         }

@@ -79,6 +79,49 @@ import Testing
         }
     }
 
+    /// `--follow --format jsonl`: one JSON line per notification, each with its row id; from
+    /// `--after-id`, then what is stored while it runs; `--since` starts from a time.
+    @Test func followStreamsJSONLinesAsTheyAreStored() async throws {
+        let db = try await database()
+        let process = Process()
+        process.executableURL = InspectCommandTests.binary
+        process.arguments = ["notifications", "--db", db, "--follow", "--format", "jsonl", "--after-id", "0"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text = ""
+        func lines(_ count: Int) -> [[String: Any]] {
+            while text.split(separator: "\n").count < count {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        var rows = lines(2)
+        #expect(rows.map { $0["id"] as? Int } == [1, 2])
+        #expect(rows.map { $0["notification_type"] as? String } == ["DID_RENEW", "TEST"])
+        #expect(rows[0]["deliveries"] as? Int == 2)
+
+        let store = try NotificationStore(path: db).started()
+        _ = try await store.append(
+            NotificationRecord(
+                notificationUUID: "0c1d2e3f-0000-4000-8000-000000000003", version: .v2, notificationType: "REFUND",
+                receivedAt: Date(timeIntervalSince1970: 1_790_000_200), verdict: .valid))
+        await store.close()
+        rows = lines(3)
+        #expect(rows.map { $0["id"] as? Int } == [1, 2, 3])
+        #expect(rows.last?["notification_type"] as? String == "REFUND")
+        process.terminate()
+        process.waitUntilExit()
+
+        let usage = try cli.run(["notifications", "--db", db, "--format", "jsonl"])
+        #expect(usage.status == 64)
+        #expect(usage.stderr.contains("--format jsonl goes with --follow"))
+    }
+
     @Test func listsWhatTheReceiverStored() async throws {
         let db = try await database()
         let json = try cli.run(["notifications", "--db", db, "--format", "json"])
