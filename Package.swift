@@ -428,8 +428,8 @@ let package = Package(
         .testTarget(
             name: "AuditTrailTests",
             dependencies: [
-                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationReceiver", "ReceiptCore",
-                "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder",
+                "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -159,3 +159,89 @@ final class SetClock: Sendable {
         await backend.close()
     }
 }
+
+/// Faults: a downstream down for ten minutes loses nothing and gets nothing twice that it
+/// answered 2xx to, in order per customer; a backfill overlapping live traffic forwards each
+/// notification once.
+@Suite struct ForwardFaultTests {
+    let deliveries = ForwardDeliveryTests()
+
+    @Test func aDownstreamDownForTenMinutesThenBackLosesNothing() async throws {
+        let backend = try AuditStore(path: deliveries.path(), durable: true)
+        let store = NotificationStore(backend: backend, forwardRoute: ForwardRoute(targets: [ForwardDeliveryTests.hook])).started()
+        let start = 1_800_000_000.0
+        var expected: [String: [String]] = [:]
+        for i in 0..<20 {
+            let original = "70\(i % 5)"
+            let uuid = "n-\(i)"
+            _ = try await store.append(try deliveries.record(uuid, original: original, at: start + Double(i)))
+            expected[original, default: []].append(uuid)
+        }
+        await store.close()
+
+        let clock = SetClock(Date(timeIntervalSince1970: start + 30))
+        let downstream = ScriptedDownstream { _, _ in
+            clock.date.withLock { $0.timeIntervalSince1970 } < start + 630 ? .failed("could not reach it (connection refused)") : .status(200, retryAfter: nil)
+        }
+        let forwarder = try deliveries.forwarder(backend, downstream, clock)
+        // Ten minutes down, a round every 30 s: only heads are tried, none delivered.
+        var now = start + 30
+        while now < start + 630 {
+            clock.set(now)
+            let round = try await forwarder.round()
+            #expect(round.delivered == 0)
+            now += 30
+        }
+        #expect(Set(downstream.all.compactMap { $0.headers["webhook-id"] }).isSubset(of: ["n-0", "n-1", "n-2", "n-3", "n-4"]))
+        // Back: everything goes out, once, in order per original transaction.
+        let failedBefore = downstream.all.count
+        var rounds = 0
+        while try await backend.outboxSummary().pending > 0 && rounds < 100 {
+            now += 3_600
+            clock.set(now)
+            try await forwarder.round()
+            rounds += 1
+        }
+        let answered = Array(downstream.all.dropFirst(failedBefore)).compactMap { $0.headers["webhook-id"] }
+        #expect(answered.count == 20)
+        #expect(Set(answered).count == 20)
+        for (_, uuids) in expected {
+            #expect(answered.filter { uuids.contains($0) } == uuids)
+        }
+        #expect(try await backend.outboxSummary() == ForwardOutboxSummary(pending: 0, oldestPendingQueuedAt: nil, delivered: 20, dead: 0))
+        await backend.close()
+    }
+
+    /// A backfill of Apple's history running while the same notifications arrive as POSTs: one
+    /// row each, and one delivery queued each.
+    @Test func aBackfillOverlappingLiveTrafficForwardsEachOnce() async throws {
+        let backend = try AuditStore(path: deliveries.path(), durable: true)
+        let store = NotificationStore(backend: backend, forwardRoute: ForwardRoute(targets: [ForwardDeliveryTests.hook])).started()
+        let receiver = NotificationReceiver(
+            sink: store, policy: .replaying(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868))
+        let names = try NotificationFixture.names().filter { $0.hasPrefix("session-pro_") }
+        let tokens = try names.map { try NotificationFixture.token($0) }
+        #expect(tokens.count >= 8)
+        let items = tokens.enumerated().map { HistoryBackfill.Item(notificationUUID: "item-\($0.offset)", signedPayload: $0.element) }
+        async let backfilled = HistoryBackfill.ingest(items, receiver: receiver, concurrency: 4)
+        async let posted = withTaskGroup(of: ReceiveAnswer.self) { group in
+            for token in tokens {
+                let body = NotificationFixture.body(token: token)
+                group.addTask { await receiver.handle(body: body, declaredLength: body.count, truncated: false, peer: "17.0.0.1:443") }
+            }
+            var answers: [ReceiveAnswer] = []
+            for await answer in group { answers.append(answer) }
+            return answers
+        }
+        let answers = await backfilled + posted
+        await store.close()
+        // Each notification stored once (the other arrival counted as its redelivery).
+        #expect(answers.filter { $0.outcome == .accepted }.count == tokens.count)
+        #expect(answers.filter { $0.outcome == .redelivered }.count == tokens.count)
+        let stored = try await backend.notifications()
+        #expect(stored.count == tokens.count)
+        #expect(stored.map(\.deliveries).allSatisfy { $0 == 2 })
+        #expect(try await backend.outboxSummary().pending == tokens.count)
+        await backend.close()
+    }
+}
