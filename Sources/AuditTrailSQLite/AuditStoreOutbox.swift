@@ -25,9 +25,14 @@ extension AuditStore {
     {
         guard !targets.isEmpty, limit > 0 else { return [] }
         let nowSeconds = now.timeIntervalSince1970
-        return try await database.write { db in
-            guard try db.tableExists("forward_delivery") else { return [] }
-            let candidates = AuditSchema.claimCandidates(targetList: Self.marks(targets.count), now: "?", limit: "?")
+        let candidates = AuditSchema.claimCandidates(targetList: Self.marks(targets.count), now: "?", limit: "?")
+        // Looked for first on a reader: an idle outbox never takes the write lock.
+        let due = try await database.read { db -> Bool in
+            guard try db.tableExists("forward_delivery") else { return false }
+            return try Int64.fetchOne(db.cachedStatement(sql: candidates), arguments: StatementArguments(targets) + [nowSeconds, nowSeconds, 1]) != nil
+        }
+        guard due else { return [] }
+        return try await writeLightly { db in
             let ids = try Int64.fetchAll(
                 db.cachedStatement(sql: candidates), arguments: StatementArguments(targets) + [nowSeconds, nowSeconds, limit])
             guard !ids.isEmpty else { return [] }
@@ -64,7 +69,7 @@ extension AuditStore {
 
     public func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws {
         guard !results.isEmpty else { return }
-        try await database.write { db in
+        try await writeLightly { db in
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE forward_delivery SET state = ?, attempts = attempts + 1, next_attempt_at = COALESCE(?, next_attempt_at),
