@@ -9,6 +9,9 @@ import Synchronization
 public enum LiveNotificationEvent: Sendable {
     case send(OutgoingNotification)
     case massExtensionDue(key: String, environment: APIEnvironment, atMS: Int64)
+    /// A notification a write should have made that could not be made (its words): reported,
+    /// never dropped in silence.
+    case notSent(String)
 }
 
 /// The simulator's bounded outbox of ``LiveNotificationEvent``s. Closed (nothing kept) until
@@ -108,10 +111,14 @@ extension ServerAPIService {
 
     /// Queues `RENEWAL_EXTENDED` for the subscription `originalID` (when someone listens).
     func announceExtension(_ originalID: String, environment: APIEnvironment, nowMS: Int64) {
-        guard outbox.isOpen,
+        guard outbox.isOpen else { return }
+        guard
             let notification = subscriptionNotification(
                 type: "RENEWAL_EXTENDED", subtype: nil, originalID: originalID, environment: environment, nowMS: nowMS)
-        else { return }
+        else {
+            outbox.post(.notSent("RENEWAL_EXTENDED for \(originalID) (\(environment.rawValue)): not sent, its current period could not be signed"))
+            return
+        }
         outbox.post(.send(notification))
     }
 
@@ -157,13 +164,21 @@ public struct LiveNotificationSender: Sendable {
     let inFlight: Int
     let report: @Sendable (String) -> Void
     let events: AsyncStream<LiveNotificationEvent>
+    /// How long a notification waits for the receiver's port to accept connections before its
+    /// first attempt (`--wait-for-receiver`): a receiver started at the moment of the write
+    /// still gets it (sandbox sends once).
+    let waitForReceiver: Double
 
     /// Listens from now on (a write answered before ``run()`` starts is not missed). `report`
-    /// gets one line per notification delivered or given up on.
-    public init(api: ServerAPIService, sender: NotificationSender, inFlight: Int = 10_000, report: @escaping @Sendable (String) -> Void) {
+    /// gets one line per notification: delivered, given up on, or not sent.
+    public init(
+        api: ServerAPIService, sender: NotificationSender, inFlight: Int = 10_000, waitForReceiver: Double = 0,
+        report: @escaping @Sendable (String) -> Void
+    ) {
         self.api = api
         self.sender = sender
         self.inFlight = max(1, inFlight)
+        self.waitForReceiver = waitForReceiver
         self.report = report
         events = api.liveNotifications()
     }
@@ -191,7 +206,13 @@ public struct LiveNotificationSender: Sendable {
 
     private func handle(_ event: LiveNotificationEvent) async {
         switch event {
+        case .notSent(let words):
+            self.report("notification \(words)")
         case .send(let notification):
+            if waitForReceiver > 0, !(await sender.waitForListener(seconds: waitForReceiver)) {
+                self.report(
+                    "receiptdash: nothing accepted connections at \(sender.configuration.url) within \(waitForReceiver) s; sending \(notification.notificationUUID) anyway")
+            }
             let report = await sender.send([notification])
             let attempts = report.deliveries.first?.attempts ?? []
             let last = attempts.last.map { $0.result.rawValue } ?? "not sent"

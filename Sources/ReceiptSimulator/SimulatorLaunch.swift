@@ -208,7 +208,10 @@ public struct SimulatorLaunch: Sendable {
         }
         // Listening before serving: what the first write makes Apple send is not missed.
         let live = sender.flatMap { sender in
-            sending?.exitWhenSent == false ? LiveNotificationSender(api: api, sender: sender) { [console] in console.line($0) } : nil
+            sending.flatMap { sending in
+                sending.exitWhenSent
+                    ? nil : LiveNotificationSender(api: api, sender: sender, waitForReceiver: sending.waitForReceiver) { [console] in console.line($0) }
+            }
         }
         let simulator: VerifyReceiptSimulator
         do {

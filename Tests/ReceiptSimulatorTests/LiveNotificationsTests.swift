@@ -94,6 +94,39 @@ import Testing
         }
     }
 
+    /// The issue's lost `RENEWAL_EXTENDED`: the receiver starts at the same moment as the
+    /// write, and there is no retry to save it. The live sender waits for the receiver's port
+    /// (`--wait-for-receiver`) before the one attempt, so it is delivered, and said.
+    @Test func aReceiverStartedAtTheMomentOfTheWriteStillGetsIt() async throws {
+        try await withAPISimulator { client, simulator in
+            let port = TestPorts.closed()
+            let sender = try NotificationSender(
+                NotificationSenderConfiguration(url: "http://127.0.0.1:\(port)/notifications", concurrency: 4, retrySchedule: .none),
+                onAttempt: simulator.service.sendAttemptRecorder)
+            let lines = NIOLockedLines()
+            let runner = LiveNotificationSender(api: simulator.service, sender: sender, waitForReceiver: 30) { lines.append($0) }
+            let task = Task { await runner.run() }
+            let body = try ExtendRenewalDateBody(days: 7, reason: .serviceIssue, requestIdentifier: "ticket-race")
+            async let extended = client.send(
+                try .extendRenewalDate(ServerAPIActionsTests.subscription, body), in: .production, as: ExtendRenewalDateResponse.self)
+            async let started = LoopbackReceiver.start(trusting: simulator.service.pki, port: port)
+            let (answer, receiver) = try await (extended, started)
+            _ = try answer.result.get()
+            await lines.waitForAnswers(atLeast: 1)
+            let stored = try await receiver.store.notifications()
+            task.cancel()
+            await task.value
+            await sender.shutdown()
+            await receiver.stop()
+            let record = try #require(stored.first).record
+            #expect(stored.count == 1)
+            #expect(record.notificationType == "RENEWAL_EXTENDED")
+            #expect(lines.all.filter { $0.hasPrefix("notification ") } == [
+                "notification RENEWAL_EXTENDED \(record.notificationUUID) (Production): SUCCESS after 1 attempt"
+            ])
+        }
+    }
+
     @Test func aTestNotificationIsSentAndItsStatusReportsTheRealAttempt() async throws {
         try await withAPISimulator { client, simulator in
             let live = try await live(simulator.service)

@@ -44,7 +44,7 @@ struct LoopbackReceiver {
     let url: String
     let task: Task<Void, any Error>
 
-    static func start(trusting pki: AppleTestPKI, failing: [String: Int] = [:]) async throws -> LoopbackReceiver {
+    static func start(trusting pki: AppleTestPKI, failing: [String: Int] = [:], port: Int = 0) async throws -> LoopbackReceiver {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID())/audit.sqlite").path
         let store = try NotificationStore(path: path).started()
         let receiver = NotificationReceiver(
@@ -53,7 +53,7 @@ struct LoopbackReceiver {
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let (addresses, listening) = AsyncStream.makeStream(of: String.self)
         let task = Task {
-            try await receiver.run(host: "127.0.0.1", port: 0) { listening.yield($0) }
+            try await receiver.run(host: "127.0.0.1", port: port) { listening.yield($0) }
         }
         var iterator = addresses.makeAsyncIterator()
         let address = try #require(await iterator.next())
