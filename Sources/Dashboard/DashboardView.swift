@@ -541,9 +541,11 @@ public enum DashboardView {
         let series = m.throughput(endingAt: s.wallClock, seconds: 20)
         let perSecond = Double(series.suffix(10).reduce(0, +)) / 10
         var live = String(format: "%.1f/s ", perSecond) + LiveMetrics.sparkline(series)
-        let types = m.countsByType(endingAt: s.wallClock).prefix(3).map { "\($0.type) \(NotificationMetrics.rateText(count: $0.count))" }
+        let types = m.typeRates(endingAt: s.wallClock)
         if !types.isEmpty { live += " · " + types.joined(separator: " · ") }
-        let refusals = m.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        // By reason (the receiver's class), the busiest first would reorder as counts change:
+        // in name order.
+        let refusals = m.refusalsByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         live += " · refused \(m.refusalCount)" + (refusals.isEmpty ? "" : " (" + refusals.joined(separator: ", ") + ")")
         live += " · redeliveries \(m.redeliveries)"
         b.write(live, x: inner.x, y: inner.y, limit: inner.width, style: Style(m.refusalCount > 0 ? .warning : .accent))

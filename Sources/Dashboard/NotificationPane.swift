@@ -30,7 +30,7 @@ public enum NotificationFeedEvent: Sendable, Hashable {
     /// row of the store, which stands for `count` refusals of its class, address and minute.
     /// With its `sample` key (the row's `sample_key`), a row reported again as its count grows
     /// adds only the growth.
-    case refused(at: Date, status: Int, reason: String, peer: String?, count: Int = 1, sample: String? = nil)
+    case refused(at: Date, status: Int, reason: String, peer: String?, count: Int = 1, sample: String? = nil, kind: String? = nil)
     /// Reading the source failed: shown in the Log pane and the status line, never dropped.
     case failed(String)
     /// Something worth a Log line.
@@ -71,6 +71,9 @@ public struct NotificationMetrics: Sendable {
     public private(set) var redeliveries = 0
     public private(set) var byType: [String: Int] = [:]
     public private(set) var refusals: [Int: Int] = [:]
+    /// Refusals by reason (the class the receiver counts on /metrics: `not-json`, `signature`,
+    /// …; the HTTP status where a row has none).
+    public private(set) var refusalsByReason: [String: Int] = [:]
     /// Refusal rows counted so far, by sample key: the count taken and the row's minute.
     private var sampleCounts: [String: (count: Int, at: Date)] = [:]
     /// When the last notification arrived (a redelivery counts: Apple is talking to us).
@@ -105,7 +108,7 @@ public struct NotificationMetrics: Sendable {
     /// address and minute); a row seen before (by `sample` key) adds only what it grew by.
     /// Returns whether the row is new.
     @discardableResult
-    mutating func refused(status: Int, at time: Date, count: Int = 1, sample: String? = nil) -> Bool {
+    mutating func refused(status: Int, at time: Date, count: Int = 1, sample: String? = nil, kind: String? = nil) -> Bool {
         let count = max(1, count)
         var seen = 0
         if let sample {
@@ -117,6 +120,7 @@ public struct NotificationMetrics: Sendable {
             }
         }
         refusals[status, default: 0] += max(0, count - seen)
+        refusalsByReason[kind ?? String(status), default: 0] += max(0, count - seen)
         trim(now: Int(time.timeIntervalSince1970.rounded(.down)))
         return seen == 0
     }
@@ -135,20 +139,32 @@ public struct NotificationMetrics: Sendable {
         return (0..<max(0, seconds)).map { buckets[last - seconds + 1 + $0] ?? 0 }
     }
 
-    /// Arrivals by type over the last ``rateWindow`` seconds ending at `end`, busiest first
-    /// (ties by name).
-    public func countsByType(endingAt end: Date) -> [(type: String, count: Int)] {
+    /// Seconds over which a type's per-second rate is read: a burst that stopped stops
+    /// reading per second within them.
+    public static let burstWindow = 10
+
+    /// Arrivals by type over the last `window` seconds ending at `end` (``rateWindow`` by
+    /// default), busiest first (ties by name).
+    public func countsByType(endingAt end: Date, window: Int = rateWindow) -> [(type: String, count: Int)] {
         let last = Int(end.timeIntervalSince1970.rounded(.down))
         var counts: [String: Int] = [:]
-        for entry in recentTypes where entry.second > last - Self.rateWindow && entry.second <= last {
+        for entry in recentTypes where entry.second > last - window && entry.second <= last {
             counts[entry.type, default: 0] += 1
         }
         return counts.map { ($0.key, $0.value) }.sorted { $0.count != $1.count ? $0.count > $1.count : $0.type < $1.type }
     }
 
-    /// A type's rate in words: per second when at least one a second, else per minute.
-    static func rateText(count: Int) -> String {
-        count >= rateWindow ? String(format: "%.1f/s", Double(count) / Double(rateWindow)) : "\(count)/min"
+    /// The busiest types' rates at `end`, in words: per second over the last ``burstWindow``
+    /// seconds when at least one a second, else the count of the last minute (`12/min`). In
+    /// silence they fall to zero: per second within ten seconds, per minute within a minute.
+    public func typeRates(endingAt end: Date, limit: Int = 3) -> [String] {
+        let recent = Dictionary(uniqueKeysWithValues: countsByType(endingAt: end, window: Self.burstWindow).map { ($0.type, $0.count) })
+        let minute = countsByType(endingAt: end)
+        let ranked = minute.map { entry -> (type: String, perSecond: Double, count: Int) in
+            let burst = recent[entry.type] ?? 0
+            return (entry.type, burst >= Self.burstWindow ? Double(burst) / Double(Self.burstWindow) : 0, entry.count)
+        }.sorted { ($0.perSecond, $0.count) != ($1.perSecond, $1.count) ? ($0.perSecond, $0.count) > ($1.perSecond, $1.count) : $0.type < $1.type }
+        return ranked.prefix(limit).map { $0.perSecond > 0 ? "\($0.type) \(String(format: "%.1f/s", $0.perSecond))" : "\($0.type) \($0.count)/min" }
     }
 }
 
@@ -203,10 +219,10 @@ extension DashboardState {
                         }
                     }
                 }
-            case .refused(let at, let status, let reason, let peer, let count, let sample):
-                guard notificationMetrics.refused(status: status, at: at, count: count, sample: sample) else { continue }
+            case .refused(let at, let status, let reason, let peer, let count, let sample, let kind):
+                guard notificationMetrics.refused(status: status, at: at, count: count, sample: sample, kind: kind) else { continue }
                 addLog(
-                    "notification refused (\(status)) from \(peer ?? "?"): \(reason)" + (count > 1 ? " (×\(count) that minute)" : ""),
+                    "notification refused (\(kind.map { "\($0), " } ?? "")\(status)) from \(peer ?? "?"): \(reason)" + (count > 1 ? " (×\(count) that minute)" : ""),
                     role: .error, at: time)
             case .failed(let reason):
                 addLog("notifications: \(reason)", role: .error, at: time)

@@ -19,7 +19,7 @@ extension NotificationFeedEvent {
     public init(_ rejection: RejectionRecord) {
         self = .refused(
             at: rejection.at, status: rejection.httpStatus, reason: rejection.reason, peer: rejection.peer, count: rejection.count,
-            sample: rejection.sampleKey)
+            sample: rejection.sampleKey, kind: rejection.kind)
     }
 }
 

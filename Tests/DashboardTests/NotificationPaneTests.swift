@@ -87,9 +87,41 @@ import TerminalUI
         #expect(state.log.last?.text == "notifications: receiving at http://127.0.0.1:8098/notifications")
         #expect(state.notificationMetrics.received == 2)
         #expect(state.notificationMetrics.byType == ["DID_FAIL_TO_RENEW": 1, "REFUND": 1])
-        // At a rate of one a second or more a type reads per second.
+        // At a rate of one a second or more (over the last ten seconds) a type reads per second.
         state.apply((0..<90).map { .received(Self.entry("r-\($0)", type: "DID_RENEW")) }, at: Self.t0 + 1)
-        #expect(paneLines(state)[0].contains("· DID_RENEW 1.5/s · DID_FAIL_TO_RENEW 1/min · REFUND 1/min ·"))
+        #expect(paneLines(state)[0].contains("· DID_RENEW 9.0/s · DID_FAIL_TO_RENEW 1/min · REFUND 1/min ·"))
+    }
+
+    /// In silence the rates fall to zero: per second within ten seconds, per minute within a
+    /// minute (the issue's `DID_RENEW 1.8/s` after 30 s of silence).
+    @Test func ratesDecayToZeroInSilence() {
+        var state = Self.receiving()
+        for second in 0..<30 {
+            state.apply((0..<2).map { .received(Self.entry("r-\(second)-\($0)", type: "DID_RENEW")) }, at: Self.t0 + Double(second))
+        }
+        state.wallClock = Self.t0 + 29
+        #expect(paneLines(state)[0].hasPrefix("2.0/s "))
+        #expect(paneLines(state)[0].contains("· DID_RENEW 2.0/s ·"))
+        state.wallClock = Self.t0 + 59
+        #expect(paneLines(state)[0].hasPrefix("0.0/s "))
+        #expect(paneLines(state)[0].contains("· DID_RENEW 60/min ·"))
+        state.wallClock = Self.t0 + 90
+        #expect(!paneLines(state)[0].contains("DID_RENEW"))
+        #expect(paneLines(state)[0].hasPrefix("0.0/s "))
+    }
+
+    /// Refusals are shown by the receiver's reason, as /metrics and `notifications --refusals`
+    /// count them.
+    @Test func refusalsAreShownByReason() {
+        var state = Self.receiving()
+        state.apply(
+            [
+                .refused(at: Self.t0, status: 403, reason: "signature: the signature is not trusted", peer: "10.1.2.3", count: 87, kind: "signature"),
+                .refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.9.9.9", count: 3, kind: "not-json"),
+                .refused(at: Self.t0, status: 403, reason: "stale: signedDate is older than --max-age", peer: "17.0.0.5", kind: "stale"),
+            ], at: Self.t0)
+        #expect(paneLines(state)[0].hasSuffix("refused 91 (not-json 3, signature 87, stale 1) · redeliveries 0"))
+        #expect(state.log.first?.text == "notification refused (signature, 403) from 10.1.2.3: signature: the signature is not trusted (×87 that minute)")
     }
 
     @Test func aRedeliveryUpdatesItsRowAndIsCountedOnce() {
