@@ -89,6 +89,9 @@ public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, Forward
     /// At most `limit` notifications stored after row `id`, by row id: listing commands read
     /// the table a page at a time instead of whole.
     func notifications(after id: Int64, limit: Int) async throws -> [(id: Int64, notification: StoredNotification)]
+    /// Every receiver's last heartbeat on this store (none before schema v11, or when no
+    /// receiver has run since).
+    func receiverHeartbeats() async throws -> [ReceiverHeartbeat]
     /// The newest notification row's id (0 when there is none): where a follower from the end
     /// starts.
     func lastNotificationID() async throws -> Int64
@@ -293,6 +296,30 @@ public enum NotificationWrite: Sendable {
     case rejectionCount(sampleKey: String, add: Int)
     /// Deletes refusal rows older than the date (`--keep-refusals`).
     case pruneRejections(before: Date)
+    /// A running receiver says it is alive (``ReceiverHeartbeat``); heartbeats of receivers
+    /// silent for a week are deleted.
+    case heartbeat(receiver: String, at: Date)
+}
+
+/// A receiver's last sign of life in the store it writes, so a follower elsewhere can tell
+/// "receiver down since …" from "no notifications for …". Kept in `receiptdash_job` under
+/// `heartbeat <receiver>`.
+public struct ReceiverHeartbeat: Sendable, Hashable {
+    public var receiver: String
+    public var at: Date
+
+    public init(receiver: String, at: Date) {
+        self.receiver = receiver
+        self.at = at
+    }
+
+    /// How often a receiver beats, and how long without one means it is down.
+    public static let interval: TimeInterval = 10
+    public static let downAfter: TimeInterval = 30
+    /// Rows of receivers silent this long are deleted.
+    public static let keep: TimeInterval = 7 * 86_400
+    static let prefix = "heartbeat "
+    package var jobName: String { Self.prefix + receiver }
 }
 
 /// How far a notification follower has read.

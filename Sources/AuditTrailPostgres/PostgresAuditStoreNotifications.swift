@@ -77,6 +77,17 @@ extension PostgresAuditStore {
             try await connection.query(
                 "DELETE FROM notification_rejection WHERE at < \(before.timeIntervalSince1970)", logger: logger)
             return .stored
+        case .heartbeat(let receiver, let at):
+            let beat = ReceiverHeartbeat(receiver: receiver, at: at)
+            let seconds = at.timeIntervalSince1970
+            try await connection.query(
+                """
+                INSERT INTO receiptdash_job (name, finished_at) VALUES (\(beat.jobName), \(seconds))
+                ON CONFLICT (name) DO UPDATE SET finished_at = EXCLUDED.finished_at
+                """, logger: logger)
+            try await connection.query(
+                "DELETE FROM receiptdash_job WHERE name LIKE 'heartbeat %' AND finished_at < \(seconds - ReceiverHeartbeat.keep)", logger: logger)
+            return .stored
         }
     }
 
@@ -128,6 +139,20 @@ extension PostgresAuditStore {
             q.sql(Self.notificationColumns)
             q.sql(" FROM notification) n ORDER BY received_at, id")
             return try await connection.query(q.query, logger: logger).collect().map { try Self.notification($0).stored }
+        }
+    }
+
+    public func receiverHeartbeats() async throws -> [ReceiverHeartbeat] {
+        let logger = self.logger
+        return try await read("reading receivers' heartbeats") { connection in
+            let exists = try await connection.query("SELECT to_regclass('receiptdash_job') IS NOT NULL", logger: logger).collect()
+            guard try exists.first?.decode(Bool.self) == true else { return [] }
+            return try await connection.query(
+                "SELECT name, finished_at FROM receiptdash_job WHERE name LIKE 'heartbeat %' ORDER BY finished_at DESC", logger: logger
+            ).collect().map { row in
+                let (name, at) = try row.decode((String, Double).self)
+                return ReceiverHeartbeat(receiver: String(name.dropFirst(10)), at: Date(timeIntervalSince1970: at))
+            }
         }
     }
 

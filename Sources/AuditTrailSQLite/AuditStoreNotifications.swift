@@ -73,6 +73,14 @@ extension AuditStore {
         case .pruneRejections(let before):
             try db.execute(sql: "DELETE FROM notification_rejection WHERE at < ?", arguments: [before.timeIntervalSince1970])
             return .stored
+        case .heartbeat(let receiver, let at):
+            let beat = ReceiverHeartbeat(receiver: receiver, at: at)
+            try db.cachedStatement(
+                sql: "INSERT INTO receiptdash_job (name, finished_at) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET finished_at = excluded.finished_at"
+            ).execute(arguments: [beat.jobName, at.timeIntervalSince1970])
+            try db.cachedStatement(sql: "DELETE FROM receiptdash_job WHERE name LIKE 'heartbeat %' AND finished_at < ?")
+                .execute(arguments: [at.timeIntervalSince1970 - ReceiverHeartbeat.keep])
+            return .stored
         }
     }
 
@@ -80,6 +88,14 @@ extension AuditStore {
         try await database.read { db in
             guard try db.tableExists("notification") else { return [] }
             return try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY received_at, id").map(StoredNotification.init(row:))
+        }
+    }
+
+    public func receiverHeartbeats() async throws -> [ReceiverHeartbeat] {
+        try await database.read { db in
+            guard try db.tableExists("receiptdash_job") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT name, finished_at FROM receiptdash_job WHERE name LIKE 'heartbeat %' ORDER BY finished_at DESC")
+                .map { ReceiverHeartbeat(receiver: String(($0[0] as String).dropFirst(10)), at: Date(timeIntervalSince1970: $0[1])) }
         }
     }
 

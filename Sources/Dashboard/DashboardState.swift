@@ -204,6 +204,9 @@ public struct DashboardState: Sendable {
     public var notificationWatchStarted: Date?
     /// Where notifications come from (the embedded receiver's URL, the database followed).
     public var notificationSource: String?
+    /// The newest heartbeat of any receiver writing the followed store (nil: none ever seen,
+    /// as with a receiver older than schema v11).
+    public var receiverLastBeat: Date?
     /// Decoded and judged payloads for the `Enter` overlay, by notificationUUID.
     public var notificationDetails: [String: NotificationDetail] = [:]
     /// The wall clock, for the metrics window (the loop updates it; tests set it).

@@ -64,6 +64,10 @@ public enum DashboardView {
             let banner = " ⚠ APPLE OUTAGE since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)) "
             bannerX = b.write(banner, x: bannerX, y: r.y, style: Style(.error, bold: true, reverse: true)) + 1
         }
+        if let since = s.receiverDownSince {
+            let banner = " ⚠ RECEIVER DOWN since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)) (no heartbeat for \(DurationWords.short(s.wallClock.timeIntervalSince(since)))) "
+            bannerX = b.write(banner, x: bannerX, y: r.y, style: Style(.error, bold: true, reverse: true)) + 1
+        }
         if let silence = s.notificationSilence, let expected = s.expectNotificationEvery {
             let banner = " ⚠ NO NOTIFICATIONS for \(DurationWords.short(silence)) (expected every \(DurationWords.short(expected))) "
             bannerX = b.write(banner, x: bannerX, y: r.y, style: Style(.error, bold: true, reverse: true)) + 1
@@ -532,7 +536,11 @@ public enum DashboardView {
         let m = s.notificationMetrics
         var title = "\(Pane.notifications.title) [\(s.notifications.count)]"
         if let source = s.notificationSource { title += " · \(source)" }
-        if let silence = s.notificationSilence { title += " · nothing for \(DurationWords.short(silence))" }
+        if let since = s.receiverDownSince {
+            title += " · receiver down since \(AppleDate.iso8601(since).dropFirst(11).prefix(8))"
+        } else if let silence = s.notificationSilence {
+            title += " · nothing for \(DurationWords.short(silence))"
+        }
         b.box(r, title: title, focused: s.focus == .notifications)
         let inner = r.inset
         guard inner.height >= 2 else { return }

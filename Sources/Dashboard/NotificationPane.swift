@@ -38,6 +38,8 @@ public enum NotificationFeedEvent: Sendable, Hashable {
     /// Where notifications come from, for the pane's title: the receiver's URL, or the
     /// database followed.
     case source(String)
+    /// The newest heartbeat of the receivers writing the followed store.
+    case receiverBeat(Date)
 }
 
 /// A source of notifications the UI loop polls on each pass (the executable implements it
@@ -232,6 +234,12 @@ extension DashboardState {
             case .source(let text):
                 notificationSource = text
                 addLog("notifications: \(text)", role: .info, at: time)
+            case .receiverBeat(let at):
+                let wasDown = receiverDownSince
+                if receiverLastBeat.map({ at > $0 }) ?? true { receiverLastBeat = at }
+                if let since = wasDown, receiverDownSince == nil {
+                    addLog("the receiver is back (it was down since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)))", role: .info, at: time)
+                }
             }
         }
         if notifications.count > Self.notificationLimit {
@@ -251,9 +259,22 @@ extension DashboardState {
         return notifications.indices.contains(index) ? notifications[index] : nil
     }
 
-    /// How long no notification has arrived, when that is longer than `--expect-every`.
+    /// How long without a heartbeat means the receiver is down: three of its beats (a
+    /// receiver beats every 10 s).
+    public static let receiverDownAfter: TimeInterval = 30
+
+    /// When the receivers writing the followed store were last heard from, once that is
+    /// ``receiverDownAfter`` ago: "receiver down since …", which is not "no notifications for
+    /// …". Nil while one beats, or when none ever has.
+    public var receiverDownSince: Date? {
+        guard let beat = receiverLastBeat, wallClock.timeIntervalSince(beat) > Self.receiverDownAfter else { return nil }
+        return beat
+    }
+
+    /// How long no notification has arrived, when that is longer than `--expect-every` (nil
+    /// while the receiver is down: that is said instead).
     public var notificationSilence: TimeInterval? {
-        guard let expected = expectNotificationEvery, notificationsShown else { return nil }
+        guard let expected = expectNotificationEvery, notificationsShown, receiverDownSince == nil else { return nil }
         let since = notificationMetrics.lastArrival ?? notificationWatchStarted ?? wallClock
         let silent = wallClock.timeIntervalSince(since)
         return silent > expected ? silent : nil

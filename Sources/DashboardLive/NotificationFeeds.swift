@@ -34,6 +34,9 @@ public final class FollowedNotifications: NotificationFeed {
     private let lastFailure = Mutex<String?>(nil)
 
     private let announced = Mutex(false)
+    /// When the heartbeats were last read.
+    private let lastBeatCheck = Mutex(Date.distantPast)
+    static let beatCheck: TimeInterval = 5
 
     public init(follower: NotificationFollower) {
         self.follower = follower
@@ -46,11 +49,21 @@ public final class FollowedNotifications: NotificationFeed {
             return !done
         }
         if first { return [.source("following \(follower.location)")] + (await poll()) }
-        guard changes.take() else { return [] }
+        // The receivers' heartbeats, every few seconds whether or not anything changed: a
+        // receiver that died changes nothing.
+        var beat: [NotificationFeedEvent] = []
+        let now = Date()
+        if lastBeatCheck.withLock({ last in
+            defer { if now.timeIntervalSince(last) >= Self.beatCheck { last = now } }
+            return now.timeIntervalSince(last) >= Self.beatCheck
+        }), let newest = try? await follower.backend.receiverHeartbeats().first {
+            beat = [.receiverBeat(newest.at)]
+        }
+        guard changes.take() else { return beat }
         do {
             let (rows, rejections) = try await follower.poll()
             lastFailure.withLock { $0 = nil }
-            return rows.map { .received(NotificationEntry($0.record, deliveries: $0.deliveries, decoder: decoder)) }
+            return beat + rows.map { .received(NotificationEntry($0.record, deliveries: $0.deliveries, decoder: decoder)) }
                 + rejections.map(NotificationFeedEvent.init)
         } catch {
             let reason = error.reason

@@ -43,6 +43,9 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Where notifications stored new are queued for forwarding (`receive --forward`), in the
     /// transaction that stores them.
     public let forwardRoute: ForwardRoute?
+    /// The name this store's receiver beats under (``ReceiverHeartbeat``, every 10 s while the
+    /// writer runs); nil beats nothing (tests, backfills).
+    public let heartbeat: String?
 
     public static let defaultMaximumPending = 10_000
     public static let defaultKeepRefusals = Duration.seconds(30 * 86_400)
@@ -52,10 +55,11 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
     public init(
         backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals, forwardRoute: ForwardRoute? = nil
+        keepRefusals: Duration? = defaultKeepRefusals, forwardRoute: ForwardRoute? = nil, heartbeat: String? = nil
     ) {
         self.backend = backend
         self.forwardRoute = forwardRoute
+        self.heartbeat = heartbeat
         self.maximumPending = maximumPending
         self.keepRefusals = keepRefusals
         queue = WriteQueue(started: startWriter, capacity: maximumPending)
@@ -85,6 +89,7 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     private func write() async {
         let queue = self.queue
         let prune = self.prune
+        let heartbeat = self.heartbeat
         await withDiscardingTaskGroup { group in
             // Shutdown, or cancellation, closes the queue; the writer below drains it either way
             // (its wait for work does not end on cancellation, so nothing queued is dropped).
@@ -96,6 +101,9 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
                 var tick = 0
                 while !queue.isClosed {
                     if tick > 0, tick % 3600 == 0 { prune() }
+                    if let heartbeat, tick % Int(ReceiverHeartbeat.interval) == 0 {
+                        queue.enqueueQuietly(.heartbeat(receiver: heartbeat, at: Date()))
+                    }
                     tick += 1
                     do { try await Task.sleep(for: .seconds(1)) } catch { return }
                     queue.flushCountsSoon()

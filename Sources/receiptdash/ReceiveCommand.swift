@@ -271,7 +271,7 @@ struct Receive: AsyncParsableCommand {
         let backend = try await database.open(durable: true)
         let store = NotificationStore(
             backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"),
-            forwardRoute: try forwarding.route())
+            forwardRoute: try forwarding.route(), heartbeat: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
         // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
         var forwarder: [any Service] = []
         if let forwardConfiguration {

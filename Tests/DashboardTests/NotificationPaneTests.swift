@@ -110,6 +110,28 @@ import TerminalUI
         #expect(paneLines(state)[0].hasPrefix("0.0/s "))
     }
 
+    /// A followed receiver that stops beating is said to be down from its last beat, instead of
+    /// "no notifications for …"; when it beats again it is back.
+    @Test func aReceiverThatStopsBeatingIsDownNotSilent() {
+        var state = Self.receiving()
+        state.expectNotificationEvery = 60
+        state.apply([.receiverBeat(Self.t0 + 10)], at: Self.t0 + 10)
+        state.wallClock = Self.t0 + 30
+        #expect(state.receiverDownSince == nil)
+        #expect(!screen(state).text.contains("RECEIVER DOWN"))
+        state.wallClock = Self.t0 + 100
+        #expect(state.receiverDownSince == Self.t0 + 10)
+        #expect(state.notificationSilence == nil)
+        #expect(screen(state).row(at: 0).contains("⚠ RECEIVER DOWN since 09:30:10 (no heartbeat for 1m 30s)"))
+        #expect(!screen(state).text.contains("NO NOTIFICATIONS"))
+        #expect(screen(state).text.contains("receiver down since 09:30:10"))
+        state.apply([.receiverBeat(Self.t0 + 101)], at: Self.t0 + 101)
+        state.wallClock = Self.t0 + 101
+        #expect(state.receiverDownSince == nil)
+        #expect(state.log.last?.text == "the receiver is back (it was down since 09:30:10)")
+        #expect(screen(state).row(at: 0).contains("⚠ NO NOTIFICATIONS for"))
+    }
+
     /// Refusals are shown by the receiver's reason, as /metrics and `notifications --refusals`
     /// count them.
     @Test func refusalsAreShownByReason() {
