@@ -87,6 +87,15 @@ public struct ForwardAttemptResult: Sendable, Hashable {
         self.status = status
         self.error = error
     }
+
+    /// The row's new state, next attempt (nil: unchanged) and completion time (epoch seconds).
+    package var stored: (state: ForwardDelivery.State, next: Double?, completed: Double?) {
+        switch next {
+        case .delivered: (.delivered, nil, at.timeIntervalSince1970)
+        case .retry(let at): (.pending, at.timeIntervalSince1970, nil)
+        case .dead: (.dead, nil, at.timeIntervalSince1970)
+        }
+    }
 }
 
 /// The outbox as the forwarder and `notifications --outbox|--replay` use it. Several receivers

@@ -78,12 +78,7 @@ extension PostgresAuditStore {
         var ids: [Int64] = [], states: [String] = [], nexts: [Double?] = [], completed: [Double?] = []
         var statuses: [Int64?] = [], errors: [String?] = []
         for r in results {
-            let (state, next, done): (ForwardDelivery.State, Double?, Double?) =
-                switch r.next {
-                case .delivered: (.delivered, nil, r.at.timeIntervalSince1970)
-                case .retry(let at): (.pending, at.timeIntervalSince1970, nil)
-                case .dead: (.dead, nil, r.at.timeIntervalSince1970)
-                }
+            let (state, next, done) = r.stored
             ids.append(r.id)
             states.append(state.rawValue)
             nexts.append(next)

@@ -77,8 +77,8 @@ extension AuditStore {
                     WHERE id = ?
                     """)
             for r in results {
-                let (state, next, completed) = Self.columns(r)
-                try statement.execute(arguments: [state, next, completed, r.status, r.error, r.id])
+                let (state, next, completed) = r.stored
+                try statement.execute(arguments: [state.rawValue, next, completed, r.status, r.error, r.id])
             }
         }
     }
@@ -159,15 +159,6 @@ extension AuditStore {
                 }
             }
             return (queued, unknown)
-        }
-    }
-
-    /// The state, next attempt and completion time a result is recorded with.
-    static func columns(_ r: ForwardAttemptResult) -> (state: String, next: Double?, completed: Double?) {
-        switch r.next {
-        case .delivered: (ForwardDelivery.State.delivered.rawValue, nil, r.at.timeIntervalSince1970)
-        case .retry(let at): (ForwardDelivery.State.pending.rawValue, at.timeIntervalSince1970, nil)
-        case .dead: (ForwardDelivery.State.dead.rawValue, nil, r.at.timeIntervalSince1970)
         }
     }
 

@@ -2,25 +2,13 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import ServiceTestSupport
 import Testing
 
 /// `receive --forward` killed with -9 while a delivery is pending (its downstream failing): the
 /// delivery waits in the outbox and goes out after the restart, once, signed.
 @Suite(.timeLimit(.minutes(3))) struct ForwardRestartTests {
     let cli = InspectCommandTests()
-
-    func freePort() -> Int {
-        // A loopback port nothing listens on (bound, then closed).
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     /// Starts `arguments` and reads its standard output until a line holds `text`.
     func start(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, until text: String?) throws -> (Process, Pipe, String) {
@@ -49,7 +37,7 @@ import Testing
         let secret = folder.appendingPathComponent("forward.secret").path
         try Data("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n".utf8).write(to: URL(fileURLWithPath: secret))
         chmod(secret, 0o600)
-        let port = freePort()
+        let port = TestPorts.closed()
         let sinkScript = InspectCommandTests.packageRoot.appendingPathComponent("Benchmarks/webhook-sink.py").path
         func sink(status: Int) throws -> (Process, Pipe) {
             let (process, out, _) = try start(

@@ -3,6 +3,7 @@ import AuditTrailSQLite
 import Foundation
 import ReceiptSimulator
 import Synchronization
+import ServiceTestSupport
 import Testing
 
 /// A count shared with the sender's callbacks.
@@ -137,15 +138,7 @@ final class Counter: Sendable {
 
     @Test func nobodyListeningFailsEveryNotificationAfterItsRetries() throws {
         // A port nobody listens on: bound by a throwaway socket, then closed.
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        close(probe)
+        let port = TestPorts.closed()
         #expect(port > 0)
 
         let run = try cli.run([
