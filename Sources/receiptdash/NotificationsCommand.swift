@@ -49,6 +49,11 @@ struct Notifications: AsyncParsableCommand {
             stores each of them, verified exactly as the receiver verifies a POST from Apple \
             (source: history): a backfill after an outage.
 
+            --follow streams each notification as it is stored (--format jsonl: one JSON object a \
+            line, with the row id --after-id resumes after). --refusals lists refused requests by \
+            reason. --outbox lists forwarding's deliveries (receive --forward); --replay queues \
+            notifications again, or with --to sends them to a new URL.
+
             --bundle-id (of the API options) also filters the list to one app.
 
             Exit status: 0 listed (reconcile: nothing missing); 1 when reconciliation finds missing \

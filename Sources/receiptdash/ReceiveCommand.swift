@@ -33,6 +33,9 @@ struct Receive: AsyncParsableCommand {
             A connection holds at most 16 requests read and not answered; one whose answers go \
             unread for --write-timeout is closed; --max-connections-per-address caps one address. \
             GET /metrics is served on a second listener (--metrics-host, --metrics-port). \
+            --forward URL hands every stored notification on as a signed Standard Webhook (from an \
+            outbox, never delaying the 200); --reconcile-every 1h backfills from Apple's \
+            Notification History on schedule (docs/on-call.md). \
             SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
             Plain HTTP: serve on loopback or behind a TLS reverse proxy (Apple requires TLS 1.2+).
             """)

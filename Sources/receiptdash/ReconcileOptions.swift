@@ -16,7 +16,7 @@ struct ReconcileOptions: ParsableArguments {
             valueName: "duration"))
     var reconcileEvery: String?
 
-    @Option(name: .long, help: ArgumentHelp("How far back each run looks (default 7d; at most 180d, 30d in sandbox).", valueName: "duration"))
+    @Option(name: .long, help: ArgumentHelp("How far back each run looks (at most 180d; sandbox keeps 30d).", valueName: "duration"))
     var reconcileWindow = "7d"
 
     @Option(name: .long, help: ArgumentHelp("Reconcile: Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))

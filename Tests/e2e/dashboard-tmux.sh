@@ -256,7 +256,7 @@ check "the pane counts two" wait_for "Notifications [2]"
 check "Apple delivering one again is answered 200" test "$(post "$receive_url" session-pro_00_DID_RENEW.jws)" = 200
 check "the redelivery shows on its row, counted once" wait_for "×2"
 check "garbage is refused (400)" test "$(printf 'not json' | post "$receive_url" -)" = 400
-check "the refusal is counted in the pane" wait_for "refused 1 (400 1)"
+check "the refusal is counted in the pane, by reason" wait_for "refused 1 (not-json 1)"
 t send-keys -t "$session" Tab Tab Tab Tab Enter
 check "Enter shows the decoded payload with its trust" wait_for "Trust: valid" 50
 check "and each nested token with its own steps" wait_for "Trust of data.signedTransactionInfo: valid"
