@@ -25,6 +25,9 @@ public struct InspectRun: Sendable {
     public var combine: Bool
     /// Where the renderings and the failures go.
     public var console: Console
+    /// `--summary`: one line per receipt in this format, only those the filter keeps (instead
+    /// of the full renderings).
+    public var summary: (format: TableFormat, filter: ReceiptFilter)?
 
     public init(inputs: [PendingInput], pipeline: ReceiptPipeline, format: OutputFormat, combine: Bool, console: Console) {
         self.console = console
@@ -47,6 +50,14 @@ public struct InspectRun: Sendable {
         var failures = 0
         let format = self.format
         let keepDecoded = combine
+        let summary = self.summary
+        if let summary {
+            switch summary.format {
+            case .json: json.beginArray()
+            case .csv: console.line(ReceiptSummary.csvHeader)
+            case .text: break
+            }
+        }
         let depth = json.depth
         // Listed first, read where each is judged: reading was a tenth of the time, in series.
         let inflight = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -60,7 +71,9 @@ public struct InspectRun: Sendable {
                 next += 1
                 group.addTask {
                     let read = input.read(limit: pipeline.inputLimit)
-                    return (index, await Self.render(read, with: pipeline, format: format, depth: depth, keepDecoded: keepDecoded))
+                    return (
+                        index, await Self.render(read, with: pipeline, format: format, depth: depth, keepDecoded: keepDecoded, summary: summary != nil)
+                    )
                 }
             }
             while next < loaded.count && next < inflight { start() }
@@ -73,11 +86,33 @@ public struct InspectRun: Sendable {
                         console.error("receiptdash: \(loaded[written - 1].source): \(error.reason)")
                     }
                     if let decoded = done.decoded { decodedInputs.append(decoded) }
+                    if let line = done.summary, let summary {
+                        // Written as it comes, in input order: the first line appears before the
+                        // last file is read.
+                        if summary.filter.matches(line) {
+                            switch summary.format {
+                            case .json:
+                                line.json(into: &json)
+                                json.flush()
+                            case .csv: console.line(line.csvLine)
+                            case .text: console.line(line.textLine)
+                            }
+                        }
+                        continue
+                    }
                     if let fragment = done.json { json.element(fragment) }
                     if let text = done.text { texts.append(text) }
                 }
                 if next < loaded.count { start() }
             }
+        }
+        if let summary {
+            if summary.format == .json {
+                json.endArray()
+                json.newline()
+                json.flush()
+            }
+            return failures
         }
         if combine && decodedInputs.count > 1 {
             let analysis = PurchaseAnalysis.analyze(decodedInputs, at: pipeline.instant)
@@ -105,12 +140,13 @@ public struct InspectRun: Sendable {
         var text: String?
         var decoded: DecodedInput?
         var error: ReceiptDecodingError?
+        var summary: ReceiptSummary?
     }
 
     /// Judges one input and renders it (JSON as a fragment at `depth`, or text). Nonisolated:
     /// it runs on any core, beside the others.
     @concurrent nonisolated static func render(
-        _ input: LoadedInput, with pipeline: ReceiptPipeline, format: OutputFormat, depth: Int, keepDecoded: Bool
+        _ input: LoadedInput, with pipeline: ReceiptPipeline, format: OutputFormat, depth: Int, keepDecoded: Bool, summary: Bool = false
     ) async -> Rendered {
         let judged = await pipeline.judge(input)
         var rendered = Rendered()
@@ -118,6 +154,10 @@ public struct InspectRun: Sendable {
         case .success(let value):
             let analysis = judged.analysis ?? PurchaseAnalysis.analyze([value], at: pipeline.instant)
             if keepDecoded { rendered.decoded = value }
+            if summary {
+                rendered.summary = ReceiptSummary(file: input.source, decoded: value, trust: judged.trust, analysis: analysis)
+                return rendered
+            }
             switch format {
             case .json:
                 // The JSON runs to about 3.4 times a receipt's size: room for it at once.
@@ -133,6 +173,10 @@ public struct InspectRun: Sendable {
             }
         case .failure(let error):
             rendered.error = error
+            if summary {
+                rendered.summary = ReceiptSummary(file: input.source, error: error)
+                return rendered
+            }
             if format == .json {
                 var out = JSONOutput(fragmentAtDepth: depth, capacity: 256)
                 InspectJSON.write(error: error, source: input.source, into: &out)

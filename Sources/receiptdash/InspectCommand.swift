@@ -24,11 +24,23 @@ struct Inspect: AsyncParsableCommand {
               receiptdash inspect --format json receipts/ > decoded.json
               pbpaste | receiptdash inspect -
               receiptdash inspect --demo
+              receiptdash inspect --summary --where 'state:expired env:sandbox' receipts/
+              receiptdash inspect --summary --format csv receipts/ > receipts.csv
             """
     )
 
-    @Option(name: .long, help: "Output format: text or json.")
-    var format: OutputFormat = .text
+    @Option(name: .long, help: "Output format: text or json (csv with --summary).")
+    var format: TableFormat = .text
+
+    @Flag(name: .long, help: "One line per receipt: file, verdict, environment, bundle, products, subscriptions active and expired, refunds, latest expiry, why.")
+    var summary = false
+
+    @Option(
+        name: .customLong("where"),
+        help: ArgumentHelp(
+            "With --summary, only receipts where this holds (repeatable, all must): state:expired verdict:invalid env:sandbox product:ID bundle:ID file:GLOB, or words.",
+            valueName: "filter"))
+    var filters: [String] = []
 
     @Flag(name: .long, help: "Inspect the bundled demo receipts.")
     var demo = false
@@ -58,6 +70,10 @@ struct Inspect: AsyncParsableCommand {
             throw ValidationError("No input. Name receipt files or folders, '-' for standard input, or use --demo.")
         }
         try TimeArgument.check("--at", at)
+        if format == .csv && !summary { throw ValidationError("--format csv goes with --summary (the full rendering is text or json).") }
+        if !filters.isEmpty && !summary { throw ValidationError("--where filters --summary's lines: add --summary.") }
+        if summary && combine { throw ValidationError("--summary gives one line per receipt; --combine analyses them together: give one.") }
+        do { _ = try ReceiptFilter(filters) } catch { throw ValidationError("--where: \(error.reason).") }
         if let deviceId, DeviceIdentifier(parsing: deviceId) == nil {
             throw ValidationError("--device-id must be a UUID, a MAC address (aa:bb:cc:dd:ee:ff), hex:… or base64:….")
         }
@@ -92,7 +108,9 @@ struct Inspect: AsyncParsableCommand {
         let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let pipeline = ReceiptPipeline(at: instant, trustOptions: try trustOptions(), checksTrust: !noVerify)
         let inputs = InputFiles.origins(files).map { PendingInput.origin($0) } + (demo ? InputFiles.demo().map { .loaded($0) } : [])
-        let failures = await InspectRun(inputs: inputs, pipeline: pipeline, format: format, combine: combine, console: .standard).run()
+        var run = InspectRun(inputs: inputs, pipeline: pipeline, format: format == .json ? .json : .text, combine: combine, console: .standard)
+        if summary { run.summary = (format, try ReceiptFilter(filters)) }
+        let failures = await run.run()
         if failures > 0 { throw ExitCode.failure }
     }
 }

@@ -17,6 +17,28 @@ import Testing
 
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
 
+    /// `inspect --summary`: a line per receipt, `--where` kept, CSV for spreadsheets; a filter
+    /// that does not exist, or CSV without --summary, is a usage error.
+    @Test func summaryAnswersAQuestionAboutAFolder() throws {
+        let folder = Self.packageRoot.appendingPathComponent("Sources/ReceiptDemo/Demo").path
+        let csv = try run(["inspect", "--summary", "--at", "2026-01-01", "--where", "state:expired env:production", "--format", "csv", folder])
+        #expect(csv.status == 0, "\(csv.stderr)")
+        let lines = csv.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first == "file,verdict,environment,bundle_id,products,active_subscriptions,expired_subscriptions,refunds,latest_expiry,why")
+        #expect(lines.last?.hasPrefix(
+            "\(folder)/production-subscriptions.b64,valid,Production,org.getpure.pure-iphone,org.getpure.pure.Month org.getpure.pure.Week,0,1,0,2023-10-19T23:26:23Z,Expired on 2023-10-19T23:26:23Z") == true)
+        for (arguments, message) in [
+            (["--summary", "--where", "state:lapsed"], "--where: state:lapsed is not a state"),
+            (["--format", "csv"], "--format csv goes with --summary"),
+            (["--where", "state:expired"], "--where filters --summary's lines: add --summary."),
+        ] {
+            let usage = try run(["inspect"] + arguments + [folder])
+            #expect(usage.status == 64)
+            #expect(usage.stderr.contains(message), "\(usage.stderr)")
+        }
+    }
+
     @Test func jsonForOneReceipt() throws {
         let result = try run(["inspect", "--format", "json", fixture("sandbox-2023.der")])
         #expect(result.status == 0)
@@ -115,7 +137,7 @@ import Testing
         #expect(unknown.status == 64)
         #expect(
             unknown.stderr == "Error: Unknown option '--bogus'\n"
-                + "Usage: receiptdash inspect [--format <format>] [--demo] [--storekit-cert <file>] [--device-id <id>] [--no-verify] [--online-checks] [--at <time>] [--combine] [<files> ...]\n"
+                + "Usage: receiptdash inspect [--format <format>] [--summary] [--where <filter> ...] [--demo] [--storekit-cert <file>] [--device-id <id>] [--no-verify] [--online-checks] [--at <time>] [--combine] [<files> ...]\n"
                 + "  See 'receiptdash inspect --help' for more information.\n")
         // Thrown by the run itself, after parsing: the root's usage, as the parser's `main` gives it.
         let unreadable = try run(["inspect", "--storekit-cert", "/nonexistent/cert.der", fixture("production.b64")])
