@@ -365,11 +365,14 @@ public struct DashboardState: Sendable {
         let caseSensitive = needle.contains { $0.isUppercase }
         var order = Array(item.rows.indices)
         if !needle.isEmpty {
+            let lowered = needle.lowercased()
+            let now = self.now
             order = order.filter { i in
-                let r = item.rows[i]
-                return [r.productID, r.transactionID, r.originalTransactionID, r.webOrderLineItemID].contains { value in
+                // Every column the table shows, as it shows it: `/expired`, `/auto-renew` and
+                // `/2023-11-23` find their rows.
+                Self.searchableCells(item.rows[i], now: now).contains { value in
                     guard let value else { return false }
-                    return caseSensitive ? value.contains(needle) : value.lowercased().contains(needle.lowercased())
+                    return caseSensitive ? value.contains(needle) : value.lowercased().contains(lowered)
                 }
             }
         }
@@ -396,6 +399,19 @@ public struct DashboardState: Sendable {
         var s = scroll[.purchases] ?? ScrollState()
         s.reveal(visible: max(1, pageSize), count: rowOrder.count)
         scroll[.purchases] = s
+    }
+
+    /// A row's cells as the Purchases table shows them (and the web order line item id), for `/`.
+    static func searchableCells(_ r: Purchase, now: Date) -> [String?] {
+        [
+            r.productID, typeText(r), r.transactionID, r.originalTransactionID, r.webOrderLineItemID, shortDate(r.purchaseDate),
+            shortDate(r.expiresDate), rowState(r, now: now).0,
+        ]
+    }
+
+    /// A date as the tables show it: `2023-11-23 09:41` (UTC).
+    static func shortDate(_ d: Date?) -> String? {
+        d.map { String(AppleDate.iso8601($0).prefix(16)).replacingOccurrences(of: "T", with: " ") }
     }
 
     static func typeText(_ p: Purchase) -> String {

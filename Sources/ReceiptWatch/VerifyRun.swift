@@ -104,7 +104,9 @@ public struct VerifyRun {
                 rows.append(.sent(item))
             }
         }
-        let progress = VerifyProgress(total: items.count, interactive: console.errorIsTerminal && format == .text, console: console)
+        let progress = VerifyProgress(
+            total: items.count, names: Dictionary(items.map { ($0.id, $0.source) }, uniquingKeysWith: { first, _ in first }),
+            interactive: console.errorIsTerminal && format == .text, console: console)
         let results = Mutex<[Int: VerificationOutcome]>([:])
         let client = try makeClient()
         let batch = BatchVerifier(client: client, concurrency: concurrency)
@@ -176,9 +178,11 @@ public struct VerifyRun {
 }
 
 /// `verify`'s progress on the console's standard error: a bar on a terminal, a line per event
-/// otherwise.
+/// otherwise, each naming its input (`done receipts/a.b64: status 0 (1 attempt)`).
 final class VerifyProgress: Sendable {
     private let total: Int
+    /// Each item's input, by item id, as the lines name it.
+    private let names: [Int: String]
     private let interactive: Bool
     private let console: Console
     private let state = Mutex(State())
@@ -190,9 +194,10 @@ final class VerifyProgress: Sendable {
         var lastDraw = DispatchTime.now().uptimeNanoseconds
     }
 
-    init(total: Int, interactive: Bool, console: Console) {
+    init(total: Int, names: [Int: String] = [:], interactive: Bool, console: Console) {
         self.console = console
         self.total = total
+        self.names = names
         self.interactive = interactive
     }
 
@@ -204,15 +209,15 @@ final class VerifyProgress: Sendable {
             case .done(let id, let outcome, _):
                 s.finished += 1
                 if !interactive {
-                    line("done \(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
+                    line("done \(name(id)): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
                 }
             case .failed(let id, let failure, _):
                 s.finished += 1
                 s.failed += 1
-                if !interactive { line("failed \(id): \(SafeText.escaped(failure.reason))") }
+                if !interactive { line("failed \(name(id)): \(SafeText.escaped(failure.reason))") }
             case .retrying(let id, let seconds, let reason):
                 s.retrying += 1
-                if !interactive { line(String(format: "retrying %d in %.2f s: ", id, seconds) + SafeText.escaped(reason.description)) }
+                if !interactive { line("retrying \(name(id)) " + String(format: "in %.2f s: ", seconds) + SafeText.escaped(reason.description)) }
             default: break
             }
             let now = DispatchTime.now().uptimeNanoseconds
@@ -224,6 +229,11 @@ final class VerifyProgress: Sendable {
                 console.errorRaw("\r[\(bar)] \(s.finished)/\(total) done, \(s.failed) failed, \(s.retrying) retries ")
             }
         }
+    }
+
+    /// An item's input, escaped (a file name may hold anything), else its number.
+    private func name(_ id: Int) -> String {
+        names[id].map(SafeText.escaped) ?? "#\(id)"
     }
 
     func finish(_ summary: BatchSummary) {

@@ -129,6 +129,27 @@ import TerminalUI
         #expect(state.visibleRowCount == 9)
     }
 
+    /// `/` matches every column shown: the state, the type and the dates as the table writes
+    /// them, not only the ids.
+    @Test func theFilterMatchesEveryColumnShown() async throws {
+        var state = await Self.demoState()
+        press(&state, .down, .down, .down)
+        let item = try #require(state.selectedItem)
+        func count(_ needle: String) -> Int {
+            state.filter = needle
+            state.rebuildRows()
+            return state.visibleRowCount
+        }
+        let expired = item.rows.filter { DashboardState.rowState($0, now: state.now).0 == "expired" }.count
+        #expect(expired > 0)
+        #expect(count("expired") == expired)
+        #expect(count("auto-renew") == item.rows.filter { DashboardState.typeText($0) == "auto-renew" }.count)
+        let purchased = try #require(item.rows.first?.purchaseDate)
+        let day = String(AppleDate.iso8601(purchased).prefix(10))
+        #expect(count(day) >= 1)
+        #expect(count("no such thing") == 0)
+    }
+
     @Test func sortByColumnAndReverse() async {
         var state = await Self.demoState()
         press(&state, .down, .down, .down, .tab)

@@ -45,7 +45,7 @@ import Testing
         // 1,000 receipts at 8 in flight and 100 ms each take over 12 s: plenty of time to kill it.
         victim.arguments = ["verify"] + common + ["--concurrency", "8", receipts.path]
         victim.standardOutput = FileHandle.nullDevice
-        // Its progress: a line on standard error per result ("done ID: …"), written only once
+        // Its progress: a line on standard error per result ("done INPUT: …"), written only once
         // that result is on record (AuditedVerification records each before passing it on).
         let progress = Pipe()
         victim.standardError = progress
