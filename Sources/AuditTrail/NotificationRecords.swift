@@ -94,6 +94,15 @@ public struct NotificationRecord: Sendable, Hashable {
 /// Stored as a sample: the first refusal of a class from an address in a minute is a row, and
 /// the others of that class, address and minute add to its ``count``.
 public struct RejectionRecord: Sendable, Hashable {
+    /// `host` of a peer as the receiver writes it, `address:port` (an IPv6 address, without
+    /// brackets, keeps all but its port): refusals are sampled and summed per address.
+    public static func host(of peer: String) -> String {
+        guard let colon = peer.lastIndex(of: ":"), peer[peer.index(after: colon)...].allSatisfy(\.isNumber),
+            colon != peer.startIndex
+        else { return peer }
+        return String(peer[..<colon])
+    }
+
     /// The most of a refused body ever kept.
     public static let maximumPrefix = 256
 

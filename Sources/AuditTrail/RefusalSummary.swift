@@ -37,7 +37,7 @@ public struct RefusalSummary: Sendable {
             let key = row.kind ?? "status-\(row.httpStatus)"
             var reason = byReason[key] ?? Reason(reason: key, httpStatus: row.httpStatus, firstAt: row.at, lastAt: row.at, example: row.reason)
             reason.count += row.count
-            reason.byAddress[row.peerHost ?? row.peer.map(Self.host) ?? "-", default: 0] += row.count
+            reason.byAddress[row.peerHost ?? row.peer.map(RejectionRecord.host(of:)) ?? "-", default: 0] += row.count
             reason.firstAt = min(reason.firstAt, row.at)
             if row.at >= reason.lastAt {
                 reason.lastAt = row.at
@@ -46,13 +46,6 @@ public struct RefusalSummary: Sendable {
             byReason[key] = reason
         }
         reasons = byReason.values.sorted { $0.count != $1.count ? $0.count > $1.count : $0.reason < $1.reason }
-    }
-
-    /// The address without its port: `203.0.113.9:51234` → `203.0.113.9`, `[::1]:8080` → `::1`.
-    static func host(_ peer: String) -> String {
-        if peer.hasPrefix("["), let end = peer.firstIndex(of: "]") { return String(peer[peer.index(after: peer.startIndex)..<end]) }
-        if peer.contains("."), let colon = peer.lastIndex(of: ":") { return String(peer[..<colon]) }
-        return peer
     }
 
     public func write(format: TableFormat, to console: Console) {

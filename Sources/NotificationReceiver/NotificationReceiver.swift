@@ -123,7 +123,7 @@ public struct NotificationReceiver: Sendable {
     public func handle(body: [UInt8], declaredLength: Int?, truncated: Bool, peer: String?, peerHost: String? = nil) async
         -> ReceiveAnswer
     {
-        let peerHost = peerHost ?? peer.map(Self.host(of:))
+        let peerHost = peerHost ?? peer.map(RejectionRecord.host(of:))
         let started = ContinuousClock.now
         let receivedAt = now()
         var answer: ReceiveAnswer
@@ -223,13 +223,6 @@ public struct NotificationReceiver: Sendable {
         }
     }
 
-    /// `host` of `host:port` (an IPv6 address without brackets keeps all but its port).
-    static func host(of peer: String) -> String {
-        guard let colon = peer.lastIndex(of: ":"), peer[peer.index(after: colon)...].allSatisfy(\.isNumber),
-            colon != peer.startIndex
-        else { return peer }
-        return String(peer[..<colon])
-    }
 
     // MARK: - Verification
 

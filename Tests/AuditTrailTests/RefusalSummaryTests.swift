@@ -18,7 +18,7 @@ import Testing
             [
                 row("not-json", "203.0.113.9:50000", at: 900, count: 50),  // before --since
                 row("not-json", "203.0.113.9:50001", at: 1_000, count: 120),
-                row("signature", "[2001:db8::1]:443", at: 1_010, status: 403),
+                row("signature", "2001:db8::1:443", at: 1_010, status: 403),  // IPv6 as the receiver writes it
                 row("not-json", "198.51.100.7:4000", at: 1_020, count: 3),
                 row("signature", "17.0.0.5:443", at: 1_030, status: 403),
             ], since: Date(timeIntervalSince1970: 1_000))
