@@ -112,8 +112,12 @@ public protocol ForwardOutbox: Sendable {
     func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws
     /// The deliveries in `state` (every state when nil), newest first, at most `limit`.
     func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery]
-    /// Pending deliveries and the queue time of the oldest of them, and the dead ones.
-    func outboxSummary() async throws -> ForwardOutboxSummary
+    /// How many deliveries are pending, and when the oldest of them was queued (read through
+    /// the pending rows' partial index: the forwarder's gauges ask it every few seconds, so it
+    /// must not grow with the delivered history).
+    func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?)
+    /// How many deliveries ended, by state (`delivered`, `dead`).
+    func finishedDeliveries() async throws -> [ForwardDelivery.State: Int]
     /// Queues the stored notifications with these UUIDs (or, with nil, every one received at or
     /// after `since`) again, due at `now`: for each of `targets`, or with nil for the targets
     /// they were queued for before. A delivered or dead row becomes pending with its attempts
@@ -123,7 +127,18 @@ public protocol ForwardOutbox: Sendable {
         -> (queued: Int, unknown: [String])
 }
 
-/// The outbox in numbers (the forwarder's gauges, `notifications --outbox`'s footer).
+extension ForwardOutbox {
+    /// Pending deliveries and the queue time of the oldest of them, and the ended ones.
+    public func outboxSummary() async throws -> ForwardOutboxSummary {
+        let pending = try await pendingDeliveries()
+        let finished = try await finishedDeliveries()
+        return ForwardOutboxSummary(
+            pending: pending.count, oldestPendingQueuedAt: pending.oldestQueuedAt, delivered: finished[.delivered] ?? 0,
+            dead: finished[.dead] ?? 0)
+    }
+}
+
+/// The outbox in numbers (`notifications --outbox`'s footer).
 public struct ForwardOutboxSummary: Sendable, Hashable {
     public var pending: Int
     public var oldestPendingQueuedAt: Date?

@@ -122,19 +122,30 @@ extension PostgresAuditStore {
         }
     }
 
-    public func outboxSummary() async throws -> ForwardOutboxSummary {
+    public func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?) {
         let logger = self.logger
         return try await read("reading the outbox") { connection in
-            var counts: [String: Int] = [:]
-            for row in try await connection.query("SELECT state, count(*) FROM forward_delivery GROUP BY state", logger: logger).collect() {
+            guard
+                let row = try await connection.query(
+                    "SELECT count(*), min(queued_at) FROM forward_delivery WHERE state = 'pending'", logger: logger
+                ).collect().first
+            else { return (0, nil) }
+            let (count, oldest) = try row.decode((Int64, Double?).self)
+            return (Int(count), oldest.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func finishedDeliveries() async throws -> [ForwardDelivery.State: Int] {
+        let logger = self.logger
+        return try await read("reading the outbox") { connection in
+            var counts: [ForwardDelivery.State: Int] = [:]
+            for row in try await connection.query(
+                "SELECT state, count(*) FROM forward_delivery WHERE state <> 'pending' GROUP BY state", logger: logger
+            ).collect() {
                 let (state, count) = try row.decode((String, Int64).self)
-                counts[state] = Int(count)
+                if let state = ForwardDelivery.State(rawValue: state) { counts[state] = Int(count) }
             }
-            let oldest = try await connection.query("SELECT min(queued_at) FROM forward_delivery WHERE state = 'pending'", logger: logger)
-                .collect().first?.decode(Double?.self) ?? nil
-            return ForwardOutboxSummary(
-                pending: counts["pending"] ?? 0, oldestPendingQueuedAt: oldest.map(Date.init(timeIntervalSince1970:)),
-                delivered: counts["delivered"] ?? 0, dead: counts["dead"] ?? 0)
+            return counts
         }
     }
 

@@ -95,15 +95,23 @@ extension AuditStore {
         }
     }
 
-    public func outboxSummary() async throws -> ForwardOutboxSummary {
+    public func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?) {
         try await database.read { db in
-            guard try db.tableExists("forward_delivery") else { return ForwardOutboxSummary(pending: 0, oldestPendingQueuedAt: nil, delivered: 0, dead: 0) }
-            var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM forward_delivery GROUP BY state") { counts[row[0]] = row[1] }
-            let oldest = try Double.fetchOne(db, sql: "SELECT min(queued_at) FROM forward_delivery WHERE state = 'pending'")
-            return ForwardOutboxSummary(
-                pending: counts["pending"] ?? 0, oldestPendingQueuedAt: oldest.map(Date.init(timeIntervalSince1970:)),
-                delivered: counts["delivered"] ?? 0, dead: counts["dead"] ?? 0)
+            guard try db.tableExists("forward_delivery"),
+                let row = try Row.fetchOne(db, sql: "SELECT count(*), min(queued_at) FROM forward_delivery WHERE state = 'pending'")
+            else { return (0, nil) }
+            return (row[0], (row[1] as Double?).map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func finishedDeliveries() async throws -> [ForwardDelivery.State: Int] {
+        try await database.read { db in
+            guard try db.tableExists("forward_delivery") else { return [:] }
+            var counts: [ForwardDelivery.State: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) FROM forward_delivery WHERE state <> 'pending' GROUP BY state") {
+                if let state = ForwardDelivery.State(rawValue: row[0]) { counts[state] = row[1] }
+            }
+            return counts
         }
     }
 

@@ -199,8 +199,8 @@ public final class Forwarder: Service, Sendable {
     }
 
     private func updateGauges() async {
-        guard let metrics, let summary = try? await outbox.outboxSummary() else { return }
-        let age = summary.oldestPendingQueuedAt.map { max(0, clock.now().timeIntervalSince($0)) } ?? 0
-        metrics.outbox(pending: summary.pending, oldestAge: age)
+        guard let metrics, let pending = try? await outbox.pendingDeliveries() else { return }
+        let age = pending.oldestQueuedAt.map { max(0, clock.now().timeIntervalSince($0)) } ?? 0
+        metrics.outbox(pending: pending.count, oldestAge: age)
     }
 }
