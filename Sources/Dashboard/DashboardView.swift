@@ -235,8 +235,7 @@ public enum DashboardView {
     }
 
     static func shortDate(_ d: Date?) -> String {
-        guard let d else { return "" }
-        return String(AppleDate.iso8601(d).prefix(16)).replacingOccurrences(of: "T", with: " ")
+        DashboardState.shortDate(d) ?? ""
     }
 
     static func subscriptions(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {

@@ -73,7 +73,9 @@ public struct ReceiptFilter: Sendable, Hashable {
     }
 
     public func matches(_ s: ReceiptSummary) -> Bool {
-        terms.allSatisfy { term in
+        // Made once per receipt, and only when a plain word asks for it.
+        lazy var searchText = s.searchText
+        return terms.allSatisfy { term in
             switch term {
             case .state(let state):
                 s.states.contains(state) || (state == SubscriptionState.refunded.rawValue && s.refunds > 0)
@@ -82,7 +84,7 @@ public struct ReceiptFilter: Sendable, Hashable {
             case .product(let product): s.products.contains { Glob.matches(product, $0) }
             case .bundle(let bundle): s.bundleID.map { Glob.matches(bundle, $0) } ?? false
             case .file(let pattern): Glob.matches(pattern, s.file) || Glob.matches(pattern, (s.file as NSString).lastPathComponent)
-            case .text(let word): s.searchText.contains(word)
+            case .text(let word): searchText.contains(word)
             }
         }
     }
