@@ -229,6 +229,7 @@ let package = Package(
                 "NotificationReceiver",
                 "ReceiptRendering",
                 "RetryEngine",
+                "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -8,6 +8,7 @@ import Prometheus
 import ReceiptRendering
 import RetryEngine
 import ServiceLifecycle
+import UntrustedText
 
 /// `receive --reconcile-every 1h [--reconcile-window 7d]`: a service in the receiver's group that
 /// asks Apple's Notification History for the window, once at start and then on schedule, and
@@ -134,7 +135,8 @@ public final class ScheduledReconciliation: Service, Sendable {
             logger.info(
                 "reconcile \(environment): Apple sent \(run.sent) in the last \(Int(configuration.window / 3600)) h, \(run.missing) missing, \(run.recovered) recovered")
         case .failed:
-            logger.warning("reconcile \(environment) failed: \(run.failure ?? "unknown") (\(run.recovered) recovered before it)")
+            // The failure may quote a payload's claims (a refusal's reason): escaped.
+            logger.warning("reconcile \(environment) failed: \(SafeText.escaped(run.failure ?? "unknown")) (\(run.recovered) recovered before it)")
         }
     }
 }
