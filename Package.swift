@@ -202,18 +202,26 @@ let package = Package(
         // `receive --forward`: the outbox delivered to the team's services as Standard
         // Webhooks (signing, the HTTP transport, the delivery service and its metrics).
         .target(
+            name: "KeepAliveHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
             name: "NotificationForwarder",
             dependencies: [
                 "AppStoreAPI",
                 "AuditTrail",
+                "KeepAliveHTTP",
                 "ReceiptCore",
                 "ReceiptRendering",
                 "RetryEngine",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -303,7 +311,7 @@ let package = Package(
                 "RetryEngine",
                 "UntrustedText",
                 // The notification sender (POSTs to a receiver as Apple does).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "KeepAliveHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -461,6 +469,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .testTarget(
+            name: "KeepAliveHTTPTests",
+            dependencies: [
+                "KeepAliveHTTP", "ServiceTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .testTarget(

@@ -1,7 +1,6 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
+import KeepAliveHTTP
+import NIOSSL
 
 /// One POST's answer as forwarding judges it.
 public enum ForwardAnswer: Sendable, Hashable {
@@ -22,62 +21,50 @@ extension ForwardTransport {
     public func shutdown() async {}
 }
 
-/// Deliveries over AsyncHTTPClient: redirects are never followed (a 3xx is a failed attempt),
-/// at most ``maximumAnswerBytes`` of an answer are read and none of it is kept, TLS is checked.
+/// Deliveries over ``KeepAliveHTTPClient`` (kept-alive connections, a few per downstream):
+/// redirects are never followed (a 3xx is a failed attempt), at most ``maximumAnswerBytes`` of an
+/// answer are read and none of it is kept, TLS is checked.
 public final class HTTPForwardTransport: ForwardTransport {
     /// The most bytes of a downstream's answer read before the connection is closed.
     public static let maximumAnswerBytes = 64 * 1024
-    private let client: HTTPClient
+    private let client: KeepAliveHTTPClient
 
-    public init(connectionsPerHost: Int = 32) {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
-        configuration.timeout.connect = .seconds(5)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    /// Throws only when TLS cannot be set up on this machine.
+    public init(connectionsPerHost: Int = 32) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        let configuration = KeepAliveHTTPClient.Configuration(
+            connectionsPerHost: connectionsPerHost, connectTimeout: .seconds(5), maximumAnswerBytes: Self.maximumAnswerBytes, tls: tls)
+        client = try KeepAliveHTTPClient(configuration: configuration)
     }
 
     public func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async -> ForwardAnswer {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let seconds = Int64(timeout.components.seconds)
+        let seconds = max(1, Int64(timeout.components.seconds))
+        guard let endpoint = KeepAliveEndpoint(url: url) else { return .failed("not an http(s) URL with a host") }
         do {
-            let response = try await client.execute(request, timeout: .seconds(max(1, seconds)))
-            let retryAfter = response.headers.first(name: "retry-after").flatMap { Double($0) }
-            // Read what the answer sends, up to the bound, then let go (the status decides).
-            var read = 0
-            do {
-                for try await chunk in response.body {
-                    read += chunk.readableBytes
-                    if read > Self.maximumAnswerBytes { break }
-                }
-            } catch {}
-            return .status(Int(response.status.code), retryAfter: retryAfter)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            return .failed("no answer within \(seconds) s")
+            let answer = try await client.post(endpoint, headers: headers, body: body, timeout: .seconds(seconds))
+            return .status(answer.status, retryAfter: answer.retryAfter)
         } catch {
-            return .failed("could not reach it (\(Self.words(error)))")
+            return .failed(Self.words(error, seconds: seconds))
         }
     }
 
-    /// A failed connection in a few words: `connection refused`, `TLS: …`, else the library's
-    /// own words, cut short.
-    static func words(_ error: any Error) -> String {
-        let text = String(describing: error)
-        for (needle, words) in [
-            ("Connection refused", "connection refused"), ("connectTimeout", "no connection within 5 s"),
-            ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
-            ("Name or service not known", "unknown host"), ("NIOSSL", "TLS: \(text.prefix(120))"),
-            ("handshakeFailed", "TLS: \(text.prefix(120))"), ("remoteConnectionClosed", "the connection was closed"),
-        ] where text.contains(needle) {
-            return words
+    /// A failed attempt in a few words, by the error's code.
+    static func words(_ error: KeepAliveHTTPError, seconds: Int64) -> String {
+        switch error.code {
+        case .timeout: "no answer within \(seconds) s"
+        case .connectionRefused: "could not reach it (connection refused)"
+        case .connectTimeout: "could not reach it (no connection within 5 s)"
+        case .connectionClosed: "could not reach it (the connection was closed)"
+        case .tls: "could not reach it (TLS: \(error.detail.prefix(120)))"
+        case .invalidResponse: "the answer was not HTTP/1.1"
+        case .socket: "could not reach it (\(error.detail.prefix(120)))"
+        case .shutdown: "the receiver is shutting down"
         }
-        return String(text.prefix(160))
     }
 
     /// Releases the client's connections.
     public func shutdown() async {
-        try? await client.shutdown()
+        await client.shutdown()
     }
 }

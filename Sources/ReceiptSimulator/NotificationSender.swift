@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+import KeepAliveHTTP
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -271,7 +271,8 @@ public struct NotificationSenderConfiguration: Sendable {
 /// TLS is always verified; plain http is accepted for loopback hosts only.
 public final class NotificationSender: Sendable {
     public let configuration: NotificationSenderConfiguration
-    private let http: HTTPClient
+    private let http: KeepAliveHTTPClient
+    private let endpoint: KeepAliveEndpoint
     private let onAttempt: @Sendable (OutgoingNotification, SendAttemptRecord) -> Void
 
     public init(
@@ -294,15 +295,19 @@ public final class NotificationSender: Sendable {
         tls.certificateVerification = .fullVerification
         tls.minimumTLSVersion = .tlsv12
         if !configuration.extraTrustRoots.isEmpty { tls.additionalTrustRoots = [.certificates(configuration.extraTrustRoots)] }
-        var http = HTTPClient.Configuration(tlsConfiguration: tls)
         let timeout = TimeAmount.nanoseconds(Int64(configuration.timeout * 1e9))
-        http.timeout = .init(connect: timeout, read: timeout)
-        http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.concurrency)
-        // One attempt is one try: a refused connection fails it now (NO_RESPONSE), as Apple's does.
-        http.connectionPool.retryConnectionEstablishment = false
-        http.redirectConfiguration = .disallow
-        http.decompression = .disabled
-        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        guard let endpoint = KeepAliveEndpoint(url: configuration.url) else {
+            throw NotificationSenderError(.invalidURL, "\(SafeText.escaped(configuration.url)) is not an http(s) URL with a host")
+        }
+        self.endpoint = endpoint
+        // One connection per request in flight; one attempt is one try: a refused connection
+        // fails it now (NO_RESPONSE), as Apple's does. Redirects are statuses, never followed.
+        do {
+            self.http = try KeepAliveHTTPClient(
+                configuration: .init(connectionsPerHost: configuration.concurrency, connectTimeout: timeout, maximumAnswerBytes: 1 << 20, tls: tls))
+        } catch {
+            throw NotificationSenderError(.invalidSetting, "TLS could not be set up: \(SafeText.escaped(String(String(describing: error).prefix(200))))")
+        }
     }
 
     /// Throws unless `url` is https, or plain http on a loopback host (127.0.0.0/8, ::1,
@@ -321,7 +326,7 @@ public final class NotificationSender: Sendable {
     }
 
     public func shutdown() async {
-        try? await http.shutdown()
+        await http.shutdown()
     }
 
     /// Waits until something accepts TCP connections at the URL's host and port (a receiver
@@ -458,18 +463,14 @@ public final class NotificationSender: Sendable {
         var status: Int?
         let result: SendAttemptResult
         do {
-            var request = HTTPClientRequest(url: configuration.url)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "receiptdash-simulator/0.1 (App Store Server Notifications V2)")
-            request.body = .bytes(ByteBuffer(bytes: notification.body))
-            let response = try await http.execute(request, timeout: .nanoseconds(Int64(configuration.timeout * 1e9)))
-            status = Int(response.status.code)
-            // The answer's body is read (and dropped) so the connection can be reused.
-            _ = try await response.body.collect(upTo: 1 << 20)
-            result = (200...206).contains(Int(response.status.code)) ? .success : .unsuccessfulHTTPResponseCode
+            let answer = try await http.post(
+                endpoint,
+                headers: [("content-type", "application/json"), ("user-agent", "receiptdash-simulator/0.1 (App Store Server Notifications V2)")],
+                body: notification.body, timeout: .nanoseconds(Int64(configuration.timeout * 1e9)))
+            status = answer.status
+            result = (200...206).contains(answer.status) ? .success : .unsuccessfulHTTPResponseCode
         } catch {
-            result = status == nil ? Self.classify(error) : .invalidResponse
+            result = Self.classify(error)
         }
         return SendAttemptRecord(date: date, result: result, httpStatus: status, latency: DurationText.seconds(ContinuousClock.now - start), number: number)
     }
@@ -477,12 +478,15 @@ public final class NotificationSender: Sendable {
     /// Apple's name for a failed attempt, by the error's type (never its text).
     static func classify(_ error: any Error) -> SendAttemptResult {
         switch error {
-        case let error as HTTPClientError:
-            switch error {
-            case .readTimeout, .connectTimeout, .deadlineExceeded, .writeTimeout, .getConnectionFromPoolTimeout: return .timedOut
-            case .tlsHandshakeTimeout: return .tlsIssue
-            case .remoteConnectionClosed, .bodyLengthMismatch: return .prematureClose
-            default: return .other
+        case let error as KeepAliveHTTPError:
+            switch error.code {
+            case .timeout, .connectTimeout: return .timedOut
+            case .connectionRefused: return .noResponse
+            case .connectionClosed: return .prematureClose
+            case .tls: return .tlsIssue
+            case .invalidResponse: return .invalidResponse
+            case .socket: return .socketIssue
+            case .shutdown: return .other
             }
         case let error as NIOSSLError:
             if case .uncleanShutdown = error { return .prematureClose }

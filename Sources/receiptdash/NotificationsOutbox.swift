@@ -71,7 +71,7 @@ extension Notifications {
         // --to: this command delivers them now, round after round, until none is due.
         let forwarder = Forwarder(
             outbox: backend, configuration: .init(targets: targets, secret: try ForwardOptions.secret(file: forwardSecretFile)),
-            transport: HTTPForwardTransport())
+            transport: try HTTPForwardTransport())
         var total = Forwarder.Round()
         while true {
             let round: Forwarder.Round

@@ -280,7 +280,7 @@ struct Receive: AsyncParsableCommand {
         if let forwardConfiguration {
             forwarder.append(
                 Forwarder(
-                    outbox: backend, configuration: forwardConfiguration, transport: HTTPForwardTransport(),
+                    outbox: backend, configuration: forwardConfiguration, transport: try HTTPForwardTransport(),
                     metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry)))
             let types = forwarding.forwardType.isEmpty ? "every type" : forwarding.forwardType.map { $0.uppercased() }.joined(separator: ", ")
             Standard.error("receiptdash: forwarding \(types) to \(forwardConfiguration.targets.map(\.url).joined(separator: ", ")) (Standard Webhooks, signed)")

@@ -44,7 +44,7 @@ import Testing
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             let base = "http://127.0.0.1:\(try #require(client.port))"
-            let transport = HTTPForwardTransport()
+            let transport = try HTTPForwardTransport()
             func post(_ path: String, timeout: Duration = .seconds(10)) async -> ForwardAnswer {
                 await transport.post(url: base + path, headers: [("webhook-id", "x")], body: Array("{}".utf8), timeout: timeout)
             }
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func aClosedPortIsSaidInWords() async throws {
-        let transport = HTTPForwardTransport()
+        let transport = try HTTPForwardTransport()
         // Port 1 on loopback: nothing listens there.
         #expect(
             await transport.post(url: "http://127.0.0.1:1/hook", headers: [], body: [], timeout: .seconds(1))
