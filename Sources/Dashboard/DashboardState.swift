@@ -3,7 +3,9 @@ import Foundation
 import AppStoreAPI
 import LocalFiles
 import ReceiptCore
+import ReceiptRendering
 import TerminalUI
+import UntrustedText
 
 /// One loaded input with everything the panes show about it.
 public struct LoadedItem: Sendable {
@@ -25,6 +27,16 @@ public struct LoadedItem: Sendable {
     /// For a customer looked up through the App Store Server API (format `api`): the whole
     /// answer, which the Status pane and the export show.
     public var lookup: CustomerLookupResult?
+    /// Its line in the Receipts pane, as `inspect --summary` gives it: what the receipt filter
+    /// (`f`) and sort (`s`) read. Made once, when the item is added.
+    public internal(set) var summary: ReceiptSummary?
+
+    /// The summary for what the item holds now.
+    func makeSummary() -> ReceiptSummary {
+        if let decoded, let analysis { return ReceiptSummary(file: source, decoded: decoded, trust: trust, analysis: analysis) }
+        if let error { return ReceiptSummary(file: source, error: error) }
+        return ReceiptSummary(file: source, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
+    }
 }
 
 /// A line in the Log pane.
@@ -39,6 +51,8 @@ public enum Mode: Sendable, Hashable {
     case normal
     case help(offset: Int)
     case filter(String)
+    /// `f`: the receipt filter being typed.
+    case receiptFilter(String)
     case paste(String)
     case open(String)
     case detail(row: Int, scroll: Int)
@@ -139,7 +153,18 @@ public enum PurchaseColumn: Int, Sendable, CaseIterable {
 /// The whole dashboard state. Rendering is a pure function of it (``DashboardView``), and
 /// ``handle(_:environment:)`` is the only way it changes in response to keys.
 public struct DashboardState: Sendable {
-    public var items: [LoadedItem] = []
+    /// Every input, in load order. Only this module adds them, so ``receiptOrder`` always holds.
+    public internal(set) var items: [LoadedItem] = []
+    /// Indices into ``items``: the receipts the receipt filter lets through, in the receipt
+    /// sort's order. The Receipts pane lists these, and its selection is a position in it.
+    public internal(set) var receiptOrder: [Int] = []
+    /// `f`: the receipt filter as typed, and as read (``ReceiptFilter``: `state:`, `verdict:`,
+    /// `env:`, `product:`, `bundle:`, `file:` and words, all of which must hold).
+    public internal(set) var receiptFilterText = ""
+    public internal(set) var receiptFilter = ReceiptFilter.everything
+    /// `s` in Receipts: the column the receipts are sorted by, and which way.
+    public internal(set) var receiptSort: ReceiptColumn = .loaded
+    public internal(set) var receiptDescending = false
     public var focus: Pane = .receipts
     public var mode: Mode = .normal
     public var scroll: [Pane: ScrollState] = [:]
@@ -226,8 +251,13 @@ public struct DashboardState: Sendable {
     }
 
     public var selectedItem: LoadedItem? {
-        let index = scroll[.receipts]?.selected ?? 0
-        return items.indices.contains(index) ? items[index] : nil
+        selectedItemIndex.map { items[$0] }
+    }
+
+    /// The selected receipt's index in ``items``.
+    var selectedItemIndex: Int? {
+        let position = scroll[.receipts]?.selected ?? 0
+        return receiptOrder.indices.contains(position) ? receiptOrder[position] : nil
     }
 
     /// The selected purchase row, if the table has one.
@@ -268,7 +298,9 @@ public struct DashboardState: Sendable {
             item.error = error
             addLog("could not decode \(judged.source): \(error.reason)", role: .error)
         }
+        item.summary = item.makeSummary()
         items.append(item)
+        placeInReceiptOrder(items.count - 1)
         if items.count == 1 { rebuildRows() }
         return item.id
     }
@@ -283,12 +315,17 @@ public struct DashboardState: Sendable {
         if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
             id = items[index].id
             items[index] = LoadedItem(lookup: lookup, id: id)
+            items[index].summary = items[index].makeSummary()
+            rebuildReceiptOrder(keeping: index)
             tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: index, updated: true)
         } else {
             nextID += 1
             id = nextID
-            items.append(LoadedItem(lookup: lookup, id: id))
+            var item = LoadedItem(lookup: lookup, id: id)
+            item.summary = item.makeSummary()
+            items.append(item)
+            placeInReceiptOrder(items.count - 1)
             tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: items.count - 1)
         }
@@ -344,8 +381,20 @@ public struct DashboardState: Sendable {
         scroll[.log] = s
     }
 
+    /// Selects `items[index]`; one the receipt filter hides clears the filter first (and says so),
+    /// so what was opened, pasted or found is always what is selected.
     mutating func select(item index: Int) {
-        scroll[.receipts] = ScrollState(selected: index, offset: scroll[.receipts]?.offset ?? 0)
+        guard items.indices.contains(index) else { return }
+        if !receiptOrder.contains(index) {
+            clearReceiptFilter()
+            message = ("receipt filter cleared to show \(SafeText.escaped(items[index].source))", .info)
+        }
+        select(position: receiptOrder.firstIndex(of: index) ?? 0)
+    }
+
+    /// Selects the receipt at `position` in the Receipts pane's list.
+    mutating func select(position: Int) {
+        scroll[.receipts] = ScrollState(selected: position, offset: scroll[.receipts]?.offset ?? 0)
         scroll[.purchases] = ScrollState()
         scroll[.subscriptions] = ScrollState()
         scroll[.status] = ScrollState()

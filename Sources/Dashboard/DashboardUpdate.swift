@@ -26,6 +26,7 @@ extension DashboardState {
         case .normal: return handleNormal(event)
         case .help(let offset): return handleHelp(event, offset: offset)
         case .filter(let text): return handleFilter(event, text: text)
+        case .receiptFilter(let text): return handleReceiptFilter(event, text: text)
         case .paste(let text): return handlePaste(event, text: text)
         case .open(let text): return handleOpen(event, text: text, environment: environment)
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
@@ -78,7 +79,10 @@ extension DashboardState {
                 return openNotification(entry)
             }
         case .back:
-            if !filter.isEmpty {
+            if focus == .receipts, !receiptFilterText.isEmpty {
+                clearReceiptFilter()
+                message = ("receipt filter cleared", .info)
+            } else if !filter.isEmpty {
                 filter = ""
                 rebuildRows()
                 message = ("filter cleared", .info)
@@ -86,6 +90,9 @@ extension DashboardState {
         case .filter:
             focus = .purchases
             mode = .filter(filter)
+        case .receiptFilter:
+            focus = .receipts
+            mode = .receiptFilter(receiptFilterText)
         case .nextMatch, .previousMatch:
             guard !filter.isEmpty, visibleRowCount > 0 else {
                 message = ("no filter: press / to filter purchases", .info)
@@ -96,6 +103,11 @@ extension DashboardState {
             s.reveal(visible: pageSize, count: visibleRowCount)
             scroll[.purchases] = s
             focus = .purchases
+        case .sort where focus == .receipts:
+            sortReceiptsByNextColumn()
+            message = (
+                receiptSort == .loaded ? "receipts in load order" : "receipts by \(receiptSort.title), \(receiptDescending ? "most first" : "A to Z"); s: next column",
+                .info)
         case .sort:
             if sortColumn == columnCursor {
                 ascending.toggle()
@@ -180,7 +192,7 @@ extension DashboardState {
     private mutating func move(_ delta: Int) {
         let count: Int
         switch focus {
-        case .receipts: count = items.count
+        case .receipts: count = receiptOrder.count
         case .purchases: count = visibleRowCount
         case .subscriptions: count = selectedItem?.analysis?.subscriptions.count ?? 0
         case .status: count = 10_000
@@ -192,7 +204,7 @@ extension DashboardState {
         s.move(delta, count: count)
         s.reveal(visible: max(1, pageSize), count: count)
         scroll[focus] = s
-        if focus == .receipts, before != s.selected { select(item: s.selected) }
+        if focus == .receipts, before != s.selected { select(position: s.selected) }
     }
 
     private func copyValue() -> String? {
@@ -231,6 +243,40 @@ extension DashboardState {
         case .control("c"): return [.quit]
         default: mode = .normal
         }
+        return []
+    }
+
+    /// `f`: the receipt filter, applied as typed when it reads; Enter keeps it (or says why it
+    /// cannot be read), Esc clears it.
+    private mutating func handleReceiptFilter(_ event: KeyEvent, text: String) -> [Effect] {
+        var typed = text
+        switch event {
+        case .escape:
+            mode = .normal
+            clearReceiptFilter()
+            message = ("receipt filter cleared", .info)
+            return []
+        case .enter:
+            if let problem = applyReceiptFilter(text) {
+                message = ("\(problem)", .warning)
+                return []
+            }
+            mode = .normal
+            message = receiptFilterText.isEmpty
+                ? ("receipt filter cleared", .info)
+                : ("\(receiptOrder.count) of \(items.count) receipts match \"\(receiptFilterText)\"; Esc clears", .info)
+            return []
+        case .backspace: typed = String(text.dropLast())
+        case .character(let c): typed = text + String(c)
+        case .paste(let pasted): typed = text + pasted.replacingOccurrences(of: "\n", with: " ")
+        case .control("u"): typed = ""
+        case .control("c"): return [.quit]
+        default: return []
+        }
+        mode = .receiptFilter(typed)
+        // As typed: a filter that reads applies now; one half typed (`state:ex`) waits for Enter.
+        message = nil
+        _ = applyReceiptFilter(typed)
         return []
     }
 

@@ -90,18 +90,87 @@ public enum DashboardView {
         }
     }
 
+    /// Which of the Receipts pane's columns fit `width` (after the two marks), kept in this
+    /// order as the pane narrows: the name, the latest expiry, the subscription counts
+    /// (active/expired/refunded), the environment, the verdict, the bundle.
+    struct ReceiptColumns: Hashable {
+        var name: Int
+        var expiry = false
+        var counts = false
+        var environment = false
+        var verdict = false
+        var bundle = 0
+
+        init(width: Int) {
+            var left = width - 10
+            func take(_ w: Int) -> Bool {
+                guard left >= w + 1 else { return false }
+                left -= w + 1
+                return true
+            }
+            expiry = take(10)
+            counts = expiry && take(5)
+            environment = counts && take(5)
+            verdict = environment && take(7)
+            if verdict, left >= 10 + 13 {
+                bundle = min(28, left - 10 - 1)
+                left -= bundle + 1
+            }
+            name = 10 + max(0, left)
+        }
+
+        func header() -> String {
+            var text = TextWidth.pad("File", to: name)
+            if verdict { text += " " + TextWidth.pad("Verdict", to: 7) }
+            if environment { text += " " + TextWidth.pad("Env", to: 5) }
+            if bundle > 0 { text += " " + TextWidth.pad("Bundle", to: bundle) }
+            if counts { text += " " + TextWidth.pad("A/E/R", to: 5) }
+            if expiry { text += " " + "Expires" }
+            return text
+        }
+
+        func row(_ item: LoadedItem) -> String {
+            let summary = item.summary
+            let name = item.lookup != nil ? item.source : (item.source as NSString).lastPathComponent
+            var text = TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(name), to: self.name), to: self.name)
+            if verdict { text += " " + TextWidth.pad(Self.verdict(summary?.verdict), to: 7) }
+            if environment { text += " " + TextWidth.pad(item.decoded?.environment.map { DashboardView.shortEnvironment($0) } ?? "", to: 5) }
+            if bundle > 0 { text += " " + TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(item.bundleID ?? ""), to: bundle), to: bundle) }
+            if counts {
+                let counted = summary.map { "\($0.activeSubscriptions)/\($0.expiredSubscriptions)/\($0.refunds)" } ?? ""
+                text += " " + TextWidth.pad(TextWidth.truncate(counted, to: 5), to: 5)
+            }
+            if expiry { text += " " + (summary?.latestExpiry.map { String(AppleDate.iso8601($0).prefix(10)) } ?? "-") }
+            return text
+        }
+
+        static func verdict(_ verdict: String?) -> String {
+            switch verdict {
+            case "unverifiable": "unverif"
+            case "unchecked", nil: "-"
+            case "undecodable": "error"
+            case let other?: other
+            }
+        }
+    }
+
     static func receipts(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
-        b.box(r, title: "\(Pane.receipts.title) [\(s.items.count)]", focused: s.focus == .receipts)
+        b.box(r, title: s.receiptsTitle, focused: s.focus == .receipts)
         let inner = r.inset
-        let listHeight = max(0, inner.height - 4)
+        let columns = ReceiptColumns(width: inner.width - 3)
+        if inner.height > 4, !s.items.isEmpty {
+            b.write(columns.header(), x: inner.x + 3, y: inner.y, limit: inner.width - 3, style: Style(.muted))
+        }
+        let top = inner.y + (inner.height > 4 ? 1 : 0)
+        let listHeight = max(0, inner.maxY - 2 - top - 1)
         var scroll = s.scroll[.receipts] ?? ScrollState()
-        scroll.reveal(visible: listHeight, count: s.items.count)
+        scroll.reveal(visible: listHeight, count: s.receiptOrder.count)
         for line in 0..<listHeight {
-            let index = scroll.offset + line
-            guard index < s.items.count else { break }
-            let item = s.items[index]
-            let y = inner.y + line
-            let selected = index == scroll.selected
+            let position = scroll.offset + line
+            guard position < s.receiptOrder.count else { break }
+            let item = s.items[s.receiptOrder[position]]
+            let y = top + line
+            let selected = position == scroll.selected
             if selected {
                 b.fill(Rect(x: inner.x, y: y, width: inner.width, height: 1), style: Style(s.focus == .receipts ? .selection : .selectionInactive))
             }
@@ -110,11 +179,10 @@ public enum DashboardView {
             b.write(mark, x: inner.x, y: y, style: selected ? base : Style(role, bold: true))
             let (onlineMark, onlineRole) = onlineGlyph(s.online[item.id])
             b.write(onlineMark, x: inner.x + 1, y: y, style: selected ? base : Style(onlineRole, bold: true))
-            let format = item.decoded.map { shortFormat($0.format) } ?? "error"
-            let env = item.decoded?.environment.map { shortEnvironment($0) } ?? ""
-            let name = item.lookup != nil ? item.source : item.bundleID ?? (item.source as NSString).lastPathComponent
-            let text = TextWidth.pad(format, to: 8) + TextWidth.pad(env, to: 6) + name
-            b.write(TextWidth.truncate(text, to: inner.width - 3), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
+            b.write(columns.row(item), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
+        }
+        if s.receiptOrder.isEmpty, !s.items.isEmpty, listHeight > 0 {
+            b.write("no receipt matches; Esc clears", x: inner.x, y: top, limit: inner.width, style: Style(.muted))
         }
         // Counts and progress: decoding and offline checks happen as inputs load; online
         // verification (v / V) reports queued, verifying, done and failed live.
@@ -376,6 +444,12 @@ public enum DashboardView {
         case .filter(let text):
             b.fill(r, style: Style(.input))
             b.write("/" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .receiptFilter(let text):
+            // The typed text first, then why it does not read yet (or the keys).
+            b.fill(r, style: Style(.input))
+            let x = b.write("Filter receipts: " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+            let hint = s.message?.text ?? "state:expired verdict:invalid env:sandbox product:ID bundle:ID file:GLOB words · Enter keeps · Esc clears"
+            b.write("  " + hint, x: x, y: r.y, limit: max(0, r.width - x), style: Style(.input))
         case .command(let text):
             b.fill(r, style: Style(.input))
             b.write(":" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))

@@ -5,7 +5,7 @@ import TerminalUI
 public enum Action: String, Sendable, CaseIterable {
     case up, down, pageUp, pageDown, top, bottom
     case nextPane, previousPane, columnLeft, columnRight
-    case open, back, filter, nextMatch, previousMatch, sort
+    case open, back, filter, receiptFilter, nextMatch, previousMatch, sort
     case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
     case lookUp, lookUpReceipt, extend, consume, setToken, customer
 }
@@ -48,6 +48,7 @@ public struct KeyBinding: Sendable {
         case .nextPane: "pane"
         case .open: "fields"
         case .filter: "filter"
+        case .receiptFilter: "filter"
         case .sort: "sort"
         case .paste: "paste"
         case .load: "open"
@@ -93,11 +94,16 @@ public enum KeyMap {
         .init(
             keys: [.character("/")], label: "/", action: .filter, description: "filter purchases", footerPanes: [.purchases],
             inFooter: true),
+        .init(
+            keys: [.character("f")], label: "f", action: .receiptFilter,
+            description: "filter receipts: state: verdict: env: product: bundle: file: and words, all must hold",
+            footerPanes: [.receipts], inFooter: true),
         .init(keys: [.character("n")], label: "n", action: .nextMatch, description: "next match", footerPanes: [], inFooter: false),
         .init(keys: [.character("N")], label: "N", action: .previousMatch, description: "previous match", footerPanes: [], inFooter: false),
         .init(
-            keys: [.character("s")], label: "s", action: .sort, description: "sort by column (again: reverse)",
-            footerPanes: [.purchases], inFooter: true),
+            keys: [.character("s")], label: "s", action: .sort,
+            description: "sort by column (again: reverse); Receipts: by the next column",
+            footerPanes: [.purchases, .receipts], inFooter: true),
         .init(keys: [.character("p")], label: "p", action: .paste, description: "paste receipts", footerPanes: [], inFooter: true),
         .init(keys: [.character("o")], label: "o", action: .load, description: "open a file or folder", footerPanes: [], inFooter: true),
         .init(keys: [.character("v")], label: "v", action: .verify, description: "verify the selected receipt online", footerPanes: [.receipts], inFooter: true),

@@ -26,6 +26,13 @@ public struct ReceiptFilter: Sendable, Hashable {
 
     public var terms: [Term]
 
+    /// The filter that lets every receipt through.
+    public static let everything = ReceiptFilter(terms: [])
+
+    public init(terms: [Term]) {
+        self.terms = terms
+    }
+
     public static let keys = ["state", "verdict", "env", "product", "bundle", "file"]
 
     /// Every state `state:` takes.

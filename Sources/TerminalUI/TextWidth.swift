@@ -62,6 +62,34 @@ public enum TextWidth {
         return out + "…"
     }
 
+    /// `text` cut to at most `columns` columns in the middle, keeping both ends (`com.example.….monthly`
+    /// tells products apart by their ends), with `…` where it was cut. The tail keeps the larger half.
+    public static func truncateMiddle(_ text: String, to columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        guard of(text) > columns else { return text }
+        guard columns >= 5 else { return truncate(text, to: columns) }
+        let characters = Array(text)
+        let headBudget = (columns - 1) / 2
+        let tailBudget = columns - 1 - headBudget
+        var head = ""
+        var used = 0
+        for character in characters {
+            let w = of(character)
+            if used + w > headBudget { break }
+            head.append(character)
+            used += w
+        }
+        var tail: [Character] = []
+        used = 0
+        for character in characters.reversed() {
+            let w = of(character)
+            if used + w > tailBudget { break }
+            tail.append(character)
+            used += w
+        }
+        return head + "…" + String(tail.reversed())
+    }
+
     /// `text` padded with spaces (or cut) to exactly `columns` columns.
     public static func pad(_ text: String, to columns: Int, alignRight: Bool = false) -> String {
         let cut = truncate(text, to: columns)

@@ -220,8 +220,8 @@ import TerminalUI
         #expect(state.lookupsRunning.isEmpty)
         #expect(state.message?.text == "lookup transaction 2000001025686313: 4 transactions, 1 subscription in Sandbox, trust invalid")
         let text = screen(state)
-        // Receipts: the new input, its format and worst verdict.
-        #expect(text.contains("│✗  api     Sbx   lookup transaction 20000…│"))
+        // Receipts: the new input, its worst verdict, environment, counts and latest expiry.
+        #expect(text.contains("│✗  lookup …25686313 Sbx   0/1/0 2025-10-06││"))
         #expect(text.contains("7 inputs · 7 decoded │ valid 3 · test 1 · invalid 1 · unverifiable 2"))
         // Purchases: every looked-up transaction, oldest first.
         for row in [
@@ -333,7 +333,7 @@ import TerminalUI
             ])
         let text = screen(state)
         #expect(text.contains("││Look-up failed (unauthorized): Production answered │"))
-        #expect(text.contains("│!  api     Prod  lookup order MQ5X7ABCDE  ││"))
+        #expect(text.contains("│!  lookup …5X7ABCDE Prod  0/0/0 -         ││"))
         #expect(text.contains("││No transactions: the look-up failed (unauthorized); the Status pane says why."))
     }
 

@@ -308,8 +308,8 @@ import TerminalUI
         #expect(text.contains("4/4 online"))
         #expect(text.contains("Online: status 0 Valid"))
         #expect(state.log.contains { $0.text == "demo/production-subscriptions.b64: retrying in 0.5 s (21005 receipt server unavailable)" && $0.time == at })
-        #expect(text.contains("✓● pkcs7"))
-        #expect(text.contains("?✗ ios6"))
+        #expect(text.contains("│✓● produc…ons.b64 0/1/0 2023-10-19│"))
+        #expect(text.contains("│?✗ ios6-t…ion.b64 0/0/0 -         │"))
     }
 
     @Test func quit() async {

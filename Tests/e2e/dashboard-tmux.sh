@@ -53,6 +53,20 @@ check "bundle id on screen" wait_for "bundle org.getpure.pure-iphone"
 check "product ids of the selected receipt on screen" wait_for "org.getpure.pure.Week"
 check "trust verdict shown" wait_for "Trust: valid"
 
+# QA: the receipt list filtered and sorted (f, s), counted in its title.
+check "receipts list their file, counts and latest expiry" wait_for "production.b64 0/1/0 2023-10-19"
+t send-keys -t "$session" f
+check "f opens the receipt filter" wait_for "Filter receipts: "
+t send-keys -t "$session" -l 'file:*.der'
+t send-keys -t "$session" Enter
+check "the filter narrows the list, counted in the title" wait_for "Receipts [1 of 4]"
+t send-keys -t "$session" Escape
+check "Esc lists every receipt again" wait_for "Receipts [4]"
+t send-keys -t "$session" s
+check "s sorts the receipts by file" wait_for "Receipts [4] by file"
+t send-keys -t "$session" s s s s s s s s
+check "after the last column, load order again" wait_gone "Receipts [4] by"
+
 # Verify every receipt online through the simulator (the JWS and the response are not sent).
 t send-keys -t "$session" V
 check "online verification finishes" wait_for "done 2 · failed 0"
@@ -226,7 +240,7 @@ session=follower
 check "follower attaches read-only" wait_for "following $work/audit.sq"
 cp "$fixtures/production.b64" "$work/incoming/a.b64"
 cp "$fixtures/sandbox-2023.der" "$work/incoming/b.der"
-check "the watched receipts appear in the follower" wait_for "com.hannesoid.Purchas"
+check "the watched receipts appear in the follower" wait_for "b.der          Sbx   0/1/0 2023-02-22"
 check "their results arrive" wait_for "answered 2 · failed 0"
 check "the metrics pane shows the status mix" wait_for "status 0: 2"
 t send-keys -t "$session" q
