@@ -351,7 +351,12 @@ public struct DashboardState: Sendable {
             focus = .receipts
             if added > 0 { select(item: before) }
         case .open(let path):
-            if added > 0 { message = ("loaded \(inputs) from \(path)", .ok) }
+            // What was opened is what is selected (L then looks up that one, not the last).
+            if added > 0 {
+                message = ("loaded \(inputs) from \(SafeText.escaped(path))", .ok)
+                focus = .receipts
+                select(item: before)
+            }
         case .watch:
             if !batch.isEmpty { message = ("\(batch.count) new input\(batch.count == 1 ? "" : "s") from watched sources", .info) }
         }

@@ -24,7 +24,7 @@ public enum DashboardView {
         messageLine(state, layout.message, &b)
         Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus, actions: state.actionsAvailable))
         switch state.mode {
-        case .help(let offset): help(offset, actions: state.actionsAvailable, &b)
+        case .help(let offset): help(offset, state, &b)
         case .extendForm(let form): extendForm(form, &b)
         case .consumptionForm(let form): consumptionForm(form, &b)
         case .tokenForm(let form): tokenForm(form, &b)
@@ -256,8 +256,9 @@ public enum DashboardView {
             return
         }
         if let error = item.error {
-            b.write("Could not decode \(item.source):", x: inner.x, y: inner.y, limit: inner.width, style: Style(.error, bold: true))
-            b.write(error.reason, x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.error))
+            b.write(DashboardState.verdictLine(error), x: inner.x, y: inner.y, limit: inner.width, style: Style(.error, bold: true))
+            b.write("Could not decode \(SafeText.escaped(item.source)):", x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.error))
+            b.write(error.reason, x: inner.x, y: inner.y + 2, limit: inner.width, style: Style(.error))
             return
         }
         if item.rows.isEmpty, let failure = item.lookup?.failure {
@@ -349,7 +350,8 @@ public enum DashboardView {
         if let item = s.selectedItem {
             lines.append((item.source, Style(.title, bold: true)))
             if let error = item.error {
-                lines.append(("decode error: " + error.reason, Style(.error, bold: true)))
+                lines.append((DashboardState.verdictLine(error), Style(.error, bold: true)))
+                lines.append(("decode error: " + error.reason, Style(.error)))
             }
             if let d = item.decoded {
                 lines.append(("\(d.format.displayName), \(d.environment?.rawValue ?? d.rawEnvironment ?? "environment unknown")", Style(.text)))
@@ -470,11 +472,16 @@ public enum DashboardView {
         }
     }
 
-    static func help(_ offset: Int, actions: Bool, _ b: inout ScreenBuffer) {
-        let lines = KeyMap.bindings.filter { actions || !$0.action.writes }.map { "\(TextWidth.pad($0.label, to: 8)) \($0.description)" }
-            + ["", "Any key closes this help.", "Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono."]
-        let inner = Widgets.overlay(into: &b, width: 96, height: min(lines.count + 2, b.height - 2), title: "Keys")
-        Widgets.text(into: &b, rect: inner, lines: lines.map { ($0, Style(.overlay)) }, offset: min(offset, max(0, lines.count - inner.height)))
+    /// Every key, each with what it does; one that cannot work in this session says why, dimmed.
+    static func help(_ offset: Int, _ s: DashboardState, _ b: inout ScreenBuffer) {
+        var lines: [(String, Style)] = KeyMap.bindings.flatMap { binding -> [(String, Style)] in
+            let line = "\(TextWidth.pad(binding.label, to: 8)) \(binding.description)"
+            guard let why = s.unavailableReason(binding.action) else { return [(line, Style(.overlay))] }
+            return [(line, Style(.muted)), ("         unavailable: " + why, Style(.muted))]
+        }
+        lines += [("", Style(.overlay)), ("Any key closes this help.", Style(.overlay)), ("Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono.", Style(.overlay))]
+        let inner = Widgets.overlay(into: &b, width: min(110, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Keys")
+        Widgets.text(into: &b, rect: inner, lines: lines, offset: min(offset, max(0, lines.count - inner.height)))
     }
 
     /// A write's plan, then how to send it or not.

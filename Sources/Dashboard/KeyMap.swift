@@ -162,3 +162,21 @@ public enum KeyMap {
         return lines.joined(separator: "\n")
     }
 }
+
+extension DashboardState {
+    /// Why `action` cannot work in this session, in words that say what to do; nil when it can.
+    public func unavailableReason(_ action: Action) -> String? {
+        switch action {
+        case .extend, .consume, .setToken:
+            guard !actionsAvailable else { return nil }
+            return actionsUnavailableReason ?? "writes need API credentials (--issuer-id, --key-id, --private-key-file, --bundle-id)"
+        case .lookUp, .lookUpReceipt, .customer:
+            guard !lookupAvailable else { return nil }
+            return lookupSetupProblem ?? "needs an In-App Purchase key: --issuer-id, --key-id, --private-key-file, --bundle-id"
+        case .verify, .verifyAll, .resume:
+            return onlineAvailable ? nil : "a follower (--follow) only reads: verify where the store is written"
+        default:
+            return nil
+        }
+    }
+}

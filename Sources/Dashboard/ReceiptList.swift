@@ -134,3 +134,20 @@ extension DashboardState {
         return title
     }
 }
+
+extension DashboardState {
+    /// The verdict line for an input that could not be decoded. One that began as a receipt,
+    /// a JWS or a signed transaction and then does not parse (a byte changed, a length that
+    /// runs past the end) cannot carry Apple's signature as it is: not genuine. One that is no
+    /// receipt at all is said to be that.
+    public static func verdictLine(_ error: ReceiptDecodingError) -> String {
+        switch error.code {
+        case .invalidASN1, .invalidPKCS7, .invalidReceiptPayload, .invalidLegacyReceipt, .invalidJWS:
+            "✗ not genuine: it does not parse as Apple signs it (\(error.code.rawValue))"
+        case .limitExceeded, .inputTooLarge:
+            "? not judged: past a decoding limit (\(error.code.rawValue))"
+        case .emptyInput, .unrecognisedFormat, .invalidBase64, .invalidPlist, .invalidJSON:
+            "? not judged: not read as a receipt (\(error.code.rawValue))"
+        }
+    }
+}

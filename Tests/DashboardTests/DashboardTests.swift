@@ -99,20 +99,49 @@ import TerminalUI
     }
 
     @Test func helpOverlayListsEveryBinding() async {
-        var state = await Self.demoState()
+        var state = await Self.demoState(width: 140, height: 60)
         press(&state, .character("?"))
         let text = screen(state).text
-        // Writes to Apple (x) are listed only when they are wired in and allowed.
-        for binding in KeyMap.bindings where !binding.action.writes {
+        // Every key is listed; one that cannot work here says why, and what to do.
+        for binding in KeyMap.bindings {
             #expect(text.contains(binding.description), "\(binding.description)")
         }
         let writes = KeyMap.bindings.filter(\.action.writes)
         #expect(writes.map(\.label) == ["x", "c", "a"])
-        for binding in writes { #expect(!text.contains(binding.description)) }
+        let why = "unavailable: writes need API credentials (--issuer-id, --key-id, --private-key-file, --bundle-id)"
+        #expect(text.components(separatedBy: why).count - 1 == 3)
+        #expect(text.components(separatedBy: "unavailable: needs an In-App Purchase key: --issuer-id, --key-id, --private-key-file, --bundle-id").count - 1 == 3)
+        #expect(text.components(separatedBy: "unavailable: a follower (--follow) only reads: verify where the store is written").count - 1 == 3)
         state.actionsAvailable = true
-        for binding in writes { #expect(screen(state).text.contains(binding.description)) }
+        state.lookupAvailable = true
+        state.onlineAvailable = true
+        #expect(!screen(state).text.contains("unavailable:"))
+        state.actionsAvailable = false
+        state.actionsUnavailableReason = "read-only: started with --read-only"
+        #expect(screen(state).text.contains("         unavailable: read-only: started with --read-only"))
         press(&state, .character("x"))
         #expect(state.mode == .normal)
+    }
+
+    /// `o` selects what it opened (so `L` looks that one up), and a receipt whose bytes were
+    /// changed gets a verdict line, not only the parser's words.
+    @Test func openSelectsWhatItOpenedAndATamperedReceiptIsNotGenuine() async throws {
+        var state = await Self.demoState()
+        #expect(state.selectedItem?.source == "demo/ios6-transaction.b64")
+        var input = InputFiles.demo()[2]
+        let bytes = try input.result.get()
+        // The base64 receipt cut short: its ASN.1 lengths run past the end.
+        input.result = .success(Array(bytes.prefix(bytes.count * 2 / 3)))
+        input.source = "/tmp/cut.b64"
+        state.add(await state.pipeline.judge([input]), from: .open(path: "/tmp/cut.b64"))
+        #expect(state.selectedItem?.source == "/tmp/cut.b64")
+        #expect(state.focus == .receipts)
+        #expect(state.message?.text == "loaded 1 input from /tmp/cut.b64")
+        let error = try #require(state.selectedItem?.error)
+        #expect(error.code == .invalidASN1)
+        let text = screen(state).text
+        #expect(text.contains("│✗ not genuine: it does not parse as Apple signs it (invalid ASN.1)"))
+        #expect(DashboardState.verdictLine(ReceiptDecodingError(.invalidJSON, "x")) == "? not judged: not read as a receipt (invalid JSON)")
     }
 
     @Test func filterAndMatches() async {
