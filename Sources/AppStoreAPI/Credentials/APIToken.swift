@@ -1,5 +1,3 @@
-import ReceiptCore
-import Crypto
 import Foundation
 
 /// The JWT that authorises one App Store Server API request: ES256 over
@@ -22,12 +20,6 @@ public enum APIToken {
     /// Apple refuses tokens whose `exp` is more than 60 minutes after `iat`.
     public static let maximumLifetime: TimeInterval = 3600
 
-    struct Header: Encodable {
-        var alg = "ES256"
-        var kid: String
-        var typ = "JWT"
-    }
-
     struct Claims: Encodable {
         var iss: String
         var iat: Int64
@@ -45,20 +37,11 @@ public enum APIToken {
             throw APICredentialError(.invalidLifetime, "an API token lives more than 0 and at most 60 minutes")
         }
         let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            let header = try encoder.encode(Header(kid: credentials.keyID))
-            let claims = try encoder.encode(
-                Claims(
-                    iss: credentials.issuerID, iat: issuedAt, exp: issuedAt + Int64(lifetime.rounded(.down)), aud: audience,
-                    bid: credentials.bundleID))
-            let signingInput = Base64Text.encodeURL(header) + "." + Base64Text.encodeURL(claims)
-            let signature = try credentials.privateKey.key.signature(for: Data(signingInput.utf8))
-            return signingInput + "." + Base64Text.encodeURL(signature.rawRepresentation)
-        } catch {
+        let claims = Claims(
+            iss: credentials.issuerID, iat: issuedAt, exp: issuedAt + Int64(lifetime.rounded(.down)), aud: audience, bid: credentials.bundleID)
+        guard let token = ES256JWT.sign(claims, keyID: credentials.keyID, with: credentials.privateKey) else {
             throw APICredentialError(.signingFailed, "the API token could not be signed")
         }
+        return token
     }
-
 }
