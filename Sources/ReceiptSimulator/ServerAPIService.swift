@@ -129,7 +129,8 @@ public struct ServerAPIReply: Sendable {
 /// ``AppleTestPKI``: the socket-free part of ``ServerAPISimulator`` (also served by the
 /// `simulator` command beside verifyReceipt).
 ///
-/// Paths: `/api/production/…` and `/api/sandbox/…` followed by Apple's paths. Tokens are
+/// Paths: `/api/production/…` and `/api/sandbox/…` followed by Apple's paths, and
+/// `POST /offers/verify`, which checks offer signatures (``OfferVerifier``). Tokens are
 /// checked as Apple does (ES256 with the configured key, `aud` appstoreconnect-v1, `bid` of the
 /// data's app, `iss`, `exp` at most 60 minutes after `iat` and not passed); otherwise 401 with
 /// no body.
@@ -197,6 +198,13 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
+        // Offer signatures are checked without a bearer token and without injected faults.
+        if request.uri.prefix(while: { $0 != "?" }) == Self.offerVerificationPath {
+            var reply = answerOfferVerification(request)
+            reply.headers.append(("Date", HTTPDate.format(configuration.clock.now())))
+            reply.delay += configuration.latency
+            return reply
+        }
         let after = state.withLock { s -> APIFault? in
             guard let first = s.script.first, first == .dropAfterAnswering || first == .garbleAnswer else { return nil }
             s.script.removeFirst()

@@ -249,6 +249,9 @@ public struct SimulatorLaunch: Sendable {
         let tokens =
             apiKeyFile != nil
             ? "checked against --api-key-file" : pki.map { "checked against \($0.apiKeyPath)" } ?? "signature not checked (no --api-key-file)"
+        let offers =
+            api.configuration.publicKey == nil
+            ? "no key: every signature is unknown_key; give --pki or --api-key-file" : "checked against the API key"
         let rootNote =
             (apiRootOut.map { ", signing root written to \($0)" } ?? "") + (pki.map { ", test PKI in \($0.path) (root \($0.rootPath))" } ?? "")
         return """
@@ -257,6 +260,7 @@ public struct SimulatorLaunch: Sendable {
             shared secret: \(secret.map { "required (\($0.masked))" } ?? "not checked"), latency \(Int(latency)) ms, fault rate \(faultRate), seed \(seed)
             App Store Server API production: \(simulator.apiProductionURL)
             App Store Server API sandbox:    \(simulator.apiSandboxURL)
+            Offer signatures: POST \(simulator.offerVerificationURL) (\(offers))
             API data: \(apiDataFile ?? "built-in demo customer"), bundle id \(api.bundleID ?? "any"), tokens \(tokens), fault rate \(apiFaultRate)\(rootNote)
             \(ocsp.map { "OCSP responder: \($0.url) (\($0.responder.summary)); change it with POST http://127.0.0.1:\($0.port)/control?mode=down|try-later|silent|answering, ?revoke=leaf|intermediate, ?latency-ms=N\n" } ?? "")
 

@@ -69,6 +69,8 @@ public final class VerifyReceiptSimulator: Sendable {
     /// The App Store Server API's base URLs, when it is served too.
     public var apiProductionURL: String { "\(scheme)://\(host):\(port)/api/production" }
     public var apiSandboxURL: String { "\(scheme)://\(host):\(port)/api/sandbox" }
+    /// Where offer signatures are checked (`POST`), when the API is served too.
+    public var offerVerificationURL: String { "\(scheme)://\(host):\(port)\(ServerAPIService.offerVerificationPath)" }
     /// The client's endpoints for this simulator: https, or http on loopback (the default
     /// host); plain http on another host throws `insecureEndpoint`, as it would for any URL.
     public var endpoints: VerifyReceiptEndpoints {
@@ -80,7 +82,8 @@ public final class VerifyReceiptSimulator: Sendable {
 
     /// Starts listening; `script` faults are applied to the first requests, in order. With
     /// `api`, the App Store Server API is served on the same port under `/api/production` and
-    /// `/api/sandbox` (``apiProductionURL``, ``apiSandboxURL``).
+    /// `/api/sandbox` (``apiProductionURL``, ``apiSandboxURL``), and offer signatures are
+    /// checked at `/offers/verify` (``offerVerificationURL``).
     public static func start(
         _ configuration: SimulatorConfiguration, script: [InjectedFault] = [], api: ServerAPIService? = nil
     ) async throws -> VerifyReceiptSimulator {
@@ -215,7 +218,7 @@ final class SimulatorHandler: ChannelInboundHandler {
 
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead, body: [UInt8]) {
         let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
-        if let api = state.api, path.hasPrefix("/api/") {
+        if let api = state.api, path.hasPrefix("/api/") || path == ServerAPIService.offerVerificationPath {
             let tooLarge = tooLarge || body.count > api.configuration.maximumBodyBytes
             ServerAPIHandler.respond(context: context, head: head, body: tooLarge ? [] : body, tooLarge: tooLarge, service: api)
             return
