@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One request and the promise of its answer, written into a connection's pipeline.
 struct HTTPExchange: Sendable {
@@ -7,6 +8,14 @@ struct HTTPExchange: Sendable {
     var body: ByteBuffer
     var timeout: TimeAmount
     var promise: EventLoopPromise<KeepAliveAnswer>
+    /// Set when the handler takes the exchange: from then on it alone fails the promise.
+    let taken = Flag()
+
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
 }
 
 /// The last handler of a keep-alive connection: sends one ``HTTPExchange`` at a time and fulfils
@@ -19,21 +28,26 @@ final class HTTPExchangeHandler: ChannelDuplexHandler {
     typealias OutboundOut = HTTPClientRequestPart
 
     private let maximumAnswerBytes: Int
+    private let failure: Connection.FailureBox
     private var pending: EventLoopPromise<KeepAliveAnswer>?
     private var timeout: Scheduled<Void>?
     private var answer = KeepAliveAnswer(status: 0, retryAfter: nil, reusable: true)
     private var bodyBytes = 0
     private var discarding = false
 
-    init(maximumAnswerBytes: Int) {
+    init(maximumAnswerBytes: Int, failure: Connection.FailureBox) {
         self.maximumAnswerBytes = maximumAnswerBytes
+        self.failure = failure
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
+        exchange.taken.set()
         guard pending == nil, context.channel.isActive else {
             // One exchange at a time; the pool never writes a second one, but say so if it did.
-            exchange.promise.fail(KeepAliveHTTPError(.connectionClosed, pending == nil ? "the connection is closed" : "a request is in flight"))
+            exchange.promise.fail(
+                pending == nil ? failure.recorded ?? KeepAliveHTTPError(.connectionClosed, "the connection is closed")
+                    : KeepAliveHTTPError(.connectionClosed, "a request is in flight"))
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
@@ -80,7 +94,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context: context, KeepAliveHTTPError.from(error))
+        let error = KeepAliveHTTPError.from(error)
+        failure.record(error)
+        fail(context: context, error)
     }
 
     private func succeed() {

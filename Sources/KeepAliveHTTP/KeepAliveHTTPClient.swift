@@ -73,16 +73,24 @@ public final class KeepAliveHTTPClient: Sendable {
         for (name, value) in headers { head.headers.add(name: name, value: value) }
         head.headers.add(name: "content-length", value: String(body.count))
         let pool = self.pool(endpoint.origin)
-        let channel = try await pool.acquire(connect: { () async throws(KeepAliveHTTPError) -> any Channel in try await self.connect(endpoint.origin) })
+        let connection = try await pool.acquire(connect: { () async throws(KeepAliveHTTPError) -> Connection in try await self.connect(endpoint.origin) })
+        let channel = connection.channel
         let promise = channel.eventLoop.makePromise(of: KeepAliveAnswer.self)
         let exchange = HTTPExchange(head: head, body: ByteBuffer(bytes: body), timeout: timeout, promise: promise)
-        channel.writeAndFlush(exchange, promise: nil)
+        // A connection closed before the write reached its handler (the pipeline already torn
+        // down) never calls it: the write's own failure then fails the exchange, so no caller
+        // waits forever. Once the handler has the exchange, its failure is the exact one.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in
+            if !exchange.taken.isSet { promise.fail(connection.failure.recorded ?? KeepAliveHTTPError.from(error)) }
+        }
+        channel.writeAndFlush(exchange, promise: written)
         do {
             let answer = try await promise.futureResult.get()
-            pool.release(channel, reusable: answer.reusable && channel.isActive)
+            pool.release(connection, reusable: answer.reusable && channel.isActive)
             return answer
         } catch {
-            pool.release(channel, reusable: false)
+            pool.release(connection, reusable: false)
             throw KeepAliveHTTPError.from(error)
         }
     }
@@ -106,10 +114,11 @@ public final class KeepAliveHTTPClient: Sendable {
         }
     }
 
-    private func connect(_ origin: Origin) async throws(KeepAliveHTTPError) -> any Channel {
+    private func connect(_ origin: Origin) async throws(KeepAliveHTTPError) -> Connection {
         if closed.load(ordering: .relaxed) { throw KeepAliveHTTPError(.shutdown) }
         let sslContext = origin.secure ? self.sslContext : nil
         let limit = configuration.maximumAnswerBytes
+        let failure = Connection.FailureBox()
         // A host name is checked against the certificate; an address is sent as no SNI.
         let serverName: String? = origin.host.contains(":") || origin.host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : origin.host
         let bootstrap = ClientBootstrap(group: group)
@@ -122,11 +131,11 @@ public final class KeepAliveHTTPClient: Sendable {
                         try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
                     }
                     try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
-                    try pipeline.addHandler(HTTPExchangeHandler(maximumAnswerBytes: limit))
+                    try pipeline.addHandler(HTTPExchangeHandler(maximumAnswerBytes: limit, failure: failure))
                 }
             }
         do {
-            return try await bootstrap.connect(host: origin.host, port: origin.port).get()
+            return Connection(channel: try await bootstrap.connect(host: origin.host, port: origin.port).get(), failure: failure)
         } catch {
             throw KeepAliveHTTPError.from(error)
         }
@@ -137,15 +146,15 @@ public final class KeepAliveHTTPClient: Sendable {
 /// the requests waiting, first in, first out.
 final class Pool: Sendable {
     enum Turn: Sendable {
-        case use(any Channel)
+        case use(Connection)
         case connect
         case shutdown
     }
 
     private struct State {
-        var idle: [any Channel] = []
+        var idle: [Connection] = []
         /// Every connection made and not yet given up, idle or busy: closed at shutdown.
-        var channels: [ObjectIdentifier: any Channel] = [:]
+        var channels: [ObjectIdentifier: Connection] = [:]
         var open = 0
         var waiting: [CheckedContinuation<Turn, Never>] = []
         var closed = false
@@ -160,14 +169,14 @@ final class Pool: Sendable {
 
     /// A connection of this origin: an idle one, a new one under the limit, else the next one
     /// released.
-    func acquire(connect: () async throws(KeepAliveHTTPError) -> any Channel) async throws(KeepAliveHTTPError) -> any Channel {
+    func acquire(connect: () async throws(KeepAliveHTTPError) -> Connection) async throws(KeepAliveHTTPError) -> Connection {
         while true {
             let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
                 let now = state.withLock { state -> Turn? in
                     if state.closed { return .shutdown }
-                    while let channel = state.idle.popLast() {
-                        if channel.isActive { return .use(channel) }
-                        state.channels[ObjectIdentifier(channel)] = nil
+                    while let connection = state.idle.popLast() {
+                        if connection.channel.isActive { return .use(connection) }
+                        state.channels[connection.id] = nil
                         state.open -= 1
                     }
                     if state.open < limit {
@@ -180,19 +189,19 @@ final class Pool: Sendable {
                 if let now { continuation.resume(returning: now) }
             }
             switch turn {
-            case .use(let channel):
-                if channel.isActive { return channel }
-                release(channel, reusable: false)
+            case .use(let connection):
+                if connection.channel.isActive { return connection }
+                release(connection, reusable: false)
             case .connect:
                 do throws(KeepAliveHTTPError) {
-                    let channel = try await connect()
+                    let connection = try await connect()
                     let kept = state.withLock { state -> Bool in
                         guard !state.closed else { return false }
-                        state.channels[ObjectIdentifier(channel)] = channel
+                        state.channels[connection.id] = connection
                         return true
                     }
-                    if kept { return channel }
-                    channel.close(promise: nil)
+                    if kept { return connection }
+                    connection.channel.close(promise: nil)
                     throw KeepAliveHTTPError(.shutdown)
                 } catch {
                     giveUpSlot()
@@ -206,20 +215,21 @@ final class Pool: Sendable {
 
     /// Hands a connection back: to the first waiting request, else to the idle list; one that
     /// cannot be reused is closed and its place given to the next waiting request.
-    func release(_ channel: any Channel, reusable: Bool) {
+    func release(_ connection: Connection, reusable: Bool) {
+        let channel = connection.channel
         if !reusable { channel.close(promise: nil) }
         let (next, turn) = state.withLock { state -> (CheckedContinuation<Turn, Never>?, Turn) in
             if state.closed {
                 if reusable { channel.close(promise: nil) }
                 return (nil, .shutdown)
             }
-            if !reusable { state.channels[ObjectIdentifier(channel)] = nil }
+            if !reusable { state.channels[connection.id] = nil }
             if reusable {
                 if state.waiting.isEmpty {
-                    state.idle.append(channel)
+                    state.idle.append(connection)
                     return (nil, .shutdown)
                 }
-                return (state.waiting.removeFirst(), .use(channel))
+                return (state.waiting.removeFirst(), .use(connection))
             }
             state.open -= 1
             guard !state.waiting.isEmpty else { return (nil, .shutdown) }
@@ -248,6 +258,22 @@ final class Pool: Sendable {
             return (Array(state.channels.values), state.waiting)
         }
         for continuation in waiting { continuation.resume(returning: .shutdown) }
-        for channel in channels { try? await channel.close() }
+        for connection in channels { try? await connection.channel.close() }
+    }
+}
+
+/// One kept-alive connection and what its handler saw go wrong while no request was in flight
+/// (a TLS alert right after connecting): a request that then finds the connection closed is
+/// told that, not just "closed".
+struct Connection: Sendable {
+    let channel: any Channel
+    let failure: FailureBox
+
+    var id: ObjectIdentifier { ObjectIdentifier(channel) }
+
+    final class FailureBox: Sendable {
+        private let value = Mutex<KeepAliveHTTPError?>(nil)
+        func record(_ error: KeepAliveHTTPError) { value.withLock { if $0 == nil { $0 = error } } }
+        var recorded: KeepAliveHTTPError? { value.withLock { $0 } }
     }
 }

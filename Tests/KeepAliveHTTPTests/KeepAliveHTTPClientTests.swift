@@ -197,7 +197,7 @@ final class CountingServer: Sendable {
             _ = try await doubting.post(try endpoint(server.port, "/ok", secure: true), headers: [], body: [], timeout: .seconds(10))
             Issue.record("an unknown CA was trusted")
         } catch let error as KeepAliveHTTPError {
-            #expect(error.code == .tls)
+            #expect(error.code == .tls, "\(error.detail)")
         }
         await doubting.shutdown()
         try await server.close()
