@@ -4,6 +4,7 @@ import LocalFiles
 import ReceiptCore
 import Synchronization
 import TerminalUI
+import UntrustedText
 
 /// The UI loop: render, draw, wait for a key (blocking: no CPU while idle), update, and carry
 /// out the effects the update asked for.
@@ -158,13 +159,13 @@ public enum DashboardApp {
                     guard let acting else { continue }
                     act { ActionReply(answer: await acting.consume(order), lookUpAgain: nil) }
                 case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
-                case .export(let json, let fileName):
-                    do {
-                        try Data(json.utf8).write(to: URL(fileURLWithPath: fileName))
-                        state.message = ("exported to \(fileName)", .ok)
-                        state.addLog("exported \(fileName)", role: .ok)
-                    } catch {
-                        state.message = ("could not write \(fileName): \(error.localizedDescription)", .error)
+                case .save(let file):
+                    switch ExportWriter.write(file) {
+                    case .success(let path):
+                        state.message = ("exported \(file.what) to \(SafeText.escaped(path)) (mode 600)", .ok)
+                        state.addLog("exported \(file.what) to \(SafeText.escaped(path))", role: .ok)
+                    case .failure(let error):
+                        state.message = ("could not export: \(SafeText.escaped(error.reason)); type another folder after e", .error)
                     }
                 case .load(let path):
                     let inputs = InputFiles.load([path], limit: pipeline.inputLimit)

@@ -53,6 +53,8 @@ public enum Mode: Sendable, Hashable {
     case filter(String)
     /// `f`: the receipt filter being typed.
     case receiptFilter(String)
+    /// `e`: the view's export: format and folder.
+    case export(ExportForm)
     case paste(String)
     case open(String)
     case detail(row: Int, scroll: Int)
@@ -93,8 +95,8 @@ public enum Effect: Sendable, Hashable {
     case quit
     /// Copy to the clipboard (OSC 52).
     case copy(String)
-    /// Write JSON to a file.
-    case export(json: String, fileName: String)
+    /// Write a file with mode 0600 (`e`), never over an existing one.
+    case save(ExportFile)
     /// Read a file or folder and load it.
     case load(path: String)
     /// Take these inputs through the pipeline (decode, trust, analysis) and add them.
@@ -167,6 +169,8 @@ public struct DashboardState: Sendable {
     public internal(set) var receiptDescending = false
     public var focus: Pane = .receipts
     public var mode: Mode = .normal
+    /// Where `e` offers to write (the audit database's folder, when there is one).
+    public var exportFolder: String?
     public var scroll: [Pane: ScrollState] = [:]
     public var sortColumn: PurchaseColumn = .purchased
     /// The column the header cursor is on (chosen with ←/→ in Purchases).

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptRendering
 import ReceiptCore
 import TerminalUI
+import UntrustedText
 
 extension DashboardState {
     /// Applies one key event; returns what the shell must do.
@@ -27,6 +28,7 @@ extension DashboardState {
         case .help(let offset): return handleHelp(event, offset: offset)
         case .filter(let text): return handleFilter(event, text: text)
         case .receiptFilter(let text): return handleReceiptFilter(event, text: text)
+        case .export(let form): return handleExport(event, form: form)
         case .paste(let text): return handlePaste(event, text: text)
         case .open(let text): return handleOpen(event, text: text, environment: environment)
         case .detail(let row, let scroll): return handleDetail(event, row: row, scroll: scroll)
@@ -169,22 +171,19 @@ extension DashboardState {
             message = ("verifying \(requests.count) receipt\(requests.count == 1 ? "" : "s") online…", .info)
             return [.verify(requests)]
         case .copy:
-            if let value = copyValue() {
-                message = ("copied \(value.count > 40 ? String(value.prefix(40)) + "…" : value)", .ok)
+            if let value = copyCell() {
+                message = ("copied \(SafeText.escaped(value.count > 40 ? String(value.prefix(40)) + "…" : value))", .ok)
                 return [.copy(value)]
             }
             message = ("nothing to copy here", .info)
+        case .copyRow:
+            if let json = copyRow() {
+                message = ("copied the row as JSON (\(json.utf8.count) bytes)", .ok)
+                return [.copy(json)]
+            }
+            message = ("no row to copy here: Y copies a row of Receipts, Purchases, Subscriptions or Notifications", .info)
         case .export:
-            if focus == .notifications, let entry = selectedNotification {
-                var out = JSONOutput()
-                NotificationListing.json([entry.row], into: &out)
-                return [.export(json: out.text, fileName: "receiptdash-notification-\(Self.fileSafe(entry.row.notificationUUID)).json")]
-            }
-            guard let item = selectedItem else {
-                message = ("nothing to export", .info)
-                break
-            }
-            return [.export(json: exportJSON(item), fileName: "receiptdash-export-\(item.id).json")]
+            startExport()
         }
         return []
     }
@@ -205,19 +204,6 @@ extension DashboardState {
         s.reveal(visible: max(1, pageSize), count: count)
         scroll[focus] = s
         if focus == .receipts, before != s.selected { select(position: s.selected) }
-    }
-
-    private func copyValue() -> String? {
-        switch focus {
-        case .receipts: return selectedItem?.bundleID ?? selectedItem?.source
-        case .purchases: return selectedPurchase?.transactionID
-        case .subscriptions:
-            let index = scroll[.subscriptions]?.selected ?? 0
-            return selectedItem?.analysis?.subscriptions.dropFirst(index).first?.originalTransactionID
-        case .status: return selectedItem?.trust?.headline ?? selectedItem?.error?.reason
-        case .notifications: return selectedNotification?.row.notificationUUID
-        case .log: return log.last?.text
-        }
     }
 
     /// The selected input as `inspect --format json` writes it (the same writer, analysis

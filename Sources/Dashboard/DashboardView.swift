@@ -446,6 +446,13 @@ public enum DashboardView {
         case .filter(let text):
             b.fill(r, style: Style(.input))
             b.write("/" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .export(let form):
+            b.fill(r, style: Style(.input))
+            let other = form.format == .json ? "CSV" : "JSON"
+            let x = b.write(
+                s.exportTitle(form) + " to folder: " + SafeText.escaped(form.folder) + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+            let tab = form.view == .input ? "" : "Tab: \(other) · "
+            b.write("  \(tab)Enter writes (mode 600) · Esc cancels", x: x, y: r.y, limit: max(0, r.width - x), style: Style(.input))
         case .receiptFilter(let text):
             // The typed text first, then why it does not read yet (or the keys).
             b.fill(r, style: Style(.input))

@@ -6,7 +6,7 @@ public enum Action: String, Sendable, CaseIterable {
     case up, down, pageUp, pageDown, top, bottom
     case nextPane, previousPane, columnLeft, columnRight
     case open, back, filter, receiptFilter, nextMatch, previousMatch, sort
-    case help, quit, paste, load, verify, verifyAll, resume, command, copy, export
+    case help, quit, paste, load, verify, verifyAll, resume, command, copy, copyRow, export
     case lookUp, lookUpReceipt, extend, consume, setToken, customer
 }
 
@@ -110,8 +110,14 @@ public enum KeyMap {
         .init(keys: [.character("V")], label: "V", action: .verifyAll, description: "verify all receipts online", footerPanes: [], inFooter: false),
         .init(keys: [.character("R")], label: "R", action: .resume, description: "resume receipts left pending by an interrupted run", footerPanes: [], inFooter: false),
         .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
-        .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the selected value (OSC 52)", footerPanes: [], inFooter: true),
-        .init(keys: [.character("e")], label: "e", action: .export, description: "export the selection as JSON", footerPanes: [], inFooter: true),
+        .init(
+            keys: [.character("y")], label: "y", action: .copy, description: "copy the focused cell (Purchases: the column under the cursor; OSC 52)",
+            footerPanes: [], inFooter: true),
+        .init(keys: [.character("Y")], label: "Y", action: .copyRow, description: "copy the focused row as JSON", footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("e")], label: "e", action: .export,
+            description: "export the view (receipts listed, purchases, notifications, the input) as JSON or CSV, mode 600",
+            footerPanes: [], inFooter: true),
         // After copy and export: on narrow screens the footer keeps those and drops these.
         .init(
             keys: [.character("l")], label: "l", action: .lookUp,

@@ -149,6 +149,12 @@ struct Dash: AsyncParsableCommand {
         let checks = onlineChecks.make(profile: try api.profile())
         let pipeline = ReceiptPipeline(
             at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now, onlineChecks: checks))
+        // `e` writes beside the audit database (mode 600, as the database), else here.
+        let dbFile = db ?? (receive != nil ? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment) : nil)
+        if let dbFile, !dbFile.contains("://") {
+            let folder = (dbFile as NSString).deletingLastPathComponent
+            state.exportFolder = folder.isEmpty ? "." : folder
+        }
         var launch = DashboardLaunch()
         (launch.files, launch.watch, launch.follow, launch.expectEvery) = (files, watch, follow, expectEvery.flatMap(DurationText.parse))
         // One connection (pool) for the dashboard's records, its look-ups and an embedded

@@ -277,17 +277,38 @@ import TerminalUI
     @Test func copyAndExportEffects() async throws {
         var state = await Self.demoState()
         press(&state, .down, .down, .tab)
+        // y: the cell under the column cursor (Purchased, by default); ← moves it.
+        #expect(press(&state, .character("y")) == [.copy("2023-05-09T23:20:55Z")])
+        press(&state, .left, .left)
+        #expect(state.columnCursor == .transaction)
         #expect(press(&state, .character("y")) == [.copy("340001196262039")])
-        let effects = press(&state, .character("e"))
-        guard case .export(let json, let name)? = effects.first else {
+        // Y: the row as JSON.
+        guard case .copy(let row)? = press(&state, .character("Y")).first else {
+            Issue.record("no row copied")
+            return
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any])
+        #expect(object["transaction_id"] as? String == "340001196262039")
+        #expect(object["state"] as? String == "expired")
+        #expect(Set(object.keys) == Set(DashboardState.purchaseColumns))
+        // e on the Status pane: the selected input, whole, as JSON.
+        state.focus = .status
+        press(&state, .character("e"))
+        guard case .export(let form) = state.mode else {
+            Issue.record("no export form")
+            return
+        }
+        #expect(form == ExportForm(view: .input, format: .json, folder: "."))
+        let effects = press(&state, .enter)
+        guard case .save(let file)? = effects.first else {
             Issue.record("no export")
             return
         }
-        #expect(name == "receiptdash-export-3.json")
-        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
-        #expect(object?["format"] as? String == "pkcs7")
-        #expect((object?["trust"] as? [String: Any])?["verdict"] as? String == "valid")
-        #expect((object?["subscriptions"] as? [[String: Any]])?.first?["state"] as? String == "expired")
+        #expect(file.fileName == "receiptdash-export-3.json")
+        let input = try JSONSerialization.jsonObject(with: Data(file.contents.utf8)) as? [String: Any]
+        #expect(input?["format"] as? String == "pkcs7")
+        #expect((input?["trust"] as? [String: Any])?["verdict"] as? String == "valid")
+        #expect((input?["subscriptions"] as? [[String: Any]])?.first?["state"] as? String == "expired")
         #expect(DashboardApp.osc52("ab", inTmux: false) == "\u{1B}]52;c;YWI=\u{07}")
         #expect(DashboardApp.osc52("ab", inTmux: true) == "\u{1B}Ptmux;\u{1B}\u{1B}]52;c;YWI=\u{07}\u{1B}\\")
     }

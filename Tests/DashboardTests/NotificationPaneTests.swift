@@ -425,12 +425,15 @@ import TerminalUI
     @Test func exportWritesTheListingsJSON() throws {
         var state = Self.receiving()
         state.apply([.received(Self.entry("u-9/../x", type: "REFUND"))], at: Self.t0)
-        let effects = state.handle(.character("e"), environment: DashboardTests.env)
-        guard case .export(let json, let fileName)? = effects.first else {
+        _ = state.handle(.character("e"), environment: DashboardTests.env)
+        let effects = state.handle(.enter, environment: DashboardTests.env)
+        guard case .save(let file)? = effects.first else {
             Issue.record("no export: \(effects)")
             return
         }
-        #expect(fileName == "receiptdash-notification-u-9____x.json")
+        let json = file.contents
+        #expect(file.fileName == "receiptdash-notifications-\(DashboardState.fileStamp(state.wallClock)).json")
+        #expect(file.what == "1 notification")
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         #expect(parsed.first?["notification_uuid"] as? String == "u-9/../x")
         #expect(parsed.first?["explanation"] as? String == "REFUND: Apple refunded the purchase: revoke what it granted")

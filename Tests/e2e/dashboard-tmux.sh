@@ -66,6 +66,14 @@ t send-keys -t "$session" s
 check "s sorts the receipts by file" wait_for "Receipts [4] by file"
 t send-keys -t "$session" s s s s s s s s
 check "after the last column, load order again" wait_gone "Receipts [4] by"
+t send-keys -t "$session" e
+check "e offers the listed receipts' export" wait_for "Export the 4 receipts listed as JSON to folder:"
+t send-keys -t "$session" Tab C-u
+t send-keys -t "$session" -l "$work/exports"
+mkdir -p "$work/exports"
+t send-keys -t "$session" Enter
+check "the export's path is said" wait_for "exported 4 receipts to $work/exports/receiptdash-receipts-"
+check "the export is mode 600, one CSV line per receipt" bash -c "f=\$(ls $work/exports/*.csv) && [ \"\$(stat -c %a \"\$f\")\" = 600 ] && [ \"\$(wc -l < \"\$f\")\" = 5 ]"
 
 # Verify every receipt online through the simulator (the JWS and the response are not sent).
 t send-keys -t "$session" V
@@ -87,7 +95,7 @@ check "pasted receipt's bundle id shown" wait_for "com.hannesoid.Purchas"
 
 # Help overlay.
 t send-keys -t "$session" '?'
-check "? shows the keys" wait_for "copy the selected value (OSC 52)"
+check "? shows the keys" wait_for "copy the focused row as JSON"
 t send-keys -t "$session" Escape
 check "help closes" wait_gone "Any key closes this help."
 
