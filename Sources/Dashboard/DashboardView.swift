@@ -269,11 +269,13 @@ public enum DashboardView {
             b.write("No purchases in this input (not an error: a receipt can have none).", x: inner.x, y: inner.y, limit: inner.width, style: Style(.muted))
             return
         }
+        // As the pane narrows, Original, Type, Purchased and Transaction go first: the product,
+        // its state and its expiry are the facts, and stay to the last (80×24 keeps them).
         let columns = [
-            TableColumn("Product", width: 0, priority: 9, minimumWidth: 16), TableColumn("Type", width: 11, priority: 2),
-            TableColumn("Transaction", width: 16, priority: 8), TableColumn("Original", width: 16, priority: 1),
-            TableColumn("Purchased", width: 16, priority: 7), TableColumn("Expires", width: 16, priority: 6),
-            TableColumn("State", width: 9, priority: 5),
+            TableColumn("Product", width: 0, priority: 10, minimumWidth: 16, cutInTheMiddle: true), TableColumn("Type", width: 11, priority: 2),
+            TableColumn("Transaction", width: 16, priority: 6), TableColumn("Original", width: 16, priority: 1),
+            TableColumn("Purchased", width: 16, priority: 5), TableColumn("Expires", width: 16, priority: 8),
+            TableColumn("State", width: 9, priority: 9),
         ]
         var scroll = s.scroll[.purchases] ?? ScrollState()
         scroll.reveal(visible: inner.height - 1, count: s.visibleRowCount)

@@ -7,13 +7,18 @@ public struct TableColumn: Sendable, Hashable {
     /// When the table is too narrow, columns with the lowest priority are hidden first.
     public var priority: Int
     public var minimumWidth: Int
+    /// Cut long cells in the middle, keeping both ends (product ids differ at their ends).
+    public var cutInTheMiddle: Bool
 
-    public init(_ title: String, width: Int, alignRight: Bool = false, priority: Int = 0, minimumWidth: Int = 12) {
+    public init(
+        _ title: String, width: Int, alignRight: Bool = false, priority: Int = 0, minimumWidth: Int = 12, cutInTheMiddle: Bool = false
+    ) {
         self.title = title
         self.width = width
         self.alignRight = alignRight
         self.priority = priority
         self.minimumWidth = minimumWidth
+        self.cutInTheMiddle = cutInTheMiddle
     }
 }
 
@@ -80,7 +85,8 @@ public enum Widgets {
                 let (text, role) = cell(row, i)
                 let style = rowStyle ?? Style(role ?? .text)
                 buffer.write(
-                    TextWidth.pad(text, to: widths[i], alignRight: column.alignRight), x: cx, y: y, limit: widths[i], style: style)
+                    TextWidth.pad(column.cutInTheMiddle ? TextWidth.truncateMiddle(text, to: widths[i]) : text, to: widths[i], alignRight: column.alignRight),
+                    x: cx, y: y, limit: widths[i], style: style)
                 cx += widths[i] + 1
             }
         }

@@ -223,12 +223,13 @@ import TerminalUI
         // Receipts: the new input, its worst verdict, environment, counts and latest expiry.
         #expect(text.contains("│✗  lookup …25686313 Sbx   0/1/0 2025-10-06││"))
         #expect(text.contains("7 inputs · 7 decoded │ valid 3 · test 1 · invalid 1 · unverifiable 2"))
-        // Purchases: every looked-up transaction, oldest first.
+        // Purchases: every looked-up transaction, oldest first; products cut in the middle, so
+        // the upgrade to the three-month plan shows.
         for row in [
-            "│com.getsession.org.pro_… auto-renew  2000001024998954 2000001024993299 2025-10-01 07:09 2025-10-01 07:12 expired  │",
-            "│com.getsession.org.pro_… auto-renew  2000001025686313 2000001024993299 2025-10-02 07:06 2025-10-02 07:09 expired  │",
-            "│com.getsession.org.pro_… auto-renew  2000001027701898 2000001024993299 2025-10-06 05:16 2025-10-06 05:25 expired  │",
-            "│com.getsession.org.pro_… auto-renew  2000001027701928 2000001024993299 2025-10-06 05:16 2025-10-06 05:19 expired  │",
+            "│com.getsess….org.pro_sub auto-renew  2000001024998954 2000001024993299 2025-10-01 07:09 2025-10-01 07:12 expired  │",
+            "│com.getsess….org.pro_sub auto-renew  2000001025686313 2000001024993299 2025-10-02 07:06 2025-10-02 07:09 expired  │",
+            "│com.getsess…sub_3_months auto-renew  2000001027701898 2000001024993299 2025-10-06 05:16 2025-10-06 05:25 expired  │",
+            "│com.getsess….org.pro_sub auto-renew  2000001027701928 2000001024993299 2025-10-06 05:16 2025-10-06 05:19 expired  │",
         ] {
             #expect(text.contains(row), "\(row)")
         }

@@ -104,6 +104,16 @@ t resize-window -t "$session" -x 60 -y 15
 check "too small screen" wait_for "Terminal too small: 60×15"
 t resize-window -t "$session" -x 120 -y 40
 check "full layout again after resize" wait_for "Receipts [5]"
+# The facts survive small and large screens: 80×24 keeps each purchase's expiry and state,
+# 200×50 lists the receipts' environment and counts too.
+t resize-window -t "$session" -x 80 -y 24
+check "80×24 keeps the purchases' expiry and state" wait_for "Expires          State"
+check "80×24 keeps the receipts' latest expiry" wait_for "File       Expires"
+t resize-window -t "$session" -x 200 -y 50
+check "200×50 shows every purchase column" wait_for "Type        Transaction      Original         Purchased"
+check "200×50 shows the receipts' environment and counts" wait_for "File             Env   A/E/R Expires"
+t resize-window -t "$session" -x 120 -y 40
+check "120×40 again" wait_for "File           A/E/R Expires"
 
 # The receipt with escape sequences: shown escaped, the terminal untouched.
 t send-keys -t "$session" G k
