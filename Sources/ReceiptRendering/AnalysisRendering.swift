@@ -20,11 +20,17 @@ public enum AnalysisRendering {
         }
     }
 
-    /// One line of `width` cells from the first period's start to the later of the last end
-    /// and `at` (spaces are gaps), and a second line with `^` under `at`.
+    /// One line of `width` cells over the subscription's own span, from the first period's start
+    /// to the last one's end, and a second line with `^` under `at`. The span reaches `at` only
+    /// when `at` is near (within a fifth of the span past its end): a sandbox subscription that
+    /// renewed every few minutes, judged years later, still shows its periods, and the marker
+    /// line says `at` comes after them.
     public static func timeline(_ s: SubscriptionSummary, at: Date, width: Int = 48) -> (bar: String, marker: String, range: String)? {
         guard let first = s.periods.map(\.start).min() else { return nil }
-        let last = max(s.periods.compactMap(\.end).max() ?? at, at)
+        let lastEnd = s.periods.compactMap(\.end).max() ?? at
+        let ownSpan = max(lastEnd.timeIntervalSince(first), 1)
+        let atOnAxis = at >= first && at.timeIntervalSince(lastEnd) <= ownSpan / 5
+        let last = atOnAxis ? max(lastEnd, at) : lastEnd
         let span = max(last.timeIntervalSince(first), 1)
         var cells = [Character](repeating: " ", count: width)
         func cell(_ date: Date) -> Int { min(width - 1, max(0, Int(Double(width) * date.timeIntervalSince(first) / span))) }
@@ -35,7 +41,14 @@ public enum AnalysisRendering {
             let b = cell(period.end ?? period.start)
             for i in a...max(a, b) { cells[i] = glyph(period.kind) }
         }
-        let marker = String(repeating: " ", count: cell(at) + 1) + "^ " + AppleDate.iso8601(at)
+        let marker: String
+        if atOnAxis {
+            marker = String(repeating: " ", count: cell(at) + 1) + "^ " + AppleDate.iso8601(at)
+        } else if at < first {
+            marker = "^ " + AppleDate.iso8601(at) + " (before the first period)"
+        } else {
+            marker = String(repeating: " ", count: width + 1) + "→ " + AppleDate.iso8601(at) + " (after the last period)"
+        }
         let range = "\(AppleDate.calendarDay(first)) … \(AppleDate.calendarDay(last))"
         return ("[" + String(cells) + "]", marker, range)
     }
