@@ -16,12 +16,21 @@ public struct DashboardLayout: Sendable, Hashable {
     ///   receipt panes and the Log/Metrics row, which then spans the width too: the live signal
     ///   on-call watches sits above the log, and its rows are wide (time, type explained,
     ///   product, transaction, verdict, deliveries).
-    public init?(width: Int, height: Int, notifications: Bool = false) {
+    /// - Parameter receiptPanes: false folds the four receipt panes away (on call, with nothing
+    ///   loaded they would be empty): the Notifications band takes their place.
+    public init?(width: Int, height: Int, notifications: Bool = false, receiptPanes: Bool = true) {
         guard width >= Self.minimumWidth, height >= Self.minimumHeight else { return nil }
         title = Rect(x: 0, y: 0, width: width, height: 1)
         message = Rect(x: 0, y: height - 2, width: width, height: 1)
         footer = Rect(x: 0, y: height - 1, width: width, height: 1)
         var body = Rect(x: 0, y: 1, width: width, height: height - 3)
+        if notifications, !receiptPanes {
+            let (band, log) = body.splitTop(body.height - (height >= 34 ? 7 : 5))
+            let (logPane, metricsPane) = log.splitLeft(log.width >= 90 ? log.width - 46 : log.width)
+            panes = [.notifications: band, .log: logPane]
+            metrics = metricsPane.width > 0 ? metricsPane : nil
+            return
+        }
         var band: Rect?
         var logRow: Rect?
         if notifications {

@@ -11,10 +11,12 @@ extension DashboardState {
         if case .resize(let w, let h) = event {
             width = w
             height = h
-            pageSize = DashboardLayout(width: w, height: h, notifications: notificationsShown)?.purchaseRows ?? 1
+            pageSize = layout(width: w, height: h)?.purchaseRows ?? 1
+            keepFocusVisible()
             rebuildRows()
             return []
         }
+        keepFocusVisible()
         let effects = handleMode(event, environment: environment)
         returnToCustomerIfDone()
         return effects

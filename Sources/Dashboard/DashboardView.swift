@@ -9,16 +9,16 @@ import UntrustedText
 public enum DashboardView {
     public static func render(_ state: DashboardState, width: Int, height: Int) -> ScreenBuffer {
         var b = ScreenBuffer(width: width, height: height)
-        guard let layout = DashboardLayout(width: width, height: height, notifications: state.notificationsShown) else {
+        guard let layout = state.layout(width: width, height: height) else {
             tooSmall(&b)
             return b
         }
         titleBar(state, layout.title, &b)
-        receipts(state, layout.panes[.receipts]!, &b)
-        purchases(state, layout.panes[.purchases]!, &b)
-        subscriptions(state, layout.panes[.subscriptions]!, &b)
-        status(state, layout.panes[.status]!, &b)
-        log(state, layout.panes[.log]!, &b)
+        if let rect = layout.panes[.receipts] { receipts(state, rect, &b) }
+        if let rect = layout.panes[.purchases] { purchases(state, rect, &b) }
+        if let rect = layout.panes[.subscriptions] { subscriptions(state, rect, &b) }
+        if let rect = layout.panes[.status] { status(state, rect, &b) }
+        if let rect = layout.panes[.log] { log(state, rect, &b) }
         if let rect = layout.panes[.notifications] { notifications(state, rect, &b) }
         if let rect = layout.metrics { metrics(state, rect, &b) }
         messageLine(state, layout.message, &b)

@@ -176,7 +176,22 @@ extension DashboardState {
 
     /// The panes on screen: the Notifications pane only while notifications are followed.
     public var visiblePanes: [Pane] {
-        notificationsShown ? Pane.allCases : Pane.allCases.filter { $0 != .notifications }
+        if foldsReceiptPanes { return [.notifications, .log] }
+        return notificationsShown ? Pane.allCases : Pane.allCases.filter { $0 != .notifications }
+    }
+
+    /// On call with nothing loaded, the four receipt panes would be empty: they fold away and
+    /// the Notifications band takes their place, until an input is loaded.
+    public var foldsReceiptPanes: Bool { notificationsShown && items.isEmpty }
+
+    /// The layout for the state at `width`×`height`.
+    public func layout(width: Int, height: Int) -> DashboardLayout? {
+        DashboardLayout(width: width, height: height, notifications: notificationsShown, receiptPanes: !foldsReceiptPanes)
+    }
+
+    /// Moves the focus off a pane that is folded away.
+    mutating func keepFocusVisible() {
+        if !visiblePanes.contains(focus) { focus = visiblePanes.first ?? .receipts }
     }
 
     /// Applies what a notification source reported; keeps the selection on the newest row when
@@ -282,7 +297,7 @@ extension DashboardState {
 
     /// Rows of the Notifications table that fit (header and border excluded).
     var notificationRows: Int {
-        max(1, (DashboardLayout(width: width, height: height, notifications: true)?.panes[.notifications]?.height ?? 4) - 4)
+        max(1, (layout(width: width, height: height)?.panes[.notifications]?.height ?? 4) - 4)
     }
 }
 

@@ -4,6 +4,8 @@ import Testing
 @testable import Dashboard
 import ReceiptRendering
 import ReceiptCore
+import ReceiptDemo
+import LocalFiles
 import TerminalUI
 
 /// The Notifications pane as the on-call operator reads it: rows as they arrive, redeliveries
@@ -42,7 +44,7 @@ import TerminalUI
 
     /// The rows of the Notifications pane's inside (the band above the log).
     func paneLines(_ state: DashboardState) -> [String] {
-        let rect = DashboardLayout(width: state.width, height: state.height, notifications: true)!.panes[.notifications]!.inset
+        let rect = state.layout(width: state.width, height: state.height)!.panes[.notifications]!.inset
         let b = screen(state)
         return (rect.y..<rect.maxY).map { y in
             String(b.row(at: y).dropFirst(rect.x).prefix(rect.width)).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
@@ -204,7 +206,20 @@ import TerminalUI
         #expect(seen == [.purchases, .subscriptions, .status, .log, .receipts, .purchases])
         #expect(!screen(plain).text.contains("Notifications"))
 
+        // On call with nothing loaded, the receipt panes fold away: Tab goes between the
+        // Notifications band and the Log, and a focus on a folded pane moves to the band.
         var state = Self.receiving()
+        #expect(state.foldsReceiptPanes)
+        #expect(state.visiblePanes == [.notifications, .log])
+        state.focus = .status
+        _ = state.handle(.tab, environment: DashboardTests.env)
+        #expect(state.focus == .log)
+        _ = state.handle(.tab, environment: DashboardTests.env)
+        #expect(state.focus == .notifications)
+        #expect(!screen(state).text.contains("Receipts ["))
+        // An input loaded: every pane is back, in the usual order.
+        await state.load(source: "demo/a.b64", bytes: try! InputFiles.demo()[2].result.get())
+        #expect(!state.foldsReceiptPanes)
         state.focus = .status
         _ = state.handle(.tab, environment: DashboardTests.env)
         #expect(state.focus == .notifications)

@@ -300,6 +300,7 @@ kill "$receive_pid" 2>/dev/null
 t new-session -d -s embedded -x 140 -y 42 "TERM=xterm-256color $bin --receive 0 --bundle-id com.loki-project.loki-messenger --receive-environment sandbox --receive-max-age none --db $work/embedded.sqlite --expect-every 2s; echo EXIT=\$?; sleep 60"
 session=embedded
 check "the embedded receiver says where it listens" wait_for "receiving at http://127.0.0.1:"
+check "on call with nothing loaded, the empty receipt panes fold away" bash -c "! tmux -L $socket capture-pane -t embedded -p | grep -qF 'Receipts ['"
 embedded_url=$(screen | grep -o 'http://127.0.0.1:[0-9]*/notifications' | head -n 1)
 check "no notification for 2 s raises the banner" wait_for "NO NOTIFICATIONS for" 60
 check "a notification posted to the dashboard is stored (200)" test "$(post "$embedded_url" session-pro_12_CONSUMPTION_REQUEST.jws)" = 200
