@@ -13,6 +13,6 @@ rm -rf "$dir"
 mkdir -p "$dir"
 for ((i = 0; i < count; i++)); do
   src=${sources[$((i % ${#sources[@]}))]}
-  cp "$src" "$dir/$(printf '%04d' "$i")-$(basename "$src")"
+  cp "$src" "$dir/$(printf '%05d' "$i")-$(basename "$src")"
 done
 echo "$dir: $count receipts from ${#sources[@]} corpus files, $(du -sk "$dir" | cut -f1) KB"

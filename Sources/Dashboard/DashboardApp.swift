@@ -19,12 +19,15 @@ public enum DashboardApp {
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
         pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
         feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil, notifications: (any NotificationFeed)? = nil,
-        acting: (any CustomerActing)? = nil
+        acting: (any CustomerActing)? = nil, startup: [InputFiles.Origin] = []
     ) async {
         let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
         _ = state.handle(.resize(width: w, height: h), environment: environment)
         state.onlineAvailable = verifier != nil
+        // Without an audit trail nothing needs an input's bytes once judged.
+        state.keepsSourceBytes = audit != nil
+        if audit == nil { for index in state.items.indices { state.items[index].sourceBytes = nil } }
         state.lookupAvailable = lookup != nil
         state.actionsAvailable = acting != nil && lookup != nil
         if notifications != nil { state.notificationWatchStarted = state.notificationWatchStarted ?? environment.now() }
@@ -75,7 +78,7 @@ public enum DashboardApp {
                 }
                 await loop(
                     &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
-                    feed: feed, lookup: lookup, notifications: notifications, acting: acting,
+                    feed: feed, lookup: lookup, notifications: notifications, acting: acting, startup: startup,
                     inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:with:))
             }
             let unanswered = replies.active
@@ -87,10 +90,14 @@ public enum DashboardApp {
     }
 
     /// The loop itself: until `q` or the end of input.
+    /// Inputs read and judged per pass of the loop while the start's files load: a tenth of a
+    /// second of both cores, so keys stay answered.
+    static let startupChunk = 256
+
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
         verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,
-        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?,
+        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, startup: [InputFiles.Origin],
         inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
         startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
         verify: ([OnlineRequest], any OnlineVerifying) -> Void
@@ -98,8 +105,18 @@ public enum DashboardApp {
         let (inbox, lookups, replies) = inboxes
         // Items are only ever appended: each pass offers the audit store only those added since.
         var offeredToAudit = 0
+        // The files named at start are read and judged a chunk per pass, so the first frame
+        // comes at once and keys work while a folder of 50,000 loads; only a chunk's bytes are
+        // held at a time.
+        var startupNext = 0
         while true {
             state.wallClock = environment.now()
+            if startupNext < startup.count {
+                let chunk = startup[startupNext..<min(startup.count, startupNext + Self.startupChunk)]
+                startupNext += chunk.count
+                state.add(await pipeline.judge(chunk.map { InputFiles.read($0, limit: pipeline.inputLimit) }), from: .startup)
+                state.loadingStartup = startupNext < startup.count ? (startupNext, startup.count) : nil
+            }
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             for report in lookups.drain() {
                 switch report {
@@ -120,8 +137,11 @@ public enum DashboardApp {
             }
             if let audit {
                 // Record what was loaded here; in follow mode, take in what others wrote.
-                for item in state.items[offeredToAudit...] where !state.auditedItems.contains(item.id) {
+                for index in state.items.indices.dropFirst(offeredToAudit) where !state.auditedItems.contains(state.items[index].id) {
+                    let item = state.items[index]
                     state.auditedItems.insert(item.id)
+                    // Recorded: the trail has the bytes, the dashboard no longer needs them.
+                    state.items[index].sourceBytes = nil
                     guard let decoded = item.decoded, let bytes = item.sourceBytes else { continue }
                     if let row = await audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
                 }
@@ -132,7 +152,8 @@ public enum DashboardApp {
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
             let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || replies.active > 0 || replies.pending
-            let timeout: Int? = verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
+            let timeout: Int? =
+                startupNext < startup.count ? 0 : verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {

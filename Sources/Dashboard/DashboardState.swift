@@ -20,9 +20,12 @@ public struct LoadedItem: Sendable {
     public var analysis: PurchaseAnalysis?
     /// Every purchase row, in source order.
     public var rows: [Purchase]
-    /// What verifyReceipt takes for this input, when it takes it.
-    public var receiptData: String?
-    /// The bytes as loaded (kept for the audit record).
+    /// What verifyReceipt takes for this input, when it takes it: made when asked for, from the
+    /// receipt the decoded input keeps (a copy in base64 per item would be a third more than the
+    /// folder itself).
+    public var receiptData: String? { decoded.flatMap(VerifyReceiptData.base64) }
+    /// The bytes as loaded, kept only until the audit trail has them (and not at all without
+    /// one: ``DashboardState/keepsSourceBytes``).
     public var sourceBytes: [UInt8]?
     /// For a customer looked up through the App Store Server API (format `api`): the whole
     /// answer, which the Status pane and the export show.
@@ -171,6 +174,27 @@ public struct DashboardState: Sendable {
     public var mode: Mode = .normal
     /// Where `e` offers to write (the audit database's folder, when there is one).
     public var exportFolder: String?
+    /// What the title bar and the Receipts pane count, kept as inputs arrive or are replaced
+    /// (a frame over 50,000 inputs then reads none of them).
+    public struct Tally: Sendable, Hashable {
+        public var decoded = 0
+        public var failed = 0
+        public var verdicts: [TrustReport.Verdict: Int] = [:]
+
+        mutating func count(_ item: LoadedItem, _ sign: Int) {
+            if item.decoded != nil { decoded += sign }
+            if item.error != nil { failed += sign }
+            if let verdict = item.trust?.verdict { verdicts[verdict, default: 0] += sign }
+        }
+    }
+
+    public private(set) var tally = Tally()
+
+    /// While the files named at start load: how many are judged of how many.
+    public var loadingStartup: (done: Int, total: Int)?
+    /// Whether inputs keep their bytes for the audit trail (false when there is none: a folder
+    /// of 50,000 receipts then costs what is shown, not every byte twice).
+    public var keepsSourceBytes = true
     public var scroll: [Pane: ScrollState] = [:]
     public var sortColumn: PurchaseColumn = .purchased
     /// The column the header cursor is on (chosen with ←/→ in Purchases).
@@ -288,14 +312,13 @@ public struct DashboardState: Sendable {
         }
         nextID += 1
         var item = LoadedItem(id: nextID, source: judged.source, rows: [])
-        item.sourceBytes = bytes
+        if keepsSourceBytes { item.sourceBytes = bytes }
         switch judged.result {
         case .success(let decoded):
             item.rows = decoded.allPurchases
             item.decoded = decoded
             item.trust = judged.trust
             item.analysis = judged.analysis
-            item.receiptData = VerifyReceiptData.base64(decoded)
             let verdict = judged.trust?.verdict.rawValue ?? "?"
             addLog("loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
         case .failure(let error):
@@ -303,6 +326,7 @@ public struct DashboardState: Sendable {
             addLog("could not decode \(judged.source): \(error.reason)", role: .error)
         }
         item.summary = item.makeSummary()
+        tally.count(item, 1)
         items.append(item)
         placeInReceiptOrder(items.count - 1)
         if items.count == 1 { rebuildRows() }
@@ -318,8 +342,10 @@ public struct DashboardState: Sendable {
         let id: Int
         if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
             id = items[index].id
+            tally.count(items[index], -1)
             items[index] = LoadedItem(lookup: lookup, id: id)
             items[index].summary = items[index].makeSummary()
+            tally.count(items[index], 1)
             rebuildReceiptOrder(keeping: index)
             tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: index, updated: true)
@@ -328,6 +354,7 @@ public struct DashboardState: Sendable {
             id = nextID
             var item = LoadedItem(lookup: lookup, id: id)
             item.summary = item.makeSummary()
+            tally.count(item, 1)
             items.append(item)
             placeInReceiptOrder(items.count - 1)
             tellStory(of: id, lookup, stored: stored)
@@ -384,7 +411,9 @@ public struct DashboardState: Sendable {
         var index = log.endIndex
         while index > log.startIndex, log[index - 1].time > entry.time { index -= 1 }
         log.insert(entry, at: index)
-        if log.count > 5000 { log.removeFirst(log.count - 5000) }
+        // Trimmed to the newest 5,000 a thousand at a time: loading 50,000 inputs does not move
+        // 5,000 lines for each one.
+        if log.count > 6000 { log.removeFirst(log.count - 5000) }
         var s = scroll[.log] ?? ScrollState()
         s.selected = log.count - 1
         scroll[.log] = s

@@ -49,10 +49,10 @@ public enum DashboardView {
 
     static func titleBar(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         b.fill(r, style: Style(.statusBar))
-        let decoded = s.items.filter { $0.decoded != nil }.count
+        // Counted as inputs arrive (``DashboardState/tally``): a frame reads no item.
+        let decoded = s.tally.decoded
         let failed = s.items.count - decoded
-        var verdicts: [TrustReport.Verdict: Int] = [:]
-        for item in s.items { if let v = item.trust?.verdict { verdicts[v, default: 0] += 1 } }
+        let verdicts = s.tally.verdicts
         let order: [TrustReport.Verdict] = [.valid, .test, .invalid, .unverifiable]
         let mix = order.compactMap { v in verdicts[v].map { "\(v.rawValue) \($0)" } }
         var text = " receiptdash │ \(s.items.count) input\(s.items.count == 1 ? "" : "s") · \(decoded) decoded"
@@ -189,8 +189,12 @@ public enum DashboardView {
         let y = inner.maxY - 2
         let counts = s.onlineCounts
         let total = counts.queued + counts.verifying + counts.done + counts.failed
-        if total == 0 {
-            let failed = s.items.filter { $0.error != nil }.count
+        if let (done, all) = s.loadingStartup {
+            b.write("loading \(done) of \(all)", x: inner.x, y: y, limit: inner.width, style: Style(.muted))
+            Widgets.progress(
+                into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: Double(done) / Double(max(1, all)), label: "\(done)/\(all) judged")
+        } else if total == 0 {
+            let failed = s.tally.failed
             b.write("decoded \(s.items.count - failed) · failed \(failed)", x: inner.x, y: y, limit: inner.width, style: Style(.muted))
             Widgets.progress(
                 into: &b, x: inner.x, y: y + 1, width: inner.width, fraction: s.items.isEmpty ? 0 : 1,

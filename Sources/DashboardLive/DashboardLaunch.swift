@@ -44,6 +44,8 @@ public struct DashboardLaunch {
         public let audit: StoreAuditLink?
         public let notifications: (any NotificationFeed)?
         public let watchFeed: WatchFeed?
+        /// The inputs the files named at start hold, for the loop to read and judge.
+        public let startup: [InputFiles.Origin]
         let receiver: EmbeddedReceiver?
         let ownStore: (any AuditBackend)?
 
@@ -70,7 +72,9 @@ public struct DashboardLaunch {
         } else if files.isEmpty {
             state.add(await pipeline.judge(InputFiles.demo()), from: .startup)
         } else {
-            state.add(await pipeline.judge(InputFiles.load(files, limit: pipeline.inputLimit)), from: .startup)
+            // Read and judged by the loop a chunk at a time (``Live/startup``): the first frame
+            // does not wait for a whole folder.
+            state.addLog("loading \(files.count == 1 ? files[0] : "\(files.count) paths")", role: .info)
         }
         for source in watch {
             state.addLog("watching \(source)", role: .info)
@@ -91,6 +95,7 @@ public struct DashboardLaunch {
         }
         return Live(
             audit: audit, notifications: notifications, watchFeed: watch.isEmpty ? nil : WatchFeed(sources: watch, fromEnd: false),
+            startup: follow ? [] : InputFiles.origins(files),
             receiver: receiver, ownStore: backend == nil ? receiving?.store : nil)
     }
 }

@@ -225,7 +225,7 @@ struct Dash: AsyncParsableCommand {
             let terminal = NcursesTerminal(theme: chosenTheme)
             await DashboardApp.run(
                 &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: live.watchFeed, lookup: lookup, notifications: live.notifications, acting: acting)
+                feed: live.watchFeed, lookup: lookup, notifications: live.notifications, acting: acting, startup: live.startup)
             terminal.shutdown()
             return terminal.interruption
         }
