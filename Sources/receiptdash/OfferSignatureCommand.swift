@@ -42,11 +42,7 @@ struct OfferSignatureCommand: ParsableCommand {
                     --application-username '' --format json
                 """)
 
-        @Option(name: .long, help: ArgumentHelp("The subscription's product ID.", valueName: "id"))
-        var productId: String
-
-        @Option(name: .long, help: ArgumentHelp("The promotional offer's identifier in App Store Connect.", valueName: "id"))
-        var offerId: String
+        @OptionGroup var promotion: PromotionalOfferOptions
 
         @Option(
             name: .long,
@@ -64,8 +60,7 @@ struct OfferSignatureCommand: ParsableCommand {
 
         func validate() throws {
             try OfferSigning.check { () throws(OfferSignatureError) in
-                _ = try OfferValues.productID(productId)
-                _ = try OfferValues.offerID(offerId)
+                try promotion.check()
                 _ = try OfferValues.applicationUsername(applicationUsername)
                 if let nonce { _ = try OfferValues.nonce(nonce) }
             }
@@ -76,7 +71,7 @@ struct OfferSignatureCommand: ParsableCommand {
             let nonce = try OfferSigning.nonce(self.nonce)
             let offer = try OfferSigning.check { () throws(OfferSignatureError) in
                 try signer.promotional(
-                    productID: productId, offerID: offerId, applicationUsername: applicationUsername, nonce: nonce, at: Date())
+                    productID: promotion.productId, offerID: promotion.offerId, applicationUsername: applicationUsername, nonce: nonce, at: Date())
             }
             Standard.output(output.format == .json ? OfferSignatureRendering.json(offer) : OfferSignatureRendering.text(offer))
         }
@@ -98,11 +93,7 @@ struct OfferSignatureCommand: ParsableCommand {
                     --transaction-id 2000000123456789
                 """)
 
-        @Option(name: .long, help: ArgumentHelp("The subscription's product ID.", valueName: "id"))
-        var productId: String
-
-        @Option(name: .long, help: ArgumentHelp("The promotional offer's identifier in App Store Connect.", valueName: "id"))
-        var offerId: String
+        @OptionGroup var promotion: PromotionalOfferOptions
 
         @Option(
             name: .long,
@@ -115,8 +106,7 @@ struct OfferSignatureCommand: ParsableCommand {
 
         func validate() throws {
             try OfferSigning.check { () throws(OfferSignatureError) in
-                _ = try OfferValues.productID(productId)
-                _ = try OfferValues.offerID(offerId)
+                try promotion.check()
                 if let transactionId { _ = try OfferValues.transactionID(transactionId) }
             }
         }
@@ -124,7 +114,7 @@ struct OfferSignatureCommand: ParsableCommand {
         func run() throws {
             let signer = try OfferSigning.signer(api)
             let signed = try OfferSigning.check { () throws(OfferSignatureError) in
-                try signer.promotionalJWS(productID: productId, offerID: offerId, transactionID: transactionId, nonce: UUID(), at: Date())
+                try signer.promotionalJWS(productID: promotion.productId, offerID: promotion.offerId, transactionID: transactionId, nonce: UUID(), at: Date())
             }
             Standard.output(output.format == .json ? OfferSignatureRendering.json(signed) : OfferSignatureRendering.text(signed))
         }
@@ -223,5 +213,20 @@ enum OfferSigning {
     static func nonce(_ text: String?) throws -> UUID {
         guard let text else { return UUID() }
         return try check { () throws(OfferSignatureError) in try OfferValues.nonce(text) }
+    }
+}
+
+/// The product and offer both promotional signatures name.
+struct PromotionalOfferOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The subscription's product ID.", valueName: "id"))
+    var productId: String
+
+    @Option(name: .long, help: ArgumentHelp("The promotional offer's identifier in App Store Connect.", valueName: "id"))
+    var offerId: String
+
+    /// Both values as Apple takes them, else the coded reason.
+    func check() throws(OfferSignatureError) {
+        _ = try OfferValues.productID(productId)
+        _ = try OfferValues.offerID(offerId)
     }
 }
