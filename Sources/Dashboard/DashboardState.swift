@@ -32,7 +32,9 @@ public struct LoadedItem: Sendable {
     public var lookup: CustomerLookupResult?
     /// Its line in the Receipts pane, as `inspect --summary` gives it: what the receipt filter
     /// (`f`) and sort (`s`) read. Made once, when the item is added.
-    public internal(set) var summary: ReceiptSummary?
+    public internal(set) var summary: ReceiptSummary? { didSet { searchText = summary?.searchText ?? "" } }
+    /// The summary's words, lowercased, for the filter's plain words: made once.
+    var searchText = ""
 
     /// The summary for what the item holds now.
     func makeSummary() -> ReceiptSummary {

@@ -59,7 +59,7 @@ extension DashboardState {
 
     /// Whether the receipt filter lets `items[index]` through.
     func receiptPasses(_ index: Int) -> Bool {
-        receiptFilter.terms.isEmpty || items[index].summary.map { receiptFilter.matches($0) } ?? false
+        receiptFilter.terms.isEmpty || items[index].summary.map { receiptFilter.matches($0, searchText: items[index].searchText) } ?? false
     }
 
     /// Puts a newly added item where the filter and sort say: appended in load order, else

@@ -72,8 +72,9 @@ public struct ReceiptSummary: Sendable, Hashable {
         states = []
     }
 
-    /// What plain words of a filter are looked for in (lowercased).
-    var searchText: String {
+    /// What plain words of a filter are looked for in (lowercased). The dashboard keeps it beside
+    /// each summary, so typing a word does not make it again for every receipt.
+    public var searchText: String {
         ([file, verdict, environment ?? "", bundleID ?? "", why] + products).joined(separator: " ").lowercased()
     }
 

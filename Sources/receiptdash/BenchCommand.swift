@@ -43,6 +43,10 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Instead, time rendering one 200×60 dashboard frame with this many purchase rows.", valueName: "rows"))
     var renderRows: Int?
 
+    @Option(
+        name: .long, help: ArgumentHelp("Instead, time the Receipts pane's filter (as typed) and sort over this many inputs.", valueName: "count"))
+    var receiptFilter: Int?
+
     @Option(name: .long, help: ArgumentHelp("Instead, verify this many receipts through an in-process simulator (100 ms latency).", valueName: "count"))
     var onlineReceipts: Int?
 
@@ -111,6 +115,7 @@ struct Bench: AsyncParsableCommand {
             if let lines = ingestLines { return try await bench.benchIngest(lines: lines, postgres: ingestDb) }
             if let rows = analyzeRows { return try bench.benchAnalysis(rows: rows) }
             if let rows = renderRows { return await bench.benchRender(rows: rows) }
+            if let count = receiptFilter { return await bench.benchReceiptFilter(count: count) }
             if let events = renderCustomer { return await bench.benchCustomerView(events: events) }
             if let count = backfill { return try await bench.benchBackfill(count: count) }
             if verify && onlineChecks { return try await bench.benchJWSOnlineChecks() }
