@@ -47,7 +47,7 @@ public final class AuditStore: AuditBackend {
         // whenever it recreates them; they are set again after the open all the same. An
         // existing database keeps the mode its owner gave it. Directories made for it are 0700.
         let onDisk = !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:")
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathNames.parent(of: path)
         if onDisk, !directory.isEmpty { try FilePermissions.createPrivateDirectory(atPath: directory) }
         let created = onDisk ? try FilePermissions.createPrivateFile(atPath: path) : false
         var configuration = Configuration()

@@ -1,4 +1,5 @@
 import Foundation
+import LocalFiles
 import ReceiptRendering
 import ReceiptCore
 import TerminalUI
@@ -344,7 +345,7 @@ extension DashboardState {
             folder = expanded
             prefix = ""
         } else {
-            folder = (expanded as NSString).deletingLastPathComponent
+            folder = PathNames.parent(of: expanded)
             prefix = (expanded as NSString).lastPathComponent
         }
         let listed = environment.listDirectory(folder.isEmpty ? "." : folder) ?? []

@@ -72,7 +72,7 @@ enum AuditStoreCheck {
             return [DoctorCheck(id, .failed, error.reason, fix: "give --db a file path or a postgres:// URL")]
         }
         if case .sqlite(let path) = database, !FileManager.default.fileExists(atPath: path) {
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = PathNames.parent(of: path)
             let writable = nearestFolder(folder).map { access($0, W_OK) == 0 } ?? false
             return [
                 writable
@@ -100,7 +100,7 @@ enum AuditStoreCheck {
                 checks.append(DoctorCheck(id, .ok, "\(path) opens at the current schema (\(current))"))
             }
             checks.append(
-                access(path, W_OK) == 0 && access((path as NSString).deletingLastPathComponent, W_OK) == 0
+                access(path, W_OK) == 0 && access(PathNames.parent(of: path), W_OK) == 0
                     ? DoctorCheck("audit.writable", .ok, "\(path) and its folder can be written")
                     : DoctorCheck(
                         "audit.writable", .failed, "\(path) or its folder cannot be written by this user", fix: "check the file's and folder's owner and mode"))
@@ -116,7 +116,7 @@ enum AuditStoreCheck {
     static func nearestFolder(_ path: String) -> String? {
         var folder = path.isEmpty ? "." : path
         while !FileManager.default.fileExists(atPath: folder) {
-            let parent = (folder as NSString).deletingLastPathComponent
+            let parent = PathNames.parent(of: folder)
             if parent == folder || parent.isEmpty { return nil }
             folder = parent
         }

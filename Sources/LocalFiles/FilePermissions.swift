@@ -47,7 +47,7 @@ public enum FilePermissions {
         var current = path
         while !current.isEmpty, current != "/", !FileManager.default.fileExists(atPath: current) {
             missing.append(current)
-            current = (current as NSString).deletingLastPathComponent
+            current = PathNames.parent(of: current)
         }
         for directory in missing.reversed() {
             if mkdir(directory, 0o700) != 0 {

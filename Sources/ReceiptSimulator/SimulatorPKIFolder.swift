@@ -53,7 +53,7 @@ public struct SimulatorPKIFolder: Sendable {
             }
             return try load(path, created: false)
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathNames.parent(of: path)
         let staging = (parent.isEmpty ? "." : parent) + "/.\((path as NSString).lastPathComponent).making-\(UUID().uuidString.prefix(8))"
         try make(in: staging, fresh: true)
         if rename(staging, path) != 0 {

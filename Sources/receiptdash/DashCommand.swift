@@ -5,6 +5,7 @@ import AppStoreClients
 import Dashboard
 import DashboardLive
 import Foundation
+import LocalFiles
 import NotificationReceiver
 import ReceiptCore
 import RetryEngine
@@ -152,7 +153,7 @@ struct Dash: AsyncParsableCommand {
         // `e` writes beside the audit database (mode 600, as the database), else here.
         let dbFile = db ?? (receive != nil ? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment) : nil)
         if let dbFile, !dbFile.contains("://") {
-            let folder = (dbFile as NSString).deletingLastPathComponent
+            let folder = PathNames.parent(of: dbFile)
             state.exportFolder = folder.isEmpty ? "." : folder
         }
         var launch = DashboardLaunch()
