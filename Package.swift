@@ -295,6 +295,7 @@ let package = Package(
                 "ReceiptCore",
                 "ReceiptSimulator",
                 "ReceiptWatch",
+                "TerminalUI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
