@@ -1,7 +1,6 @@
 import KeepAliveHTTP
 import Foundation
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import AppStoreAPI
@@ -462,7 +461,7 @@ public final class NotificationSender: Sendable {
         let start = ContinuousClock.now
         var status: Int?
         let result: SendAttemptResult
-        do {
+        do throws(KeepAliveHTTPError) {
             let answer = try await http.post(
                 endpoint,
                 headers: [("content-type", "application/json"), ("user-agent", "receiptdash-simulator/0.1 (App Store Server Notifications V2)")],
@@ -475,45 +474,17 @@ public final class NotificationSender: Sendable {
         return SendAttemptRecord(date: date, result: result, httpStatus: status, latency: DurationText.seconds(ContinuousClock.now - start), number: number)
     }
 
-    /// Apple's name for a failed attempt, by the error's type (never its text).
-    static func classify(_ error: any Error) -> SendAttemptResult {
-        switch error {
-        case let error as KeepAliveHTTPError:
-            switch error.code {
-            case .timeout, .connectTimeout: return .timedOut
-            case .connectionRefused: return .noResponse
-            case .connectionClosed: return .prematureClose
-            case .tls: return .tlsIssue
-            case .invalidResponse: return .invalidResponse
-            case .socket: return .socketIssue
-            case .shutdown: return .other
-            }
-        case let error as NIOSSLError:
-            if case .uncleanShutdown = error { return .prematureClose }
-            return .tlsIssue
-        case is NIOSSLExtraError, is BoringSSLError:
-            return .tlsIssue
-        case let error as NIOConnectionError:
-            let refused = !error.connectionErrors.isEmpty
-                && error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
-            return refused ? .noResponse : .socketIssue
-        case let error as IOError:
-            switch error.errnoCode {
-            case ECONNREFUSED: return .noResponse
-            case ECONNRESET, EPIPE: return .prematureClose
-            case ETIMEDOUT: return .timedOut
-            default: return .socketIssue
-            }
-        case let error as ChannelError:
-            switch error {
-            case .connectTimeout: return .timedOut
-            case .eof, .ioOnClosedChannel, .outputClosed, .alreadyClosed, .inputClosed: return .prematureClose
-            default: return .socketIssue
-            }
-        case is HTTPParserError:
-            return .invalidResponse
-        default:
-            return .other
+    /// Apple's name for a failed attempt, by the client's error code (never its text): the
+    /// client already reads NIO's, TLS's and the parser's errors into those codes.
+    static func classify(_ error: KeepAliveHTTPError) -> SendAttemptResult {
+        switch error.code {
+        case .timeout, .connectTimeout: .timedOut
+        case .connectionRefused: .noResponse
+        case .connectionClosed: .prematureClose
+        case .tls: .tlsIssue
+        case .invalidResponse: .invalidResponse
+        case .socket: .socketIssue
+        case .shutdown: .other
         }
     }
 }
