@@ -89,11 +89,11 @@ public enum DashboardApp {
         }
     }
 
-    /// The loop itself: until `q` or the end of input.
     /// Inputs read and judged per pass of the loop while the start's files load: a tenth of a
     /// second of both cores, so keys stay answered.
     static let startupChunk = 256
 
+    /// The loop itself: until `q` or the end of input.
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
         verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,

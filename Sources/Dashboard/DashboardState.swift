@@ -327,10 +327,7 @@ public struct DashboardState: Sendable {
             item.error = error
             addLog("could not decode \(judged.source): \(error.reason)", role: .error)
         }
-        item.summary = item.makeSummary()
-        tally.count(item, 1)
-        items.append(item)
-        placeInReceiptOrder(items.count - 1)
+        append(item)
         if items.count == 1 { rebuildRows() }
         return item.id
     }
@@ -345,20 +342,17 @@ public struct DashboardState: Sendable {
         if let index = items.firstIndex(where: { $0.lookup?.query == lookup.query }) {
             id = items[index].id
             tally.count(items[index], -1)
-            items[index] = LoadedItem(lookup: lookup, id: id)
-            items[index].summary = items[index].makeSummary()
-            tally.count(items[index], 1)
+            var item = LoadedItem(lookup: lookup, id: id)
+            item.summary = item.makeSummary()
+            tally.count(item, 1)
+            items[index] = item
             rebuildReceiptOrder(keeping: index)
             tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: index, updated: true)
         } else {
             nextID += 1
             id = nextID
-            var item = LoadedItem(lookup: lookup, id: id)
-            item.summary = item.makeSummary()
-            tally.count(item, 1)
-            items.append(item)
-            placeInReceiptOrder(items.count - 1)
+            append(LoadedItem(lookup: lookup, id: id))
             tellStory(of: id, lookup, stored: stored)
             lookupArrived(lookup, at: items.count - 1)
         }
@@ -421,14 +415,23 @@ public struct DashboardState: Sendable {
         scroll[.log] = s
     }
 
+    /// Adds an input the panes show: its summary made, counted in the tally, listed where the
+    /// receipt filter and sort put it.
+    private mutating func append(_ item: LoadedItem) {
+        var item = item
+        item.summary = item.makeSummary()
+        tally.count(item, 1)
+        items.append(item)
+        placeInReceiptOrder(items.count - 1)
+    }
+
     /// Selects `items[index]`; one the receipt filter hides clears the filter first (and says so),
     /// so what was opened, pasted or found is always what is selected.
     mutating func select(item index: Int) {
         guard items.indices.contains(index) else { return }
-        if !receiptOrder.contains(index) {
-            clearReceiptFilter()
-            message = ("receipt filter cleared to show \(SafeText.escaped(items[index].source))", .info)
-        }
+        if let position = receiptOrder.firstIndex(of: index) { return select(position: position) }
+        clearReceiptFilter()
+        message = ("receipt filter cleared to show \(SafeText.escaped(items[index].source))", .info)
         select(position: receiptOrder.firstIndex(of: index) ?? 0)
     }
 
