@@ -150,8 +150,10 @@ struct Dash: AsyncParsableCommand {
         let checks = onlineChecks.make(profile: try api.profile())
         let pipeline = ReceiptPipeline(
             at: state.now, evaluator: TrustEvaluator(anchors: anchors), trustOptions: TrustOptions(now: state.now, onlineChecks: checks))
+        // The store an embedded receiver writes when no --db is given.
+        let defaultStore = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         // `e` writes beside the audit database (mode 600, as the database), else here.
-        let dbFile = db ?? (receive != nil ? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment) : nil)
+        let dbFile = db ?? (receive != nil ? defaultStore : nil)
         if let dbFile, !dbFile.contains("://") {
             let folder = PathNames.parent(of: dbFile)
             state.exportFolder = folder.isEmpty ? "." : folder
@@ -163,8 +165,7 @@ struct Dash: AsyncParsableCommand {
         launch.backend = if let db { try await AuditOpening.open(db, readOnly: follow, durable: receive != nil) } else { nil }
         let backend = launch.backend
         if let receive {
-            let path = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
-            let store = if let backend { backend } else { try await AuditOpening.open(path, durable: true) }
+            let store = if let backend { backend } else { try await AuditOpening.open(defaultStore, durable: true) }
             var policy = ReceiverPolicy(
                 allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
                 environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
