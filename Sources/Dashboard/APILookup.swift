@@ -200,10 +200,12 @@ extension LoadedItem {
         decoded.warnings = result.notes
         self.decoded = decoded
         bundleID = decoded.bundleID
+        environment = decoded.environment
         rows = decoded.allPurchases
         analysis = result.analysis
         lookup = result
         trust = Self.trustSummary(result)
+        verdict = trust?.verdict
     }
 
     /// The worst verdict among the signed items, with a step for each one not trusted (for

@@ -50,12 +50,20 @@ public struct HistorySearch: Sendable, Hashable {
 
     /// Whether a loaded item matches (for searches without a database).
     func matches(_ item: LoadedItem) -> Bool {
-        switch field {
+        if item.isShelved, let keys = item.keys {
+            switch field {
+            case .tx: return keys.has(transaction: value)
+            case .otx: return keys.has(original: value)
+            case .product: return keys.has(product: value)
+            case .bundle, .status: break
+            }
+        }
+        return switch field {
         case .tx: item.rows.contains { $0.transactionID == value }
         case .otx: item.rows.contains { $0.originalTransactionID == value }
         case .bundle: item.bundleID == value
         case .product: item.rows.contains { $0.productID == value }
-        case .status: item.decoded?.status == Int(value)
+        case .status: item.status == Int(value)
         }
     }
 }

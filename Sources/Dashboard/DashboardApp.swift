@@ -114,7 +114,9 @@ public enum DashboardApp {
             if startupNext < startup.count {
                 let chunk = startup[startupNext..<min(startup.count, startupNext + Self.startupChunk)]
                 startupNext += chunk.count
-                state.add(await pipeline.judge(chunk.map { InputFiles.read($0, limit: pipeline.inputLimit) }), from: .startup)
+                // Judged on every core; shelved where judged, unless the audit trail must
+                // record them first (it takes the decoded receipt).
+                state.add(await DashboardState.prepare(chunk, pipeline: pipeline, keepsBytes: state.keepsSourceBytes, shelves: audit == nil), from: .startup)
                 state.loadingStartup = startupNext < startup.count ? (startupNext, startup.count) : nil
             }
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
@@ -140,14 +142,18 @@ public enum DashboardApp {
                 for index in state.items.indices.dropFirst(offeredToAudit) where !state.auditedItems.contains(state.items[index].id) {
                     let item = state.items[index]
                     state.auditedItems.insert(item.id)
-                    // Recorded: the trail has the bytes, the dashboard no longer needs them.
+                    // Recorded: the trail has the bytes, the dashboard no longer needs them, nor
+                    // the details of an input it can read again (the selected one comes back
+                    // before the frame).
                     state.items[index].sourceBytes = nil
+                    state.shelve(index)
                     guard let decoded = item.decoded, let bytes = item.sourceBytes else { continue }
                     if let row = await audit.record(source: item.source, bytes: bytes, decoded: decoded) { state.auditRows[row] = item.id }
                 }
                 offeredToAudit = state.items.count
                 await apply(await audit.poll(), to: &state, pipeline: pipeline)
             }
+            await restoreSelected(&state, pipeline: pipeline)
             backend.draw(DashboardView.render(state, width: state.width, height: state.height))
             // Block while idle (no CPU); wake 10 times a second while verifying, twice a second
             // while watching sources or following another process's database.
@@ -163,7 +169,7 @@ public enum DashboardApp {
                     state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }
-                    verify(requests, verifier)
+                    verify(readShelved(requests, &state, pipeline: pipeline), verifier)
                 case .lookUp(let query):
                     guard let lookup else {
                         state.lookupsRunning.remove(query)
@@ -189,8 +195,10 @@ public enum DashboardApp {
                         state.message = ("could not export: \(SafeText.escaped(error.reason)); type another folder after e", .error)
                     }
                 case .load(let path):
-                    let inputs = InputFiles.load([path], limit: pipeline.inputLimit)
-                    state.add(await pipeline.judge(inputs), from: .open(path: path))
+                    let origins = InputFiles.origins([path])
+                    state.add(
+                        await DashboardState.prepare(origins, pipeline: pipeline, keepsBytes: state.keepsSourceBytes, shelves: audit == nil),
+                        from: .open(path: path))
                 case .judge(let inputs, let origin):
                     state.add(await pipeline.judge(inputs), from: origin)
                 case .inspectNotification(let uuid, let payload):

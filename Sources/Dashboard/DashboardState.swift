@@ -11,12 +11,23 @@ import UntrustedText
 public struct LoadedItem: Sendable {
     public var id: Int
     public var source: String
-    public var decoded: DecodedInput? { didSet { bundleID = decoded?.bundleID } }
+    public var decoded: DecodedInput? {
+        didSet {
+            bundleID = decoded?.bundleID
+            environment = decoded?.environment
+            status = decoded?.status
+        }
+    }
     /// `decoded?.bundleID`, kept: finding it may read every purchase row (an input whose rows
-    /// carry none), which a frame must not do.
+    /// carry none), which a frame must not do. Kept too while the item is shelved.
     public internal(set) var bundleID: String?
+    /// `decoded?.environment` and `decoded?.status`, kept while the item is shelved.
+    public internal(set) var environment: StoreEnvironment?
+    public internal(set) var status: Int?
     public var error: ReceiptDecodingError?
-    public var trust: TrustReport?
+    public var trust: TrustReport? { didSet { verdict = trust?.verdict } }
+    /// `trust?.verdict`, kept while the item is shelved (the icon and the title bar's mix).
+    public internal(set) var verdict: TrustReport.Verdict?
     public var analysis: PurchaseAnalysis?
     /// Every purchase row, in source order.
     public var rows: [Purchase]
@@ -35,6 +46,23 @@ public struct LoadedItem: Sendable {
     public internal(set) var summary: ReceiptSummary? { didSet { searchText = summary?.searchText ?? "" } }
     /// The summary's words, lowercased, for the filter's plain words: made once.
     var searchText = ""
+    /// Where the details come back from, for an item that may be shelved (a file named at
+    /// start or opened: ``DetailSource``); nil for one that always holds them.
+    public internal(set) var detailSource: DetailSource?
+    /// True while the item holds only its summary and the facts the Receipts pane and the
+    /// searches read (``LoadedItem/shelved(keys:)``): `decoded`, `trust`, `analysis` and `rows`
+    /// are let go until it is selected, when the loop judges it again from ``detailSource``.
+    public internal(set) var isShelved = false
+    /// While shelved: its purchases' ids, for `:tx`, `:otx` and `:product`.
+    var keys: PurchaseKeys?
+    /// While shelved: whether verifyReceipt takes it (``verifiable``).
+    var shelvedVerifiable = false
+    /// Why its details could not come back (its file unreadable since): the pane says so and
+    /// the loop does not try again.
+    public internal(set) var detailsLost: String?
+
+    /// Whether it was decoded (held or shelved).
+    var isDecoded: Bool { decoded != nil || (isShelved && error == nil) }
 
     /// The summary for what the item holds now.
     func makeSummary() -> ReceiptSummary {
@@ -184,13 +212,13 @@ public struct DashboardState: Sendable {
         public var verdicts: [TrustReport.Verdict: Int] = [:]
 
         mutating func count(_ item: LoadedItem, _ sign: Int) {
-            if item.decoded != nil { decoded += sign }
+            if item.isDecoded { decoded += sign }
             if item.error != nil { failed += sign }
-            if let verdict = item.trust?.verdict { verdicts[verdict, default: 0] += sign }
+            if let verdict = item.verdict { verdicts[verdict, default: 0] += sign }
         }
     }
 
-    public private(set) var tally = Tally()
+    public internal(set) var tally = Tally()
 
     /// While the files named at start load: how many are judged of how many.
     public var loadingStartup: (done: Int, total: Int)?
@@ -274,6 +302,11 @@ public struct DashboardState: Sendable {
     /// Page size used by PgUp/PgDn (the view sets it from the layout).
     public var pageSize = 10
     private var nextID = 0
+    /// The shelved item given its details back (``restoreDetails(_:of:)``): shelved again when
+    /// another one is.
+    var heldDetails: Int?
+    /// A `:tx` search's transaction, to select once its shelved receipt has its rows back.
+    var revealTransaction: String?
 
     public init(now: Date) {
         self.now = now
@@ -306,15 +339,26 @@ public struct DashboardState: Sendable {
     /// Returns the new item's id, or nil when nothing was added.
     @discardableResult
     public mutating func add(_ judged: JudgedInput) -> Int? {
+        add(Self.prepare(judged, keepsBytes: keepsSourceBytes))
+    }
+
+    /// An input judged and made ready to list (its item without an id yet, its summary made,
+    /// and its Log line), so the work can be done off the loop's thread.
+    public struct PreparedInput: Sendable {
+        /// Nil when the input could not even be read.
+        var item: LoadedItem?
+        var log: String
+        var role: ColorRole
+    }
+
+    /// Makes a judged input's item and Log line; pure, so any core may do it.
+    public static func prepare(_ judged: JudgedInput, keepsBytes: Bool) -> PreparedInput {
         guard let bytes = judged.bytes else {
-            let reason = "could not read \(judged.source): \(judged.error?.reason ?? "no data")"
-            addLog(reason, role: .error)
-            message = (reason, .error)
-            return nil
+            return PreparedInput(item: nil, log: "could not read \(judged.source): \(judged.error?.reason ?? "no data")", role: .error)
         }
-        nextID += 1
-        var item = LoadedItem(id: nextID, source: judged.source, rows: [])
-        if keepsSourceBytes { item.sourceBytes = bytes }
+        var item = LoadedItem(id: 0, source: judged.source, rows: [])
+        if keepsBytes { item.sourceBytes = bytes }
+        let log: String
         switch judged.result {
         case .success(let decoded):
             item.rows = decoded.allPurchases
@@ -322,11 +366,27 @@ public struct DashboardState: Sendable {
             item.trust = judged.trust
             item.analysis = judged.analysis
             let verdict = judged.trust?.verdict.rawValue ?? "?"
-            addLog("loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)", role: .ok)
+            log = "loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)"
         case .failure(let error):
             item.error = error
-            addLog("could not decode \(judged.source): \(error.reason)", role: .error)
+            log = "could not decode \(judged.source): \(error.reason)"
         }
+        item.summary = item.makeSummary()
+        return PreparedInput(item: item, log: log, role: item.error == nil ? .ok : .error)
+    }
+
+    /// Adds an input made ready by ``prepare(_:keepsBytes:)``. Returns the new item's id, or
+    /// nil when nothing was added (the input could not be read: only logged).
+    @discardableResult
+    public mutating func add(_ prepared: PreparedInput) -> Int? {
+        guard var item = prepared.item else {
+            addLog(prepared.log, role: .error)
+            message = (prepared.log, .error)
+            return nil
+        }
+        nextID += 1
+        item.id = nextID
+        addLog(prepared.log, role: prepared.role)
         append(item)
         if items.count == 1 { rebuildRows() }
         return item.id
@@ -366,8 +426,13 @@ public struct DashboardState: Sendable {
 
     /// Adds a batch the pipeline judged, and says what arrived from where.
     public mutating func add(_ batch: [JudgedInput], from origin: InputOrigin) {
+        add(batch.map { Self.prepare($0, keepsBytes: keepsSourceBytes) }, from: origin)
+    }
+
+    /// Adds a batch made ready off the loop's thread, and says what arrived from where.
+    public mutating func add(_ batch: [PreparedInput], from origin: InputOrigin) {
         let before = items.count
-        for judged in batch { add(judged) }
+        for prepared in batch { add(prepared) }
         let added = items.count - before
         let inputs = "\(added) input\(added == 1 ? "" : "s")"
         switch origin {
@@ -419,7 +484,7 @@ public struct DashboardState: Sendable {
     /// receipt filter and sort put it.
     private mutating func append(_ item: LoadedItem) {
         var item = item
-        item.summary = item.makeSummary()
+        if item.summary == nil { item.summary = item.makeSummary() }
         tally.count(item, 1)
         items.append(item)
         placeInReceiptOrder(items.count - 1)

@@ -390,6 +390,8 @@ extension DashboardState {
         }
         select(item: first)
         focus = .purchases
+        // A shelved receipt's rows come back before the next frame: the row is selected then.
+        if search.field == .tx, items[first].isShelved { revealTransaction = search.value }
         if search.field == .tx, let row = rowOrder.firstIndex(where: { items[first].rows[$0].transactionID == search.value }) {
             var s = scroll[.purchases] ?? ScrollState()
             s.selected = row

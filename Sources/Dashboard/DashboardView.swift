@@ -82,7 +82,7 @@ public enum DashboardView {
     static func icon(_ item: LoadedItem) -> (String, ColorRole) {
         if item.error != nil { return ("!", .error) }
         if let lookup = item.lookup, lookup.failure != nil, lookup.transactions.isEmpty { return ("!", .error) }
-        switch item.trust?.verdict {
+        switch item.verdict {
         case .valid: return ("✓", .ok)
         case .test: return ("T", .info)
         case .invalid: return ("✗", .error)
@@ -134,7 +134,7 @@ public enum DashboardView {
             let name = item.lookup != nil ? item.source : (item.source as NSString).lastPathComponent
             var text = TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(name), to: self.name), to: self.name)
             if verdict { text += " " + TextWidth.pad(Self.verdict(summary?.verdict), to: 7) }
-            if environment { text += " " + TextWidth.pad(item.decoded?.environment.map { DashboardView.shortEnvironment($0) } ?? "", to: 5) }
+            if environment { text += " " + TextWidth.pad(item.environment.map { DashboardView.shortEnvironment($0) } ?? "", to: 5) }
             if bundle > 0 { text += " " + TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(item.bundleID ?? ""), to: bundle), to: bundle) }
             if counts {
                 let counted = summary.map { "\($0.activeSubscriptions)/\($0.expiredSubscriptions)/\($0.refunds)" } ?? ""
@@ -265,6 +265,10 @@ public enum DashboardView {
             b.write(error.reason, x: inner.x, y: inner.y + 2, limit: inner.width, style: Style(.error))
             return
         }
+        if item.isShelved {
+            b.write(item.detailsLost ?? "Reading \(SafeText.escaped(item.source)) again…", x: inner.x, y: inner.y, limit: inner.width, style: Style(item.detailsLost == nil ? .muted : .error))
+            return
+        }
         if item.rows.isEmpty, let failure = item.lookup?.failure {
             b.write("No transactions: the look-up failed (\(failure.code)); the Status pane says why.", x: inner.x, y: inner.y, limit: inner.width, style: Style(.error))
             return
@@ -358,6 +362,14 @@ public enum DashboardView {
             if let error = item.error {
                 lines.append((DashboardState.verdictLine(error), Style(.error, bold: true)))
                 lines.append(("decode error: " + error.reason, Style(.error)))
+            }
+            if item.isShelved {
+                if let summary = item.summary {
+                    let facts = "\(summary.environment ?? "environment unknown") · bundle \(summary.bundleID ?? "-") · \(summary.verdict)"
+                    lines.append((SafeText.escaped(facts), Style(.text)))
+                    lines.append((SafeText.escaped(summary.why), Style(.text)))
+                }
+                lines.append((item.detailsLost ?? "its details are read again when it is selected", Style(item.detailsLost == nil ? .muted : .error)))
             }
             if let d = item.decoded {
                 lines.append(("\(d.format.displayName), \(d.environment?.rawValue ?? d.rawEnvironment ?? "environment unknown")", Style(.text)))

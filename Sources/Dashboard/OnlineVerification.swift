@@ -6,6 +6,7 @@ import UntrustedText
 /// One request to verify online: the dashboard item and its receipt data.
 public struct OnlineRequest: Sendable, Hashable {
     public var itemID: Int
+    /// Empty for a shelved item (``LoadedItem/isShelved``) until the loop reads it again.
     public var receiptData: String
     /// The receipt's row in the audit database, when the dashboard records one.
     public var auditID: Int64?
@@ -104,7 +105,7 @@ extension DashboardState {
     /// does not take and those already in flight.
     mutating func verificationRequests(all: Bool) -> [OnlineRequest] {
         let candidates = (all ? items : selectedItem.map { [$0] } ?? []).filter { item in
-            guard item.receiptData != nil else { return false }
+            guard item.verifiable else { return false }
             if let state = online[item.id], !state.isFinal { return false }
             return true
         }
@@ -116,7 +117,9 @@ extension DashboardState {
     func requests(for candidates: [LoadedItem]) -> [OnlineRequest] {
         let rowOfItem = Dictionary(auditRows.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         return candidates.compactMap { item in
-            item.receiptData.map { OnlineRequest(itemID: item.id, receiptData: $0, auditID: rowOfItem[item.id]) }
+            // A shelved item's data is read again by the loop as it hands the requests on.
+            if item.isShelved { return item.verifiable ? OnlineRequest(itemID: item.id, receiptData: "", auditID: rowOfItem[item.id]) : nil }
+            return item.receiptData.map { OnlineRequest(itemID: item.id, receiptData: $0, auditID: rowOfItem[item.id]) }
         }
     }
 }

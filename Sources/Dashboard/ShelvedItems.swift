@@ -1,0 +1,238 @@
+import AppStoreAPI
+import Foundation
+import LocalFiles
+import ReceiptCore
+import TerminalUI
+import UntrustedText
+
+/// Where a shelved item's details come back from when it is selected.
+///
+/// A folder of 50,000 receipts would hold every decoded receipt, its trust report, its analysis
+/// and its rows: about 105 KB for a 15 KB receipt, seven times the folder. Shelved, an item
+/// holds its summary line and a few facts (``LoadedItem/shelved()``); the selected one is
+/// judged again from here, which takes under a millisecond.
+public enum DetailSource: Sendable, Hashable {
+    /// The file it was read from, read again.
+    case file(String)
+    /// Its bytes, kept (standard input cannot be read twice).
+    case bytes([UInt8])
+
+    /// The source for an input read from `origin`.
+    static func of(_ origin: InputFiles.Origin, bytes: [UInt8]) -> DetailSource {
+        if case .file(let path) = origin { return .file(path) }
+        return .bytes(bytes)
+    }
+
+    /// The bytes, read again when they are a file's; the error says why they cannot be had.
+    func read(source: String, limit: Int) -> LoadedInput {
+        switch self {
+        case .file(let path): InputFiles.read(.file(path), limit: limit)
+        case .bytes(let bytes): LoadedInput(source: source, result: .success(bytes))
+        }
+    }
+}
+
+/// A shelved item's purchase ids, for the `:` searches over what is loaded. Numeric ids (all
+/// that Apple issues) are kept as numbers: 8 bytes each, where a 16-digit string takes 48.
+struct PurchaseKeys: Sendable, Hashable {
+    private var transactions: [UInt64] = []
+    private var originals: [UInt64] = []
+    /// Ids that are not plain numbers, as sent: `t` or `o` before each.
+    private var others: [String] = []
+    private var products: [String] = []
+
+    init(_ rows: [Purchase]) {
+        var originals = Set<UInt64>()
+        var products = Set<String>()
+        for row in rows {
+            if let id = row.transactionID {
+                if let number = Self.number(id) { transactions.append(number) } else { others.append("t" + id) }
+            }
+            if let id = row.originalTransactionID {
+                if let number = Self.number(id) { originals.insert(number) } else { others.append("o" + id) }
+            }
+            if let product = row.productID { products.insert(product) }
+        }
+        transactions.sort()
+        self.originals = originals.sorted()
+        self.products = products.sorted()
+    }
+
+    /// The id as a number, when it is written as one exactly (`0123` is not `123`).
+    private static func number(_ id: String) -> UInt64? {
+        guard let number = UInt64(id), String(number) == id else { return nil }
+        return number
+    }
+
+    func has(transaction id: String) -> Bool { Self.number(id).map(transactions.contains) ?? others.contains("t" + id) }
+    func has(original id: String) -> Bool { Self.number(id).map(originals.contains) ?? others.contains("o" + id) }
+    func has(product id: String) -> Bool { products.contains(id) }
+}
+
+extension LoadedItem {
+    /// The item as the Receipts pane, the title bar, the receipt filter and the `:` searches
+    /// read it, its details let go: what 50,000 of them keep.
+    func shelved() -> LoadedItem {
+        var item = LoadedItem(id: id, source: source, rows: [])
+        item.error = error
+        item.summary = summary ?? makeSummary()
+        item.bundleID = bundleID
+        item.environment = environment
+        item.status = status
+        item.verdict = verdict
+        item.detailSource = detailSource
+        item.detailsLost = detailsLost
+        item.keys = keys ?? PurchaseKeys(rows)
+        item.shelvedVerifiable = verifiable
+        item.isShelved = true
+        return item
+    }
+
+    /// Whether verifyReceipt takes it (`v`, `V`), held or shelved.
+    var verifiable: Bool { isShelved ? shelvedVerifiable : decoded.map(Self.takesVerifyReceipt) ?? false }
+
+    /// Whether verifyReceipt takes a decoded input (``VerifyReceiptData``), without making
+    /// its base64.
+    static func takesVerifyReceipt(_ decoded: DecodedInput) -> Bool {
+        (decoded.format == .pkcs7 || decoded.format == .legacy) && decoded.receiptBytes != nil
+    }
+}
+
+extension DashboardState {
+    /// Reads, judges and makes ready inputs from files (the start's, or opened), every core at
+    /// work, in order. Each may then be shelved (``LoadedItem/shelved()``) where it was
+    /// judged: its decoded receipt is freed there, and only its summary crosses to the loop.
+    public static func prepare(
+        _ origins: some Collection<InputFiles.Origin> & Sendable, pipeline: ReceiptPipeline, keepsBytes: Bool, shelves: Bool
+    ) async -> [PreparedInput] {
+        let origins = Array(origins)
+        return await withTaskGroup(of: (Int, PreparedInput).self) { group in
+            var next = 0
+            var out = [PreparedInput?](repeating: nil, count: origins.count)
+            let inflight = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+            func start() {
+                let index = next
+                let origin = origins[index]
+                next += 1
+                group.addTask { (index, await prepare(file: origin, pipeline: pipeline, keepsBytes: keepsBytes, shelves: shelves)) }
+            }
+            while next < origins.count && next < inflight { start() }
+            for await (index, prepared) in group {
+                out[index] = prepared
+                if next < origins.count { start() }
+            }
+            return out.map { $0! }
+        }
+    }
+
+    /// One input, read, judged and made ready where the task runs.
+    @concurrent nonisolated static func prepare(
+        file origin: InputFiles.Origin, pipeline: ReceiptPipeline, keepsBytes: Bool, shelves: Bool
+    ) async -> PreparedInput {
+        let input = InputFiles.read(origin, limit: pipeline.inputLimit)
+        var prepared = prepare(await pipeline.judge(input), keepsBytes: keepsBytes)
+        guard var item = prepared.item, case .success(let bytes) = input.result else { return prepared }
+        item.detailSource = .of(origin, bytes: bytes)
+        prepared.item = shelves ? item.shelved() : item
+        return prepared
+    }
+
+    /// Shelves `items[index]` when it can come back (it has a ``LoadedItem/detailSource``):
+    /// for inputs the audit trail has recorded, which needed them whole until then.
+    mutating func shelve(_ index: Int) {
+        guard items[index].detailSource != nil, !items[index].isShelved else { return }
+        items[index] = items[index].shelved()
+        if heldDetails == items[index].id { heldDetails = nil }
+    }
+
+    /// The selected item, when it is shelved and its details can come back: the loop judges
+    /// it again (``restoreDetails(_:of:)``) before the next frame.
+    public var detailsWanted: (id: Int, source: DetailSource)? {
+        guard let index = selectedItemIndex, items[index].isShelved, items[index].detailsLost == nil,
+            let source = items[index].detailSource
+        else { return nil }
+        return (items[index].id, source)
+    }
+
+    /// Where the item with this id is: ids are given in load order and items only appended (a
+    /// look-up answered again keeps its place and id), so it is nearly always at `id - 1`.
+    func index(ofItem id: Int) -> Int? {
+        if items.indices.contains(id - 1), items[id - 1].id == id { return id - 1 }
+        return items.firstIndex { $0.id == id }
+    }
+
+    /// Gives a shelved item its details back, judged again from its source; the item that had
+    /// them before is shelved again, so only the selected one holds them. A file that changed
+    /// since it was loaded shows as it is now, and its line with it; one that cannot be read
+    /// any more keeps its line and says why its details are missing.
+    public mutating func restoreDetails(_ judged: JudgedInput, of id: Int) {
+        guard let index = self.index(ofItem: id), items[index].isShelved else { return }
+        if let held = heldDetails, held != id, let other = self.index(ofItem: held), !items[other].isShelved {
+            items[other] = items[other].shelved()
+        }
+        heldDetails = nil
+        let before = items[index]
+        guard judged.bytes != nil else {
+            let reason = "could not read \(SafeText.escaped(before.source)) again (\(SafeText.escaped(judged.error?.reason ?? "no data"))): its line is from when it was loaded"
+            items[index].detailsLost = reason
+            addLog(reason, role: .error)
+            message = (reason, .error)
+            return
+        }
+        guard var restored = Self.prepare(judged, keepsBytes: false).item else { return }
+        restored.id = id
+        restored.detailSource = before.detailSource
+        items[index] = restored
+        heldDetails = id
+        if restored.summary != before.summary {
+            tally.count(before, -1)
+            tally.count(restored, 1)
+            let words = "\(SafeText.escaped(before.source)) changed since it was loaded: shown as it is now"
+            addLog(words, role: .warning)
+            message = (words, .warning)
+            rebuildReceiptOrder(keeping: index)
+        } else {
+            rebuildRows()
+        }
+        if let transaction = revealTransaction {
+            revealTransaction = nil
+            if let row = rowOrder.firstIndex(where: { restored.rows[$0].transactionID == transaction }) {
+                var s = scroll[.purchases] ?? ScrollState()
+                s.selected = row
+                s.reveal(visible: pageSize, count: visibleRowCount)
+                scroll[.purchases] = s
+            }
+        }
+    }
+}
+
+extension DashboardApp {
+    /// Gives the selected item its details back when it is shelved: read again and judged, on
+    /// the loop, before the frame that shows it (under a millisecond for a receipt).
+    static func restoreSelected(_ state: inout DashboardState, pipeline: ReceiptPipeline) async {
+        guard let wanted = state.detailsWanted, let index = state.index(ofItem: wanted.id) else { return }
+        let input = wanted.source.read(source: state.items[index].source, limit: pipeline.inputLimit)
+        state.restoreDetails(await pipeline.judge(input), of: wanted.id)
+    }
+
+    /// Fills in the receipt data of requests for shelved items, read again from their sources.
+    /// One whose source cannot be read or decoded any more fails at once, saying why: nothing
+    /// was sent for it.
+    static func readShelved(_ requests: [OnlineRequest], _ state: inout DashboardState, pipeline: ReceiptPipeline) -> [OnlineRequest] {
+        requests.compactMap { request in
+            guard request.receiptData.isEmpty else { return request }
+            guard let index = state.index(ofItem: request.itemID), let source = state.items[index].detailSource else { return nil }
+            let name = state.items[index].source
+            let decoded = pipeline.decode(source.read(source: name, limit: pipeline.inputLimit))
+            if let data = decoded.decoded.flatMap(VerifyReceiptData.base64) {
+                var filled = request
+                filled.receiptData = data
+                return filled
+            }
+            let why = decoded.error?.reason ?? "verifyReceipt does not take it now"
+            let failure = VerificationFailure(.invalidRequest, "could not read \(SafeText.escaped(name)) again: \(why)")
+            state.apply(.failed(itemID: request.itemID, reason: failure, attempts: []), at: state.wallClock)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+@testable import Dashboard
+import AppStoreAPI
+import LocalFiles
+import ReceiptCore
+import ReceiptDemo
+import TerminalUI
+
+/// Items loaded from files are shelved (issue 42: 50,000 receipts in bounded memory): each
+/// keeps its summary and the facts the Receipts pane and the searches read, and the selected
+/// one is judged again from its file before the frame that shows it. What a person sees, finds
+/// and verifies is what a fully held item gives; on the six demo inputs, written to a folder.
+@Suite struct ShelvedItemsTests {
+    typealias Terminal = DashboardAppLoopTests.ScriptedTerminal
+    static let env = DashboardAppLoopTests.env
+
+    /// A folder holding the demo inputs, removed when the test ends.
+    final class Folder {
+        let path: String
+        init() throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("shelved-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            for item in DemoCorpus.items() {
+                try Data(item.bytes).write(to: URL(fileURLWithPath: path + "/" + item.name))
+            }
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+        func file(_ prefix: String) -> String {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            return path + "/" + names.first { $0.hasPrefix(prefix) }!
+        }
+    }
+
+    /// The folder loaded as the loop loads the start's files: judged on every core and shelved.
+    static func shelvedState(_ folder: Folder) async -> DashboardState {
+        var state = DashboardState(now: DashboardTests.now)
+        state.keepsSourceBytes = false
+        let prepared = await DashboardState.prepare(
+            InputFiles.origins([folder.path]), pipeline: state.pipeline, keepsBytes: false, shelves: true)
+        state.add(prepared, from: .startup)
+        _ = state.handle(.resize(width: 120, height: 40), environment: env)
+        return state
+    }
+
+    /// The same folder with every item holding its details, as before shelving.
+    static func heldState(_ folder: Folder) async -> DashboardState {
+        var state = DashboardState(now: DashboardTests.now)
+        state.keepsSourceBytes = false
+        state.add(await state.pipeline.judge(InputFiles.load([folder.path], limit: 1 << 26)), from: .startup)
+        _ = state.handle(.resize(width: 120, height: 40), environment: env)
+        return state
+    }
+
+    static func text(_ state: DashboardState) -> String {
+        let buffer = DashboardView.render(state, width: state.width, height: state.height)
+        return (0..<buffer.height).map { buffer.row(at: $0) }.joined(separator: "\n")
+    }
+
+    @Test func everyFrameIsWhatHeldItemsGive() async throws {
+        let folder = try Folder()
+        let keys: [KeyEvent] = [.down, .down, .down, .down, .down, .character("s"), .up, .tab, .down]
+        // The loop, with the folder named at start.
+        var shelved = DashboardState(now: DashboardTests.now)
+        let terminal = Terminal(keys: keys)
+        await DashboardApp.run(&shelved, backend: terminal, environment: Self.env, startup: InputFiles.origins([folder.path]))
+        // The same keys over held items.
+        var held = await Self.heldState(folder)
+        var expected = [Self.text(held)]
+        for key in keys {
+            _ = held.handle(key, environment: Self.env)
+            expected.append(Self.text(held))
+        }
+        #expect(terminal.frames.count == expected.count)
+        for (index, frame) in expected.enumerated() where index < terminal.frames.count {
+            #expect(terminal.text(frame: index) == frame, "frame \(index)")
+        }
+        // Only the selected item holds its details.
+        let selected = try #require(shelved.selectedItem)
+        #expect(!selected.isShelved && selected.decoded != nil)
+        #expect(shelved.items.filter { !$0.isShelved }.map(\.id) == [selected.id])
+        #expect(shelved.items.map(\.summary) == held.items.map(\.summary))
+        #expect(shelved.tally == held.tally)
+    }
+
+    @Test func aShelvedItemKeepsOnlyItsLineAndFacts() async throws {
+        let folder = try Folder()
+        let state = await Self.shelvedState(folder)
+        let held = await Self.heldState(folder)
+        #expect(state.items.count == 6)
+        for (item, whole) in zip(state.items, held.items) {
+            #expect(item.isShelved)
+            #expect(item.decoded == nil && item.trust == nil && item.analysis == nil && item.rows.isEmpty && item.sourceBytes == nil)
+            #expect(item.summary == whole.summary)
+            #expect(item.verdict == whole.trust?.verdict)
+            #expect(item.environment == whole.decoded?.environment)
+            #expect(item.bundleID == whole.bundleID)
+            #expect(item.status == whole.decoded?.status)
+            #expect(item.verifiable == (whole.receiptData != nil))
+            #expect(item.detailSource == .file(item.source))
+        }
+        #expect(state.tally == held.tally)
+        #expect(state.tally.decoded == 6 && state.tally.verdicts == [.valid: 3, .test: 1, .unverifiable: 2])
+    }
+
+    @Test func selectingGivesDetailsBackAndShelvesThePreviousOne() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        let held = await Self.heldState(folder)
+        let first = try #require(state.detailsWanted)
+        #expect(first.id == state.items[0].id)
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        #expect(state.detailsWanted.map(\.id) == nil)
+        #expect(state.items[0].rows.map(\.transactionID) == held.items[0].rows.map(\.transactionID))
+        _ = state.handle(.down, environment: Self.env)
+        #expect(state.detailsWanted?.id == state.items[1].id)
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        #expect(state.items[0].isShelved && !state.items[1].isShelved)
+        #expect(state.rowOrder == held.items[1].rows.indices.map { $0 }.sorted { a, b in
+            let x = held.items[1].rows[a].purchaseDate ?? .distantPast
+            let y = held.items[1].rows[b].purchaseDate ?? .distantPast
+            return x != y ? x < y : a < b
+        })
+        #expect(state.items[1].analysis?.subscriptions.count == held.items[1].analysis?.subscriptions.count)
+    }
+
+    @Test func aFileChangedSinceLoadingShowsAsItIsNow() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        let held = await Self.heldState(folder)
+        // The production receipt's file now holds the sandbox one.
+        let production = try #require(state.items.firstIndex { $0.source.hasSuffix("production-subscriptions.b64") })
+        let sandbox = try #require(held.items.firstIndex { $0.source.hasSuffix("sandbox-weekly-intro.b64") })
+        try Data(contentsOf: URL(fileURLWithPath: state.items[sandbox].source)).write(to: URL(fileURLWithPath: state.items[production].source))
+        state.select(item: production)
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        let item = state.items[production]
+        #expect(!item.isShelved)
+        #expect(item.summary?.bundleID == held.items[sandbox].summary?.bundleID)
+        #expect(item.summary?.environment == "Sandbox")
+        #expect(state.tally.verdicts == [.valid: 3, .test: 1, .unverifiable: 2])
+        #expect(state.message?.role == .warning)
+        #expect(state.selectedItem?.id == item.id)
+    }
+
+    @Test func aFileGoneKeepsItsLineAndSaysWhy() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        let gone = state.items[2]
+        try FileManager.default.removeItem(atPath: gone.source)
+        state.select(item: 2)
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        let item = state.items[2]
+        #expect(item.isShelved && item.detailsLost != nil)
+        #expect(item.summary == gone.summary)
+        // Not tried again on every frame.
+        #expect(state.detailsWanted.map(\.id) == nil)
+        #expect(state.message?.role == .error)
+        #expect(Self.text(state).contains("could not read"))
+        #expect(state.tally.decoded == 6)
+    }
+
+    @Test func searchesFindShelvedReceipts() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        var held = await Self.heldState(folder)
+        let production = try #require(held.items.first { $0.source.hasSuffix("production-subscriptions.b64") })
+        let row = try #require(production.rows.last)
+        let searches = [
+            HistorySearch(parsing: "tx \(row.transactionID!)")!, HistorySearch(parsing: "otx \(row.originalTransactionID!)")!,
+            HistorySearch(parsing: "product \(row.productID!)")!, HistorySearch(parsing: "bundle \(production.bundleID!)")!,
+            HistorySearch(parsing: "status 0")!, HistorySearch(parsing: "tx 0\(row.transactionID!)")!,
+        ]
+        for search in searches {
+            #expect(state.items.map { search.matches($0) } == held.items.map { search.matches($0) }, "\(search)")
+        }
+        // `:tx` selects the receipt, and its row once the rows are back.
+        state.showMatches(searches[0])
+        held.showMatches(searches[0])
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        #expect(state.selectedItem?.source == production.source)
+        #expect(state.selectedPurchase?.transactionID == row.transactionID)
+        #expect(state.scroll[.purchases]?.selected == held.scroll[.purchases]?.selected)
+    }
+
+    @Test func verifyAllReadsShelvedReceiptsAgain() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        state.onlineAvailable = true
+        let held = await Self.heldState(folder)
+        let gone = try #require(state.items.firstIndex { $0.source.hasSuffix("xcode-storekit-test.der") })
+        try FileManager.default.removeItem(atPath: state.items[gone].source)
+        let effects = state.handle(.character("V"), environment: Self.env)
+        guard case .verify(let requests)? = effects.first else {
+            Issue.record("V asked for \(effects)")
+            return
+        }
+        #expect(requests.allSatisfy { $0.receiptData.isEmpty })
+        let filled = DashboardApp.readShelved(requests, &state, pipeline: state.pipeline)
+        let expected = held.items.filter { !$0.source.hasSuffix("xcode-storekit-test.der") }.compactMap { item in
+            item.receiptData.map { (item.id, $0) }
+        }
+        #expect(filled.map(\.itemID) == expected.map(\.0))
+        #expect(filled.map(\.receiptData) == expected.map(\.1))
+        // Nothing was sent for the file gone: it failed at once, with no attempt, naming it.
+        guard case .failed(let reason, let attempts)? = state.online[state.items[gone].id] else {
+            Issue.record("\(String(describing: state.online[state.items[gone].id]))")
+            return
+        }
+        #expect(attempts.isEmpty)
+        #expect(reason.hasPrefix("could not read \(state.items[gone].source) again"))
+    }
+
+    @Test func purchaseKeysCompareIdsAsWritten() {
+        var purchase = Purchase(source: .receiptInApp)
+        purchase.transactionID = "1000000472106082"
+        purchase.originalTransactionID = "txn-A"
+        purchase.productID = "pro.monthly"
+        let keys = PurchaseKeys([purchase])
+        #expect(keys.has(transaction: "1000000472106082"))
+        #expect(!keys.has(transaction: "01000000472106082"))
+        #expect(!keys.has(original: "1000000472106082"))
+        #expect(keys.has(original: "txn-A") && !keys.has(transaction: "txn-A"))
+        #expect(keys.has(product: "pro.monthly") && !keys.has(product: "pro"))
+    }
+}
