@@ -2,6 +2,7 @@ import Foundation
 import AppStoreAPI
 import LocalFiles
 import ReceiptCore
+import ReceiptRendering
 import Synchronization
 import TerminalUI
 import UntrustedText
@@ -76,9 +77,22 @@ public enum DashboardApp {
                         inbox.end()
                     }
                 }
+                // The start's files, a chunk at a time, judged on every core ahead of the loop.
+                let (chunks, chunkSink) = AsyncStream<StartupChunk>.makeStream()
+                let shelves = audit == nil
+                let keepsBytes = state.keepsSourceBytes
+                if !startup.isEmpty { MemoryTuning.forBulkWork() }
+                func judge(_ range: Range<Int>) {
+                    let origins = startup[range]
+                    background.addTask(executorPreference: globalConcurrentExecutor) {
+                        let batch = await DashboardState.prepare(origins, pipeline: pipeline, keepsBytes: keepsBytes, shelves: shelves)
+                        chunkSink.yield(StartupChunk(range: range, batch: batch))
+                    }
+                }
                 await loop(
                     &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
-                    feed: feed, lookup: lookup, notifications: notifications, acting: acting, startup: startup,
+                    feed: feed, lookup: lookup, notifications: notifications, acting: acting,
+                    startup: StartupLoad(count: startup.count, chunks: chunks), judge: judge,
                     inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:with:))
             }
             let unanswered = replies.active
@@ -89,15 +103,12 @@ public enum DashboardApp {
         }
     }
 
-    /// Inputs read and judged per pass of the loop while the start's files load: a tenth of a
-    /// second of both cores, so keys stay answered.
-    static let startupChunk = 256
 
     /// The loop itself: until `q` or the end of input.
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
         verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,
-        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, startup: [InputFiles.Origin],
+        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, startup: StartupLoad, judge: (Range<Int>) -> Void,
         inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
         startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
         verify: ([OnlineRequest], any OnlineVerifying) -> Void
@@ -105,19 +116,17 @@ public enum DashboardApp {
         let (inbox, lookups, replies) = inboxes
         // Items are only ever appended: each pass offers the audit store only those added since.
         var offeredToAudit = 0
-        // The files named at start are read and judged a chunk per pass, so the first frame
-        // comes at once and keys work while a folder of 50,000 loads; only a chunk's bytes are
-        // held at a time.
-        var startupNext = 0
+        // The files named at start are added a chunk per pass, so the first frame comes at
+        // once and keys work while a folder of 50,000 loads; the next chunks are judged
+        // meanwhile, on every core, and shelved where judged (unless the audit trail must
+        // record them first: it takes the decoded receipt).
+        var startup = startup
+        startup.launch(judge)
         while true {
             state.wallClock = environment.now()
-            if startupNext < startup.count {
-                let chunk = startup[startupNext..<min(startup.count, startupNext + Self.startupChunk)]
-                startupNext += chunk.count
-                // Judged on every core; shelved where judged, unless the audit trail must
-                // record them first (it takes the decoded receipt).
-                state.add(await DashboardState.prepare(chunk, pipeline: pipeline, keepsBytes: state.keepsSourceBytes, shelves: audit == nil), from: .startup)
-                state.loadingStartup = startupNext < startup.count ? (startupNext, startup.count) : nil
+            if let batch = await startup.next(judge) {
+                state.add(batch, from: .startup)
+                state.loadingStartup = startup.isDone ? nil : (startup.added, startup.count)
             }
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             for report in lookups.drain() {
@@ -159,7 +168,7 @@ public enum DashboardApp {
             // while watching sources or following another process's database.
             let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || replies.active > 0 || replies.pending
             let timeout: Int? =
-                startupNext < startup.count ? 0 : verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
+                !startup.isDone ? 0 : verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {

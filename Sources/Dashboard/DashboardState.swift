@@ -358,21 +358,27 @@ public struct DashboardState: Sendable {
         }
         var item = LoadedItem(id: 0, source: judged.source, rows: [])
         if keepsBytes { item.sourceBytes = bytes }
-        let log: String
         switch judged.result {
         case .success(let decoded):
             item.rows = decoded.allPurchases
             item.decoded = decoded
             item.trust = judged.trust
             item.analysis = judged.analysis
-            let verdict = judged.trust?.verdict.rawValue ?? "?"
-            log = "loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(verdict)"
         case .failure(let error):
             item.error = error
-            log = "could not decode \(judged.source): \(error.reason)"
         }
         item.summary = item.makeSummary()
-        return PreparedInput(item: item, log: log, role: item.error == nil ? .ok : .error)
+        return PreparedInput(item: item, log: logLine(judged), role: item.error == nil ? .ok : .error)
+    }
+
+    /// The Log pane's line for a judged input that was read.
+    static func logLine(_ judged: JudgedInput) -> String {
+        switch judged.result {
+        case .success(let decoded):
+            "loaded \(judged.source): \(decoded.format.rawValue), \(decoded.bundleID ?? "no bundle id"), \(judged.trust?.verdict.rawValue ?? "?")"
+        case .failure(let error):
+            "could not decode \(judged.source): \(error.reason)"
+        }
     }
 
     /// Adds an input made ready by ``prepare(_:keepsBytes:)``. Returns the new item's id, or

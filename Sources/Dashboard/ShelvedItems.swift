@@ -2,6 +2,7 @@ import AppStoreAPI
 import Foundation
 import LocalFiles
 import ReceiptCore
+import ReceiptRendering
 import TerminalUI
 import UntrustedText
 
@@ -41,27 +42,39 @@ struct PurchaseKeys: Sendable, Hashable {
     private var others: [String] = []
     private var products: [String] = []
 
-    init(_ rows: [Purchase]) {
-        var originals = Set<UInt64>()
+    /// The ids of every purchase in these lists.
+    init(_ lists: [Purchase]...) {
+        var originals: [UInt64] = []
         var products = Set<String>()
-        for row in rows {
-            if let id = row.transactionID {
-                if let number = Self.number(id) { transactions.append(number) } else { others.append("t" + id) }
+        for list in lists {
+            for index in list.indices {
+                if let id = list[index].transactionID {
+                    if let number = Self.number(id) { transactions.append(number) } else { others.append("t" + id) }
+                }
+                if let id = list[index].originalTransactionID {
+                    if let number = Self.number(id) { originals.append(number) } else { others.append("o" + id) }
+                }
+                if let product = list[index].productID { products.insert(product) }
             }
-            if let id = row.originalTransactionID {
-                if let number = Self.number(id) { originals.insert(number) } else { others.append("o" + id) }
-            }
-            if let product = row.productID { products.insert(product) }
         }
         transactions.sort()
-        self.originals = originals.sorted()
+        originals.sort()
+        // A subscription's renewals share one original: kept once.
+        self.originals = originals.enumerated().compactMap { $0.offset > 0 && originals[$0.offset - 1] == $0.element ? nil : $0.element }
         self.products = products.sorted()
     }
 
-    /// The id as a number, when it is written as one exactly (`0123` is not `123`).
+    /// A decoded input's purchases (``DecodedInput/allPurchases``), without joining them.
+    init(_ decoded: DecodedInput) {
+        self.init(decoded.receipt?.inApp ?? [], decoded.transactions, decoded.latestReceiptInfo)
+    }
+
+    /// The id as a number, when it is written as one exactly: digits only (no sign), and no
+    /// leading zero (`0123` is not `123`).
     private static func number(_ id: String) -> UInt64? {
-        guard let number = UInt64(id), String(number) == id else { return nil }
-        return number
+        let utf8 = id.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "+"), first != UInt8(ascii: "0") || utf8.count == 1 else { return nil }
+        return UInt64(id)
     }
 
     func has(transaction id: String) -> Bool { Self.number(id).map(transactions.contains) ?? others.contains("t" + id) }
@@ -82,7 +95,7 @@ extension LoadedItem {
         item.verdict = verdict
         item.detailSource = detailSource
         item.detailsLost = detailsLost
-        item.keys = keys ?? PurchaseKeys(rows)
+        item.keys = keys ?? decoded.map(PurchaseKeys.init) ?? PurchaseKeys(rows)
         item.shelvedVerifiable = verifiable
         item.isShelved = true
         return item
@@ -114,14 +127,19 @@ extension DashboardState {
                 let index = next
                 let origin = origins[index]
                 next += 1
-                group.addTask { (index, await prepare(file: origin, pipeline: pipeline, keepsBytes: keepsBytes, shelves: shelves)) }
+                // The shared pool, not the caller's executor: the loop's task prefers its own
+                // single thread, which its children would otherwise inherit.
+                group.addTask(executorPreference: globalConcurrentExecutor) {
+                    (index, await prepare(file: origin, pipeline: pipeline, keepsBytes: keepsBytes, shelves: shelves))
+                }
             }
             while next < origins.count && next < inflight { start() }
             for await (index, prepared) in group {
                 out[index] = prepared
-                if next < origins.count { start() }
+                // Quitting cancels: nothing more is started, and what was is let go.
+                if next < origins.count && !Task.isCancelled { start() }
             }
-            return out.map { $0! }
+            return out.compactMap { $0 }
         }
     }
 
@@ -130,11 +148,41 @@ extension DashboardState {
         file origin: InputFiles.Origin, pipeline: ReceiptPipeline, keepsBytes: Bool, shelves: Bool
     ) async -> PreparedInput {
         let input = InputFiles.read(origin, limit: pipeline.inputLimit)
-        var prepared = prepare(await pipeline.judge(input), keepsBytes: keepsBytes)
-        guard var item = prepared.item, case .success(let bytes) = input.result else { return prepared }
-        item.detailSource = .of(origin, bytes: bytes)
-        prepared.item = shelves ? item.shelved() : item
+        let judged = await pipeline.judge(input)
+        guard case .success(let bytes) = input.result else { return prepare(judged, keepsBytes: keepsBytes) }
+        if shelves { return shelved(judged, detailsFrom: .of(origin, bytes: bytes)) }
+        var prepared = prepare(judged, keepsBytes: keepsBytes)
+        prepared.item?.detailSource = .of(origin, bytes: bytes)
         return prepared
+    }
+
+    /// A judged input made ready shelved at once: the same item as ``prepare(_:keepsBytes:)``
+    /// then ``LoadedItem/shelved()`` give, without making its rows only to let them go.
+    static func shelved(_ judged: JudgedInput, detailsFrom source: DetailSource) -> PreparedInput {
+        var item = LoadedItem(id: 0, source: judged.source, rows: [])
+        switch judged.result {
+        case .success(let decoded):
+            item.bundleID = decoded.bundleID
+            item.environment = decoded.environment
+            item.status = decoded.status
+            item.verdict = judged.trust?.verdict
+            // As ``LoadedItem/makeSummary()`` makes it (the dashboard's pipeline analyses).
+            item.summary =
+                if let analysis = judged.analysis {
+                    ReceiptSummary(file: judged.source, decoded: decoded, trust: judged.trust, analysis: analysis)
+                } else {
+                    ReceiptSummary(file: judged.source, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
+                }
+            item.keys = PurchaseKeys(decoded)
+            item.shelvedVerifiable = LoadedItem.takesVerifyReceipt(decoded)
+        case .failure(let error):
+            item.error = error
+            item.summary = ReceiptSummary(file: judged.source, error: error)
+            item.keys = PurchaseKeys()
+        }
+        item.detailSource = source
+        item.isShelved = true
+        return PreparedInput(item: item, log: logLine(judged), role: item.error == nil ? .ok : .error)
     }
 
     /// Shelves `items[index]` when it can come back (it has a ``LoadedItem/detailSource``):
@@ -234,5 +282,58 @@ extension DashboardApp {
             state.apply(.failed(itemID: request.itemID, reason: failure, attempts: []), at: state.wallClock)
             return nil
         }
+    }
+}
+
+/// A chunk of the start's files, judged and made ready.
+struct StartupChunk: Sendable {
+    var range: Range<Int>
+    var batch: [DashboardState.PreparedInput]
+}
+
+/// The files named at start, as the loop takes them: a chunk per pass, in order, while the
+/// next two are judged on every core (so the cores never wait on the loop, nor the loop on the
+/// last inputs of a chunk). `judge` starts judging a range in the background; its answer comes
+/// through `chunks`.
+struct StartupLoad {
+    /// Inputs per chunk: about 30 ms of both cores, so keys stay answered.
+    static let chunk = 256
+
+    let count: Int
+    private var chunks: AsyncStream<StartupChunk>.Iterator
+    private var launched: [Range<Int>] = []
+    private var ready: [Int: StartupChunk] = [:]
+    private var unlaunched = 0
+    private(set) var added = 0
+
+    init(count: Int, chunks: AsyncStream<StartupChunk>) {
+        self.count = count
+        self.chunks = chunks.makeAsyncIterator()
+    }
+
+    var isDone: Bool { added >= count }
+
+    /// Keeps two chunks being judged ahead of the loop.
+    mutating func launch(_ judge: (Range<Int>) -> Void) {
+        while unlaunched < count && launched.count < 2 {
+            let range = unlaunched..<min(count, unlaunched + Self.chunk)
+            judge(range)
+            launched.append(range)
+            unlaunched = range.upperBound
+        }
+    }
+
+    /// The next chunk in order, waiting for it; nil once all were taken.
+    mutating func next(_ judge: (Range<Int>) -> Void) async -> [DashboardState.PreparedInput]? {
+        guard let range = launched.first else { return nil }
+        while ready[range.lowerBound] == nil {
+            guard let arrived = await chunks.next() else { return nil }
+            ready[arrived.range.lowerBound] = arrived
+        }
+        launched.removeFirst()
+        added = range.upperBound
+        let batch = ready.removeValue(forKey: range.lowerBound)?.batch
+        launch(judge)
+        return batch
     }
 }

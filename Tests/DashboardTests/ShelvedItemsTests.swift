@@ -212,6 +212,26 @@ import TerminalUI
         #expect(reason.hasPrefix("could not read \(state.items[gone].source) again"))
     }
 
+    @Test func shelvingAtOnceGivesWhatShelvingAfterGives() async throws {
+        let pipeline = DashboardState(now: DashboardTests.now).pipeline
+        var inputs = DemoCorpus.items().map { LoadedInput(source: "demo/\($0.name)", result: .success($0.bytes)) }
+        inputs.append(LoadedInput(source: "cut.der", result: .success(Array(DemoCorpus.items()[2].bytes.prefix(300)))))
+        for input in inputs {
+            let judged = await pipeline.judge(input)
+            let bytes = try input.result.get()
+            let atOnce = DashboardState.shelved(judged, detailsFrom: .bytes(bytes))
+            var whole = DashboardState.prepare(judged, keepsBytes: false)
+            whole.item?.detailSource = .bytes(bytes)
+            let after = try #require(whole.item).shelved()
+            let item = try #require(atOnce.item)
+            #expect(atOnce.log == whole.log && atOnce.role == whole.role, "\(input.source)")
+            #expect(item.summary == after.summary && item.keys == after.keys && item.verifiable == after.verifiable, "\(input.source)")
+            #expect(item.bundleID == after.bundleID && item.environment == after.environment && item.status == after.status)
+            #expect(item.verdict == after.verdict && item.error?.code == after.error?.code && item.isShelved && after.isShelved)
+            #expect(item.detailSource == after.detailSource)
+        }
+    }
+
     @Test func purchaseKeysCompareIdsAsWritten() {
         var purchase = Purchase(source: .receiptInApp)
         purchase.transactionID = "1000000472106082"
@@ -223,5 +243,11 @@ import TerminalUI
         #expect(!keys.has(original: "1000000472106082"))
         #expect(keys.has(original: "txn-A") && !keys.has(transaction: "txn-A"))
         #expect(keys.has(product: "pro.monthly") && !keys.has(product: "pro"))
+        for id in ["+1000000472106082", "0", "00", "18446744073709551616", ""] {
+            var other = purchase
+            other.transactionID = id
+            #expect(PurchaseKeys([other]).has(transaction: id), "\(id)")
+            #expect(!PurchaseKeys([other]).has(transaction: "1000000472106082"), "\(id)")
+        }
     }
 }
