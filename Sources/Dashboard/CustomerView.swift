@@ -56,6 +56,12 @@ extension DashboardState {
                 return .inspectNotification(uuid: uuid, signedPayload: payload)
             }
         case .character("x"), .character("c"), .character("a"): act(event, selected: selected, scroll: scroll)
+        case .character("e"):
+            // The form takes the screen's last line; the view comes back when it ends.
+            returnToCustomer = (selected, scroll)
+            mode = .normal
+            startExport(.customer)
+            if mode == .normal { returnToCustomer = nil; mode = .customer(selected: selected, scroll: scroll) }
         case .character("y"):
             if let id = customerStory?.events[safe: selected]?.transactionID { return [.copy(id)] }
         case .control("c"): return [.quit]
@@ -146,7 +152,7 @@ extension DashboardView {
         let issues = story.issues.filter { !($0.code == .consumptionUnanswered && answered[$0.transactionID ?? ""] != nil) }
         for issue in issues.prefix(4) { head.append(("! " + SafeText.escaped(issue.summary), Style(.warning))) }
         if issues.count > 4 { head.append(("! and \(issues.count - 4) more issues", Style(.warning))) }
-        head.append(("Timeline (\(story.events.count) events)   ↑↓ select · Enter sources · x extend · c refund answer · a token · Esc back", Style(.muted)))
+        head.append(("Timeline (\(story.events.count) events)   ↑↓ select · Enter sources · x extend · c refund answer · a token · e export · Esc back", Style(.muted)))
         let top = min(head.count, max(0, inner.height - 3))
         _ = Widgets.text(into: &b, rect: Rect(x: inner.x, y: inner.y, width: inner.width, height: top), lines: Array(head.prefix(top)), offset: 0)
         let rows = Rect(x: inner.x, y: inner.y + top, width: inner.width, height: inner.height - top)

@@ -1,3 +1,4 @@
+import CustomerTimeline
 import Foundation
 import LocalFiles
 import ReceiptCore
@@ -16,6 +17,8 @@ public struct ExportForm: Sendable, Hashable {
         case notifications
         /// The selected input, whole (`inspect --format json`, or `lookup --format json`).
         case input
+        /// The Customer view's story, as `customer --format json` or `csv` gives it.
+        case customer
     }
 
     public enum Format: String, Sendable, Hashable {
@@ -39,13 +42,14 @@ public struct ExportFile: Sendable, Hashable {
 
 extension DashboardState {
     /// `e`: the form for the focused view, or why there is nothing to export.
-    mutating func startExport() {
+    mutating func startExport(_ asked: ExportForm.View? = nil) {
         let view: ExportForm.View
-        switch focus {
-        case .receipts: view = .receipts
-        case .purchases: view = .purchases
-        case .notifications: view = .notifications
-        case .subscriptions, .status, .log: view = .input
+        switch (asked, focus) {
+        case (let asked?, _): view = asked
+        case (nil, .receipts): view = .receipts
+        case (nil, .purchases): view = .purchases
+        case (nil, .notifications): view = .notifications
+        case (nil, .subscriptions), (nil, .status), (nil, .log): view = .input
         }
         let empty: Bool
         switch view {
@@ -53,6 +57,7 @@ extension DashboardState {
         case .purchases: empty = rowOrder.isEmpty
         case .notifications: empty = notifications.isEmpty
         case .input: empty = selectedItem == nil
+        case .customer: empty = customerStory == nil
         }
         guard !empty else {
             message = ("nothing to export here", .info)
@@ -98,6 +103,8 @@ extension DashboardState {
         case .notifications:
             "Export the \(notifications.count) notification\(notifications.count == 1 ? "" : "s") as \(form.format.rawValue.uppercased())"
         case .input: "Export the selected input as JSON"
+        case .customer:
+            "Export the customer's story (\(customerStory?.events.count ?? 0) events) as \(form.format.rawValue.uppercased())"
         }
     }
 
@@ -146,6 +153,19 @@ extension DashboardState {
         case .input:
             guard let item = selectedItem else { return nil }
             return ExportFile(folder: folder, fileName: "receiptdash-export-\(item.id).json", contents: exportJSON(item), what: "the selected input")
+        case .customer:
+            guard let story = customerStory else { return nil }
+            var contents: String
+            if form.format == .json {
+                var out = JSONOutput()
+                CustomerJSON.render([story], into: &out)
+                contents = out.text
+            } else {
+                contents = CustomerCSV.render([story])
+            }
+            return ExportFile(
+                folder: folder, fileName: "receiptdash-customer-\(stamp).\(ext)", contents: contents,
+                what: "the customer's story (\(story.events.count) event\(story.events.count == 1 ? "" : "s"))")
         }
     }
 

@@ -116,7 +116,7 @@ public enum KeyMap {
         .init(keys: [.character("Y")], label: "Y", action: .copyRow, description: "copy the focused row as JSON", footerPanes: [], inFooter: false),
         .init(
             keys: [.character("e")], label: "e", action: .export,
-            description: "export the view (receipts listed, purchases, notifications, the input) as JSON or CSV, mode 600",
+            description: "export the view (receipts, purchases, notifications, input, customer) as JSON or CSV, mode 600",
             footerPanes: [], inFooter: true),
         // After copy and export: on narrow screens the footer keeps those and drops these.
         .init(

@@ -6,6 +6,7 @@ import Testing
 @testable import Dashboard
 import AppStoreAPI
 import ReceiptCore
+import ReceiptRendering
 import TerminalUI
 
 /// The Customer view: `l`'s answer opens it with the answer, the issues and one timeline of
@@ -167,5 +168,39 @@ import TerminalUI
         lookups.press(&state, .character("g"))
         #expect(state.mode == .customer(selected: 0, scroll: 0))
         #expect(screen(state).contains("2023-11-14 22:13:20  renewal             renewed (DID_RENEW)  [notification]"))
+    }
+
+    @Test func eExportsTheStoryAsTheCustomerCommandGivesItAndTheViewComesBack() async throws {
+        var state = try await lookedUp()
+        state.exportFolder = "/srv/support"
+        let story = try #require(state.customerStory)
+        lookups.press(&state, .character("g"), .down)
+        lookups.press(&state, .character("e"))
+        #expect(state.mode == .export(ExportForm(view: .customer, format: .json, folder: "/srv/support")))
+        #expect(screen(state).contains("Export the customer's story (7 events) as JSON to folder: /srv/support"))
+        guard case .save(let json)? = state.handle(.enter, environment: DashboardTests.env).first else {
+            Issue.record("no file")
+            return
+        }
+        // Back where it was.
+        #expect(state.mode == .customer(selected: 1, scroll: 0))
+        var expected = JSONOutput()
+        CustomerJSON.render([story], into: &expected)
+        #expect(json.contents == expected.text)
+        #expect(json.fileName == "receiptdash-customer-20261122-000000.json")
+        #expect(json.folder == "/srv/support")
+        #expect(json.what == "the customer's story (7 events)")
+        // Tab: the CSV `customer --format csv` writes, a header and a row per event.
+        lookups.press(&state, .character("e"), .tab)
+        guard case .save(let csv)? = state.handle(.enter, environment: DashboardTests.env).first else {
+            Issue.record("no file")
+            return
+        }
+        #expect(csv.contents == CustomerCSV.render([story]))
+        #expect(csv.contents.split(separator: "\n").first == Substring(CustomerCSV.header.joined(separator: ",")))
+        #expect(csv.contents.split(separator: "\n").count == 8)
+        // Esc gives the view back too, with nothing written.
+        lookups.press(&state, .character("e"), .escape)
+        #expect(state.mode == .customer(selected: 1, scroll: 0))
     }
 }
