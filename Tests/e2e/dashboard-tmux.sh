@@ -437,5 +437,22 @@ t send-keys -t "$session" l
 check "l says what to configure" wait_for "RECEIPTDASH_API_" 30
 t send-keys -t "$session" q
 
+# QA at scale: a folder's inputs keep only their line; the selected one is read again from its
+# file. One deleted after loading keeps its line and says why its purchases are missing.
+mkdir -p "$work/qa"
+for n in 1 2 3; do cp "$fixtures/production.b64" "$work/qa/copy-$n.b64"; done
+t new-session -d -s qa -x 120 -y 40 "TERM=xterm-256color $bin --at 2026-01-01T00:00:00Z $work/qa; echo EXIT=\$?; sleep 60"
+session=qa
+check "a folder loads, every input counted" wait_for "Receipts [3]"
+check "the first one's purchases are read again and shown" wait_for "Purchases [4]"
+rm "$work/qa/copy-2.b64"
+t send-keys -t "$session" j
+check "a file deleted since loading keeps its line and says so" wait_for "could not read $work/qa/copy-2.b64 again"
+check "its line still reads as loaded, its purchases not shown" wait_for "Purchases [0]"
+t send-keys -t "$session" j
+check "the next one shows its purchases again" wait_for "Purchases [4]"
+t send-keys -t "$session" q
+check "the QA dashboard quits cleanly" wait_for "EXIT=0"
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
