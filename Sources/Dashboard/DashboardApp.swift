@@ -103,7 +103,6 @@ public enum DashboardApp {
         }
     }
 
-
     /// The loop itself: until `q` or the end of input.
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,

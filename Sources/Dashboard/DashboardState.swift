@@ -50,7 +50,7 @@ public struct LoadedItem: Sendable {
     /// start or opened: ``DetailSource``); nil for one that always holds them.
     public internal(set) var detailSource: DetailSource?
     /// True while the item holds only its summary and the facts the Receipts pane and the
-    /// searches read (``LoadedItem/shelved(keys:)``): `decoded`, `trust`, `analysis` and `rows`
+    /// searches read (``LoadedItem/shelved()``): `decoded`, `trust`, `analysis` and `rows`
     /// are let go until it is selected, when the loop judges it again from ``detailSource``.
     public internal(set) var isShelved = false
     /// While shelved: its purchases' ids, for `:tx`, `:otx` and `:product`.

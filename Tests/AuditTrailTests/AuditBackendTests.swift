@@ -998,7 +998,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
 
     /// An unreachable server: opening fails in plain words (no password), quickly.
     @Test func unreachableServerFailsClearlyWithoutThePassword() async throws {
-        let port = TestPorts.closed()
+        let port = TestPorts.refusing()
         let location = try PostgresLocation(
             url: "postgres://receiptdash:s3cr3t-pw-xyz@127.0.0.1:\(port)/nowhere", environment: [:])
         let error = await #expect(throws: AuditDatabaseError.self) {

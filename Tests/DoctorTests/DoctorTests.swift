@@ -135,7 +135,7 @@ import X509
     @Test func aStoppedReceiverIsNamed() async throws {
         let setup = try await Setup()
         // A port nothing listens on: bound, then closed.
-        let port = TestPorts.closed()
+        let port = TestPorts.refusing()
         let report = try await setup.doctor(receiver: "http://127.0.0.1:\(port)/notifications").run()
         let check = try setup.check(report, "receiver")
         #expect(check.status == .failed)

@@ -101,7 +101,7 @@ import Darwin
     // MARK: (5) verify without an answer keeps its attempts
 
     @Test func aVerifyThatGetsNoAnswerKeepsEveryAttempt() throws {
-        let port = TestPorts.closed()
+        let port = TestPorts.refusing()
         let production = "http://127.0.0.1:\(port)/production/verifyReceipt"
         let sandbox = "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
         let result = try cli.run([
@@ -187,7 +187,7 @@ import Darwin
     // MARK: (8) PostgreSQL errors in plain words
 
     @Test func aRefusedPostgreSQLConnectionIsSaidPlainly() throws {
-        let port = TestPorts.closed()
+        let port = TestPorts.refusing()
         let result = try cli.run(["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"])
         #expect(result.status == 1)
         #expect(

@@ -32,7 +32,7 @@ import Testing
         try Data("this is not a database, just text that is long enough to be looked at by SQLite\n".utf8)
             .write(to: folder.appendingPathComponent("garbage.sqlite"))
         try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: folder.appendingPathComponent("r.b64").path)
-        let port = TestPorts.closed()
+        let port = TestPorts.refusing()
         let transcript = Transcript(replacing: [(folder.path, "<folder>"), (":\(port)", ":<port>")])
         let closed = ["--production-url", "http://127.0.0.1:\(port)/p", "--sandbox-url", "http://127.0.0.1:\(port)/s"]
 

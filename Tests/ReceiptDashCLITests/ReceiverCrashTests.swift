@@ -137,8 +137,8 @@ final class Counter: Sendable {
     }
 
     @Test func nobodyListeningFailsEveryNotificationAfterItsRetries() throws {
-        // A port nobody listens on: bound by a throwaway socket, then closed.
-        let port = TestPorts.closed()
+        // A port that refuses: bound by a socket that never listens.
+        let port = TestPorts.refusing()
         #expect(port > 0)
 
         let run = try cli.run([

@@ -1,8 +1,6 @@
 @testable import AuditTrail
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 @testable import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
@@ -72,14 +70,6 @@ struct LoopbackReceiver {
 
     func service(_ data: ServerAPIData = Self.data, clock: TestTime = TestTime()) throws -> ServerAPIService {
         try ServerAPIService(ServerAPIConfiguration(data: data, clock: clock.clock))
-    }
-
-    /// A loopback port nobody listens on (bound, then closed).
-    func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
-        return port
     }
 
     @Test func everyNotificationIsAcknowledgedAndStoredOnce() async throws {
@@ -164,7 +154,7 @@ struct LoopbackReceiver {
         let clock = TestTime()
         let api = try service(clock: clock)
         let notifications = try await api.outgoingNotifications(includingData: false, count: 2, environment: .production)
-        let port = try await closedPort()
+        let port = TestPorts.refusing()
         let sender = try NotificationSender(
             NotificationSenderConfiguration(
                 url: "http://127.0.0.1:\(port)/notifications", retrySchedule: try RetrySchedule(parsing: "1s,500ms"), clock: clock.clock))
