@@ -77,22 +77,24 @@ public enum DashboardApp {
                         inbox.end()
                     }
                 }
-                // The start's files, a chunk at a time, judged on every core ahead of the loop.
-                let (chunks, chunkSink) = AsyncStream<StartupChunk>.makeStream()
+                // Files (the start's, and what o opens), a chunk at a time, judged on every
+                // core ahead of the loop: shelved where judged, unless the audit trail must
+                // record them first (it takes the decoded receipt).
+                let (chunks, chunkSink) = AsyncStream<LoadedChunk>.makeStream()
                 let shelves = audit == nil
                 let keepsBytes = state.keepsSourceBytes
-                if !startup.isEmpty { MemoryTuning.forBulkWork() }
-                func judge(_ range: Range<Int>) {
-                    let origins = startup[range]
+                func judge(_ range: Range<Int>, _ origins: ArraySlice<InputFiles.Origin>) {
+                    MemoryTuning.forBulkWork()
                     background.addTask(executorPreference: globalConcurrentExecutor) {
                         let batch = await DashboardState.prepare(origins, pipeline: pipeline, keepsBytes: keepsBytes, shelves: shelves)
-                        chunkSink.yield(StartupChunk(range: range, batch: batch))
+                        chunkSink.yield(LoadedChunk(range: range, batch: batch))
                     }
                 }
+                var files = FileLoad(chunks: chunks)
+                files.append(startup, from: .startup)
                 await loop(
                     &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
-                    feed: feed, lookup: lookup, notifications: notifications, acting: acting,
-                    startup: StartupLoad(count: startup.count, chunks: chunks), judge: judge,
+                    feed: feed, lookup: lookup, notifications: notifications, acting: acting, files: files, judge: judge,
                     inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:with:))
             }
             let unanswered = replies.active
@@ -107,7 +109,8 @@ public enum DashboardApp {
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
         verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,
-        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, startup: StartupLoad, judge: (Range<Int>) -> Void,
+        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, files: FileLoad,
+        judge: (Range<Int>, ArraySlice<InputFiles.Origin>) -> Void,
         inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
         startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
         verify: ([OnlineRequest], any OnlineVerifying) -> Void
@@ -115,18 +118,13 @@ public enum DashboardApp {
         let (inbox, lookups, replies) = inboxes
         // Items are only ever appended: each pass offers the audit store only those added since.
         var offeredToAudit = 0
-        // The files named at start are added a chunk per pass, so the first frame comes at
-        // once and keys work while a folder of 50,000 loads; the next chunks are judged
-        // meanwhile, on every core, and shelved where judged (unless the audit trail must
-        // record them first: it takes the decoded receipt).
-        var startup = startup
-        startup.launch(judge)
+        // Files are added a chunk per pass, so the first frame comes at once and keys work
+        // while a folder of 50,000 loads; the next chunks are judged meanwhile.
+        var files = files
         while true {
             state.wallClock = environment.now()
-            if let batch = await startup.next(judge) {
-                state.add(batch, from: .startup)
-                state.loadingStartup = startup.isDone ? nil : (startup.added, startup.count)
-            }
+            if let arrival = await files.next(judge) { state.add(arrival) }
+            state.loadingStartup = files.progress
             for event in inbox.drain() { state.apply(event, at: state.wallClock) }
             for report in lookups.drain() {
                 switch report {
@@ -167,7 +165,7 @@ public enum DashboardApp {
             // while watching sources or following another process's database.
             let verifying = inbox.active > 0 || inbox.pending || lookups.active > 0 || lookups.pending || replies.active > 0 || replies.pending
             let timeout: Int? =
-                !startup.isDone ? 0 : verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
+                !files.isDone ? 0 : verifying ? 100 : (state.followingStore || feed != nil || notifications != nil ? 500 : nil)
             guard let event = backend.readEvent(timeoutMilliseconds: timeout) else { return }
             for effect in state.handle(event, environment: environment) {
                 switch effect {
@@ -203,10 +201,8 @@ public enum DashboardApp {
                         state.message = ("could not export: \(SafeText.escaped(error.reason)); type another folder after e", .error)
                     }
                 case .load(let path):
-                    let origins = InputFiles.origins([path])
-                    state.add(
-                        await DashboardState.prepare(origins, pipeline: pipeline, keepsBytes: state.keepsSourceBytes, shelves: audit == nil),
-                        from: .open(path: path))
+                    // Loaded by the passes that follow, with the start's files' progress.
+                    files.append(InputFiles.origins([path]), from: .open(path: path))
                 case .judge(let inputs, let origin):
                     state.add(await pipeline.judge(inputs), from: origin)
                 case .inspectNotification(let uuid, let payload):

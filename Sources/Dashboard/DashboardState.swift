@@ -307,6 +307,8 @@ public struct DashboardState: Sendable {
     var heldDetails: Int?
     /// A `:tx` search's transaction, to select once its shelved receipt has its rows back.
     var revealTransaction: String?
+    /// Where the folder `o` is loading began in ``items``, for the count its last chunk says.
+    var openedFrom: Int?
 
     public init(now: Date) {
         self.now = now
@@ -455,8 +457,22 @@ public struct DashboardState: Sendable {
                 focus = .receipts
                 select(item: before)
             }
+            openedFrom = before
         case .watch:
             if !batch.isEmpty { message = ("\(batch.count) new input\(batch.count == 1 ? "" : "s") from watched sources", .info) }
+        }
+    }
+
+    /// Adds a chunk of files being loaded (``FileLoad``): an opened folder's first chunk is
+    /// selected as `o` selects what it opened, and its last one says how many it held.
+    mutating func add(_ arrival: FileLoad.Arrival) {
+        guard case .open(let path) = arrival.origin, !arrival.first || !arrival.last else { return add(arrival.batch, from: arrival.origin) }
+        add(arrival.batch, from: arrival.first ? arrival.origin : .startup)
+        if arrival.first {
+            message = ("loading \(arrival.total) inputs from \(SafeText.escaped(path))…", .info)
+        } else if arrival.last {
+            let added = items.count - (openedFrom ?? items.count)
+            message = ("loaded \(added) input\(added == 1 ? "" : "s") from \(SafeText.escaped(path))", added > 0 ? .ok : .warning)
         }
     }
 

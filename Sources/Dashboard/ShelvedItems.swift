@@ -285,46 +285,74 @@ extension DashboardApp {
     }
 }
 
-/// A chunk of the start's files, judged and made ready.
-struct StartupChunk: Sendable {
+/// A chunk of the files being loaded, judged and made ready.
+struct LoadedChunk: Sendable {
     var range: Range<Int>
     var batch: [DashboardState.PreparedInput]
 }
 
-/// The files named at start, as the loop takes them: a chunk per pass, in order, while the
-/// next two are judged on every core (so the cores never wait on the loop, nor the loop on the
-/// last inputs of a chunk). `judge` starts judging a range in the background; its answer comes
-/// through `chunks`.
-struct StartupLoad {
+/// Files being loaded (those named at start, and what `o` opens), as the loop takes them: a
+/// chunk per pass, in order, while the next two are judged on every core (so the cores never
+/// wait on the loop, nor the loop on the last inputs of a chunk). `judge` starts judging a
+/// range of ``origins`` in the background; its answer comes through `chunks`.
+struct FileLoad {
     /// Inputs per chunk: about 30 ms of both cores, so keys stay answered.
     static let chunk = 256
 
-    let count: Int
-    private var chunks: AsyncStream<StartupChunk>.Iterator
+    /// Every file asked for, in order.
+    private(set) var origins: [InputFiles.Origin] = []
+    /// Each request's range of ``origins``, and where it came from.
+    private var requests: [(range: Range<Int>, origin: InputOrigin)] = []
+    private var chunks: AsyncStream<LoadedChunk>.Iterator
     private var launched: [Range<Int>] = []
-    private var ready: [Int: StartupChunk] = [:]
+    private var ready: [Int: LoadedChunk] = [:]
     private var unlaunched = 0
     private(set) var added = 0
 
-    init(count: Int, chunks: AsyncStream<StartupChunk>) {
-        self.count = count
+    init(chunks: AsyncStream<LoadedChunk>) {
         self.chunks = chunks.makeAsyncIterator()
     }
 
-    var isDone: Bool { added >= count }
+    /// What a pass hands the loop: a chunk, the request it belongs to, and whether it is that
+    /// request's first and last.
+    struct Arrival {
+        var batch: [DashboardState.PreparedInput]
+        var origin: InputOrigin
+        var first: Bool
+        var last: Bool
+        /// How many files the request names.
+        var total: Int
+    }
 
-    /// Keeps two chunks being judged ahead of the loop.
-    mutating func launch(_ judge: (Range<Int>) -> Void) {
-        while unlaunched < count && launched.count < 2 {
-            let range = unlaunched..<min(count, unlaunched + Self.chunk)
-            judge(range)
+    var isDone: Bool { added >= origins.count }
+
+    /// The request being loaded: how many of its files are judged, of how many.
+    var progress: (done: Int, total: Int)? {
+        guard !isDone, let request = requests.first(where: { $0.range.contains(added) }) else { return nil }
+        return (added - request.range.lowerBound, request.range.count)
+    }
+
+    /// Adds files to load after those asked for before; nothing starts until ``launch(_:)``.
+    mutating func append(_ more: [InputFiles.Origin], from origin: InputOrigin) {
+        guard !more.isEmpty else { return }
+        requests.append((origins.count..<origins.count + more.count, origin))
+        origins += more
+    }
+
+    /// Keeps two chunks being judged ahead of the loop. A chunk never spans two requests.
+    mutating func launch(_ judge: (Range<Int>, ArraySlice<InputFiles.Origin>) -> Void) {
+        while unlaunched < origins.count && launched.count < 2 {
+            let end = requests.first { $0.range.contains(unlaunched) }?.range.upperBound ?? origins.count
+            let range = unlaunched..<min(end, unlaunched + Self.chunk)
+            judge(range, origins[range])
             launched.append(range)
             unlaunched = range.upperBound
         }
     }
 
-    /// The next chunk in order, waiting for it; nil once all were taken.
-    mutating func next(_ judge: (Range<Int>) -> Void) async -> [DashboardState.PreparedInput]? {
+    /// The next chunk in order, waiting for it; nil when nothing is being loaded.
+    mutating func next(_ judge: (Range<Int>, ArraySlice<InputFiles.Origin>) -> Void) async -> Arrival? {
+        launch(judge)
         guard let range = launched.first else { return nil }
         while ready[range.lowerBound] == nil {
             guard let arrived = await chunks.next() else { return nil }
@@ -332,8 +360,14 @@ struct StartupLoad {
         }
         launched.removeFirst()
         added = range.upperBound
-        let batch = ready.removeValue(forKey: range.lowerBound)?.batch
+        let batch = ready.removeValue(forKey: range.lowerBound)?.batch ?? []
+        let request = requests.first { $0.range.contains(range.lowerBound) }!
+        if request.range.upperBound == added, requests.first?.range == request.range {
+            requests.removeFirst()
+        }
         launch(judge)
-        return batch
+        return Arrival(
+            batch: batch, origin: request.origin, first: range.lowerBound == request.range.lowerBound,
+            last: range.upperBound == request.range.upperBound, total: request.range.count)
     }
 }

@@ -84,6 +84,36 @@ import TerminalUI
         #expect(shelved.tally == held.tally)
     }
 
+    /// `o` on a folder of 520 inputs: three chunks, judged while keys are read, with progress;
+    /// the first opened is selected, and the message counts them all.
+    @Test func oLoadsAFolderAChunkAPassAndSelectsItsFirst() async throws {
+        let folder = try Folder()
+        let demo = DemoCorpus.items()
+        let big = folder.path + "/big"
+        try FileManager.default.createDirectory(atPath: big, withIntermediateDirectories: true)
+        for n in 0..<520 {
+            let item = demo[n % demo.count]
+            try Data(item.bytes).write(to: URL(fileURLWithPath: big + "/" + String(format: "%03d-", n) + item.name))
+        }
+        var state = DashboardState(now: DashboardTests.now)
+        let keys: [KeyEvent] = [.character("o")] + big.map { KeyEvent.character($0) } + [.enter, .tick, .tick, .tick]
+        let terminal = Terminal(keys: keys)
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env)
+        #expect(state.items.count == 520)
+        #expect(state.selectedItem?.source == big + "/000-" + demo[0].name)
+        #expect(state.message?.text == "loaded 520 inputs from \(big)")
+        #expect(state.items.filter { !$0.isShelved }.map(\.source) == [big + "/000-" + demo[0].name])
+        #expect(state.loadingStartup == nil)
+        // A frame per chunk, each saying how far the load is; keys were read without waiting.
+        let frames = (0..<terminal.frames.count).map { terminal.text(frame: $0) }
+        let enter = keys.count - 4
+        #expect(frames[enter + 1].contains("loading 256 of 520"))
+        #expect(frames[enter + 1].contains("loading 520 inputs from \(big)…"))
+        #expect(frames[enter + 2].contains("loading 512 of 520"))
+        #expect(!frames[enter + 3].contains("loading"))
+        #expect(terminal.waits.suffix(4) == [0, 0, nil, nil])
+    }
+
     @Test func aShelvedItemKeepsOnlyItsLineAndFacts() async throws {
         let folder = try Folder()
         let state = await Self.shelvedState(folder)
