@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Dashboard
@@ -112,6 +113,36 @@ import TerminalUI
         #expect(frames[enter + 2].contains("loading 512 of 520"))
         #expect(!frames[enter + 3].contains("loading"))
         #expect(terminal.waits.suffix(4) == [0, 0, nil, nil])
+    }
+
+    /// An audit trail that remembers what it was asked to record.
+    final class RecordingAudit: AuditLink {
+        let recorded = Mutex<[(source: String, bytes: Int, format: ReceiptFormat)]>([])
+        func record(source: String, bytes: [UInt8], decoded: DecodedInput) async -> Int64? {
+            recorded.withLock { $0.append((source, bytes.count, decoded.format)) }
+            return Int64(recorded.withLock { $0.count })
+        }
+        func poll() async -> [AuditFeedEvent] { [] }
+        func search(_ query: HistorySearch) async -> [AuditFeedEvent] { [] }
+        func pending() async -> [AuditFeedEvent] { [] }
+    }
+
+    /// With an audit trail, inputs are recorded whole (bytes and decoded receipt) first, and
+    /// shelved once recorded.
+    @Test func withAnAuditTrailInputsAreShelvedOnceRecorded() async throws {
+        let folder = try Folder()
+        let audit = RecordingAudit()
+        var state = DashboardState(now: DashboardTests.now)
+        let terminal = Terminal(keys: [.down])
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env, audit: audit, startup: InputFiles.origins([folder.path]))
+        let recorded = audit.recorded.withLock { $0 }
+        let sizes = try InputFiles.origins([folder.path]).map { try Data(contentsOf: URL(fileURLWithPath: $0.source)).count }
+        #expect(recorded.map(\.source) == state.items.map(\.source))
+        #expect(recorded.map(\.bytes) == sizes)
+        #expect(state.auditRows.count == 6)
+        #expect(state.items.allSatisfy { $0.sourceBytes == nil })
+        #expect(state.items.filter { !$0.isShelved }.map(\.id) == [state.items[1].id])
+        #expect(state.selectedItem?.id == state.items[1].id && state.items[1].decoded != nil)
     }
 
     @Test func aShelvedItemKeepsOnlyItsLineAndFacts() async throws {
