@@ -70,9 +70,10 @@ public enum DashboardApp {
                         replies.end()
                     }
                 }
-                func verify(_ requests: [OnlineRequest], with verifier: any OnlineVerifying) {
+                func verify(_ requests: [OnlineRequest], from shelved: [Int: (name: String, source: DetailSource)], with verifier: any OnlineVerifying) {
                     inbox.begin()
                     background.addTask(executorPreference: globalConcurrentExecutor) {
+                        let requests = await readShelved(requests, sources: shelved, pipeline: pipeline) { inbox.post($0) }
                         await verifier.verify(requests) { inbox.post($0) }
                         inbox.end()
                     }
@@ -95,7 +96,7 @@ public enum DashboardApp {
                 await loop(
                     &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
                     feed: feed, lookup: lookup, notifications: notifications, acting: acting, files: files, judge: judge,
-                    inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:with:))
+                    inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:from:with:))
             }
             let unanswered = replies.active
             if unanswered > 0 {
@@ -113,7 +114,7 @@ public enum DashboardApp {
         judge: (Range<Int>, ArraySlice<InputFiles.Origin>) -> Void,
         inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
         startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
-        verify: ([OnlineRequest], any OnlineVerifying) -> Void
+        verify: ([OnlineRequest], [Int: (name: String, source: DetailSource)], any OnlineVerifying) -> Void
     ) async {
         let (inbox, lookups, replies) = inboxes
         // Items are only ever appended: each pass offers the audit store only those added since.
@@ -175,7 +176,7 @@ public enum DashboardApp {
                     state.showMatches(search)
                 case .verify(let requests):
                     guard let verifier else { continue }
-                    verify(readShelved(requests, &state, pipeline: pipeline), verifier)
+                    verify(requests, shelvedSources(requests, in: state), verifier)
                 case .lookUp(let query):
                     guard let lookup else {
                         state.lookupsRunning.remove(query)

@@ -263,14 +263,27 @@ extension DashboardApp {
         state.restoreDetails(await pipeline.judge(input), of: wanted.id)
     }
 
-    /// Fills in the receipt data of requests for shelved items, read again from their sources.
-    /// One whose source cannot be read or decoded any more fails at once, saying why: nothing
-    /// was sent for it.
-    static func readShelved(_ requests: [OnlineRequest], _ state: inout DashboardState, pipeline: ReceiptPipeline) -> [OnlineRequest] {
+    /// Where each shelved item among `requests` is read again from, with its name.
+    static func shelvedSources(_ requests: [OnlineRequest], in state: DashboardState) -> [Int: (name: String, source: DetailSource)] {
+        var sources: [Int: (name: String, source: DetailSource)] = [:]
+        for request in requests where request.receiptData.isEmpty {
+            guard let index = state.index(ofItem: request.itemID), let source = state.items[index].detailSource else { continue }
+            sources[request.itemID] = (state.items[index].source, source)
+        }
+        return sources
+    }
+
+    /// Fills in the receipt data of requests for shelved items, read again from their sources,
+    /// in the verification's own task (the loop goes on drawing and reading keys). One whose
+    /// source cannot be read or decoded any more fails at once, through `report`, saying why:
+    /// nothing was sent for it.
+    @concurrent static func readShelved(
+        _ requests: [OnlineRequest], sources: [Int: (name: String, source: DetailSource)], pipeline: ReceiptPipeline,
+        report: @Sendable (OnlineEvent) -> Void
+    ) async -> [OnlineRequest] {
         requests.compactMap { request in
             guard request.receiptData.isEmpty else { return request }
-            guard let index = state.index(ofItem: request.itemID), let source = state.items[index].detailSource else { return nil }
-            let name = state.items[index].source
+            guard let (name, source) = sources[request.itemID] else { return nil }
             let decoded = pipeline.decode(source.read(source: name, limit: pipeline.inputLimit))
             if let data = decoded.decoded.flatMap(VerifyReceiptData.base64) {
                 var filled = request
@@ -278,8 +291,7 @@ extension DashboardApp {
                 return filled
             }
             let why = decoded.error?.reason ?? "verifyReceipt does not take it now"
-            let failure = VerificationFailure(.invalidRequest, "could not read \(SafeText.escaped(name)) again: \(why)")
-            state.apply(.failed(itemID: request.itemID, reason: failure, attempts: []), at: state.wallClock)
+            report(.failed(itemID: request.itemID, reason: VerificationFailure(.invalidRequest, "could not read \(name) again: \(why)"), attempts: []))
             return nil
         }
     }

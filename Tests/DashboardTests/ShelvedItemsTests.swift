@@ -258,7 +258,11 @@ import TerminalUI
             return
         }
         #expect(requests.allSatisfy { $0.receiptData.isEmpty })
-        let filled = DashboardApp.readShelved(requests, &state, pipeline: state.pipeline)
+        let reported = Mutex<[OnlineEvent]>([])
+        let filled = await DashboardApp.readShelved(
+            requests, sources: DashboardApp.shelvedSources(requests, in: state), pipeline: state.pipeline
+        ) { event in reported.withLock { $0.append(event) } }
+        for event in reported.withLock({ $0 }) { state.apply(event, at: DashboardTests.now) }
         let expected = held.items.filter { !$0.source.hasSuffix("xcode-storekit-test.der") }.compactMap { item in
             item.receiptData.map { (item.id, $0) }
         }
@@ -271,6 +275,7 @@ import TerminalUI
         }
         #expect(attempts.isEmpty)
         #expect(reason.hasPrefix("could not read \(state.items[gone].source) again"))
+        #expect(reported.withLock { $0.count } == 1)
     }
 
     @Test func shelvingAtOnceGivesWhatShelvingAfterGives() async throws {
