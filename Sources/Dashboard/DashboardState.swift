@@ -11,13 +11,18 @@ import UntrustedText
 public struct LoadedItem: Sendable {
     public var id: Int
     public var source: String
+    /// Held behind a reference (``Boxed``): a decoded input takes 1,136 bytes inline, which
+    /// 50,000 shelved items would each carry empty.
     public var decoded: DecodedInput? {
-        didSet {
-            bundleID = decoded?.bundleID
-            environment = decoded?.environment
-            status = decoded?.status
+        get { decodedBox.value }
+        set {
+            decodedBox = Boxed(newValue)
+            bundleID = newValue?.bundleID
+            environment = newValue?.environment
+            status = newValue?.status
         }
     }
+    private var decodedBox = Boxed<DecodedInput>.none
     /// `decoded?.bundleID`, kept: finding it may read every purchase row (an input whose rows
     /// carry none), which a frame must not do. Kept too while the item is shelved.
     public internal(set) var bundleID: String?
@@ -40,7 +45,11 @@ public struct LoadedItem: Sendable {
     public var sourceBytes: [UInt8]?
     /// For a customer looked up through the App Store Server API (format `api`): the whole
     /// answer, which the Status pane and the export show.
-    public var lookup: CustomerLookupResult?
+    public var lookup: CustomerLookupResult? {
+        get { lookupBox.value }
+        set { lookupBox = Boxed(newValue) }
+    }
+    private var lookupBox = Boxed<CustomerLookupResult>.none
     /// Its line in the Receipts pane, as `inspect --summary` gives it: what the receipt filter
     /// (`f`) and sort (`s`) read. Made once, when the item is added.
     public internal(set) var summary: ReceiptSummary? { didSet { searchText = summary?.searchText ?? "" } }
@@ -61,6 +70,12 @@ public struct LoadedItem: Sendable {
     /// the loop does not try again.
     public internal(set) var detailsLost: String?
 
+    public init(id: Int, source: String, rows: [Purchase]) {
+        self.id = id
+        self.source = source
+        self.rows = rows
+    }
+
     /// Whether it was decoded (held or shelved).
     var isDecoded: Bool { decoded != nil || (isShelved && error == nil) }
 
@@ -69,6 +84,19 @@ public struct LoadedItem: Sendable {
         if let decoded, let analysis { return ReceiptSummary(file: source, decoded: decoded, trust: trust, analysis: analysis) }
         if let error { return ReceiptSummary(file: source, error: error) }
         return ReceiptSummary(file: source, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
+    }
+}
+
+/// An optional value held behind one reference: 8 bytes inline whatever the value's size.
+enum Boxed<Value: Sendable>: Sendable {
+    case none
+    indirect case some(Value)
+
+    init(_ value: Value?) { self = value.map { .some($0) } ?? .none }
+
+    var value: Value? {
+        if case .some(let value) = self { return value }
+        return nil
     }
 }
 

@@ -19,6 +19,25 @@ import Testing
         #expect(loaded[2].result.failureReason == "no such file")
     }
 
+    /// What a folder lists: files and links to files, in name order; not folders, links to
+    /// folders, broken links or hidden names; the path joined once, however the folder was
+    /// written.
+    @Test func aFolderListsItsFilesAndLinksToFilesInNameOrder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("listing-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["b.der", "A.der", "é.b64", ".hidden", "sub/inner.der"] {
+            try Data(name.utf8).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/link-to-b", withDestinationPath: folder + "/b.der")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/link-to-sub", withDestinationPath: folder + "/sub")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/broken", withDestinationPath: folder + "/nowhere")
+        let expected = ["A.der", "b.der", "link-to-b", "é.b64"].map { folder + "/" + $0 }
+        #expect(InputFiles.origins([folder]) == expected.map(InputFiles.Origin.file))
+        #expect(InputFiles.origins([folder + "//"]) == expected.map(InputFiles.Origin.file))
+        #expect(InputFiles.origins([folder + "/sub/"]) == [.file(folder + "/sub/inner.der")])
+    }
+
     @Test func inputsOverTheLimitAreNotRead() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)")
         try Data(count: 2048).write(to: file)
