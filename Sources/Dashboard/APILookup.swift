@@ -100,6 +100,10 @@ extension DashboardState {
     /// it), after our own decode and trust check.
     mutating func lookUpSelectedReceipt() -> [Effect] {
         guard let item = selectedItem, let decoded = item.decoded else {
+            if let lost = selectedItem?.detailsLost {
+                message = ("nothing to look up: \(lost)", .warning)
+                return []
+            }
             message = ("nothing to look up: select a decoded receipt in the Receipts pane", .info)
             return []
         }

@@ -56,11 +56,11 @@ extension DashboardState {
         case .receipts: empty = receiptOrder.isEmpty
         case .purchases: empty = rowOrder.isEmpty
         case .notifications: empty = notifications.isEmpty
-        case .input: empty = selectedItem == nil
+        case .input: empty = selectedItem == nil || selectedItem?.detailsLost != nil
         case .customer: empty = customerStory == nil
         }
         guard !empty else {
-            message = ("nothing to export here", .info)
+            message = view == .input ? selectedItem?.detailsLost.map { ("nothing to export: \($0)", .warning) } ?? ("nothing to export here", .info) : ("nothing to export here", .info)
             return
         }
         mode = .export(ExportForm(view: view, format: .json, folder: exportFolder ?? "."))

@@ -333,10 +333,12 @@ public struct DashboardState: Sendable {
     /// The shelved item given its details back (``restoreDetails(_:of:)``): shelved again when
     /// another one is.
     var heldDetails: Int?
-    /// A `:tx` search's transaction, to select once its shelved receipt has its rows back.
-    var revealTransaction: String?
-    /// Where the folder `o` is loading began in ``items``, for the count its last chunk says.
-    var openedFrom: Int?
+    /// A `:tx` search's receipt and transaction, to select once that receipt, shelved, has its
+    /// rows back (and only if it is still the one selected).
+    var revealTransaction: (itemID: Int, transaction: String)?
+    /// The folder `o` is loading: how many of its inputs were added, and whether one was
+    /// selected (the first added is).
+    var opening: (added: Int, selected: Bool) = (0, false)
 
     public init(now: Date) {
         self.now = now
@@ -485,22 +487,31 @@ public struct DashboardState: Sendable {
                 focus = .receipts
                 select(item: before)
             }
-            openedFrom = before
         case .watch:
             if !batch.isEmpty { message = ("\(batch.count) new input\(batch.count == 1 ? "" : "s") from watched sources", .info) }
         }
     }
 
-    /// Adds a chunk of files being loaded (``FileLoad``): an opened folder's first chunk is
-    /// selected as `o` selects what it opened, and its last one says how many it held.
+    /// Adds a chunk of files being loaded (``FileLoad``). Of a folder `o` opened, the first
+    /// input added is selected, as `o` selects what it opened, and the message says how many
+    /// are loading, then how many were added (counted from its chunks alone: a watched or
+    /// pasted input arriving meanwhile is not one of them).
     mutating func add(_ arrival: FileLoad.Arrival) {
-        guard case .open(let path) = arrival.origin, !arrival.first || !arrival.last else { return add(arrival.batch, from: arrival.origin) }
-        add(arrival.batch, from: arrival.first ? arrival.origin : .startup)
-        if arrival.first {
+        guard case .open(let path) = arrival.origin else { return add(arrival.batch, from: arrival.origin) }
+        if arrival.first { opening = (0, false) }
+        let before = items.count
+        add(arrival.batch, from: .startup)
+        let added = items.count - before
+        opening.added += added
+        if added > 0, !opening.selected {
+            opening.selected = true
+            focus = .receipts
+            select(item: before)
+        }
+        if !arrival.last {
             message = ("loading \(arrival.total) inputs from \(SafeText.escaped(path))…", .info)
-        } else if arrival.last {
-            let added = items.count - (openedFrom ?? items.count)
-            message = ("loaded \(added) input\(added == 1 ? "" : "s") from \(SafeText.escaped(path))", added > 0 ? .ok : .warning)
+        } else if opening.added > 0 {
+            message = ("loaded \(opening.added) input\(opening.added == 1 ? "" : "s") from \(SafeText.escaped(path))", .ok)
         }
     }
 

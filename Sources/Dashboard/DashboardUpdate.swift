@@ -218,6 +218,11 @@ extension DashboardState {
             LookupJSON.write(lookup, into: &out)
         } else if let decoded = item.decoded {
             InspectJSON.write(decoded, source: item.source, trust: item.trust, analysis: item.analysis, into: &out)
+        } else if item.isShelved {
+            // Its file could not be read again: its line is all there is.
+            var summaries = JSONOutput()
+            item.summary.map { $0.json(into: &summaries) }
+            return summaries.text
         } else {
             let error = item.error ?? ReceiptDecodingError(.emptyInput, "unknown")
             InspectJSON.write(error: error, source: item.source, into: &out)
@@ -391,7 +396,7 @@ extension DashboardState {
         select(item: first)
         focus = .purchases
         // A shelved receipt's rows come back before the next frame: the row is selected then.
-        if search.field == .tx, items[first].isShelved { revealTransaction = search.value }
+        if search.field == .tx, items[first].isShelved { revealTransaction = (items[first].id, search.value) }
         if search.field == .tx, let row = rowOrder.firstIndex(where: { items[first].rows[$0].transactionID == search.value }) {
             var s = scroll[.purchases] ?? ScrollState()
             s.selected = row

@@ -220,6 +220,8 @@ extension DashboardState {
         }
         heldDetails = nil
         let before = items[index]
+        let reveal = revealTransaction
+        revealTransaction = nil
         guard judged.bytes != nil else {
             let reason = "could not read \(SafeText.escaped(before.source)) again (\(SafeText.escaped(judged.error?.reason ?? "no data"))): its line is from when it was loaded"
             items[index].detailsLost = reason
@@ -242,9 +244,10 @@ extension DashboardState {
         } else {
             rebuildRows()
         }
-        if let transaction = revealTransaction {
-            revealTransaction = nil
-            if let row = rowOrder.firstIndex(where: { restored.rows[$0].transactionID == transaction }) {
+        // The row a `:tx` search found, when its receipt is still the one selected (a file
+        // changed since may have left the filter).
+        if let reveal, reveal.itemID == id, selectedItemIndex == index {
+            if let row = rowOrder.firstIndex(where: { restored.rows[$0].transactionID == reveal.transaction }) {
                 var s = scroll[.purchases] ?? ScrollState()
                 s.selected = row
                 s.reveal(visible: pageSize, count: visibleRowCount)
@@ -258,9 +261,13 @@ extension DashboardApp {
     /// Gives the selected item its details back when it is shelved: read again and judged, on
     /// the loop, before the frame that shows it (under a millisecond for a receipt).
     static func restoreSelected(_ state: inout DashboardState, pipeline: ReceiptPipeline) async {
-        guard let wanted = state.detailsWanted, let index = state.index(ofItem: wanted.id) else { return }
-        let input = wanted.source.read(source: state.items[index].source, limit: pipeline.inputLimit)
-        state.restoreDetails(await pipeline.judge(input), of: wanted.id)
+        // A file changed since loading may leave the receipt filter, moving the selection to
+        // another shelved input: that one is restored too (a few at most, each tried once).
+        var tried: Set<Int> = []
+        while tried.count < 4, let wanted = state.detailsWanted, tried.insert(wanted.id).inserted, let index = state.index(ofItem: wanted.id) {
+            let input = wanted.source.read(source: state.items[index].source, limit: pipeline.inputLimit)
+            state.restoreDetails(await pipeline.judge(input), of: wanted.id)
+        }
     }
 
     /// Where each shelved item among `requests` is read again from, with its name.
@@ -283,7 +290,10 @@ extension DashboardApp {
     ) async -> [OnlineRequest] {
         requests.compactMap { request in
             guard request.receiptData.isEmpty else { return request }
-            guard let (name, source) = sources[request.itemID] else { return nil }
+            guard let (name, source) = sources[request.itemID] else {
+                report(.failed(itemID: request.itemID, reason: VerificationFailure(.invalidRequest, "no receipt data to send"), attempts: []))
+                return nil
+            }
             let decoded = pipeline.decode(source.read(source: name, limit: pipeline.inputLimit))
             if let data = decoded.decoded.flatMap(VerifyReceiptData.base64) {
                 var filled = request

@@ -58,8 +58,8 @@ public enum InputFiles {
         return origins
     }
 
-    /// A folder's files (what is not a folder, links followed), hidden ones left out, in name
-    /// order. The entry type `readdir` gives spares a `stat` per file; only links and entries
+    /// A folder's regular files (links followed), hidden ones left out, in name order: not a
+    /// pipe or a socket met in a folder, whose read would wait for a writer. The entry type `readdir` gives spares a `stat` per file; only links and entries
     /// of unknown type are looked at. Over 50,000 files that is 0.1 s where FileManager's
     /// listing, a path joined by NSString and `fileExists` for each took 0.4 s.
     static func files(in folder: String) -> [String] {
@@ -80,7 +80,7 @@ public enum InputFiles {
             case Int32(DT_DIR): continue
             default:
                 var info = stat()
-                if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR { paths.append(path) }
+                if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { paths.append(path) }
             }
         }
         // One folder's paths share their start: in name order.

@@ -220,6 +220,63 @@ import TerminalUI
         #expect(state.message?.role == .error)
         #expect(Self.text(state).contains("could not read"))
         #expect(state.tally.decoded == 6)
+        // Nothing to export or look up from it, and each says why.
+        state.focus = .status
+        _ = state.handle(.character("e"), environment: Self.env)
+        #expect(state.mode == .normal)
+        #expect(state.message?.text == "nothing to export: \(item.detailsLost!)")
+        state.lookupAvailable = true
+        #expect(state.handle(.character("L"), environment: Self.env).isEmpty)
+        #expect(state.message?.text == "nothing to look up: \(item.detailsLost!)")
+    }
+
+    /// A `:tx` search finds a shelved receipt whose file has since been cut short: it leaves
+    /// the filter, the selection moves to another receipt, and that one's rows are not moved
+    /// to the search's row (nor read past their end), and it has its details too.
+    @Test func aSearchedReceiptThatLeavesTheFilterMovesNoOtherRow() async throws {
+        let folder = try Folder()
+        var state = await Self.shelvedState(folder)
+        for key in "fverdict:valid" { _ = state.handle(.character(key), environment: Self.env) }
+        _ = state.handle(.enter, environment: Self.env)
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        let production = try #require(state.items.firstIndex { $0.source.hasSuffix("production-subscriptions.b64") })
+        let held = await Self.heldState(folder)
+        let last = try #require(held.items[production].rows.last?.transactionID)
+        #expect(state.receiptOrder.contains(production) && state.receiptOrder.first != production)
+        state.showMatches(try #require(HistorySearch(parsing: "tx \(last)")))
+        #expect(state.revealTransaction?.itemID == state.items[production].id)
+        try Data("MIIB".utf8).write(to: URL(fileURLWithPath: state.items[production].source))
+        await DashboardApp.restoreSelected(&state, pipeline: state.pipeline)
+        #expect(state.items[production].summary?.verdict == "undecodable")
+        #expect(!state.receiptOrder.contains(production))
+        #expect(state.revealTransaction == nil)
+        #expect(state.detailsWanted.map(\.id) == nil)
+        #expect(state.selectedItem?.isShelved == false)
+        #expect(state.scroll[.purchases]?.selected ?? 0 == 0)
+    }
+
+    /// The `o` message counts the folder's own inputs, and the first one added is selected
+    /// even when the first chunk added none.
+    @Test func anOpenedFolderCountsItsOwnInputsAndSelectsItsFirst() async throws {
+        let pipeline = DashboardState(now: DashboardTests.now).pipeline
+        let demo = DemoCorpus.items()
+        func judged(_ n: Int) async -> DashboardState.PreparedInput {
+            DashboardState.prepare(await pipeline.judge(source: "/qa/\(n)-\(demo[n].name)", bytes: demo[n].bytes), keepsBytes: false)
+        }
+        let unreadable = DashboardState.prepare(
+            JudgedInput(source: "/qa/0-gone.der", bytes: nil, result: .failure(.init(.emptyInput, "no such file"))), keepsBytes: false)
+        var state = DashboardState(now: DashboardTests.now)
+        state.add(await pipeline.judge(source: "earlier/\(demo[5].name)", bytes: demo[5].bytes))
+        state.add(FileLoad.Arrival(batch: [unreadable], origin: .open(path: "/qa"), first: true, last: false, total: 4))
+        #expect(state.message?.text == "loading 4 inputs from /qa…")
+        #expect(state.selectedItem?.source.hasPrefix("/qa/") == false)
+        state.add(FileLoad.Arrival(batch: [await judged(1)], origin: .open(path: "/qa"), first: false, last: false, total: 4))
+        #expect(state.selectedItem?.source == "/qa/1-\(demo[1].name)")
+        // A pasted input arriving meanwhile is not one of the folder's.
+        state.add(await pipeline.judge(source: "paste 1", bytes: demo[0].bytes))
+        state.add(FileLoad.Arrival(batch: [await judged(2), await judged(3)], origin: .open(path: "/qa"), first: false, last: true, total: 4))
+        #expect(state.message?.text == "loaded 3 inputs from /qa")
+        #expect(state.selectedItem?.source == "/qa/1-\(demo[1].name)")
     }
 
     @Test func searchesFindShelvedReceipts() async throws {

@@ -32,6 +32,8 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: folder + "/link-to-b", withDestinationPath: folder + "/b.der")
         try FileManager.default.createSymbolicLink(atPath: folder + "/link-to-sub", withDestinationPath: folder + "/sub")
         try FileManager.default.createSymbolicLink(atPath: folder + "/broken", withDestinationPath: folder + "/nowhere")
+        // A pipe, whose read would wait for a writer.
+        #expect(mkfifo(folder + "/pipe", 0o600) == 0)
         let expected = ["A.der", "b.der", "link-to-b", "é.b64"].map { folder + "/" + $0 }
         #expect(InputFiles.origins([folder]) == expected.map(InputFiles.Origin.file))
         #expect(InputFiles.origins([folder + "//"]) == expected.map(InputFiles.Origin.file))
