@@ -73,8 +73,13 @@ public enum DashboardApp {
                 func verify(_ requests: [OnlineRequest], from shelved: [Int: (name: String, source: DetailSource)], with verifier: any OnlineVerifying) {
                     inbox.begin()
                     background.addTask(executorPreference: globalConcurrentExecutor) {
-                        let requests = await readShelved(requests, sources: shelved, pipeline: pipeline) { inbox.post($0) }
-                        await verifier.verify(requests) { inbox.post($0) }
+                        // A batch at a time: shelved receipts are read again just before they
+                        // are sent, and only a batch's data is held (not 50,000 receipts').
+                        for start in stride(from: 0, to: requests.count, by: verifyBatch) where !Task.isCancelled {
+                            let batch = Array(requests[start..<min(requests.count, start + verifyBatch)])
+                            let filled = await readShelved(batch, sources: shelved, pipeline: pipeline) { inbox.post($0) }
+                            await verifier.verify(filled) { inbox.post($0) }
+                        }
                         inbox.end()
                     }
                 }
@@ -105,6 +110,10 @@ public enum DashboardApp {
             }
         }
     }
+
+    /// Requests handed to the verifier at a time by `v`/`V`: their receipts' data (about 20 KB
+    /// each) is what is held while they are verified.
+    static let verifyBatch = 512
 
     /// The loop itself: until `q` or the end of input.
     private static func loop(

@@ -145,6 +145,67 @@ import TerminalUI
         #expect(state.selectedItem?.id == state.items[1].id && state.items[1].decoded != nil)
     }
 
+    /// A verifier that remembers each batch it was handed, answers status 0, and signals once
+    /// it has seen `expected` requests.
+    final class RecordingVerifier: OnlineVerifying {
+        let batches = Mutex<[[OnlineRequest]]>([])
+        let expected: Int
+        let done = DispatchSemaphore(value: 0)
+        init(expecting expected: Int) { self.expected = expected }
+        func verify(_ requests: [OnlineRequest], onEvent: @escaping @Sendable (OnlineEvent) -> Void) async {
+            let seen = batches.withLock { batches in
+                batches.append(requests)
+                return batches.joined().count
+            }
+            for request in requests {
+                onEvent(.done(itemID: request.itemID, status: 0, environment: "Sandbox", attempts: [], response: nil))
+            }
+            if seen >= expected { done.signal() }
+        }
+    }
+
+    /// A scripted terminal whose input ends only once the verifier has seen everything.
+    final class TerminalUntilVerified: TerminalBackend {
+        let script: Terminal
+        let verifier: RecordingVerifier
+        init(_ script: Terminal, _ verifier: RecordingVerifier) {
+            self.script = script
+            self.verifier = verifier
+        }
+        var size: (width: Int, height: Int) { script.size }
+        func draw(_ buffer: ScreenBuffer) { script.draw(buffer) }
+        func sendRaw(_ sequence: String) {}
+        func readEvent(timeoutMilliseconds: Int?) -> KeyEvent? {
+            if let key = script.readEvent(timeoutMilliseconds: timeoutMilliseconds) { return key }
+            // The end of input, once every batch was handed over (or after 60 s, to fail).
+            _ = verifier.done.wait(timeout: .now() + 60)
+            return nil
+        }
+    }
+
+    /// `V` over 520 shelved receipts hands the verifier 512, then 8, each read again just
+    /// before: never every receipt's data at once.
+    @Test func verifyAllSendsShelvedReceiptsABatchAtATime() async throws {
+        let folder = try Folder()
+        let demo = DemoCorpus.items()
+        let receipt = try #require(demo.first { $0.name.hasPrefix("production-subscriptions") })
+        let copies = folder.path + "/copies"
+        try FileManager.default.createDirectory(atPath: copies, withIntermediateDirectories: true)
+        for n in 0..<520 {
+            try Data(receipt.bytes).write(to: URL(fileURLWithPath: copies + "/" + String(format: "%03d", n) + "-" + receipt.name))
+        }
+        let verifier = RecordingVerifier(expecting: 520)
+        var state = DashboardState(now: DashboardTests.now)
+        let terminal = TerminalUntilVerified(Terminal(keys: [.tick, .tick, .tick, .character("V")]), verifier)
+        await DashboardApp.run(&state, backend: terminal, environment: Self.env, verifier: verifier, startup: InputFiles.origins([copies]))
+        let batches = verifier.batches.withLock { $0 }
+        #expect(batches.map(\.count) == [512, 8])
+        let decoded = try #require(state.pipeline.decode(LoadedInput(source: "x", result: .success(receipt.bytes))).decoded)
+        let expected = try #require(VerifyReceiptData.base64(decoded))
+        #expect(batches.joined().allSatisfy { $0.receiptData == expected })
+        #expect(Set(batches.joined().map(\.itemID)).count == 520)
+    }
+
     @Test func aShelvedItemKeepsOnlyItsLineAndFacts() async throws {
         let folder = try Folder()
         let state = await Self.shelvedState(folder)
