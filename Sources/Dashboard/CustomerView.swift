@@ -86,7 +86,7 @@ extension DashboardState {
     /// `x`, `c`, `a` in the view: the customer's row selected, the event's subscription or
     /// purchase with it, then the form; the view comes back when the form ends.
     private mutating func act(_ event: KeyEvent, selected: Int, scroll: Int) {
-        guard let id = customerItemID, let index = items.firstIndex(where: { $0.id == id }), let story = customerStory else { return }
+        guard let id = customerItemID, let index = self.index(ofItem: id), let story = customerStory else { return }
         let chosen = story.events[safe: selected]
         select(item: index)
         let item = items[index]

@@ -81,9 +81,16 @@ public struct LoadedItem: Sendable {
 
     /// The summary for what the item holds now.
     func makeSummary() -> ReceiptSummary {
-        if let decoded, let analysis { return ReceiptSummary(file: source, decoded: decoded, trust: trust, analysis: analysis) }
-        if let error { return ReceiptSummary(file: source, error: error) }
-        return ReceiptSummary(file: source, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
+        Self.summary(file: source, decoded: decoded, trust: trust, analysis: analysis, error: error)
+    }
+
+    /// An input's summary from its parts (held, or straight from the pipeline when shelved).
+    static func summary(
+        file: String, decoded: DecodedInput?, trust: TrustReport?, analysis: PurchaseAnalysis?, error: ReceiptDecodingError?
+    ) -> ReceiptSummary {
+        if let decoded, let analysis { return ReceiptSummary(file: file, decoded: decoded, trust: trust, analysis: analysis) }
+        if let error { return ReceiptSummary(file: file, error: error) }
+        return ReceiptSummary(file: file, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
     }
 }
 
@@ -248,7 +255,8 @@ public struct DashboardState: Sendable {
 
     public internal(set) var tally = Tally()
 
-    /// While the files named at start load: how many are judged of how many.
+    /// While files load (those named at start, or a folder `o` opened): how many are judged
+    /// of how many.
     public var loadingStartup: (done: Int, total: Int)?
     /// Whether inputs keep their bytes for the audit trail (false when there is none: a folder
     /// of 50,000 receipts then costs what is shown, not every byte twice).

@@ -397,13 +397,17 @@ extension DashboardState {
         focus = .purchases
         // A shelved receipt's rows come back before the next frame: the row is selected then.
         if search.field == .tx, items[first].isShelved { revealTransaction = (items[first].id, search.value) }
-        if search.field == .tx, let row = rowOrder.firstIndex(where: { items[first].rows[$0].transactionID == search.value }) {
-            var s = scroll[.purchases] ?? ScrollState()
-            s.selected = row
-            s.reveal(visible: pageSize, count: visibleRowCount)
-            scroll[.purchases] = s
-        }
+        if search.field == .tx { selectRow(transaction: search.value) }
         message = ("\(matches.count) receipt\(matches.count == 1 ? "" : "s") match :\(search.field.rawValue) \(search.value)", .ok)
+    }
+
+    /// Selects the selected receipt's purchase row with this transaction id, when listed.
+    mutating func selectRow(transaction: String) {
+        guard let item = selectedItem, let row = rowOrder.firstIndex(where: { item.rows[$0].transactionID == transaction }) else { return }
+        var s = scroll[.purchases] ?? ScrollState()
+        s.selected = row
+        s.reveal(visible: pageSize, count: visibleRowCount)
+        scroll[.purchases] = s
     }
 
     private mutating func handleDetail(_ event: KeyEvent, row: Int, scroll: Int) -> [Effect] {

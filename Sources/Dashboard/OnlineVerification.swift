@@ -84,7 +84,7 @@ extension DashboardState {
     }
 
     private func name(_ id: Int) -> String {
-        items.first { $0.id == id }?.source ?? "#\(id)"
+        index(ofItem: id).map { items[$0].source } ?? "#\(id)"
     }
 
     /// Counts for the Receipts pane: queued, verifying, done, failed.

@@ -102,13 +102,7 @@ extension LoadedItem {
     }
 
     /// Whether verifyReceipt takes it (`v`, `V`), held or shelved.
-    var verifiable: Bool { isShelved ? shelvedVerifiable : decoded.map(Self.takesVerifyReceipt) ?? false }
-
-    /// Whether verifyReceipt takes a decoded input (``VerifyReceiptData``), without making
-    /// its base64.
-    static func takesVerifyReceipt(_ decoded: DecodedInput) -> Bool {
-        (decoded.format == .pkcs7 || decoded.format == .legacy) && decoded.receiptBytes != nil
-    }
+    var verifiable: Bool { isShelved ? shelvedVerifiable : decoded.map(VerifyReceiptData.takes) ?? false }
 }
 
 extension DashboardState {
@@ -166,18 +160,12 @@ extension DashboardState {
             item.environment = decoded.environment
             item.status = decoded.status
             item.verdict = judged.trust?.verdict
-            // As ``LoadedItem/makeSummary()`` makes it (the dashboard's pipeline analyses).
-            item.summary =
-                if let analysis = judged.analysis {
-                    ReceiptSummary(file: judged.source, decoded: decoded, trust: judged.trust, analysis: analysis)
-                } else {
-                    ReceiptSummary(file: judged.source, error: ReceiptDecodingError(.unrecognisedFormat, "nothing decoded"))
-                }
+            item.summary = LoadedItem.summary(file: judged.source, decoded: decoded, trust: judged.trust, analysis: judged.analysis, error: nil)
             item.keys = PurchaseKeys(decoded)
-            item.shelvedVerifiable = LoadedItem.takesVerifyReceipt(decoded)
+            item.shelvedVerifiable = VerifyReceiptData.takes(decoded)
         case .failure(let error):
             item.error = error
-            item.summary = ReceiptSummary(file: judged.source, error: error)
+            item.summary = LoadedItem.summary(file: judged.source, decoded: nil, trust: nil, analysis: nil, error: error)
             item.keys = PurchaseKeys()
         }
         item.detailSource = source
@@ -246,14 +234,7 @@ extension DashboardState {
         }
         // The row a `:tx` search found, when its receipt is still the one selected (a file
         // changed since may have left the filter).
-        if let reveal, reveal.itemID == id, selectedItemIndex == index {
-            if let row = rowOrder.firstIndex(where: { restored.rows[$0].transactionID == reveal.transaction }) {
-                var s = scroll[.purchases] ?? ScrollState()
-                s.selected = row
-                s.reveal(visible: pageSize, count: visibleRowCount)
-                scroll[.purchases] = s
-            }
-        }
+        if let reveal, reveal.itemID == id, selectedItemIndex == index { selectRow(transaction: reveal.transaction) }
     }
 }
 

@@ -6,7 +6,12 @@ import Foundation
 public enum VerifyReceiptData {
     /// - Returns: nil for inputs verifyReceipt does not take (responses, JWS, notifications).
     public static func base64(_ decoded: DecodedInput) -> String? {
-        guard decoded.format == .pkcs7 || decoded.format == .legacy else { return nil }
+        guard takes(decoded) else { return nil }
         return decoded.receiptBytes.map { Data($0).base64EncodedString() }
+    }
+
+    /// Whether verifyReceipt takes the input (``base64(_:)`` gives its data), without making it.
+    public static func takes(_ decoded: DecodedInput) -> Bool {
+        (decoded.format == .pkcs7 || decoded.format == .legacy) && decoded.receiptBytes != nil
     }
 }
