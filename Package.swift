@@ -84,12 +84,27 @@ let package = Package(
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results, the JSON writer.
         .target(name: "ReceiptRendering", dependencies: ["LocalFiles", "AppStoreAPI", "ReceiptCore", "UntrustedText"]),
+        // The one HTTP client every outgoing request uses (AsyncHTTPClient, one configuration,
+        // a deadline per request, failures classified by code): Apple's services, OCSP, doctor,
+        // forwarding and the simulator's sender.
+        .target(
+            name: "OutboundHTTP",
+            dependencies: [
+                "AppStoreAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // The clients of Apple's services: verifyReceipt, the App Store Server API, the batch
         // engine over them and their metrics.
         .target(
             name: "AppStoreClients",
             dependencies: [
                 "OnlineRevocation",
+                "OutboundHTTP",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "ReceiptCore",
@@ -202,26 +217,18 @@ let package = Package(
         // `receive --forward`: the outbox delivered to the team's services as Standard
         // Webhooks (signing, the HTTP transport, the delivery service and its metrics).
         .target(
-            name: "KeepAliveHTTP",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
-        .target(
             name: "NotificationForwarder",
             dependencies: [
                 "AppStoreAPI",
                 "AuditTrail",
-                "KeepAliveHTTP",
+                "OutboundHTTP",
                 "ReceiptCore",
                 "ReceiptRendering",
                 "RetryEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -249,6 +256,7 @@ let package = Package(
             name: "Doctor",
             dependencies: [
                 "LocalFiles",
+                "OutboundHTTP",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
@@ -312,7 +320,8 @@ let package = Package(
                 "RetryEngine",
                 "UntrustedText",
                 // The notification sender (POSTs to a receiver as Apple does).
-                "KeepAliveHTTP",
+                "OutboundHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -473,9 +482,10 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "KeepAliveHTTPTests",
+            name: "OutboundHTTPTests",
             dependencies: [
-                "KeepAliveHTTP", "ServiceTestSupport",
+                "AppStoreAPI", "OutboundHTTP", "ServiceTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -485,7 +495,8 @@ let package = Package(
         .testTarget(
             name: "NotificationForwarderTests",
             dependencies: [
-                "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "ReceiptCore", "RetryEngine", "ServiceTestSupport",
+                "AppStoreAPI", "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "ReceiptCore", "RetryEngine",
+                "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

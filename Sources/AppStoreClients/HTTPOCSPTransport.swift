@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import OnlineRevocation
+import OutboundHTTP
 import ReceiptCore
 
 /// Online checks' network half over AsyncHTTPClient: one POST of a DER OCSP request
@@ -17,8 +18,8 @@ public struct HTTPOCSPTransport: OCSPTransport {
     /// One client for the process, never shut down: Apple's client settings (no redirects, a
     /// refused connection failing its request at once rather than being tried again until the
     /// connect timeout, which would report an unreachable responder as a late one).
-    public static let processClient = AppleHTTPClient.make(
-        connectTimeout: .seconds(5), requestTimeout: .seconds(10), extraTrustRoots: [], connectionsPerHost: 4)
+    public static let processClient = OutboundHTTPClient.make(
+        connectTimeout: .seconds(5), readTimeout: .seconds(10), extraTrustRoots: [], connectionsPerHost: 4)
 
     /// - Parameter client: the HTTP client (``processClient``: nothing to shut down).
     public init(client: HTTPClient = HTTPOCSPTransport.processClient, backstop: TimeAmount = .seconds(30)) {

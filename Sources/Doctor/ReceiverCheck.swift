@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import OutboundHTTP
 import AppStoreAPI
 import ReceiptCore
 
@@ -59,7 +60,7 @@ enum ReceiverCheck {
                 fix: "serve the full chain of a certificate from a public CA for \(host) (Apple trusts those only)")
         } catch {
             return DoctorCheck(
-                "receiver", .failed, "nothing answers at \(host):\(port) (\(VerifyReceiptClient.classify(error).description))",
+                "receiver", .failed, "nothing answers at \(host):\(port) (\(TransportFailure.classify(error).description))",
                 fix: "start the receiver (receiptdash receive …) or check the host, port and firewall")
         }
         guard let leaf else { return DoctorCheck("receiver.certificate", .failed, "\(host):\(port) sent no certificate") }
@@ -77,7 +78,7 @@ enum ReceiverCheck {
 
     /// `GET /health` on the receiver's origin.
     static func healthCheck(origin: String, roots: [NIOSSLCertificate]) async -> DoctorCheck {
-        let client = AppleHTTPClient.make(connectTimeout: .seconds(5), requestTimeout: .seconds(10), extraTrustRoots: roots, connectionsPerHost: 1)
+        let client = OutboundHTTPClient.make(connectTimeout: .seconds(5), readTimeout: .seconds(10), extraTrustRoots: roots, connectionsPerHost: 1)
         let check = await health(origin: origin, client: client)
         try? await client.shutdown()
         return check
@@ -98,7 +99,7 @@ enum ReceiverCheck {
                 fix: response.status.code == 503 ? "the receiver's store cannot be written: see its log" : "is this receiptdash receive? check the URL")
         } catch {
             return DoctorCheck(
-                "receiver", .failed, "nothing answers at \(origin) (\(VerifyReceiptClient.classify(error).description))",
+                "receiver", .failed, "nothing answers at \(origin) (\(TransportFailure.classify(error).description))",
                 fix: "start the receiver (receiptdash receive …) or check the host, port and firewall")
         }
     }

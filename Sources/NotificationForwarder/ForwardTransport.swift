@@ -1,17 +1,23 @@
-import Foundation
-import KeepAliveHTTP
-import NIOSSL
+import AppStoreAPI
+import AsyncHTTPClient
+import NIOCore
+import OutboundHTTP
+import RetryEngine
 
 /// One POST's answer as forwarding judges it.
 public enum ForwardAnswer: Sendable, Hashable {
-    /// An HTTP status came back (`Retry-After` in seconds when the downstream sent one).
-    case status(Int, retryAfter: Double?)
-    /// No answer: the connection failed or the time ran out (in words).
-    case failed(String)
+    /// An HTTP status came back (with `Retry-After` as sent, unparsed). The status is the
+    /// answer even when the body after it was cut.
+    case status(Int, retryAfter: String?)
+    /// No status: the connection failed, the deadline passed, or the client refused to send
+    /// (`not-sent`), by code.
+    case failed(TransportFailure)
 }
 
 /// Sends one delivery. ``HTTPForwardTransport`` is the network's; tests may pass their own.
 public protocol ForwardTransport: Sendable {
+    /// One POST. `timeout` is the delivery's deadline, from this call to the answer's status:
+    /// the wait for a connection included. Cancelling the task ends the request.
     func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async -> ForwardAnswer
     /// Releases connections; called once the forwarder is done with it.
     func shutdown() async
@@ -21,50 +27,33 @@ extension ForwardTransport {
     public func shutdown() async {}
 }
 
-/// Deliveries over ``KeepAliveHTTPClient`` (kept-alive connections, a few per downstream):
-/// redirects are never followed (a 3xx is a failed attempt), at most ``maximumAnswerBytes`` of an
-/// answer are read and none of it is kept, TLS is checked.
+/// Deliveries over the product's one HTTP client (``OutboundHTTPClient``: AsyncHTTPClient,
+/// kept-alive connections, a few per downstream): redirects are never followed (a 3xx is a
+/// failed attempt), at most ``maximumAnswerBytes`` of an answer are read and none of it is
+/// kept, TLS is checked.
 public final class HTTPForwardTransport: ForwardTransport {
     /// The most bytes of a downstream's answer read before the connection is closed.
     public static let maximumAnswerBytes = 64 * 1024
-    private let client: KeepAliveHTTPClient
+    private let client: HTTPClient
 
-    /// Throws only when TLS cannot be set up on this machine.
-    public init(connectionsPerHost: Int = 32) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.minimumTLSVersion = .tlsv12
-        let configuration = KeepAliveHTTPClient.Configuration(
-            connectionsPerHost: connectionsPerHost, connectTimeout: .seconds(5), maximumAnswerBytes: Self.maximumAnswerBytes, tls: tls)
-        client = try KeepAliveHTTPClient(configuration: configuration)
+    /// - Parameter connectionsPerHost: connections kept to each downstream; a delivery beyond
+    ///   them waits for one within its deadline.
+    public init(connectionsPerHost: Int = Forwarder.Configuration.defaultConnectionsPerTarget) {
+        client = OutboundHTTPClient.make(connectTimeout: .seconds(5), connectionsPerHost: connectionsPerHost)
     }
 
     public func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async -> ForwardAnswer {
-        let seconds = max(1, Int64(timeout.components.seconds))
-        guard let endpoint = KeepAliveEndpoint(url: url) else { return .failed("not an http(s) URL with a host") }
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.seconds * 1e9))
         do {
-            let answer = try await client.post(endpoint, headers: headers, body: body, timeout: .seconds(seconds))
+            let answer = try await client.postBounded(url: url, headers: headers, body: body, deadline: deadline, answerLimit: Self.maximumAnswerBytes)
             return .status(answer.status, retryAfter: answer.retryAfter)
         } catch {
-            return .failed(Self.words(error, seconds: seconds))
-        }
-    }
-
-    /// A failed attempt in a few words, by the error's code.
-    static func words(_ error: KeepAliveHTTPError, seconds: Int64) -> String {
-        switch error.code {
-        case .timeout: "no answer within \(seconds) s"
-        case .connectionRefused: "could not reach it (connection refused)"
-        case .connectTimeout: "could not reach it (no connection within 5 s)"
-        case .connectionClosed: "could not reach it (the connection was closed)"
-        case .tls: "could not reach it (TLS: \(error.detail.prefix(120)))"
-        case .invalidResponse: "the answer was not HTTP/1.1"
-        case .socket: "could not reach it (\(error.detail.prefix(120)))"
-        case .shutdown: "the receiver is shutting down"
+            return .failed(error)
         }
     }
 
     /// Releases the client's connections.
     public func shutdown() async {
-        await client.shutdown()
+        try? await client.shutdown()
     }
 }

@@ -1,4 +1,3 @@
-import KeepAliveHTTP
 import Foundation
 import NIOCore
 import NIOPosix
@@ -9,6 +8,8 @@ import ReceiptCore
 import RetryEngine
 import Synchronization
 import UntrustedText
+import AsyncHTTPClient
+import OutboundHTTP
 
 /// Why the sender could not start. Equality compares only the ``Code``.
 public struct NotificationSenderError: CodedError {
@@ -270,8 +271,7 @@ public struct NotificationSenderConfiguration: Sendable {
 /// TLS is always verified; plain http is accepted for loopback hosts only.
 public final class NotificationSender: Sendable {
     public let configuration: NotificationSenderConfiguration
-    private let http: KeepAliveHTTPClient
-    private let endpoint: KeepAliveEndpoint
+    private let http: HTTPClient
     private let onAttempt: @Sendable (OutgoingNotification, SendAttemptRecord) -> Void
 
     public init(
@@ -290,23 +290,11 @@ public final class NotificationSender: Sendable {
         }
         self.configuration = configuration
         self.onAttempt = onAttempt
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .fullVerification
-        tls.minimumTLSVersion = .tlsv12
-        if !configuration.extraTrustRoots.isEmpty { tls.additionalTrustRoots = [.certificates(configuration.extraTrustRoots)] }
-        let timeout = TimeAmount.nanoseconds(Int64(configuration.timeout * 1e9))
-        guard let endpoint = KeepAliveEndpoint(url: configuration.url) else {
-            throw NotificationSenderError(.invalidURL, "\(SafeText.escaped(configuration.url)) is not an http(s) URL with a host")
-        }
-        self.endpoint = endpoint
         // One connection per request in flight; one attempt is one try: a refused connection
         // fails it now (NO_RESPONSE), as Apple's does. Redirects are statuses, never followed.
-        do {
-            self.http = try KeepAliveHTTPClient(
-                configuration: .init(connectionsPerHost: configuration.concurrency, connectTimeout: timeout, maximumAnswerBytes: 1 << 20, tls: tls))
-        } catch {
-            throw NotificationSenderError(.invalidSetting, "TLS could not be set up: \(SafeText.escaped(String(String(describing: error).prefix(200))))")
-        }
+        http = OutboundHTTPClient.make(
+            connectTimeout: .nanoseconds(Int64(configuration.timeout * 1e9)), extraTrustRoots: configuration.extraTrustRoots,
+            connectionsPerHost: configuration.concurrency)
     }
 
     /// Throws unless `url` is https, or plain http on a loopback host (127.0.0.0/8, ::1,
@@ -325,7 +313,7 @@ public final class NotificationSender: Sendable {
     }
 
     public func shutdown() async {
-        await http.shutdown()
+        try? await http.shutdown()
     }
 
     /// Waits until something accepts TCP connections at the URL's host and port (a receiver
@@ -461,11 +449,11 @@ public final class NotificationSender: Sendable {
         let start = ContinuousClock.now
         var status: Int?
         let result: SendAttemptResult
-        do throws(KeepAliveHTTPError) {
-            let answer = try await http.post(
-                endpoint,
+        do throws(TransportFailure) {
+            let answer = try await http.postBounded(
+                url: configuration.url,
                 headers: [("content-type", "application/json"), ("user-agent", "receiptdash-simulator/0.1 (App Store Server Notifications V2)")],
-                body: notification.body, timeout: .nanoseconds(Int64(configuration.timeout * 1e9)))
+                body: notification.body, deadline: .now() + .nanoseconds(Int64(configuration.timeout * 1e9)), answerLimit: 1 << 20)
             status = answer.status
             result = (200...206).contains(answer.status) ? .success : .unsuccessfulHTTPResponseCode
         } catch {
@@ -474,17 +462,16 @@ public final class NotificationSender: Sendable {
         return SendAttemptRecord(date: date, result: result, httpStatus: status, latency: DurationText.seconds(ContinuousClock.now - start), number: number)
     }
 
-    /// Apple's name for a failed attempt, by the client's error code (never its text): the
-    /// client already reads NIO's, TLS's and the parser's errors into those codes.
-    static func classify(_ error: KeepAliveHTTPError) -> SendAttemptResult {
-        switch error.code {
-        case .timeout, .connectTimeout: .timedOut
-        case .connectionRefused: .noResponse
-        case .connectionClosed: .prematureClose
+    /// Apple's name for a failed attempt, by the shared client's failure code (never its text).
+    static func classify(_ failure: TransportFailure) -> SendAttemptResult {
+        switch failure.code {
+        case .timeout: .timedOut
+        case .refused: .noResponse
+        case .dropped: .prematureClose
         case .tls: .tlsIssue
         case .invalidResponse: .invalidResponse
-        case .socket: .socketIssue
-        case .shutdown: .other
+        case .other, .notSent: .socketIssue
+        case .cancelled: .other
         }
     }
 }

@@ -19,6 +19,9 @@ public struct TransportFailure: CodedError {
         case invalidResponse = "invalid-response"
         /// Any other network error.
         case other
+        /// Refused before a byte was sent (a header or URL the client will not send): the
+        /// far end never saw it, so trying again cannot help.
+        case notSent = "not-sent"
     }
 
     public let code: Code
@@ -55,6 +58,7 @@ public struct TransportFailure: CodedError {
         case .cancelled: "cancelled"
         case .invalidResponse: "the answer is not verifyReceipt JSON"
         case .other: detail.isEmpty ? "network error" : detail
+        case .notSent: "not sent" + (detail.isEmpty ? "" : ": \(detail)")
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import OutboundHTTP
 import AppStoreAPI
 import ReceiptCore
 import RetryEngine
@@ -115,8 +116,8 @@ public final class AppStoreServerAPIClient: Sendable {
         self.maximumPages = maximumPages
         self.random = random
         self.requestTimeout = requestTimeout
-        http = AppleHTTPClient.make(
-            connectTimeout: connectTimeout, requestTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 16)
+        http = OutboundHTTPClient.make(
+            connectTimeout: connectTimeout, readTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 16)
     }
 
     public func shutdown() async throws {
@@ -397,7 +398,7 @@ public final class AppStoreServerAPIClient: Sendable {
                 result = .http(status: status)
             }
         } catch {
-            result = .transport(VerifyReceiptClient.classify(error))
+            result = .transport(TransportFailure.classify(error))
         }
         let latency = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         var record = APIRequestRecord(

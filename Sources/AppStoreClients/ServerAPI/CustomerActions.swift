@@ -384,7 +384,7 @@ public struct CustomerActions: Sendable {
             return (500...599).contains(status) ? .mayHaveReached : .notTaken
         case .transport(let failure):
             switch failure.code {
-            case .refused, .tls: return .notTaken
+            case .refused, .tls, .notSent: return .notTaken
             case .timeout, .dropped, .cancelled, .invalidResponse, .other: return .mayHaveReached
             }
         }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import OutboundHTTP
 import AppStoreAPI
 import ReceiptCore
 import RetryEngine
@@ -50,8 +51,8 @@ public final class VerifyReceiptClient: Sendable {
         self.retry = retry
         self.clock = clock
         self.requestTimeout = requestTimeout
-        http = AppleHTTPClient.make(
-            connectTimeout: connectTimeout, requestTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 128)
+        http = OutboundHTTPClient.make(
+            connectTimeout: connectTimeout, readTimeout: requestTimeout, extraTrustRoots: extraTrustRoots, connectionsPerHost: 128)
     }
 
     /// Reads certificates for `--ca-file` (PEM with one or more certificates, or DER).
@@ -196,55 +197,12 @@ public final class VerifyReceiptClient: Sendable {
                 result = .http(status: Int(response.status.code))
             }
         } catch {
-            result = .transport(Self.classify(error))
+            result = .transport(TransportFailure.classify(error))
         }
         let latency = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let attempt = VerificationAttempt(
             url: endpoint.url, endpoint: endpoint.kind, result: result, httpStatus: httpStatus, latencyMilliseconds: latency)
         return (attempt, parsed)
-    }
-
-    /// The kind of a network error, by its type (never by its text).
-    public static func classify(_ error: any Error) -> TransportFailure {
-        let detail = "\(error)"
-        switch error {
-        case is CancellationError:
-            return TransportFailure(.cancelled)
-        case let error as HTTPClientError:
-            switch error {
-            case .cancelled, .requestStreamCancelled: return TransportFailure(.cancelled)
-            case .readTimeout, .connectTimeout, .deadlineExceeded, .writeTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
-                return TransportFailure(.timeout, detail: detail)
-            case .remoteConnectionClosed: return TransportFailure(.dropped, detail: detail)
-            default: return TransportFailure(.other, detail: detail)
-            }
-        case let error as NIOSSLError:
-            if case .uncleanShutdown = error { return TransportFailure(.dropped, detail: detail) }
-            return TransportFailure(.tls, detail: detail)
-        case is NIOSSLExtraError, is BoringSSLError:
-            return TransportFailure(.tls, detail: detail)
-        case let error as NIOConnectionError:
-            let refused = !error.connectionErrors.isEmpty
-                && error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
-            return TransportFailure(refused ? .refused : .other, detail: detail)
-        case let error as IOError:
-            switch error.errnoCode {
-            case ECONNREFUSED: return TransportFailure(.refused, detail: detail)
-            case ECONNRESET, EPIPE: return TransportFailure(.dropped, detail: detail)
-            case ETIMEDOUT: return TransportFailure(.timeout, detail: detail)
-            default: return TransportFailure(.other, detail: detail)
-            }
-        case let error as ChannelError:
-            switch error {
-            case .connectTimeout: return TransportFailure(.timeout, detail: detail)
-            case .eof, .ioOnClosedChannel, .outputClosed, .alreadyClosed, .inputClosed: return TransportFailure(.dropped, detail: detail)
-            default: return TransportFailure(.other, detail: detail)
-            }
-        case is HTTPParserError:
-            return TransportFailure(.dropped, detail: detail)
-        default:
-            return TransportFailure(.other, detail: detail)
-        }
     }
 }
 
