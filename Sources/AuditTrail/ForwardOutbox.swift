@@ -1,23 +1,38 @@
 import Foundation
 
-/// Where stored notifications are forwarded (`receive --forward URL`), and which of them: each
-/// notification stored new is queued for every target in the transaction that stores it.
-public struct ForwardRoute: Sendable, Hashable {
-    /// The downstream URLs, as given (https, or plain http on loopback).
-    public var targets: [String]
-    /// Notification types to forward, upper case; empty forwards every type.
+/// A downstream registered in the trail (`receive --forward URL` registers its targets when it
+/// starts). Whichever process stores a notification (a POST to any receiver, `notifications
+/// --reconcile --ingest`, the scheduled backfill) queues it, in the storing transaction, for
+/// every registered target whose types match: forwarding does not depend on who stored it.
+public struct ForwardTargetRecord: Sendable, Hashable {
+    /// The downstream URL, as given (https, or plain http on loopback; no user, password or
+    /// query: secrets go in `--forward-header-file`).
+    public var url: String
+    /// Notification types forwarded, upper case; empty forwards every type.
     public var types: Set<String>
+    public var registeredAt: Date
+    /// When forwarding to it stopped (a `410 Gone`), nil while it is enabled. Its deliveries
+    /// keep being queued and wait until `notifications --outbox --enable URL`.
+    public var disabledAt: Date?
+    /// Why, in words.
+    public var disabledReason: String?
 
-    public init(targets: [String], types: Set<String> = []) {
-        self.targets = targets
+    public init(url: String, types: Set<String> = [], registeredAt: Date, disabledAt: Date? = nil, disabledReason: String? = nil) {
+        self.url = url
         self.types = Set(types.map { $0.uppercased() })
+        self.registeredAt = registeredAt
+        self.disabledAt = disabledAt
+        self.disabledReason = disabledReason
     }
 
-    /// The targets a notification of `type` is queued for.
-    public func targets(forType type: String?) -> [String] {
-        guard !types.isEmpty else { return targets }
-        guard let type, types.contains(type.uppercased()) else { return [] }
-        return targets
+    /// The types as stored: `,DID_RENEW,TEST,`, or empty for every type (a notification of type
+    /// T matches where the column is empty or holds `,T,`).
+    package static func storedTypes(_ types: Set<String>) -> String {
+        types.isEmpty ? "" : "," + types.map { $0.uppercased() }.sorted().joined(separator: ",") + ","
+    }
+
+    package static func types(stored: String) -> Set<String> {
+        Set(stored.split(separator: ",").map(String.init))
     }
 }
 
@@ -103,9 +118,20 @@ public struct ForwardAttemptResult: Sendable, Hashable {
 /// LOCKED`) and leases them, so each delivery is made by one of them; a lease left by a process
 /// that died expires and the row is claimed again (at least once).
 public protocol ForwardOutbox: Sendable {
+    /// Registers these targets (or updates their types): from now on every notification stored
+    /// in this trail, by any process, is queued for them. A disabled target stays disabled.
+    func registerForwardTargets(_ urls: [String], types: Set<String>, at: Date) async throws
+    /// The registered targets, by URL.
+    func forwardTargets() async throws -> [ForwardTargetRecord]
+    /// Stops claims for `url` (its deliveries wait, and new ones are still queued) until
+    /// ``enableForwardTarget(_:)``.
+    func disableForwardTarget(_ url: String, at: Date, reason: String) async throws
+    /// Lets `url` be forwarded to again. False when it is not registered.
+    func enableForwardTarget(_ url: String) async throws -> Bool
     /// Leases at most `limit` pending deliveries to `targets` that are due at `now`, each the
     /// oldest pending one of its target and original transaction (deliveries go out in order),
-    /// with the notification each carries. The lease ends at `leaseUntil`.
+    /// with the notification each carries; a disabled target's are passed by. The lease ends at
+    /// `leaseUntil`.
     func claimDeliveries(targets: [String], now: Date, leaseUntil: Date, limit: Int) async throws
         -> [(delivery: ForwardDelivery, notification: StoredNotification)]
     /// Records how claimed deliveries ended, in one transaction.
@@ -119,10 +145,10 @@ public protocol ForwardOutbox: Sendable {
     /// How many deliveries ended, by state (`delivered`, `dead`).
     func finishedDeliveries() async throws -> [ForwardDelivery.State: Int]
     /// Queues the stored notifications with these UUIDs (or, with nil, every one received at or
-    /// after `since`) again, due at `now`: for each of `targets`, or with nil for the targets
-    /// they were queued for before. A delivered or dead row becomes pending with its attempts
-    /// reset. Returns how many deliveries were queued, and the UUIDs asked for that the store
-    /// does not hold.
+    /// after `since`) again, due at `now`: for each of `targets`, or with nil for every
+    /// registered target whose types match. A delivered or dead row becomes pending with its
+    /// attempts reset. Returns how many deliveries were queued (rows made or made pending again),
+    /// and the UUIDs asked for that the store does not hold.
     func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String]?, now: Date) async throws
         -> (queued: Int, unknown: [String])
 }
@@ -184,6 +210,34 @@ extension AuditSchema {
         ]
     }
 
+    /// v12: the registered forwarding targets (``ForwardTargetRecord``): every process that
+    /// stores a notification queues it for them.
+    package static func v12(real: String) -> [String] {
+        [
+            """
+            CREATE TABLE forward_target (
+                url TEXT PRIMARY KEY,
+                types TEXT NOT NULL DEFAULT '',
+                registered_at \(real) NOT NULL,
+                disabled_at \(real),
+                disabled_reason TEXT
+            )
+            """
+        ]
+    }
+
+    /// Queues one notification stored new for every registered target whose types match, in
+    /// the storing transaction. Parameters in order: the UUID, the order key, the queue time
+    /// (twice), and the type as `,TYPE,` (`match` is the backend's substring test).
+    package static func queueForRegisteredTargets(uuid: String, order: String, queued: String, queuedAgain: String, type: String, match: (String, String) -> String) -> String {
+        """
+        INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+        SELECT \(uuid), url, \(order), 'pending', 0, \(queued), \(queuedAgain) FROM forward_target
+        WHERE types = '' OR \(match("types", type))
+        ON CONFLICT (notification_uuid, target) DO NOTHING
+        """
+    }
+
     /// The claim: the due, unleased pending rows that have no older pending row of their target
     /// and original transaction, oldest first. Parameters: now (twice), then the limit; the
     /// targets are spliced in by the caller as placeholders (`targetList`).
@@ -192,6 +246,7 @@ extension AuditSchema {
         SELECT o.id FROM forward_delivery o
         WHERE o.state = 'pending' AND o.target IN (\(targetList)) AND o.next_attempt_at <= \(now)
             AND (o.lease_until IS NULL OR o.lease_until <= \(now))
+            AND NOT EXISTS (SELECT 1 FROM forward_target t WHERE t.url = o.target AND t.disabled_at IS NOT NULL)
             AND NOT EXISTS (
                 SELECT 1 FROM forward_delivery p
                 WHERE p.state = 'pending' AND p.target = o.target AND p.order_key = o.order_key AND p.id < o.id)
@@ -203,4 +258,7 @@ extension AuditSchema {
 extension NotificationRecord {
     /// What keeps this notification's deliveries in order with its customer's others.
     public var forwardOrderKey: String { originalTransactionID ?? notificationUUID }
+
+    /// Its type as a registered target's `types` column holds it: `,DID_RENEW,`.
+    public var forwardTypeKey: String { "," + (notificationType ?? "").uppercased() + "," }
 }

@@ -56,9 +56,6 @@ public struct NotificationRecord: Sendable, Hashable {
     /// transaction or renewal it carries: what `customer` finds it by.
     public var appAccountToken: String?
     public var appTransactionID: String?
-    /// The downstreams this notification is queued for when it is stored new (``ForwardRoute``),
-    /// in the same transaction; not a column.
-    public var forwardTargets: [String] = []
 
     public init(
         notificationUUID: String, version: NotificationVersion, notificationType: String? = nil, subtype: String? = nil,

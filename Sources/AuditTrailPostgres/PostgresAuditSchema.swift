@@ -200,6 +200,8 @@ enum PostgresAuditSchema {
             statements: AuditSchema.v11(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
                 PostgresQuery(unsafeSQL: $0)
             }),
+        // v12: the registered forwarding targets, queued for by every process that stores.
+        Migration(name: "v12", statements: AuditSchema.v12(real: "DOUBLE PRECISION").map { PostgresQuery(unsafeSQL: $0) }),
     ]
 
     static var names: [String] { migrations.map(\.name) }

@@ -7,16 +7,71 @@ import PostgresNIO
 /// locks the rows it takes with `FOR UPDATE SKIP LOCKED` (another receiver's claim passes them
 /// by instead of waiting) and leases them, so each delivery is made by one receiver at a time.
 extension PostgresAuditStore {
-    /// Queues a notification stored new for each of its targets (inside the storing transaction).
+    /// Queues a notification stored new for every registered target whose types match (inside
+    /// the storing transaction).
     static func queueForwards(_ r: NotificationRecord, _ connection: PostgresConnection, logger: Logger) async throws {
-        guard !r.forwardTargets.isEmpty else { return }
         let queued = r.receivedAt.timeIntervalSince1970
-        try await connection.query(
-            """
-            INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
-            SELECT \(r.notificationUUID), t, \(r.forwardOrderKey), 'pending', 0, \(queued), \(queued) FROM unnest(\(r.forwardTargets)::text[]) AS t
-            ON CONFLICT (notification_uuid, target) DO NOTHING
-            """, logger: logger)
+        var bindings = PostgresBindings()
+        bindings.append(r.notificationUUID)
+        bindings.append(r.forwardOrderKey)
+        bindings.append(queued)
+        bindings.append(queued)
+        bindings.append(r.forwardTypeKey)
+        try await connection.query(PostgresQuery(unsafeSQL: queueSQL, binds: bindings), logger: logger)
+    }
+
+    private static let queueSQL = AuditSchema.queueForRegisteredTargets(
+        uuid: "$1", order: "$2", queued: "$3", queuedAgain: "$4", type: "$5::text") { "strpos(\($0), \($1)) > 0" }
+
+    public func registerForwardTargets(_ urls: [String], types: Set<String>, at: Date) async throws {
+        let stored = ForwardTargetRecord.storedTypes(types)
+        let seconds = at.timeIntervalSince1970
+        let logger = self.logger
+        _ = try await run("registering forwarding targets", write: true, transaction: "BEGIN") { connection in
+            try await connection.query(
+                """
+                INSERT INTO forward_target (url, types, registered_at) SELECT u, \(stored), \(seconds) FROM unnest(\(urls)::text[]) AS u
+                ON CONFLICT (url) DO UPDATE SET types = EXCLUDED.types, registered_at = EXCLUDED.registered_at
+                """, logger: logger)
+        }
+    }
+
+    public func forwardTargets() async throws -> [ForwardTargetRecord] {
+        let logger = self.logger
+        return try await read("reading forwarding targets") { connection in
+            var targets: [ForwardTargetRecord] = []
+            for try await (url, types, registered, disabled, reason) in try await connection.query(
+                "SELECT url, types, registered_at, disabled_at, disabled_reason FROM forward_target ORDER BY url", logger: logger
+            ).decode((String, String, Double, Double?, String?).self) {
+                targets.append(
+                    ForwardTargetRecord(
+                        url: url, types: ForwardTargetRecord.types(stored: types), registeredAt: Date(timeIntervalSince1970: registered),
+                        disabledAt: disabled.map(Date.init(timeIntervalSince1970:)), disabledReason: reason))
+            }
+            return targets
+        }
+    }
+
+    public func disableForwardTarget(_ url: String, at: Date, reason: String) async throws {
+        let seconds = at.timeIntervalSince1970
+        let logger = self.logger
+        _ = try await run("disabling a forwarding target", write: true, transaction: "BEGIN") { connection in
+            try await connection.query(
+                """
+                INSERT INTO forward_target (url, types, registered_at, disabled_at, disabled_reason) VALUES (\(url), '', \(seconds), \(seconds), \(reason))
+                ON CONFLICT (url) DO UPDATE SET disabled_at = EXCLUDED.disabled_at, disabled_reason = EXCLUDED.disabled_reason
+                """, logger: logger)
+        }
+    }
+
+    public func enableForwardTarget(_ url: String) async throws -> Bool {
+        let logger = self.logger
+        return try await run("enabling a forwarding target", write: true, transaction: "BEGIN") { connection in
+            let rows = try await connection.query(
+                "UPDATE forward_target SET disabled_at = NULL, disabled_reason = NULL WHERE url = \(url) RETURNING url", logger: logger
+            ).collect()
+            return !rows.isEmpty
+        }
     }
 
     public func claimDeliveries(targets: [String], now: Date, leaseUntil: Date, limit: Int) async throws
@@ -34,6 +89,7 @@ extension PostgresAuditStore {
                     SELECT o.id FROM forward_delivery o
                     WHERE o.state = 'pending' AND o.target = ANY(\(targets)) AND o.next_attempt_at <= \(nowSeconds)
                         AND (o.lease_until IS NULL OR o.lease_until <= \(nowSeconds))
+                        AND NOT EXISTS (SELECT 1 FROM forward_target t WHERE t.url = o.target AND t.disabled_at IS NOT NULL)
                         AND NOT EXISTS (
                             SELECT 1 FROM forward_delivery p
                             WHERE p.state = 'pending' AND p.target = o.target AND p.order_key = o.order_key AND p.id < o.id)
@@ -156,53 +212,59 @@ extension PostgresAuditStore {
         let sinceSeconds = since?.timeIntervalSince1970 ?? 0
         let logger = self.logger
         return try await run("queueing deliveries again", write: true, transaction: "BEGIN") { connection in
-            var found: [(uuid: String, order: String)] = []
+            var found: [(uuid: String, order: String, type: String)] = []
             var unknown: [String] = []
+            func item(_ uuid: String, _ original: String?, _ type: String?) -> (uuid: String, order: String, type: String) {
+                (uuid, original ?? uuid, "," + (type ?? "").uppercased() + ",")
+            }
             if let uuids = notificationUUIDs {
-                var known: [String: String] = [:]
-                for row in try await connection.query(
-                    "SELECT notification_uuid, original_transaction_id FROM notification WHERE notification_uuid = ANY(\(uuids))", logger: logger
-                ).collect() {
-                    let (uuid, original) = try row.decode((String, String?).self)
-                    known[uuid] = original ?? uuid
+                var known: [String: (uuid: String, order: String, type: String)] = [:]
+                for try await (uuid, original, type) in try await connection.query(
+                    "SELECT notification_uuid, original_transaction_id, notification_type FROM notification WHERE notification_uuid = ANY(\(uuids))",
+                    logger: logger
+                ).decode((String, String?, String?).self) {
+                    known[uuid] = item(uuid, original, type)
                 }
                 for uuid in uuids {
-                    if let order = known[uuid] { found.append((uuid, order)) } else { unknown.append(uuid) }
+                    if let row = known[uuid] { found.append(row) } else { unknown.append(uuid) }
                 }
             } else {
-                for try await (uuid, original) in try await connection.query(
-                    "SELECT notification_uuid, original_transaction_id FROM notification WHERE received_at >= \(sinceSeconds) ORDER BY id",
-                    logger: logger
-                ).decode((String, String?).self) {
-                    found.append((uuid, original ?? uuid))
+                for try await (uuid, original, type) in try await connection.query(
+                    """
+                    SELECT notification_uuid, original_transaction_id, notification_type FROM notification
+                    WHERE received_at >= \(sinceSeconds) ORDER BY id
+                    """, logger: logger
+                ).decode((String, String?, String?).self) {
+                    found.append(item(uuid, original, type))
                 }
             }
-            var queued = 0
-            guard let targets else {
-                // Again to where each went before.
-                let uuids = found.map(\.uuid)
-                let rows = try await connection.query(
-                    """
-                    UPDATE forward_delivery SET state = 'pending', attempts = 0, queued_at = \(nowSeconds), next_attempt_at = \(nowSeconds),
-                        lease_until = NULL, completed_at = NULL, last_status = NULL, last_error = NULL
-                    WHERE notification_uuid = ANY(\(uuids)) RETURNING id
-                    """, logger: logger
-                ).collect()
-                return (rows.count, unknown)
+            // Without targets named: every registered target whose types match.
+            var registered: [(url: String, types: String)] = []
+            for try await (url, types) in try await connection.query("SELECT url, types FROM forward_target ORDER BY url", logger: logger)
+                .decode((String, String).self)
+            {
+                registered.append((url, types))
             }
-            for target in targets where !found.isEmpty {
-                let uuids = found.map(\.uuid), orders = found.map(\.order)
-                try await connection.query(
-                    """
-                    INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
-                    SELECT u, \(target), o, 'pending', 0, \(nowSeconds), \(nowSeconds) FROM unnest(\(uuids)::text[], \(orders)::text[]) AS x(u, o)
-                    ON CONFLICT (notification_uuid, target) DO UPDATE SET state = 'pending', attempts = 0, queued_at = EXCLUDED.queued_at,
-                        next_attempt_at = EXCLUDED.next_attempt_at, lease_until = NULL, completed_at = NULL, last_status = NULL,
-                        last_error = NULL
-                    """, logger: logger)
-                queued += found.count
+            var uuids: [String] = [], orders: [String] = [], tos: [String] = []
+            for row in found {
+                for target in targets ?? registered.filter({ $0.types.isEmpty || $0.types.contains(row.type) }).map(\.url) {
+                    uuids.append(row.uuid)
+                    orders.append(row.order)
+                    tos.append(target)
+                }
             }
-            return (queued, unknown)
+            guard !uuids.isEmpty else { return (0, unknown) }
+            let rows = try await connection.query(
+                """
+                INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
+                SELECT u, t, o, 'pending', 0, \(nowSeconds), \(nowSeconds) FROM unnest(\(uuids)::text[], \(tos)::text[], \(orders)::text[]) AS x(u, t, o)
+                ON CONFLICT (notification_uuid, target) DO UPDATE SET state = 'pending', attempts = 0, queued_at = EXCLUDED.queued_at,
+                    next_attempt_at = EXCLUDED.next_attempt_at, lease_until = NULL, completed_at = NULL, last_status = NULL,
+                    last_error = NULL
+                RETURNING id
+                """, logger: logger
+            ).collect()
+            return (rows.count, unknown)
         }
     }
 

@@ -280,6 +280,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v11") { db in
             for statement in AuditSchema.v11(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
         }
+        // v12: the registered forwarding targets, queued for by every process that stores.
+        migrator.registerMigration("v12") { db in
+            for statement in AuditSchema.v12(real: "DOUBLE") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 

@@ -6,17 +6,53 @@ import GRDB
 /// so a claim needs no row locks; the lease keeps a claimed row from being claimed again until
 /// its attempt is recorded or the lease ends.
 extension AuditStore {
-    /// Queues a notification stored new for each of its targets (inside the storing transaction).
+    /// Queues a notification stored new for every registered target whose types match (inside
+    /// the storing transaction).
     static func queueForwards(_ r: NotificationRecord, _ db: Database) throws {
-        guard !r.forwardTargets.isEmpty else { return }
         let queued = r.receivedAt.timeIntervalSince1970
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
-                VALUES (?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT(notification_uuid, target) DO NOTHING
-                """)
-        for target in r.forwardTargets {
-            try statement.execute(arguments: [r.notificationUUID, target, r.forwardOrderKey, queued, queued])
+        try db.cachedStatement(
+            sql: AuditSchema.queueForRegisteredTargets(uuid: "?", order: "?", queued: "?", queuedAgain: "?", type: "?") { "instr(\($0), \($1)) > 0" }
+        ).execute(arguments: [r.notificationUUID, r.forwardOrderKey, queued, queued, r.forwardTypeKey])
+    }
+
+    public func registerForwardTargets(_ urls: [String], types: Set<String>, at: Date) async throws {
+        let stored = ForwardTargetRecord.storedTypes(types)
+        try await database.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO forward_target (url, types, registered_at) VALUES (?, ?, ?)
+                    ON CONFLICT(url) DO UPDATE SET types = excluded.types, registered_at = excluded.registered_at
+                    """)
+            for url in urls { try statement.execute(arguments: [url, stored, at.timeIntervalSince1970]) }
+        }
+    }
+
+    public func forwardTargets() async throws -> [ForwardTargetRecord] {
+        try await database.read { db in
+            guard try db.tableExists("forward_target") else { return [] }
+            return try Row.fetchAll(db, sql: "SELECT * FROM forward_target ORDER BY url").map { row in
+                ForwardTargetRecord(
+                    url: row["url"], types: ForwardTargetRecord.types(stored: row["types"]),
+                    registeredAt: Date(timeIntervalSince1970: row["registered_at"]),
+                    disabledAt: (row["disabled_at"] as Double?).map(Date.init(timeIntervalSince1970:)), disabledReason: row["disabled_reason"])
+            }
+        }
+    }
+
+    public func disableForwardTarget(_ url: String, at: Date, reason: String) async throws {
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO forward_target (url, types, registered_at, disabled_at, disabled_reason) VALUES (?, '', ?, ?, ?)
+                    ON CONFLICT(url) DO UPDATE SET disabled_at = excluded.disabled_at, disabled_reason = excluded.disabled_reason
+                    """, arguments: [url, at.timeIntervalSince1970, at.timeIntervalSince1970, reason])
+        }
+    }
+
+    public func enableForwardTarget(_ url: String) async throws -> Bool {
+        try await database.write { db in
+            try db.execute(sql: "UPDATE forward_target SET disabled_at = NULL, disabled_reason = NULL WHERE url = ?", arguments: [url])
+            return db.changesCount > 0
         }
     }
 
@@ -120,23 +156,29 @@ extension AuditStore {
     {
         let nowSeconds = now.timeIntervalSince1970
         return try await database.write { db in
-            var found: [(uuid: String, order: String)] = []
+            var found: [(uuid: String, order: String, type: String)] = []
             var unknown: [String] = []
+            let columns = "notification_uuid, original_transaction_id, notification_type"
+            func item(_ row: Row) -> (uuid: String, order: String, type: String) {
+                let uuid: String = row[0]
+                return (uuid, (row[1] as String?) ?? uuid, "," + ((row[2] as String?) ?? "").uppercased() + ",")
+            }
             if let uuids = notificationUUIDs {
-                let select = try db.cachedStatement(sql: "SELECT notification_uuid, original_transaction_id FROM notification WHERE notification_uuid = ?")
+                let select = try db.cachedStatement(sql: "SELECT \(columns) FROM notification WHERE notification_uuid = ?")
                 for uuid in uuids {
                     if let row = try Row.fetchOne(select, arguments: [uuid]) {
-                        found.append((row[0], (row[1] as String?) ?? uuid))
+                        found.append(item(row))
                     } else {
                         unknown.append(uuid)
                     }
                 }
             } else {
                 let rows = try Row.fetchCursor(
-                    db, sql: "SELECT notification_uuid, original_transaction_id FROM notification WHERE received_at >= ? ORDER BY id",
-                    arguments: [since?.timeIntervalSince1970 ?? 0])
-                while let row = try rows.next() { found.append((row[0], (row[1] as String?) ?? row[0])) }
+                    db, sql: "SELECT \(columns) FROM notification WHERE received_at >= ? ORDER BY id", arguments: [since?.timeIntervalSince1970 ?? 0])
+                while let row = try rows.next() { found.append(item(row)) }
             }
+            // Without targets named: every registered target whose types match.
+            let registered = try Row.fetchAll(db, sql: "SELECT url, types FROM forward_target ORDER BY url").map { (url: $0[0] as String, types: $0[1] as String) }
             let upsert = try db.cachedStatement(
                 sql: """
                     INSERT INTO forward_delivery (notification_uuid, target, order_key, state, attempts, queued_at, next_attempt_at)
@@ -146,24 +188,11 @@ extension AuditStore {
                         last_error = NULL
                     """)
             var queued = 0
-            guard let targets else {
-                // Again to where each went before.
-                let again = try db.cachedStatement(
-                    sql: """
-                        UPDATE forward_delivery SET state = 'pending', attempts = 0, queued_at = ?, next_attempt_at = ?, lease_until = NULL,
-                            completed_at = NULL, last_status = NULL, last_error = NULL
-                        WHERE notification_uuid = ?
-                        """)
-                for item in found {
-                    try again.execute(arguments: [nowSeconds, nowSeconds, item.uuid])
-                    queued += db.changesCount
-                }
-                return (queued, unknown)
-            }
             for item in found {
-                for target in targets {
+                let to = targets ?? registered.filter { $0.types.isEmpty || $0.types.contains(item.type) }.map(\.url)
+                for target in to {
                     try upsert.execute(arguments: [item.uuid, target, item.order, nowSeconds, nowSeconds])
-                    queued += 1
+                    queued += db.changesCount > 0 ? 1 : 0
                 }
             }
             return (queued, unknown)

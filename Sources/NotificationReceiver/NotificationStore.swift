@@ -40,9 +40,6 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// How long refusal rows are kept (`--keep-refusals`); nil keeps them.
     public let keepRefusals: Duration?
 
-    /// Where notifications stored new are queued for forwarding (`receive --forward`), in the
-    /// transaction that stores them.
-    public let forwardRoute: ForwardRoute?
     /// The name this store's receiver beats under (``ReceiverHeartbeat``, every 10 s while the
     /// writer runs); nil beats nothing (tests, backfills).
     public let heartbeat: String?
@@ -55,10 +52,9 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
     public init(
         backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals, forwardRoute: ForwardRoute? = nil, heartbeat: String? = nil
+        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil
     ) {
         self.backend = backend
-        self.forwardRoute = forwardRoute
         self.heartbeat = heartbeat
         self.maximumPending = maximumPending
         self.keepRefusals = keepRefusals
@@ -160,8 +156,6 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     }
 
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
-        var record = record
-        if let forwardRoute { record.forwardTargets = forwardRoute.targets(forType: record.notificationType) }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
             queue.enqueue(.init(write: .notification(record), continuation: continuation))
         }

@@ -122,7 +122,8 @@ struct Notifications: AsyncParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Queue notifications again for forwarding: the UUIDs given, or every one received since --since; to where they went before, or to --to.")
+        help:
+            "Queue notifications again for forwarding: the UUIDs given, or every one received since --since; for every target registered in the trail (receive --forward), or to --to.")
     var replay = false
 
     @Option(
@@ -132,6 +133,16 @@ struct Notifications: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Replay --to: the signing secret (whsec_…) in this file (or RECEIPTDASH_FORWARD_SECRET).", valueName: "file"))
     var forwardSecretFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Replay --to: headers every delivery carries, one 'Name: value' a line (as receive --forward-header-file).", valueName: "file"))
+    var forwardHeaderFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Outbox: forward to this registered target again after it answered 410 Gone (its waiting deliveries go out).", valueName: "url"))
+    var enable: [String] = []
 
     @Argument(help: ArgumentHelp("Replay: the notificationUUIDs to queue again.", valueName: "uuid"))
     var notificationUUIDs: [String] = []

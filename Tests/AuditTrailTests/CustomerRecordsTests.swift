@@ -140,7 +140,7 @@ import Testing
                 }
             }
             let store = try await db.open()
-            #expect(store.migrationsApplied == ["v10", "v11"])
+            #expect(store.migrationsApplied == ["v10", "v11", "v12"])
             let found = try await store.customers(.appAccountToken(Self.tokenB))
             #expect(found.map(\.appTransactionIDs) == [["703"]])
             #expect(found.first?.notifications.map(\.record.appAccountToken) == [Self.tokenB])

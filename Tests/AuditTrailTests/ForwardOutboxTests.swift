@@ -2,8 +2,9 @@
 import Foundation
 import Testing
 
-/// The forwarding outbox (v11) on SQLite and PostgreSQL with the same expected values: queued
-/// in the transaction that stores a notification new (a redelivery queues nothing), claimed
+/// The forwarding outbox (v11, v12) on SQLite and PostgreSQL with the same expected values:
+/// queued for every registered target whose types match in the transaction that stores a
+/// notification new (a redelivery queues nothing; a disabled target's wait), claimed
 /// oldest first and one per target and original transaction (in order), leased so a second
 /// claim passes a claimed row by until its lease ends, retried, dead-lettered, and queued again
 /// by `--replay`.
@@ -11,13 +12,13 @@ import Testing
     static let hook = "https://hooks.example.com/apple"
     static let warehouse = "http://127.0.0.1:9/warehouse"
 
-    func notification(_ uuid: String, original: String?, at seconds: Double, targets: [String]) -> NotificationRecord {
-        var record = NotificationRecord(
-            notificationUUID: uuid, version: .v2, notificationType: "DID_RENEW", bundleID: "com.example.app", environment: "Sandbox",
+    /// A DID_RENEW goes to both targets (the warehouse takes DID_RENEW only), a SUBSCRIBED to
+    /// the hook alone.
+    func notification(_ uuid: String, original: String?, at seconds: Double, type: String = "DID_RENEW") -> NotificationRecord {
+        NotificationRecord(
+            notificationUUID: uuid, version: .v2, notificationType: type, bundleID: "com.example.app", environment: "Sandbox",
             receivedAt: Date(timeIntervalSince1970: seconds), verdict: .test, originalTransactionID: original,
             signedPayload: "eyJhbGciOiJFUzI1NiJ9.payload.signature")
-        record.forwardTargets = targets
-        return record
     }
 
     func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
@@ -25,15 +26,24 @@ import Testing
     @Test(arguments: BackendKind.allCases) func claimsInOrderLeasesRetriesAndDeadLetters(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
             let store = try await db.open()
-            let both = [Self.hook, Self.warehouse]
+            // Nothing registered: stored, queued for nobody.
+            _ = try await store.writeNotifications([.notification(notification("z0", original: "600", at: 999))])
+            #expect(try await store.outboxSummary().pending == 0)
+            try await store.registerForwardTargets([Self.hook], types: [], at: at(990))
+            try await store.registerForwardTargets([Self.warehouse], types: ["did_renew"], at: at(991))
+            #expect(
+                try await store.forwardTargets() == [
+                    ForwardTargetRecord(url: Self.warehouse, types: ["DID_RENEW"], registeredAt: at(991)),
+                    ForwardTargetRecord(url: Self.hook, registeredAt: at(990)),
+                ])
             let results = try await store.writeNotifications([
-                .notification(notification("a1", original: "700", at: 1_000, targets: both)),
-                .notification(notification("b1", original: "800", at: 1_001, targets: [Self.hook])),
-                .notification(notification("a2", original: "700", at: 1_002, targets: both)),
+                .notification(notification("a1", original: "700", at: 1_000)),
+                .notification(notification("b1", original: "800", at: 1_001, type: "SUBSCRIBED")),
+                .notification(notification("a2", original: "700", at: 1_002)),
                 // A redelivery queues nothing more.
-                .notification(notification("a1", original: "700", at: 1_003, targets: both)),
+                .notification(notification("a1", original: "700", at: 1_003)),
                 // No original transaction: ordered by itself.
-                .notification(notification("c1", original: nil, at: 1_004, targets: [Self.hook])),
+                .notification(notification("c1", original: nil, at: 1_004, type: "SUBSCRIBED")),
             ])
             #expect(results.map { try? $0.get() } == [.stored, .stored, .stored, .redelivery(deliveries: 2), .stored])
             var summary = try await store.outboxSummary()
@@ -94,10 +104,23 @@ import Testing
             let since = try await store.requeueDeliveries(notificationUUIDs: nil, since: at(1_001), targets: [Self.warehouse], now: at(3_001))
             #expect(since.queued == 3)
             #expect(try await store.outboxSummary().pending == 6)
-            // Without targets: again to where it went before (b1: the hook, delivered, and the warehouse).
-            let before = try await store.requeueDeliveries(notificationUUIDs: ["b1"], since: nil, targets: nil, now: at(3_002))
-            #expect(before.queued == 2)
+            // Without targets: every registered target whose types match (b1, a SUBSCRIBED: the
+            // hook, where it was delivered; a2: both, already pending).
+            let registered = try await store.requeueDeliveries(notificationUUIDs: ["b1", "a2"], since: nil, targets: nil, now: at(3_002))
+            #expect(registered.queued == 3)
             #expect(try await store.outboxSummary() == ForwardOutboxSummary(pending: 7, oldestPendingQueuedAt: at(1_000), delivered: 1, dead: 0))
+
+            // A disabled target's deliveries are passed by, and still queued, until it is enabled.
+            try await store.disableForwardTarget(Self.warehouse, at: at(3_100), reason: "HTTP 410 Gone")
+            #expect(try await store.forwardTargets().first?.disabledReason == "HTTP 410 Gone")
+            _ = try await store.writeNotifications([.notification(notification("d1", original: "900", at: 3_101))])
+            #expect(try await store.outbox(state: .pending, limit: 20).filter { $0.notificationUUID == "d1" }.map(\.target).sorted() == [Self.hook, Self.warehouse].sorted())
+            #expect(try await store.claimDeliveries(targets: [Self.warehouse], now: at(3_200), leaseUntil: at(3_260), limit: 10).isEmpty)
+            #expect(try await store.enableForwardTarget(Self.warehouse))
+            #expect(try await !store.enableForwardTarget("https://unknown.example.com/"))
+            // The warehouse's heads: a1 (a2 waits behind it), b1, c1 and d1.
+            let heads = try await store.claimDeliveries(targets: [Self.warehouse], now: at(3_200), leaseUntil: at(3_260), limit: 10)
+            #expect(heads.map(\.delivery.notificationUUID) == ["a1", "b1", "c1", "d1"])
             await store.close()
         }
     }

@@ -31,11 +31,17 @@ import Testing
     }
 
     /// `--outbox` lists the forwarding outbox with its totals; `--replay` queues notifications
-    /// again to where they went before and says which UUIDs the store lacks.
+    /// again for the targets registered in the trail (none registered: exit 1 and how to name
+    /// one) and says which UUIDs the store lacks; `--enable` lets a target gone 410 be sent to.
     @Test func outboxListsAndReplayQueuesAgain() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
         let store = try NotificationStore(path: path)
-        let forwarding = NotificationStore(backend: store.backend, forwardRoute: ForwardRoute(targets: ["https://hooks.example.com/apple"])).started()
+        let unregistered = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
+        #expect(unregistered.status == 1)
+        #expect(unregistered.stdout == "")
+        #expect(unregistered.stderr.contains("start receive --forward URL on it, or deliver from here with --replay --to URL"))
+        try await store.backend.registerForwardTargets(["https://hooks.example.com/apple"], types: [], at: Date(timeIntervalSince1970: 1_790_000_000))
+        let forwarding = NotificationStore(backend: store.backend).started()
         let renew = NotificationRecord(
             notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: .v2, notificationType: "DID_RENEW",
             receivedAt: Date(timeIntervalSince1970: 1_790_000_001), verdict: .test, originalTransactionID: "2000000900000001")
@@ -65,13 +71,20 @@ import Testing
 
         let replay = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])
         #expect(replay.status == 1)
-        #expect(replay.stdout == "queued 1 delivery again, to where each went before; a receiver with --forward sends them\n")
+        #expect(replay.stdout == "queued 1 delivery for 1 registered target; the receivers forwarding from this trail send them\n")
         #expect(replay.stderr == "receiptdash: no notification 0000-nope in the store\n")
+
+        let enable = try cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://hooks.example.com/apple"])
+        #expect(enable.status == 0, "\(enable.stderr)")
+        let unknown = try cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://elsewhere.example.com/"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("registered: https://hooks.example.com/apple"))
         for (arguments, message) in [
             (["--replay"], "--replay needs notificationUUIDs or --since TIME"),
             (["--outbox", "--replay", "x"], "--outbox lists and --replay queues"),
-            (["--state", "dead"], "--state and --limit belong to --outbox."),
+            (["--state", "dead"], "--state, --limit and --enable belong to --outbox."),
             (["--replay", "x", "--to", "http://hooks.example.com/"], "--to hooks.example.com over plain http"),
+            (["--replay", "x", "--to", "https://hooks.example.com/?token=abc"], "--forward-header-file FILE"),
         ] {
             let usage = try cli.run(["notifications", "--db", path] + arguments)
             #expect(usage.status == 64, "\(arguments)")
