@@ -10,6 +10,9 @@ public final class ForwardMetrics: Sendable {
     private let retried: Counter
     private let dead: Counter
     private let lag: DurationHistogram
+    private let disabled: Gauge
+    private let disabledEvents: Counter
+    private let slowed: Counter
 
     public init(registry: PrometheusCollectorRegistry) {
         func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -23,6 +26,12 @@ public final class ForwardMetrics: Sendable {
                 descriptor: name("deliveries", "total", "Delivery attempts by result: delivered, retry (failed, tried again later), dead"),
                 labels: [("result", result)])
         }
+        disabled = registry.makeGauge(
+            descriptor: name("targets_disabled", "", "Forwarding targets disabled after a 410 Gone (notifications --outbox --enable URL)"))
+        disabledEvents = registry.makeCounter(
+            descriptor: name("target_disabled", "total", "Times this receiver disabled a forwarding target on a 410 Gone"))
+        slowed = registry.makeCounter(
+            descriptor: name("target_slowed", "total", "Times a target's deliveries were all held back after a 429, 502, 503 or 504"))
         delivered = deliveries("delivered")
         retried = deliveries("retry")
         dead = deliveries("dead")
@@ -45,5 +54,8 @@ public final class ForwardMetrics: Sendable {
     }
 
     func retry() { retried.increment() }
+    func slowedDown() { slowed.increment() }
+    func targetDisabled() { disabledEvents.increment() }
+    func disabledTargets(_ count: Int) { disabled.set(Double(count)) }
     func deadLettered() { dead.increment() }
 }

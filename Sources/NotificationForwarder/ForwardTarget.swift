@@ -2,8 +2,9 @@ import AppStoreAPI
 import Foundation
 
 /// A downstream URL forwarding may send to: https, or plain http to a loopback address only
-/// (never TLS turned off, never plain text over a network). No user or password in the URL:
-/// the URL is stored in the outbox and shown by `notifications --outbox`.
+/// (never TLS turned off, never plain text over a network). No user, password or query string
+/// in the URL: the URL is stored in the outbox and shown by `notifications --outbox` and the
+/// start banner, so a token belongs in `--forward-header-file`.
 public struct ForwardTarget: Sendable, Hashable, CustomStringConvertible {
     public let url: String
 
@@ -14,7 +15,14 @@ public struct ForwardTarget: Sendable, Hashable, CustomStringConvertible {
             throw ForwardError(.url, "--forward \(text.debugDescription) is not an http(s) URL with a host")
         }
         guard components.user == nil, components.password == nil else {
-            throw ForwardError(.url, "--forward URLs carry no user or password (they are stored and shown); authenticate with the signature")
+            throw ForwardError(
+                .url,
+                "--forward URLs carry no user or password (they are stored and shown): put credentials in --forward-header-file FILE (a line such as Authorization: Bearer …, mode 600)")
+        }
+        guard components.percentEncodedQuery == nil else {
+            throw ForwardError(
+                .url,
+                "--forward URLs carry no query string (they are stored and shown, and a token there leaks): put it in --forward-header-file FILE (a line such as Authorization: Bearer …, mode 600)")
         }
         switch scheme {
         case "https": break

@@ -22,6 +22,25 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
         key = SymmetricKey(data: bytes)
     }
 
+    /// Every secret in a secret file's text: one `whsec_` secret a line (blank lines and lines
+    /// starting with `#` passed by), at least one. Several while a secret is rotated: each
+    /// delivery is signed with each, so consumers holding either accept it.
+    public static func all(_ text: String) throws(ForwardError) -> [WebhookSecret] {
+        var secrets: [WebhookSecret] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
+            do {
+                secrets.append(try WebhookSecret(trimmed))
+            } catch {
+                throw ForwardError(.secret, "line \(number + 1): \(error.reason)")
+            }
+        }
+        guard !secrets.isEmpty else { throw ForwardError(.secret, "no whsec_ secret in it (one a line)") }
+        guard secrets.count <= 8 else { throw ForwardError(.secret, "\(secrets.count) secrets: at most 8 (one or two while rotating)") }
+        return secrets
+    }
+
     /// A new random secret of 32 bytes, as text.
     public static func generate() -> String {
         "whsec_" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
@@ -63,6 +82,8 @@ public struct ForwardError: CodedError {
         case secret
         /// The URL is not one forwarding may send to.
         case url
+        /// The header file cannot be used.
+        case header
     }
 
     public let code: Code

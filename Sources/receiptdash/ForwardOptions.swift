@@ -3,6 +3,7 @@ import AuditTrail
 import Foundation
 import LocalFiles
 import NotificationForwarder
+import RetryEngine
 import UntrustedText
 
 /// `receive --forward URL…`: where stored notifications go next, signed as Standard Webhooks.
@@ -16,8 +17,23 @@ struct ForwardOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The signing secret (whsec_…) in this file (or RECEIPTDASH_FORWARD_SECRET); required with --forward.", valueName: "file"))
+        help: ArgumentHelp(
+            "The signing secret (whsec_…) in this file, one a line: two while rotating (or RECEIPTDASH_FORWARD_SECRET); required with --forward.",
+            valueName: "file"))
     var forwardSecretFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Headers every delivery carries, one 'Name: value' a line (such as Authorization: Bearer …); mode 600, never shown.",
+            valueName: "file"))
+    var forwardHeaderFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "One delivery's deadline in seconds, from the hand-over to the answer, the wait for a connection included.", valueName: "seconds"))
+    var forwardTimeout: Double = Forwarder.Configuration.defaultRequestTimeout.seconds
 
     @Option(name: .long, help: ArgumentHelp("Forward only this notification type (repeatable; default: every type).", valueName: "type"))
     var forwardType: [String] = []
@@ -31,9 +47,12 @@ struct ForwardOptions: ParsableArguments {
 
     func validate() throws {
         guard forwardMaxPending > 0 else { throw ValidationError("--forward-max-pending must be positive.") }
+        guard forwardTimeout.isFinite, forwardTimeout >= 0.1, forwardTimeout <= 300 else {
+            throw ValidationError("--forward-timeout takes seconds from 0.1 to 300.")
+        }
         if forward.isEmpty {
-            if forwardSecretFile != nil || !forwardType.isEmpty {
-                throw ValidationError("--forward-secret-file and --forward-type go with --forward URL.")
+            if forwardSecretFile != nil || forwardHeaderFile != nil || !forwardType.isEmpty {
+                throw ValidationError("--forward-secret-file, --forward-header-file and --forward-type go with --forward URL.")
             }
             return
         }
@@ -55,16 +74,14 @@ struct ForwardOptions: ParsableArguments {
         }
     }
 
-    /// The route the store queues by, nil without --forward.
-    func route() throws -> ForwardRoute? {
-        forward.isEmpty ? nil : ForwardRoute(targets: try targets().map(\.url), types: Set(forwardType))
-    }
+    /// The types registered with the targets (empty: every type).
+    var types: Set<String> { Set(forwardType.map { $0.uppercased() }) }
 
-    /// The secret, read once (a file others can read is warned about).
-    func secret() throws -> WebhookSecret { try Self.secret(file: forwardSecretFile) }
+    /// The secrets, read once (a file others can read is warned about).
+    func secrets() throws -> [WebhookSecret] { try Self.secrets(file: forwardSecretFile) }
 
-    /// The secret in `file`, else in RECEIPTDASH_FORWARD_SECRET.
-    static func secret(file forwardSecretFile: String?) throws -> WebhookSecret {
+    /// The secrets in `file` (one a line), else the one in RECEIPTDASH_FORWARD_SECRET.
+    static func secrets(file forwardSecretFile: String?) throws -> [WebhookSecret] {
         let text: String
         if let forwardSecretFile {
             if let warning = FilePermissions.readableByOthersWarning(path: forwardSecretFile, what: "the forwarding secret file") {
@@ -78,15 +95,31 @@ struct ForwardOptions: ParsableArguments {
             text = ProcessInfo.processInfo.environment[secretVariable] ?? ""
         }
         do {
-            return try WebhookSecret(text)
+            return forwardSecretFile == nil ? [try WebhookSecret(text)] : try WebhookSecret.all(text)
         } catch {
-            throw ValidationError(error.reason)
+            throw ValidationError("the forwarding secret\(forwardSecretFile == nil ? "" : " file") cannot be used: \(error.reason)")
+        }
+    }
+
+    /// The extra headers in `--forward-header-file`, none without it.
+    static func headers(file: String?) throws -> [(String, String)] {
+        guard let file else { return [] }
+        if let warning = FilePermissions.readableByOthersWarning(path: file, what: "the forwarding header file") { Standard.warning(warning) }
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            throw ValidationError("cannot read the forwarding header file \(file)")
+        }
+        do {
+            return try ForwardHeaders(text).fields
+        } catch {
+            throw ValidationError("the forwarding header file \(file) cannot be used: \(error.reason)")
         }
     }
 
     /// The forwarder's configuration, nil without --forward.
     func configuration() throws -> Forwarder.Configuration? {
         guard !forward.isEmpty else { return nil }
-        return Forwarder.Configuration(targets: try targets(), secret: try secret(), maximumPending: forwardMaxPending)
+        return Forwarder.Configuration(
+            targets: try targets(), secrets: try secrets(), headers: try Self.headers(file: forwardHeaderFile), maximumPending: forwardMaxPending,
+            requestTimeout: .milliseconds(Int64(forwardTimeout * 1000)))
     }
 }
