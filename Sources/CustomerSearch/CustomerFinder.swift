@@ -144,7 +144,9 @@ public struct CustomerFinder: Sendable {
 
     /// Get Notification History for the customer (any transaction id of theirs), over the
     /// window Apple keeps (180 days in production, 30 in sandbox), less an hour so the start
-    /// is still inside it when Apple reads it.
+    /// is still inside it when Apple reads it. Read a page at a time: what is kept of each
+    /// notification is its ``SentNotification`` (no payload), and of each UUID one string, so
+    /// that a notification listed twice is told once.
     static func sentNotifications(
         _ client: AppStoreServerAPIClient, result: CustomerLookupResult, at: Date, onEvent: (@Sendable (APIClientEvent) -> Void)?
     ) async -> (sent: (items: [SentNotification]?, records: [APIRequestRecord]), error: String?) {
@@ -153,23 +155,24 @@ public struct CustomerFinder: Sendable {
         }
         let days: Double = environment == .production ? 180 : 30
         let filter = NotificationHistoryFilter(startDate: at.addingTimeInterval(-days * 86_400 + 3_600), endDate: at, transactionID: id)
-        let answer = await client.notificationHistory(filter, environment: environment, onEvent: onEvent)
-        guard let items = answer.value else {
-            return ((nil, answer.records), answer.failure.map { "Apple's notification history could not be read: \($0.reason)" })
-        }
         let decoder = ReceiptDecoder()
         var sent: [SentNotification] = []
         var seen = Set<String>()
-        for item in items {
-            guard let decoded = try? decoder.decode(text: item.signedPayload), let n = decoded.notification, let uuid = n.notificationUUID,
-                seen.insert(uuid).inserted
-            else { continue }
-            let transaction = decoded.transactions.first
-            sent.append(
-                SentNotification(
-                    notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
-                    transactionID: transaction?.transactionID, originalTransactionID: transaction?.originalTransactionID,
-                    attempts: item.sendAttempts.map { $0.sendAttemptResult ?? "?" }))
+        let answer = await client.notificationHistory(filter, environment: environment, onEvent: onEvent) { page in
+            for item in page.notificationHistory {
+                guard let decoded = try? decoder.decode(text: item.signedPayload), let n = decoded.notification, let uuid = n.notificationUUID,
+                    seen.insert(uuid).inserted
+                else { continue }
+                let transaction = decoded.transactions.first
+                sent.append(
+                    SentNotification(
+                        notificationUUID: uuid, notificationType: n.notificationType, subtype: n.subtype, signedDate: n.signedDate,
+                        transactionID: transaction?.transactionID, originalTransactionID: transaction?.originalTransactionID,
+                        attempts: item.sendAttempts.map { $0.sendAttemptResult ?? "?" }))
+            }
+        }
+        if let failure = answer.failure {
+            return ((nil, answer.records), "Apple's notification history could not be read: \(failure.reason)")
         }
         return ((sent, answer.records), nil)
     }

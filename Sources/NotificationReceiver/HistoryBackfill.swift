@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import ReceiptCore
+import ReceiptRendering
 
 /// `notifications --reconcile --ingest`: the notifications Apple's Notification History lists
 /// and the store lacks, each taken through the receiver exactly as a POST from Apple (size,
@@ -44,5 +45,17 @@ public enum HistoryBackfill {
             }
         }
         return answers.map { $0! }
+    }
+
+    /// One page of a reconciliation's missing notifications taken in (`--ingest` and the
+    /// scheduled backfill hand each page's here as it arrives): each one's outcome and reason,
+    /// in their order.
+    public static func ingest(
+        _ missing: [NotificationReconciliation.Missing], receiver: NotificationReceiver, concurrency: Int = 32
+    ) async -> [NotificationReconciliation.Ingested] {
+        let answers = await ingest(
+            missing.map { Item(notificationUUID: $0.notificationUUID, signedPayload: $0.signedPayload) }, receiver: receiver,
+            concurrency: concurrency)
+        return zip(missing, answers).map { .init(notificationUUID: $0.notificationUUID, outcome: $1.outcome.rawValue, reason: $1.reason) }
     }
 }

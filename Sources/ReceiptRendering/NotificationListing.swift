@@ -206,7 +206,8 @@ public struct NotificationReconciliation: Sendable {
         public var transactionID: String?
         public var attempts: [SendAttempt]
         public var explanation: String
-        /// What Apple's history holds of it (for `--ingest`; not written out).
+        /// What Apple's history holds of it: handed over with its page (what `--ingest` takes
+        /// in), empty in the report (which holds no payloads, and never writes one out).
         public var signedPayload: String = ""
 
         public init(
@@ -236,6 +237,9 @@ public struct NotificationReconciliation: Sendable {
             self.outcome = outcome
             self.reason = reason
         }
+
+        /// In the store now: taken in (`accepted`) or already there (`redelivered`).
+        public var isStored: Bool { outcome == "accepted" || outcome == "redelivered" }
     }
 
     public var environment: APIEnvironment
@@ -328,9 +332,9 @@ public struct NotificationReconciliation: Sendable {
 
     /// `--ingest`'s lines: how many were stored, then each one that was not, with why.
     static func ingestedText(_ ingested: [Ingested]) -> String {
-        let stored = ingested.filter { $0.outcome == "accepted" || $0.outcome == "redelivered" }
-        var lines = ["Ingested \(stored.count) of \(ingested.count) from Apple's history (source: history)"]
-        for i in ingested where !stored.contains(i) {
+        let stored = ingested.filter(\.isStored).count
+        var lines = ["Ingested \(stored) of \(ingested.count) from Apple's history (source: history)"]
+        for i in ingested where !i.isStored {
             lines.append("  not stored: \(SafeText.escaped(i.notificationUUID)) \(i.outcome): \(SafeText.escaped(i.reason))")
         }
         return lines.joined(separator: "\n") + "\n"

@@ -110,18 +110,29 @@ public final class ScheduledReconciliation: Service, Sendable {
         } catch {
             return Run(environment: environment, result: .failed, failure: "could not read the store: \(error)")
         }
-        let report = await reconciler.reconcile(received: have, filter: NotificationHistoryFilter(startDate: start, endDate: end), environment: environment)
-        var run = Run(environment: environment, result: .ok, sent: report.sent, missing: report.missing.count)
-        let answers = await HistoryBackfill.ingest(
-            report.missing.map { HistoryBackfill.Item(notificationUUID: $0.notificationUUID, signedPayload: $0.signedPayload) }, receiver: receiver)
-        run.recovered = answers.filter { $0.outcome == .accepted }.count
-        let notStored = answers.filter { $0.outcome != .accepted && $0.outcome != .redelivered }
+        // Each page's missing ones are taken in as the page arrives; what is kept of them is
+        // counts and the first one not stored.
+        var recovered = 0
+        var notStored = 0
+        var firstNotStored: NotificationReconciliation.Ingested?
+        let report = await reconciler.reconcile(
+            received: have, filter: NotificationHistoryFilter(startDate: start, endDate: end), environment: environment,
+            onMissing: { missing in
+                for ingested in await HistoryBackfill.ingest(missing, receiver: self.receiver) {
+                    if ingested.outcome == ReceiveOutcome.accepted.rawValue { recovered += 1 }
+                    if !ingested.isStored {
+                        notStored += 1
+                        firstNotStored = firstNotStored ?? ingested
+                    }
+                }
+            })
+        var run = Run(environment: environment, result: .ok, sent: report.sent, missing: report.missing.count, recovered: recovered)
         if let failure = report.failure {
             run.result = .failed
             run.failure = "Apple's Notification History: \(failure.reason)"
-        } else if let first = notStored.first {
+        } else if let first = firstNotStored {
             run.result = .failed
-            run.failure = "\(notStored.count) could not be stored (\(first.outcome.rawValue): \(first.reason))"
+            run.failure = "\(notStored) could not be stored (\(first.outcome): \(first.reason))"
         }
         return run
     }

@@ -237,32 +237,40 @@ struct Notifications: AsyncParsableCommand {
             Standard.error("receiptdash: \(error.description)")
             throw ExitCode.failure
         }
+        // --ingest: each page's missing ones through the receiver as the page arrives, as Apple
+        // would have POSTed them.
+        let policy = try backend.map { _ in
+            ReceiverPolicy(
+                allowedBundleIDs: [credentials.bundleID], appAppleID: credentials.appAppleID, anchors: try api.trustAnchors(),
+                environments: [environment == .production ? .production : .sandbox], maximumAge: nil)
+        }
         let client = try api.makeClient(credentials, caFile: nil)
+        var ingest: (store: NotificationStore, receiver: NotificationReceiver)?
+        if let backend, let policy {
+            let store = NotificationStore(backend: backend).started()
+            ingest = (store, NotificationReceiver(sink: store, policy: policy))
+        }
         let filter = NotificationHistoryFilter(
             startDate: startDate, endDate: endDate, notificationType: type?.uppercased(), notificationSubtype: subtype?.uppercased(),
             transactionID: transactionId, onlyFailures: onlyFailures)
-        let report = await NotificationReconciler(client: client).reconcile(received: have, filter: filter, environment: environment) { event in
-            if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
-        }
+        var ingested: [NotificationReconciliation.Ingested] = []
+        let report = await NotificationReconciler(client: client).reconcile(
+            received: have, filter: filter, environment: environment,
+            onEvent: { event in
+                if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
+            },
+            onMissing: { missing in
+                if let receiver = ingest?.receiver { ingested += await HistoryBackfill.ingest(missing, receiver: receiver) }
+            })
         try? await client.shutdown()
-        guard let backend else {
+        guard let backend, let ingest else {
             report.write(json: format != .text, to: .standard)
             if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
             return
         }
-        // --ingest: each missing one through the receiver, as Apple would have POSTed it.
-        let policy = ReceiverPolicy(
-            allowedBundleIDs: [credentials.bundleID], appAppleID: credentials.appAppleID, anchors: try api.trustAnchors(),
-            environments: [environment == .production ? .production : .sandbox], maximumAge: nil)
-        let store = NotificationStore(backend: backend).started()
-        let answers = await HistoryBackfill.ingest(
-            report.missing.map { HistoryBackfill.Item(notificationUUID: $0.notificationUUID, signedPayload: $0.signedPayload) },
-            receiver: NotificationReceiver(sink: store, policy: policy))
-        await store.close()
+        await ingest.store.close()
         await backend.close()
-        let ingested = zip(report.missing, answers).map { NotificationReconciliation.Ingested(notificationUUID: $0.notificationUUID, outcome: $1.outcome.rawValue, reason: $1.reason) }
         report.write(json: format != .text, ingested: ingested, to: .standard)
-        let stored: Set<String> = ["accepted", "redelivered"]
-        if report.failure != nil || ingested.contains(where: { !stored.contains($0.outcome) }) { throw ExitCode.failure }
+        if report.failure != nil || ingested.contains(where: { !$0.isStored }) { throw ExitCode.failure }
     }
 }

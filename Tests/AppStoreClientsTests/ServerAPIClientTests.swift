@@ -227,14 +227,46 @@ func withAPIServer(
             let filter = NotificationHistoryFilter(
                 startDate: Date(timeIntervalSince1970: 1_799_000_000), endDate: Date(timeIntervalSince1970: 1_800_000_000),
                 transactionID: "2000000000000001", onlyFailures: true)
-            let answer = await client.notificationHistory(filter, environment: .sandbox)
-            let items = try #require(answer.value)
-            #expect(items.map(\.signedPayload) == ["n1", "n2", "n3"])
-            #expect(items[0].sendAttempts == [SendAttempt(attemptDate: 1_800_000_000_123, sendAttemptResult: "TIMED_OUT")])
+            var pages: [[NotificationHistoryPage.Item]] = []
+            let answer = await client.notificationHistory(filter, environment: .sandbox) { pages.append($0.notificationHistory) }
+            #expect(answer.value == 3)
+            #expect(pages.map { $0.map(\.signedPayload) } == [["n1"], ["n2"], ["n3"]])
+            #expect(pages[0][0].sendAttempts == [SendAttempt(attemptDate: 1_800_000_000_123, sendAttemptResult: "TIMED_OUT")])
             #expect(server.requests.map(\.method) == ["POST", "POST", "POST"])
             let body = #"{"endDate":1800000000000,"onlyFailures":true,"startDate":1799000000000,"transactionId":"2000000000000001"}"#
             #expect(server.requests.allSatisfy { String(decoding: $0.body, as: UTF8.self) == body })
             #expect(server.requests.allSatisfy { $0.header("Content-Type") == "application/json" })
+        }
+    }
+
+    /// A failure part-way: the pages before it were handed over, the failing one is not, and
+    /// the answer says why by code, with every request's record.
+    @Test func notificationHistoryHandsOverThePagesBeforeAFailure() async throws {
+        let filter = NotificationHistoryFilter(startDate: Date(timeIntervalSince1970: 1_799_000_000), endDate: Date(timeIntervalSince1970: 1_800_000_000))
+        try await withAPIServer({ request in
+            switch request.query {
+            case "": .json(200, #"{"paginationToken":"p1","hasMore":true,"notificationHistory":[{"signedPayload":"n1"}]}"#)
+            case "paginationToken=p1": .json(200, #"{"hasMore":true,"notificationHistory":[{"signedPayload":"n2"}]}"#)
+            default: .error(400, 4_000_014)
+            }
+        }) { client, server in
+            var pages: [[String]] = []
+            let answer = await client.notificationHistory(filter, environment: .production) { pages.append($0.notificationHistory.map(\.signedPayload)) }
+            #expect(pages == [["n1"]])
+            #expect(answer.failure?.code == .invalidResponse)
+            #expect(answer.records.count == 2)
+            #expect(server.requests.count == 2)
+        }
+        try await withAPIServer({ request in
+            request.query.isEmpty
+                ? .json(200, #"{"paginationToken":"p1","hasMore":true,"notificationHistory":[{"signedPayload":"n1"}]}"#) : .error(400, 4_000_014)
+        }) { client, _ in
+            var pages = 0
+            let answer = await client.notificationHistory(filter, environment: .production) { _ in pages += 1 }
+            #expect(pages == 1)
+            #expect(answer.failure?.code == .apiError)
+            #expect(answer.failure?.apiError == .invalidPaginationToken)
+            #expect(answer.records.map(\.apiError) == [nil, .invalidPaginationToken])
         }
     }
 

@@ -197,7 +197,7 @@ struct LoopbackReceiver {
             #expect(notifications[0].notificationUUID == "5b1a7e1c-00ff-4d7e-9c1e-5f1f0a0000ff")
             let range = NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-86_400), endDate: TestTime.start)
             // Before sending: only the file's notification, with its own attempt.
-            let before = try #require(await client.notificationHistory(range, environment: .production).value)
+            let before = try #require(await client.notificationHistoryItems(range, environment: .production).value)
             #expect(before.map { $0.sendAttempts.map(\.sendAttemptResult) } == [["TIMED_OUT"]])
 
             let receiver = try await LoopbackReceiver.start(trusting: api.pki, failing: [notifications[1].notificationUUID: 1])
@@ -214,7 +214,7 @@ struct LoopbackReceiver {
 
             let end = clock.clock.now()
             let after = try #require(
-                await client.notificationHistory(
+                await client.notificationHistoryItems(
                     NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-86_400), endDate: end), environment: .production
                 ).value)
             let byUUID = Dictionary(
@@ -231,13 +231,13 @@ struct LoopbackReceiver {
             let retried = try #require(uuids.firstIndex(of: notifications[1].notificationUUID).map { after[$0] })
             #expect(retried.sendAttempts.map(\.attemptDate) == [startMS, startMS + 1000])
             let failures = try #require(
-                await client.notificationHistory(
+                await client.notificationHistoryItems(
                     NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-86_400), endDate: end, onlyFailures: true),
                     environment: .production
                 ).value)
             #expect(failures.isEmpty)
             let sandbox = try #require(
-                await client.notificationHistory(
+                await client.notificationHistoryItems(
                     NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-86_400), endDate: end), environment: .sandbox
                 ).value)
             #expect(sandbox.isEmpty)

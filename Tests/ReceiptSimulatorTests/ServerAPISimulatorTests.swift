@@ -220,7 +220,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
 
             let range = NotificationHistoryFilter(
                 startDate: TestTime.start.addingTimeInterval(-100 * 86_400), endDate: TestTime.start)
-            let all = try #require(await client.notificationHistory(range, environment: .production).value)
+            let all = try #require(await client.notificationHistoryItems(range, environment: .production).value)
             /// The app transaction id of the transaction a notification carries.
             func customer(_ item: NotificationHistoryPage.Item) throws -> String? {
                 guard let nested = try jwsPayload(item.signedPayload)["data"]?["signedTransactionInfo"]?.text else { return nil }
@@ -239,7 +239,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
                 ])
             var failures = range
             failures.onlyFailures = true
-            let failed = try #require(await client.notificationHistory(failures, environment: .production).value)
+            let failed = try #require(await client.notificationHistoryItems(failures, environment: .production).value)
             // The first customer's refund, and the two of the third customer's never delivered.
             #expect(
                 failed.map { $0.sendAttempts.map(\.sendAttemptResult) } == [
@@ -247,7 +247,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
                 ])
             var byTransaction = range
             byTransaction.transactionID = "2000000900000020"
-            #expect(try #require(await client.notificationHistory(byTransaction, environment: .production).value).count == 5)
+            #expect(try #require(await client.notificationHistoryItems(byTransaction, environment: .production).value).count == 5)
 
             let test = try #require(await client.requestTestNotification(environment: .sandbox).value)
             let status = try #require(await client.testNotificationStatus(test.testNotificationToken, environment: .sandbox).value)
@@ -266,7 +266,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
         }
         try await withAPISimulator(data: ServerAPIData(notifications: notifications)) { client, _ in
             let filter = NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-20 * 86_400), endDate: TestTime.start)
-            let answer = await client.notificationHistory(filter, environment: .production)
+            let answer = await client.notificationHistoryItems(filter, environment: .production)
             let items = try #require(answer.value)
             let uuids = try items.map { try jwsPayload($0.signedPayload)["notificationUUID"]?.text }
             #expect(uuids == (0..<25).map { "n\($0)" })
@@ -304,7 +304,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
             #expect(statuses.appAppleId == 42)
             #expect(statuses.data.flatMap(\.lastTransactions).map(\.subscriptionStatus) == [.billingRetry])
             let range = NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-86_400 * 2), endDate: TestTime.start)
-            let items = try #require(await client.notificationHistory(range, environment: .production).value)
+            let items = try #require(await client.notificationHistoryItems(range, environment: .production).value)
             #expect(items.map { $0.sendAttempts.map(\.sendAttemptResult) } == [["TIMED_OUT"]])
             let payload = try jwsPayload(try #require(items.first).signedPayload)
             #expect(payload["sendAttempts"] == nil)
@@ -450,7 +450,7 @@ func handMadeToken(key: P256.Signing.PrivateKey, claims: String, alg: String = "
                 }
             }
             let range = NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-100 * 86_400), endDate: TestTime.start)
-            for item in try #require(await client.notificationHistory(range, environment: .production).value) {
+            for item in try #require(await client.notificationHistoryItems(range, environment: .production).value) {
                 tokens.append(item.signedPayload)
                 tokens += ["signedTransactionInfo", "signedRenewalInfo"].compactMap { try? jwsPayload(item.signedPayload)["data"]?[$0]?.text }
                 tokens += [try? jwsPayload(item.signedPayload)["appData"]?["signedAppTransactionInfo"]?.text].compactMap { $0 }

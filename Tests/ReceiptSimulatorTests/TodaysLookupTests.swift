@@ -82,7 +82,7 @@ import Testing
     @Test func rescindConsentIsInTheHistoryWithItsVerifiedAppTransaction() async throws {
         try await withAPISimulator { client, simulator in
             let range = NotificationHistoryFilter(startDate: TestTime.start.addingTimeInterval(-2 * 86_400), endDate: TestTime.start)
-            let items = try #require(await client.notificationHistory(range, environment: .production).value)
+            let items = try #require(await client.notificationHistoryItems(range, environment: .production).value)
             let rescind = try #require(items.first { (try? jwsPayload($0.signedPayload)["notificationType"]?.text) == "RESCIND_CONSENT" })
             let decoded = try ReceiptDecoder().decode(text: rescind.signedPayload)
             #expect(decoded.nested.map(\.field) == ["appData.signedAppTransactionInfo"])

@@ -177,32 +177,36 @@ public final class AppStoreServerAPIClient: Sendable {
         await pages(environment, onEvent) { revision throws(APIFailure) in try .refundHistory(transactionID, revision: revision) }
     }
 
-    /// Get Notification History, every page (`paginationToken` from each page to the next).
+    /// Get Notification History, a page at a time (`paginationToken` from each page to the
+    /// next): `onPage` is handed each page as it arrives, and the next page is asked only when
+    /// it returns, so the client holds one page however many come; what a caller keeps of a
+    /// page is its own fold. The answer is the number of pages read; on a failure, the pages
+    /// before it have been handed over. What grows with the pages is `records`, one per request.
     public func notificationHistory(
-        _ filter: NotificationHistoryFilter, environment: APIEnvironment, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
-    ) async -> APIAnswer<[NotificationHistoryPage.Item]> {
-        var items: [NotificationHistoryPage.Item] = []
+        _ filter: NotificationHistoryFilter, environment: APIEnvironment, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil,
+        onPage: (NotificationHistoryPage) async -> Void
+    ) async -> APIAnswer<Int> {
         var records: [APIRequestRecord] = []
         var token: String?
-        for _ in 0..<maximumPages {
+        for pages in 0..<maximumPages {
             let request: APIRequest
             do throws(APIFailure) { request = try .notificationHistory(filter, paginationToken: token) } catch {
                 return APIAnswer(result: .failure(error), environment: nil, records: records)
             }
             let answer = await send(request, in: environment, as: NotificationHistoryPage.self, onEvent: onEvent)
             records += answer.records
-            switch answer.result {
-            case .failure(let failure): return APIAnswer(result: .failure(failure), environment: environment, records: records)
-            case .success(let page):
-                items += page.notificationHistory
-                guard page.hasMore else { return APIAnswer(result: .success(items), environment: environment, records: records) }
-                guard let next = page.paginationToken else {
-                    return APIAnswer(
-                        result: .failure(APIFailure(.invalidResponse, "a notification history page says hasMore without a paginationToken")),
-                        environment: environment, records: records)
-                }
-                token = next
+            guard case .success(let page) = answer.result else {
+                return APIAnswer(result: .failure(answer.failure ?? tooManyPages()), environment: environment, records: records)
             }
+            if page.hasMore, page.paginationToken == nil {
+                return APIAnswer(
+                    result: .failure(APIFailure(.invalidResponse, "a notification history page says hasMore without a paginationToken")),
+                    environment: environment, records: records)
+            }
+            token = page.paginationToken
+            let hasMore = page.hasMore
+            await onPage(page)
+            guard hasMore else { return APIAnswer(result: .success(pages + 1), environment: environment, records: records) }
         }
         return APIAnswer(result: .failure(tooManyPages()), environment: environment, records: records)
     }
