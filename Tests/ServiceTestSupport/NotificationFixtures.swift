@@ -29,16 +29,20 @@ package struct TestNotifications {
     }
 
     package func body(uuid: String, type: String = "DID_RENEW", bundleID: String = "com.example.receiver", signedDate: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws -> [UInt8] {
+        NotificationFixture.body(token: try token(uuid: uuid, type: type, bundleID: bundleID, signedDate: signedDate))
+    }
+
+    /// The signed notification alone (Notification History's `signedPayload`).
+    package func token(uuid: String, type: String = "DID_RENEW", bundleID: String = "com.example.receiver", signedDate: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws -> String {
         let millis = Int64(signedDate.timeIntervalSince1970 * 1000)
         let transaction = try pki.signJWS(payload: [
             "transactionId": "7100000000000001", "originalTransactionId": "7100000000000000", "productId": "pro.monthly",
             "bundleId": bundleID, "environment": "Sandbox", "purchaseDate": millis, "signedDate": millis,
             "type": "Auto-Renewable Subscription",
         ])
-        let token = try pki.signJWS(payload: [
+        return try pki.signJWS(payload: [
             "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": millis,
             "data": ["bundleId": bundleID, "environment": "Sandbox", "appAppleId": 42, "signedTransactionInfo": transaction, "status": 1] as [String: Any],
         ])
-        return NotificationFixture.body(token: token)
     }
 }
