@@ -9,7 +9,7 @@ import Testing
 
 /// Two receivers' forwarders on one store and one downstream: each delivery is made once, by
 /// one of them (on PostgreSQL: `FOR UPDATE SKIP LOCKED` and the lease).
-@Suite(.timeLimit(.minutes(2))) struct SharedOutboxTests {
+@Suite(.timeLimit(.minutes(5))) struct SharedOutboxTests {
     /// Counts what it receives, by webhook-id, answering 200 after letting other tasks run.
     final class CountingDownstream: ForwardTransport {
         let counts = Mutex<[String: Int]>([:])

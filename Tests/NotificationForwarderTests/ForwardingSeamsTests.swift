@@ -129,7 +129,7 @@ import Testing
 /// Blame where it belongs: what the client refuses to send (a notificationUUID holding CR/LF,
 /// stored before the receiver's gate refused such ids) is dead-lettered at once and never
 /// reaches the downstream; a 2xx is delivered.
-@Suite(.timeLimit(.minutes(1))) struct LocalRefusalTests {
+@Suite(.timeLimit(.minutes(5))) struct LocalRefusalTests {
     let deliveries = ForwardDeliveryTests()
 
     @Test func whatTheClientWillNotSendIsDeadAtOnce() async throws {
@@ -164,7 +164,7 @@ import Testing
 
 /// Targets apart: a downstream that never answers holds only its own deliveries; the healthy
 /// target's are sent and recorded meanwhile, each as its answer comes.
-@Suite(.timeLimit(.minutes(1))) struct IndependentTargetsTests {
+@Suite(.timeLimit(.minutes(5))) struct IndependentTargetsTests {
     let deliveries = ForwardDeliveryTests()
     static let hanging = "https://hanging.example.com/apple"
 

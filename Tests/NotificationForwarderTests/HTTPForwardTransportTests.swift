@@ -11,7 +11,7 @@ import Testing
 /// The transport against a real downstream on loopback: a redirect is a failed attempt and is
 /// not followed, a huge answer is read only up to its bound, an answer that never comes ends
 /// at the time limit, and a 429's Retry-After is kept.
-@Suite(.timeLimit(.minutes(1))) struct HTTPForwardTransportTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPForwardTransportTests {
     final class Hits: Sendable {
         let paths = Mutex<[String]>([])
         func add(_ path: String) { paths.withLock { $0.append(path) } }

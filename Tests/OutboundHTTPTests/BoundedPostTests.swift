@@ -112,7 +112,7 @@ final class CountingServer: Sendable {
 /// status as the answer even when the body is cut, one deadline from the call to the answer
 /// (the wait for a connection included), cancellation that ends a request at once, and
 /// failures classified by code.
-@Suite(.timeLimit(.minutes(1))) struct BoundedPostTests {
+@Suite(.timeLimit(.minutes(5))) struct BoundedPostTests {
     func url(_ port: Int, _ path: String, secure: Bool = false) -> String {
         "\(secure ? "https" : "http")://127.0.0.1:\(port)\(path)"
     }
