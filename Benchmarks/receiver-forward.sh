@@ -119,7 +119,8 @@ adds = statistics.median(
 ratios = sorted(float(f[3]) / float(p[3]) for p in rows for f in rows if p[1] == "plain" and f[1] == "forward" and p[0] == f[0])
 print(f"median: without forwarding {plain:.0f}/s, p99 {p99_plain:.1f} ms; with one --forward {fwd:.0f}/s ({fwd / plain:.2f}x), "
       f"p99 {p99_fwd:.1f} ms; forward lag p99 <= {lag} s")
-print(f"p99 with / without, per pair: {', '.join(f'{r:.2f}x' for r in ratios)}; median {statistics.median(ratios):.2f}x (goal <= 1.5x)")
+pairs = ", ".join("%.2fx" % r for r in ratios)
+print(f"p99 with / without, per pair: {pairs}; median {statistics.median(ratios):.2f}x (goal <= 1.5x)")
 print(f"receiver CPU per notification: {alone:.3f} ms alone; forwarding adds {adds:.3f} ms")
 '
 exit $status

@@ -154,16 +154,21 @@ public final class Forwarder: Service, Sendable {
     /// nothing was due, after ``Configuration/idlePoll``.
     private func deliver(to target: String) async {
         let limit = configuration.inFlightLimit
+        // A claim is a write transaction that reads the pending rows' heads: made for a batch
+        // of free places (or when nothing is in flight, or a poll came), not for each answer.
+        let batch = max(1, limit / 2)
         var lastFailureLog = -Double.infinity
         await withTaskGroup(of: Event.self) { group in
             var inFlight = 0
             var ticking = false
+            var ticked = false
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 let now = clock.now()
                 var idle = true
-                if inFlight < limit, !slowed(target, at: now) {
+                let room = limit - inFlight
+                if room > 0, inFlight == 0 || room >= batch || ticked, !slowed(target, at: now) {
+                    ticked = false
                     do {
-                        let room = limit - inFlight
                         let claimed = try await outbox.claimDeliveries(
                             targets: [target], now: now, leaseUntil: now.addingTimeInterval(configuration.lease), limit: room)
                         for (delivery, notification) in claimed {
@@ -190,7 +195,7 @@ public final class Forwarder: Service, Sendable {
                 }
                 switch await group.next() {
                 case .done: inFlight -= 1
-                case .tick: ticking = false
+                case .tick: (ticking, ticked) = (false, true)
                 case nil: break
                 }
             }
