@@ -62,7 +62,7 @@ public struct ObservedNotificationSink: NotificationSink {
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
         let outcome = try await base.append(record)
         switch outcome {
-        case .stored: observe(.stored(record, deliveries: 1))
+        case .stored: observe(.stored(record, deliveries: record.deliveriesCounted))
         case .redelivery(let deliveries): observe(.stored(record, deliveries: deliveries))
         }
         return outcome

@@ -42,25 +42,39 @@ extension PostgresAuditStore {
                     "DELETE FROM notification WHERE notification_uuid = \(r.notificationUUID) AND verdict = \(TrustReport.Verdict.test.rawValue)",
                     logger: logger)
             }
-            let rows = try await connection.query(
-                """
-                INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
-                    environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
-                    original_transaction_id, product_id, peer, signed_payload, app_account_token, app_transaction_id)
-                VALUES (\(r.notificationUUID), \(r.version.rawValue), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
-                    \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), 1, \(r.verdict.rawValue), \(r.reason),
-                    \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer), \(r.signedPayload), \(r.appAccountToken),
-                    \(r.appTransactionID))
-                ON CONFLICT (notification_uuid) DO UPDATE SET deliveries = notification.deliveries + 1,
-                    last_received_at = GREATEST(notification.last_received_at, EXCLUDED.last_received_at),
-                    changed_xid = pg_current_xact_id()
-                RETURNING deliveries
-                """, logger: logger
-            ).collect()
-            let deliveries = try rows.first?.decode(Int.self) ?? 1
-            if deliveries > 1 { return .redelivery(deliveries: deliveries) }
-            try await queueForwards(r, connection, logger: logger)
-            return .stored
+            // As on SQLite: a new row counts this record's deliveries (a history copy's are none)
+            // and is queued for forwarding; one already there gains Apple's delivery, and nothing
+            // from a history copy. Another host's transaction may delete the row between the two
+            // statements (a genuine delivery replacing a test row): then it is inserted again.
+            while true {
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
+                        environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
+                        original_transaction_id, product_id, peer, signed_payload, app_account_token, app_transaction_id)
+                    VALUES (\(r.notificationUUID), \(r.version.rawValue), \(r.notificationType), \(r.subtype), \(r.bundleID), \(r.appAppleID),
+                        \(r.environment), \(r.signedDate?.timeIntervalSince1970), \(received), \(received), \(r.deliveriesCounted),
+                        \(r.verdict.rawValue), \(r.reason), \(r.transactionID), \(r.originalTransactionID), \(r.productID), \(r.peer),
+                        \(r.signedPayload), \(r.appAccountToken), \(r.appTransactionID))
+                    ON CONFLICT (notification_uuid) DO NOTHING
+                    RETURNING deliveries
+                    """, logger: logger
+                ).collect()
+                if !inserted.isEmpty {
+                    try await queueForwards(r, connection, logger: logger)
+                    return .stored
+                }
+                let counted = try await connection.query(
+                    r.deliveriesCounted == 0
+                        ? "SELECT deliveries FROM notification WHERE notification_uuid = \(r.notificationUUID)"
+                        : """
+                        UPDATE notification SET deliveries = notification.deliveries + 1,
+                            last_received_at = GREATEST(notification.last_received_at, \(received)), changed_xid = pg_current_xact_id()
+                        WHERE notification_uuid = \(r.notificationUUID) RETURNING deliveries
+                        """, logger: logger
+                ).collect()
+                if let deliveries = try counted.first?.decode(Int.self) { return .redelivery(deliveries: deliveries) }
+            }
         case .rejection(let r):
             try await connection.query(
                 """
@@ -203,7 +217,10 @@ extension PostgresAuditStore {
             } else {
                 q.sql(" FROM notification WHERE id > ")
                 q.bind(marks.lastID)
-                q.sql(" OR (deliveries > 1 AND last_received_at >= ")
+                // Delivered again since stored: a second POST, or a first POST of a backfilled row.
+                q.sql(" OR ((deliveries > 1 OR (deliveries = 1 AND peer = ")
+                q.bind(NotificationRecord.historyPeer)
+                q.sql(")) AND last_received_at >= ")
                 q.bind(marks.newestDelivery - lookBack)
                 q.sql(")")
                 if let previous {

@@ -35,26 +35,41 @@ extension AuditStore {
                 try db.cachedStatement(sql: "DELETE FROM notification WHERE notification_uuid = ? AND verdict = ?")
                     .execute(arguments: [r.notificationUUID, TrustReport.Verdict.test.rawValue])
             }
-            let deliveries = try Int.fetchOne(
+            // A new row counts this record's deliveries (a history copy's are none) and is queued
+            // for forwarding. One already there (this transaction holds SQLite's one write lock,
+            // so it stays there) gains Apple's delivery, and nothing from a history copy.
+            let inserted = try Int.fetchOne(
                 db.cachedStatement(
                     sql: """
                         INSERT INTO notification (notification_uuid, version, notification_type, subtype, bundle_id, app_apple_id,
                             environment, signed_date, received_at, last_received_at, deliveries, verdict, reason, transaction_id,
                             original_transaction_id, product_id, peer, signed_payload, app_account_token, app_transaction_id)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT(notification_uuid) DO UPDATE SET deliveries = deliveries + 1,
-                            last_received_at = MAX(last_received_at, excluded.last_received_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(notification_uuid) DO NOTHING
                         RETURNING deliveries
                         """),
                 arguments: [
                     r.notificationUUID, r.version.rawValue, r.notificationType, r.subtype, r.bundleID, r.appAppleID, r.environment,
                     r.signedDate?.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970, r.receivedAt.timeIntervalSince1970,
-                    r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer, r.signedPayload,
-                    r.appAccountToken, r.appTransactionID,
-                ]) ?? 1
-            if deliveries > 1 { return .redelivery(deliveries: deliveries) }
-            try queueForwards(r, db)
-            return .stored
+                    r.deliveriesCounted, r.verdict.rawValue, r.reason, r.transactionID, r.originalTransactionID, r.productID, r.peer,
+                    r.signedPayload, r.appAccountToken, r.appTransactionID,
+                ])
+            if inserted != nil {
+                try queueForwards(r, db)
+                return .stored
+            }
+            let deliveries =
+                r.deliveriesCounted == 0
+                ? try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT deliveries FROM notification WHERE notification_uuid = ?"), arguments: [r.notificationUUID])
+                : try Int.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            UPDATE notification SET deliveries = deliveries + 1, last_received_at = MAX(last_received_at, ?)
+                            WHERE notification_uuid = ? RETURNING deliveries
+                            """),
+                    arguments: [r.receivedAt.timeIntervalSince1970, r.notificationUUID])
+            return .redelivery(deliveries: deliveries ?? 0)
         case .rejection(let r):
             try db.cachedStatement(
                 sql: """
@@ -137,8 +152,11 @@ extension AuditStore {
             } else {
                 rows = try Row.fetchAll(
                     db,
-                    sql: "SELECT * FROM notification WHERE id > ? OR (deliveries > 1 AND last_received_at >= ?) ORDER BY id",
-                    arguments: [marks.lastID, marks.newestDelivery - lookBack])
+                    sql: """
+                        SELECT * FROM notification
+                        WHERE id > ? OR ((deliveries > 1 OR (deliveries = 1 AND peer = ?)) AND last_received_at >= ?) ORDER BY id
+                        """,
+                    arguments: [marks.lastID, NotificationRecord.historyPeer, marks.newestDelivery - lookBack])
                 rejectionRows = try Row.fetchAll(
                     db,
                     sql: "SELECT * FROM notification_rejection WHERE id > ? OR (id > ? AND count > 1 AND at >= ?) ORDER BY id",

@@ -322,9 +322,13 @@ public struct NotificationReceiver: Sendable {
                 reason: "a V1 notification is not signed", signedPayload: nil))
     }
 
-    /// The claims anyone can write, checked before any signature work: bundle id,
-    /// environment, and `signedDate` against this machine's clock.
+    /// The claims anyone can write, checked before any signature work: `notificationUUID`
+    /// (a UUID), bundle id, environment, and `signedDate` against this machine's clock.
     func gate(_ decoded: DecodedInput, _ info: NotificationInfo) -> (RefusalKind, String)? {
+        // V2 only: a V1 notification has none (its key is its body's hash).
+        if let uuid = info.notificationUUID, UUID(uuidString: uuid) == nil {
+            return (.badNotificationUUID, "notificationUUID \"\(ClaimText.cut(uuid))\" is not a UUID")
+        }
         let bundle = info.bundleID
         if !policy.allowedBundleIDs.isEmpty, !(bundle.map(policy.allowedBundleIDs.contains) ?? false) {
             return (

@@ -69,6 +69,9 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
     case undecodable
     /// The token is over the receiver's bounds: header, `x5c` count or size (400).
     case limits
+    /// The `notificationUUID` is not a UUID (400): Apple's always is, and the trail, the
+    /// outbox and every log key rows on it.
+    case badNotificationUUID = "bad-notification-uuid"
     /// A V1 body while V1 is off (403).
     case v1NotAccepted = "v1-not-accepted"
     /// A V1 body whose `password` is not the shared secret (403).
@@ -96,7 +99,7 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
     public var status: Int {
         switch self {
         case .tooLarge: 413
-        case .unreadable, .notJSON, .notNotification, .undecodable, .limits: 400
+        case .unreadable, .notJSON, .notNotification, .undecodable, .limits, .badNotificationUUID: 400
         case .v1NotAccepted, .v1Password, .signature, .bundle, .app, .environment, .stale, .future: 403
         case .busy, .storeFailed, .retryLater: 503
         }
@@ -112,6 +115,7 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
         case .notNotification: "the body is not {\"signedPayload\": \"<JWS>\"}"
         case .undecodable: "signedPayload is not a readable V2 notification"
         case .limits: "signedPayload is over the receiver's limits"
+        case .badNotificationUUID: "notificationUUID is not a UUID"
         case .v1NotAccepted: "V1 notifications are not accepted"
         case .v1Password: "the V1 password is not the shared secret"
         case .signature: "the signature is not trusted"

@@ -794,6 +794,61 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         }
     }
 
+    /// A history copy is not a delivery: `deliveries` counts Apple's POSTs, whichever of a
+    /// backfill and Apple's POST of one notification is stored first, in one group commit too;
+    /// a copy moves no `last_received_at`, and the row keeps its first writer's peer.
+    @Test(arguments: BackendKind.allCases) func aHistoryCopyIsNotADelivery(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            func write(_ records: NotificationRecord...) async throws -> [AppendOutcome] {
+                try await store.writeNotifications(records.map { .notification($0) }).map { try $0.get() }
+            }
+            func copy(_ uuid: String, at seconds: Double) -> NotificationRecord {
+                notification(uuid, at: seconds, peer: NotificationRecord.historyPeer)
+            }
+            #expect(try await write(copy("history-then-post", at: 1_760_000_000)) == [.stored])
+            #expect(try await write(notification("history-then-post", at: 1_760_000_010)) == [.redelivery(deliveries: 1)])
+            #expect(try await write(notification("post-then-history", at: 1_760_000_020)) == [.stored])
+            #expect(try await write(copy("post-then-history", at: 1_760_000_030)) == [.redelivery(deliveries: 1)])
+            #expect(try await write(notification("two-posts", at: 1_760_000_040)) == [.stored])
+            #expect(try await write(notification("two-posts", at: 1_760_000_050)) == [.redelivery(deliveries: 2)])
+            #expect(try await write(copy("history-only", at: 1_760_000_060)) == [.stored])
+            #expect(try await write(copy("history-only", at: 1_760_000_070)) == [.redelivery(deliveries: 0)])
+            #expect(
+                try await write(copy("one-commit", at: 1_760_000_080), notification("one-commit", at: 1_760_000_090))
+                    == [.stored, .redelivery(deliveries: 1)])
+            let stored = try await store.notifications()
+            #expect(
+                stored.map { "\($0.record.notificationUUID) \($0.deliveries) \(Int($0.lastReceivedAt.timeIntervalSince1970)) \($0.record.peer ?? "-")" }
+                    == [
+                        "history-then-post 1 1760000010 history", "post-then-history 1 1760000020 127.0.0.1",
+                        "two-posts 2 1760000050 127.0.0.1", "history-only 0 1760000060 history", "one-commit 1 1760000090 history",
+                    ])
+            await store.close()
+        }
+    }
+
+    /// A following dashboard is shown Apple's first POST of a row a backfill stored (its
+    /// `deliveries` going from 0 to 1), as it is shown any redelivery; a copy alone is news once.
+    @Test(arguments: BackendKind.allCases) func aFollowerSeesTheFirstPostOfABackfilledRow(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let writer = try await db.open()
+            let follower = try await db.open(readOnly: true)
+            let first = try await follower.followNotifications(NotificationMarks(), initialRows: 10, lookBack: 5)
+            #expect(first.notifications.isEmpty)
+            _ = try await writer.writeNotifications([.notification(notification("backfilled", at: 1_760_000_000, peer: NotificationRecord.historyPeer))])
+            let copied = try await follower.followNotifications(first.marks, initialRows: 10, lookBack: 5)
+            #expect(copied.notifications.map { "\($0.record.notificationUUID) \($0.deliveries)" } == ["backfilled 0"])
+            let quiet = try await follower.followNotifications(copied.marks, initialRows: 10, lookBack: 5)
+            #expect(quiet.notifications.isEmpty)
+            _ = try await writer.writeNotifications([.notification(notification("backfilled", at: 1_760_000_100))])
+            let posted = try await follower.followNotifications(quiet.marks, initialRows: 10, lookBack: 5)
+            #expect(posted.notifications.map { "\($0.record.notificationUUID) \($0.deliveries)" } == ["backfilled 1"])
+            await follower.close()
+            await writer.close()
+        }
+    }
+
     // MARK: Several writers
 
     /// Two writers (two stores, as two hosts would have) record overlapping receipts at once:
@@ -860,6 +915,36 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             #expect(stored.allSatisfy { $0.deliveries == 2 })
             await one.close()
             await two.close()
+        }
+    }
+
+    /// A backfill on one host racing Apple's POSTs of the same notifications on another: one
+    /// row each, counting Apple's one delivery, whichever of the two stored it.
+    @Test(arguments: BackendKind.allCases) func aBackfillRacingPostsCountsApplesDeliveriesExactly(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let backfill = try await db.open()
+            let receiver = try await db.open()
+            let outcomes = try await withThrowingTaskGroup(of: [AppendOutcome].self) { group in
+                for (store, peer) in [(backfill, NotificationRecord.historyPeer), (receiver, "17.0.0.1:443")] {
+                    group.addTask {
+                        var out: [AppendOutcome] = []
+                        for n in 0..<25 {
+                            out += try await store.writeNotifications([
+                                .notification(notification("raced-\(n)", at: 1_760_000_000 + Double(n), peer: peer))
+                            ]).map { try $0.get() }
+                        }
+                        return out
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(outcomes.filter { $0 == .stored }.count == 25)
+            #expect(outcomes.filter { $0 == .redelivery(deliveries: 1) }.count == 25)
+            let stored = try await backfill.notifications()
+            #expect(stored.count == 25)
+            #expect(stored.filter { $0.deliveries != 1 }.map(\.record.notificationUUID) == [])
+            await backfill.close()
+            await receiver.close()
         }
     }
 

@@ -23,6 +23,20 @@ func ReceiverAnswerJSON(_ text: String) -> [String: String]? {
     (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: String]
 }
 
+extension NotificationReceiver {
+    /// The samples `GET /metrics` answers (its metrics listener's route, no socket), comments left out.
+    func scrapedSamples() async throws -> Set<String> {
+        let text = try await Application(router: metricsRouter()).test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status.code == 200)
+                #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
+                return String(buffer: response.body)
+            }
+        }
+        return Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
+    }
+}
+
 /// Records what the receiver asked of its store, in order; `append` can be held at a gate.
 final class RecordingSink: NotificationSink {
     private let state = Mutex<(events: [String], gate: CheckedContinuation<Void, Never>?, gateOpen: Bool)>(([], nil, true))
@@ -428,14 +442,7 @@ final class CapturedLogs: Sendable {
             // Not on the public port.
             try await client.execute(uri: "/metrics", method: .get) { #expect($0.status.code == 404) }
         }
-        let text = try await Application(router: receiver.metricsRouter()).test(.router) { client in
-            try await client.execute(uri: "/metrics", method: .get) { response in
-                #expect(response.status.code == 200)
-                #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
-                return String(buffer: response.body)
-            }
-        }
-        let samples = Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
+        let samples = try await receiver.scrapedSamples()
         #expect(samples.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="accepted"} 1"#))
         #expect(samples.contains(#"receiptdash_notifications_total{type="DID_RENEW",outcome="redelivered"} 1"#))
         #expect(samples.contains(#"receiptdash_notifications_total{type="none",outcome="bad-request"} 2"#))

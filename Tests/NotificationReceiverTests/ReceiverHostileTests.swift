@@ -225,6 +225,34 @@ import Testing
         await store.close()
     }
 
+    /// A `notificationUUID` that is not a UUID (CR/LF in it), in a notification the test root
+    /// signed, is refused as every gate refuses: its class on the answer, in the metrics and on
+    /// the refusal row, nothing stored. The same notification with a UUID is stored.
+    @Test func aNotificationUUIDThatIsNotAUUIDIsRefused() async throws {
+        let signer = try TestNotifications()
+        let anchors = try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER])
+        let store = try NotificationStore(path: temporaryPath()).started()
+        let receiver = receiver(store, .replaying(anchors: anchors))
+        let refused = await receiver.handle(
+            body: try signer.body(uuid: "abc\r\ndef"), declaredLength: nil, truncated: false, peer: "192.0.2.9:4000")
+        #expect(refused.status == 400)
+        #expect(refused.outcome == .badRequest)
+        #expect(refused.refusal == .badNotificationUUID)
+        #expect(refused.publicReason == "notificationUUID is not a UUID")
+        #expect(try await store.notifications().isEmpty)
+        let rows = try await store.rejections()
+        #expect(rows.map(\.kind) == ["bad-notification-uuid"])
+        #expect(rows.map(\.httpStatus) == [400])
+        #expect(rows.map(\.peer) == ["192.0.2.9:4000"])
+        #expect(try await receiver.scrapedSamples().contains(#"receiptdash_notification_refusals_total{reason="bad-notification-uuid"} 1"#))
+
+        let stored = await receiver.handle(
+            body: try signer.body(uuid: "0f000000-0000-4000-8000-0000000000cf"), declaredLength: nil, truncated: false, peer: "192.0.2.9:4000")
+        #expect(stored.outcome == .accepted)
+        #expect(try await store.notifications().map(\.record.notificationUUID) == ["0f000000-0000-4000-8000-0000000000cf"])
+        await store.close()
+    }
+
     /// A `--root-ca` test notification claiming a genuine notification's UUID never makes
     /// the genuine delivery a redelivery: the genuine one is stored, once.
     @Test func aTestNotificationNeverShadowsAGenuineOne() async throws {
