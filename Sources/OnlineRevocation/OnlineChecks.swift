@@ -18,7 +18,7 @@ public enum OCSPFetchResult: Sendable, Hashable {
 /// online checks, injected so the core opens no sockets (AppStoreClients' `HTTPOCSPTransport`
 /// does it over AsyncHTTPClient; tests answer in memory or from the simulator's responder).
 /// ``OnlineChecks`` bounds the time it is given and cancels it past that: an implementation
-/// sets no deadline of its own but stops on cancellation.
+/// sets no shorter deadline of its own, and ends its request when cancelled.
 public protocol OCSPTransport: Sendable {
     func fetch(request: [UInt8], uri: String, byteLimit: Int) async -> OCSPFetchResult
 }
@@ -27,8 +27,12 @@ public protocol OCSPTransport: Sendable {
 /// (issuer: the intermediate) and the intermediate (issuer: the root), through
 /// swift-certificates' `OCSPVerifierPolicy` over an injected ``OCSPTransport``.
 ///
-/// - Each request gets ``timeout`` (on the injected clock); an answer is read up to
-///   ``responseByteLimit`` bytes.
+/// - ``timeout`` bounds all the checks made for one input, on the injected clock: its chain's
+///   and each nested token's, every request of each (``bounded()``). Past it the check answers
+///   `ocsp-timeout` and the request in flight is cancelled. swift-certificates' verifier, which
+///   asks through our requester, has a fixed 10 s watchdog of its own; the bound is kept under
+///   it, so ours is the one that ends a check. An answer is read up to ``responseByteLimit``
+///   bytes.
 /// - Verified answers are kept until their `nextUpdate` (at most ``cacheLimit`` of them), and
 ///   so is a chain's result: a fleet's tokens, which share a few chains, pay for OCSP once per
 ///   `nextUpdate`. Retryable and rejected results are never kept.
@@ -55,9 +59,14 @@ public final class OnlineChecks: RevocationChecking {
         var fetches = 0
     }
 
+    /// The verifier's own watchdog (`OCSPVerifierPolicy`, 10 s of wall-clock time per run): a
+    /// bound must stay under it.
+    public static let verifierWatchdog = Duration.seconds(10)
+
     /// - Parameters:
     ///   - transport: posts requests to responders.
-    ///   - timeout: the most one request may take (5 s).
+    ///   - timeout: the most the checks for one input may take, every request included (5 s;
+    ///     under ``verifierWatchdog``).
     ///   - responseByteLimit: the largest answer read (64 KiB).
     ///   - cacheLimit: the most answers, and chain results, kept (1,000 each).
     ///   - clock: what the timeout is measured on (tests inject one).
@@ -65,6 +74,7 @@ public final class OnlineChecks: RevocationChecking {
         transport: any OCSPTransport, timeout: Duration = .seconds(5), responseByteLimit: Int = 64 << 10,
         cacheLimit: Int = 1000, clock: any Clock<Duration> = ContinuousClock()
     ) {
+        precondition(timeout > .zero && timeout < Self.verifierWatchdog, "an OCSP bound must be over 0 and under the verifier's 10 s")
         self.transport = transport
         self.timeout = timeout
         self.responseByteLimit = responseByteLimit
@@ -77,15 +87,73 @@ public final class OnlineChecks: RevocationChecking {
     /// Answers and chain results held now.
     public var cachedCount: (responses: Int, chains: Int) { state.withLock { ($0.responses.count, $0.chains.count) } }
 
-    /// Asks about `leaf` and `intermediate` of a chain to `root`, judged at `now`.
+    /// Asks about `leaf` and `intermediate` of a chain to `root`, judged at `now`, within
+    /// ``timeout``.
     public func check(
         leaf: (Certificate, [UInt8]), intermediate: (Certificate, [UInt8]), root: (Certificate, [UInt8]), now: Date
+    ) async -> OnlineCheckResult {
+        await bounded().check(leaf: leaf, intermediate: intermediate, root: root, now: now)
+    }
+
+    /// The checks for one input: all of them within one ``timeout``, counted from now.
+    public func bounded() -> any RevocationChecking {
+        let clock = self.clock
+        return Bound(checks: self, elapsed: Self.stopwatch(clock))
+    }
+
+    /// Checks sharing one bound (the ones ``TrustEvaluator`` makes for one input).
+    private struct Bound: RevocationChecking {
+        let checks: OnlineChecks
+        let elapsed: @Sendable () -> Duration
+
+        func check(
+            leaf: (Certificate, [UInt8]), intermediate: (Certificate, [UInt8]), root: (Certificate, [UInt8]), now: Date
+        ) async -> OnlineCheckResult {
+            await checks.check(leaf: leaf, intermediate: intermediate, root: root, now: now, within: checks.timeout - elapsed())
+        }
+    }
+
+    /// Time since now on `clock`.
+    private static func stopwatch(_ clock: some Clock<Duration>) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
+    }
+
+    /// A chain's result kept from earlier, or its check raced against what is left of the bound:
+    /// past it, the check is cancelled (the request in flight with it) and answers `ocsp-timeout`.
+    private func check(
+        leaf: (Certificate, [UInt8]), intermediate: (Certificate, [UInt8]), root: (Certificate, [UInt8]), now: Date,
+        within left: Duration
     ) async -> OnlineCheckResult {
         let key = TrustCache.CertificateChainKey(anchors: Data(), certificates: [leaf.1, intermediate.1, root.1])
         if let hit = state.withLock({ $0.chains[key] }), now < hit.until { return hit.result }
 
+        guard left > .zero else {
+            return .retryable(nil, .timeout, detail: "no OCSP answer within \(timeout): the input's other chains took it all")
+        }
         let run = Run(leafSerial: Array(leaf.0.serialNumber.bytes), intermediateSerial: Array(intermediate.0.serialNumber.bytes))
-        let certificates = [leaf.0, intermediate.0, root.0]
+        let clock = self.clock
+        let finished = await withTaskGroup(of: OnlineCheckResult?.self) { group in
+            group.addTask { await self.judge(leaf.0, intermediate.0, root.0, chain: key, run: run, now: now) }
+            group.addTask {
+                try? await Self.sleep(clock, left)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let finished { return finished }
+        let asked = run.asking.map { " about the \($0.position?.rawValue ?? "certificate") (\($0.uri))" } ?? ""
+        return .retryable(run.asking?.position, .timeout, detail: "no OCSP answer\(asked) within \(timeout)")
+    }
+
+    /// Both policy runs over one chain, and what they say.
+    private func judge(
+        _ leaf: Certificate, _ intermediate: Certificate, _ root: Certificate, chain key: TrustCache.CertificateChainKey, run: Run,
+        now: Date
+    ) async -> OnlineCheckResult {
+        let certificates = [leaf, intermediate, root]
         if await passes(.hard, certificates, run: run, now: now) {
             let events = run.events
             if events.isEmpty { return .noResponder }
@@ -170,7 +238,7 @@ public final class OnlineChecks: RevocationChecking {
     }
 
     /// One request as the policy makes it: a cached verified answer, the answer fetched earlier
-    /// in this check, or the transport's within the timeout.
+    /// in this check, or the transport's (none once the check is cancelled).
     fileprivate func answer(_ request: [UInt8], uri: String, run: Run, now: Date) async -> OCSPRequesterQueryResult {
         guard let ids = OCSPWire.requestedCertIDs(request), ids.count == 1 else {
             return .terminalError(OnlineCheckError.unreadableRequest)
@@ -182,17 +250,18 @@ public final class OnlineChecks: RevocationChecking {
             guard let hit = state.responses[key], now < hit.until else { return nil }
             return hit.bytes
         }
-        let fetched: OCSPFetchResult?
+        let fetched: OCSPFetchResult
         if let cached {
             fetched = .response(cached)
         } else {
+            // Past the bound: the check's answer is a timeout already, so nothing more is asked.
+            if Task.isCancelled { return .nonTerminalError(CancellationError()) }
             state.withLock { $0.fetches += 1 }
-            fetched = await fetchWithinTimeout(request, uri: uri)
+            run.asking = (position, uri)
+            fetched = await transport.fetch(request: request, uri: uri, byteLimit: responseByteLimit)
         }
         let event: Event
         switch fetched {
-        case nil:
-            event = Event(key: key, position: position, retryable: (.timeout, "no OCSP answer within \(timeout) (\(uri))"))
         case .unreachable(let why):
             event = Event(key: key, position: position, retryable: (.unreachable, "the OCSP responder \(uri) cannot be reached: \(why)"))
         case .tooLarge:
@@ -214,23 +283,6 @@ public final class OnlineChecks: RevocationChecking {
         }
         run.record(event)
         return Run.result(event)
-    }
-
-    private func fetchWithinTimeout(_ request: [UInt8], uri: String) async -> OCSPFetchResult? {
-        let transport = self.transport
-        let limit = responseByteLimit
-        let timeout = self.timeout
-        let clock = self.clock
-        return await withTaskGroup(of: OCSPFetchResult?.self) { group in
-            group.addTask { await transport.fetch(request: request, uri: uri, byteLimit: limit) }
-            group.addTask {
-                try? await Self.sleep(clock, timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 
     private static func sleep<C: Clock>(_ clock: C, _ duration: Duration) async throws where C.Duration == Duration {
@@ -265,6 +317,7 @@ public final class OnlineChecks: RevocationChecking {
         private struct State {
             var events: [Event] = []
             var fetched: [ResponseKey: Event] = [:]
+            var asking: (position: OnlineCheckedCertificate?, uri: String)?
         }
         private let state = Mutex(State())
         let leafSerial: [UInt8]
@@ -281,6 +334,12 @@ public final class OnlineChecks: RevocationChecking {
         }
 
         var fetched: [ResponseKey: Event] { state.withLock { $0.fetched } }
+
+        /// The last request sent to a responder: what a timeout was waiting for.
+        var asking: (position: OnlineCheckedCertificate?, uri: String)? {
+            get { state.withLock { $0.asking } }
+            set { state.withLock { $0.asking = newValue } }
+        }
 
         func record(_ event: Event) {
             state.withLock {

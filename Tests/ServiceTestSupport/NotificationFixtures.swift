@@ -24,8 +24,9 @@ package enum NotificationFixture {
 package struct TestNotifications {
     package let pki: AppleTestPKI
 
-    package init() throws {
-        pki = try AppleTestPKI()
+    /// - Parameter ocspURL: the OCSP responder its certificates name (online checks ask it); nil for none.
+    package init(ocspURL: String? = nil) throws {
+        pki = try AppleTestPKI(ocspURL: ocspURL)
     }
 
     package func body(uuid: String, type: String = "DID_RENEW", bundleID: String = "com.example.receiver", signedDate: Date = Date(timeIntervalSince1970: 1_790_000_000)) throws -> [UInt8] {

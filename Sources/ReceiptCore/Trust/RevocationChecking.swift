@@ -63,6 +63,16 @@ public protocol RevocationChecking: Sendable {
     func check(
         leaf: (Certificate, [UInt8]), intermediate: (Certificate, [UInt8]), root: (Certificate, [UInt8]), now: Date
     ) async -> OnlineCheckResult
+
+    /// The checks for one input: every check made while judging it (its chain and each nested
+    /// token's) shares one time bound, so an input's answer comes within that bound however
+    /// many chains it carries. ``TrustEvaluator`` asks for it once per token it is given.
+    func bounded() -> any RevocationChecking
+}
+
+extension RevocationChecking {
+    /// No bound of its own: itself.
+    public func bounded() -> any RevocationChecking { self }
 }
 
 /// RFC 5280 §5.3.1's names for a revocation's CRLReason.

@@ -35,6 +35,9 @@ public struct TrustEvaluator: Sendable {
         case .pkcs7(let signed):
             return await PKCS7TrustCheck(evaluator: self, options: options).run(signed, receipt: input.receipt)
         case .jws(let token):
+            // One bound for the online checks of the token and of its nested tokens.
+            var options = options
+            options.onlineChecks = options.onlineChecks?.bounded()
             var report = await JWSTrustCheck(evaluator: self, options: options).run(token, environment: input.rawEnvironment)
             await addNested(input.nested, to: &report, options: options)
             return report
