@@ -162,6 +162,7 @@ public struct NotificationReceiver: Sendable {
                             status: 200, outcome: .accepted, reason: "stored", notificationUUID: record.notificationUUID,
                             verdict: record.verdict.rawValue)
                     case .redelivery(let deliveries):
+                        if record.deliveriesCounted > 0, deliveries > 1 { metrics.redelivered() }
                         answer = ReceiveAnswer(
                             status: 200, outcome: .redelivered, reason: "already stored; delivery \(deliveries)",
                             notificationUUID: record.notificationUUID, verdict: record.verdict.rawValue)

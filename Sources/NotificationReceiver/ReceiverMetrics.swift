@@ -92,7 +92,12 @@ public final class ReceiverMetrics: Sendable {
         requestSeconds.record(request)
         if let verify { verifySeconds.record(verify) }
         if let commit { commitSeconds.record(commit) }
-        if outcome == .redelivered { redeliveries.increment() }
+    }
+
+    /// Apple delivered a notification again: a POST of one that had a delivery already (not
+    /// Apple's first POST of a backfilled one, nor a backfill's copy of one stored).
+    func redelivered() {
+        redeliveries.increment()
     }
 
     /// The exposition text.

@@ -12,7 +12,7 @@ import Testing
 @Suite struct HistoryBackfillTests {
     let receivers = NotificationReceiverTests()
 
-    @Test func aBackfilledNotificationIsStoredFromHistoryAndALaterPostIsItsOneDelivery() async throws {
+    @Test func aBackfilledNotificationIsStoredFromHistoryAndCountsApplesPostsOnly() async throws {
         let store = try NotificationStore(path: receivers.temporaryPath()).started()
         let receiver = receivers.receiver(store, policy: .replaying(allowedBundleIDs: ["com.loki-project.loki-messenger"], appAppleID: 1_470_168_868))
         let token = try NotificationFixture.token("session-pro_00_DID_RENEW.jws")
@@ -36,6 +36,11 @@ import Testing
             [HistoryBackfill.Item(notificationUUID: "1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7", signedPayload: token)], receiver: receiver)
         #expect(again.map(\.outcome) == [.redelivered])
         #expect(try await store.notifications().map(\.deliveries) == [1])
+        // Neither Apple's first POST nor the copy is a redelivery; Apple's second POST is.
+        #expect(try await receiver.scrapedSamples().contains("receiptdash_notification_redeliveries_total 0"))
+        #expect(try await receivers.post(receiver, NotificationFixture.body(token: token)).0 == 200)
+        #expect(try await store.notifications().map(\.deliveries) == [2])
+        #expect(try await receiver.scrapedSamples().contains("receiptdash_notification_redeliveries_total 1"))
         await store.close()
     }
 
@@ -65,6 +70,7 @@ import Testing
         let rows = try await store.notifications()
         #expect(rows.count == 13)
         #expect(rows.filter { $0.deliveries != 1 }.map(\.record.notificationUUID) == [])
+        #expect(try await receiver.scrapedSamples().contains("receiptdash_notification_redeliveries_total 0"))
         await store.close()
     }
 
