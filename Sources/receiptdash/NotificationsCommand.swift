@@ -183,8 +183,8 @@ struct Notifications: AsyncParsableCommand {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         let backend: any AuditBackend
         do {
-            // --ingest and --replay write (durably, as the receiver does); everything else only reads.
-            let writes = ingest || replay
+            // --ingest, --replay and --enable write (durably, as the receiver does); everything else only reads.
+            let writes = ingest || replay || !enable.isEmpty
             backend = try await AuditStores.open(path, readOnly: !writes, durable: writes)
         } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
