@@ -8,8 +8,9 @@ import ReceiptCore
 /// (`application/ocsp-request`, RFC 6960 appendix A.1) to the responder URL a certificate
 /// names, the answer read up to the byte limit.
 ///
-/// It sets no deadline of its own beyond a backstop: ``OnlineChecks`` gives each request its
-/// timeout (5 s) and cancels it past that, which cancels the HTTP request.
+/// It sets no deadline of its own beyond a backstop: ``OnlineChecks`` bounds everything one
+/// token asks (its chain's and its nested tokens' requests together, 5 s) and cancels what is
+/// in flight past that, which cancels the HTTP request.
 public struct HTTPOCSPTransport: OCSPTransport {
     private let client: HTTPClient
     /// A backstop only: ``OnlineChecks`` cancels a request at its own, shorter timeout.
