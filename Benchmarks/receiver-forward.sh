@@ -57,6 +57,13 @@ for run in $(seq 1 "$runs"); do
       --max-connections-per-address 1024 "${forward[@]}" >"$work/receive.out" 2>/dev/null &
     receiver=$!
     pids+=("$receiver")
+    # The sender's CPU, read while it runs (its signing of the notifications comes first, before
+    # the receiver takes any): what is left of the cores for the receiver and forwarding.
+    sender_cpu=0
+    while kill -0 "$sender" 2>/dev/null; do
+      sender_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$sender/stat" 2>/dev/null || echo "$sender_cpu")
+      sleep 0.2
+    done
     wait "$sender"
     summary=$(grep '^notifications: sent' "$work/sender.out")
     acknowledged=$(sed -E 's/.*acknowledged ([0-9]+),.*/\1/' <<<"$summary")
@@ -93,7 +100,7 @@ for run in $(seq 1 "$runs"); do
     else
       results+=("$run plain $achieved $p99 - $receiver_cpu $acknowledged")
     fi
-    line+=$'\n'"         CPU: receiver ${receiver_cpu} s${sink_cpu:+, downstream ${sink_cpu} s}"
+    line+=$'\n'"         CPU: receiver ${receiver_cpu} s, sender ${sender_cpu} s${sink_cpu:+, downstream ${sink_cpu} s}"
     kill -TERM "$receiver"
     wait "$receiver" || true
     rows=$(sqlite3 "$db" 'SELECT count(*) FROM notification')

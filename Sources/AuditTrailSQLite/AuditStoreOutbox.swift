@@ -68,7 +68,9 @@ extension AuditStore {
             return try Int64.fetchOne(db.cachedStatement(sql: candidates), arguments: StatementArguments(targets) + [nowSeconds, nowSeconds, 1]) != nil
         }
         guard due else { return [] }
-        return try await writeLightly { db in
+        // The write holds SQLite's one writer only to take the leases: the receiver's stores
+        // wait behind it. The notifications are read after, on a reader.
+        let deliveries = try await writeLightly { db -> [ForwardDelivery] in
             let ids = try Int64.fetchAll(
                 db.cachedStatement(sql: candidates), arguments: StatementArguments(targets) + [nowSeconds, nowSeconds, limit])
             guard !ids.isEmpty else { return [] }
@@ -78,8 +80,11 @@ extension AuditStore {
                     UPDATE forward_delivery SET lease_until = ? WHERE id IN (\(Self.marks(ids.count)))
                     RETURNING *
                     """, arguments: [leaseUntil.timeIntervalSince1970] + StatementArguments(ids))
-            let deliveries = try rows.map(Self.delivery).sorted { $0.id < $1.id }
-            let uuids = Array(Set(deliveries.map(\.notificationUUID)))
+            return try rows.map(Self.delivery).sorted { $0.id < $1.id }
+        }
+        guard !deliveries.isEmpty else { return [] }
+        let uuids = Array(Set(deliveries.map(\.notificationUUID)))
+        let notifications = try await database.read { db -> [String: StoredNotification] in
             var notifications: [String: StoredNotification] = [:]
             for row in try Row.fetchAll(
                 db, sql: "SELECT * FROM notification WHERE notification_uuid IN (\(Self.marks(uuids.count)))", arguments: StatementArguments(uuids))
@@ -87,20 +92,31 @@ extension AuditStore {
                 let stored = try StoredNotification(row: row)
                 notifications[stored.record.notificationUUID] = stored
             }
-            var claimed: [(delivery: ForwardDelivery, notification: StoredNotification)] = []
-            for delivery in deliveries {
-                if let notification = notifications[delivery.notificationUUID] {
-                    claimed.append((delivery, notification))
-                } else {
-                    // Its notification is gone (a test row replaced, a trail pruned by hand):
-                    // nothing to send, ever.
-                    try db.execute(
-                        sql: "UPDATE forward_delivery SET state = 'dead', lease_until = NULL, completed_at = ?, last_error = ? WHERE id = ?",
-                        arguments: [nowSeconds, "the notification is no longer stored", delivery.id])
-                }
-            }
-            return claimed
+            return notifications
         }
+        var claimed: [(delivery: ForwardDelivery, notification: StoredNotification)] = []
+        var gone: [Int64] = []
+        for delivery in deliveries {
+            if let notification = notifications[delivery.notificationUUID] {
+                claimed.append((delivery, notification))
+            } else {
+                gone.append(delivery.id)
+            }
+        }
+        if !gone.isEmpty {
+            let gone = gone
+            // Its notification is gone (a test row replaced, a trail pruned by hand): nothing to
+            // send, ever.
+            try await writeLightly { db in
+                try db.execute(
+                    sql: """
+                        UPDATE forward_delivery SET state = 'dead', lease_until = NULL, completed_at = ?, last_error = ?
+                        WHERE id IN (\(Self.marks(gone.count)))
+                        """,
+                    arguments: [nowSeconds, "the notification is no longer stored"] + StatementArguments(gone))
+            }
+        }
+        return claimed
     }
 
     public func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws {
