@@ -44,7 +44,9 @@ public struct InspectRun: Sendable {
         let loaded = inputs
         let pipeline = pipeline
         var json = JSONOutput(flushingTo: console)
-        if format == .json && loaded.count != 1 { json.beginArray() }
+        // `--summary` writes its own array (one element per kept receipt, whatever the count).
+        let wholeArray = summary == nil && format == .json && loaded.count != 1
+        if wholeArray { json.beginArray() }
         var texts: [String] = []
         var decodedInputs: [DecodedInput] = []
         var failures = 0
@@ -125,7 +127,7 @@ public struct InspectRun: Sendable {
         }
         switch format {
         case .json:
-            if loaded.count != 1 { json.endArray() }
+            if wholeArray { json.endArray() }
             json.newline()
             json.flush()
         case .text:
