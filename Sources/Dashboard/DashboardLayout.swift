@@ -41,7 +41,10 @@ public struct DashboardLayout: Sendable, Hashable {
             band = lower
             logRow = log
         }
-        let (left, right) = body.splitLeft(min(44, max(26, width * 3 / 10)))
+        // The Receipts pane: 26 to 44 columns, and from 160 columns up 80 to 100 (45 % of the
+        // width) for whole file names and a bundle column.
+        let receiptsWidth = width >= 160 ? min(100, max(80, width * 9 / 20)) : min(44, max(26, width * 3 / 10))
+        let (left, right) = body.splitLeft(receiptsWidth)
         var upper = right
         var log: Rect
         if let logRow {

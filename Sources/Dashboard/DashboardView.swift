@@ -101,7 +101,31 @@ public enum DashboardView {
         var verdict = false
         var bundle = 0
 
-        init(width: Int) {
+        /// The terminal width from which the bundle always has a column (receipts of two apps
+        /// told apart), and names are given what they need first.
+        static let wideTerminal = 160
+
+        /// - Parameters:
+        ///   - longestName: the widest name of the list (nil: not known).
+        ///   - wide: the terminal is ``wideTerminal`` columns or more: whole names where they
+        ///     fit beside a bundle column of 15 (10 when tight) to 32 columns, any room left to
+        ///     the names.
+        init(width: Int, longestName: Int? = nil, wide: Bool = false) {
+            self.init(width: width)
+            guard wide, verdict else { return }
+            // Undo the narrow split of name and bundle, and share that room again.
+            var room = name + (bundle > 0 ? bundle + 1 : 0)
+            guard room >= 10 + 1 + 10 else { return }
+            // A bundle of 15 columns reads (`com.exa…mpleapp`); 10 when that is all there is.
+            let least = room >= 10 + 1 + 15 ? 15 : 10
+            let wanted = max(10, longestName ?? room)
+            let names = min(wanted, room - 1 - least)
+            room -= names + 1
+            bundle = min(32, room)
+            name = names + (room - bundle)
+        }
+
+        private init(width: Int) {
             var left = width - 10
             func take(_ w: Int) -> Bool {
                 guard left >= w + 1 else { return false }
@@ -131,7 +155,7 @@ public enum DashboardView {
 
         func row(_ item: LoadedItem) -> String {
             let summary = item.summary
-            let name = item.lookup != nil ? item.source : (item.source as NSString).lastPathComponent
+            let name = Self.name(item)
             var text = TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(name), to: self.name), to: self.name)
             if verdict { text += " " + TextWidth.pad(Self.verdict(summary?.verdict), to: 7) }
             if environment { text += " " + TextWidth.pad(item.environment.map { DashboardView.shortEnvironment($0) } ?? "", to: 5) }
@@ -142,6 +166,11 @@ public enum DashboardView {
             }
             if expiry { text += " " + (summary?.latestExpiry.map { String(AppleDate.iso8601($0).prefix(10)) } ?? "-") }
             return text
+        }
+
+        /// What the name column shows: a file's name, or the id a look-up was asked by.
+        static func name(_ item: LoadedItem) -> String {
+            item.lookup != nil ? item.source : (item.source as NSString).lastPathComponent
         }
 
         static func verdict(_ verdict: String?) -> String {
@@ -157,14 +186,19 @@ public enum DashboardView {
     static func receipts(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         b.box(r, title: s.receiptsTitle, focused: s.focus == .receipts)
         let inner = r.inset
-        let columns = ReceiptColumns(width: inner.width - 3)
-        if inner.height > 4, !s.items.isEmpty {
-            b.write(columns.header(), x: inner.x + 3, y: inner.y, limit: inner.width - 3, style: Style(.muted))
-        }
         let top = inner.y + (inner.height > 4 ? 1 : 0)
         let listHeight = max(0, inner.maxY - 2 - top - 1)
         var scroll = s.scroll[.receipts] ?? ScrollState()
         scroll.reveal(visible: listHeight, count: s.receiptOrder.count)
+        // On a wide terminal the names shown get the room they need (the rows on screen: a
+        // folder of 50,000 is not measured at every frame).
+        let wide = b.width >= ReceiptColumns.wideTerminal
+        let shown = scroll.offset..<min(s.receiptOrder.count, scroll.offset + listHeight)
+        let longest = wide ? shown.lazy.map { TextWidth.of(SafeText.escaped(ReceiptColumns.name(s.items[s.receiptOrder[$0]]))) }.max() : nil
+        let columns = ReceiptColumns(width: inner.width - 3, longestName: longest, wide: wide)
+        if inner.height > 4, !s.items.isEmpty {
+            b.write(columns.header(), x: inner.x + 3, y: inner.y, limit: inner.width - 3, style: Style(.muted))
+        }
         for line in 0..<listHeight {
             let position = scroll.offset + line
             guard position < s.receiptOrder.count else { break }

@@ -160,7 +160,16 @@ import TerminalUI
         for (width, header, row) in [
             (80, "│   File       Expires   │", "│✓  prod…s.b64 2023-10-19│"),
             (120, "│   File           A/E/R Expires   │", "│✓  produc…ons.b64 0/1/0 2023-10-19│"),
-            (200, "│   File             Env   A/E/R Expires   │", "│✓  product…ions.b64 Prod  0/1/0 2023-10-19│"),
+            (159, "│   File             Env   A/E/R Expires   │", "│✓  product…ions.b64 Prod  0/1/0 2023-10-19│"),
+            // From 160 columns: whole names where they fit, and the bundle.
+            (
+                160, "│   File                         Verdict Env   Bundle          A/E/R Expires   │",
+                "│✓  production-subscriptions.b64 valid   Prod  org.get…-iphone 0/1/0 2023-10-19│"
+            ),
+            (
+                200, "│   File                         Verdict Env   Bundle                    A/E/R Expires   │",
+                "│✓  production-subscriptions.b64 valid   Prod  org.getpure.pure-iphone   0/1/0 2023-10-19│"
+            ),
         ] {
             let state = await Fixture.demoState(width: width, height: 40)
             let text = DashboardView.render(state, width: width, height: 40).text

@@ -105,13 +105,14 @@ check "too small screen" wait_for "Terminal too small: 60×15"
 t resize-window -t "$session" -x 120 -y 40
 check "full layout again after resize" wait_for "Receipts [5]"
 # The facts survive small and large screens: 80×24 keeps each purchase's expiry and state,
-# 200×50 lists the receipts' environment and counts too.
+# 200×50 lists the receipts' environment and counts too, whole file names and their bundle.
 t resize-window -t "$session" -x 80 -y 24
 check "80×24 keeps the purchases' expiry and state" wait_for "Expires          State"
 check "80×24 keeps the receipts' latest expiry" wait_for "File       Expires"
 t resize-window -t "$session" -x 200 -y 50
 check "200×50 shows every purchase column" wait_for "Type        Transaction      Original         Purchased"
-check "200×50 shows the receipts' environment and counts" wait_for "File             Env   A/E/R Expires"
+check "200×50 shows the receipts' verdict, environment, bundle and counts" wait_for "Verdict Env   Bundle"
+check "200×50 shows whole file names and the bundle" wait_for "notification-v2.jws   valid   Sbx   com.loki-project.loki-messenger"
 t resize-window -t "$session" -x 120 -y 40
 check "120×40 again" wait_for "File           A/E/R Expires"
 
