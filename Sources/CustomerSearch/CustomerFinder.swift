@@ -69,7 +69,8 @@ public struct CustomerFinder: Sendable {
         self.filters = filters
     }
 
-    public func find(_ query: CustomerQuery, at: Date, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil) async -> CustomerSearchResult {
+    /// - Parameter pointInTime: `at` was chosen (`--at`): the stories are as of it.
+    public func find(_ query: CustomerQuery, at: Date, pointInTime: Bool = false, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil) async -> CustomerSearchResult {
         var storeError: String?
         var stored: [StoredCustomerRecords]? = nil
         if let store, let key = query.key {
@@ -88,7 +89,7 @@ public struct CustomerFinder: Sendable {
                     failed: storeError != nil)
             }
             return CustomerSearchResult(
-                stories: found.map { CustomerStory.build(CustomerInputs(at: at, stored: $0, storeError: storeError)) }, notFound: nil, failed: false)
+                stories: found.map { CustomerStory.build(CustomerInputs(at: at, pointInTime: pointInTime, stored: $0, storeError: storeError)) }, notFound: nil, failed: false)
         }
 
         // With the API: one look-up per customer (a token may name several; the trail says
@@ -132,7 +133,7 @@ public struct CustomerFinder: Sendable {
             var withSent = result
             withSent.records += sent.records
             stories.append(
-                CustomerStory.build(CustomerInputs(at: at, lookup: withSent, sent: sent.items, sentError: sentError, stored: records, storeError: trailError)))
+                CustomerStory.build(CustomerInputs(at: at, pointInTime: pointInTime, lookup: withSent, sent: sent.items, sentError: sentError, stored: records, storeError: trailError)))
         }
         if stories.allSatisfy({ $0.events.isEmpty }) && stories.allSatisfy({ $0.subscriptions.isEmpty && $0.products.isEmpty }) {
             let place = store.map { " and the audit trail \($0.location)" } ?? ""

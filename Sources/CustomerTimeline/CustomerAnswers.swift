@@ -58,7 +58,8 @@ enum CustomerAnswers {
             }
             return SubscriptionAnswer(
                 group: s.subscriptionGroup, originalTransactionID: s.originalTransactionID, productID: s.productID, state: s.state.rawValue,
-                apiStatus: inputs.lookup?.apiStatuses[s.originalTransactionID].map(LookupFilters.name), until: s.expiresDate, autoRenew: s.autoRenew,
+                apiStatus: inputs.lookup?.apiStatuses[s.originalTransactionID].map(LookupFilters.name),
+                apiStatusIsNow: inputs.pointInTime && inputs.lookup?.apiStatuses[s.originalTransactionID] != nil, until: s.expiresDate, autoRenew: s.autoRenew,
                 autoRenewProductID: s.autoRenewProductID, billingRetry: s.state == .inBillingRetry, gracePeriodUntil: s.gracePeriodExpiresDate,
                 priceIncrease: renewal?.priceIncreaseStatus.map { $0 == 1 ? "accepted" : $0 == 0 ? "pending" : "status \($0)" },
                 billingPlanType: s.billingPlanType, commitment: s.commitment, offers: offers, explanation: s.explanation)

@@ -39,7 +39,8 @@ enum CustomerIssues {
             }
         }
 
-        if storeRead, let lookup = inputs.lookup {
+        // Apple's status is of now: at a chosen instant there is nothing to compare it with.
+        if storeRead, !inputs.pointInTime, let lookup = inputs.lookup {
             for (original, status) in lookup.apiStatuses.sorted(by: { $0.key < $1.key }) {
                 let mine = events.filter { $0.originalTransactionID == original }
                 let needed: Set<CustomerEventKind>? =

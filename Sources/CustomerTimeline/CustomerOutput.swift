@@ -26,6 +26,7 @@ public enum CustomerJSON {
     public static func story(_ story: CustomerStory, into out: inout JSONOutput) {
         out.beginObject()
         out.member("at", story.at)
+        out.member("at_is_chosen", story.pointInTime)
         out.key("customer")
         out.beginObject()
         out.member("app_account_tokens", strings: story.ids.appAccountTokens)
@@ -101,6 +102,7 @@ public enum CustomerJSON {
     static func subscription(_ s: SubscriptionAnswer, into out: inout JSONOutput) {
         out.beginObject()
         out.nullableMember("api_status", s.apiStatus)
+        out.member("api_status_is_now", s.apiStatusIsNow)
         out.nullableMember("auto_renew", s.autoRenew)
         out.nullableMember("auto_renew_product_id", s.autoRenewProductID)
         out.member("billing_plan_type", s.billingPlanType)
@@ -154,6 +156,9 @@ public enum CustomerText {
         if !ids.appAccountTokens.isEmpty { who.append("token \(ids.appAccountTokens.map(SafeText.escaped).joined(separator: ", "))") }
         lines.append("Customer: " + (who.isEmpty ? "no ids known" : who.joined(separator: "; ")) + (ids.environment.map { " (\(SafeText.escaped($0)))" } ?? ""))
         if story.offline { lines.append("  From the audit trail only (offline): Apple was not asked.") }
+        if story.pointInTime {
+            lines.append("  As of \(AppleDate.iso8601(story.at)) (--at): what came after is left out; Apple's status is of now.")
+        }
         lines.append("")
         lines.append("Answer")
         if story.subscriptions.isEmpty && story.products.isEmpty { lines.append("  Nothing to say: no purchase is known.") }
@@ -197,7 +202,7 @@ extension SubscriptionAnswer {
         var facts = ["\(SafeText.escaped(productID ?? "?")): \(state)"]
         if let until { facts.append("until \(date(until))") }
         if let autoRenew { facts.append("auto-renew \(autoRenew ? "on" : "off")") }
-        if let apiStatus { facts.append("Apple's status \(apiStatus)") }
+        if let apiStatus { facts.append(apiStatusIsNow ? "Apple's status now (not at --at): \(apiStatus)" : "Apple's status \(apiStatus)") }
         if let gracePeriodUntil { facts.append("grace until \(date(gracePeriodUntil))") }
         if let priceIncrease { facts.append("price increase \(priceIncrease)") }
         if let c = commitment, let n = c.billingPeriodNumber, let total = c.totalBillingPeriods { facts.append("commitment period \(n) of \(total)") }

@@ -8,6 +8,10 @@ import ReceiptCore
 /// (nil when no trail was opened).
 public struct CustomerInputs: Sendable {
     public var at: Date
+    /// `at` was chosen (`--at`), not the time of asking: every source is cut to that instant
+    /// (see ``asOf``), and Apple's subscription status, which is of now, is labelled so and
+    /// never compared with the state at `at`.
+    public var pointInTime = false
     public var lookup: CustomerLookupResult?
     public var sent: [SentNotification]?
     /// Why Apple's notification history could not be read.
@@ -17,15 +21,64 @@ public struct CustomerInputs: Sendable {
     public var storeError: String?
 
     public init(
-        at: Date, lookup: CustomerLookupResult? = nil, sent: [SentNotification]? = nil, sentError: String? = nil,
+        at: Date, pointInTime: Bool = false, lookup: CustomerLookupResult? = nil, sent: [SentNotification]? = nil, sentError: String? = nil,
         stored: StoredCustomerRecords? = nil, storeError: String? = nil
     ) {
         self.at = at
+        self.pointInTime = pointInTime
         self.lookup = lookup
         self.sent = sent
         self.sentError = sentError
         self.stored = stored
         self.storeError = storeError
+    }
+
+    /// The sources as they stood at `at`: purchases made after it, notifications signed after
+    /// it, actions sent after it and what Apple says it sent after it left out; a refund or
+    /// revocation after it not yet happened. Renewal infos say what comes next from now, so
+    /// they are left out too (auto-renew at a past instant is not known). Apple's statuses are
+    /// kept: they are labelled as now.
+    public var asOf: CustomerInputs {
+        var cut = self
+        let at = self.at
+        func before(_ date: Date?) -> Bool { (date ?? .distantPast) <= at }
+        func asThen(_ purchase: Purchase) -> Purchase {
+            var p = purchase
+            if let revoked = p.cancellationDate, revoked > at {
+                p.cancellationDate = nil
+                p.cancellationReason = nil
+            }
+            return p
+        }
+        if var lookup = cut.lookup {
+            lookup.transactions = lookup.transactions.compactMap { item in
+                guard before(item.transaction?.purchaseDate) else { return nil }
+                var item = item
+                item.decoded.transactions = item.decoded.transactions.map(asThen)
+                return item
+            }
+            let kept = Set(lookup.transactions.compactMap { $0.transaction?.transactionID })
+            lookup.refunds = lookup.refunds.filter { id in
+                kept.contains(id) && lookup.transactions.contains { $0.transaction?.transactionID == id && $0.transaction?.cancellationDate != nil }
+            }
+            lookup.renewals = []
+            let inputs = lookup.transactions.map(\.decoded)
+            lookup.analysis = inputs.isEmpty ? nil : PurchaseAnalysis.analyze(inputs, at: at)
+            cut.lookup = lookup
+        }
+        cut.sent = cut.sent?.filter { before($0.signedDate) }
+        if var stored = cut.stored {
+            stored.purchases = stored.purchases.compactMap { p in
+                guard before(p.purchase.purchaseDate) else { return nil }
+                var p = p
+                p.purchase = asThen(p.purchase)
+                return p
+            }
+            stored.notifications = stored.notifications.filter { before($0.record.signedDate ?? $0.record.receivedAt) }
+            stored.actions = stored.actions.filter { before($0.at) }
+            cut.stored = stored
+        }
+        return cut
     }
 }
 
@@ -73,6 +126,8 @@ public struct SubscriptionAnswer: Sendable, Hashable {
     public var state: String
     /// Apple's status (Get All Subscription Statuses) in `lookup --status` words, when asked.
     public var apiStatus: String?
+    /// The story is as of a chosen instant (`--at`) while ``apiStatus`` is Apple's of now.
+    public var apiStatusIsNow = false
     public var until: Date?
     public var autoRenew: Bool?
     public var autoRenewProductID: String?
@@ -101,6 +156,8 @@ public struct ProductAnswer: Sendable, Hashable {
 /// source was asked.
 public struct CustomerStory: Sendable {
     public var at: Date
+    /// `at` was chosen (`--at`): the story is as of that instant, Apple's status is of now.
+    public var pointInTime = false
     /// Whether only the trail was read.
     public var offline: Bool
     public var ids: CustomerIDs
@@ -113,8 +170,10 @@ public struct CustomerStory: Sendable {
     /// Whether the trail held more rows than were read.
     public var truncated: Bool
 
-    /// Builds the story. Pure: `inputs.at` is now.
-    public static func build(_ inputs: CustomerInputs) -> CustomerStory {
+    /// Builds the story. Pure: `inputs.at` is now, or with `pointInTime` the instant every
+    /// source is cut to.
+    public static func build(_ given: CustomerInputs) -> CustomerStory {
+        let inputs = given.pointInTime ? given.asOf : given
         var builder = TimelineBuilder(at: inputs.at)
         if let lookup = inputs.lookup { builder.addLookup(lookup) }
         if let stored = inputs.stored {
@@ -125,10 +184,11 @@ public struct CustomerStory: Sendable {
         let analysis = CustomerAnswers.analysis(inputs)
         let answers = CustomerAnswers.subscriptions(analysis, inputs)
         builder.addExpiries(answers)
-        let events = builder.finish()
+        var events = builder.finish()
+        if inputs.pointInTime { events.removeAll { $0.at > inputs.at } }
         let issues = CustomerIssues.find(events: events, answers: answers, inputs: inputs)
         return CustomerStory(
-            at: inputs.at, offline: inputs.lookup == nil, ids: CustomerAnswers.ids(inputs), subscriptions: answers,
+            at: inputs.at, pointInTime: inputs.pointInTime, offline: inputs.lookup == nil, ids: CustomerAnswers.ids(inputs), subscriptions: answers,
             products: CustomerAnswers.products(analysis), events: events, issues: issues, sources: Self.reports(inputs),
             truncated: inputs.stored?.truncated ?? false)
     }

@@ -14,7 +14,8 @@ import UntrustedText
 extension DashboardState {
     /// The story of a look-up item, built once when its answer arrives (never per frame).
     mutating func tellStory(of id: Int, _ result: CustomerLookupResult, stored: StoredCustomerRecordsBox?) {
-        customerStories[id] = CustomerStory.build(CustomerInputs(at: wallClock, lookup: result, stored: stored?.records))
+        customerStories[id] = CustomerStory.build(
+            CustomerInputs(at: nowIsChosen ? now : wallClock, pointInTime: nowIsChosen, lookup: result, stored: stored?.records))
     }
 
     /// Opens the view on look-up item `id` (its story must be told).

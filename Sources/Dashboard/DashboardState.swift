@@ -333,6 +333,9 @@ public struct DashboardState: Sendable {
     public var message: (text: String, role: ColorRole)?
     /// The instant subscriptions are judged at.
     public var now: Date
+    /// ``now`` was chosen (`--at`): a customer's story is as of it (`customer --at`), not of
+    /// the wall clock.
+    public var nowIsChosen = false
     public var width = 120
     public var height = 40
     /// Page size used by PgUp/PgDn (the view sets it from the layout).

@@ -148,7 +148,7 @@ struct CustomerCommand: AsyncParsableCommand {
         }
         let finder = CustomerFinder(store: store, lookup: lookupService, environment: environment, filters: try filtering.filters())
         let result = try await AuditStoreService.closing(store) {
-            await finder.find(query, at: instant) { event in
+            await finder.find(query, at: instant, pointInTime: at != nil) { event in
                 if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
             }
         }

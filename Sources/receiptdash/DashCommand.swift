@@ -140,6 +140,7 @@ struct Dash: AsyncParsableCommand {
             throw ExitCode(2)
         }
         var state = DashboardState(now: at.flatMap(TimeArgument.parse) ?? Date())
+        state.nowIsChosen = at != nil
         // --root-ca roots judge test data (the simulator's notifications and look-ups) as test.
         let anchors: TrustAnchors
         do {
