@@ -184,6 +184,7 @@ public struct CustomerStory: Sendable {
         let analysis = CustomerAnswers.analysis(inputs)
         let answers = CustomerAnswers.subscriptions(analysis, inputs)
         builder.addExpiries(answers)
+        builder.pairWritesWithTheirNotifications()
         var events = builder.finish()
         if inputs.pointInTime { events.removeAll { $0.at > inputs.at } }
         let issues = CustomerIssues.find(events: events, answers: answers, inputs: inputs)

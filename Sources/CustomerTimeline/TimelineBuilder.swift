@@ -137,6 +137,63 @@ struct TimelineBuilder {
         }
     }
 
+    /// How long after a write Apple's notification of it may be signed and still be its
+    /// confirmation (a `RENEWAL_EXTENDED` follows an extension within seconds).
+    static let confirmationWindow: TimeInterval = 86_400
+
+    /// An extension we sent and the `RENEWAL_EXTENDED` (or `RENEWAL_EXTENSION`) Apple sent for
+    /// it are one event (sources `action` and `notification`): the notification of the same
+    /// subscription signed first from a minute before the write to a day after it. The write
+    /// names its subscription by original transaction, or by a transaction whose original
+    /// the sources know. Apple's notification confirms the write: an outcome not known becomes
+    /// `success`.
+    mutating func pairWritesWithTheirNotifications() {
+        func original(_ e: CustomerEvent) -> String? {
+            e.originalTransactionID ?? e.transactionID.flatMap { transactions[$0]?.purchase.originalTransactionID }
+        }
+        var used = Set<Int>()
+        var removed = Set<Int>()
+        let writes = events.indices.filter { events[$0].kind == .extension && events[$0].sources == [.action] }.sorted { events[$0].at < events[$1].at }
+        for w in writes {
+            let write = events[w]
+            // A write Apple refused, or that never left, caused nothing.
+            guard write.outcome == "success" || write.outcome == "unknown", let subscription = original(write) else { continue }
+            let candidates = events.indices.filter { i in
+                !used.contains(i) && events[i].kind == .extension && events[i].sources == [.notification] && original(events[i]) == subscription
+                    && events[i].at >= write.at.addingTimeInterval(-60) && events[i].at <= write.at.addingTimeInterval(Self.confirmationWindow)
+            }
+            guard let n = candidates.min(by: { events[$0].at < events[$1].at }) else { continue }
+            used.insert(n)
+            removed.insert(n)
+            let notification = events[n]
+            var merged = write
+            merged.sources = Array(Set(write.sources + notification.sources)).sorted()
+            for ref in notification.refs where !merged.refs.contains(ref) { merged.refs.append(ref) }
+            merged.details += notification.details
+            merged.trust = notification.trust
+            if merged.transactionID == nil { merged.transactionID = notification.transactionID }
+            if merged.originalTransactionID == nil { merged.originalTransactionID = notification.originalTransactionID }
+            if merged.productID == nil { merged.productID = notification.productID }
+            if merged.outcome == "unknown" {
+                merged.outcome = "success"
+                merged.summary = Self.confirmedSummary(merged.summary)
+            }
+            merged.summary += "; Apple confirmed it (\(notification.summary))"
+            events[w] = merged
+        }
+        guard !removed.isEmpty else { return }
+        events = events.enumerated().filter { !removed.contains($0.offset) }.map(\.element)
+        byKey = byKey.filter { !removed.contains($0.value) }.mapValues { index in index - removed.filter { $0 < index }.count }
+    }
+
+    /// A write's line once Apple confirmed it: its outcome `success`.
+    static func confirmedSummary(_ summary: String) -> String {
+        summary.replacingOccurrences(of: ": " + outcome(unknown: ()), with: ": success")
+    }
+
+    /// The words of an outcome not known.
+    static func outcome(unknown: Void) -> String { "unknown: it may have been applied" }
+
     /// The events, oldest first (same instant: in the order of the kinds, then by transaction).
     func finish() -> [CustomerEvent] {
         let order = Dictionary(uniqueKeysWithValues: CustomerEventKind.allCases.enumerated().map { ($1, $0) })
@@ -368,7 +425,7 @@ struct TimelineBuilder {
     static func outcome(_ action: AuditAction) -> String {
         switch action.result {
         case "success": "success" + (action.httpStatus.map { " (HTTP \($0))" } ?? "")
-        case AuditAction.pending, "unknown": "unknown: it may have been applied"
+        case AuditAction.pending, "unknown": outcome(unknown: ())
         case "refused": "refused" + (action.httpStatus.map { " (HTTP \($0)" + (action.apiError.map { ", error \($0))" } ?? ")") } ?? "")
         case "failed": "failed: it never reached Apple"
         default: action.result

@@ -1,0 +1,66 @@
+import AppStoreAPI
+import AuditTrail
+@testable import CustomerTimeline
+import Foundation
+import ReceiptCore
+import Testing
+
+/// A write we sent and the notification Apple sent for it are one event: Dana's extension on
+/// day 70 and its `RENEWAL_EXTENDED`, whether the write named the original transaction or
+/// only a transaction; a refused write stays apart; Apple's notification makes an unknown
+/// outcome a success.
+@Suite struct WriteAndNotificationTests {
+    static func extend(original: String?, transaction: String?, result: String, at days: Double = 70) -> AuditAction {
+        AuditAction(
+            id: 1, at: Dana.date(days), user: "sam", action: "extend", environment: "Production", requestID: "ticket-9",
+            originalTransactionID: original, transactionID: transaction, productID: "pro.monthly", requestBody: #"{"extendByDays":3}"#,
+            httpStatus: result == "success" ? 200 : result == "refused" ? 400 : nil, apiError: nil, result: result)
+    }
+
+    static func story(_ write: AuditAction, extendedAt days: Double = 70.0001) -> CustomerStory {
+        var stored = Dana.stored
+        stored.actions = [write]
+        stored.notifications.append(Dana.notification("n-extended", "RENEWAL_EXTENDED", transaction: "2003", at: days))
+        return CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
+    }
+
+    @Test(arguments: [("2001", nil), (nil, "2003"), (nil, "2002")] as [(String?, String?)])
+    func anExtensionAndItsNotificationAreOneEvent(original: String?, transaction: String?) throws {
+        let story = Self.story(Self.extend(original: original, transaction: transaction, result: "success"))
+        let extensions = story.events.filter { $0.kind == .extension }
+        #expect(extensions.count == 1)
+        let event = try #require(extensions.first)
+        #expect(event.sources == [.notification, .action].sorted())
+        #expect(event.refs == ["action:ticket-9", "notification:n-extended"])
+        #expect(event.at == Dana.date(70))
+        #expect(event.outcome == "success")
+        #expect(event.originalTransactionID == "2001")
+        #expect(event.trust == "valid")
+        #expect(event.details.map(\.source) == [.action, .notification])
+    }
+
+    @Test func anUnknownOutcomeConfirmedByAppleIsASuccess() throws {
+        let story = Self.story(Self.extend(original: "2001", transaction: nil, result: AuditAction.pending))
+        let event = try #require(story.events.first { $0.kind == .extension })
+        #expect(event.outcome == "success")
+        #expect(event.summary.hasPrefix("we extended the renewal date: success; Apple confirmed it"))
+        #expect(!story.issues.contains { $0.code == .actionUnknown })
+        // Without the notification it stays unknown, and says so.
+        var stored = Dana.stored
+        stored.actions = [Self.extend(original: "2001", transaction: nil, result: AuditAction.pending)]
+        let alone = CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
+        #expect(alone.events.first { $0.kind == .extension }?.outcome == "unknown")
+        #expect(alone.issues.contains { $0.code == .actionUnknown })
+    }
+
+    @Test func aRefusedWriteOrALateNotificationStaysApart() {
+        let refused = Self.story(Self.extend(original: "2001", transaction: nil, result: "refused"))
+        #expect(refused.events.filter { $0.kind == .extension }.map(\.sources) == [[.action], [.notification]])
+        // Signed more than a day after the write: another extension's.
+        let late = Self.story(Self.extend(original: "2001", transaction: nil, result: "success"), extendedAt: 71.5)
+        #expect(late.events.filter { $0.kind == .extension }.count == 2)
+        // Another subscription's notification is not this write's.
+        let other = Self.story(Self.extend(original: "3001", transaction: nil, result: "success"))
+        #expect(other.events.filter { $0.kind == .extension }.count == 2)
+    }
+}
