@@ -81,6 +81,13 @@ public enum CustomerJSON {
         for s in story.subscriptions { subscription(s, into: &out) }
         out.endArray()
         out.member("truncated", story.truncated)
+        out.key("trust")
+        out.beginObject()
+        out.member("items", story.trust.items)
+        out.member("items_not_genuine", story.trust.itemsNotGenuine)
+        out.nullableMember("verdict", story.trust.verdict?.rawValue)
+        out.nullableMember("why", story.trust.why)
+        out.endObject()
         out.endObject()
     }
 
@@ -161,6 +168,7 @@ public enum CustomerText {
         }
         lines.append("")
         lines.append("Answer")
+        if let warning = story.trust.warning { lines.append("  ⚠ " + SafeText.escaped(warning)) }
         if story.subscriptions.isEmpty && story.products.isEmpty { lines.append("  Nothing to say: no purchase is known.") }
         for s in story.subscriptions {
             lines.append("  " + (s.group.map { "group \(SafeText.escaped($0)) " } ?? "") + s.facts(AppleDate.iso8601).joined(separator: ", "))

@@ -158,6 +158,8 @@ public struct CustomerStory: Sendable {
     public var at: Date
     /// `at` was chosen (`--at`): the story is as of that instant, Apple's status is of now.
     public var pointInTime = false
+    /// Whether the signed items the story uses are genuine (the answer's warning).
+    public var trust = CustomerTrust(verdict: nil, items: 0, itemsNotGenuine: 0, why: nil)
     /// Whether only the trail was read.
     public var offline: Bool
     public var ids: CustomerIDs
@@ -189,7 +191,7 @@ public struct CustomerStory: Sendable {
         if inputs.pointInTime { events.removeAll { $0.at > inputs.at } }
         let issues = CustomerIssues.find(events: events, answers: answers, inputs: inputs)
         return CustomerStory(
-            at: inputs.at, pointInTime: inputs.pointInTime, offline: inputs.lookup == nil, ids: CustomerAnswers.ids(inputs), subscriptions: answers,
+            at: inputs.at, pointInTime: inputs.pointInTime, trust: CustomerTrust.of(inputs), offline: inputs.lookup == nil, ids: CustomerAnswers.ids(inputs), subscriptions: answers,
             products: CustomerAnswers.products(analysis), events: events, issues: issues, sources: Self.reports(inputs),
             truncated: inputs.stored?.truncated ?? false)
     }

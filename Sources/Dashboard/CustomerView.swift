@@ -143,6 +143,8 @@ extension DashboardView {
         let title = "Customer " + (story.ids.appTransactionIDs.first ?? story.ids.originalTransactionIDs.first ?? "")
         let inner = Widgets.overlay(into: &b, width: b.width - 2, height: b.height - 2, title: SafeText.escaped(title))
         var head: [(String, Style)] = []
+        // Trust on top: nothing below reads as Apple's word when the items are not genuine.
+        if let warning = story.trust.warning { head.append(("⚠ " + SafeText.escaped(warning), Style(.error, bold: true, reverse: true))) }
         for sub in story.subscriptions {
             head.append((sub.facts(stamp).joined(separator: ", "), Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)))
         }
@@ -171,7 +173,7 @@ extension DashboardView {
                     text += left > 0 ? " · answer within \(Int((left / 3600).rounded(.up))) h" : " · deadline passed"
                 }
             }
-            text += "  [\(e.sources.map(\.rawValue).joined(separator: "+"))]"
+            text += "  [\(e.sources.map(\.rawValue).joined(separator: "+"))" + (e.trust.map { ", \(SafeText.escaped($0))" } ?? "") + "]"
             let role: ColorRole = e.trust == "invalid" ? .error : e.outcome == "unknown" ? .warning : .overlay
             lines.append((text, Style(index == selected ? .selection : role)))
         }

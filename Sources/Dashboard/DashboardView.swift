@@ -777,7 +777,16 @@ public enum DashboardView {
         row("signedDate", r.signedDate.map(AppleDate.iso8601))
         row("received", AppleDate.iso8601(r.receivedAt))
         row("deliveries", "\(r.deliveries)", r.deliveries > 1 ? .warning : .overlay)
-        row("verdict", verdictText(r.verdict, reason: entry.reason))
+        // One verdict: once the payload is judged here, the judgement the trust steps below
+        // show; what the receiver stored, with its own trust roots, is said apart when it differs.
+        if let judged = detail?.judged.trust {
+            row("verdict", judged.headline, judged.verdict == .valid ? .ok : judged.verdict == .invalid ? .error : .warning)
+            if judged.verdict != r.verdict {
+                row("receiver's verdict", (verdictText(r.verdict, reason: entry.reason) ?? "not recorded") + " (judged when stored, with the receiver's trust roots)", .muted)
+            }
+        } else {
+            row("verdict", verdictText(r.verdict, reason: entry.reason))
+        }
         guard entry.signedPayload != nil else {
             lines.append(("", Style(.overlay)))
             lines.append(("A V1 notification is not signed and its body is not kept (it carries the shared secret).", Style(.muted)))

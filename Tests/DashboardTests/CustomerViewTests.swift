@@ -57,8 +57,11 @@ import TerminalUI
         let text = screen(state)
         #expect(text.contains("Timeline (7 events)"))
         #expect(text.contains("! consumption request for 2000001024998954 not answered: answer by 2026-11-22T11:00:00Z (11 h 0 min left)"))
-        #expect(text.contains("consumption-request Apple asks for consumption information (answer within 12 h) (CONSUMPTION_REQUEST) · answer within 11 h  [notification]"))
-        #expect(text.contains("2025-10-02 07:06:07  renewal             renewed com.getsession.org.pro_sub, until 2025-10-02T07:09:07Z (DID_RENEW)  [api+notification]"))
+        #expect(text.contains("consumption-request Apple asks for consumption information (answer within 12 h) (CONSUMPTION_REQUEST) · answer within 11 h  [notification, valid]"))
+        #expect(text.contains("2025-10-02 07:06:07  renewal             renewed com.getsession.org.pro_sub, until 2025-10-02T07:09:07Z (DID_RENEW)  [api+notification, valid]"))
+        // Trust on top: one of the seven signed items is not genuine.
+        #expect(text.contains("⚠ NOT GENUINE: 1 of 7 signed items this story uses is not Apple's genuine data (1 invalid: the ECDSA signature does not match header.payload"))
+        #expect(story.trust == CustomerTrust(verdict: .invalid, items: 7, itemsNotGenuine: 1, why: story.trust.why))
     }
 
     @Test func enterShowsAnEventsSourcesAndEscapeGoesBack() async throws {
@@ -130,7 +133,8 @@ import TerminalUI
         var state = try await lookedUp()
         state.consumptionAnswers["2000001024998954"] = (DashboardTests.now.addingTimeInterval(-60), 202)
         let text = screen(state)
-        #expect(text.contains("· answered at 23:59:00 (HTTP 202)  [notification]"))
+        // The line is cut at the view's edge after its sources.
+        #expect(text.contains("· answered at 23:59:00 (HTTP 202)  [notification, val"))
         #expect(!text.contains("! consumption request for 2000001024998954 not answered"))
     }
 
@@ -167,7 +171,7 @@ import TerminalUI
         #expect(state.customerStory?.events.count == 10_006)
         lookups.press(&state, .character("g"))
         #expect(state.mode == .customer(selected: 0, scroll: 0))
-        #expect(screen(state).contains("2023-11-14 22:13:20  renewal             renewed (DID_RENEW)  [notification]"))
+        #expect(screen(state).contains("2023-11-14 22:13:20  renewal             renewed (DID_RENEW)  [notification, valid]"))
     }
 
     @Test func eExportsTheStoryAsTheCustomerCommandGivesItAndTheViewComesBack() async throws {

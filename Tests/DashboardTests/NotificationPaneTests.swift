@@ -365,6 +365,28 @@ import TerminalUI
             ])
     }
 
+    /// One verdict in the payload view: once the payload is judged here, the verdict row is
+    /// that judgement (the trust steps under it agree), and what the receiver stored with its
+    /// own roots is said apart, labelled, only when it differs.
+    @Test func thePayloadViewShowsOneVerdictConsistentWithItsSteps() {
+        var entry = Self.entry("u-1", type: "DID_RENEW", verdict: .test, payload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
+        entry.reason = "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
+        let invalid = TrustReport(verdict: .invalid, steps: [TrustReport.Step(.root, failing: "root-not-apple", reason: "the root is not Apple's (NOT APPLE)")])
+        let detail = NotificationDetail(
+            judged: JudgedInput(source: "u-1", bytes: nil, result: .success(DecodedInput(format: .jwsNotification)), trust: invalid), nestedReports: [])
+        let lines = DashboardView.notificationDetailLines(entry, detail: detail).map(\.0)
+        #expect(
+            lines.filter { $0.hasPrefix("verdict") || $0.hasPrefix("receiver's verdict") || $0.hasPrefix("Trust:") } == [
+                "verdict                 invalid: root: the root is not Apple's (NOT APPLE)",
+                "receiver's verdict      test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store (judged when stored, with the receiver's trust roots)",
+                "Trust: invalid: root: the root is not Apple's (NOT APPLE)",
+            ])
+        // The same verdict both ways: one line.
+        var same = entry
+        same.row.verdict = .invalid
+        #expect(DashboardView.notificationDetailLines(same, detail: detail).map(\.0).filter { $0.hasPrefix("receiver's verdict") }.isEmpty)
+    }
+
     /// The live signal sits above the Log/Metrics row, full width, as docs/dashboard.md says: the
     /// receipt panes on top, then Notifications, then the log.
     @Test func theNotificationsBandIsAboveTheLogRow() throws {

@@ -39,7 +39,7 @@ import Testing
         let run = try customer(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--db", db, "--format", "json"])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(run.json as? [String: Any])
-        #expect(Set(json.keys) == ["at", "at_is_chosen", "customer", "events", "issues", "offline", "products", "sources", "subscriptions", "truncated"])
+        #expect(Set(json.keys) == ["at", "at_is_chosen", "customer", "events", "issues", "offline", "products", "sources", "subscriptions", "truncated", "trust"])
         #expect(json["offline"] as? Bool == false)
         #expect(json["at_is_chosen"] as? Bool == false)
         let ids = try #require(json["customer"] as? [String: Any])
