@@ -621,7 +621,7 @@ let package = Package(
             name: "DashboardLiveTests",
             dependencies: [
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ]
         ),
         .testTarget(

@@ -14,6 +14,8 @@ public struct ExtendOrder: Sendable, Hashable {
     public var environment: APIEnvironment
     /// The look-up it came from, asked again once the extension is taken.
     public var query: LookupQuery
+    /// Sent on data judged `invalid` all the same (`F` on the plan; `--force-untrusted`).
+    public var forceUntrusted = false
 
     public init(
         originalTransactionID: String, productID: String?, days: Int, reason: ExtendReason, requestID: String, environment: APIEnvironment,
@@ -40,13 +42,16 @@ public struct ActionAnswer: Sendable, Hashable {
     public var unknownRequestID: String?
     /// The HTTP status Apple answered a taken write with (`consumption`: 202).
     public var httpStatus: Int?
+    /// Why a write was not sent, by code, as the commands say it (`untrusted-data`, …).
+    public var code: String?
 
-    public init(ok: Bool, line: String, target: String? = nil, unknownRequestID: String? = nil, httpStatus: Int? = nil) {
+    public init(ok: Bool, line: String, target: String? = nil, unknownRequestID: String? = nil, httpStatus: Int? = nil, code: String? = nil) {
         self.ok = ok
         self.line = line
         self.target = target
         self.unknownRequestID = unknownRequestID
         self.httpStatus = httpStatus
+        self.code = code
     }
 
     /// The key of a write to `id` (`extend|2000…`), as ``target`` holds it.
@@ -76,6 +81,9 @@ public struct ExtendForm: Sendable, Hashable {
     public var confirming = false
     /// Why Enter did not go on (days out of range).
     public var problem: String?
+    /// The verdict of the look-up the form was opened from (the plan's `data:` line and the
+    /// gate ``ActionDataGate`` asks).
+    public var dataTrust: TrustReport.Verdict?
 
     public init(
         originalTransactionID: String, productID: String?, expires: Date?, environment: APIEnvironment, query: LookupQuery, requestID: String
@@ -98,7 +106,7 @@ public struct ExtendForm: Sendable, Hashable {
         if let expires {
             lines.append(ExtendRenewalDateBody.planLine(expires: expires, days: count))
         }
-        lines += ["reason: \(reason.name)", "request id: \(requestID)"]
+        lines += ["reason: \(reason.name)", ActionDataGate.dataLine(dataTrust, forced: false), "request id: \(requestID)"]
         return lines
     }
 }
@@ -125,20 +133,22 @@ extension DashboardState {
             message = ("select the subscription to extend in the Subscriptions pane, then press x", .info)
             return
         }
-        mode = .extendForm(
-            ExtendForm(
-                originalTransactionID: subscription.originalTransactionID, productID: subscription.productID, expires: subscription.expiresDate,
-                environment: environment, query: lookup.query,
-                requestID: newRequestID(for: ActionAnswer.target("extend", subscription.originalTransactionID))))
+        var form = ExtendForm(
+            originalTransactionID: subscription.originalTransactionID, productID: subscription.productID, expires: subscription.expiresDate,
+            environment: environment, query: lookup.query,
+            requestID: newRequestID(for: ActionAnswer.target("extend", subscription.originalTransactionID)))
+        form.dataTrust = lookup.verdict
+        mode = .extendForm(form)
     }
 
     mutating func handleExtendForm(_ event: KeyEvent, form: ExtendForm) -> [Effect] {
         var form = form
         if form.confirming {
-            guard confirmed(event) else { return [] }
-            let order = ExtendOrder(
+            guard let forced = gatedSend(event, trust: form.dataTrust) else { return [] }
+            var order = ExtendOrder(
                 originalTransactionID: form.originalTransactionID, productID: form.productID, days: Int(form.days) ?? 0, reason: form.reason,
                 requestID: form.requestID, environment: form.environment, query: form.query)
+            order.forceUntrusted = forced
             message = ("extending \(form.originalTransactionID) by \(order.days) days…", .info)
             addLog("extend \(form.originalTransactionID) by \(order.days) days sent (request id \(form.requestID))", role: .info)
             return [.extend(order)]
@@ -187,11 +197,34 @@ extension DashboardState {
         }
     }
 
+    /// A plan's keys through the one gate (``ActionDataGate``, as the commands): on data
+    /// judged `invalid`, `y` is refused with the commands' code and words and the plan stays
+    /// open, and `F` goes ahead (as `--force-untrusted`). Returns whether the write goes
+    /// forced, or nil when the key sends nothing.
+    mutating func gatedSend(_ event: KeyEvent, trust: TrustReport.Verdict?) -> Bool? {
+        if event == .character("F"), trust == .invalid {
+            mode = .normal
+            return true
+        }
+        if event == .character("y") || event == .character("Y"),
+            let refused = ActionDataGate.refusal(trust, forced: false, howToForce: ActionDataGate.dashboardForce)
+        {
+            popup = Popup(title: "Not sent (\(refused.code.rawValue))", lines: [refused.reason], role: .error)
+            message = ("not sent: \(refused.reason)", .error)
+            return nil
+        }
+        return confirmed(event) ? false : nil
+    }
+
     /// A write's answer: the Log says it, and a taken write whose look-up is named asks it
     /// again (a new expiry or token shows).
     public mutating func apply(_ answer: ActionAnswer, lookingUpAgain query: LookupQuery?) -> [Effect] {
         addLog(answer.line, role: answer.ok ? .ok : .error)
         message = (answer.line, answer.ok ? .ok : .error)
+        // A refusal or an error is said where the person is, not only in the Log.
+        if !answer.ok {
+            popup = Popup(title: answer.code.map { "Not sent (\($0))" } ?? "The write did not go through", lines: [answer.line], role: .error)
+        }
         if let target = answer.target { unknownWrites[target] = answer.unknownRequestID }
         // Consumption information Apple took answers the transaction's refund request.
         if answer.ok, let target = answer.target, target.hasPrefix("consumption|") {
@@ -222,6 +255,8 @@ public struct ConsumptionOrder: Sendable, Hashable {
     public var requestID: String
     /// Where the transaction is; nil lets the adapter find it (production, then sandbox).
     public var environment: APIEnvironment?
+    /// Sent on data judged `invalid` all the same (`F` on the plan; `--force-untrusted`).
+    public var forceUntrusted = false
 
     public init(
         transactionID: String, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool, consumedPercent: Double?,
@@ -263,6 +298,9 @@ public struct ConsumptionForm: Sendable, Hashable {
     public var requestID: String
     public var confirming = false
     public var problem: String?
+    /// The verdict of the data the form was opened from; nil when none was read (a
+    /// notification's transaction: the adapter's look-up judges it).
+    public var dataTrust: TrustReport.Verdict?
 
     public init(transactionID: String, productID: String?, environment: APIEnvironment?, requestID: String) {
         self.transactionID = transactionID
@@ -299,7 +337,7 @@ public struct ConsumptionForm: Sendable, Hashable {
         ]
         if let p = Double(percent) { lines.append("consumed: \(p) % (sent as \(Int((p * 1000).rounded())) milliunits)") }
         if let preference { lines.append("refund preference: \(preference.name)") }
-        lines += ["customer consented: yes", "request id: \(requestID)"]
+        lines += ["customer consented: yes", ActionDataGate.dataLine(dataTrust, forced: false), "request id: \(requestID)"]
         return lines
     }
 }
@@ -321,6 +359,7 @@ extension DashboardState {
             form = ConsumptionForm(
                 transactionID: id, productID: purchase.productID, environment: item.lookup?.environment,
                 requestID: newRequestID(for: ActionAnswer.target("consumption", id)))
+            form?.dataTrust = item.lookup?.verdict
         }
         guard let form else {
             message = ("c answers a refund request: select a CONSUMPTION_REQUEST notification, or a looked-up purchase", .info)
@@ -332,10 +371,12 @@ extension DashboardState {
     mutating func handleConsumptionForm(_ event: KeyEvent, form: ConsumptionForm) -> [Effect] {
         var form = form
         if form.confirming {
-            guard confirmed(event) else { return [] }
+            guard let forced = gatedSend(event, trust: form.dataTrust) else { return [] }
+            var order = form.order
+            order.forceUntrusted = forced
             message = ("sending consumption information for \(form.transactionID)…", .info)
             addLog("consumption for \(form.transactionID) sent (request id \(form.requestID))", role: .info)
-            return [.consume(form.order)]
+            return [.consume(order)]
         }
         let fields = ConsumptionForm.Field.allCases
         switch event {
@@ -396,6 +437,8 @@ public struct TokenOrder: Sendable, Hashable {
     public var environment: APIEnvironment
     /// The look-up it came from, asked again once the token is set.
     public var query: LookupQuery
+    /// Sent on data judged `invalid` all the same (`F` on the plan; `--force-untrusted`).
+    public var forceUntrusted = false
 
     public init(originalTransactionID: String, token: String, requestID: String, environment: APIEnvironment, query: LookupQuery) {
         self.originalTransactionID = originalTransactionID
@@ -413,6 +456,8 @@ public struct TokenForm: Sendable, Hashable {
     public var current: String?
     public var confirming = false
     public var problem: String?
+    /// The verdict of the look-up the form was opened from.
+    public var dataTrust: TrustReport.Verdict?
 
     public init(order: TokenOrder, current: String?) {
         self.order = order
@@ -423,7 +468,8 @@ public struct TokenForm: Sendable, Hashable {
         [
             "Set the app account token in \(order.environment.rawValue): later renewals carry it",
             "purchase: original transaction \(order.originalTransactionID)",
-            "token: \(current ?? "none") → \(order.token.lowercased())", "request id: \(order.requestID)",
+            "token: \(current ?? "none") → \(order.token.lowercased())", ActionDataGate.dataLine(dataTrust, forced: false),
+            "request id: \(order.requestID)",
         ]
     }
 }
@@ -444,16 +490,20 @@ extension DashboardState {
         let order = TokenOrder(
             originalTransactionID: original, token: "", requestID: newRequestID(for: ActionAnswer.target("app-account-token", original)),
             environment: environment, query: lookup.query)
-        mode = .tokenForm(TokenForm(order: order, current: purchase.appAccountToken))
+        var form = TokenForm(order: order, current: purchase.appAccountToken)
+        form.dataTrust = lookup.verdict
+        mode = .tokenForm(form)
     }
 
     mutating func handleTokenForm(_ event: KeyEvent, form: TokenForm) -> [Effect] {
         var form = form
         if form.confirming {
-            guard confirmed(event) else { return [] }
+            guard let forced = gatedSend(event, trust: form.dataTrust) else { return [] }
+            var order = form.order
+            order.forceUntrusted = forced
             message = ("setting the app account token of \(form.order.originalTransactionID)…", .info)
             addLog("app account token for \(form.order.originalTransactionID) sent (request id \(form.order.requestID))", role: .info)
-            return [.setToken(form.order)]
+            return [.setToken(order)]
         }
         switch event {
         case .character(let c) where c.isHexDigit || c == "-":

@@ -158,7 +158,14 @@ extension DashboardView {
         head.append(("Timeline (\(story.events.count) events)   ↑↓ select · Enter sources · x extend · c refund answer · a token · e export · Esc back", Style(.muted)))
         let top = min(head.count, max(0, inner.height - 3))
         _ = Widgets.text(into: &b, rect: Rect(x: inner.x, y: inner.y, width: inner.width, height: top), lines: Array(head.prefix(top)), offset: 0)
-        let rows = Rect(x: inner.x, y: inner.y + top, width: inner.width, height: inner.height - top)
+        // The latest result (a write taken, refused or failed) on the view's last line: the
+        // Log is under the view.
+        var resultLine = 0
+        if let message = s.message, inner.height - top > 2 {
+            resultLine = 1
+            b.write(SafeText.escaped(message.text), x: inner.x, y: inner.maxY - 1, limit: inner.width, style: Style(message.role, bold: true))
+        }
+        let rows = Rect(x: inner.x, y: inner.y + top, width: inner.width, height: inner.height - top - resultLine)
         guard rows.height > 0, !story.events.isEmpty else { return }
         let first = min(max(0, selected - rows.height / 2), max(0, story.events.count - rows.height))
         var lines: [(String, Style)] = []

@@ -336,6 +336,8 @@ public struct DashboardState: Sendable {
     /// ``now`` was chosen (`--at`): a customer's story is as of it (`customer --at`), not of
     /// the wall clock.
     public var nowIsChosen = false
+    /// A refusal or an error said over whatever is open, until a key closes it (as lazygit's).
+    public var popup: Popup?
     public var width = 120
     public var height = 40
     /// Page size used by PgUp/PgDn (the view sets it from the layout).
@@ -666,4 +668,17 @@ public struct DashboardState: Sendable {
     }
 
     public var visibleRowCount: Int { rowOrder.count }
+}
+
+/// A box over the screen that says a refusal or an error; any key closes it.
+public struct Popup: Sendable, Hashable {
+    public var title: String
+    public var lines: [String]
+    public var role: ColorRole
+
+    public init(title: String, lines: [String], role: ColorRole) {
+        self.title = title
+        self.lines = lines
+        self.role = role
+    }
 }

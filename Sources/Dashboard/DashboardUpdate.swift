@@ -18,6 +18,11 @@ extension DashboardState {
             return []
         }
         keepFocusVisible()
+        // A pop-up takes the key that closes it, and nothing else happens.
+        if popup != nil {
+            popup = nil
+            return []
+        }
         let effects = handleMode(event, environment: environment)
         returnToCustomerIfDone()
         return effects

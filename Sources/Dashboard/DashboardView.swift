@@ -35,7 +35,20 @@ public enum DashboardView {
         case .customerEvent(let selected, let scroll): customerEvent(state, selected: selected, scroll: scroll, &b)
         default: break
         }
+        if let popup = state.popup { Self.popup(popup, &b) }
         return b
+    }
+
+    /// A refusal or an error over everything, its words wrapped, until any key.
+    static func popup(_ popup: Popup, _ b: inout ScreenBuffer) {
+        let width = min(72, b.width - 4)
+        // Rows the words take once wrapped (a continued line is indented by two).
+        let room = max(1, width - 6)
+        let rows = popup.lines.reduce(0) { $0 + max(1, (TextWidth.of(SafeText.escaped($1)) + room - 1) / room) }
+        let inner = Widgets.overlay(into: &b, width: width, height: rows + 4, title: SafeText.escaped(popup.title))
+        var lines = popup.lines.map { ($0, Style(popup.role, bold: true)) }
+        lines += [("", Style(.overlay)), ("any key closes this", Style(.muted))]
+        wrapAndDraw(lines, inner, offset: 0, &b)
     }
 
     static func tooSmall(_ b: inout ScreenBuffer) {
@@ -544,9 +557,13 @@ public enum DashboardView {
     }
 
     /// A write's plan, then how to send it or not.
-    static func planLines(_ plan: [String]) -> [(String, Style)] {
-        plan.map { (SafeText.escaped($0), Style(.overlay)) }
-            + [("", Style(.overlay)), ("y sends it · n or Esc cancels (nothing is sent)", Style(.warning, bold: true))]
+    static func planLines(_ plan: [String], trust: TrustReport.Verdict? = nil) -> [(String, Style)] {
+        let keys =
+            trust == .invalid
+            ? "the data is not genuine: y is refused · F sends it anyway (as --force-untrusted) · n or Esc cancels"
+            : "y sends it · n or Esc cancels (nothing is sent)"
+        return plan.map { (SafeText.escaped($0), Style($0.hasPrefix("data: INVALID") ? .error : .overlay)) }
+            + [("", Style(.overlay)), (keys, Style(trust == .invalid ? .error : .warning, bold: true))]
     }
 
     /// A write's form or plan in an overlay as tall as its lines.
@@ -559,7 +576,7 @@ public enum DashboardView {
     static func extendForm(_ form: ExtendForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = planLines(form.plan)
+            lines = planLines(form.plan, trust: form.dataTrust)
         } else {
             let reasons = ExtendReason.allCases.map { $0 == form.reason ? "[\($0.name)]" : $0.name }.joined(separator: " ")
             lines = [
@@ -578,7 +595,7 @@ public enum DashboardView {
     static func consumptionForm(_ form: ConsumptionForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = planLines(form.plan)
+            lines = planLines(form.plan, trust: form.dataTrust)
         } else {
             lines = form.lines.map { (SafeText.escaped($0), Style($0.hasPrefix("▶") ? .input : .overlay)) }
             lines += [
@@ -594,7 +611,7 @@ public enum DashboardView {
     static func tokenForm(_ form: TokenForm, _ b: inout ScreenBuffer) {
         var lines: [(String, Style)]
         if form.confirming {
-            lines = planLines(form.plan)
+            lines = planLines(form.plan, trust: form.dataTrust)
         } else {
             lines = [
                 ("purchase: original transaction \(SafeText.escaped(form.order.originalTransactionID))", Style(.overlay)),
@@ -643,6 +660,10 @@ public enum DashboardView {
         for (text, style) in lines {
             if wrapped.count >= offset + rect.height { break }
             var rest = Substring(SafeText.escaped(text))
+            if rest.isEmpty {
+                wrapped.append(("", style))
+                continue
+            }
             repeat {
                 // Take what fits; break at the last space when there is one.
                 var end = rest.startIndex

@@ -28,10 +28,10 @@ public struct ServiceActions: CustomerActing {
     public func extend(_ order: ExtendOrder) async -> ActionAnswer {
         await write("extend \(order.originalTransactionID)", target: ActionAnswer.target("extend", order.originalTransactionID), requestID: order.requestID) {
             let body = try ExtendRenewalDateBody(days: order.days, reason: order.reason, requestIdentifier: order.requestID)
-            return ActionPlan(
-                action: .extend, request: try .extendRenewalDate(order.originalTransactionID, body), requestID: order.requestID,
-                environment: order.environment, ids: ActionIDs(originalTransactionID: order.originalTransactionID, productID: order.productID),
-                lines: [])
+            return try await planned(
+                .extend, try .extendRenewalDate(order.originalTransactionID, body),
+                ids: ActionIDs(originalTransactionID: order.originalTransactionID, productID: order.productID), environment: order.environment,
+                requestID: order.requestID, extendDays: order.days, force: order.forceUntrusted)
         } done: { report in
             "extended \(order.originalTransactionID) by \(order.days) days: expires \(report.result?.object?["effective_date"]?.text ?? "?")"
         }
@@ -39,16 +39,10 @@ public struct ServiceActions: CustomerActing {
 
     public func consume(_ order: ConsumptionOrder) async -> ActionAnswer {
         await write("consumption for \(order.transactionID)", target: ActionAnswer.target("consumption", order.transactionID), requestID: order.requestID) {
-            let request = try APIRequest.consumption(order.transactionID, try order.body())
-            let ids = ActionIDs(transactionID: order.transactionID)
-            guard let environment = order.environment else {
-                // Where the transaction is not known yet: found as `lookup` finds it.
-                switch await actions.plan(.consumption, request, ids: ids, selection: .auto, requestID: order.requestID) {
-                case .success(let plan): return plan
-                case .failure(let failure): throw NotPlanned(reason: failure.reason)
-                }
-            }
-            return ActionPlan(action: .consumption, request: request, requestID: order.requestID, environment: environment, ids: ids, lines: [])
+            // Where the transaction is not known yet: found as `lookup` finds it.
+            try await planned(
+                .consumption, try APIRequest.consumption(order.transactionID, try order.body()), ids: ActionIDs(transactionID: order.transactionID),
+                environment: order.environment, requestID: order.requestID, force: order.forceUntrusted)
         } done: { report in
             "consumption for \(order.transactionID) sent: Apple took it (HTTP \(report.httpStatus ?? 202))"
         }
@@ -59,17 +53,40 @@ public struct ServiceActions: CustomerActing {
             "app account token for \(order.originalTransactionID)", target: ActionAnswer.target("app-account-token", order.originalTransactionID),
             requestID: order.requestID
         ) {
-            ActionPlan(
-                action: .appAccountToken, request: try .setAppAccountToken(order.originalTransactionID, try AppAccountTokenBody(token: order.token)),
-                requestID: order.requestID, environment: order.environment, ids: ActionIDs(originalTransactionID: order.originalTransactionID),
-                lines: [])
+            try await planned(
+                .appAccountToken, try .setAppAccountToken(order.originalTransactionID, try AppAccountTokenBody(token: order.token)),
+                ids: ActionIDs(originalTransactionID: order.originalTransactionID), environment: order.environment, requestID: order.requestID,
+                force: order.forceUntrusted)
         } done: { _ in
             "app account token of \(order.originalTransactionID) set to \(order.token.lowercased())"
         }
     }
 
+    /// The plan as `receiptdash extend`, `consumption` and `app-account-token` make it: the
+    /// customer looked up, the one gate on data that is not genuine (``ActionDataGate``), the
+    /// same plan lines, recorded as the commands record them.
+    private func planned(
+        _ action: APIAction, _ request: APIRequest, ids: ActionIDs, environment: APIEnvironment?, requestID: String, extendDays: Int? = nil,
+        force: Bool
+    ) async throws -> ActionPlan {
+        let selection: APIEnvironmentSelection =
+            switch environment {
+            case .production?: .production
+            case .sandbox?: .sandbox
+            case nil: .auto
+            }
+        switch await actions.plan(
+            action, request, ids: ids, selection: selection, requestID: requestID, extendDays: extendDays, forceUntrusted: force,
+            howToForce: ActionDataGate.dashboardForce)
+        {
+        case .success(let plan): return plan
+        case .failure(let failure): throw NotPlanned(code: failure.code.rawValue, reason: failure.reason)
+        }
+    }
+
     /// The customer could not be read, so nothing was sent.
     private struct NotPlanned: Error {
+        let code: String
         let reason: String
     }
 
@@ -85,7 +102,7 @@ public struct ServiceActions: CustomerActing {
         } catch let error as ActionRuleError {
             return ActionAnswer(ok: false, line: "not sent: \(error.reason)")
         } catch let error as NotPlanned {
-            return ActionAnswer(ok: false, line: "\(what): not sent: \(error.reason)")
+            return ActionAnswer(ok: false, line: "\(what): not sent: \(error.reason)", target: target, code: error.code)
         } catch {
             return ActionAnswer(ok: false, line: "not sent: \(error)")
         }

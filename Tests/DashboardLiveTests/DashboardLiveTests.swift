@@ -204,6 +204,10 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
 
     @Test func xFormPlanYesSendsRecordsAndLooksUpAgain() async throws {
         let (simulator, client, pipeline, store) = try await Self.live()
+        // Whatever happens, the client and the simulator end (a client left running crashes
+        // the test process).
+        var closed = false
+        defer { if !closed { Issue.record("ended early: the client was left running") } }
 
         var state = DashboardState(now: Date())
         _ = state.handle(.resize(width: 140, height: 42))
@@ -220,6 +224,9 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         _ = state.handle(.character("x"))
         guard case .extendForm(let opened) = state.mode else {
             Issue.record("x did not open the form: \(state.mode), \(state.message?.text ?? "")")
+            try await client.shutdown()
+            try await simulator.stop()
+            closed = true
             return
         }
         #expect(opened.originalTransactionID == "2000000900000001")
@@ -241,7 +248,10 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
 
         let effects = state.handle(.character("y"))
         guard effects.count == 1, case .extend(let order) = effects[0] else {
-            Issue.record("y gave \(effects)")
+            Issue.record("y gave \(effects): \(state.message?.text ?? "")")
+            try await client.shutdown()
+            try await simulator.stop()
+            closed = true
             return
         }
         #expect(order.days == 7)
@@ -262,8 +272,14 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         _ = state.apply(
             ActionAnswer(ok: false, line: "unknown", target: ActionAnswer.target("extend", "2000000900000001"), unknownRequestID: "lost-1"),
             lookingUpAgain: nil)
+        // It is said in a pop-up where the person is; a key closes it and does nothing else.
+        #expect(state.popup == Popup(title: "The write did not go through", lines: ["unknown"], role: .error))
+        #expect(DashboardView.render(state, width: 140, height: 42).text.contains("any key closes this"))
         state.mode = .normal
         state.focus = .subscriptions
+        _ = state.handle(.character("x"))
+        #expect(state.popup == nil)
+        #expect(state.mode == .normal)
         _ = state.handle(.character("x"))
         guard case .extendForm(let repeated) = state.mode else { throw FormClosed() }
         #expect(repeated.requestID == "lost-1")
@@ -276,6 +292,7 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         try await client.shutdown()
         try await simulator.stop()
         await store.close()
+        closed = true
     }
 
     /// A write that cannot be recorded first is not sent: the Log says why.

@@ -63,18 +63,7 @@ public struct ActionPlan: Sendable {
     }
 
     /// `data: valid (…)`: what the plan was read from and how far it can be trusted.
-    public var trustLine: String {
-        switch trust {
-        case nil: "data: none read (nothing of the customer's is checked before this write)"
-        case .valid?: "data: valid (the customer's transactions, signed by Apple)"
-        case .test?: "data: test (signed by a test root, not Apple's: test data)"
-        case .unverifiable?: "data: unverifiable (the customer's data could not be checked)"
-        case .invalid?:
-            forcedUntrusted
-                ? "data: INVALID (not genuine): sent anyway because --force-untrusted was given"
-                : "data: INVALID (not genuine)"
-        }
-    }
+    public var trustLine: String { ActionDataGate.dataLine(trust, forced: forcedUntrusted) }
 
     /// `{"method", "path", "body"}` as it would be sent.
     public var requestJSON: JSONValue {
@@ -216,7 +205,8 @@ public struct CustomerActions: Sendable {
     /// id not found in either environment) fails the plan: nothing is sent.
     public func plan(
         _ action: APIAction, _ request: APIRequest, ids: ActionIDs, selection: APIEnvironmentSelection, requestID: String?,
-        extraLines: [String] = [], extendDays: Int? = nil, forceUntrusted: Bool = false, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
+        extraLines: [String] = [], extendDays: Int? = nil, forceUntrusted: Bool = false, howToForce: String = "add --force-untrusted",
+        onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
     ) async -> Result<ActionPlan, APIFailure> {
         guard let id = ids.originalTransactionID ?? ids.transactionID else {
             let environment: APIEnvironment
@@ -240,13 +230,7 @@ public struct CustomerActions: Sendable {
             return .failure(APIFailure(.environmentUnknown, "the look-up named no environment: say --environment production or sandbox"))
         }
         let trust = lookup.verdict
-        if trust == .invalid, !forceUntrusted {
-            return .failure(
-                APIFailure(
-                    .untrustedData,
-                    "the customer's data is not genuine (invalid): nothing was sent; check it with `receiptdash lookup`, or add --force-untrusted to act on it anyway"
-                ))
-        }
+        if let refused = ActionDataGate.refusal(trust, forced: forceUntrusted, howToForce: howToForce) { return .failure(refused) }
         var ids = ids
         var lines: [String] = []
         let purchases = lookup.transactions.compactMap(\.transaction)
