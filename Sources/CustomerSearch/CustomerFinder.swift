@@ -69,6 +69,30 @@ public struct CustomerFinder: Sendable {
         self.filters = filters
     }
 
+    /// Customers a token write Apple took names (`app-account-token … --yes`), beyond those
+    /// whose purchases or notifications already carry the token: what Apple confirmed is known
+    /// to the trail at once, before any later row carries it.
+    static func customersGivenToken(_ token: String, store: any AuditBackend, known: [StoredCustomerRecords], limit: Int) async throws
+        -> [StoredCustomerRecords]
+    {
+        let wanted = token.lowercased()
+        var seen = Set(known.flatMap(\.originalTransactionIDs))
+        var found: [StoredCustomerRecords] = []
+        for action in try await store.actions(AuditActionQuery(limit: limit)).reversed()
+        where action.action == APIAction.appAccountToken.rawValue && action.result == "success" {
+            guard let original = action.originalTransactionID, !seen.contains(original),
+                let body = action.requestBody, let sent = (try? JSONValue.parse(Array(body.utf8)))?["appAccountToken"]?.text,
+                sent.lowercased() == wanted
+            else { continue }
+            for var records in try await store.customers(.originalTransactionID(original), limit: limit) {
+                if !records.appAccountTokens.contains(wanted) { records.appAccountTokens.append(wanted) }
+                seen.formUnion(records.originalTransactionIDs)
+                found.append(records)
+            }
+        }
+        return found
+    }
+
     /// - Parameter pointInTime: `at` was chosen (`--at`): the stories are as of it.
     public func find(_ query: CustomerQuery, at: Date, pointInTime: Bool = false, onEvent: (@Sendable (APIClientEvent) -> Void)? = nil) async -> CustomerSearchResult {
         var storeError: String?
@@ -76,6 +100,9 @@ public struct CustomerFinder: Sendable {
         if let store, let key = query.key {
             do {
                 stored = try await store.customers(key, limit: limit)
+                if case .appAccountToken(let token) = query {
+                    stored = (stored ?? []) + (try await Self.customersGivenToken(token, store: store, known: stored ?? [], limit: limit))
+                }
             } catch {
                 storeError = "the audit trail could not be read: \(store.words(for: error))"
             }

@@ -233,6 +233,20 @@ import Testing
         let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(Set(rows.compactMap { $0["action"] as? String }) == ["consumption", "app-account-token", "finish", "test-notification"])
+
+        // The token Apple took is known to the trail at once: the customer is found by it,
+        // offline, with no look-up in between, and the write is in the story.
+        let byToken = try setup.plain([
+            "customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", setup.db, "--format", "json",
+        ])
+        #expect(byToken.status == 0, "\(byToken.stderr)")
+        let story = try #require(byToken.json as? [String: Any])
+        #expect((story["customer"] as? [String: Any])?["app_account_tokens"] as? [String] == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+        #expect((story["customer"] as? [String: Any])?["original_transaction_ids"] as? [String] == [Self.subscription])
+        #expect((story["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("token-set"))
+        // Another token is still nobody's.
+        let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
+        #expect(other.status == 1)
         try await setup.stop()
     }
 }
