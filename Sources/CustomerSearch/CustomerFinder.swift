@@ -69,23 +69,36 @@ public struct CustomerFinder: Sendable {
         self.filters = filters
     }
 
-    /// Customers a token write Apple took names (`app-account-token … --yes`), beyond those
-    /// whose purchases or notifications already carry the token: what Apple confirmed is known
-    /// to the trail at once, before any later row carries it.
-    static func customersGivenToken(_ token: String, store: any AuditBackend, known: [StoredCustomerRecords], limit: Int) async throws
+    /// Customers the trail knows only by our writes, beyond those its purchases and
+    /// notifications name: a write to a transaction or original transaction asked about (the
+    /// trail may hold nothing else of the customer yet), or a token write Apple took whose
+    /// body carries the token asked about. What Apple confirmed is known to the trail at once.
+    static func customersFromWrites(_ query: CustomerQuery, store: any AuditBackend, known: [StoredCustomerRecords], limit: Int) async throws
         -> [StoredCustomerRecords]
     {
-        let wanted = token.lowercased()
+        let writes: [AuditAction]
+        switch query {
+        case .appAccountToken(let token):
+            let wanted = token.lowercased()
+            writes = try await store.actions(AuditActionQuery(limit: limit)).filter { action in
+                guard action.action == APIAction.appAccountToken.rawValue, action.result == "success", let body = action.requestBody,
+                    let sent = (try? JSONValue.parse(Array(body.utf8)))?["appAccountToken"]?.text
+                else { return false }
+                return sent.lowercased() == wanted
+            }
+        case .transactionID(let id), .originalTransactionID(let id):
+            writes = try await store.actions(AuditActionQuery(transactionID: id, limit: limit))
+        case .orderID, .appTransactionID:
+            return []
+        }
         var seen = Set(known.flatMap(\.originalTransactionIDs))
         var found: [StoredCustomerRecords] = []
-        for action in try await store.actions(AuditActionQuery(limit: limit)).reversed()
-        where action.action == APIAction.appAccountToken.rawValue && action.result == "success" {
-            guard let original = action.originalTransactionID, !seen.contains(original),
-                let body = action.requestBody, let sent = (try? JSONValue.parse(Array(body.utf8)))?["appAccountToken"]?.text,
-                sent.lowercased() == wanted
-            else { continue }
+        for write in writes.reversed() {
+            guard let original = write.originalTransactionID, !seen.contains(original) else { continue }
             for var records in try await store.customers(.originalTransactionID(original), limit: limit) {
-                if !records.appAccountTokens.contains(wanted) { records.appAccountTokens.append(wanted) }
+                if case .appAccountToken(let token) = query, !records.appAccountTokens.contains(token.lowercased()) {
+                    records.appAccountTokens.append(token.lowercased())
+                }
                 seen.formUnion(records.originalTransactionIDs)
                 found.append(records)
             }
@@ -100,9 +113,7 @@ public struct CustomerFinder: Sendable {
         if let store, let key = query.key {
             do {
                 stored = try await store.customers(key, limit: limit)
-                if case .appAccountToken(let token) = query {
-                    stored = (stored ?? []) + (try await Self.customersGivenToken(token, store: store, known: stored ?? [], limit: limit))
-                }
+                stored = (stored ?? []) + (try await Self.customersFromWrites(query, store: store, known: stored ?? [], limit: limit))
             } catch {
                 storeError = "the audit trail could not be read: \(store.words(for: error))"
             }

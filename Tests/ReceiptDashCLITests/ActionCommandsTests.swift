@@ -244,6 +244,13 @@ import Testing
         #expect((story["customer"] as? [String: Any])?["app_account_tokens"] as? [String] == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
         #expect((story["customer"] as? [String: Any])?["original_transaction_ids"] as? [String] == [Self.subscription])
         #expect((story["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("token-set"))
+        // A transaction the trail knows only by our writes is found by it too.
+        for (id, kinds) in [(Self.subscription, ["token-set"]), ("2000000900000010", ["consumption-answered", "finished"])] {
+            let found = try setup.plain(["customer", "--offline", "--transaction-id", id, "--db", setup.db, "--format", "json"])
+            #expect(found.status == 0, "\(id): \(found.stderr)")
+            let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
+            #expect(events.compactMap { $0["kind"] as? String } == kinds, "\(id)")
+        }
         // Another token is still nobody's.
         let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
         #expect(other.status == 1)
