@@ -117,7 +117,7 @@ import UntrustedText
             ($0.plan ?? "").replacingOccurrences(of: $0.requestID ?? "", with: "ID").split(separator: "\n").filter { !$0.hasPrefix("  expires ") }
         }
         #expect(plans.count == 2 && plans[0] == plans[1], "\(plans)")
-        #expect(plans.allSatisfy { $0.contains("  data: INVALID (not genuine): sent anyway because --force-untrusted was given") })
+        #expect(plans.allSatisfy { $0.contains("  data: INVALID (not genuine): sent anyway as asked (--force-untrusted, or F on the dashboard's plan)") })
         #expect(simulator.service.writes.count == 2)
 
         try await dashboardClient.shutdown()

@@ -172,7 +172,7 @@ import Testing
         #expect(setup.simulator.service.writes.isEmpty)
         let forced = try ActionCommandsTests.runRaw(base + ["--force-untrusted"] + withoutRoot, folder: setup.folder)
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(forced.stdout.contains("  data: INVALID (not genuine): sent anyway because --force-untrusted was given\n"), "\(forced.stdout)")
+        #expect(forced.stdout.contains("  data: INVALID (not genuine): sent anyway as asked (--force-untrusted, or F on the dashboard's plan)\n"), "\(forced.stdout)")
         #expect(setup.simulator.service.writes.count == 1)
         try await setup.stop()
     }

@@ -25,7 +25,7 @@ public enum ActionDataGate {
         case .valid?: "data: valid (the customer's transactions, signed by Apple)"
         case .test?: "data: test (signed by a test root, not Apple's: test data)"
         case .unverifiable?: "data: unverifiable (the customer's data could not be checked)"
-        case .invalid?: forced ? "data: INVALID (not genuine): sent anyway because --force-untrusted was given" : "data: INVALID (not genuine)"
+        case .invalid?: forced ? "data: INVALID (not genuine): sent anyway as asked (--force-untrusted, or F on the dashboard's plan)" : "data: INVALID (not genuine)"
         }
     }
 }
