@@ -354,7 +354,7 @@ let package = Package(
             name: "DashboardLive",
             dependencies: [
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "CustomerSearch", "CustomerTimeline", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -621,7 +621,7 @@ let package = Package(
             name: "DashboardLiveTests",
             dependencies: [
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ]
         ),
         .testTarget(

@@ -186,7 +186,7 @@ public struct CustomerFinder: Sendable {
     /// is still inside it when Apple reads it. Read a page at a time: what is kept of each
     /// notification is its ``SentNotification`` (no payload), and of each UUID one string, so
     /// that a notification listed twice is told once.
-    static func sentNotifications(
+    public static func sentNotifications(
         _ client: AppStoreServerAPIClient, result: CustomerLookupResult, at: Date, onEvent: (@Sendable (APIClientEvent) -> Void)?
     ) async -> (sent: (items: [SentNotification]?, records: [APIRequestRecord]), error: String?) {
         guard let environment = result.environment, let id = result.transactions.lazy.compactMap({ $0.transaction?.transactionID }).first else {

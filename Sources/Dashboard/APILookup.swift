@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import AppStoreAPI
+import CustomerTimeline
 import ReceiptCore
 import TerminalUI
 import UntrustedText
@@ -23,10 +24,14 @@ public protocol CustomerLookingUp: Sendable {
     /// What the audit trail holds about the customer of `result` (notifications, writes,
     /// receipts), for the Customer view; nil without a trail.
     func storedRecords(for result: CustomerLookupResult) async -> StoredCustomerRecords?
+    /// What Apple says it sent about the customer (Get Notification History), as `customer`
+    /// reads it, or why it could not be read; nil items when not asked.
+    func sentNotifications(for result: CustomerLookupResult) async -> (items: [SentNotification]?, error: String?)
 }
 
 extension CustomerLookingUp {
     public func storedRecords(for result: CustomerLookupResult) async -> StoredCustomerRecords? { nil }
+    public func sentNotifications(for result: CustomerLookupResult) async -> (items: [SentNotification]?, error: String?) { (nil, nil) }
 }
 
 extension LookupQuery {

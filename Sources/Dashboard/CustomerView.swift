@@ -15,7 +15,9 @@ extension DashboardState {
     /// The story of a look-up item, built once when its answer arrives (never per frame).
     mutating func tellStory(of id: Int, _ result: CustomerLookupResult, stored: StoredCustomerRecordsBox?) {
         customerStories[id] = CustomerStory.build(
-            CustomerInputs(at: nowIsChosen ? now : wallClock, pointInTime: nowIsChosen, lookup: result, stored: stored?.records))
+            CustomerInputs(
+                at: nowIsChosen ? now : wallClock, pointInTime: nowIsChosen, lookup: result, sent: stored?.sent, sentError: stored?.sentError,
+                stored: stored?.records))
     }
 
     /// Opens the view on look-up item `id` (its story must be told).
@@ -127,7 +129,15 @@ extension DashboardState {
 /// large, and the report enum stays small).
 public final class StoredCustomerRecordsBox: Sendable {
     public let records: StoredCustomerRecords
-    public init(_ records: StoredCustomerRecords) { self.records = records }
+    /// What Apple says it sent (Get Notification History), as `customer` reads it.
+    public let sent: [SentNotification]?
+    public let sentError: String?
+
+    public init(_ records: StoredCustomerRecords, sent: [SentNotification]? = nil, sentError: String? = nil) {
+        self.records = records
+        self.sent = sent
+        self.sentError = sentError
+    }
 }
 
 extension Array {

@@ -57,7 +57,11 @@ public enum DashboardApp {
                     lookups.begin()
                     background.addTask(executorPreference: globalConcurrentExecutor) {
                         let result = await lookup.lookUp(query) { lookups.post(.progress(query, $0)) }
-                        let stored = await lookup.storedRecords(for: result).map(StoredCustomerRecordsBox.init)
+                        // The same sources `customer` reads: the trail's rows and what Apple says it sent.
+                        let sent = await lookup.sentNotifications(for: result)
+                        let stored = await lookup.storedRecords(for: result).map {
+                            StoredCustomerRecordsBox($0, sent: sent.items, sentError: sent.error)
+                        }
                         lookups.post(.finished(result, stored))
                         lookups.end()
                     }

@@ -1,5 +1,7 @@
 import AppStoreClients
 import AuditTrail
+import CustomerSearch
+import CustomerTimeline
 import Dashboard
 import Foundation
 import AppStoreAPI
@@ -59,5 +61,12 @@ public struct ServiceLookup: CustomerLookingUp {
         var records = try? await trail.customerRecords(originalTransactionIDs: originals, appTransactionIDs: appIDs, transactionIDs: [], limit: 10_000)
         records?.appTransactionIDs = appIDs
         return records
+    }
+
+    /// What Apple says it sent about the customer, read as `customer` reads it (one path).
+    public func sentNotifications(for result: CustomerLookupResult) async -> (items: [SentNotification]?, error: String?) {
+        guard result.failure == nil else { return (nil, nil) }
+        let (sent, error) = await CustomerFinder.sentNotifications(service.client, result: result, at: Date(), onEvent: nil)
+        return (sent.items, error)
     }
 }

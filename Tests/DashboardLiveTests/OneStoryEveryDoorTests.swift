@@ -1,0 +1,59 @@
+import AppStoreAPI
+import AppStoreClients
+import AuditTrail
+import AuditTrailSQLite
+import CustomerSearch
+import CustomerTimeline
+import Dashboard
+import DashboardLive
+import Foundation
+import ReceiptCore
+import ReceiptSimulator
+import ServiceTestSupport
+import Testing
+
+/// One story whichever door: the simulator's third customer (every kind of event, and two
+/// notifications Apple lists but never delivered) asked through `customer`'s finder and through
+/// the dashboard's look-up adapter, against the same trail at the same instant, tells the same
+/// events and the same issues: the dashboard reads Apple's Notification History as `customer`
+/// does.
+@Suite(.timeLimit(.minutes(2))) struct OneStoryEveryDoorTests {
+    @Test func theDashboardAndTheCommandTellTheSameStory() async throws {
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
+        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
+        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
+        let at = Date()
+        let pipeline = ReceiptPipeline(at: at, evaluator: TrustEvaluator(anchors: anchors))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-story-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = try AuditStore(path: folder + "/audit.sqlite")
+        let service = CustomerLookupService(client: client, pipeline: pipeline)
+
+        // The command's door: what `customer --order-id MQ5X7UVWXY --db …` runs.
+        let found = await CustomerFinder(store: store, lookup: service).find(.orderID("MQ5X7UVWXY"), at: at)
+        let command = try #require(found.stories.first)
+
+        // The dashboard's door: its adapter, the same trail (read only: nothing recorded between).
+        var adapter = ServiceLookup(service: service, store: nil)
+        adapter.trail = store
+        let result = await adapter.lookUp(.orderID("MQ5X7UVWXY")) { _ in }
+        let sent = await adapter.sentNotifications(for: result)
+        let records = try #require(await adapter.storedRecords(for: result))
+        var state = DashboardState(now: at)
+        state.wallClock = at
+        let id = state.add(result, stored: StoredCustomerRecordsBox(records, sent: sent.items, sentError: sent.error))
+        let dashboard = try #require(state.customerStories[id])
+
+        #expect(command.issues.map(\.code).contains(.notificationMissing))
+        #expect(dashboard.issues.map(\.code) == command.issues.map(\.code))
+        #expect(dashboard.issues.map(\.summary) == command.issues.map(\.summary))
+        #expect(dashboard.events.map(\.kind) == command.events.map(\.kind))
+        #expect(dashboard.events.map(\.refs) == command.events.map(\.refs))
+        #expect(dashboard.trust == command.trust)
+
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
+}
