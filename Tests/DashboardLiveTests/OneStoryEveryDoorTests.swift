@@ -56,4 +56,56 @@ import Testing
         try await simulator.stop()
         await store.close()
     }
+
+    /// Every id of the customer leads to the same story: the order ID, a transaction id, the
+    /// original transaction id, the app transaction id and the app account token (the trail
+    /// alone knows tokens: the look-up is recorded first, as `lookup --db` does); offline, every
+    /// id the trail knows.
+    @Test func everyIdOfTheCustomerTellsTheSameStory() async throws {
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
+        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
+        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
+        let at = Date()
+        let pipeline = ReceiptPipeline(at: at, evaluator: TrustEvaluator(anchors: anchors))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-story-ids-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = try AuditStore(path: folder + "/audit.sqlite")
+        let service = CustomerLookupService(client: client, pipeline: pipeline)
+        let recorded = await service.lookUp(.orderID("MQ5X7UVWXY"))
+        _ = try await store.recordLookup(recorded, bundleID: ServerAPIData.demoBundleID, source: "lookup order MQ5X7UVWXY", at: at)
+
+        let finder = CustomerFinder(store: store, lookup: service)
+        let byOrder = try #require(await finder.find(.orderID("MQ5X7UVWXY"), at: at).stories.first)
+        let original = try #require(byOrder.ids.originalTransactionIDs.first)
+        let transaction = try #require(byOrder.events.compactMap(\.transactionID).last)
+        let app = try #require(byOrder.ids.appTransactionIDs.first)
+        let token = try #require(byOrder.ids.appAccountTokens.first)
+        for query: CustomerQuery in [.transactionID(transaction), .originalTransactionID(original), .appTransactionID(app), .appAccountToken(token)] {
+            let found = await finder.find(query, at: at)
+            let story = try #require(found.stories.first, "\(query)")
+            #expect(found.stories.count == 1, "\(query)")
+            #expect(story.events.map(\.kind) == byOrder.events.map(\.kind), "\(query)")
+            #expect(story.events.map(\.refs) == byOrder.events.map(\.refs), "\(query)")
+            #expect(story.issues.map(\.code) == byOrder.issues.map(\.code), "\(query)")
+            #expect(story.ids.originalTransactionIDs.sorted() == byOrder.ids.originalTransactionIDs.sorted(), "\(query)")
+        }
+        // Offline, the trail alone: every id it knows tells the same story.
+        let offline = CustomerFinder(store: store, lookup: nil)
+        let byOriginal = try #require(await offline.find(.originalTransactionID(original), at: at).stories.first)
+        #expect(byOriginal.offline)
+        #expect(!byOriginal.events.isEmpty)
+        for query: CustomerQuery in [.transactionID(transaction), .appTransactionID(app), .appAccountToken(token)] {
+            let found = await offline.find(query, at: at)
+            let story = try #require(found.stories.first, "offline \(query)")
+            #expect(found.stories.count == 1, "offline \(query)")
+            #expect(story.events.map(\.kind) == byOriginal.events.map(\.kind), "offline \(query)")
+            #expect(story.events.map(\.refs) == byOriginal.events.map(\.refs), "offline \(query)")
+            #expect(story.issues.map(\.code) == byOriginal.issues.map(\.code), "offline \(query)")
+        }
+
+        try await client.shutdown()
+        try await simulator.stop()
+        await store.close()
+    }
 }
