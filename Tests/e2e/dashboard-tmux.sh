@@ -430,6 +430,30 @@ check "and the win-back offer it was bought with" wait_for "offer_type          
 check "and the offer's length in words" wait_for "offer_period                  P1M (1 month)"
 t send-keys -t "$session" Escape q
 check "the today's-payloads dashboard quits cleanly" wait_for "EXIT=0"
+# Data that is not genuine (the simulator's root not given): a banner opens the Customer view,
+# the extend plan says INVALID, y is refused in a pop-up (untrusted-data) and nothing is sent.
+t new-session -d -s untrusted -x 140 -y 42 "TERM=xterm-256color XDG_DATA_HOME=$work/xdg $bin --issuer-id 57246542-96fe-1a63-e053-0824d011072a --key-id 2X9R4HXF34 --private-key-file $work/key.p8 --bundle-id com.example.receiptdash --api-production-url $api_production --api-sandbox-url $api_sandbox --db $work/untrusted.sqlite $fixtures/production.b64; echo EXIT=\$?; sleep 60"
+session=untrusted
+check "dashboard up on data it cannot trust" wait_for "Receipts [1]"
+t send-keys -t "$session" l
+t send-keys -t "$session" -l MQ5X7ABCDE
+t send-keys -t "$session" Enter
+check "the Customer view opens with the not-genuine banner" wait_for "⚠ NOT GENUINE:" 150
+check "each event shows its trust" wait_for ", invalid]" 50
+t send-keys -t "$session" x
+check "x from the view opens the extend form" wait_for "Days (1-90):" 50
+t send-keys -t "$session" 3 Enter
+check "the plan says the data is not genuine" wait_for "data: INVALID (not genuine)"
+check "and how to go ahead" wait_for "F sends it anyway (as --force-untrusted)"
+t send-keys -t "$session" y
+check "y is refused in a pop-up with the commands' code" wait_for "Not sent (untrusted-data)"
+t send-keys -t "$session" Escape
+check "any key closes the pop-up" wait_gone "any key closes this"
+check "and the plan is still open" wait_for "data: INVALID (not genuine)"
+t send-keys -t "$session" Escape
+check "nothing was sent or recorded" bash -c "! \"$bin\" history --actions --db $work/untrusted.sqlite 2>/dev/null | grep -q extend"
+t send-keys -t "$session" Escape q
+check "the untrusted dashboard quits cleanly" wait_for "EXIT=0"
 kill "$api_pid" 2>/dev/null
 t new-session -d -s nolookup -x 140 -y 42 "TERM=xterm-256color env -u RECEIPTDASH_API_ISSUER_ID $bin $fixtures/production.b64; echo EXIT=\$?; sleep 60"
 session=nolookup
