@@ -251,6 +251,17 @@ import Testing
             let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
             #expect(events.compactMap { $0["kind"] as? String } == kinds, "\(id)")
         }
+        // Online, the customer's subscription and its consumable tell one story: the
+        // consumption answer for 2000000900000010 shows whichever of the two is asked.
+        var online: [[String]] = []
+        for id in [Self.subscription, "2000000900000010"] {
+            let found = try setup.run(["customer", "--transaction-id", id, "--db", setup.db, "--format", "json"])
+            #expect(found.status == 0, "\(id): \(found.stderr)")
+            let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
+            online.append(events.map { "\($0["kind"] ?? "") \($0["transaction_id"] ?? "") \($0["sources"] ?? "")" })
+        }
+        #expect(online[0] == online[1])
+        #expect(online[0].contains { $0.hasPrefix("consumption-answered 2000000900000010") })
         // Another token is still nobody's.
         let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
         #expect(other.status == 1)
