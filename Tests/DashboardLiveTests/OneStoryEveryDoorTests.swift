@@ -18,7 +18,9 @@ import Testing
 /// events and the same issues: the dashboard reads Apple's Notification History as `customer`
 /// does.
 @Suite(.timeLimit(.minutes(2))) struct OneStoryEveryDoorTests {
-    @Test func theDashboardAndTheCommandTellTheSameStory() async throws {
+    /// The Server API simulator, a client and look-up service that trust its root, and an empty
+    /// trail; `at` is the instant both doors judge at.
+    static func live() async throws -> (ServerAPISimulator, AppStoreServerAPIClient, CustomerLookupService, AuditStore, Date) {
         let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
         let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
         let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
@@ -27,8 +29,11 @@ import Testing
         let pipeline = ReceiptPipeline(at: at, evaluator: TrustEvaluator(anchors: anchors))
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-story-\(UUID())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try AuditStore(path: folder + "/audit.sqlite")
-        let service = CustomerLookupService(client: client, pipeline: pipeline)
+        return (simulator, client, CustomerLookupService(client: client, pipeline: pipeline), try AuditStore(path: folder + "/audit.sqlite"), at)
+    }
+
+    @Test func theDashboardAndTheCommandTellTheSameStory() async throws {
+        let (simulator, client, service, store, at) = try await Self.live()
 
         // The command's door: what `customer --order-id MQ5X7UVWXY --db …` runs.
         let found = await CustomerFinder(store: store, lookup: service).find(.orderID("MQ5X7UVWXY"), at: at)
@@ -62,16 +67,7 @@ import Testing
     /// alone knows tokens: the look-up is recorded first, as `lookup --db` does); offline, every
     /// id the trail knows.
     @Test func everyIdOfTheCustomerTellsTheSameStory() async throws {
-        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
-        let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
-        let client = AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))
-        let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
-        let at = Date()
-        let pipeline = ReceiptPipeline(at: at, evaluator: TrustEvaluator(anchors: anchors))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-story-ids-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let store = try AuditStore(path: folder + "/audit.sqlite")
-        let service = CustomerLookupService(client: client, pipeline: pipeline)
+        let (simulator, client, service, store, at) = try await Self.live()
         let recorded = await service.lookUp(.orderID("MQ5X7UVWXY"))
         _ = try await store.recordLookup(recorded, bundleID: ServerAPIData.demoBundleID, source: "lookup order MQ5X7UVWXY", at: at)
 
