@@ -57,10 +57,9 @@ public struct CustomerInputs: Sendable {
                 item.decoded.transactions = item.decoded.transactions.map(asThen)
                 return item
             }
-            let kept = Set(lookup.transactions.compactMap { $0.transaction?.transactionID })
-            lookup.refunds = lookup.refunds.filter { id in
-                kept.contains(id) && lookup.transactions.contains { $0.transaction?.transactionID == id && $0.transaction?.cancellationDate != nil }
-            }
+            // A refund listed is one of a kept transaction refunded by then.
+            let refunded = Set(lookup.transactions.compactMap { $0.transaction?.cancellationDate == nil ? nil : $0.transaction?.transactionID })
+            lookup.refunds = lookup.refunds.filter(refunded.contains)
             lookup.renewals = []
             let inputs = lookup.transactions.map(\.decoded)
             lookup.analysis = inputs.isEmpty ? nil : PurchaseAnalysis.analyze(inputs, at: at)

@@ -57,6 +57,6 @@ public struct CustomerTrust: Sendable, Hashable {
 
     /// The reason of the first step that failed (else warned), as the verdict's why.
     static func firstReason(_ report: TrustReport) -> String? {
-        (report.steps.first { $0.outcome == .fail } ?? report.steps.first { $0.outcome == .warning }).map(\.reason)
+        (report.firstFailure ?? report.steps.first { $0.outcome == .warning })?.reason
     }
 }

@@ -151,7 +151,7 @@ struct TimelineBuilder {
         func original(_ e: CustomerEvent) -> String? {
             e.originalTransactionID ?? e.transactionID.flatMap { transactions[$0]?.purchase.originalTransactionID }
         }
-        var used = Set<Int>()
+        // The notifications merged into a write, gone from the timeline.
         var removed = Set<Int>()
         let writes = events.indices.filter { events[$0].kind == .extension && events[$0].sources == [.action] }.sorted { events[$0].at < events[$1].at }
         for w in writes {
@@ -159,11 +159,10 @@ struct TimelineBuilder {
             // A write Apple refused, or that never left, caused nothing.
             guard write.outcome == "success" || write.outcome == "unknown", let subscription = original(write) else { continue }
             let candidates = events.indices.filter { i in
-                !used.contains(i) && events[i].kind == .extension && events[i].sources == [.notification] && original(events[i]) == subscription
+                !removed.contains(i) && events[i].kind == .extension && events[i].sources == [.notification] && original(events[i]) == subscription
                     && events[i].at >= write.at.addingTimeInterval(-60) && events[i].at <= write.at.addingTimeInterval(Self.confirmationWindow)
             }
             guard let n = candidates.min(by: { events[$0].at < events[$1].at }) else { continue }
-            used.insert(n)
             removed.insert(n)
             let notification = events[n]
             var merged = write
@@ -188,11 +187,11 @@ struct TimelineBuilder {
 
     /// A write's line once Apple confirmed it: its outcome `success`.
     static func confirmedSummary(_ summary: String) -> String {
-        summary.replacingOccurrences(of: ": " + outcome(unknown: ()), with: ": success")
+        summary.replacingOccurrences(of: ": " + unknownOutcome, with: ": success")
     }
 
     /// The words of an outcome not known.
-    static func outcome(unknown: Void) -> String { "unknown: it may have been applied" }
+    static let unknownOutcome = "unknown: it may have been applied"
 
     /// The events, oldest first (same instant: in the order of the kinds, then by transaction).
     func finish() -> [CustomerEvent] {
@@ -425,7 +424,7 @@ struct TimelineBuilder {
     static func outcome(_ action: AuditAction) -> String {
         switch action.result {
         case "success": "success" + (action.httpStatus.map { " (HTTP \($0))" } ?? "")
-        case AuditAction.pending, "unknown": outcome(unknown: ())
+        case AuditAction.pending, "unknown": unknownOutcome
         case "refused": "refused" + (action.httpStatus.map { " (HTTP \($0)" + (action.apiError.map { ", error \($0))" } ?? ")") } ?? "")
         case "failed": "failed: it never reached Apple"
         default: action.result

@@ -562,7 +562,8 @@ public enum DashboardView {
             trust == .invalid
             ? "the data is not genuine: y is refused · F sends it anyway (as --force-untrusted) · n or Esc cancels"
             : "y sends it · n or Esc cancels (nothing is sent)"
-        return plan.map { (SafeText.escaped($0), Style($0.hasPrefix("data: INVALID") ? .error : .overlay)) }
+        let refused = trust == .invalid ? ActionDataGate.dataLine(.invalid, forced: false) : nil
+        return plan.map { (SafeText.escaped($0), Style($0 == refused ? .error : .overlay)) }
             + [("", Style(.overlay)), (keys, Style(trust == .invalid ? .error : .warning, bold: true))]
     }
 

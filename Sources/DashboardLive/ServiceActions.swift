@@ -69,14 +69,8 @@ public struct ServiceActions: CustomerActing {
         _ action: APIAction, _ request: APIRequest, ids: ActionIDs, environment: APIEnvironment?, requestID: String, extendDays: Int? = nil,
         force: Bool
     ) async throws -> ActionPlan {
-        let selection: APIEnvironmentSelection =
-            switch environment {
-            case .production?: .production
-            case .sandbox?: .sandbox
-            case nil: .auto
-            }
         switch await actions.plan(
-            action, request, ids: ids, selection: selection, requestID: requestID, extendDays: extendDays, forceUntrusted: force,
+            action, request, ids: ids, selection: environment.map(APIEnvironmentSelection.init) ?? .auto, requestID: requestID, extendDays: extendDays, forceUntrusted: force,
             howToForce: ActionDataGate.dashboardForce)
         {
         case .success(let plan): return plan

@@ -7,12 +7,15 @@ import ReceiptCore
 public enum ActionDataGate {
     /// Why a write on data of `verdict` is not sent (code `untrusted-data`); nil when it may go.
     /// `howToForce` names the door's way to go ahead.
-    public static func refusal(_ verdict: TrustReport.Verdict?, forced: Bool, howToForce: String = "add --force-untrusted") -> APIFailure? {
+    public static func refusal(_ verdict: TrustReport.Verdict?, forced: Bool, howToForce: String = commandForce) -> APIFailure? {
         guard verdict == .invalid, !forced else { return nil }
         return APIFailure(
             .untrustedData,
             "the customer's data is not genuine (invalid): nothing was sent; check it with `receiptdash lookup`, or \(howToForce) to act on it anyway")
     }
+
+    /// How a command goes ahead on data that is not genuine.
+    public static let commandForce = "add --force-untrusted"
 
     /// How the dashboard goes ahead on data that is not genuine.
     public static let dashboardForce = "press F on the plan"

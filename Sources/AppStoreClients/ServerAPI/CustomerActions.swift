@@ -205,7 +205,7 @@ public struct CustomerActions: Sendable {
     /// id not found in either environment) fails the plan: nothing is sent.
     public func plan(
         _ action: APIAction, _ request: APIRequest, ids: ActionIDs, selection: APIEnvironmentSelection, requestID: String?,
-        extraLines: [String] = [], extendDays: Int? = nil, forceUntrusted: Bool = false, howToForce: String = "add --force-untrusted",
+        extraLines: [String] = [], extendDays: Int? = nil, forceUntrusted: Bool = false, howToForce: String = ActionDataGate.commandForce,
         onEvent: (@Sendable (APIClientEvent) -> Void)? = nil
     ) async -> Result<ActionPlan, APIFailure> {
         guard let id = ids.originalTransactionID ?? ids.transactionID else {
