@@ -215,6 +215,9 @@ public struct AuditAction: Sendable, Hashable {
     public var responseBody: String?
     /// When the outcome was recorded (nil while pending).
     public var completedAt: Date?
+    /// The customer's app transaction id where the plan's look-up knew it (v13): the write is
+    /// found by any of the customer's ids, whatever id the command was given.
+    public var appTransactionID: String?
 
     /// What a row in `pending` means: recorded before sending, with no outcome since.
     public static let pending = "pending"
@@ -222,8 +225,9 @@ public struct AuditAction: Sendable, Hashable {
     public init(
         id: Int64? = nil, at: Date, user: String, action: String, environment: String?, requestID: String?, originalTransactionID: String?,
         transactionID: String?, productID: String?, requestBody: String?, httpStatus: Int?, apiError: Int?, result: String,
-        plan: String? = nil, responseBody: String? = nil, completedAt: Date? = nil
+        plan: String? = nil, responseBody: String? = nil, completedAt: Date? = nil, appTransactionID: String? = nil
     ) {
+        self.appTransactionID = appTransactionID
         self.plan = plan
         self.responseBody = responseBody
         self.completedAt = completedAt
@@ -262,10 +266,13 @@ extension AuditAction {
 public struct AuditActionQuery: Sendable, Hashable {
     /// Matches the transaction id or the original transaction id.
     public var transactionID: String?
+    /// Matches the customer's app transaction id (rows from v13 on).
+    public var appTransactionID: String?
     public var limit: Int
 
-    public init(transactionID: String? = nil, limit: Int = 10_000) {
+    public init(transactionID: String? = nil, appTransactionID: String? = nil, limit: Int = 10_000) {
         self.transactionID = transactionID
+        self.appTransactionID = appTransactionID
         self.limit = limit
     }
 }
@@ -461,6 +468,19 @@ package enum AuditSchema {
         "CREATE INDEX notification_app_transaction ON notification(app_transaction_id)",
         ]
     }
+
+    /// v13: each write linked to the customer's app transaction id where its plan knew it, so
+    /// `customer --app-transaction-id` finds writes the trail knows nothing else about; writes
+    /// indexed by product, so a customer's story finds the mass extensions of their products.
+    package static let v13 = [
+        "ALTER TABLE api_action ADD COLUMN app_transaction_id TEXT",
+        "CREATE INDEX api_action_app_transaction ON api_action(app_transaction_id)",
+        "CREATE INDEX api_action_product ON api_action(product_id)",
+    ]
+
+    /// The action name of a mass extension in `api_action` (a customer's story reads those of
+    /// their products).
+    package static let massExtendAction = "mass-extend"
 
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",

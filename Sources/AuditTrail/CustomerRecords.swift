@@ -95,6 +95,12 @@ public struct StoredCustomerRecords: Sendable {
     }
 
     public var isEmpty: Bool { notifications.isEmpty && purchases.isEmpty && actions.isEmpty }
+
+    /// The products the customer's notifications and purchases name, sorted (the mass
+    /// extensions of these are read with the customer's writes).
+    public var productIDs: [String] {
+        Array(Set(notifications.compactMap(\.record.productID) + purchases.compactMap(\.purchase.productID))).sorted()
+    }
 }
 
 /// The two reads a store answers for ``customers(_:limit:)``, each in one read.

@@ -202,6 +202,8 @@ enum PostgresAuditSchema {
             }),
         // v12: the registered forwarding targets, queued for by every process that stores.
         Migration(name: "v12", statements: AuditSchema.v12(real: "DOUBLE PRECISION").map { PostgresQuery(unsafeSQL: $0) }),
+        // v13: each write linked to the customer's app transaction id.
+        Migration(name: "v13", statements: AuditSchema.v13.map { PostgresQuery(unsafeSQL: $0) }),
     ]
 
     static var names: [String] { migrations.map(\.name) }

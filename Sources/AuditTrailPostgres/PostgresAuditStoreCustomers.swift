@@ -40,7 +40,10 @@ extension PostgresAuditStore {
             }
             records.originalTransactionIDs = StoredCustomerRecords.originals(originals, notifications: records.notifications, purchases: records.purchases)
             let actions = try await connection.query(
-                Self.actionsQuery(records.originalTransactionIDs, transactionIDs: transactionIDs, limit: limit + 1).query, logger: logger
+                Self.actionsQuery(
+                    records.originalTransactionIDs, transactionIDs: transactionIDs, appIDs: appIDs, products: records.productIDs, limit: limit + 1
+                ).query,
+                logger: logger
             ).collect()
             records.actions = try actions.prefix(limit).reversed().map(Self.action)
             records.truncated = notifications.count > limit || purchases.count > limit || actions.count > limit
@@ -55,12 +58,17 @@ extension PostgresAuditStore {
     static func linksQuery(explain: Bool = false, columns: [CustomerLinkColumn], values: [String], limit: Int) -> PostgresQueryBuilder {
         var q = PostgresQueryBuilder()
         if explain { q.sql("EXPLAIN ") }
-        for (position, table) in ["purchase", "notification"].enumerated() {
+        // A write links its original transaction to the app transaction its plan knew (v13): a
+        // customer the trail knows only by our writes is found by either. Writes hold no token.
+        let writeColumns = columns.filter { $0 != .appAccountToken }
+        for (position, table) in ["purchase", "notification", "api_action"].enumerated() {
+            let asked = table == "api_action" ? writeColumns : columns
+            if asked.isEmpty { continue }
             q.sql(position == 0 ? "(" : " UNION ALL (")
-            q.sql("SELECT DISTINCT original_transaction_id, app_transaction_id, app_account_token FROM ")
+            q.sql(table == "api_action" ? "SELECT DISTINCT original_transaction_id, app_transaction_id, NULL::text FROM " : "SELECT DISTINCT original_transaction_id, app_transaction_id, app_account_token FROM ")
             q.identifier(table)
             q.sql(" WHERE ")
-            for (index, column) in columns.enumerated() {
+            for (index, column) in asked.enumerated() {
                 if index > 0 { q.sql(" OR ") }
                 if table == "purchase" && column == .appAccountToken {
                     q.sql("lower(app_account_token)")
@@ -117,9 +125,11 @@ extension PostgresAuditStore {
         return p
     }
 
-    /// The writes about these original transactions or transactions: one indexed read per
-    /// column, united.
-    static func actionsQuery(explain: Bool = false, _ originals: [String], transactionIDs: [String], limit: Int) -> PostgresQueryBuilder {
+    /// The writes about these original transactions, transactions or app transactions: one
+    /// indexed read per column, united.
+    static func actionsQuery(
+        explain: Bool = false, _ originals: [String], transactionIDs: [String], appIDs: [String], products: [String] = [], limit: Int
+    ) -> PostgresQueryBuilder {
         var a = PostgresQueryBuilder()
         if explain { a.sql("EXPLAIN ") }
         a.sql("SELECT * FROM (")
@@ -130,6 +140,17 @@ extension PostgresAuditStore {
         a.sql(actionColumns)
         a.sql(" FROM api_action WHERE transaction_id = ANY(")
         a.bind(transactionIDs)
+        a.sql(") UNION ")
+        a.sql(actionColumns)
+        a.sql(" FROM api_action WHERE app_transaction_id = ANY(")
+        a.bind(appIDs)
+        // The mass extensions of the customer's products.
+        a.sql(") UNION ")
+        a.sql(actionColumns)
+        a.sql(" FROM api_action WHERE action = ")
+        a.bind(AuditSchema.massExtendAction)
+        a.sql(" AND product_id = ANY(")
+        a.bind(products)
         a.sql(")) a ORDER BY at DESC, id DESC LIMIT ")
         a.bind(Int64(limit))
         return a
@@ -167,7 +188,7 @@ extension PostgresAuditStore: CustomerQueryProbe {
                 try await plan("links", Self.linksQuery(explain: true, columns: columns, values: [value], limit: 10)),
                 try await plan("notifications", Self.notificationsQuery(explain: true, originals, appIDs, limit: 10)),
                 try await plan("purchases", Self.purchasesQuery(explain: true, originals, appIDs, limit: 10)),
-                try await plan("actions", Self.actionsQuery(explain: true, originals, transactionIDs: [value], limit: 10)),
+                try await plan("actions", Self.actionsQuery(explain: true, originals, transactionIDs: [value], appIDs: appIDs, products: ["p"], limit: 10)),
             ]
         }
     }

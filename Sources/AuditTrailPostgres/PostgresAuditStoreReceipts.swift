@@ -382,11 +382,12 @@ extension PostgresAuditStore {
         let rows = try await connection.query(
             """
             INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
-                                    product_id, request_body, http_status, api_error, result, plan, response_body, completed_at)
+                                    product_id, request_body, http_status, api_error, result, plan, response_body, completed_at,
+                                    app_transaction_id)
             VALUES (\(action.at.timeIntervalSince1970), \(action.user), \(action.action), \(action.environment), \(action.requestID),
                     \(action.originalTransactionID), \(action.transactionID), \(action.productID), \(action.requestBody),
                     \(action.httpStatus.map(Int64.init)), \(action.apiError.map(Int64.init)), \(action.result), \(action.plan),
-                    \(action.responseBody), \(action.completedAt?.timeIntervalSince1970))
+                    \(action.responseBody), \(action.completedAt?.timeIntervalSince1970), \(action.appTransactionID))
             RETURNING id
             """, logger: logger
         ).collect()
@@ -396,31 +397,27 @@ extension PostgresAuditStore {
 
     public func actions(_ query: AuditActionQuery) async throws -> [AuditAction] {
         try await read("reading the actions sent") { [self] connection in
-            let limit = Int64(query.limit)
-            let rows: PostgresRowSequence
-            if let id = query.transactionID {
-                rows = try await connection.query(
-                    """
-                    SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-                           request_body, http_status, api_error, result, plan, response_body, completed_at
-                    FROM api_action WHERE transaction_id = \(id) OR original_transaction_id = \(id) ORDER BY at DESC, id DESC LIMIT \(limit)
-                    """, logger: logger)
-            } else {
-                rows = try await connection.query(
-                    """
-                    SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-                           request_body, http_status, api_error, result, plan, response_body, completed_at
-                    FROM api_action ORDER BY at DESC, id DESC LIMIT \(limit)
-                    """, logger: logger)
+            var q = PostgresQueryBuilder()
+            q.sql(Self.actionColumns)
+            q.sql(" FROM api_action")
+            if query.transactionID != nil || query.appTransactionID != nil {
+                q.sql(" WHERE transaction_id = ")
+                q.bind(query.transactionID)
+                q.sql(" OR original_transaction_id = ")
+                q.bind(query.transactionID)
+                q.sql(" OR app_transaction_id = ")
+                q.bind(query.appTransactionID)
             }
-            return try await rows.collect().map(Self.action)
+            q.sql(" ORDER BY at DESC, id DESC LIMIT ")
+            q.bind(Int64(query.limit))
+            return try await connection.query(q.query, logger: logger).collect().map(Self.action)
         }
     }
 
     /// The columns ``action(_:)`` reads, in its order.
     static let actionColumns: StaticString = """
         SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-               request_body, http_status, api_error, result, plan, response_body, completed_at
+               request_body, http_status, api_error, result, plan, response_body, completed_at, app_transaction_id
         """
 
     /// An `api_action` row in ``actionColumns``' order.
@@ -434,7 +431,8 @@ extension PostgresAuditStore {
             requestBody: try columns[9].decode(String?.self), httpStatus: try columns[10].decode(Int64?.self).map(Int.init),
             apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self),
             plan: try columns[13].decode(String?.self), responseBody: try columns[14].decode(String?.self),
-            completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
+            completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
+            appTransactionID: try columns[16].decode(String?.self))
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

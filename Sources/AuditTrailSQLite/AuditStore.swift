@@ -284,6 +284,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v12") { db in
             for statement in AuditSchema.v12(real: "DOUBLE") { try db.execute(sql: statement) }
         }
+        // v13: each write linked to the customer's app transaction id.
+        migrator.registerMigration("v13") { db in
+            for statement in AuditSchema.v13 { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
@@ -357,13 +361,15 @@ public final class AuditStore: AuditBackend {
         try db.execute(
             sql: """
                 INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
-                                        product_id, request_body, http_status, api_error, result, plan, response_body, completed_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        product_id, request_body, http_status, api_error, result, plan, response_body, completed_at,
+                                        app_transaction_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 action.at.timeIntervalSince1970, action.user, action.action, action.environment, action.requestID,
                 action.originalTransactionID, action.transactionID, action.productID, action.requestBody, action.httpStatus,
                 action.apiError, action.result, action.plan, action.responseBody, action.completedAt?.timeIntervalSince1970,
+                action.appTransactionID,
             ])
         return db.lastInsertedRowID
     }
@@ -403,21 +409,30 @@ public final class AuditStore: AuditBackend {
 
     public func actions(_ query: AuditActionQuery) async throws -> [AuditAction] {
         try await database.read { db in
+            let columns = Set(try db.columns(in: "api_action").map(\.name))
             var sql = "SELECT * FROM api_action"
             var arguments: StatementArguments = []
+            var conditions: [String] = []
             if let id = query.transactionID {
-                sql += " WHERE transaction_id = ? OR original_transaction_id = ?"
+                conditions.append("transaction_id = ? OR original_transaction_id = ?")
                 arguments += [id, id]
             }
+            // A trail older than v13 opened read-only links no write to an app transaction.
+            if let id = query.appTransactionID, columns.contains("app_transaction_id") {
+                conditions.append("app_transaction_id = ?")
+                arguments += [id]
+            }
+            let asked = query.transactionID != nil || query.appTransactionID != nil
+            if asked && conditions.isEmpty { return [] }
+            if !conditions.isEmpty { sql += " WHERE " + conditions.map { "(\($0))" }.joined(separator: " OR ") }
             sql += " ORDER BY at DESC, id DESC LIMIT ?"
             arguments += [query.limit]
-            let columns = Set(try db.columns(in: "api_action").map(\.name))
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map { Self.action($0, columns: columns) }
         }
     }
 
     /// An `api_action` row; `columns` are the table's (a database opened read-only may be
-    /// older than v9: those columns read as nil).
+    /// older than v9 or v13: those columns read as nil).
     static func action(_ row: Row, columns: Set<String>) -> AuditAction {
         AuditAction(
             id: row["id"], at: Date(timeIntervalSince1970: row["at"]), user: row["os_user"], action: row["action"],
@@ -425,7 +440,8 @@ public final class AuditStore: AuditBackend {
             transactionID: row["transaction_id"], productID: row["product_id"], requestBody: row["request_body"],
             httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"],
             plan: columns.contains("plan") ? row["plan"] : nil, responseBody: columns.contains("response_body") ? row["response_body"] : nil,
-            completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil)
+            completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil,
+            appTransactionID: columns.contains("app_transaction_id") ? row["app_transaction_id"] : nil)
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

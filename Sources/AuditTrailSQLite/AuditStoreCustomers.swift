@@ -10,7 +10,9 @@ extension AuditStore {
         guard !values.isEmpty, !columns.isEmpty else { return [] }
         return try await database.read { db in
             var links: [CustomerLink] = []
-            for table in ["purchase", "notification"] {
+            // A write links its original transaction to the app transaction its plan knew (v13):
+            // a customer the trail knows only by our writes is found by either.
+            for table in ["purchase", "notification", "api_action"] {
                 guard let (sql, arguments) = try Self.linksSQL(db, table: table, columns: columns, values: values) else { continue }
                 let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments + [limit])
                 while let row = try rows.next() {
@@ -43,9 +45,15 @@ extension AuditStore {
             records.originalTransactionIDs = StoredCustomerRecords.originals(originals, notifications: records.notifications, purchases: records.purchases)
             let all = records.originalTransactionIDs
             let columns = Set(try db.columns(in: "api_action").map(\.name))
+            // Writes linked by app transaction id from v13 on, and the mass extensions of the
+            // customer's products (the story keeps those Apple notified this customer of).
+            let linkedApps = columns.contains("app_transaction_id") ? appIDs : []
+            let products = records.productIDs
             let actions = try Row.fetchAll(
-                db.cachedStatement(sql: Self.actionsSQL(originals: all.count, transactions: transactionIDs.count)),
-                arguments: StatementArguments(all) + StatementArguments(transactionIDs) + [limit + 1])
+                db.cachedStatement(
+                    sql: Self.actionsSQL(originals: all.count, transactions: transactionIDs.count, appIDs: linkedApps.count, products: products.count)),
+                arguments: StatementArguments(all) + StatementArguments(transactionIDs) + StatementArguments(linkedApps)
+                    + (products.isEmpty ? [] : [AuditSchema.massExtendAction] + StatementArguments(products)) + [limit + 1])
             records.actions = actions.prefix(limit).reversed().map { Self.action($0, columns: columns) }
             records.truncated = notifications.count > limit || purchases.count > limit || actions.count > limit
             return records
@@ -139,9 +147,11 @@ extension AuditStore {
 
     /// The writes about `originals` original transactions or `transactions` transactions: one
     /// indexed read per column, united.
-    static func actionsSQL(originals: Int, transactions: Int) -> String {
+    static func actionsSQL(originals: Int, transactions: Int, appIDs: Int = 0, products: Int = 0) -> String {
         var parts = ["SELECT * FROM api_action WHERE original_transaction_id IN (\(marks(originals)))"]
         if transactions > 0 { parts.append("SELECT * FROM api_action WHERE transaction_id IN (\(marks(transactions)))") }
+        if appIDs > 0 { parts.append("SELECT * FROM api_action WHERE app_transaction_id IN (\(marks(appIDs)))") }
+        if products > 0 { parts.append("SELECT * FROM api_action WHERE action = ? AND product_id IN (\(marks(products)))") }
         return parts.joined(separator: " UNION ") + " ORDER BY at DESC, id DESC LIMIT ?"
     }
 }
@@ -175,7 +185,10 @@ extension AuditStore: CustomerQueryProbe {
                 try plan("notification links", try Self.linksSQL(db, table: "notification", columns: columns, values: [value])),
                 try plan("notifications", try Self.notificationsSQL(db, originals: originals, appIDs: appIDs)),
                 try plan("purchases", try Self.purchasesSQL(db, originals: originals, appIDs: appIDs)),
-                try plan("actions", (Self.actionsSQL(originals: originals.count, transactions: 1), StatementArguments(originals) + [value])),
+                try plan(
+                    "actions",
+                    (Self.actionsSQL(originals: originals.count, transactions: 1, appIDs: appIDs.count, products: 1),
+                     StatementArguments(originals) + [value] + StatementArguments(appIDs) + [AuditSchema.massExtendAction, "p"])),
             ]
         }
     }

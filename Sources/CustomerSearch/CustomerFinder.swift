@@ -69,36 +69,27 @@ public struct CustomerFinder: Sendable {
         self.filters = filters
     }
 
-    /// Customers the trail knows only by our writes, beyond those its purchases and
-    /// notifications name: a write to a transaction or original transaction asked about (the
-    /// trail may hold nothing else of the customer yet), or a token write Apple took whose
-    /// body carries the token asked about. What Apple confirmed is known to the trail at once.
+    /// Customers the trail knows only by a token write Apple took whose body carries the token
+    /// asked about (a write names no token column): what Apple confirmed is known to the trail
+    /// at once. Writes by transaction, original or app transaction id are found with the
+    /// purchases and notifications (``CustomerRecordSource/customers(_:limit:)``).
     static func customersFromWrites(_ query: CustomerQuery, store: any AuditBackend, known: [StoredCustomerRecords], limit: Int) async throws
         -> [StoredCustomerRecords]
     {
-        let writes: [AuditAction]
-        switch query {
-        case .appAccountToken(let token):
-            let wanted = token.lowercased()
-            writes = try await store.actions(AuditActionQuery(limit: limit)).filter { action in
-                guard action.action == APIAction.appAccountToken.rawValue, action.result == "success", let body = action.requestBody,
-                    let sent = (try? JSONValue.parse(Array(body.utf8)))?["appAccountToken"]?.text
-                else { return false }
-                return sent.lowercased() == wanted
-            }
-        case .transactionID(let id), .originalTransactionID(let id):
-            writes = try await store.actions(AuditActionQuery(transactionID: id, limit: limit))
-        case .orderID, .appTransactionID:
-            return []
+        guard case .appAccountToken(let token) = query else { return [] }
+        let wanted = token.lowercased()
+        let writes = try await store.actions(AuditActionQuery(limit: limit)).filter { action in
+            guard action.action == APIAction.appAccountToken.rawValue, action.result == "success", let body = action.requestBody,
+                let sent = (try? JSONValue.parse(Array(body.utf8)))?["appAccountToken"]?.text
+            else { return false }
+            return sent.lowercased() == wanted
         }
         var seen = Set(known.flatMap(\.originalTransactionIDs))
         var found: [StoredCustomerRecords] = []
         for write in writes.reversed() {
             guard let original = write.originalTransactionID, !seen.contains(original) else { continue }
             for var records in try await store.customers(.originalTransactionID(original), limit: limit) {
-                if case .appAccountToken(let token) = query, !records.appAccountTokens.contains(token.lowercased()) {
-                    records.appAccountTokens.append(token.lowercased())
-                }
+                if !records.appAccountTokens.contains(wanted) { records.appAccountTokens.append(wanted) }
                 seen.formUnion(records.originalTransactionIDs)
                 found.append(records)
             }

@@ -24,6 +24,8 @@ public enum CustomerEventKind: String, Sendable, Hashable, CaseIterable {
     /// Apple declined a refund request, or reversed a refund.
     case refundDeclined = "refund-declined"
     case refundReversed = "refund-reversed"
+    /// A mass extension could not extend this subscription (`RENEWAL_EXTENSION`/`FAILURE`).
+    case extensionFailed = "extension-failed"
 }
 
 /// Where an event was seen. The raw values are a contract.

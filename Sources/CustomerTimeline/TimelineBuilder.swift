@@ -16,6 +16,8 @@ struct TimelineBuilder {
     private var startFacts: [String: String] = [:]
     /// Transactions seen in the history or the trail, by id (for the expiries and the kinds).
     private var transactions: [String: (purchase: Purchase, sources: [CustomerSource], trust: String?, refs: [String])] = [:]
+    /// The keys of the mass extensions added (paired by product, not by customer).
+    private var massWriteKeys: Set<String> = []
 
     init(at: Date) { self.at = at }
 
@@ -111,7 +113,9 @@ struct TimelineBuilder {
                 refs: ["action:" + (action.requestID ?? action.id.map { "#\($0)" } ?? "?")],
                 details: [CustomerEvent.Detail(source: .action, lines: lines, payload: action.requestBody)],
                 outcome: action.result == AuditAction.pending ? "unknown" : action.result)
-            add(key: "action:\(action.id ?? Int64(events.count))", event)
+            let key = "action:\(action.id ?? Int64(events.count))"
+            if action.action == APIAction.massExtend.rawValue { massWriteKeys.insert(key) }
+            add(key: key, event)
         }
     }
 
@@ -147,22 +151,43 @@ struct TimelineBuilder {
     /// names its subscription by original transaction, or by a transaction whose original
     /// the sources know. Apple's notification confirms the write: an outcome not known becomes
     /// `success`.
+    ///
+    /// A mass extension names a product, not a customer: it joins the customer's story only
+    /// through the notification Apple sent about this customer's subscription to that product
+    /// in the same window (extended, or `RENEWAL_EXTENSION`/`FAILURE`: not extended). One that
+    /// Apple sent nothing about for this customer is not part of their story: whether it
+    /// reached them is not known.
     mutating func pairWritesWithTheirNotifications() {
         func original(_ e: CustomerEvent) -> String? {
             e.originalTransactionID ?? e.transactionID.flatMap { transactions[$0]?.purchase.originalTransactionID }
         }
-        // The notifications merged into a write, gone from the timeline.
+        let massWrites = Set(massWriteKeys.compactMap { byKey[$0] })
+        func isMass(_ i: Int) -> Bool { massWrites.contains(i) }
+        // The notifications merged into a write, and the mass writes no notification names.
         var removed = Set<Int>()
         let writes = events.indices.filter { events[$0].kind == .extension && events[$0].sources == [.action] }.sorted { events[$0].at < events[$1].at }
         for w in writes {
             let write = events[w]
+            let mass = isMass(w)
             // A write Apple refused, or that never left, caused nothing.
-            guard write.outcome == "success" || write.outcome == "unknown", let subscription = original(write) else { continue }
-            let candidates = events.indices.filter { i in
-                !removed.contains(i) && events[i].kind == .extension && events[i].sources == [.notification] && original(events[i]) == subscription
-                    && events[i].at >= write.at.addingTimeInterval(-60) && events[i].at <= write.at.addingTimeInterval(Self.confirmationWindow)
+            guard write.outcome == "success" || write.outcome == "unknown" else {
+                if mass { removed.insert(w) }
+                continue
             }
-            guard let n = candidates.min(by: { events[$0].at < events[$1].at }) else { continue }
+            let subscription = mass ? nil : original(write)
+            if !mass && subscription == nil { continue }
+            let candidates = events.indices.filter { i in
+                let e = events[i]
+                guard !removed.contains(i), e.sources == [.notification],
+                    e.at >= write.at.addingTimeInterval(-60), e.at <= write.at.addingTimeInterval(Self.confirmationWindow)
+                else { return false }
+                if mass { return (e.kind == .extension || e.kind == .extensionFailed) && e.productID != nil && e.productID == write.productID }
+                return e.kind == .extension && original(e) == subscription
+            }
+            guard let n = candidates.min(by: { events[$0].at < events[$1].at }) else {
+                if mass { removed.insert(w) }
+                continue
+            }
             removed.insert(n)
             let notification = events[n]
             var merged = write
@@ -177,7 +202,14 @@ struct TimelineBuilder {
                 merged.outcome = "success"
                 merged.summary = Self.confirmedSummary(merged.summary)
             }
-            merged.summary += "; Apple confirmed it (\(notification.summary))"
+            if notification.kind == .extensionFailed {
+                // Apple took the request; this subscription was not extended by it.
+                merged.kind = .extensionFailed
+                merged.outcome = "failed"
+                merged.summary += "; Apple could not extend this subscription (\(notification.summary))"
+            } else {
+                merged.summary += "; Apple confirmed it (\(notification.summary))"
+            }
             events[w] = merged
         }
         guard !removed.isEmpty else { return }
@@ -378,6 +410,7 @@ struct TimelineBuilder {
         case ("REFUND_DECLINED", _): .refundDeclined
         case ("REFUND_REVERSED", _): .refundReversed
         case ("REVOKE", _): .revoke
+        case ("RENEWAL_EXTENSION", "FAILURE"?): .extensionFailed
         case ("RENEWAL_EXTENDED", _), ("RENEWAL_EXTENSION", _): .extension
         case ("PRICE_INCREASE", _): .priceIncrease
         case ("CONSUMPTION_REQUEST", _): .consumptionRequest
@@ -412,6 +445,7 @@ struct TimelineBuilder {
             case .refundReversed: "refund reversed"
             case .revoke: "access revoked (Family Sharing)"
             case .extension: "renewal date extended"
+            case .extensionFailed: "a mass extension could not extend this subscription"
             case .priceIncrease: "price increase"
             case .consumptionRequest: "Apple asks for consumption information (answer within 12 h)"
             case .test: "a test notification"
@@ -434,6 +468,8 @@ struct TimelineBuilder {
     static func actionSummary(_ kind: CustomerEventKind, _ action: AuditAction, _ outcome: String) -> String {
         let what: String =
             switch kind {
+            case .extension where action.action == APIAction.massExtend.rawValue:
+                "we extended the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)"
             case .extension: "we extended the renewal date"
             case .consumptionAnswered: "we sent consumption information"
             case .tokenSet: "we set the app account token"

@@ -9,7 +9,8 @@ extension AuditAction {
         self.init(
             at: time, user: user, action: plan.action.rawValue, environment: plan.environment.rawValue, requestID: plan.requestID,
             originalTransactionID: plan.ids.originalTransactionID, transactionID: plan.ids.transactionID, productID: plan.ids.productID,
-            requestBody: plan.request.bodyText, httpStatus: nil, apiError: nil, result: AuditAction.pending, plan: plan.text)
+            requestBody: plan.request.bodyText, httpStatus: nil, apiError: nil, result: AuditAction.pending, plan: plan.text,
+            appTransactionID: plan.ids.appTransactionID)
     }
 
     /// The audit row of a write that was sent: the plan's row with what Apple answered.

@@ -108,6 +108,38 @@ import Testing
         }
     }
 
+    func write(_ action: String, at seconds: Double, requestID: String, original: String?, app: String?, product: String) -> AuditAction {
+        AuditAction(
+            at: Date(timeIntervalSince1970: seconds), user: "support", action: action, environment: "Sandbox", requestID: requestID,
+            originalTransactionID: original, transactionID: nil, productID: product, requestBody: #"{"extendByDays":3}"#, httpStatus: 200,
+            apiError: nil, result: "success", appTransactionID: app)
+    }
+
+    /// v13: a write is found by the customer's app transaction id its plan knew, and a
+    /// customer's writes include the mass extensions of their products (not of others).
+    @Test(arguments: BackendKind.allCases) func writesAreFoundByAppTransactionAndProduct(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            try await fill(store)
+            // An original the trail knows nothing else of, linked to customer 1's app transaction.
+            try await store.recordAction(write("extend", at: 1_762_800_000, requestID: "ticket-2", original: "2009", app: "701", product: "com.example.monthly"))
+            try await store.recordAction(write("mass-extend", at: 1_762_900_000, requestID: "outage-1", original: nil, app: nil, product: "com.example.monthly"))
+            try await store.recordAction(write("mass-extend", at: 1_762_950_000, requestID: "outage-2", original: nil, app: nil, product: "com.example.yearly"))
+            let byApp = try await store.actions(AuditActionQuery(appTransactionID: "701"))
+            #expect(byApp.map(\.requestID) == ["ticket-2"])
+            #expect(byApp.first?.appTransactionID == "701")
+            #expect(byApp.first?.originalTransactionID == "2009")
+            #expect(try await store.actions(AuditActionQuery(appTransactionID: "799")).isEmpty)
+            let customer = try #require(try await store.customers(.originalTransactionID("2001")).first)
+            #expect(customer.productIDs == ["com.example.monthly"])
+            #expect(customer.actions.map(\.requestID) == ["ticket-1", "ticket-2", "outage-1"])
+            // Customer 2 (app transaction 702) bought the same product: the mass extension, not customer 1's writes.
+            let other = try #require(try await store.customers(.originalTransactionID("2002")).first)
+            #expect(other.actions.map(\.requestID) == ["outage-1"])
+            await store.close()
+        }
+    }
+
     static let payloadWithToken: String = {
         let transaction = UnsignedJWS.make(
             #"{"transactionId":"3001","originalTransactionId":"3001","appAccountToken":"\#(tokenB.uppercased())","appTransactionId":"703","productId":"p"}"#)
@@ -140,7 +172,7 @@ import Testing
                 }
             }
             let store = try await db.open()
-            #expect(store.migrationsApplied == ["v10", "v11", "v12"])
+            #expect(store.migrationsApplied == ["v10", "v11", "v12", "v13"])
             let found = try await store.customers(.appAccountToken(Self.tokenB))
             #expect(found.map(\.appTransactionIDs) == [["703"]])
             #expect(found.first?.notifications.map(\.record.appAccountToken) == [Self.tokenB])

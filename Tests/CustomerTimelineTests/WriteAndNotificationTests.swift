@@ -63,4 +63,66 @@ import Testing
         let other = Self.story(Self.extend(original: "3001", transaction: nil, result: "success"))
         #expect(other.events.filter { $0.kind == .extension }.count == 2)
     }
+
+    // MARK: A mass extension names a product: it joins the story through this customer's notification
+
+    static func massExtend(product: String = "pro.monthly", result: String = "success", at days: Double = 70) -> AuditAction {
+        AuditAction(
+            id: 7, at: Dana.date(days), user: "sam", action: "mass-extend", environment: "Production", requestID: "outage-42",
+            originalTransactionID: nil, transactionID: nil, productID: product,
+            requestBody: #"{"extendByDays":3,"requestIdentifier":"outage-42"}"#, httpStatus: result == "success" ? 200 : 400, apiError: nil,
+            result: result)
+    }
+
+    static func massStory(_ write: AuditAction, _ type: String = "RENEWAL_EXTENDED", _ subtype: String? = nil, at days: Double = 70.2)
+        -> CustomerStory
+    {
+        var stored = Dana.stored
+        stored.actions = [write]
+        stored.notifications.append(Dana.notification("n-mass", type, subtype, transaction: "2003", at: days))
+        return CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
+    }
+
+    @Test func aMassExtensionAndThisCustomersNotificationAreOneEvent() throws {
+        let story = Self.massStory(Self.massExtend())
+        let extensions = story.events.filter { $0.kind == .extension }
+        #expect(extensions.count == 1)
+        let event = try #require(extensions.first)
+        #expect(event.sources == [.notification, .action].sorted())
+        #expect(event.refs == ["action:outage-42", "notification:n-mass"])
+        #expect(event.at == Dana.date(70))
+        #expect(event.outcome == "success")
+        #expect(event.originalTransactionID == "2001")
+        #expect(event.transactionID == "2003")
+        #expect(event.productID == "pro.monthly")
+        #expect(
+            event.summary
+                == "we extended the renewal date of every subscriber to pro.monthly (mass extension): success (HTTP 200); Apple confirmed it (renewal date extended (RENEWAL_EXTENDED))"
+        )
+    }
+
+    @Test func aMassExtensionThatMissedThisSubscriptionSaysSo() throws {
+        let story = Self.massStory(Self.massExtend(), "RENEWAL_EXTENSION", "FAILURE")
+        #expect(!story.events.contains { $0.kind == .extension })
+        let event = try #require(story.events.first { $0.kind == .extensionFailed })
+        #expect(event.sources == [.notification, .action].sorted())
+        #expect(event.outcome == "failed")
+        #expect(event.summary.contains("Apple could not extend this subscription"))
+        // Alone, Apple's FAILURE is not read as an extension either.
+        var stored = Dana.stored
+        stored.notifications.append(Dana.notification("n-fail", "RENEWAL_EXTENSION", "FAILURE", transaction: "2003", at: 70))
+        let alone = CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
+        #expect(alone.events.filter { $0.refs == ["notification:n-fail"] }.map(\.kind) == [.extensionFailed])
+    }
+
+    @Test func aMassExtensionAppleSaidNothingOfForThisCustomerIsNotTheirs() {
+        // Another product's, one Apple refused, one with no notification in the day after it.
+        for write in [Self.massExtend(product: "pro.yearly"), Self.massExtend(result: "refused")] {
+            let story = Self.massStory(write)
+            #expect(story.events.filter { $0.kind == .extension }.map(\.sources) == [[.notification]])
+            #expect(!story.events.contains { $0.sources.contains(.action) })
+        }
+        let late = Self.massStory(Self.massExtend(), at: 71.5)
+        #expect(late.events.filter { $0.kind == .extension }.map(\.sources) == [[.notification]])
+    }
 }

@@ -83,7 +83,7 @@ import UntrustedText
             return
         }
         let adapter = ServiceActions(actions: CustomerActions(client: dashboardClient, pipeline: pipeline), store: store)
-        var unforced = ExtendOrder(
+        let unforced = ExtendOrder(
             originalTransactionID: Self.original, productID: nil, days: 3, reason: .serviceIssue, requestID: "door-dash-1", environment: .production,
             query: .orderID("MQ5X7ABCDE"))
         let refused = await adapter.extend(unforced)

@@ -244,8 +244,9 @@ import Testing
         #expect((story["customer"] as? [String: Any])?["app_account_tokens"] as? [String] == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
         #expect((story["customer"] as? [String: Any])?["original_transaction_ids"] as? [String] == [Self.subscription])
         #expect((story["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }.contains("token-set"))
-        // A transaction the trail knows only by our writes is found by it too.
-        for (id, kinds) in [(Self.subscription, ["token-set"]), ("2000000900000010", ["consumption-answered", "finished"])] {
+        // A transaction the trail knows only by our writes is found by it too, and both writes'
+        // plans named the same app transaction: one customer, one story, whichever is asked.
+        for (id, kinds) in [(Self.subscription, ["consumption-answered", "token-set", "finished"]), ("2000000900000010", ["consumption-answered", "token-set", "finished"])] {
             let found = try setup.plain(["customer", "--offline", "--transaction-id", id, "--db", setup.db, "--format", "json"])
             #expect(found.status == 0, "\(id): \(found.stderr)")
             let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
@@ -262,6 +263,15 @@ import Testing
         }
         #expect(online[0] == online[1])
         #expect(online[0].contains { $0.hasPrefix("consumption-answered 2000000900000010") })
+        // Each write is linked to the customer's app transaction id its plan's look-up named:
+        // offline, that id alone finds the customer and all three writes.
+        let asked = try setup.run(["customer", "--transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
+        let appIDs = ((asked.json as? [String: Any])?["customer"] as? [String: Any])?["app_transaction_ids"] as? [String] ?? []
+        let appID = try #require(appIDs.first)
+        let byApp = try setup.plain(["customer", "--offline", "--app-transaction-id", appID, "--db", setup.db, "--format", "json"])
+        #expect(byApp.status == 0, "\(byApp.stderr)")
+        let appEvents = (byApp.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
+        #expect(appEvents.compactMap { $0["kind"] as? String }.sorted() == ["consumption-answered", "finished", "token-set"])
         // Another token is still nobody's.
         let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
         #expect(other.status == 1)

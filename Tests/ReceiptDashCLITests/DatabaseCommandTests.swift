@@ -43,7 +43,7 @@ import Testing
         let target = folder.appendingPathComponent("team.sqlite").path
         let migrated = try cli.run(["db", "migrate", "--db", target])
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        #expect(migrated.stdout == "receiptdash: created \(target) at schema v12\n")
+        #expect(migrated.stdout == "receiptdash: created \(target) at schema v13\n")
         try copyTwice(from: db, to: target, shownAs: target)
     }
 
@@ -54,7 +54,7 @@ import Testing
         let (folder, db) = try recordedTrail()
         defer { try? FileManager.default.removeItem(at: folder) }
         // The first creates the tables; the second has nothing to do.
-        for expected in ["created \(target) at schema v12", "\(target) is at the current schema (v12)"] {
+        for expected in ["created \(target) at schema v13", "\(target) is at the current schema (v13)"] {
             let migrated = try cli.run(["db", "migrate", "--db", target])
             #expect(migrated.status == 0, "\(migrated.stderr)")
             #expect(migrated.stdout == "receiptdash: \(expected)\n")

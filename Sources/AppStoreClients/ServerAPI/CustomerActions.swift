@@ -8,11 +8,15 @@ public struct ActionIDs: Sendable, Hashable {
     public var originalTransactionID: String?
     public var transactionID: String?
     public var productID: String?
+    /// The customer's app transaction id, filled from the plan's look-up where Apple gave it:
+    /// the trail finds the write by it (`customer --app-transaction-id`).
+    public var appTransactionID: String?
 
-    public init(originalTransactionID: String? = nil, transactionID: String? = nil, productID: String? = nil) {
+    public init(originalTransactionID: String? = nil, transactionID: String? = nil, productID: String? = nil, appTransactionID: String? = nil) {
         self.originalTransactionID = originalTransactionID
         self.transactionID = transactionID
         self.productID = productID
+        self.appTransactionID = appTransactionID
     }
 }
 
@@ -249,6 +253,11 @@ public struct CustomerActions: Sendable {
             ids.originalTransactionID = transaction?.originalTransactionID
             lines.append("transaction \(transactionID) (original \(transaction?.originalTransactionID ?? "?"))")
             lines.append("product: \(transaction?.productID ?? "?")")
+        }
+        if let original = ids.originalTransactionID {
+            let customer = purchases.filter { $0.originalTransactionID == original }
+            ids.appTransactionID = ids.appTransactionID ?? customer.lazy.compactMap(\.appTransactionID).first
+                ?? lookup.appTransaction?.appTransaction?.appTransactionID
         }
         var plan = ActionPlan(
             action: action, request: request, requestID: requestID, environment: environment, ids: ids, lines: lines + extraLines,
