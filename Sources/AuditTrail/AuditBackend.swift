@@ -211,7 +211,8 @@ public struct AuditAction: Sendable, Hashable {
     public var result: String
     /// The plan as it was shown before sending (environment, trust, what changes).
     public var plan: String?
-    /// Apple's answer when it was kept: a 2xx whose body did not decode.
+    /// Apple's answer to a write that succeeded: the body as sent when it did not decode, else
+    /// what it decoded to (as the command's JSON names it: an extension's `effective_date`).
     public var responseBody: String?
     /// When the outcome was recorded (nil while pending).
     public var completedAt: Date?

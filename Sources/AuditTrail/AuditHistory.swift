@@ -227,7 +227,7 @@ public enum ActionHistory {
                     "http_status": r.httpStatus.map { .integer(Int64($0)) } ?? .null, "api_error": r.apiError.map { .integer(Int64($0)) } ?? .null,
                     "result": .string(shownResult(r)), "pending": .bool(r.result == AuditAction.pending),
                     "completed_at": r.completedAt.map { .string(AppleDate.iso8601($0)) } ?? .null, "response_body": text(r.responseBody),
-                    "repeat_command": text(repeatCommand(r)), "plan": text(r.plan),
+                    "repeat_command": text(repeatCommand(r)), "plan": text(r.plan), "app_transaction_id": text(r.appTransactionID),
                 ])
             })
     }

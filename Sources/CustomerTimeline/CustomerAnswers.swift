@@ -66,6 +66,45 @@ enum CustomerAnswers {
         }
     }
 
+    /// The new renewal date Apple gave in its answer to an extension we sent (kept in the
+    /// write's row), when the write succeeded.
+    static func confirmedDate(_ action: AuditAction) -> Date? {
+        guard action.action == APIAction.extend.rawValue, action.result == "success", let body = action.responseBody,
+            let text = (try? JSONValue.parse(Array(body.utf8)))?["effective_date"]?.text
+        else { return nil }
+        return AppleDate.parse(text)
+    }
+
+    /// What Apple confirmed is known to the trail at once: an extension we sent whose answer
+    /// names a renewal date later than the sources' moves the subscription's end there (an
+    /// expired one whose new date is still to come is active again, as Apple's answer says).
+    static func applyConfirmedExtensions(_ answers: [SubscriptionAnswer], actions: [AuditAction], at: Date) -> [SubscriptionAnswer] {
+        // A subscription the sources know only by our extension: Apple's answer is all there is.
+        var known = Set(answers.map(\.originalTransactionID))
+        var onlyWritten: [SubscriptionAnswer] = []
+        for action in actions where action.at <= at {
+            guard let original = action.originalTransactionID, confirmedDate(action) != nil, known.insert(original).inserted else { continue }
+            onlyWritten.append(
+                SubscriptionAnswer(
+                    group: nil, originalTransactionID: original, productID: action.productID, state: SubscriptionState.expired.rawValue, apiStatus: nil,
+                    until: nil, autoRenew: nil, autoRenewProductID: nil, billingRetry: false, gracePeriodUntil: nil, priceIncrease: nil,
+                    billingPlanType: nil, commitment: nil, offers: [], explanation: "Known only from our writes: no transaction of it was read."))
+        }
+        return (answers + onlyWritten).map { answer in
+            var answer = answer
+            let confirmed = actions.filter { $0.originalTransactionID == answer.originalTransactionID && $0.at <= at }
+                .compactMap { action in confirmedDate(action).map { (action.at, $0) } }
+                .max { $0.1 < $1.1 }
+            guard let (sent, date) = confirmed, date > (answer.until ?? .distantPast) else { return answer }
+            answer.until = date
+            if answer.state == SubscriptionState.expired.rawValue && date > at {
+                answer.state = (answer.autoRenew == false ? SubscriptionState.activeWillNotRenew : .active).rawValue
+            }
+            answer.explanation += " Our extension of \(AppleDate.iso8601(sent)) moved the renewal date to \(AppleDate.iso8601(date)) (Apple's answer to it)."
+            return answer
+        }
+    }
+
     static func products(_ analysed: Analysed) -> [ProductAnswer] {
         (analysed.analysis?.oneTimePurchases ?? []).map { p in
             ProductAnswer(

@@ -183,7 +183,8 @@ public struct CustomerStory: Sendable {
             builder.addActions(stored.actions)
         }
         let analysis = CustomerAnswers.analysis(inputs)
-        let answers = CustomerAnswers.subscriptions(analysis, inputs)
+        let answers = CustomerAnswers.applyConfirmedExtensions(
+            CustomerAnswers.subscriptions(analysis, inputs), actions: inputs.stored?.actions ?? [], at: inputs.at)
         builder.addExpiries(answers)
         builder.pairWritesWithTheirNotifications()
         var events = builder.finish()

@@ -477,6 +477,7 @@ struct TimelineBuilder {
             case .test: "we asked for a test notification"
             default: "we sent \(action.action)"
             }
-        return "\(what): \(outcome)"
+        let confirmed = CustomerAnswers.confirmedDate(action).map { "; new renewal date \(AppleDate.iso8601($0))" } ?? ""
+        return "\(what): \(outcome)\(confirmed)"
     }
 }

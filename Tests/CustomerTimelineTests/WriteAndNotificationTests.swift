@@ -125,4 +125,36 @@ import Testing
         let late = Self.massStory(Self.massExtend(), at: 71.5)
         #expect(late.events.filter { $0.kind == .extension }.map(\.sources) == [[.notification]])
     }
+
+    // MARK: What Apple confirms is known at once
+
+    @Test func anExtensionsNewDateInApplesAnswerMovesTheEnd() throws {
+        let at = Dana.date(92)
+        var write = Self.extend(original: "2001", transaction: nil, result: "success")
+        write.responseBody = #"{"effective_date":"\#(AppleDate.iso8601(Dana.date(93)))","original_transaction_id":"2001","success":true}"#
+        var stored = Dana.stored
+        stored.actions = []
+        // Offline, the trail's last period ended on day 90: expired on day 92.
+        let before = CustomerStory.build(CustomerInputs(at: at, stored: stored))
+        let was = try #require(before.subscriptions.first { $0.originalTransactionID == "2001" })
+        #expect(was.state == "expired")
+        #expect(was.until == Dana.date(90))
+        stored.actions = [write]
+        let after = CustomerStory.build(CustomerInputs(at: at, stored: stored))
+        let now = try #require(after.subscriptions.first { $0.originalTransactionID == "2001" })
+        #expect(now.state == "active")
+        #expect(now.until == Dana.date(93))
+        #expect(now.explanation.hasSuffix("moved the renewal date to \(AppleDate.iso8601(Dana.date(93))) (Apple's answer to it)."))
+        let event = try #require(after.events.first { $0.kind == .extension })
+        #expect(event.summary == "we extended the renewal date: success (HTTP 200); new renewal date \(AppleDate.iso8601(Dana.date(93)))")
+        #expect(!after.events.contains { $0.kind == .expired })
+        // A refused write's body names no new date; an earlier date moves nothing.
+        write.result = "refused"
+        stored.actions = [write]
+        #expect(CustomerStory.build(CustomerInputs(at: at, stored: stored)).subscriptions.first { $0.originalTransactionID == "2001" }?.state == "expired")
+        write.result = "success"
+        write.responseBody = #"{"effective_date":"\#(AppleDate.iso8601(Dana.date(80)))"}"#
+        stored.actions = [write]
+        #expect(CustomerStory.build(CustomerInputs(at: at, stored: stored)).subscriptions.first { $0.originalTransactionID == "2001" }?.until == Dana.date(90))
+    }
 }

@@ -154,7 +154,7 @@ import Testing
         #expect(
             Set(row.keys) == [
                 "action", "at", "user", "environment", "request_id", "original_transaction_id", "transaction_id", "product_id", "request_body",
-                "http_status", "api_error", "result", "pending", "completed_at", "response_body", "repeat_command", "plan",
+                "http_status", "api_error", "result", "pending", "completed_at", "response_body", "repeat_command", "plan", "app_transaction_id",
             ])
         #expect(row["action"] as? String == "extend")
         #expect(row["request_id"] as? String == "ticket-2")
@@ -163,6 +163,15 @@ import Testing
         #expect(row["http_status"] as? Int == 200)
         #expect(row["result"] as? String == "success")
         #expect((row["request_body"] as? [String: Any])?["extendByDays"] as? Int == 7)
+        // Apple's answer is kept: the new renewal date is known to the trail at once, and the
+        // write is linked to the customer's app transaction the plan's look-up named.
+        let effective = try #require(result["effective_date"] as? String)
+        #expect((row["response_body"] as? String)?.contains(#""effective_date":"\#(effective)""#) == true)
+        #expect((row["app_transaction_id"] as? String)?.isEmpty == false)
+        let offline = try setup.plain(["customer", "--offline", "--original-transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        let subscriptions = (offline.json as? [String: Any])?["subscriptions"] as? [[String: Any]] ?? []
+        #expect(subscriptions.map { $0["until"] as? String } == [effective])
         // Nothing of the key reaches the trail.
         let key = try String(contentsOfFile: setup.keyFile, encoding: .utf8).split(separator: "\n")[1]
         #expect(!(try Data(contentsOf: URL(fileURLWithPath: setup.db))).contains(Data(key.utf8)))

@@ -73,7 +73,8 @@ import Testing
         #expect(lines.firstIndex(of: "Answer")! < lines.firstIndex(of: "Issues (6)")!)
         #expect(lines.firstIndex(of: "Issues (6)")! < lines.firstIndex(of: "Timeline (8 events)")!)
         let timeline = lines.firstIndex(of: "Timeline (8 events)")!
-        #expect(lines[timeline + 1].contains("  extension  we extended the renewal date: success (HTTP 200)  [action]"))
+        #expect(lines[timeline + 1].contains("  extension  we extended the renewal date: success (HTTP 200); new renewal date "))
+        #expect(lines[timeline + 1].hasSuffix("Z  [action]"))
 
         // The trail alone: the write, and what the extension is about; Apple not asked.
         let offline = try cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", "json"])
