@@ -186,32 +186,37 @@ public enum InspectJSON {
     /// every purchase costs no reference counting (the table's class rows did: measured, a
     /// fifth of `inspect --format json`).
     private struct PurchaseMember {
-        enum Kind { case text, integer, integer64, flag, date, source, productType, json, commitment, otherFields, unknownAttributes }
+        enum Kind { case text, integer, integer64, flag, date, source, productType, json, commitment, otherFields, unknownAttributes, accessor }
         let key: StaticString
         let kind: Kind
-        /// Where the stored property lives in ``Purchase`` (for the stored kinds).
+        /// Where the stored property lives in ``Purchase`` (the stored kinds only; -1 otherwise).
         let offset: Int
+        /// The field's index in ``PurchaseField/all`` (read through its accessor for `accessor`).
+        let field: Int
     }
 
     /// In key order, as `JSONEncoder`'s `.sortedKeys` put them.
     private static let purchaseMembers: [PurchaseMember] = {
-        var members = PurchaseField.all.map { field -> PurchaseMember in
+        var members = PurchaseField.all.enumerated().map { index, field -> PurchaseMember in
             let kind: PurchaseMember.Kind =
                 switch field.accessor {
                 case .source: .source
                 case .productType: .productType
+                case .commitment: .commitment
+                // A key path with no stored offset (a computed property) is read through its
+                // accessor: never from a guessed place in memory.
+                case _ where field.offset == nil: .accessor
                 case .text: .text
                 case .integer: .integer
                 case .integer64: .integer64
                 case .flag: .flag
                 case .date: .date
                 case .json: .json
-                case .commitment: .commitment
                 }
-            return PurchaseMember(key: field.key, kind: kind, offset: field.offset ?? 0)
+            return PurchaseMember(key: field.key, kind: kind, offset: field.offset ?? -1, field: index)
         }
-        members.append(PurchaseMember(key: "other_fields", kind: .otherFields, offset: 0))
-        members.append(PurchaseMember(key: "unknown_attributes", kind: .unknownAttributes, offset: 0))
+        members.append(PurchaseMember(key: "other_fields", kind: .otherFields, offset: -1, field: -1))
+        members.append(PurchaseMember(key: "unknown_attributes", kind: .unknownAttributes, offset: -1, field: -1))
         return members.sorted { $0.key.description.utf8.lexicographicallyPrecedes($1.key.description.utf8) }
     }()
 
@@ -273,6 +278,16 @@ public enum InspectJSON {
                     guard let info = pointer.pointee.commitmentInfo else { continue }
                     out.key(member.key)
                     out.value(info.json)
+                case .accessor:
+                    guard let value = PurchaseField.all[member.field].value(at: pointer) else { continue }
+                    out.key(member.key)
+                    switch value {
+                    case .text(let text): out.string(text)
+                    case .integer(let number): out.integer(number)
+                    case .flag(let flag): out.bool(flag)
+                    case .date(let date): out.date(date)
+                    case .object(let object): out.value(object)
+                    }
                 case .otherFields:
                     if !pointer.pointee.otherFields.isEmpty { fields("other_fields", pointer.pointee.otherFields, into: &out) }
                 case .unknownAttributes:
