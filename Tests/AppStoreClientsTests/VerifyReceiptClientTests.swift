@@ -198,8 +198,9 @@ import X509
 
     @Test func connectionRefused() async throws {
         let clock = TestTime()
+        let refused = "http://127.0.0.1:\(TestPorts.refusing())/verifyReceipt"
         let client = VerifyReceiptClient(
-            endpoints: try VerifyReceiptEndpoints(production: "http://127.0.0.1:1/verifyReceipt", sandbox: "http://127.0.0.1:1/verifyReceipt"),
+            endpoints: try VerifyReceiptEndpoints(production: refused, sandbox: refused),
             retry: RetryPolicy(maximumRetries: 1, baseDelay: 0.01, maximumDelay: 0.01), clock: clock.clock)
         let outcome = await client.verify(receiptData: "MIIT")
         #expect(outcome.status == nil)
@@ -213,7 +214,7 @@ import X509
 
     /// Plain http is for loopback only: anything else is refused before a request exists.
     @Test func plainHTTPOnlyOnLoopback() throws {
-        for url in ["http://127.0.0.1:8099/p", "http://127.1.2.3/p", "http://localhost:1/p", "http://[::1]:8080/p", "https://example.com/p"] {
+        for url in ["http://127.0.0.1:8099/p", "http://127.1.2.3/p", "http://localhost:8081/p", "http://[::1]:8080/p", "https://example.com/p"] {
             #expect(throws: Never.self, "\(url)") { try VerifyEndpoint(.production, url: url) }
         }
         for url in ["http://example.com/p", "http://127.0.0.1.evil.example/p", "http://10.0.0.1/p", "http://[::2]/p", "http://128.0.0.1/p"] {

@@ -10,7 +10,8 @@ import Testing
 /// by `--replay`.
 @Suite(.timeLimit(.minutes(2))) struct ForwardOutboxTests {
     static let hook = "https://hooks.example.com/apple"
-    static let warehouse = "http://127.0.0.1:9/warehouse"
+    /// Stored as a target, never dialled.
+    static let warehouse = "http://127.0.0.1:8090/warehouse"
 
     /// A DID_RENEW goes to both targets (the warehouse takes DID_RENEW only), a SUBSCRIBED to
     /// the hook alone.

@@ -340,7 +340,7 @@ import Testing
         let socket = HeldWrites()  // writes are held, so none is waited for
         try channel.pipeline.syncOperations.addHandler(socket)
         try channel.pipeline.syncOperations.addHandler(WriteDeadlineHandler(deadline: .seconds(10)))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        try channel.connect(to: SocketAddress(ipAddress: "17.0.0.1", port: 443)).wait()  // embedded: nothing is dialled
         channel.writeAndFlush(HTTPResponsePart.head(HTTPResponse(status: .ok)), promise: nil)
         channel.writeAndFlush(HTTPResponsePart.end(nil), promise: nil)
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))
@@ -361,7 +361,7 @@ import Testing
     @Test func aChannelUnwritablePastTheWriteDeadlineIsClosed() throws {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(WriteDeadlineHandler(deadline: .seconds(10)))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        try channel.connect(to: SocketAddress(ipAddress: "17.0.0.1", port: 443)).wait()  // embedded: nothing is dialled
         // Unwritable for 9 s, then writable again: the deadline starts over.
         channel.isWritable = false
         channel.pipeline.fireChannelWritabilityChanged()

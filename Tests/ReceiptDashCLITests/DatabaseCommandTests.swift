@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Testing
 
 /// `receiptdash db migrate` / `db copy` and `--db` values as a user types them: copying twice
@@ -65,12 +66,13 @@ import Testing
     @Test func aPasswordInTheURLIsWarnedAboutAndNeverShown() throws {
         let secret = "hunter2-\(UUID().uuidString.prefix(8))"
         // Port 1: nothing listens; the command fails in words, without the password.
-        let result = try cli.run(["history", "--db", "postgres://team:\(secret)@127.0.0.1:1/audit"])
+        let port = TestPorts.refusing()
+        let result = try cli.run(["history", "--db", "postgres://team:\(secret)@127.0.0.1:\(port)/audit"])
         #expect(result.status == 1)
         #expect(!result.stdout.contains(secret))
         #expect(!result.stderr.contains(secret), "\(result.stderr)")
         #expect(result.stderr.contains("warning: the password in --db is visible to every user of this machine (ps)"), "\(result.stderr)")
-        #expect(result.stderr.contains("postgres://team@127.0.0.1:1/audit"), "\(result.stderr)")
+        #expect(result.stderr.contains("postgres://team@127.0.0.1:\(port)/audit"), "\(result.stderr)")
     }
 
     @Test func unusableLocationsAreUsageErrors() throws {

@@ -125,7 +125,9 @@ final class Counter: Sendable {
     let cli = InspectCommandTests()
 
     @Test func refusesBadSettingsInPlainWords() throws {
-        let schedule = try cli.run(["simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:9/n", "--retry-schedule", "1s,2x"])
+        let schedule = try cli.run([
+            "simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:\(TestPorts.refusing())/n", "--retry-schedule", "1s,2x",
+        ])
         #expect(schedule.status == 64)
         #expect(schedule.stderr.contains("--retry-schedule: \"2x\" has an unknown unit: write ms, s, m or h after the number"))
         let remote = try cli.run(["simulator", "--port", "0", "--send-notifications", "http://example.com/notifications"])
