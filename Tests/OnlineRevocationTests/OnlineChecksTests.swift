@@ -14,20 +14,23 @@ import RetryEngine
 import ServiceTestSupport
 import Testing
 
-/// The simulator's PKI with its OCSP responder on loopback, and a token it signed.
+/// The simulator's PKI and its OCSP responder, asked in process (``InProcessOCSPTransport``):
+/// an answer comes at once, so no check is late because the machine is busy. The HTTP path
+/// itself is tested once, end to end, in OCSPEndToEndTests.
 struct OCSPBench {
-    let server: OCSPResponderServer
+    let responder: OCSPResponder
     let pki: AppleTestPKI
     let evaluator: TrustEvaluator
-    var responder: OCSPResponder { server.responder }
     /// The tests' "now" (online checks judge the chain and the answers at it).
     static let now = Date()
+    /// The responder URL the certificates name (asked in process: nothing listens there).
+    static let url = "http://ocsp.receiptdash.invalid/ocsp"
 
-    static func start(ocspURL: String? = nil) async throws -> OCSPBench {
-        let server = try await OCSPResponderServer.start()
-        let pki = try AppleTestPKI(ocspURL: ocspURL ?? server.url)
-        server.responder.serve(pki)
-        return OCSPBench(server: server, pki: pki, evaluator: TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([pki.rootDER])))
+    static func start() async throws -> OCSPBench {
+        let responder = OCSPResponder()
+        let pki = try AppleTestPKI(ocspURL: url)
+        responder.serve(pki)
+        return OCSPBench(responder: responder, pki: pki, evaluator: TrustEvaluator(anchors: try TrustAnchors.apple.addingTestRoots([pki.rootDER])))
     }
 
     func decoded() throws -> DecodedInput {
@@ -42,7 +45,7 @@ struct OCSPBench {
     /// Checks whose timeout never fires unless a test gives a clock that moves: an answer is
     /// never late because the machine is busy.
     func checks(timeout: Duration = .seconds(5), clock: any Clock<Duration> = StillClock()) -> OnlineChecks {
-        OnlineChecks(transport: HTTPOCSPTransport(), timeout: timeout, clock: clock)
+        OnlineChecks(transport: InProcessOCSPTransport(responder), timeout: timeout, clock: clock)
     }
 
     func judge(_ checks: OnlineChecks?) async throws -> TrustReport {
@@ -58,7 +61,6 @@ extension TrustReport {
 @Suite("Online checks: OCSP about the JWS leaf and intermediate") struct OnlineChecksTests {
     @Test func goodAnswersPassAndAreKeptUntilNextUpdate() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         let checks = bench.checks()
         let report = try await bench.judge(checks)
         // The simulator's root is a --root-ca test root: a clean chain is `test`.
@@ -85,7 +87,6 @@ extension TrustReport {
 
     @Test func aRevokedLeafIsInvalidWithWhenAndWhy() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.revoke(bench.pki.leaf, at: Date(timeIntervalSince1970: 1_785_000_000), reason: 1)
         let report = try await bench.judge(bench.checks())
         #expect(report.verdict == .invalid)
@@ -103,7 +104,6 @@ extension TrustReport {
 
     @Test func aRevokedIntermediateIsInvalid() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.revoke(bench.pki.intermediate, at: Date(timeIntervalSince1970: 1_780_000_000), reason: 2)
         let report = try await bench.judge(bench.checks())
         #expect(report.verdict == .invalid)
@@ -115,12 +115,9 @@ extension TrustReport {
     }
 
     @Test func anUnreachableResponderIsRetryableNeverValidNorInvalid() async throws {
-        // A responder URL on a port nobody listens on.
-        let closed = try await OCSPResponderServer.start()
-        let url = closed.url
-        try await closed.stop()
-        let bench = try await OCSPBench.start(ocspURL: url)
-        defer { Task { try? await bench.server.stop() } }
+        // A responder that is down (HTTP 503); a port nobody listens on is tested end to end.
+        let bench = try await OCSPBench.start()
+        bench.responder.set(.down)
         let checks = bench.checks()
         let report = try await bench.judge(checks)
         #expect(report.verdict == .unverifiable)
@@ -139,7 +136,6 @@ extension TrustReport {
 
     @Test func tryLaterIsRetryable() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.set(.tryLater)
         let checks = bench.checks()
         let report = try await bench.judge(checks)
@@ -157,7 +153,6 @@ extension TrustReport {
 
     @Test func aResponderThatNeverAnswersTimesOutOnTheInjectedClock() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.set(.silent)
         // The test clock's sleeps return at once: the timeout fires before the silent
         // responder could answer, without the test waiting five seconds.
@@ -172,7 +167,6 @@ extension TrustReport {
 
     @Test func anAnswerPast64KiBIsNotRead() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.set(.oversized)
         let report = try await bench.judge(bench.checks())
         #expect(report.verdict == .unverifiable)
@@ -182,7 +176,6 @@ extension TrustReport {
 
     @Test func anAnswerAboutAnotherCertificateIsRejected() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.set(.otherCertificate)
         let checks = bench.checks()
         let report = try await bench.judge(checks)
@@ -195,7 +188,6 @@ extension TrustReport {
 
     @Test func anAnswerSignedByAnotherKeyIsRejected() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         bench.responder.set(.wrongKey)
         let report = try await bench.judge(bench.checks())
         #expect(report.verdict == .invalid)
@@ -206,7 +198,6 @@ extension TrustReport {
 
     @Test func aChainNamingNoResponderIsNotAskedAbout() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         // The same responder, but certificates without Authority Information Access.
         let plain = try AppleTestPKI()
         let token = try plain.signJWS(payload: ["transactionId": "1", "bundleId": "com.example.ocsp", "signedDate": 1_790_000_000_000])
@@ -223,7 +214,6 @@ extension TrustReport {
 
     @Test func withoutOnlineChecksNothingGoesToTheNetwork() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         let report = try await bench.judge(nil)
         #expect(bench.responder.requestCount == 0)
         #expect(report.verdict == .test)
@@ -240,7 +230,6 @@ extension TrustReport {
 
     @Test func theReceiverAnswers503WithRetryAfterWhenTheCheckIsRetryable() async throws {
         let bench = try await OCSPBench.start()
-        defer { Task { try? await bench.server.stop() } }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID())/audit.sqlite").path
         let store = try NotificationStore(path: path).started()
         var policy = ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([bench.pki.rootDER]))
