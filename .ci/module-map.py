@@ -46,11 +46,14 @@ def diagram():
     for n in ordered(regular):
         by_level.setdefault(levels[n], []).append(n)
     lines = []
+    # Each column as wide as its longest name plus two spaces: a name of 23 characters or more
+    # is never glued to the next one.
+    width = max(len(n) for n in regular) + 2
     for lv in sorted(by_level, reverse=True):
         names = by_level[lv]
         for i in range(0, len(names), 4):
             prefix = f"{lv}  " if i == 0 else "   "
-            lines.append((prefix + "".join(n.ljust(23) for n in names[i:i + 4])).rstrip())
+            lines.append((prefix + "".join(n.ljust(width) for n in names[i:i + 4])).rstrip())
     return "\n".join(lines)
 
 text = open(PAGE, encoding="utf-8").read()
