@@ -67,22 +67,27 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // The App Store's APIs as values: Server API requests, responses and look-up results,
-        // verifyReceipt's, and the credentials that sign their tokens. No sockets.
         // The demo receipts, compiled in: what a first run shows.
         .target(name: "ReceiptDemo", dependencies: ["LocalFiles", "ReceiptCore"], exclude: ["Demo"]),
+        // The App Store's APIs as values: Server API requests, responses and look-up results,
+        // verifyReceipt's, and the credentials that sign their tokens. No sockets.
         .target(
             name: "AppStoreAPI",
             dependencies: [
+                "JSONWriting",
                 "LocalFiles",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The JSON writer every output and store uses (JSONOutput: streamed, escaped as the
+        // sanitiser decides), below rendering so stores, the receiver and clients need no
+        // rendering.
+        .target(name: "JSONWriting", dependencies: ["ReceiptCore", "UntrustedText"]),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
-        // notification listings, verify results, the JSON writer.
-        .target(name: "ReceiptRendering", dependencies: ["CMallocTuning", "LocalFiles", "AppStoreAPI", "ReceiptCore", "UntrustedText"]),
+        // notification listings, verify results.
+        .target(name: "ReceiptRendering", dependencies: ["CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "UntrustedText"]),
         // The one HTTP client every outgoing request uses (AsyncHTTPClient, one configuration,
         // a deadline per request, failures classified by code): Apple's services, OCSP, doctor,
         // forwarding and the simulator's sender.
@@ -101,11 +106,10 @@ let package = Package(
         // engine over them and their metrics.
         .target(
             name: "AppStoreClients",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "OnlineRevocation",
                 "OutboundHTTP",
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -122,9 +126,8 @@ let package = Package(
         // notifications), its one error type and `--db` locations. No database driver.
         .target(
             name: "AuditTrail",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "ReceiptCore",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -136,7 +139,7 @@ let package = Package(
         // text, JSON and CSV.
         .target(
             name: "CustomerTimeline",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "AppStoreAPI",
                 "AuditTrail",
                 "ReceiptCore",
@@ -159,10 +162,9 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "LocalFiles",
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -171,9 +173,8 @@ let package = Package(
         // The audit trail on a team's PostgreSQL.
         .target(
             name: "AuditTrailPostgres",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 "RetryEngine",
@@ -193,10 +194,9 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "RetryEngine",
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "AuditTrail",
                 "ReceiptCore",
                 "UntrustedText",
@@ -240,7 +240,6 @@ let package = Package(
                 "AppStoreClients",
                 "AuditTrail",
                 "NotificationReceiver",
-                "ReceiptRendering",
                 "RetryEngine",
                 "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
@@ -252,7 +251,7 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "LocalFiles",
                 "OutboundHTTP",
                 "AppStoreAPI",
@@ -272,7 +271,7 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "LocalFiles",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -313,7 +312,6 @@ let package = Package(
                 "LocalFiles",
                 "OnlineRevocation",
                 "AppStoreAPI",
-                "ReceiptRendering",
                 "ReceiptCore",
                 "RetryEngine",
                 "UntrustedText",
@@ -348,7 +346,7 @@ let package = Package(
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(
             name: "Dashboard",
-            dependencies: ["AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]
+            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]
         ),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
@@ -362,7 +360,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "CustomerSearch",
                 "CustomerTimeline",
                 "LocalFiles",
@@ -399,7 +397,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "LocalFiles",
                 "ReceiptDemo",
                 "AppStoreAPI",
@@ -493,7 +491,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptSimulatorTests",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -540,7 +538,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CustomerTimelineTests",
-            dependencies: [
+            dependencies: ["JSONWriting", 
                 "AppStoreAPI",
                 "AuditTrail",
                 "CustomerTimeline",
@@ -551,7 +549,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptRenderingTests",
-            dependencies: [
+            dependencies: ["JSONWriting", "AppStoreAPI", 
                 "LocalFiles",
                 "ReceiptCore",
                 "ReceiptDemo",
@@ -611,7 +609,7 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
             exclude: ["Snapshots"]
         ),
         .testTarget(

@@ -501,4 +501,13 @@ public enum AuditContent {
     public static func hash(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
+
+    /// The name of one recorded look-up (its `receipt` row's content hash): who asked, when,
+    /// what, where it was found and the ids it found. Unique per look-up, as the time is in it.
+    public static func lookupHash(_ result: CustomerLookupResult, source: String, at time: Date) -> String {
+        var text = "lookup \(source) \(time.timeIntervalSince1970) \(result.query) \(result.environment?.rawValue ?? "-")"
+        for item in result.transactions { text += " " + (item.transaction?.transactionID ?? "?") }
+        for record in result.records { text += " \(record.endpoint) \(record.httpStatus.map(String.init) ?? "-")" }
+        return hash(Array(text.utf8))
+    }
 }

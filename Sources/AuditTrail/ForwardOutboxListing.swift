@@ -1,6 +1,6 @@
 import Foundation
+import JSONWriting
 import ReceiptCore
-import ReceiptRendering
 import UntrustedText
 
 /// `notifications --outbox`: the outbox's deliveries, newest first, and its totals. JSON keys are

@@ -1,5 +1,6 @@
+import AppStoreAPI
 import Foundation
-import ReceiptRendering
+import JSONWriting
 import ReceiptCore
 import Synchronization
 import UntrustedText

@@ -1,6 +1,6 @@
 import Foundation
+import JSONWriting
 import ReceiptCore
-import ReceiptRendering
 import UntrustedText
 
 /// `notifications --refusals`: the requests the receiver refused since a time, by reason (the

@@ -1,8 +1,8 @@
 import AuditTrail
 import Foundation
+import JSONWriting
 import PostgresNIO
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 
 /// Receipts, sightings, verifications, look-ups and history on PostgreSQL: the SQL of
@@ -300,9 +300,7 @@ extension PostgresAuditStore {
     }
 
     public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
-        var out = JSONOutput()
-        LookupJSON.write(result, into: &out)
-        let hash = AuditContent.hash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let hash = AuditContent.lookupHash(result, source: source, at: time)
         let seen = time.timeIntervalSince1970
         let state = ReceiptState.verified(failed: result.failure != nil).rawValue
         return try await write("recording a look-up") { [self] connection in

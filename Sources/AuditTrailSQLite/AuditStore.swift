@@ -2,8 +2,8 @@ import AuditTrail
 import Foundation
 import GRDB
 import AppStoreAPI
+import JSONWriting
 import LocalFiles
-import ReceiptRendering
 import ReceiptCore
 
 /// The durable record of what was seen and what Apple said: every receipt ingested (by content
@@ -301,9 +301,7 @@ public final class AuditStore: AuditBackend {
     /// environment, `done` or `failed` with the failure's code), a sighting named `source`, the
     /// transactions found and every request made.
     public func recordLookup(_ result: CustomerLookupResult, bundleID: String, source: String, at time: Date) async throws -> Int64 {
-        var out = JSONOutput()
-        LookupJSON.write(result, into: &out)
-        let hash = AuditContent.hash(Array("lookup \(source) \(time.timeIntervalSince1970)".utf8) + out.bytes)
+        let hash = AuditContent.lookupHash(result, source: source, at: time)
         let seen = time.timeIntervalSince1970
         return try await database.write { db in
             try db.execute(

@@ -1,5 +1,6 @@
 import AuditTrail
 import Foundation
+import JSONWriting
 import ReceiptCore
 import ReceiptRendering
 import UntrustedText

@@ -1,5 +1,7 @@
+import AppStoreAPI
 import CustomerTimeline
 import Foundation
+import JSONWriting
 import LocalFiles
 import ReceiptCore
 import ReceiptRendering

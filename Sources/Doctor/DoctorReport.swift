@@ -1,4 +1,5 @@
 import Foundation
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import UntrustedText

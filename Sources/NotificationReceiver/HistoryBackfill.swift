@@ -1,7 +1,7 @@
+import AppStoreAPI
 import AuditTrail
 import Foundation
 import ReceiptCore
-import ReceiptRendering
 
 /// `notifications --reconcile --ingest`: the notifications Apple's Notification History lists
 /// and the store lacks, each taken through the receiver exactly as a POST from Apple (size,

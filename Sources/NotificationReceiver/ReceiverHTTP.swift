@@ -3,10 +3,10 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import JSONWriting
 import Logging
 import NIOCore
 import NIOSSL
-import ReceiptRendering
 import ReceiptCore
 import ServiceLifecycle
 import Synchronization

@@ -1,7 +1,7 @@
+import AppStoreAPI
 import Foundation
 import Prometheus
 import ReceiptCore
-import ReceiptRendering
 
 /// The receiver's metrics in Prometheus text format (`GET /metrics`), through swift-prometheus:
 /// notifications by type and outcome, request, verification and commit latency, redeliveries.

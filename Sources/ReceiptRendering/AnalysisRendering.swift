@@ -1,4 +1,5 @@
 import AppStoreAPI
+import JSONWriting
 import ReceiptCore
 import Foundation
 import UntrustedText

@@ -1,4 +1,6 @@
+import AppStoreAPI
 import Foundation
+import JSONWriting
 import ReceiptCore
 
 /// The body `receive --forward` sends downstream for one notification: the object

@@ -1,4 +1,5 @@
 import AppStoreAPI
+import JSONWriting
 import ReceiptCore
 import Foundation
 
@@ -113,11 +114,7 @@ public enum InspectJSON {
     }
 
     /// Encodes values as pretty-printed JSON with sorted keys.
-    public static func encode(_ value: JSONValue) -> String {
-        var out = JSONOutput()
-        out.value(value)
-        return out.text
-    }
+    public static func encode(_ value: JSONValue) -> String { JSONOutput.text(of: value) }
 
     /// `{"verdict", "validation_time", "steps": [{"name", "outcome", "reason", "details"}]}`.
     public static func trust(_ report: TrustReport) -> JSONValue {

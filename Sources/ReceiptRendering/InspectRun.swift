@@ -1,18 +1,10 @@
 import AppStoreAPI
+import JSONWriting
 import LocalFiles
 import ReceiptCore
 import Foundation
 import UntrustedText
 
-/// Output formats of `inspect`, `verify` and `lookup`.
-public enum OutputFormat: String, CaseIterable, Sendable {
-    case text, json
-}
-
-/// Output formats of the listings (`history`, `notifications`): text, JSON or CSV.
-public enum TableFormat: String, CaseIterable, Sendable {
-    case text, json, csv
-}
 
 /// What `receiptdash inspect` does once its arguments are read: judges every input on every
 /// core, writes each rendering in input order (JSON streamed to the console's standard output:

@@ -1,4 +1,5 @@
 import AppStoreAPI
+import JSONWriting
 import ReceiptCore
 import Foundation
 import UntrustedText
@@ -14,13 +15,7 @@ import UntrustedText
 public enum LookupJSON {
     /// `{"error": {"code", "message"}}`: a look-up that could not be made.
     public static func writeError(code: String, message: String, into out: inout JSONOutput) {
-        out.beginObject()
-        out.key("error")
-        out.beginObject()
-        out.member("code", code)
-        out.member("message", message)
-        out.endObject()
-        out.endObject()
+        ErrorOutput.object(code: code, message: message, into: &out)
     }
 
     public static func write(_ result: CustomerLookupResult, into out: inout JSONOutput) {
@@ -98,14 +93,7 @@ public enum LookupJSON {
 
     /// `"error": {"api_error", "code", "message"}` for a failed API call (`lookup`,
     /// `notifications --reconcile`).
-    static func error(_ failure: APIFailure, into out: inout JSONOutput) {
-        out.key("error")
-        out.beginObject()
-        out.member("api_error", failure.apiError.map { Int64($0.rawValue) })
-        out.member("code", failure.code.description)
-        out.member("message", failure.reason)
-        out.endObject()
-    }
+    static func error(_ failure: APIFailure, into out: inout JSONOutput) { failure.errorMember(into: &out) }
 
     private static func apiStatusMembers(_ result: CustomerLookupResult) -> [(String, SubscriptionAPIStatus)]? {
         guard !result.apiStatuses.isEmpty else { return nil }
@@ -357,14 +345,6 @@ public enum LookupOutput {
     /// A look-up that could not be made (`{"error": {"code", "message"}}`, or a line on
     /// standard error).
     public static func writeError(code: String, message: String, format: OutputFormat, to console: Console) {
-        switch format {
-        case .json:
-            var out = JSONOutput(flushingTo: console)
-            LookupJSON.writeError(code: code, message: message, into: &out)
-            out.newline()
-            out.flush()
-        case .text:
-            console.error("receiptdash: \(message)")
-        }
+        ErrorOutput.write(code: code, message: message, format: format, to: console)
     }
 }

@@ -1,5 +1,6 @@
 import AppStoreAPI
 import Foundation
+import JSONWriting
 import ReceiptCore
 import UntrustedText
 

@@ -3,7 +3,6 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 import RetryEngine
 import Synchronization
@@ -529,7 +528,7 @@ extension ServerAPIService {
     {
         var out: [OutgoingNotification] = []
         if includingData {
-            var rows: [(APIEnvironment, NotificationRow)] = []
+            var rows: [(APIEnvironment, HistoryNotification)] = []
             for env in APIEnvironment.allCases {
                 for row in store.environments[env]?.notifications ?? [] where row.uuid != nil && row.deliver { rows.append((env, row)) }
             }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 import RetryEngine
 import Synchronization
@@ -617,24 +616,24 @@ public final class ServerAPIService: Sendable {
     /// The data's notifications with the sender's: a data notification the sender sent has its
     /// attempts (after those the data gave, if it gave any); the others follow, ordered by
     /// `signedDate` (then UUID).
-    private func notifications(_ data: [NotificationRow], _ environment: APIEnvironment) -> [NotificationRow] {
+    private func notifications(_ data: [HistoryNotification], _ environment: APIEnvironment) -> [HistoryNotification] {
         var live = sentLog.withLock { log in log.rows.filter { $0.notification.environment == environment } }
         guard !live.isEmpty else { return data }
         var byUUID: [String: Int] = [:]
         for (index, row) in live.enumerated() { byUUID[row.notification.notificationUUID] = index }
         var used = Set<Int>()
-        let merged: [NotificationRow] = data.map { row in
+        let merged: [HistoryNotification] = data.map { row in
             guard let uuid = row.uuid, let index = byUUID[uuid] else { return row }
             used.insert(index)
             let attempts = (row.explicitAttempts ? row.sendAttempts.array ?? [] : []) + live[index].attempts
-            return NotificationRow(
+            return HistoryNotification(
                 signedPayload: row.signedPayload, uuid: uuid, sendAttempts: .array(attempts), explicitAttempts: true, type: row.type,
                 subtype: row.subtype, signedMS: row.signedMS, failed: attempts.last?["sendAttemptResult"]?.text != "SUCCESS",
                 customer: row.customer)
         }
         live = live.enumerated().filter { !used.contains($0.offset) }.map(\.element)
         live.sort { ($0.notification.signedMS, $0.notification.notificationUUID) < ($1.notification.signedMS, $1.notification.notificationUUID) }
-        var out: [NotificationRow] = []
+        var out: [HistoryNotification] = []
         out.reserveCapacity(merged.count + live.count)
         var i = 0
         for sent in live {
@@ -644,7 +643,7 @@ public final class ServerAPIService: Sendable {
                 i += 1
             }
             out.append(
-                NotificationRow(
+                HistoryNotification(
                     signedPayload: n.signedPayload, uuid: n.notificationUUID, sendAttempts: .array(sent.attempts), explicitAttempts: true,
                     type: n.notificationType, subtype: n.subtype, signedMS: n.signedMS,
                     failed: sent.attempts.last?["sendAttemptResult"]?.text != "SUCCESS", customer: n.customer))

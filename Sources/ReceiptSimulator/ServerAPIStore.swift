@@ -1,6 +1,5 @@
 import Foundation
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 
 /// One transaction of the data, with the fields the endpoints select and sort on.
@@ -21,8 +20,9 @@ struct TransactionRow: Sendable {
     static let autoRenewable = "Auto-Renewable Subscription"
 }
 
-/// One notification of the data, signed at start.
-struct NotificationRow: Sendable {
+/// One notification of the data, signed at start, as Notification History gives it (not the
+/// `notifications` listing's `NotificationRow`).
+struct HistoryNotification: Sendable {
     let signedPayload: String
     /// `notificationUUID`, when the payload has one.
     let uuid: String?
@@ -48,7 +48,7 @@ struct EnvironmentStore: Sendable {
     var byID: [String: Int] = [:]
     var customers: [String: [Int]] = [:]
     var renewals: [String: [String: JSONValue]] = [:]
-    var notifications: [NotificationRow] = []
+    var notifications: [HistoryNotification] = []
 
     /// AppTransaction payloads by `appTransactionId`.
     var appTransactions: [String: [String: JSONValue]] = [:]
@@ -148,7 +148,7 @@ struct ServerAPIStore: Sendable {
     }
 
     private func notification(_ object: [String: JSONValue], index: Int, signer: AppleTestPKI?, nowMS: Int64) throws(ServerAPISimulatorError)
-        -> (environment: APIEnvironment, row: NotificationRow)
+        -> (environment: APIEnvironment, row: HistoryNotification)
     {
         var payload = object
         let attempts = payload.removeValue(forKey: "sendAttempts")
@@ -193,7 +193,7 @@ struct ServerAPIStore: Sendable {
         let signed = try signer.map { pki throws(ServerAPISimulatorError) in try pki.signJWS(payload: .object(payload)) } ?? ""
         return (
             environment,
-            NotificationRow(
+            HistoryNotification(
                 signedPayload: signed, uuid: object["notificationUUID"]?.text, sendAttempts: sendAttempts,
                 explicitAttempts: attempts != nil, type: object["notificationType"]?.text,
                 subtype: object["subtype"]?.text, signedMS: signedMS, failed: last != "SUCCESS", customer: customer, deliver: deliver)

@@ -2,6 +2,7 @@ import AppStoreClients
 import AuditTrail
 import Foundation
 import AppStoreAPI
+import JSONWriting
 import LocalFiles
 import ReceiptRendering
 import ReceiptCore

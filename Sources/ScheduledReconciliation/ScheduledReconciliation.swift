@@ -5,7 +5,6 @@ import Foundation
 import Logging
 import NotificationReceiver
 import Prometheus
-import ReceiptRendering
 import RetryEngine
 import ServiceLifecycle
 import UntrustedText

@@ -4,6 +4,7 @@ import AuditTrail
 import AuditTrailSQLite
 import Foundation
 import AppStoreAPI
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import ReceiptWatch

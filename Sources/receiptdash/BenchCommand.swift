@@ -3,6 +3,7 @@ import AuditTrail
 import CustomerSearch
 import CustomerTimeline
 import Foundation
+import JSONWriting
 import ReceiptBenchmarks
 import ReceiptRendering
 

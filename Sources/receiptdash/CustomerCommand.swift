@@ -5,6 +5,7 @@ import AuditTrail
 import CustomerSearch
 import CustomerTimeline
 import Foundation
+import JSONWriting
 import ReceiptCore
 import ReceiptRendering
 import UntrustedText

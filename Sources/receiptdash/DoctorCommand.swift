@@ -3,6 +3,7 @@ import AuditTrail
 import Doctor
 import Foundation
 import AppStoreAPI
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import TerminalUI

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
 import Foundation
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import UntrustedText

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSONWriting
 import LocalFiles
 import ReceiptRendering
 import ReceiptDemo

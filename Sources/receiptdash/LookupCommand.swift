@@ -3,6 +3,7 @@ import ArgumentParser
 import AuditTrail
 import Foundation
 import AppStoreAPI
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import UntrustedText

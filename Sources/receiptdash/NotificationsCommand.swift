@@ -3,6 +3,7 @@ import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
 import Foundation
+import JSONWriting
 import NotificationReceiver
 import AppStoreAPI
 import ReceiptRendering

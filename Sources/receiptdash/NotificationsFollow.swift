@@ -1,3 +1,4 @@
+import AppStoreAPI
 import ArgumentParser
 import AuditTrail
 import Foundation

@@ -1,6 +1,7 @@
 import AppStoreAPI
 import ArgumentParser
 import Foundation
+import JSONWriting
 import ReceiptRendering
 
 /// `receiptdash offer-signature`: sign offers for a test app with the In-App Purchase key.

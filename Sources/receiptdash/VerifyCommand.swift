@@ -2,6 +2,7 @@ import AppStoreClients
 import ArgumentParser
 import AuditTrail
 import Foundation
+import JSONWriting
 import ReceiptRendering
 import ReceiptCore
 import ReceiptWatch

@@ -2,6 +2,7 @@ import AppStoreAPI
 import AuditTrail
 @testable import CustomerTimeline
 import Foundation
+import JSONWriting
 import ReceiptCore
 import ReceiptRendering
 import Testing

@@ -1,6 +1,7 @@
 import AuditTrail
 import CustomerTimeline
 import Foundation
+import JSONWriting
 import Testing
 
 @testable import Dashboard

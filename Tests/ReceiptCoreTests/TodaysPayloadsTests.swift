@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Crypto
 import Foundation
 import Testing

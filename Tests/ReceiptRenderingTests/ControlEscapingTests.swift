@@ -1,4 +1,5 @@
 import Foundation
+import JSONWriting
 import Testing
 import UntrustedText
 @testable import ReceiptRendering

@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSONWriting
 import LocalFiles
 import ReceiptCore
 import ReceiptDemo

@@ -1,6 +1,7 @@
 @testable import AppStoreClients
 import Foundation
 @testable import AppStoreAPI
+import JSONWriting
 @testable import ReceiptRendering
 @testable import ReceiptCore
 import ReceiptSimulator

@@ -1,6 +1,6 @@
 import Foundation
 import AppStoreAPI
-import ReceiptRendering
+import JSONWriting
 import ReceiptCore
 import UntrustedText
 
@@ -72,7 +72,7 @@ public struct ActionSession: Sendable {
             let message =
                 failure.code == .environmentUnknown || failure.code == .untrustedData
                 ? "nothing was sent: \(words)" : "the customer could not be read, nothing was sent: \(words)"
-            LookupOutput.writeError(code: failure.code.rawValue, message: message, format: format, to: console)
+            ErrorOutput.write(code: failure.code.rawValue, message: message, format: format, to: console)
             return .failed
         }
         if dryRun {
@@ -103,7 +103,7 @@ public struct ActionSession: Sendable {
             switch await recording.begin(plan) {
             case .success(let row): pending = row
             case .failure(let failure):
-                LookupOutput.writeError(code: failure.code, message: "\(failure.words); nothing was sent", format: format, to: console)
+                ErrorOutput.write(code: failure.code, message: "\(failure.words); nothing was sent", format: format, to: console)
                 return .failed
             }
             // The id to repeat it with, said before sending (standard error keeps JSON's
@@ -148,7 +148,7 @@ public struct ActionSession: Sendable {
     private func write(_ report: ActionReport) {
         switch format {
         case .json:
-            console.line(InspectJSON.encode(report.json))
+            console.line(JSONOutput.text(of: report.json))
         case .text:
             console.output(report.text)
             if let failure = report.failureText { console.error("receiptdash: \(failure)") }

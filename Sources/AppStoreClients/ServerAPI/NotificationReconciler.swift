@@ -1,6 +1,5 @@
 import Foundation
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 
 /// `notifications --reconcile`: what Apple says it sent in a window (Get Notification History)

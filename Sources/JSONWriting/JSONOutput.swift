@@ -1,4 +1,3 @@
-import AppStoreAPI
 import ReceiptCore
 import Foundation
 import UntrustedText
@@ -378,6 +377,13 @@ public struct JSONOutput: Sendable {
             out.update(from: buffer.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), count: n)
             return n
         }
+    }
+
+    /// `value` as compact JSON text, keys sorted as `JSONEncoder` sorts them.
+    public static func text(of value: JSONValue) -> String {
+        var out = JSONOutput()
+        out.value(value)
+        return out.text
     }
 
     /// Any ``JSONValue``, keys sorted as `JSONEncoder` sorts them.

@@ -1,4 +1,4 @@
-import AppStoreAPI
+import JSONWriting
 import ReceiptCore
 import Foundation
 import UntrustedText
@@ -130,7 +130,7 @@ public enum NotificationListing {
     }
 
     /// One row, with members of the caller's written after the row's own.
-    static func object(_ row: NotificationRow, into out: inout JSONOutput, more: (inout JSONOutput) -> Void) {
+    public static func object(_ row: NotificationRow, into out: inout JSONOutput, more: (inout JSONOutput) -> Void) {
         out.beginObject()
         out.nullableMember("bundle_id", row.bundleID)
         out.nullableMember("consumption_request_reason", row.consumptionRequestReason)
@@ -275,7 +275,7 @@ public struct NotificationReconciliation: Sendable {
         out.member("end", end)
         out.member("environment", environment.rawValue)
         if let failure {
-            LookupJSON.error(failure, into: &out)
+            failure.errorMember(into: &out)
         }
         if let ingested {
             out.key("ingested")
@@ -351,5 +351,18 @@ public struct NotificationReconciliation: Sendable {
             lines.append("      Apple's attempts: " + (attempts.isEmpty ? "none listed" : attempts.joined(separator: ", ")))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension APIFailure {
+    /// `"error": {"api_error", "code", "message"}`: a request that failed, as every command's
+    /// JSON names it.
+    public func errorMember(into out: inout JSONOutput) {
+        out.key("error")
+        out.beginObject()
+        out.member("api_error", apiError.map { Int64($0.rawValue) })
+        out.member("code", code.description)
+        out.member("message", reason)
+        out.endObject()
     }
 }
