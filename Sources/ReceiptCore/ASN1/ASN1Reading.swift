@@ -2,7 +2,7 @@ import SwiftASN1
 
 /// Small helpers over swift-asn1 that turn its errors into ``ReceiptDecodingError``s with byte
 /// offsets, and read the few primitive shapes receipts use.
-enum ASN1Reading {
+package enum ASN1Reading {
     /// Parses BER (DER is a subset), reporting structural problems with their offset.
     ///
     /// - Parameter what: what the bytes are, e.g. "PKCS#7 container" or "receipt payload".
@@ -54,7 +54,7 @@ enum ASN1Reading {
     }
 
     /// The content of an OCTET STRING, flattening BER's constructed (chunked) form.
-    static func octets(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+    package static func octets(_ node: ASN1Node) -> ArraySlice<UInt8>? {
         guard node.identifier == .octetString else { return nil }
         switch node.content {
         case .primitive(let bytes): return bytes
@@ -68,7 +68,7 @@ enum ASN1Reading {
     /// Written by ``PKCS7SignedData/dottedOID(_:)``, not swift-asn1's `description`: that one
     /// splits a first subidentifier of 80 or more by 40 ("281.38" for X.690's 2.11198), so the
     /// fast DER scan and this BER path printed the same OID two ways (found by fuzz-pkcs7).
-    static func oid(_ node: ASN1Node) -> String? {
+    package static func oid(_ node: ASN1Node) -> String? {
         guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content else { return nil }
         return PKCS7SignedData.dottedOID(bytes)
     }
@@ -89,7 +89,7 @@ enum ASN1Reading {
     /// The fields of a DER certificate's TBSCertificate after the optional `[0]` version:
     /// serial, signature algorithm, issuer, validity, subject, subjectPublicKeyInfo, …
     /// For certificates swift-certificates refuses (e.g. 1024-bit RSA keys of iOS 6 receipts).
-    static func tbsCertificateFields(_ der: [UInt8]) -> [ASN1Node]? {
+    package static func tbsCertificateFields(_ der: [UInt8]) -> [ASN1Node]? {
         guard let root = try? DER.parse(der), case .constructed(let top) = root.content,
             let tbs = top.first(where: { _ in true }), case .constructed(let fields) = tbs.content
         else { return nil }

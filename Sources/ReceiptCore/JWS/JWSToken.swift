@@ -18,7 +18,7 @@ public struct JWSToken: Sendable, Hashable {
     /// The bytes the signature covers, in the token's own array: what the signature check
     /// hashes. A slice, not an array of its own: cutting the signature off the caller's array
     /// copied the whole token.
-    let signedBytes: ArraySlice<UInt8>
+    package let signedBytes: ArraySlice<UInt8>
     /// The raw signature (for ES256, `r ‖ s`, 64 bytes).
     public var signature: [UInt8]
 
@@ -182,7 +182,7 @@ public struct JWSToken: Sendable, Hashable {
     /// Remembers this token's decoded header, so later tokens with the same header segment
     /// skip decoding it. Called by the trust check only after the token's signature verified
     /// with the header's own leaf key: unverified input never fills the memo.
-    func rememberHeader() {
+    package func rememberHeader() {
         guard let decoded = decodedHeaderForMemo else { return }
         let key = HeaderKey(text: headerSegment, maximumDepth: headerDepth)
         Self.headers.withLock { memo in
