@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],  // Synchronization.Mutex
     products: [
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
+        .library(name: "ReceiptTrust", targets: ["ReceiptTrust"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         // For the fuzz package's receiver target.
         .library(name: "NotificationReceiver", targets: ["NotificationReceiver"]),
@@ -42,27 +43,40 @@ let package = Package(
         // The one retry engine (budget, backoff, jitter, Retry-After, give-up words) and the
         // injected time it waits on: clients and stores retry through it.
         .target(name: "RetryEngine"),
+        // Formats, decoding and analysis: every input read into one model, and its purchases
+        // judged at an instant. No certificates, no signatures: that is ReceiptTrust's.
         .target(
             name: "ReceiptCore",
             dependencies: [
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        // Trust: signatures, chains to Apple's roots and their policies, the bundled anchors,
+        // the revocation-check protocol online checks answer, and the pipeline that judges a
+        // decoded input (decode, trust, analysis).
+        .target(
+            name: "ReceiptTrust",
+            dependencies: [
+                "ReceiptCore",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            // The demo inputs and Apple roots are compiled in (BundledResources.swift, made by
+            // Apple's roots are compiled in (BundledResources.swift, made by
             // .ci/embed-resources.py), so a copied binary needs no resource folder.
             exclude: ["Resources"]
         ),
         // This machine's files: inputs read from files, folders, standard input and pastes,
         // `--root-ca` files, and private files and directories (who may read them).
-        .target(name: "LocalFiles", dependencies: ["ReceiptCore"]),
+        .target(name: "LocalFiles", dependencies: ["ReceiptCore", "ReceiptTrust"]),
         // Online revocation checks (OCSP as Apple's libraries ask it) over an injected
-        // transport: the core asks through its RevocationChecking protocol and opens no sockets.
+        // transport: ReceiptTrust asks through its RevocationChecking protocol and opens no sockets.
         .target(
             name: "OnlineRevocation",
             dependencies: [
                 "ReceiptCore",
+                "ReceiptTrust",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -77,6 +91,7 @@ let package = Package(
                 "JSONWriting",
                 "LocalFiles",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -87,7 +102,7 @@ let package = Package(
         .target(name: "JSONWriting", dependencies: ["ReceiptCore", "UntrustedText"]),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results.
-        .target(name: "ReceiptRendering", dependencies: ["CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "UntrustedText"]),
+        .target(name: "ReceiptRendering", dependencies: ["CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "ReceiptTrust", "UntrustedText"]),
         // The one HTTP client every outgoing request uses (AsyncHTTPClient, one configuration,
         // a deadline per request, failures classified by code): Apple's services, OCSP, doctor,
         // forwarding and the simulator's sender.
@@ -106,11 +121,13 @@ let package = Package(
         // engine over them and their metrics.
         .target(
             name: "AppStoreClients",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "OnlineRevocation",
                 "OutboundHTTP",
                 "AppStoreAPI",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "RetryEngine",
                 "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -126,9 +143,11 @@ let package = Package(
         // notifications), its one error type and `--db` locations. No database driver.
         .target(
             name: "AuditTrail",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "AppStoreAPI",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -139,10 +158,12 @@ let package = Package(
         // text, JSON and CSV.
         .target(
             name: "CustomerTimeline",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptRendering",
                 "UntrustedText",
             ]
@@ -162,21 +183,25 @@ let package = Package(
         // The audit trail in a SQLite file (GRDB).
         .target(
             name: "AuditTrailSQLite",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "LocalFiles",
                 "AppStoreAPI",
                 "AuditTrail",
                 "ReceiptCore",
+                "ReceiptTrust",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The audit trail on a team's PostgreSQL.
         .target(
             name: "AuditTrailPostgres",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "RetryEngine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -194,11 +219,13 @@ let package = Package(
         // through AuditTrail's `NotificationSink`, with its own write queue (`NotificationStore`).
         .target(
             name: "NotificationReceiver",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "RetryEngine",
                 "AppStoreAPI",
                 "AuditTrail",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -251,7 +278,8 @@ let package = Package(
         // terminal), each with what to fix.
         .target(
             name: "Doctor",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "LocalFiles",
                 "OutboundHTTP",
                 "AppStoreAPI",
@@ -271,13 +299,15 @@ let package = Package(
         // `watch`: sources followed, ingested into the audit trail, verified with Apple.
         .target(
             name: "ReceiptWatch",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "LocalFiles",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "AppStoreClients",
                 "AuditTrail",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -298,6 +328,7 @@ let package = Package(
                 "Dashboard",
                 "NotificationReceiver",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptSimulator",
                 "ReceiptWatch",
                 "TerminalUI",
@@ -346,21 +377,22 @@ let package = Package(
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(
             name: "Dashboard",
-            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "TerminalUI", "UntrustedText"]
+            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "ReceiptTrust", "TerminalUI", "UntrustedText"]
         ),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
             dependencies: [
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "CustomerSearch", "CustomerTimeline", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptWatch",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "CustomerSearch", "CustomerTimeline", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "receiptdash",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "CustomerSearch",
                 "CustomerTimeline",
                 "LocalFiles",
@@ -381,6 +413,7 @@ let package = Package(
                 "ScheduledReconciliation",
                 "ReceiptBenchmarks",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptSimulator",
                 "ReceiptWatch",
                 "RetryEngine",
@@ -397,12 +430,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptCoreTests",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "LocalFiles",
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "ReceiptRendering",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -416,7 +451,7 @@ let package = Package(
         .target(
             name: "ServiceTestSupport",
             dependencies: [
-                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator",
+                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -442,7 +477,7 @@ let package = Package(
             name: "AuditTrailTests",
             dependencies: [
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder",
-                "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
+                "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -451,7 +486,7 @@ let package = Package(
         .testTarget(
             name: "NotificationReceiverTests",
             dependencies: [
-                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -491,8 +526,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiptSimulatorTests",
-            dependencies: ["JSONWriting", 
-                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
+            dependencies: [
+                "JSONWriting",
+                "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -538,11 +574,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CustomerTimelineTests",
-            dependencies: ["JSONWriting", 
+            dependencies: [
+                "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
                 "CustomerTimeline",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptRendering",
                 "ServiceTestSupport",
             ]
@@ -552,6 +590,7 @@ let package = Package(
             dependencies: ["JSONWriting", "AppStoreAPI", 
                 "LocalFiles",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptDemo",
                 "ReceiptRendering",
                 "UntrustedText",
@@ -565,6 +604,7 @@ let package = Package(
                 "NotificationReceiver",
                 "OnlineRevocation",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptRendering",
                 "ReceiptSimulator",
                 "RetryEngine",
@@ -585,6 +625,7 @@ let package = Package(
                 "NotificationReceiver",
                 "OnlineRevocation",
                 "ReceiptCore",
+                "ReceiptTrust",
                 "ReceiptSimulator",
                 "ServiceTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -609,14 +650,14 @@ let package = Package(
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore"],
+            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore", "ReceiptTrust"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "DashboardLiveTests",
             dependencies: [
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ]
         ),
         .testTarget(

@@ -2,8 +2,8 @@
 """Compiles Apple's root certificates, the demo receipts and the themes into the binary, so one
 file works wherever it is copied (no resource bundle found through a build path).
 
-Writes Sources/ReceiptCore/BundledResources.swift, Sources/ReceiptDemo/BundledDemo.swift and
-Sources/Dashboard/BundledThemes.swift from Sources/ReceiptCore/Resources/Roots,
+Writes Sources/ReceiptTrust/BundledResources.swift, Sources/ReceiptDemo/BundledDemo.swift and
+Sources/Dashboard/BundledThemes.swift from Sources/ReceiptTrust/Resources/Roots,
 Sources/ReceiptDemo/Demo and Themes/*.theme. Run it after changing any
 of those files; `--check` (run by .ci/run) fails when a generated file is out of date."""
 import base64, os, sys
@@ -32,8 +32,8 @@ def swift_base64_table(name, items):
 
 
 def resources():
-    roots = files("Sources/ReceiptCore/Resources/Roots", ".der")
-    return (HEADER.format("Sources/ReceiptCore/Resources") + "\n"
+    roots = files("Sources/ReceiptTrust/Resources/Roots", ".der")
+    return (HEADER.format("Sources/ReceiptTrust/Resources") + "\n"
             "/// Apple's root certificates, as base64 (line breaks are ignored when decoded): compiled\n"
             "/// in, so a copied binary needs no resource folder.\n"
             "enum BundledResources {\n"
@@ -68,7 +68,7 @@ def themes():
 
 
 def main():
-    targets = {"Sources/ReceiptCore/BundledResources.swift": resources(),
+    targets = {"Sources/ReceiptTrust/BundledResources.swift": resources(),
                "Sources/ReceiptDemo/BundledDemo.swift": demo(),
                "Sources/Dashboard/BundledThemes.swift": themes()}
     stale = []

@@ -4,6 +4,7 @@
 import PackageDescription
 
 let core: Target.Dependency = .product(name: "ReceiptCore", package: "receiptdash")
+let trust: Target.Dependency = .product(name: "ReceiptTrust", package: "receiptdash")
 let terminal: Target.Dependency = .product(name: "TerminalUI", package: "receiptdash")
 let receiver: Target.Dependency = .product(name: "NotificationReceiver", package: "receiptdash")
 let audit: Target.Dependency = .product(name: "AuditStore", package: "receiptdash")
@@ -25,10 +26,10 @@ let package = Package(
         // The JSON reader.
         .executableTarget(name: "fuzz-json", dependencies: [core], path: "Sources/FuzzJSON"),
         // JWS (and any other signed input) decoded, then judged by the trust evaluator.
-        .executableTarget(name: "fuzz-jws-trust", dependencies: [core], path: "Sources/FuzzJWSTrust"),
+        .executableTarget(name: "fuzz-jws-trust", dependencies: [core, trust], path: "Sources/FuzzJWSTrust"),
         // The notification receiver's decision: body bytes → status and stored row (in memory).
         .executableTarget(
-            name: "fuzz-receiver", dependencies: [core, receiver, audit, .product(name: "Logging", package: "swift-log")],
+            name: "fuzz-receiver", dependencies: [core, trust, receiver, audit, .product(name: "Logging", package: "swift-log")],
             path: "Sources/FuzzReceiver"),
         // The terminal escape-sequence / bracketed-paste parser.
         .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),

@@ -1,4 +1,5 @@
 import ReceiptCore
+import ReceiptTrust
 
 /// Where a receipt row is in verification. The raw values are what both stores write to the
 /// `receipt.state` column (and `history` prints): a contract, add and never rename.

@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import PostgresNIO
 import ReceiptCore
+import ReceiptTrust
 
 /// Notifications and refusals on PostgreSQL (migration v4): one row per notificationUUID with
 /// its deliveries counted by the database (`ON CONFLICT … DO UPDATE … RETURNING deliveries`, so

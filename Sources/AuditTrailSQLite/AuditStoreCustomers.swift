@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import GRDB
 import ReceiptCore
+import ReceiptTrust
 
 /// One customer's rows in the SQLite trail (`customer --offline`), each read through an index
 /// (v4, v7, v8, v10): no table is scanned, however large the trail.

@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import GRDB
 import ReceiptCore
+import ReceiptTrust
 
 /// The notification tables of the SQLite trail (migration v4): one row per notificationUUID,
 /// the refused requests, and a follower's view of both.

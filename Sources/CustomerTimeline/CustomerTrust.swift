@@ -2,6 +2,7 @@ import AppStoreAPI
 import AuditTrail
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 
 /// Whether the signed items a story stands on are genuine: Apple's answers (transactions and
 /// renewal infos of the look-up) and the stored notifications. Anything but `valid` is not

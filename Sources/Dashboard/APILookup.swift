@@ -3,6 +3,7 @@ import Foundation
 import AppStoreAPI
 import CustomerTimeline
 import ReceiptCore
+import ReceiptTrust
 import TerminalUI
 import UntrustedText
 

@@ -2,6 +2,7 @@ import Foundation
 import AppStoreAPI
 import AuditTrail
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 /// Something a follower learns from the audit database that another process writes.

@@ -1,6 +1,7 @@
 import Foundation
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import TerminalUI
 
 /// An extension the dashboard asks for (`x` on a looked-up subscription, then `y`).

@@ -3,6 +3,7 @@ import AppStoreAPI
 import LocalFiles
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import Synchronization
 import TerminalUI
 import UntrustedText

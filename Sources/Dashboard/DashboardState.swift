@@ -4,6 +4,7 @@ import AppStoreAPI
 import LocalFiles
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import TerminalUI
 import UntrustedText
 

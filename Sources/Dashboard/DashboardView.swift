@@ -2,6 +2,7 @@ import Foundation
 import AppStoreAPI
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import TerminalUI
 import UntrustedText
 

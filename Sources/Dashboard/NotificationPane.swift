@@ -2,6 +2,7 @@ import AppStoreAPI
 import Foundation
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import TerminalUI
 import UntrustedText
 

@@ -3,6 +3,7 @@ import Foundation
 import LocalFiles
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import TerminalUI
 import UntrustedText
 

@@ -5,6 +5,7 @@ import LocalFiles
 import NotificationReceiver
 import ReceiptDemo
 import ReceiptCore
+import ReceiptTrust
 
 /// What `receiptdash dash` sets up once its arguments are read and its stores are open: the
 /// first screen's receipts and log lines, and the live parts (the audit link, the watched

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 
 extension TrustAnchors {
     /// Apple's roots plus the certificates in `files` (DER, or the first PEM block of each) as

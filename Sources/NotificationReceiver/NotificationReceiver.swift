@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import ReceiptCore
+import ReceiptTrust
 import RetryEngine
 import UntrustedText
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 
 /// What the receiver checks beyond the signature: the gates a notification must pass.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 import SwiftASN1
 import Synchronization
 @_spi(FixedExpiryValidationTime) import X509

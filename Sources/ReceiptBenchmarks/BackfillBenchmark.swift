@@ -7,6 +7,7 @@ import Foundation
 import NotificationReceiver
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 
 extension BenchmarkRun {
     /// `bench --backfill N`: `notifications --reconcile --ingest` of `N` notifications from an

@@ -8,6 +8,7 @@ import LocalFiles
 import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 import ReceiptWatch
 import RetryEngine
 

@@ -3,6 +3,7 @@ import AuditTrail
 import Dashboard
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 
 extension BenchmarkRun {
     /// `bench --render-customer N`: the dashboard's Customer view of one customer with `events`

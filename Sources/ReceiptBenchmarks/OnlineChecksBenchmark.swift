@@ -3,6 +3,7 @@ import Foundation
 import OnlineRevocation
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 
 extension BenchmarkRun {
     /// `bench --verify --online-checks`: JWS verified with online checks and a warm OCSP cache,

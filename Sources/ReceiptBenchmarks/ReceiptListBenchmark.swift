@@ -3,6 +3,7 @@ import Foundation
 import LocalFiles
 import ReceiptCore
 import ReceiptDemo
+import ReceiptTrust
 import TerminalUI
 
 extension BenchmarkRun {

@@ -1,6 +1,7 @@
 import AppStoreAPI
 import JSONWriting
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 
 /// Writes the JSON that `receiptdash inspect --format json` prints for a decoded input.

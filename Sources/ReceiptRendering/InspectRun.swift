@@ -2,6 +2,7 @@ import AppStoreAPI
 import JSONWriting
 import LocalFiles
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 import UntrustedText
 

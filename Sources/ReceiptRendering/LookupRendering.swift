@@ -1,6 +1,7 @@
 import AppStoreAPI
 import JSONWriting
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 import UntrustedText
 

@@ -1,6 +1,7 @@
 import Foundation
 import JSONWriting
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 /// `inspect --summary`: one line per receipt, the answer to QA's questions about a folder. JSON

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 
 /// What a signature is made of, described for people: the algorithm and each certificate's
 /// subject, issuer, serial and validity window. Decoding only; checking is the trust step's job.

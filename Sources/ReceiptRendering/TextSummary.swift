@@ -1,5 +1,6 @@
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 import UntrustedText
 

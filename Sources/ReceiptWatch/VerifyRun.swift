@@ -6,6 +6,7 @@ import JSONWriting
 import LocalFiles
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import Synchronization
 import UntrustedText
 

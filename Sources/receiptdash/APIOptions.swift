@@ -4,6 +4,7 @@ import Foundation
 import AppStoreAPI
 import LocalFiles
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 /// The options every command that talks to the App Store Server API takes: credentials (flags,

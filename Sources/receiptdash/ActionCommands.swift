@@ -7,6 +7,7 @@ import AppStoreAPI
 import JSONWriting
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import ReceiptWatch
 import UntrustedText
 

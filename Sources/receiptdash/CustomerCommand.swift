@@ -8,6 +8,7 @@ import Foundation
 import JSONWriting
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import UntrustedText
 
 struct CustomerCommand: AsyncParsableCommand {

@@ -8,6 +8,7 @@ import Foundation
 import LocalFiles
 import NotificationReceiver
 import ReceiptCore
+import ReceiptTrust
 import RetryEngine
 import UntrustedText
 import TerminalNcurses

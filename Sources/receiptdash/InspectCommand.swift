@@ -5,6 +5,7 @@ import LocalFiles
 import ReceiptRendering
 import ReceiptDemo
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 extension OutputFormat: ExpressibleByArgument {}

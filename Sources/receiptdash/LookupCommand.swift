@@ -6,6 +6,7 @@ import AppStoreAPI
 import JSONWriting
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 extension APIEnvironmentSelection: ExpressibleByArgument {}

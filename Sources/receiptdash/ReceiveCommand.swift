@@ -8,6 +8,7 @@ import NotificationForwarder
 import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import RetryEngine
 import ScheduledReconciliation
 import ServiceLifecycle

@@ -5,6 +5,7 @@ import Logging
 @testable import NotificationReceiver
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 @testable import ReceiptWatch
 import RetryEngine
 import ServiceTestSupport

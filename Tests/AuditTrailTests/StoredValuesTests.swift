@@ -5,6 +5,7 @@ import NotificationReceiver
 import GRDB
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import ServiceTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import AuditTrail
 import Foundation
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import ServiceTestSupport
 import Testing
 

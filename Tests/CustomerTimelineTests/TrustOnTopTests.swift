@@ -5,6 +5,7 @@ import Foundation
 import JSONWriting
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import Testing
 
 /// Trust on top: when any signed item a story uses is not genuine, the answer opens with a

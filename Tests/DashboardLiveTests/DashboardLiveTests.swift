@@ -9,6 +9,7 @@ import OnlineRevocation
 import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 import ServiceTestSupport
 import TerminalUI
 import Synchronization

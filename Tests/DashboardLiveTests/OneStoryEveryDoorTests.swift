@@ -9,6 +9,7 @@ import DashboardLive
 import Foundation
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 import ServiceTestSupport
 import Testing
 

@@ -7,6 +7,7 @@ import DashboardLive
 import Foundation
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 import ReceiptWatch
 import ServiceTestSupport
 import TerminalUI

@@ -8,6 +8,7 @@ import Testing
 import AppStoreAPI
 import ReceiptCore
 import ReceiptRendering
+import ReceiptTrust
 import TerminalUI
 
 /// The Customer view: `l`'s answer opens it with the answer, the issues and one timeline of

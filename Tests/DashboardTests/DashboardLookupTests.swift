@@ -7,6 +7,7 @@ import Testing
 import AppStoreAPI
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import TerminalUI
 
 /// `l` / `L`: customer look-up through the App Store Server API, from the key to the new `api`

@@ -5,6 +5,7 @@ import Testing
 @testable import Dashboard
 import ReceiptRendering
 import ReceiptCore
+import ReceiptTrust
 import ReceiptDemo
 import LocalFiles
 import TerminalUI

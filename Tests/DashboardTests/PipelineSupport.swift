@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 
 @testable import Dashboard
 

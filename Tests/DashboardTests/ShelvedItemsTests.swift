@@ -7,6 +7,7 @@ import AppStoreAPI
 import LocalFiles
 import ReceiptCore
 import ReceiptDemo
+import ReceiptTrust
 import TerminalUI
 
 /// Items loaded from files are shelved (issue 42: 50,000 receipts in bounded memory): each

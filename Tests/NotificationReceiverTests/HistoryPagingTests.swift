@@ -3,6 +3,7 @@ import AppStoreClients
 import Foundation
 import NotificationReceiver
 import ReceiptCore
+import ReceiptTrust
 import ServiceTestSupport
 import Testing
 

@@ -12,6 +12,7 @@ import NIOSSL
 import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
+import ReceiptTrust
 import ServiceTestSupport
 import SwiftASN1
 import Synchronization

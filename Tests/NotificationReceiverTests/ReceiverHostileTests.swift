@@ -9,6 +9,7 @@ import NIOPosix
 @testable import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Synchronization

@@ -6,6 +6,7 @@ import Logging
 import OnlineRevocation
 import ReceiptCore
 @testable import ReceiptSimulator
+import ReceiptTrust
 import ServiceTestSupport
 import Testing
 

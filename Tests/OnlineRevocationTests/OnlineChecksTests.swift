@@ -10,6 +10,7 @@ import OnlineRevocation
 import ReceiptRendering
 import ReceiptCore
 @testable import ReceiptSimulator
+import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing

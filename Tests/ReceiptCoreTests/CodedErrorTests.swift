@@ -1,6 +1,7 @@
 import Testing
 @testable import AppStoreAPI
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// The codes of ``CodedError`` errors print the names they printed before they were enums
 /// (JSON output, the audit store's code columns and messages carry them), and errors compare by

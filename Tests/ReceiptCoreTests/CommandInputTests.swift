@@ -4,6 +4,7 @@ import Testing
 
 @testable import AppStoreAPI
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// What the commands read through the core: times, `--root-ca` files, the receipt a look-up
 /// starts from.

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptRendering
 import Testing
 @testable import ReceiptCore
+@testable import ReceiptTrust
 import SwiftASN1
 import X509
 

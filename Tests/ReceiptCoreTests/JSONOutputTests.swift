@@ -4,6 +4,7 @@ import Testing
 import UntrustedText
 @testable import ReceiptRendering
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// The streaming writer must write exactly what `JSONEncoder` (pretty, sorted keys, slashes
 /// unescaped) wrote for the same values: same layout, same key order, same escapes (but for the

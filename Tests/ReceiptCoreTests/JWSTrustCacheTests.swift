@@ -5,6 +5,7 @@ import Testing
 import X509
 
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 // The JWS verdict cache (``TrustCache``): a token whose x5c chain was judged before reuses that
 // judgement, and only its own signature and the time-dependent steps are checked again. These

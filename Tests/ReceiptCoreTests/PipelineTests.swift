@@ -3,6 +3,7 @@ import LocalFiles
 import Testing
 
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// The one pipeline every front end uses: reading inputs, splitting pastes, and
 /// decode → trust → analysis, with failures kept per input.

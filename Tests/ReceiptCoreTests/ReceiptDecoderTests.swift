@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ReceiptRendering
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// Decoding each format from the fixtures, with expected values taken from the sources' own
 /// tests (the corpus sidecars), not from this decoder's output.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// Trust verdicts for every signed file in the shared corpus, against what the corpus tooling
 /// recorded with openssl (`sigOK`, `chain->AppleRoot(…atCreation:OK)`, `signature valid`,

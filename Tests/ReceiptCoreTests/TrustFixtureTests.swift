@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 /// Trust verdicts on the bundled fixtures, judged at a fixed "now" (2026-11-22), with the
 /// expectations the corpus manifest records (openssl's signature and chain results).

@@ -6,6 +6,7 @@ import X509
 import _CryptoExtras
 
 @testable import ReceiptCore
+@testable import ReceiptTrust
 
 // Tampering tests for the trust evaluator: the tests build their own PKI (root → WWDR-like
 // intermediate → receipt-signing leaf), sign real PKCS#7 receipts (RSA) and StoreKit 2 JWS

@@ -4,6 +4,7 @@ import LocalFiles
 import ReceiptCore
 import ReceiptDemo
 import ReceiptRendering
+import ReceiptTrust
 import Testing
 import UntrustedText
 

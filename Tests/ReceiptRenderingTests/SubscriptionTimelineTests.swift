@@ -3,6 +3,7 @@ import LocalFiles
 import ReceiptCore
 import ReceiptDemo
 import ReceiptRendering
+import ReceiptTrust
 import Testing
 
 /// The ASCII timeline spans the subscription's own periods: a sandbox subscription that renewed

@@ -5,6 +5,7 @@ import Logging
 import AppStoreAPI
 import ReceiptCore
 @testable import ReceiptSimulator
+import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Synchronization

@@ -5,6 +5,7 @@ import JSONWriting
 @testable import ReceiptRendering
 @testable import ReceiptCore
 import ReceiptSimulator
+@testable import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing

@@ -7,6 +7,7 @@ import NIOCore
 import AppStoreAPI
 import ReceiptCore
 @testable import ReceiptSimulator
+import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 
 extension ReceiverPolicy {
     /// Apple's sandbox corpus and the test signer's notifications, signed long before the

@@ -3,6 +3,7 @@
 import Dispatch
 import Foundation
 import ReceiptCore
+import ReceiptTrust
 import Synchronization
 
 enum Harness {

@@ -9,6 +9,7 @@ import Foundation
 import Logging
 import NotificationReceiver
 import ReceiptCore
+import ReceiptTrust
 import Synchronization
 
 /// Keeps the last notification appended, and counts refusals; emptied before each input.

@@ -1,5 +1,6 @@
 import JSONWriting
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 import UntrustedText
 

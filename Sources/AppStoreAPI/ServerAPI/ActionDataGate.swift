@@ -1,4 +1,5 @@
 import ReceiptCore
+import ReceiptTrust
 
 /// The one gate every write to Apple passes, whichever door it comes through (a command or the
 /// dashboard): on customer data judged `invalid` nothing is sent unless the person says to go

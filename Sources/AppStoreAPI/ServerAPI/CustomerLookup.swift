@@ -1,5 +1,6 @@
 import LocalFiles
 import ReceiptCore
+import ReceiptTrust
 import Foundation
 
 /// What a support engineer starts a look-up from.

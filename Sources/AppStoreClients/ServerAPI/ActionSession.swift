@@ -2,6 +2,7 @@ import Foundation
 import AppStoreAPI
 import JSONWriting
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 /// One write to Apple as a command runs it, once its request is built and its client made:

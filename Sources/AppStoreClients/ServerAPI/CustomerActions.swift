@@ -1,6 +1,7 @@
 import Foundation
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 import UntrustedText
 
 /// The ids a write is about, as the plan, the JSON and the audit trail name them.

@@ -1,6 +1,7 @@
 import Foundation
 import AppStoreAPI
 import ReceiptCore
+import ReceiptTrust
 
 /// Answers "what did this customer buy, is it active, was it refunded, and why" through the
 /// App Store Server API.

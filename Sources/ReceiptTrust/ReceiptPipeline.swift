@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// One input taken through the whole pipeline: read, decoded, its signature and chain judged,
 /// its purchases analysed. What every front end shows: `inspect`, `verify`, `watch` and the

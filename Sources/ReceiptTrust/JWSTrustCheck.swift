@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ReceiptCore
 import X509
 
 /// The steps for a StoreKit 2 JWS: `alg`, the `x5c` chain, the ES256 signature over

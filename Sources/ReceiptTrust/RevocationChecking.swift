@@ -54,7 +54,7 @@ public enum OnlineCheckResult: Sendable, Hashable {
     }
 }
 
-/// Asks, online, whether a chain's leaf or intermediate was revoked. The core defines the
+/// Asks, online, whether a chain's leaf or intermediate was revoked. ReceiptTrust defines the
 /// question and its answers and opens no sockets: `OnlineRevocation`'s `OnlineChecks` asks OCSP
 /// responders over an injected transport, and tests answer as they like.
 public protocol RevocationChecking: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// The answer to "is this receipt genuine?", step by step.
 ///

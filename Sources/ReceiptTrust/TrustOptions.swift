@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 
 /// What a trust evaluation may use besides the input itself.
 public struct TrustOptions: Sendable {

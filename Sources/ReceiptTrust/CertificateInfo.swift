@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptCore
 import SwiftASN1
 import Synchronization
 import X509
