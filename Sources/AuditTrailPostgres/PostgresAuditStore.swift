@@ -318,7 +318,7 @@ public final class PostgresAuditStore: AuditBackend {
                         }
                     }
                 }
-                return .done(try await Self.race(task, leaseLimit: leaseLimit, progress: progress).get())
+                return .done(try await Self.race(task, leaseLimit: leaseLimit, progress: progress, clock: clock).get())
             } catch {
                 if let error = error as? AuditDatabaseError { throw error }
                 let committing = progress.isCommitting
@@ -409,6 +409,9 @@ public final class PostgresAuditStore: AuditBackend {
         var isConnectionClosed: Bool { state.withLock { $0.connection?.isClosed ?? false } }
     }
 
+    /// How often a statement's connection is checked while it runs.
+    static let connectionCheckInterval: Duration = .milliseconds(250)
+
     /// The leased connection closed under an attempt that had not ended.
     struct ConnectionLost: Error, CustomStringConvertible {
         var description: String { "the connection closed under the statement" }
@@ -417,7 +420,10 @@ public final class PostgresAuditStore: AuditBackend {
     /// The attempt's result, or a ``LeaseTimeout`` when it has leased no connection within
     /// `leaseLimit` (it is then cancelled), or a `CancellationError` when the caller is cancelled.
     /// Returns without waiting for an attempt that ignores its cancellation.
-    static func race<T: Sendable>(_ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress) async -> Result<T, any Error> {
+    /// Time is the store's injected clock: a test drives the lease limit without waiting.
+    static func race<T: Sendable>(
+        _ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress, clock: any Clock<Duration>
+    ) async -> Result<T, any Error> {
         let outcome = await firstOf({ await attempt.result }) {
             do {
                 // A statement may take its time, but not on a connection that is gone
@@ -425,13 +431,14 @@ public final class PostgresAuditStore: AuditBackend {
                 // server dropped it): checked four times a second from the lease on. Checked
                 // only after the lease limit, a lease limit as long as the write's whole retry
                 // budget (a slow server's connect timeout) left no time for the retry.
-                let deadline = ContinuousClock.now + leaseLimit
+                var waited = Duration.zero
                 while true {
                     if progress.isConnectionClosed { return .failure(ConnectionLost()) }
-                    if ContinuousClock.now >= deadline, progress.abandonUnlessLeased() {
+                    if waited >= leaseLimit, progress.abandonUnlessLeased() {
                         return .failure(LeaseTimeout(limit: leaseLimit))
                     }
-                    try await Task.sleep(for: .milliseconds(250))
+                    try await clock.sleep(for: Self.connectionCheckInterval)
+                    waited += Self.connectionCheckInterval
                 }
             } catch {
                 return .failure(CancellationError())

@@ -43,6 +43,8 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// The name this store's receiver beats under (``ReceiverHeartbeat``, every 10 s while the
     /// writer runs); nil beats nothing (tests, backfills).
     public let heartbeat: String?
+    /// What the ticker waits on and the dates its heartbeats and prunes carry.
+    public let clock: ServiceClock
 
     public static let defaultMaximumPending = 10_000
     public static let defaultKeepRefusals = Duration.seconds(30 * 86_400)
@@ -52,8 +54,9 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
     public init(
         backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil
+        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil, clock: ServiceClock = .system
     ) {
+        self.clock = clock
         self.backend = backend
         self.heartbeat = heartbeat
         self.maximumPending = maximumPending
@@ -86,6 +89,7 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
         let queue = self.queue
         let prune = self.prune
         let heartbeat = self.heartbeat
+        let clock = self.clock
         await withDiscardingTaskGroup { group in
             // Shutdown, or cancellation, closes the queue; the writer below drains it either way
             // (its wait for work does not end on cancellation, so nothing queued is dropped).
@@ -98,10 +102,10 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
                 while !queue.isClosed {
                     if tick > 0, tick % 3600 == 0 { prune() }
                     if let heartbeat, tick % Int(ReceiverHeartbeat.interval) == 0 {
-                        queue.enqueueQuietly(.heartbeat(receiver: heartbeat, at: Date()))
+                        queue.enqueueQuietly(.heartbeat(receiver: heartbeat, at: clock.now()))
                     }
                     tick += 1
-                    do { try await Task.sleep(for: .seconds(1)) } catch { return }
+                    do { try await clock.clock.sleep(for: .seconds(1)) } catch { return }
                     queue.flushCountsSoon()
                 }
             }
@@ -128,9 +132,10 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     private var prune: @Sendable () -> Void {
         let queue = self.queue
         let keepRefusals = self.keepRefusals
+        let clock = self.clock
         return {
             guard let keepRefusals else { return }
-            queue.enqueueQuietly(.pruneRejections(before: Date().addingTimeInterval(-DurationText.seconds(keepRefusals))))
+            queue.enqueueQuietly(.pruneRejections(before: clock.now().addingTimeInterval(-DurationText.seconds(keepRefusals))))
         }
     }
 

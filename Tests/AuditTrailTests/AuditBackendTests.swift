@@ -1071,7 +1071,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             return 1
         }
         try await connection.close()
-        let outcome = await PostgresAuditStore.race(unanswered, leaseLimit: .seconds(3600), progress: progress)
+        let outcome = await PostgresAuditStore.race(unanswered, leaseLimit: .seconds(3600), progress: progress, clock: TestClock())
         guard case .failure(let error) = outcome else {
             Issue.record("the race ended with a value: \(outcome)")
             return

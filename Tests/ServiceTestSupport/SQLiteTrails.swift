@@ -2,6 +2,7 @@ import AuditTrail
 import AuditTrailSQLite
 import Foundation
 import NotificationReceiver
+import RetryEngine
 
 // Tests open their stores on a SQLite file by path; the program wires a backend from `--db`.
 
@@ -12,7 +13,7 @@ extension NotificationStore {
     ///   queue first to see one commit take everything).
     public convenience init(
         path: String, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals
+        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil, clock: ServiceClock = .system
     ) throws(NotificationStoreError) {
         let store: AuditStore
         do {
@@ -20,7 +21,7 @@ extension NotificationStore {
         } catch {
             throw NotificationStoreError(.open, "cannot open the notification store at \(path): \(error)")
         }
-        self.init(backend: store, startWriter: startWriter, maximumPending: maximumPending, keepRefusals: keepRefusals)
+        self.init(backend: store, startWriter: startWriter, maximumPending: maximumPending, keepRefusals: keepRefusals, heartbeat: heartbeat, clock: clock)
     }
 }
 
