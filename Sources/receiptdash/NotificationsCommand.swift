@@ -228,6 +228,15 @@ struct Notifications: AsyncParsableCommand {
         }
     }
 
+    /// `--follow`: the trail's ``NotificationStream`` on standard output until the reader goes.
+    private func runFollow(_ backend: any AuditBackend) async throws {
+        let start: NotificationStream.Start =
+            if let afterId { .afterID(afterId) } else if let since = since.flatMap(TimeArgument.parse) { .since(since) } else { .end }
+        let stream = NotificationStream(backend: backend, filter: NotificationFilter(type: type, bundleID: api.bundleId), jsonLines: format == .jsonl)
+        try await stream.run(from: start) { lines in lines.withUnsafeBytes { Standard.put(1, $0) } }
+        await backend.close()
+    }
+
     private func runReconcile(_ have: Set<String>, into backend: (any AuditBackend)?) async throws {
         let startDate = start.flatMap(TimeArgument.parse) ?? Date()
         let endDate = end.flatMap(TimeArgument.parse) ?? Date()

@@ -206,33 +206,6 @@ struct Receive: AsyncParsableCommand {
         return .seconds(seconds)
     }
 
-    /// Names the system's time zone in `TZ` when it is unset and `/etc/localtime` links to a
-    /// zone (`…/zoneinfo/Europe/Paris` gives `Europe/Paris`): with `TZ` unset, glibc looks at
-    /// `/etc/localtime` again (a `stat`) for every log line's timestamp; with it named, once.
-    static func nameTheTimeZone() {
-        #if os(Linux)
-        guard getenv("TZ") == nil,
-            let name = zoneName(
-                localtime: "/etc/localtime", zoneFolder: getenv("TZDIR").map { String(cString: $0) } ?? "/usr/share/zoneinfo")
-        else { return }
-        setenv("TZ", name, 0)
-        #endif
-    }
-
-    /// The zone name `localtime` links to, when glibc, given it as `TZ`, reads the very file
-    /// the link leads to from `zoneFolder` (its `TZDIR`): the zone stays the same one. Nil for
-    /// a file that is not such a link.
-    static func zoneName(localtime: String, zoneFolder: String) -> String? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: localtime),
-            let range = target.range(of: "zoneinfo/")
-        else { return nil }
-        let name = String(target[range.upperBound...])
-        guard !name.isEmpty, !name.hasPrefix("/"), !name.contains("..") else { return nil }
-        let named = URL(fileURLWithPath: zoneFolder + "/" + name).resolvingSymlinksInPath().path
-        let linked = URL(fileURLWithPath: localtime).resolvingSymlinksInPath().path
-        return named == linked && FileManager.default.fileExists(atPath: named) ? name : nil
-    }
-
     /// `--write-timeout`: a positive duration (`10s`, `500ms`).
     func writeTimeoutDuration() throws -> Duration {
         guard let seconds = DurationText.parse(writeTimeout), seconds > 0 else {
@@ -253,7 +226,7 @@ struct Receive: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Self.nameTheTimeZone()
+        LogTimeZone.nameTheTimeZone()
         // Values quoted where they hold a space, `=` or `"`: a client's words can't pass for a field.
         LoggingSystem.bootstrap { QuotedLogHandler(StreamLogHandler.standardError(label: $0)) }
         let anchors: TrustAnchors

@@ -40,21 +40,23 @@ enum Standard {
 
     private static func put(_ descriptor: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { put(descriptor, UnsafeRawBufferPointer($0)) }
+        _ = text.withUTF8 { put(descriptor, UnsafeRawBufferPointer($0)) }
     }
 
-    /// Every byte of `bytes` to `descriptor` (a write cut short by a signal goes on).
-    static func put(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    /// Every byte of `bytes` to `descriptor` (a write cut short by a signal goes on); false once
+    /// the reader has gone (EPIPE).
+    @discardableResult static func put(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return true }
         var offset = 0
         while offset < bytes.count {
             let written = systemWrite(descriptor, base + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                return
+                return false
             }
             offset += written
         }
+        return true
     }
 }
 

@@ -1,11 +1,10 @@
 import Foundation
+import NotificationReceiver
 import Testing
-
-@testable import receiptdash
 
 /// `receive` names the system's zone in `TZ` only when glibc, given that name, reads the very
 /// file `/etc/localtime` links to: the log's timestamps keep their zone.
-@Suite struct ReceiveTimeZoneTests {
+@Suite struct LogTimeZoneTests {
     /// A zone folder with `Europe/Paris` (a file) and `Etc/UTC` (a link to `../UTC`), and a
     /// `localtime` link made by `link(folder, localtime)`.
     func withZones(_ body: (_ root: String, _ zones: String) throws -> Void) throws {
@@ -26,13 +25,13 @@ import Testing
         try withZones { root, zones in
             let localtime = root + "/etc/localtime"
             try FileManager.default.createSymbolicLink(atPath: localtime, withDestinationPath: zones + "/Europe/Paris")
-            #expect(Receive.zoneName(localtime: localtime, zoneFolder: zones) == "Europe/Paris")
+            #expect(LogTimeZone.zoneName(localtime: localtime, zoneFolder: zones) == "Europe/Paris")
         }
         // A relative link, and a zone that is itself a link: the same file either way.
         try withZones { root, zones in
             let localtime = root + "/etc/localtime"
             try FileManager.default.createSymbolicLink(atPath: localtime, withDestinationPath: "../usr/share/zoneinfo/Etc/UTC")
-            #expect(Receive.zoneName(localtime: localtime, zoneFolder: zones) == "Etc/UTC")
+            #expect(LogTimeZone.zoneName(localtime: localtime, zoneFolder: zones) == "Etc/UTC")
         }
     }
 
@@ -42,20 +41,20 @@ import Testing
         try withZones { root, zones in
             let localtime = root + "/etc/localtime"
             try FileManager.default.createSymbolicLink(atPath: localtime, withDestinationPath: root + "/elsewhere/zoneinfo/Europe/Paris")
-            #expect(Receive.zoneName(localtime: localtime, zoneFolder: zones) == nil)
+            #expect(LogTimeZone.zoneName(localtime: localtime, zoneFolder: zones) == nil)
         }
         // A zone the folder does not have.
         try withZones { root, zones in
             let localtime = root + "/etc/localtime"
             try FileManager.default.createSymbolicLink(atPath: localtime, withDestinationPath: zones + "/Asia/Tokyo")
-            #expect(Receive.zoneName(localtime: localtime, zoneFolder: zones) == nil)
+            #expect(LogTimeZone.zoneName(localtime: localtime, zoneFolder: zones) == nil)
         }
         // A copied file, not a link; no file at all.
         try withZones { root, zones in
             let localtime = root + "/etc/localtime"
             #expect(FileManager.default.createFile(atPath: localtime, contents: Data("TZif".utf8)))
-            #expect(Receive.zoneName(localtime: localtime, zoneFolder: zones) == nil)
-            #expect(Receive.zoneName(localtime: root + "/etc/none", zoneFolder: zones) == nil)
+            #expect(LogTimeZone.zoneName(localtime: localtime, zoneFolder: zones) == nil)
+            #expect(LogTimeZone.zoneName(localtime: root + "/etc/none", zoneFolder: zones) == nil)
         }
     }
 }

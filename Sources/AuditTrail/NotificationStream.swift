@@ -1,14 +1,7 @@
 import AppStoreAPI
-import ArgumentParser
-import AuditTrail
 import Foundation
 import ReceiptCore
-import ReceiptRendering
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `notifications --follow [--format jsonl] [--since TIME | --after-id N]`: one line per
 /// notification as it is stored, for pipes. SQLite is polled twice a second; PostgreSQL wakes
@@ -17,23 +10,41 @@ import Glibc
 ///
 /// Rows are read in id order. On PostgreSQL several writers commit out of id order, so an id
 /// skipped over is watched for 30 s and written when its row turns up.
-extension Notifications {
-    /// How long a skipped id is waited for.
-    static let gapWait: TimeInterval = 30
+public struct NotificationStream: Sendable {
+    /// Where the stream starts: after a row id, after the last row received before a time, or
+    /// at the end (only what is stored from now on).
+    public enum Start: Sendable {
+        case afterID(Int64)
+        case since(Date)
+        case end
+    }
 
-    func runFollow(_ backend: any AuditBackend) async throws {
+    /// How long a skipped id is waited for.
+    public static let gapWait: TimeInterval = 30
+
+    public let backend: any AuditBackend
+    public let filter: NotificationFilter
+    /// One JSON object a line (`jsonl`); else the list's text.
+    public let jsonLines: Bool
+
+    public init(backend: any AuditBackend, filter: NotificationFilter, jsonLines: Bool) {
+        self.backend = backend
+        self.filter = filter
+        self.jsonLines = jsonLines
+    }
+
+    /// Streams from `start` until the task is cancelled or `write` returns false (the reader
+    /// went away). The backend stays open: the caller closes it.
+    public func run(from start: Start, write: ([UInt8]) -> Bool) async throws {
         var cursor: Int64
-        if let afterId {
-            cursor = afterId
-        } else if let since = since.flatMap(TimeArgument.parse) {
-            cursor = try await Self.lastID(before: since, in: backend)
-        } else {
-            cursor = try await backend.lastNotificationID()
+        switch start {
+        case .afterID(let id): cursor = id
+        case .since(let since): cursor = try await Self.lastID(before: since, in: backend)
+        case .end: cursor = try await backend.lastNotificationID()
         }
         let wake = FollowWakeup()
         let changes = backend.changes()
         let decoder = ReceiptDecoder()
-        let filter = NotificationFilter(type: type, bundleID: api.bundleId)
         let poll: Duration = changes == nil ? .milliseconds(500) : .seconds(1)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let changes {
@@ -64,23 +75,22 @@ extension Notifications {
                     let expired = Date().addingTimeInterval(-Self.gapWait)
                     gaps = gaps.filter { $0.value > expired }
                 }
-                if !lines.isEmpty, !Self.writeOut(lines) { break }  // the reader went away
+                if !lines.isEmpty, !write(lines) { break }  // the reader went away
                 if page.count < 500 { await wake.wait(upTo: poll) }
             }
             group.cancelAll()
         }
-        await backend.close()
     }
 
     /// One notification as a line: JSON (`jsonl`) or the list's text.
     private func line(id: Int64, _ n: StoredNotification, decoder: ReceiptDecoder) -> [UInt8] {
         let row = n.record.listingRow(deliveries: n.deliveries, decoder: decoder)
-        guard format == .jsonl else { return Array((NotificationListing.textLines(row) + "\n").utf8) }
+        guard jsonLines else { return Array((NotificationListing.textLines(row) + "\n").utf8) }
         return Array(NotificationListing.jsonLine(row, id: id).utf8) + [0x0A]
     }
 
     /// The id before the first notification received at or after `since`, read a page at a time.
-    static func lastID(before since: Date, in backend: any AuditBackend) async throws -> Int64 {
+    public static func lastID(before since: Date, in backend: any AuditBackend) async throws -> Int64 {
         var after: Int64 = 0
         while true {
             let page = try await backend.notifications(after: after, limit: 1_000)
@@ -89,27 +99,15 @@ extension Notifications {
             after = last.id
         }
     }
-
-    /// Writes to standard output; false once the reader has gone (EPIPE).
-    static func writeOut(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
-    }
 }
 
 /// Wakes the follower when the store says something changed, or after a while.
-final class FollowWakeup: Sendable {
+public final class FollowWakeup: Sendable {
     private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
-    func signal() {
+    public init() {}
+
+    public func signal() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             if let waiter = s.waiter {
                 s.waiter = nil
@@ -122,7 +120,7 @@ final class FollowWakeup: Sendable {
     }
 
     /// Returns at the next signal (or one already given), or after `limit`.
-    func wait(upTo limit: Duration) async {
+    public func wait(upTo limit: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 try? await Task.sleep(for: limit)
