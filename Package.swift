@@ -94,6 +94,8 @@ let package = Package(
                 "ReceiptTrust",
                 "UntrustedText",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // `--api-profile`'s TOML file (APIProfile).
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         // The JSON writer every output and store uses (JSONOutput: streamed, escaped as the
@@ -425,7 +427,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import AppStoreAPI
 import AppStoreClients
 import ArgumentParser
 import OnlineRevocation

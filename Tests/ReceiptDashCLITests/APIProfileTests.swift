@@ -1,7 +1,6 @@
 import Foundation
 import AppStoreAPI
 import ReceiptCore
-@testable import receiptdash
 import Testing
 
 @Suite struct APIProfileTests {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 @testable import receiptdash

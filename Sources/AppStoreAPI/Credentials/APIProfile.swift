@@ -1,5 +1,4 @@
 import Foundation
-import AppStoreAPI
 import ReceiptCore
 import TOMLKit
 
