@@ -218,6 +218,28 @@ public final class Forwarder: Service, Sendable {
         slowedUntil.withLock { ($0[target] ?? .distantPast) > now }
     }
 
+    /// Rounds one after another until none is due, or one delivers nothing (the downstream
+    /// fails: the rest is left for later), then shuts the transport down: `notifications
+    /// --replay --to`, which delivers from the command itself. The rounds' sums.
+    public func deliverDue() async throws -> Round {
+        var total = Round()
+        do {
+            while true {
+                let round = try await self.round()
+                total.claimed += round.claimed
+                total.delivered += round.delivered
+                total.retried += round.retried
+                total.dead += round.dead
+                if round.claimed == 0 || round.delivered == 0 { break }
+            }
+        } catch {
+            await shutdown()
+            throw error
+        }
+        await shutdown()
+        return total
+    }
+
     /// Claims what is due for every target (at most ``Configuration/maximumPending``), sends it
     /// all at once and records each result as its answer comes: what `notifications --replay
     /// --to` and tests drive.

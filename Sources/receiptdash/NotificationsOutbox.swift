@@ -107,23 +107,7 @@ extension Notifications {
                 targets: targets, secrets: try ForwardOptions.secrets(file: forwardSecretFile),
                 headers: try ForwardOptions.headers(file: forwardHeaderFile)),
             transport: HTTPForwardTransport())
-        var total = Forwarder.Round()
-        while true {
-            let round: Forwarder.Round
-            do {
-                round = try await forwarder.round()
-            } catch {
-                await forwarder.shutdown()
-                throw error
-            }
-            total.claimed += round.claimed
-            total.delivered += round.delivered
-            total.retried += round.retried
-            total.dead += round.dead
-            if round.claimed == 0 { break }
-            if round.delivered == 0 { break }  // the downstream fails: leave the rest for later
-        }
-        await forwarder.shutdown()
+        let total = try await forwarder.deliverDue()
         let failed = total.retried > 0 ? ", \(total.retried) failed (kept pending: run again, or forward to it from a receiver)" : ""
         print("queued \(queued) deliver\(queued == 1 ? "y" : "ies") to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")
         await backend.close()
