@@ -38,8 +38,7 @@ struct ActionOptions: ParsableArguments {
         help: ArgumentHelp("The request identifier (default: a new UUID); the same id again is not applied twice.", valueName: "id"))
     var requestId: String?
 
-    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER).", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TLSTrustOptions
 
     @Flag(name: .long, help: "Act even when the customer's data is judged invalid (not genuine); the plan says so.")
     var forceUntrusted = false
@@ -110,7 +109,7 @@ struct ActionFlow {
         let exit = try await AuditStoreService.closing(store) {
             let client: AppStoreServerAPIClient
             do {
-                client = try api.makeClient(credentials, caFile: options.caFile)
+                client = try api.makeClient(credentials, caFile: options.tls.caFile)
             } catch let error as APIOptionsError {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
                 throw ExitCode.failure

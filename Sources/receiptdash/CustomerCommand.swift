@@ -77,8 +77,7 @@ struct CustomerCommand: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
 
-    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TLSTrustOptions
 
     func validate() throws {
         _ = try query()
@@ -133,7 +132,7 @@ struct CustomerCommand: AsyncParsableCommand {
             do {
                 let pipeline = ReceiptPipeline(at: instant, evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
                 let credentials = try api.credentials()
-                let made = try api.makeClient(credentials, caFile: caFile)
+                let made = try api.makeClient(credentials, caFile: tls.caFile)
                 client = made
                 lookupService = CustomerLookupService(client: made, pipeline: pipeline)
             } catch let error as APIOptionsError {

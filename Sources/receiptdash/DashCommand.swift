@@ -180,7 +180,7 @@ struct Dash: AsyncParsableCommand {
         let client = try online.makeClient()
         let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
         var lookup: ServiceLookup?
-        switch serviceLookup(api, caFile: online.caFile, at: state.now, store: follow ? nil : backend) {
+        switch serviceLookup(api, caFile: online.tls.caFile, at: state.now, store: follow ? nil : backend) {
         case .success(let made):
             lookup = made
         case .failure(let error):

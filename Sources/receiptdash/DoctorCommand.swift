@@ -48,8 +48,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A notification receiver's URL to check (https; http on loopback only).", valueName: "url"))
     var receiver: String?
 
-    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), for the API hosts and the receiver.", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TLSTrustOptions
 
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
@@ -66,7 +65,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if setup.profileError == nil { setup = APISetup(flags: try api.credentialFlags(), environment: environment, hosts: try api.hosts()) }
         let doctor = Doctor(
             api: setup,
-            database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: caFile, environment: environment,
+            database: db, sharedSecretFile: sharedSecretFile, receiverURL: receiver, caFile: tls.caFile, environment: environment,
             openStore: { database throws(AuditDatabaseError) in try await AuditStores.open(database, readOnly: true) })
         let report = await doctor.run()
         let colour = isatty(STDOUT_FILENO) == 1 && Theme.coloursAllowed(environment)

@@ -76,8 +76,7 @@ struct Lookup: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API")
     var api: APIOptions
 
-    @Option(name: .long, help: ArgumentHelp("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TLSTrustOptions
 
     func validate() throws {
         let given = [orderId != nil, transactionId != nil, appTransactionId != nil, file != nil].filter { $0 }.count
@@ -121,7 +120,7 @@ struct Lookup: AsyncParsableCommand {
         let stored = try await AuditStoreService.closing(store) { () async throws -> Bool in
             let client: AppStoreServerAPIClient
             do {
-                client = try api.makeClient(credentials, caFile: caFile)
+                client = try api.makeClient(credentials, caFile: tls.caFile)
             } catch let error as APIOptionsError {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
                 throw ExitCode.failure

@@ -109,6 +109,8 @@ struct Notifications: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
+    @OptionGroup(title: "App Store Server API (for --reconcile)") var tls: TLSTrustOptions
+
     @Flag(name: .long, help: "List the refused requests by reason (count, addresses, last seen), since --since (default: the last 24 h).")
     var refusals = false
 
@@ -178,6 +180,7 @@ struct Notifications: AsyncParsableCommand {
         } else if ingest || subtype != nil || transactionId != nil || onlyFailures {
             throw ValidationError("--ingest, --subtype, --transaction-id and --only-failures belong to --reconcile.")
         }
+        if tls.caFile != nil && !reconcile { throw ValidationError("--ca-file belongs to --reconcile (the requests to Apple).") }
     }
 
     func run() async throws {
@@ -241,8 +244,10 @@ struct Notifications: AsyncParsableCommand {
         let startDate = start.flatMap(TimeArgument.parse) ?? Date()
         let endDate = end.flatMap(TimeArgument.parse) ?? Date()
         let credentials: APICredentials
+        let client: AppStoreServerAPIClient
         do {
             credentials = try api.credentials()
+            client = try api.makeClient(credentials, caFile: tls.caFile)
         } catch let error as APIOptionsError {
             Standard.error("receiptdash: \(error.description)")
             throw ExitCode.failure
@@ -254,7 +259,6 @@ struct Notifications: AsyncParsableCommand {
                 allowedBundleIDs: [credentials.bundleID], appAppleID: credentials.appAppleID, anchors: try api.trustAnchors(),
                 environments: [environment == .production ? .production : .sandbox], maximumAge: nil)
         }
-        let client = try api.makeClient(credentials, caFile: nil)
         var ingest: (store: NotificationStore, receiver: NotificationReceiver)?
         if let backend, let policy {
             let store = NotificationStore(backend: backend).started()

@@ -16,8 +16,7 @@ struct OnlineOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
     var sharedSecretFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("Extra trusted root certificates (PEM or DER), e.g. a corporate proxy's.", valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TLSTrustOptions
 
     @Option(name: .long, help: "Receipts verified at the same time.")
     var concurrency: Int = 8
@@ -51,7 +50,7 @@ struct OnlineOptions: ParsableArguments {
             return VerifyReceiptClient(
                 endpoints: endpoints, secret: secret,
                 excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-                extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+                extraTrustRoots: try tls.caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
         } catch {
             Standard.error("receiptdash: \(String(describing: error))")
             throw ExitCode.failure

@@ -124,6 +124,8 @@ struct Receive: AsyncParsableCommand {
 
     @OptionGroup(title: "Continuous reconciliation") var reconciling: ReconcileOptions
 
+    @OptionGroup(title: "Continuous reconciliation") var tls: TLSTrustOptions
+
     @OptionGroup var roots: RootCAOption
 
     @OptionGroup var online: OnlineChecksOption
@@ -150,6 +152,9 @@ struct Receive: AsyncParsableCommand {
         _ = try Self.duration(maxAge, "--max-age")
         _ = try Self.duration(keepRefusals, "--keep-refusals")
         _ = try metricsAddress()
+        if tls.caFile != nil && reconciling.reconcileEvery == nil {
+            throw ValidationError("--ca-file goes with --reconcile-every DURATION (the requests to Apple).")
+        }
         // Only whether a secret is named: it is read once, in run (a file others can read is
         // warned about then).
         if acceptV1, sharedSecretFile == nil, (ProcessInfo.processInfo.environment[SharedSecret.environmentVariable] ?? "").isEmpty {
@@ -327,14 +332,13 @@ extension Receive {
         let (every, window) = try reconciling.durations()
         let bundles = try bundleIDs()
         let api = try reconciling.apiOptions(bundleID: bundles[0], appAppleID: appAppleId, profile: apiProfile, rootCA: rootCa)
-        let credentials: APICredentials
+        let client: AppStoreServerAPIClient
         do {
-            credentials = try api.credentials()
+            client = try api.makeClient(try api.credentials(), caFile: tls.caFile)
         } catch let error as APIOptionsError {
             Standard.error("receiptdash: --reconcile-every: \(error.description)")
             throw ExitCode.failure
         }
-        let client = try api.makeClient(credentials, caFile: nil)
         let environments = (environment.isEmpty ? [.production] : environment).map { $0 == .production ? APIEnvironment.production : .sandbox }
         Standard.error(
             "receiptdash: reconciling \(environments.map { $0.rawValue.lowercased() }.joined(separator: " and ")) with Apple's Notification History every \(reconciling.reconcileEvery ?? ""), over the last \(reconciling.reconcileWindow)")

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+/// `--ca-file` is one option group (`TLSTrustOptions`) on every command that talks TLS to Apple:
+/// `notifications` (for --reconcile) and `receive` (for --reconcile-every) take it as `lookup`
+/// does, and a file that is not there is refused as there, naming it.
+@Suite struct TLSTrustOptionsTests {
+    @Test(arguments: ["notifications", "receive", "lookup", "customer", "doctor", "verify", "watch", "consumption"])
+    func helpListsTheCAFile(command: String) throws {
+        let help = try CLIRunner.run([command, "--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        // The help wraps at the terminal's width: compared word by word.
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("--ca-file <file>"), "\(command) --help")
+        #expect(words.contains("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's."), "\(command) --help")
+    }
+
+    /// The credentials of a workspace's key, for a client made and never used.
+    func credentials(_ workspace: LookupCommandTests.Workspace) -> [String] {
+        [
+            "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile,
+            "--bundle-id", "com.example.receiptdash", "--api-production-url", "http://127.0.0.1:9/p", "--api-sandbox-url", "http://127.0.0.1:9/s",
+        ]
+    }
+
+    /// A `--ca-file` that is not there: `lookup`, `notifications --reconcile` and `receive
+    /// --reconcile-every` each say so in one line naming it, exit 1 (as `verify` does, see the
+    /// error-messages golden), and send nothing.
+    @Test func aMissingCAFileIsRefusedInWords() async throws {
+        let workspace = try LookupCommandTests.Workspace()
+        let missing = workspace.folder.appendingPathComponent("nope.pem").path
+        let words = "--ca-file \(missing): no such file"
+
+        let lookup = try CLIRunner.run(["lookup", "--ca-file", missing, "--transaction-id", "2000000900000001"] + credentials(workspace))
+        #expect(lookup.status == 1, "\(lookup.stderr)")
+        #expect(lookup.stderr.contains(words), "\(lookup.stderr)")
+
+        let db = try await NotificationsCommandTests().database()
+        let start = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86_400))
+        let notifications = try CLIRunner.run(
+            ["notifications", "--db", db, "--reconcile", "--start", start, "--ca-file", missing] + credentials(workspace))
+        #expect(notifications.status == lookup.status, "\(notifications.stderr)")
+        #expect(notifications.stderr == "receiptdash: \(words)\n")
+        #expect(notifications.stdout == "")
+
+        let receive = try CLIRunner.run(
+            ["receive", "--port", "0", "--metrics-port", "none", "--db", workspace.folder.appendingPathComponent("trail.sqlite").path,
+             "--reconcile-every", "1h", "--ca-file", missing] + credentials(workspace))
+        #expect(receive.status == lookup.status, "\(receive.stderr)")
+        #expect(receive.stderr.contains("receiptdash: --reconcile-every: \(words)\n"), "\(receive.stderr)")
+
+        // Where nothing is asked of Apple, --ca-file would do nothing: a usage error, not silence.
+        let listing = try CLIRunner.run(["notifications", "--db", db, "--ca-file", missing])
+        #expect(listing.status == 64)
+        #expect(listing.stderr.contains("--ca-file belongs to --reconcile"), "\(listing.stderr)")
+        let serving = try CLIRunner.run(["receive", "--bundle-id", "com.example.receiptdash", "--ca-file", missing])
+        #expect(serving.status == 64)
+        #expect(serving.stderr.contains("--ca-file goes with --reconcile-every DURATION"), "\(serving.stderr)")
+    }
+}
