@@ -319,6 +319,9 @@ let package = Package(
         .target(
             name: "ReceiptBenchmarks",
             dependencies: [
+                "CustomerSearch",
+                "CustomerTimeline",
+                "JSONWriting",
                 "LocalFiles",
                 "RetryEngine",
                 "OnlineRevocation",

@@ -25,6 +25,8 @@ public struct BenchmarkError: CodedError {
         case simulatorFailed = "simulator-failed"
         /// The OCSP cache was not warm when the warm run began.
         case cacheNotWarm = "cache-not-warm"
+        /// The store `--customer-db` names cannot time its bare queries (no query probe).
+        case unmeasurableStore = "unmeasurable-store"
     }
 
     public let code: Code

@@ -1,11 +1,6 @@
 import ArgumentParser
-import AuditTrail
-import CustomerSearch
-import CustomerTimeline
 import Foundation
-import JSONWriting
 import ReceiptBenchmarks
-import ReceiptRendering
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -109,8 +104,11 @@ struct Bench: AsyncParsableCommand {
         let bench = BenchmarkRun(
             seconds: seconds, suffix: suffix, verify: verify, paths: paths, concurrency: concurrency, streamRate: streamRate,
             print: { Swift.print($0) }, openStore: { try await AuditOpening.open($0) })
-        if let customerDb { return try await benchCustomer(customerDb) }
         do {
+            if let customerDb {
+                let store = try await AuditOpening.open(customerDb, readOnly: true)
+                return try await bench.benchCustomer(store, transactionID: customerTransactionId, appAccountToken: customerToken, runs: runs)
+            }
             if let count = lookupTransactions { return try await bench.benchLookup(transactions: count) }
             if let count = onlineReceipts { return try await bench.benchOnline(count: count) }
             if let lines = ingestLines { return try await bench.benchIngest(lines: lines, postgres: ingestDb) }
@@ -123,38 +121,6 @@ struct Bench: AsyncParsableCommand {
             try await bench.benchDecode()
         } catch let error as BenchmarkError {
             throw ValidationError(error.reason)
-        }
-    }
-
-    /// `--customer-db`: each key's whole offline path (the trail's reads, the story, its JSON)
-    /// in turns with a bare indexed SELECT of the same rows, and the plan of every query.
-    private func benchCustomer(_ db: String) async throws {
-        let store = try await AuditOpening.open(db, readOnly: true)
-        guard let probe = store as? any CustomerQueryProbe else { throw ValidationError("this store cannot be measured") }
-        var keys: [(String, CustomerQuery, CustomerKey)] = []
-        if let id = customerTransactionId { keys.append(("transaction id \(id)", .transactionID(id), .transactionID(id))) }
-        if let token = customerToken { keys.append(("app account token \(token)", .appAccountToken(token), .appAccountToken(token))) }
-        let finder = CustomerFinder(store: store, lookup: nil)
-        let now = Date()
-        try await AuditStoreService.closing(store) {
-            print("customer --offline on \(store.location), \(runs) runs each:")
-            for (label, query, key) in keys {
-                let found = try await store.customers(key)
-                let originals = found.flatMap(\.originalTransactionIDs)
-                let appIDs = found.flatMap(\.appTransactionIDs)
-                let events = found.map { CustomerStory.build(CustomerInputs(at: now, stored: $0)).events.count }.reduce(0, +)
-                let rows = try await probe.bareCustomerRows(originalTransactionIDs: originals)
-                let timing = try await PairedTiming.measure(runs: runs) {
-                    let result = await finder.find(query, at: now)
-                    var out = JSONOutput()
-                    CustomerJSON.render(result.stories, into: &out)
-                } floor: {
-                    _ = try await probe.bareCustomerRows(originalTransactionIDs: originals)
-                }
-                print("  \(label): \(found.count) customer(s), \(originals.count) original transaction(s), \(rows) rows, \(events) events")
-                print("    \(timing.summary)")
-                for plan in try await probe.customerQueryPlans(key, originalTransactionIDs: originals, appTransactionIDs: appIDs) { print("    plan \(plan)") }
-            }
         }
     }
 }
