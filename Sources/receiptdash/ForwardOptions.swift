@@ -74,9 +74,6 @@ struct ForwardOptions: ParsableArguments {
         }
     }
 
-    /// The types registered with the targets (empty: every type).
-    var types: Set<String> { Set(forwardType.map { $0.uppercased() }) }
-
     /// The secrets, read once (a file others can read is warned about).
     func secrets() throws -> [WebhookSecret] { try Self.secrets(file: forwardSecretFile) }
 

@@ -257,30 +257,19 @@ struct Receive: AsyncParsableCommand {
         // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
         var forwarder: [any Service] = []
         if let forwardConfiguration {
-            // Registered in the trail before the first notification is taken: from now on every
-            // process that stores in it (this one, another receiver, a backfill) queues for them.
-            let urls = forwardConfiguration.targets.map(\.url)
+            let start: Forwarder.Start
             do {
-                try await backend.registerForwardTargets(urls, types: forwarding.types, at: Date())
+                start = try await Forwarder.start(
+                    forwardConfiguration, types: forwarding.forwardType, outbox: backend,
+                    metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry))
             } catch {
                 await backend.close()
                 Standard.error("receiptdash: could not register the forwarding targets in the audit trail: \(error)")
                 throw ExitCode.failure
             }
-            let disabled = (try? await backend.forwardTargets())?.filter { $0.disabledAt != nil && urls.contains($0.url) } ?? []
-            for target in disabled {
-                Standard.warning(
-                    "forwarding to \(target.url) is disabled since \(AppleDate.iso8601(target.disabledAt ?? Date())) (\(target.disabledReason ?? "by hand")): its deliveries wait; notifications --outbox --enable \(target.url)")
-            }
-            forwarder.append(
-                Forwarder(
-                    outbox: backend, configuration: forwardConfiguration,
-                    transport: HTTPForwardTransport(connectionsPerHost: forwardConfiguration.connectionsPerTarget),
-                    metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry)))
-            let types = forwarding.forwardType.isEmpty ? "every type" : forwarding.forwardType.map { $0.uppercased() }.joined(separator: ", ")
-            let headers = forwardConfiguration.headers.isEmpty ? "" : ", with \(forwardConfiguration.headers.map(\.0).joined(separator: ", "))"
-            Standard.error(
-                "receiptdash: forwarding \(types) to \(urls.joined(separator: ", ")) (Standard Webhooks, \(forwardConfiguration.secrets.count) signature\(forwardConfiguration.secrets.count == 1 ? "" : "s")\(headers); \(Forwarder.secondsText(forwardConfiguration.requestTimeout)) s a delivery)")
+            start.warnings.forEach(Standard.warning)
+            forwarder.append(start.forwarder)
+            Standard.error(start.banner)
         }
         // One registry for the process: a receiver's /metrics also counts its requests to Apple.
         let metrics = ReceiverMetrics(registry: ServiceMetrics.shared.registry)
