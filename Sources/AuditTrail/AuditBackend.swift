@@ -481,7 +481,7 @@ package enum AuditSchema {
 
     /// The action name of a mass extension in `api_action` (a customer's story reads those of
     /// their products).
-    package static let massExtendAction = "mass-extend"
+    package static let massExtendAction = APIAction.massExtend.rawValue
 
     package static let v6 = [
         "ALTER TABLE notification_rejection ADD COLUMN kind TEXT",

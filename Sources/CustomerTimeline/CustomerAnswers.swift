@@ -79,28 +79,32 @@ enum CustomerAnswers {
     /// names a renewal date later than the sources' moves the subscription's end there (an
     /// expired one whose new date is still to come is active again, as Apple's answer says).
     static func applyConfirmedExtensions(_ answers: [SubscriptionAnswer], actions: [AuditAction], at: Date) -> [SubscriptionAnswer] {
+        // Each write's answer read once: the subscription, when it was sent, the new date.
+        let confirmed = actions.compactMap { action -> (original: String, product: String?, sent: Date, date: Date)? in
+            guard action.at <= at, let original = action.originalTransactionID, let date = confirmedDate(action) else { return nil }
+            return (original, action.productID, action.at, date)
+        }
         // A subscription the sources know only by our extension: Apple's answer is all there is.
         var known = Set(answers.map(\.originalTransactionID))
         var onlyWritten: [SubscriptionAnswer] = []
-        for action in actions where action.at <= at {
-            guard let original = action.originalTransactionID, confirmedDate(action) != nil, known.insert(original).inserted else { continue }
+        for write in confirmed where known.insert(write.original).inserted {
             onlyWritten.append(
                 SubscriptionAnswer(
-                    group: nil, originalTransactionID: original, productID: action.productID, state: SubscriptionState.expired.rawValue, apiStatus: nil,
-                    until: nil, autoRenew: nil, autoRenewProductID: nil, billingRetry: false, gracePeriodUntil: nil, priceIncrease: nil,
-                    billingPlanType: nil, commitment: nil, offers: [], explanation: "Known only from our writes: no transaction of it was read."))
+                    group: nil, originalTransactionID: write.original, productID: write.product, state: SubscriptionState.expired.rawValue,
+                    apiStatus: nil, until: nil, autoRenew: nil, autoRenewProductID: nil, billingRetry: false, gracePeriodUntil: nil,
+                    priceIncrease: nil, billingPlanType: nil, commitment: nil, offers: [],
+                    explanation: "Known only from our writes: no transaction of it was read."))
         }
         return (answers + onlyWritten).map { answer in
             var answer = answer
-            let confirmed = actions.filter { $0.originalTransactionID == answer.originalTransactionID && $0.at <= at }
-                .compactMap { action in confirmedDate(action).map { (action.at, $0) } }
-                .max { $0.1 < $1.1 }
-            guard let (sent, date) = confirmed, date > (answer.until ?? .distantPast) else { return answer }
-            answer.until = date
-            if answer.state == SubscriptionState.expired.rawValue && date > at {
+            let latest = confirmed.filter { $0.original == answer.originalTransactionID }.max { $0.date < $1.date }
+            guard let latest, latest.date > (answer.until ?? .distantPast) else { return answer }
+            answer.until = latest.date
+            if answer.state == SubscriptionState.expired.rawValue && latest.date > at {
                 answer.state = (answer.autoRenew == false ? SubscriptionState.activeWillNotRenew : .active).rawValue
             }
-            answer.explanation += " Our extension of \(AppleDate.iso8601(sent)) moved the renewal date to \(AppleDate.iso8601(date)) (Apple's answer to it)."
+            answer.explanation +=
+                " Our extension of \(AppleDate.iso8601(latest.sent)) moved the renewal date to \(AppleDate.iso8601(latest.date)) (Apple's answer to it)."
             return answer
         }
     }

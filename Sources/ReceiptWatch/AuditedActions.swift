@@ -21,17 +21,8 @@ extension AuditAction {
         result = report.outcome?.rawValue ?? "failed"
         // Apple's answer: as sent when it did not decode, else as decoded (an extension's new
         // renewal date is then known to the trail at once).
-        responseBody = report.responseBody ?? report.result.flatMap(Self.text)
+        responseBody = report.responseBody ?? report.result?.compactJSON
         completedAt = time
-    }
-}
-
-extension AuditAction {
-    /// `value` as compact JSON text with sorted keys.
-    static func text(_ value: JSONValue) -> String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 
