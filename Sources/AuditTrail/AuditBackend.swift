@@ -97,10 +97,14 @@ public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, Forward
     func lastNotificationID() async throws -> Int64
     /// Every refused request, oldest first.
     func rejections() async throws -> [RejectionRecord]
-    /// What changed since `marks`, for a follower (the first call, with empty marks: the
-    /// newest `initialRows` notifications and no old refusals).
-    func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
-        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    /// What changed since `marks`, for a follower (``NotificationFollower``): the first call,
+    /// with empty marks, the newest `limit` notifications and no old refusals; later calls the
+    /// oldest `limit` rows stored after the marks, the rows skipped over that have been committed
+    /// since (several writers commit out of id order) and, unless the marks follow new rows
+    /// only, the rows delivered again (within `lookBack` of the newest delivery seen) and the
+    /// refusals. Each row says whether this follower sees it for the first time.
+    func followNotifications(_ marks: NotificationMarks, limit: Int, lookBack: TimeInterval) async throws
+        -> (notifications: [FollowedNotification], rejections: [RejectionRecord], marks: NotificationMarks)
     /// Whether a write would succeed now (`GET /health`).
     func isWritable() async -> Bool
 
@@ -333,7 +337,15 @@ public struct ReceiverHeartbeat: Sendable, Hashable {
 /// How far a notification follower has read.
 public struct NotificationMarks: Sendable, Hashable {
     public var started = false
+    /// The newest row id read.
     public var lastID: Int64 = 0
+    /// Only rows stored since, each once (`notifications --follow`): no redeliveries, no refusals.
+    public var newRowsOnly = false
+    /// Ids below ``lastID`` skipped over that another writer may still commit (PostgreSQL: ids
+    /// are taken at insert, rows seen at commit), each with the transaction id every writer that
+    /// could hold it is below (0: not known yet, set at the next read). An awaited row is read
+    /// as soon as it is committed; the id is given up once those writers have all ended.
+    public var awaited: [Int64: UInt64] = [:]
     public var lastRejectionID: Int64 = 0
     public var newestDelivery: Double = 0
     /// The newest refusal row seen and the last one there when following began: a refusal
@@ -344,8 +356,38 @@ public struct NotificationMarks: Sendable, Hashable {
     public var newestRejection: Double = 0
     public var firstRejectionID: Int64 = 0
     public static let refusalGrowthWindow: Double = 120
+    /// The most ids awaited at once (the lowest are given up first).
+    public static let awaitedLimit = 10_000
 
+    /// A follower from the newest rows (a dashboard): its first read takes the newest, then
+    /// what changed.
     public init() {}
+
+    /// A follower of the rows stored after row `id`, each once (`notifications --follow`).
+    public init(after id: Int64) {
+        started = true
+        lastID = id
+        newRowsOnly = true
+    }
+
+    /// Whether the row `id` is new to a follower at these marks: not read before.
+    public func isFirstSight(of id: Int64) -> Bool {
+        !started || id > lastID || awaited[id] != nil
+    }
+}
+
+/// A notification row a follower read: its id, the row, and whether the follower sees it for
+/// the first time (else it was read before and delivered again since).
+public struct FollowedNotification: Sendable, Hashable {
+    public var id: Int64
+    public var stored: StoredNotification
+    public var isNew: Bool
+
+    public init(id: Int64, stored: StoredNotification, isNew: Bool) {
+        self.id = id
+        self.stored = stored
+        self.isNew = isNew
+    }
 }
 
 extension AuditBackend {

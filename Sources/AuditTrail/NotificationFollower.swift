@@ -5,14 +5,18 @@ import ReceiptCore
 import Synchronization
 import UntrustedText
 
-/// Follows a receiver's audit database read-only, for a dashboard on another terminal or host
-/// (`dash --db PATH --follow`): each ``poll()`` returns the notifications stored since the last
-/// one, those delivered again, and the requests refused.
+/// The one way a follower finds notifications as a receiver stores them: the store's
+/// ``AuditBackend/followNotifications(_:limit:lookBack:)`` from marks kept here. A dashboard on
+/// another terminal or host (`dash --db PATH --follow`) follows with ``init(backend:)``: each
+/// ``poll()`` returns the notifications stored since the last one, those delivered again, and
+/// the requests refused. `notifications --follow` (``NotificationStream``) follows with
+/// ``init(backend:after:)``: each row stored after an id, once.
 ///
-/// New rows are found by id (rows are numbered in commit order: one writer, no deletes), so a
-/// notification committed late in a group commit is never skipped. Redeliveries only update a
-/// row; they are found by `last_received_at`, looked back a few seconds past the newest seen so
-/// that one stamped before, and committed after, the last poll is still found.
+/// New rows are found by id, and on PostgreSQL (several writers commit out of id order) the ids
+/// skipped over are awaited until committed, so a row committed late is never skipped.
+/// Redeliveries only update a row; they are found by `last_received_at`, looked back a few
+/// seconds past the newest seen so that one stamped before, and committed after, the last poll
+/// is still found.
 public final class NotificationFollower: Sendable {
     /// How far behind the newest `last_received_at` seen a poll looks for redeliveries.
     public static let redeliveryLookBack: TimeInterval = 5
@@ -20,24 +24,48 @@ public final class NotificationFollower: Sendable {
     public static let initialRows = 1_000
 
     public let backend: any AuditBackend
-    private let marks = Mutex(NotificationMarks())
+    private let marks: Mutex<NotificationMarks>
 
-    /// Follows the backend (read-only use: the follower never writes).
+    /// Follows the backend from its newest rows (read-only use: the follower never writes).
     public init(backend: any AuditBackend) {
         self.backend = backend
+        marks = Mutex(NotificationMarks())
+    }
+
+    /// Follows the rows stored after row `id`, each once: no redeliveries, no refusals.
+    public init(backend: any AuditBackend, after id: Int64) {
+        self.backend = backend
+        marks = Mutex(NotificationMarks(after: id))
     }
 
     public var location: String { backend.location }
 
-    /// What changed since the last poll (the first poll: the newest ``initialRows`` rows, and no
-    /// old refusals: those are history, not news).
-    public func poll() async throws(NotificationStoreError) -> (notifications: [StoredNotification], rejections: [RejectionRecord]) {
+    /// One read: at most `limit` rows stored since the last (the first read of a dashboard's
+    /// follower: the newest `limit`), with those committed late and, for a dashboard, those
+    /// delivered again and the refusals; `caughtUp` false when more rows are stored after these.
+    /// Throws the store's own error.
+    public func next(limit: Int = initialRows) async throws
+        -> (notifications: [FollowedNotification], rejections: [RejectionRecord], caughtUp: Bool)
+    {
         let before = marks.withLock { $0 }
+        let (rows, rejections, after) = try await backend.followNotifications(before, limit: limit, lookBack: Self.redeliveryLookBack)
+        marks.withLock { $0 = after }
+        let stored = rows.count(where: { $0.id > before.lastID })
+        return (rows, rejections, !before.started || stored < limit)
+    }
+
+    /// What changed since the last poll, every row of it (the first poll: the newest
+    /// ``initialRows`` rows, and no old refusals: those are history, not news).
+    public func poll() async throws(NotificationStoreError) -> (notifications: [StoredNotification], rejections: [RejectionRecord]) {
         do {
-            let (rows, rejections, after) = try await backend.followNotifications(
-                before, initialRows: Self.initialRows, lookBack: Self.redeliveryLookBack)
-            marks.withLock { $0 = after }
-            return (rows, rejections)
+            var (rows, rejections, caughtUp) = try await next()
+            while !caughtUp {
+                let more = try await next()
+                rows += more.notifications
+                rejections += more.rejections
+                caughtUp = more.caughtUp
+            }
+            return (rows.map(\.stored), rejections)
         } catch {
             throw NotificationStoreError(.database, "could not read notifications from \(location): \(error)")
         }

@@ -4,12 +4,13 @@ import ReceiptCore
 import Synchronization
 
 /// `notifications --follow [--format jsonl] [--since TIME | --after-id N]`: one line per
-/// notification as it is stored, for pipes. SQLite is polled twice a second; PostgreSQL wakes
-/// the follower by LISTEN/NOTIFY (and is polled once a second besides). Each JSON line is the
-/// object `--format json` lists plus `id`, the row id `--after-id` resumes after.
+/// notification as it is stored, for pipes. Each JSON line is the object `--format json` lists
+/// plus `id`, the row id `--after-id` resumes after.
 ///
-/// Rows are read in id order. On PostgreSQL several writers commit out of id order, so an id
-/// skipped over is watched for 30 s and written when its row turns up.
+/// Rows are found by the store's follower (``NotificationFollower``, the dashboard's too), so a
+/// row another writer commits out of id order on PostgreSQL is written once, when it is
+/// committed. The follower reads again when the store says another writer committed (PostgreSQL's
+/// LISTEN/NOTIFY) or after ``pollInterval`` on the stream's clock.
 public struct NotificationStream: Sendable {
     /// Where the stream starts: after a row id, after the last row received before a time, or
     /// at the end (only what is stored from now on).
@@ -19,64 +20,57 @@ public struct NotificationStream: Sendable {
         case end
     }
 
-    /// How long a skipped id is waited for.
-    public static let gapWait: TimeInterval = 30
+    /// The most rows one read takes (a long backlog is written a page at a time).
+    public static let pageSize = 500
 
     public let backend: any AuditBackend
     public let filter: NotificationFilter
     /// One JSON object a line (`jsonl`); else the list's text.
     public let jsonLines: Bool
+    /// What the wait between reads is measured on.
+    public let clock: any Clock<Duration>
+    /// How long the stream waits for a wake-up before it reads anyway: half a second when the
+    /// store cannot tell another process's commit (SQLite), a second when it can.
+    public let pollInterval: Duration
 
-    public init(backend: any AuditBackend, filter: NotificationFilter, jsonLines: Bool) {
+    public init(
+        backend: any AuditBackend, filter: NotificationFilter, jsonLines: Bool, clock: any Clock<Duration> = ContinuousClock(),
+        pollInterval: Duration? = nil
+    ) {
         self.backend = backend
         self.filter = filter
         self.jsonLines = jsonLines
+        self.clock = clock
+        self.pollInterval = pollInterval ?? (backend.changes() == nil ? .milliseconds(500) : .seconds(1))
     }
 
     /// Streams from `start` until the task is cancelled or `write` returns false (the reader
     /// went away). The backend stays open: the caller closes it.
     public func run(from start: Start, write: ([UInt8]) -> Bool) async throws {
-        var cursor: Int64
+        let after: Int64
         switch start {
-        case .afterID(let id): cursor = id
-        case .since(let since): cursor = try await Self.lastID(before: since, in: backend)
-        case .end: cursor = try await backend.lastNotificationID()
+        case .afterID(let id): after = id
+        case .since(let since): after = try await Self.lastID(before: since, in: backend)
+        case .end: after = try await backend.lastNotificationID()
         }
-        let wake = FollowWakeup()
+        let follower = NotificationFollower(backend: backend, after: after)
+        let wake = FollowWakeup(clock: clock)
         let changes = backend.changes()
         let decoder = ReceiptDecoder()
-        let poll: Duration = changes == nil ? .milliseconds(500) : .seconds(1)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let changes {
                 group.addTask {
                     for await _ in changes { wake.signal() }
                 }
             }
-            var gaps: [Int64: Date] = [:]
             while !Task.isCancelled {
+                let read = try await follower.next(limit: Self.pageSize)
                 var lines: [UInt8] = []
-                let page = try await backend.notifications(after: cursor, limit: 500)
-                var previous = cursor
-                for (id, n) in page {
-                    if id > previous + 1, gaps.count < 10_000 {
-                        for missing in (previous + 1)..<min(id, previous + 1 + 10_000) { gaps[missing] = Date() }
-                    }
-                    previous = id
-                    if filter.matches(n) { lines += line(id: id, n, decoder: decoder) }
-                }
-                cursor = max(cursor, previous)
-                // Ids skipped over that have turned up since (another writer's later commit).
-                if let first = gaps.keys.min() {
-                    let late = try await backend.notifications(after: first - 1, limit: 500).filter { gaps[$0.id] != nil }
-                    for (id, n) in late {
-                        gaps[id] = nil
-                        if filter.matches(n) { lines += line(id: id, n, decoder: decoder) }
-                    }
-                    let expired = Date().addingTimeInterval(-Self.gapWait)
-                    gaps = gaps.filter { $0.value > expired }
+                for row in read.notifications where row.isNew && filter.matches(row.stored) {
+                    lines += line(id: row.id, row.stored, decoder: decoder)
                 }
                 if !lines.isEmpty, !write(lines) { break }  // the reader went away
-                if page.count < 500 { await wake.wait(upTo: poll) }
+                if read.caughtUp { await wake.wait(upTo: pollInterval) }
             }
             group.cancelAll()
         }
@@ -101,11 +95,14 @@ public struct NotificationStream: Sendable {
     }
 }
 
-/// Wakes the follower when the store says something changed, or after a while.
+/// Wakes the follower when the store says something changed, or after a while on its clock.
 public final class FollowWakeup: Sendable {
     private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let clock: any Clock<Duration>
 
-    public init() {}
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
+    }
 
     public func signal() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
@@ -119,23 +116,28 @@ public final class FollowWakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at the next signal (or one already given), or after `limit`.
+    /// Returns at the next signal (or one already given), or after `limit` on the clock.
     public func wait(upTo limit: Duration) async {
+        let clock = self.clock
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                try? await Task.sleep(for: limit)
-                self.signal()
+                // Cancelled: the signal came first (or the stream ends), and the wait is over.
+                if (try? await clock.sleep(for: limit)) != nil { self.signal() }
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
-                    if s.pending {
-                        s.pending = false
-                        return true
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { s -> Bool in
+                        if s.pending || Task.isCancelled {
+                            s.pending = false
+                            return true
+                        }
+                        s.waiter = continuation
+                        return false
                     }
-                    s.waiter = continuation
-                    return false
+                    if now { continuation.resume() }
                 }
-                if now { continuation.resume() }
+            } onCancel: {
+                self.signal()
             }
             group.cancelAll()
         }

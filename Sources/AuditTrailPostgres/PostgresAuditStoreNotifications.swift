@@ -202,37 +202,66 @@ extension PostgresAuditStore {
         }
     }
 
-    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
-        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    /// Several writers commit out of id order: an id skipped over may be committed later. It is
+    /// awaited (``NotificationMarks/awaited``) and read as soon as it is committed, so a
+    /// follower of new rows sees each row once; the dashboard's follower also reads again every
+    /// row written by a transaction still running when it last read (its snapshot, remembered
+    /// with the marks), so a late redelivery is not missed either.
+    public func followNotifications(_ marks: NotificationMarks, limit: Int, lookBack: TimeInterval) async throws
+        -> (notifications: [FollowedNotification], rejections: [RejectionRecord], marks: NotificationMarks)
     {
-        let previous = marks.started ? snapshot(for: marks, in: \.notificationSnapshots) : nil
+        let previous = marks.started && !marks.newRowsOnly ? snapshot(for: marks, in: \.notificationSnapshots) : nil
         let (rows, rejectionRows, snapshot) = try await readSnapshot("reading new notifications") { [self] connection in
             let snapshot = try await connection.query("SELECT pg_current_snapshot()::text", logger: logger).collect()
                 .first?.decode(String.self) ?? ""
-            var q = PostgresQueryBuilder()
-            q.sql(Self.notificationColumns)
             var rejectionRows: [(id: Int64, record: RejectionRecord)] = []
             if !marks.started {
+                var q = PostgresQueryBuilder()
+                q.sql(Self.notificationColumns)
                 q.sql(" FROM notification ORDER BY id DESC LIMIT ")
-                q.bind(initialRows)
-            } else {
-                q.sql(" FROM notification WHERE id > ")
+                q.bind(limit)
+                let rows = try await connection.query(q.query, logger: logger).collect().map(Self.notification).reversed()
+                let newest = try await connection.query("SELECT MAX(id) FROM notification_rejection", logger: logger).collect()
+                return (Array(rows), rejectionRows, (snapshot, try newest.first?.decode(Int64?.self) ?? 0))
+            }
+            // Rows read before or skipped over: those awaited that are committed now, and those
+            // delivered again since.
+            var rows: [(id: Int64, stored: StoredNotification)] = []
+            if !marks.awaited.isEmpty || !marks.newRowsOnly {
+                var q = PostgresQueryBuilder()
+                q.sql(Self.notificationColumns)
+                q.sql(" FROM notification WHERE id <= ")
                 q.bind(marks.lastID)
-                // Delivered again since stored: a second POST, or a first POST of a backfilled row.
-                q.sql(" OR ((deliveries > 1 OR (deliveries = 1 AND peer = ")
-                q.bind(NotificationRecord.historyPeer)
-                q.sql(")) AND last_received_at >= ")
-                q.bind(marks.newestDelivery - lookBack)
-                q.sql(")")
+                q.sql(" AND (id = ANY(")
+                q.bind(marks.awaited.keys.sorted())
+                q.sql("::bigint[])")
+                if !marks.newRowsOnly {
+                    // Delivered again since read: a second POST, or a first POST of a backfilled row.
+                    q.sql(" OR ((deliveries > 1 OR (deliveries = 1 AND peer = ")
+                    q.bind(NotificationRecord.historyPeer)
+                    q.sql(")) AND last_received_at >= ")
+                    q.bind(marks.newestDelivery - lookBack)
+                    q.sql(")")
+                }
                 if let previous {
-                    // Written by transactions still running when the last poll read.
+                    // Written by transactions still running when the last read was made.
                     q.sql(" OR (changed_xid >= pg_snapshot_xmin(")
                     q.bind(previous)
                     q.sql("::pg_snapshot) AND NOT pg_visible_in_snapshot(changed_xid, ")
                     q.bind(previous)
                     q.sql("::pg_snapshot))")
                 }
-                q.sql(" ORDER BY id")
+                q.sql(") ORDER BY id")
+                rows = try await connection.query(q.query, logger: logger).collect().map(Self.notification)
+            }
+            var q = PostgresQueryBuilder()
+            q.sql(Self.notificationColumns)
+            q.sql(" FROM notification WHERE id > ")
+            q.bind(marks.lastID)
+            q.sql(" ORDER BY id LIMIT ")
+            q.bind(limit)
+            rows += try await connection.query(q.query, logger: logger).collect().map(Self.notification)
+            if !marks.newRowsOnly {
                 var r = PostgresQueryBuilder()
                 r.sql(Self.rejectionColumns)
                 r.sql(" FROM notification_rejection WHERE id > ")
@@ -252,13 +281,6 @@ extension PostgresAuditStore {
                 r.sql(" ORDER BY id")
                 rejectionRows = try await connection.query(r.query, logger: logger).collect().map(Self.rejection)
             }
-            var rows = try await connection.query(q.query, logger: logger).collect().map(Self.notification)
-            if !marks.started {
-                rows.reverse()
-                let newest = try await connection.query("SELECT MAX(id) FROM notification_rejection", logger: logger).collect()
-                rejectionRows = []
-                return (rows, rejectionRows, (snapshot, try newest.first?.decode(Int64?.self) ?? 0))
-            }
             return (rows, rejectionRows, (snapshot, marks.lastRejectionID))
         }
         var after = marks
@@ -273,7 +295,37 @@ extension PostgresAuditStore {
             after.lastRejectionID = max(after.lastRejectionID, row.id)
             after.newestRejection = max(after.newestRejection, row.record.at.timeIntervalSince1970)
         }
-        remember(after, snapshot.0, in: \.notificationSnapshots)
-        return (rows.map(\.stored), rejectionRows.map(\.record), after)
+        if marks.started { after.awaitSkipped(rows.map(\.id), readAfter: marks.lastID, snapshot: snapshot.0) }
+        if !marks.newRowsOnly { remember(after, snapshot.0, in: \.notificationSnapshots) }
+        let followed = rows.map { FollowedNotification(id: $0.id, stored: $0.stored, isNew: marks.isFirstSight(of: $0.id)) }
+        return (followed, rejectionRows.map(\.record), after)
+    }
+}
+
+extension NotificationMarks {
+    /// After a read in `snapshot` (`pg_current_snapshot()`'s text, `xmin:xmax:running`) that
+    /// returned the rows `ids` (in id order): the ids read are no longer awaited; the ids
+    /// skipped over between the rows read after `readAfter` are. An id is taken by a writer
+    /// before it commits, so whoever holds an id skipped over at one read is running at it and
+    /// has a transaction id by the next read (below that read's `xmax`): once every transaction
+    /// below it has ended (the snapshot's `xmin` is past it), the row was read or never will be,
+    /// and the id is given up.
+    mutating func awaitSkipped(_ ids: [Int64], readAfter: Int64, snapshot: String) {
+        let parts = snapshot.split(separator: ":")
+        guard parts.count >= 2, let xmin = UInt64(parts[0]), let xmax = UInt64(parts[1]) else { return }
+        for id in ids { awaited[id] = nil }
+        awaited = awaited.filter { $0.value == 0 || $0.value > xmin }
+        for (id, bound) in awaited where bound == 0 { awaited[id] = xmax }
+        var skipped: [Int64] = []
+        var previous = readAfter
+        for id in ids where id > readAfter {
+            // Of one gap, at most the ids nearest the row read after it.
+            if id > previous + 1 { skipped += max(previous + 1, id - Int64(Self.awaitedLimit))..<id }
+            previous = id
+        }
+        for id in skipped.suffix(Self.awaitedLimit) { awaited[id] = 0 }
+        if awaited.count > Self.awaitedLimit {
+            for id in awaited.keys.sorted().prefix(awaited.count - Self.awaitedLimit) { awaited[id] = nil }
+        }
     }
 }

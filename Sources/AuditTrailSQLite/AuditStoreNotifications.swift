@@ -137,8 +137,10 @@ extension AuditStore {
         }
     }
 
-    public func followNotifications(_ marks: NotificationMarks, initialRows: Int, lookBack: TimeInterval) async throws
-        -> (notifications: [StoredNotification], rejections: [RejectionRecord], marks: NotificationMarks)
+    /// Rows are numbered in commit order here (one writer): an id skipped over is never
+    /// committed later, so nothing is awaited.
+    public func followNotifications(_ marks: NotificationMarks, limit: Int, lookBack: TimeInterval) async throws
+        -> (notifications: [FollowedNotification], rejections: [RejectionRecord], marks: NotificationMarks)
     {
         try await database.read { db in
             var after = marks
@@ -146,22 +148,27 @@ extension AuditStore {
             var rows: [Row]
             var rejectionRows: [Row] = []
             if !marks.started {
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY id DESC LIMIT ?", arguments: [initialRows]).reversed()
+                rows = try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY id DESC LIMIT ?", arguments: [limit]).reversed()
                 after.lastRejectionID = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM notification_rejection") ?? 0
                 after.firstRejectionID = after.lastRejectionID
                 after.started = true
             } else {
-                rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT * FROM notification
-                        WHERE id > ? OR ((deliveries > 1 OR (deliveries = 1 AND peer = ?)) AND last_received_at >= ?) ORDER BY id
-                        """,
-                    arguments: [marks.lastID, NotificationRecord.historyPeer, marks.newestDelivery - lookBack])
-                rejectionRows = try Row.fetchAll(
-                    db,
-                    sql: "SELECT * FROM notification_rejection WHERE id > ? OR (id > ? AND count > 1 AND at >= ?) ORDER BY id",
-                    arguments: [marks.lastRejectionID, marks.firstRejectionID, marks.newestRejection - NotificationMarks.refusalGrowthWindow])
+                rows = []
+                if !marks.newRowsOnly {
+                    // Delivered again since read: a second POST, or a first POST of a backfilled row.
+                    rows = try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT * FROM notification
+                            WHERE id <= ? AND (deliveries > 1 OR (deliveries = 1 AND peer = ?)) AND last_received_at >= ? ORDER BY id
+                            """,
+                        arguments: [marks.lastID, NotificationRecord.historyPeer, marks.newestDelivery - lookBack])
+                    rejectionRows = try Row.fetchAll(
+                        db,
+                        sql: "SELECT * FROM notification_rejection WHERE id > ? OR (id > ? AND count > 1 AND at >= ?) ORDER BY id",
+                        arguments: [marks.lastRejectionID, marks.firstRejectionID, marks.newestRejection - NotificationMarks.refusalGrowthWindow])
+                }
+                rows += try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE id > ? ORDER BY id LIMIT ?", arguments: [marks.lastID, limit])
             }
             for row in rows {
                 after.lastID = max(after.lastID, row["id"])
@@ -171,7 +178,11 @@ extension AuditStore {
                 after.lastRejectionID = max(after.lastRejectionID, row["id"])
                 after.newestRejection = max(after.newestRejection, row["at"])
             }
-            return (try rows.map(StoredNotification.init(row:)), rejectionRows.map(RejectionRecord.init(row:)), after)
+            let followed = try rows.map { row in
+                let id: Int64 = row["id"]
+                return FollowedNotification(id: id, stored: try StoredNotification(row: row), isNew: marks.isFirstSight(of: id))
+            }
+            return (followed, rejectionRows.map(RejectionRecord.init(row:)), after)
         }
     }
 

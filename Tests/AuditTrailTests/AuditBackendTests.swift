@@ -772,24 +772,87 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             ])
             let follower = try await db.open(readOnly: true)
             // First look: the newest rows only, and no old refusals.
-            let first = try await follower.followNotifications(NotificationMarks(), initialRows: 2, lookBack: 5)
-            #expect(first.notifications.map(\.record.notificationUUID) == ["old-2", "old-3"])
+            let first = try await follower.followNotifications(NotificationMarks(), limit: 2, lookBack: 5)
+            #expect(first.notifications.map(\.stored.record.notificationUUID) == ["old-2", "old-3"])
             #expect(first.rejections.isEmpty)
             #expect(first.marks.started)
             #expect(first.marks.newestDelivery == 1_760_000_002)
-            let quiet = try await follower.followNotifications(first.marks, initialRows: 2, lookBack: 5)
+            let quiet = try await follower.followNotifications(first.marks, limit: 2, lookBack: 5)
             #expect(quiet.notifications.isEmpty)
             #expect(quiet.rejections.isEmpty)
             _ = try await writer.writeNotifications([
                 .notification(notification("new-1", at: 1_760_000_100)), .notification(notification("old-1", at: 1_760_000_101)),
                 .rejection(RejectionRecord(at: Date(timeIntervalSince1970: 1_760_000_102), peer: "10.1.1.1", reason: "new", httpStatus: 401, bodySize: 3, body: Array("abc".utf8))),
             ])
-            let next = try await follower.followNotifications(quiet.marks, initialRows: 2, lookBack: 5)
-            #expect(next.notifications.map(\.record.notificationUUID) == ["old-1", "new-1"])
-            #expect(next.notifications.map(\.deliveries) == [2, 1])
+            let next = try await follower.followNotifications(quiet.marks, limit: 2, lookBack: 5)
+            #expect(next.notifications.map(\.stored.record.notificationUUID) == ["old-1", "new-1"])
+            #expect(next.notifications.map(\.stored.deliveries) == [2, 1])
+            #expect(next.notifications.map(\.isNew) == [false, true])
             #expect(next.rejections.map(\.reason) == ["new"])
             #expect(next.marks.newestDelivery == 1_760_000_101)
             await follower.close()
+            await writer.close()
+        }
+    }
+
+    /// `notifications --follow` reads through the store's follower, the dashboard's: on both
+    /// backends each row stored after the start is read once and a redelivery is no news to it;
+    /// on PostgreSQL a row committed after a newer one (another host's long transaction took its
+    /// id first) is read when it commits, once.
+    @Test(arguments: BackendKind.allCases) func aFollowerOfNewRowsReadsEachRowOnceWhateverTheCommitOrder(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let writer = try await db.open()
+            let reader = try await db.open(readOnly: true)
+            func write(_ uuid: String, at seconds: Double) async throws {
+                _ = try await writer.writeNotifications([.notification(notification(uuid, at: seconds))])
+            }
+            try await write("before", at: 1_760_000_000)
+            let follower = NotificationFollower(backend: reader, after: try await reader.lastNotificationID())
+            var reads: [[String]] = []
+            var ids: [String: Int64] = [:]
+            func read() async throws {
+                let rows = try await follower.next(limit: NotificationStream.pageSize).notifications
+                #expect(rows.filter { !$0.isNew }.isEmpty, "\(rows.map(\.stored.record.notificationUUID))")
+                reads.append(rows.map(\.stored.record.notificationUUID))
+                for row in rows { ids[row.stored.record.notificationUUID] = row.id }
+            }
+            try await read()
+            var slow: PostgresConnection?
+            if kind == .postgres {
+                // Another host's transaction takes an id first and commits last.
+                let location = try #require(db.postgres)
+                let configuration = PostgresConnection.Configuration(
+                    host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+                    database: location.database, tls: .disable)
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 8, logger: testLogger)
+                try await connection.query("BEGIN", logger: testLogger)
+                try await connection.query(
+                    """
+                    INSERT INTO notification (notification_uuid, version, notification_type, received_at, last_received_at, verdict)
+                    VALUES ('late', '2', 'REFUND', 1760000100, 1760000100, 'valid')
+                    """, logger: testLogger)
+                slow = connection
+            }
+            try await write("after", at: 1_760_000_200)
+            try await read()
+            if let slow {
+                try await slow.query("COMMIT", logger: testLogger)
+                try await slow.close()
+            } else {
+                try await write("late", at: 1_760_000_100)
+            }
+            try await write("before", at: 1_760_000_300)  // delivered again: no news to this follower
+            try await read()
+            try await read()
+            try await write("last", at: 1_760_000_400)
+            try await read()
+            #expect(reads == [[], ["after"], ["late"], [], ["last"]])
+            if kind == .postgres {
+                #expect(try #require(ids["late"]) < (try #require(ids["after"])), "the late row took its id first")
+            } else {
+                #expect(ids == ["after": 2, "late": 3, "last": 4])
+            }
+            await reader.close()
             await writer.close()
         }
     }
@@ -834,16 +897,16 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         try await TestAuditDatabase.with(kind) { db in
             let writer = try await db.open()
             let follower = try await db.open(readOnly: true)
-            let first = try await follower.followNotifications(NotificationMarks(), initialRows: 10, lookBack: 5)
+            let first = try await follower.followNotifications(NotificationMarks(), limit: 10, lookBack: 5)
             #expect(first.notifications.isEmpty)
             _ = try await writer.writeNotifications([.notification(notification("backfilled", at: 1_760_000_000, peer: NotificationRecord.historyPeer))])
-            let copied = try await follower.followNotifications(first.marks, initialRows: 10, lookBack: 5)
-            #expect(copied.notifications.map { "\($0.record.notificationUUID) \($0.deliveries)" } == ["backfilled 0"])
-            let quiet = try await follower.followNotifications(copied.marks, initialRows: 10, lookBack: 5)
+            let copied = try await follower.followNotifications(first.marks, limit: 10, lookBack: 5)
+            #expect(copied.notifications.map { "\($0.stored.record.notificationUUID) \($0.stored.deliveries)" } == ["backfilled 0"])
+            let quiet = try await follower.followNotifications(copied.marks, limit: 10, lookBack: 5)
             #expect(quiet.notifications.isEmpty)
             _ = try await writer.writeNotifications([.notification(notification("backfilled", at: 1_760_000_100))])
-            let posted = try await follower.followNotifications(quiet.marks, initialRows: 10, lookBack: 5)
-            #expect(posted.notifications.map { "\($0.record.notificationUUID) \($0.deliveries)" } == ["backfilled 1"])
+            let posted = try await follower.followNotifications(quiet.marks, limit: 10, lookBack: 5)
+            #expect(posted.notifications.map { "\($0.stored.record.notificationUUID) \($0.stored.deliveries)" } == ["backfilled 1"])
             await follower.close()
             await writer.close()
         }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 @testable import NotificationReceiver
 import ReceiptCore
+import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
@@ -56,6 +57,54 @@ import Testing
         let third = try await follower.poll()
         #expect(third.notifications.map { "\($0.record.notificationType ?? "-") \($0.deliveries)" } == ["DID_RENEW 2"])
         #expect(third.rejections.isEmpty)
+        await store.close()
+    }
+
+    /// `notifications --follow`'s stream waits on its clock between reads (SQLite cannot say
+    /// when another process commits): a row stored while it waits is written once the poll
+    /// interval has passed on that clock, not before; a redelivery is no new line; the stream
+    /// ends when the reader goes away.
+    @Test(.timeLimit(.minutes(1))) func theStreamReadsAgainAfterItsPollIntervalOnItsClock() async throws {
+        let path = temporaryPath()
+        let store = try NotificationStore(path: path).started()
+        let receiver = receiver(store)
+        #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)
+        let backend = try NotificationFollower(path: path).backend
+        let clock = SteppedClock()
+        let stream = NotificationStream(backend: backend, filter: NotificationFilter(), jsonLines: true, clock: clock)
+        #expect(stream.pollInterval == .milliseconds(500))
+        let lines = Signal<[String]>([])
+        let readerGone = Mutex(false)
+        let run = Task {
+            try await stream.run(from: .afterID(0)) { bytes in
+                guard !readerGone.withLock({ $0 }) else { return false }
+                lines.update { $0 += String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init) }
+                return true
+            }
+        }
+        func rows(_ lines: [String]) -> [String] {
+            lines.map { line in
+                let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+                return "\(object?["id"] as? Int ?? -1) \(object?["notification_type"] as? String ?? "-") \(object?["deliveries"] as? Int ?? -1)"
+            }
+        }
+        #expect(rows(await lines.wait { $0.count == 1 }) == ["1 DID_RENEW 1"])
+        await clock.sleepsBegun(1)
+        #expect(try await deliver(receiver, "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
+        #expect(try await deliver(receiver, "session-pro_00_DID_RENEW.jws") == 200)  // delivered again
+        clock.advance(by: .milliseconds(499))
+        #expect(lines.value.count == 1, "the stream waits out its poll interval")
+        clock.advance(by: .milliseconds(1))
+        #expect(rows(await lines.wait { $0.count == 2 }) == ["1 DID_RENEW 1", "2 EXPIRED 1"])
+        await clock.sleepsBegun(2)
+        #expect(lines.value.count == 2, "the redelivery is no new line")
+
+        readerGone.withLock { $0 = true }
+        #expect(try await deliver(receiver, "session-pro_12_CONSUMPTION_REQUEST.jws") == 200)
+        clock.advance(by: .milliseconds(500))
+        try await run.value
+        #expect(lines.value.count == 2)
+        await backend.close()
         await store.close()
     }
 
