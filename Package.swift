@@ -175,6 +175,9 @@ let package = Package(
         .target(
             name: "CustomerSearch",
             dependencies: [
+                "JSONWriting",
+                "ReceiptRendering",
+                "UntrustedText",
                 "AppStoreAPI",
                 "AppStoreClients",
                 "AuditTrail",
@@ -222,6 +225,7 @@ let package = Package(
         .target(
             name: "NotificationReceiver",
             dependencies: [
+                "LocalFiles",
                 "JSONWriting",
                 "RetryEngine",
                 "AppStoreAPI",
@@ -246,6 +250,9 @@ let package = Package(
         .target(
             name: "NotificationForwarder",
             dependencies: [
+                "JSONWriting",
+                "LocalFiles",
+                "UntrustedText",
                 "AppStoreAPI",
                 "AuditTrail",
                 "OutboundHTTP",
@@ -302,6 +309,7 @@ let package = Package(
         .target(
             name: "ReceiptWatch",
             dependencies: [
+                "CWriteSignals",
                 "JSONWriting",
                 "LocalFiles",
                 "AppStoreAPI",
@@ -388,6 +396,8 @@ let package = Package(
         .target(
             name: "DashboardLive",
             dependencies: [
+                "TerminalNcurses",
+                "TerminalUI",
                 "LocalFiles",
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "CustomerSearch", "CustomerTimeline", "Dashboard", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptWatch",
                 .product(name: "Logging", package: "swift-log"),
@@ -408,7 +418,6 @@ let package = Package(
                 "AppStoreClients",
                 "CBuildStamp",
                 "CProcessLimits",
-                "CWriteSignals",
                 "Doctor",
                 "AuditTrail",
                 "AuditTrailPostgres",
@@ -426,10 +435,8 @@ let package = Package(
                 "DashboardLive",
                 "UntrustedText",
                 "TerminalUI",
-                "TerminalNcurses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -521,7 +528,7 @@ let package = Package(
         .testTarget(
             name: "NotificationForwarderTests",
             dependencies: [
-                "AppStoreAPI", "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "RetryEngine",
+                "AppStoreAPI", "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "RetryEngine", "UntrustedText",
                 "ServiceTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import JSONWriting
 import ReceiptCore
 import UntrustedText
 
@@ -263,5 +264,27 @@ public enum ActionHistory {
             }
             return line
         }.joined()
+    }
+}
+
+extension HistoryRendering {
+    /// `history`'s rows in `format` on the console's standard output.
+    public static func write(_ rows: [HistoryRow], format: TableFormat, to console: Console) {
+        switch format {
+        case .json: console.line(JSONOutput.text(of: json(rows)))
+        case .csv: console.output(csv(rows))
+        case .text: console.output(text(rows))
+        }
+    }
+}
+
+extension ActionHistory {
+    /// `history --actions`' rows in `format` on the console's standard output.
+    public static func write(_ rows: [AuditAction], format: TableFormat, to console: Console) {
+        switch format {
+        case .json: console.line(JSONOutput.text(of: json(rows)))
+        case .csv: console.output(csv(rows))
+        case .text: console.output(text(rows))
+        }
     }
 }

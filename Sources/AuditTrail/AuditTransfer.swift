@@ -1,6 +1,7 @@
 import Foundation
 import AppStoreAPI
 import ReceiptCore
+import UntrustedText
 
 /// One receipt row with everything that hangs off it, as `db copy` moves it between trails: the
 /// row's own columns, its sightings, attempts, purchases and (for a look-up) API requests.
@@ -198,5 +199,32 @@ extension AuditBackend {
         guard let first = applied.first(where: isVersion) else { return "updated \(location) at schema \(current)" }
         guard let index = versions.firstIndex(of: first), index > 0 else { return "created \(location) at schema \(current)" }
         return "migrated \(location) from \(versions[index - 1]) to \(current)"
+    }
+}
+
+extension AuditCopy {
+    /// `db copy`: copies `source` into `target` with its progress redrawn in place where standard
+    /// error is a terminal, and the counts said on standard output. False when these stores
+    /// cannot be copied between or the copy stopped (said with `words` for the error: what was
+    /// copied stays).
+    public static func run(
+        from source: any AuditBackend, to target: any AuditBackend, words: (any Error) -> String, console: Console
+    ) async -> Bool {
+        guard let reader = source as? any AuditTransferring, let writer = target as? any AuditTransferring else {
+            console.error("receiptdash: copying between these databases is not supported")
+            return false
+        }
+        let interactive = console.errorIsTerminal
+        do {
+            let counts = try await run(from: reader, to: writer) { counts in
+                if interactive { console.errorRaw("\r\u{1B}[Kcopying: \(counts.receiptsAdded + counts.receiptsMerged) receipts") }
+            }
+            if interactive { console.errorRaw("\r\u{1B}[K") }
+            console.line("receiptdash: copied \(source.location) into \(target.location): \(counts)")
+            return true
+        } catch {
+            console.error("receiptdash: the copy stopped: \(words(error)) (what was copied stays; run it again to finish)")
+            return false
+        }
     }
 }

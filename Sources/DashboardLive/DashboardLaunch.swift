@@ -1,3 +1,4 @@
+import AppStoreClients
 import AuditTrail
 import Dashboard
 import Foundation
@@ -6,6 +7,8 @@ import NotificationReceiver
 import ReceiptDemo
 import ReceiptCore
 import ReceiptTrust
+import TerminalNcurses
+import TerminalUI
 
 /// What `receiptdash dash` sets up once its arguments are read and its stores are open: the
 /// first screen's receipts and log lines, and the live parts (the audit link, the watched
@@ -54,6 +57,70 @@ public struct DashboardLaunch {
             await receiver?.stop()
             await ownStore?.close()
         }
+
+        /// Runs the dashboard on the terminal (ncurses, `theme`) until the person quits, on one
+        /// thread that owns the terminal for the whole session (the loop, before and after each
+        /// await, runs there), then stops the live parts. Returns the signal that ended it
+        /// (Ctrl-C, SIGTERM, SIGHUP), if one did; the terminal is restored by then.
+        public func run(
+            _ state: inout DashboardState, theme: Theme, pipeline: ReceiptPipeline, verifier: ServiceVerifier?, lookup: ServiceLookup?,
+            acting: ServiceActions?
+        ) async -> Int32? {
+            let ui = SingleThreadExecutor(name: "receiptdash-ui")
+            let interruption = await withTaskExecutorPreference(ui) {
+                let terminal = NcursesTerminal(theme: theme)
+                await DashboardApp.run(
+                    &state, backend: terminal, pipeline: pipeline, verifier: verifier, audit: audit, feed: watchFeed, lookup: lookup,
+                    notifications: notifications, acting: acting, startup: startup)
+                terminal.shutdown()
+                return terminal.interruption
+            }
+            await stop()
+            return interruption
+        }
+    }
+
+    /// Writes to Apple from the dashboard (`x`) over `lookup`'s client, recorded in a trail
+    /// before they leave: in `backend`, else in the default audit store (`defaultStore`, opened
+    /// here: ``Acting/opened`` is closed with the session). None when writes are refused
+    /// (`readOnlyReason`), from a follower, or when no trail can be written: the state says why.
+    /// The Customer view then reads the trail the writes go to.
+    public func acting(
+        _ lookup: inout ServiceLookup?, readOnlyReason: String?, state: inout DashboardState, defaultStore path: String,
+        open: (String) async throws -> any AuditBackend, words: (any Error) -> String
+    ) async -> Acting {
+        guard let service = lookup?.service else { return Acting(actions: nil, opened: nil) }
+        if let readOnlyReason {
+            state.actionsUnavailableReason = "read-only (\(readOnlyReason)): x would write to Apple"
+            return Acting(actions: nil, opened: nil)
+        }
+        if follow {
+            state.actionsUnavailableReason =
+                "following read-only (--follow): writes to Apple are not made from a follower; run the dashboard without --follow to act"
+            return Acting(actions: nil, opened: nil)
+        }
+        var opened: (any AuditBackend)?
+        let store: any AuditBackend
+        if let backend {
+            store = backend
+        } else {
+            do {
+                store = try await open(path)
+                opened = store
+            } catch {
+                state.actionsUnavailableReason =
+                    "the audit trail \(path) cannot be written (\(words(error))): a write must be recorded before it is sent; give --db"
+                return Acting(actions: nil, opened: nil)
+            }
+        }
+        lookup?.trail = store
+        return Acting(actions: ServiceActions(actions: CustomerActions(client: service.client, pipeline: service.pipeline), store: store), opened: opened)
+    }
+
+    /// The dashboard's writes, and the store opened for them (closed with the session).
+    public struct Acting {
+        public let actions: ServiceActions?
+        public let opened: (any AuditBackend)?
     }
 
     /// Fills the first screen (receipts given, or the demo's when nothing live is asked for,

@@ -50,3 +50,17 @@ public struct TrustAnchorFileError: CodedError {
         self.reason = reason
     }
 }
+
+/// `inspect --storekit-cert`: the StoreKit certificate Xcode exports, DER, or PEM as Xcode's
+/// "Save Certificate" and openssl write it.
+public enum StoreKitCertificateFile {
+    /// The certificate's DER; nil when the file cannot be read. A PEM body that is not base64
+    /// throws the decoder's error.
+    public static func read(_ path: String) throws -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        guard let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
+        let body = text.components(separatedBy: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        return try Base64Text.decode(Array(body.utf8), what: "--storekit-cert PEM")
+    }
+}

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import AppStoreAPI
+import AuditTrail
+import LocalFiles
 import ReceiptCore
 import ServiceLifecycle
 import Synchronization
@@ -64,5 +66,89 @@ final class ListenerBanner: Sendable {
                 s.metrics = line
             }
         }
+    }
+}
+
+/// What `receiptdash receive` runs once its arguments are read and its store is open: the write
+/// queue over the store, the services that go with it (forwarding, made before the receiver
+/// takes anything, and reconciliation, made with the write queue), the receiver with its TLS,
+/// and the group it serves in until SIGTERM or SIGINT. Why it could not start or stopped is
+/// said on the console; false is exit status 1. The store is closed however it ends.
+public struct ReceiveLaunch {
+    public var policy: ReceiverPolicy
+    /// The listeners (their TLS is loaded from ``tls``).
+    public var listeners: ReceiverListeners
+    /// `--tls-cert` and `--tls-key`.
+    public var tls: (certificate: String, key: String)?
+    public var maximumPending: Int
+    public var keepRefusals: Duration?
+    /// One registry for the process: a receiver's /metrics also counts its requests to Apple.
+    public var metrics: ReceiverMetrics
+
+    public init(
+        policy: ReceiverPolicy, listeners: ReceiverListeners, tls: (certificate: String, key: String)?, maximumPending: Int,
+        keepRefusals: Duration?, metrics: ReceiverMetrics
+    ) {
+        self.policy = policy
+        self.listeners = listeners
+        self.tls = tls
+        self.maximumPending = maximumPending
+        self.keepRefusals = keepRefusals
+        self.metrics = metrics
+    }
+
+    /// - Parameters:
+    ///   - forwarding: the forwarding service, if any; its failure (registering the targets) ends
+    ///     the start.
+    ///   - reconciling: the reconciliation service, if any, writing through the queue; what it
+    ///     throws is thrown on, the store closed.
+    public func run(
+        backend: any AuditBackend, console: Console, forwarding: () async throws -> (any Service)?,
+        reconciling: (NotificationStore) throws -> (any Service)?
+    ) async throws -> Bool {
+        let store = NotificationStore(
+            backend: backend, maximumPending: maximumPending, keepRefusals: keepRefusals,
+            heartbeat: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
+        // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
+        let forwarder: (any Service)?
+        do {
+            forwarder = try await forwarding()
+        } catch {
+            await backend.close()
+            console.error("receiptdash: could not register the forwarding targets in the audit trail: \(error)")
+            return false
+        }
+        let receiver = NotificationReceiver(sink: store, policy: policy, metrics: metrics)
+        var listeners = listeners
+        if let tls {
+            if let warning = FilePermissions.readableByOthersWarning(path: tls.key, what: "the TLS key file") { console.warning(warning) }
+            do {
+                let loaded = try ReceiverTLS(certificateFile: tls.certificate, keyFile: tls.key)
+                metrics.tlsCertificateExpires(at: loaded.expires)
+                listeners.tls = loaded
+            } catch {
+                await store.close()
+                await backend.close()
+                console.error("receiptdash: \(error.reason)")
+                return false
+            }
+        }
+        let reconciliation: (any Service)?
+        do {
+            reconciliation = try reconciling(store)
+        } catch {
+            await store.close()
+            await backend.close()
+            throw error
+        }
+        do {
+            let services: [any Service] = [AuditStoreService(backend), store] + [forwarder, reconciliation].compactMap { $0 }
+            try await receiver.serve(listeners, after: services, storedIn: store.location, console: console)
+        } catch {
+            console.error("receiptdash: \(error)")
+            return false
+        }
+        console.line("receiptdash: stopped; store closed")
+        return true
     }
 }

@@ -144,6 +144,19 @@ public struct SimulatorLaunch: Sendable {
         }
     }
 
+    /// `--pki DIR`: the folder opened (made on first use) into ``pki``. With `initOnly`
+    /// (`--init`), what it holds is said and false returned: nothing is to be served.
+    public mutating func openPKI(_ path: String?, initOnly: Bool) throws(ServerAPISimulatorError) -> Bool {
+        guard let path else { return true }
+        let folder = try SimulatorPKIFolder.open(path)
+        pki = folder
+        guard initOnly else { return true }
+        console.line(
+            "test PKI in \(folder.path) (\(folder.created ? "made now" : "already there")): root \(folder.rootPath) for --root-ca, API key \(folder.apiKeyPath) for --private-key-file"
+        )
+        return false
+    }
+
     /// Serves until SIGINT or SIGTERM (or, with `exitWhenSent`, until every notification is
     /// acknowledged or has failed after its retries).
     public func run() async throws {

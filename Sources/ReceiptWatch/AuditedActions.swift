@@ -48,3 +48,19 @@ extension ActionRecording {
         }
     }
 }
+
+extension ActionRecording {
+    /// Records writes in `store` as ``audit(_:user:now:)`` does, with SIGINT and SIGTERM held
+    /// (`signals`) from the pending row's commit on: the caller releases them once the outcome
+    /// is recorded.
+    public static func audit(_ store: any AuditBackend, holding signals: WriteSignalGuard) -> ActionRecording {
+        let audit = ActionRecording.audit(store)
+        return ActionRecording(location: audit.location) { plan in
+            let begun = await audit.begin(plan)
+            if case .success = begun { signals.hold() }
+            return begun
+        } complete: { pending, report in
+            await audit.complete(pending, report)
+        }
+    }
+}

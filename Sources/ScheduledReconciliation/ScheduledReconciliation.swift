@@ -178,3 +178,25 @@ public final class ReconcileMetrics: Sendable {
         recovered.increment(by: Int64(run.recovered))
     }
 }
+
+extension ScheduledReconciliation {
+    /// `receive --reconcile-every`'s service: Notification History for each of `environments`
+    /// asked with `client`, backfilled into the receiver's write queue through a receiver of its
+    /// own with the receiver's policy, save its age limit (`--max-age` is for live deliveries, a
+    /// replayed old POST; Apple's history holds notifications signed up to 180 days ago). The
+    /// line that says so goes to the console; `every` and `window` as typed are in it.
+    public static func receiving(
+        every: (seconds: TimeInterval, text: String), window: (seconds: TimeInterval, text: String), environments: [APIEnvironment],
+        client: AppStoreServerAPIClient, backend: any AuditBackend, store: NotificationStore, policy: ReceiverPolicy,
+        metrics: ReceiverMetrics, console: Console
+    ) -> ScheduledReconciliation {
+        console.error(
+            "receiptdash: reconciling \(environments.map { $0.rawValue.lowercased() }.joined(separator: " and ")) with Apple's Notification History every \(every.text), over the last \(window.text)")
+        var backfill = policy
+        backfill.maximumAge = nil
+        return ScheduledReconciliation(
+            configuration: .init(every: every.seconds, window: window.seconds, environments: environments), backend: backend,
+            reconciler: NotificationReconciler(client: client), receiver: NotificationReceiver(sink: store, policy: backfill, metrics: metrics),
+            metrics: ReconcileMetrics(registry: ServiceMetrics.shared.registry))
+    }
+}

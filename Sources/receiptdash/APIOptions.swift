@@ -91,7 +91,7 @@ struct APIOptions: ParsableArguments {
         let flags = try credentialFlags()
         do {
             let loaded = try APICredentials.load(flags, environment: ProcessInfo.processInfo.environment)
-            for warning in loaded.warnings { Standard.error("receiptdash: warning: \(warning)") }
+            for warning in loaded.warnings { Console.standard.error("receiptdash: warning: \(warning)") }
             return loaded.credentials
         } catch {
             throw APIOptionsError(error.reason)

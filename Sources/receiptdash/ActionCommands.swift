@@ -65,7 +65,7 @@ struct ActionFlow {
 
     func run() async throws {
         if action.writes, let reason = try api.readOnlyReason(flag: options.readOnly) {
-            Standard.error("receiptdash: read-only (\(reason)): \(action.rawValue) writes to Apple and is refused; reads are unaffected")
+            Console.standard.error("receiptdash: read-only (\(reason)): \(action.rawValue) writes to Apple and is refused; reads are unaffected")
             throw ExitCode.validationFailure
         }
         let requestID = options.requestId ?? UUID().uuidString.lowercased()
@@ -97,7 +97,7 @@ struct ActionFlow {
             do {
                 store = try await AuditStores.open(path)
             } catch {
-                Standard.error("receiptdash: \(error.reason); nothing was sent")
+                Console.standard.error("receiptdash: \(error.reason); nothing was sent")
                 throw ExitCode.failure
             }
         } else {
@@ -114,16 +114,7 @@ struct ActionFlow {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
                 throw ExitCode.failure
             }
-            if let store {
-                let audit = ActionRecording.audit(store)
-                session.recording = ActionRecording(location: audit.location) { plan in
-                    let begun = await audit.begin(plan)
-                    if case .success = begun { signals.hold() }
-                    return begun
-                } complete: { pending, report in
-                    await audit.complete(pending, report)
-                }
-            }
+            session.recording = store.map { ActionRecording.audit($0, holding: signals) }
             return await session.run(request, client: client, pipeline: pipeline)
         }
         if let signal = signals.release() { throw ExitCode(128 + signal) }
@@ -135,11 +126,6 @@ extension APIOptions {
     /// Why writes to Apple are refused, if they are: `--read-only`, RECEIPTDASH_READ_ONLY, or
     /// the profile's `read_only = true`.
     func readOnlyReason(flag: Bool) throws -> String? {
-        if flag { return "--read-only" }
-        if ProcessInfo.processInfo.environment["RECEIPTDASH_READ_ONLY"].map({ !$0.isEmpty && $0 != "0" }) == true {
-            return "RECEIPTDASH_READ_ONLY is set"
-        }
-        if try profile()?.readOnly == true { return "the profile \(apiProfile ?? "") says read_only = true" }
-        return nil
+        try APIProfile.readOnlyReason(flag: flag, environment: ProcessInfo.processInfo.environment, profile: apiProfile) { try profile() }
     }
 }

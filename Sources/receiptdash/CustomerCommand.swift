@@ -7,7 +7,6 @@ import CustomerTimeline
 import Foundation
 import JSONWriting
 import ReceiptCore
-import ReceiptRendering
 import ReceiptTrust
 import UntrustedText
 
@@ -121,7 +120,7 @@ struct CustomerCommand: AsyncParsableCommand {
         let instant = at.flatMap(TimeArgument.parse) ?? Date()
         let online = !offline && (api.namesCredentials || api.apiProfile != nil)
         if !offline && !online && format == .text {
-            Standard.error("receiptdash: no API credentials given: reading the audit trail alone (--offline). See `receiptdash customer --help`.")
+            Console.standard.error("receiptdash: no API credentials given: reading the audit trail alone (--offline). See `receiptdash customer --help`.")
         }
         if case .orderID = query, !online {
             throw failure("an order ID is known to Apple only, and no API credentials are given: set them (see `receiptdash lookup --help`) or name the customer by --transaction-id")
@@ -145,40 +144,20 @@ struct CustomerCommand: AsyncParsableCommand {
             store = try await AuditStores.open(try AuditDatabase(database.path), readOnly: true)
         } catch {
             if !online { throw failure("no customer with \(query.words): \(error.reason)") }
-            Standard.error("receiptdash: \(error.reason); showing Apple's part alone")
+            Console.standard.error("receiptdash: \(error.reason); showing Apple's part alone")
         }
         let finder = CustomerFinder(store: store, lookup: lookupService, environment: environment, filters: try filtering.filters())
-        let result = try await AuditStoreService.closing(store) {
-            await finder.find(query, at: instant, pointInTime: at != nil) { event in
-                if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
-            }
+        let found = try await AuditStoreService.closing(store) {
+            await report.find(query, with: finder, at: instant, pointInTime: at != nil) { try? await client?.shutdown() }
         }
-        try? await client?.shutdown()
-        if let notFound = result.notFound { throw failure(notFound, code: "not-found") }
-        let stories = newestFirst ? result.stories.map(\.newestFirst) : result.stories
-        switch format {
-        case .json:
-            var out = JSONOutput(flushingTo: .standard)
-            CustomerJSON.render(stories, into: &out)
-            out.flush()
-        case .csv:
-            Standard.output(CustomerCSV.render(stories))
-        case .text:
-            if stories.count > 1 {
-                Standard.output("\(stories.count) customers have this app account token:\n\n")
-            }
-            Standard.output(stories.map(CustomerText.render).joined(separator: "\n"))
-        }
-        if result.failed { throw ExitCode.failure }
+        if !found { throw ExitCode.failure }
     }
 
     /// Says `message` and gives status 1: a JSON error object with `--format json`.
     private func failure(_ message: String, code: String = "failed") -> ExitCode {
-        if format == .json {
-            LookupOutput.writeError(code: code, message: message, format: .json, to: .standard)
-        } else {
-            Standard.error("receiptdash: \(SafeText.escaped(message))")
-        }
+        report.fail(message, code: code)
         return ExitCode.failure
     }
+
+    private var report: CustomerReport { CustomerReport(format: format, newestFirst: newestFirst, console: .standard) }
 }

@@ -11,7 +11,6 @@ import ReceiptCore
 import ReceiptTrust
 import RetryEngine
 import UntrustedText
-import TerminalNcurses
 import TerminalUI
 
 struct Dash: AsyncParsableCommand {
@@ -133,11 +132,11 @@ struct Dash: AsyncParsableCommand {
             chosenTheme = try ThemeCatalog.resolve(theme, environment: ProcessInfo.processInfo.environment)
         } catch {
             // A sentence, not the usage of every subcommand.
-            Standard.error("receiptdash: \(error)")
+            Console.standard.error("receiptdash: \(error)")
             throw ExitCode.validationFailure
         }
         guard isatty(STDOUT_FILENO) != 0 else {
-            Standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
+            Console.standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
             throw ExitCode(2)
         }
         var state = DashboardState(now: at.flatMap(TimeArgument.parse) ?? Date())
@@ -188,53 +187,13 @@ struct Dash: AsyncParsableCommand {
             // Nothing configured: `l` lists every setting; something given but wrong: `l` says what.
             if api.namesCredentials { state.lookupSetupProblem = error.description }
         }
-        var acting: ServiceActions?
-        // Writes are recorded before they leave: in --db, else in the default audit store; a
-        // follower is read-only, and a trail that cannot be written makes no write.
-        var actionStore: (any AuditBackend)?
-        var actingTrail: (any AuditBackend)?
-        if let lookup {
-            if let reason = try api.readOnlyReason(flag: readOnly) {
-                state.actionsUnavailableReason = "read-only (\(reason)): x would write to Apple"
-            } else if follow {
-                state.actionsUnavailableReason =
-                    "following read-only (--follow): writes to Apple are not made from a follower; run the dashboard without --follow to act"
-            } else {
-                let store: (any AuditBackend)?
-                if let backend {
-                    store = backend
-                } else {
-                    let path = AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
-                    do {
-                        actionStore = try await AuditOpening.open(path)
-                        store = actionStore
-                    } catch {
-                        store = nil
-                        state.actionsUnavailableReason =
-                            "the audit trail \(path) cannot be written (\(AuditStores.words(error))): a write must be recorded before it is sent; give --db"
-                    }
-                }
-                if let store {
-                    acting = ServiceActions(actions: CustomerActions(client: lookup.service.client, pipeline: lookup.service.pipeline), store: store)
-                    actingTrail = store
-                }
-            }
-        }
-        // The Customer view reads the trail the writes go to.
-        if let actingTrail { lookup?.trail = actingTrail }
-        // One thread owns the terminal for the whole session: the loop, before and after each
-        // await, runs there.
-        let ui = SingleThreadExecutor(name: "receiptdash-ui")
-        let interruption = await withTaskExecutorPreference(ui) {
-            let terminal = NcursesTerminal(theme: chosenTheme)
-            await DashboardApp.run(
-                &state, backend: terminal, pipeline: pipeline, verifier: follow ? nil : verifier, audit: audit,
-                feed: live.watchFeed, lookup: lookup, notifications: live.notifications, acting: acting, startup: live.startup)
-            terminal.shutdown()
-            return terminal.interruption
-        }
-        await live.stop()
-        await actionStore?.close()
+        // Writes are recorded before they leave: in --db, else in the default audit store.
+        let acting = await launch.acting(
+            &lookup, readOnlyReason: try api.readOnlyReason(flag: readOnly), state: &state, defaultStore: defaultStore,
+            open: { try await AuditOpening.open($0) }, words: AuditStores.words)
+        let interruption = await live.run(
+            &state, theme: chosenTheme, pipeline: pipeline, verifier: follow ? nil : verifier, lookup: lookup, acting: acting.actions)
+        await acting.opened?.close()
         await backend?.close()
         try? await client.shutdown()
         try? await lookup?.service.client.shutdown()

@@ -60,7 +60,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             if !AuditDatabase.isPostgres(from), !FileManager.default.fileExists(atPath: from) {
                 // Said plainly, without the usage text (the command was typed right); 66 is
                 // EX_NOINPUT.
-                Standard.error("receiptdash: no such file: \(from)")
+                Console.standard.error("receiptdash: no such file: \(from)")
                 throw ExitCode(66)
             }
             let source = try await AuditOpening.open(from, readOnly: true)
@@ -72,25 +72,10 @@ struct DatabaseCommand: AsyncParsableCommand {
                 throw error
             }
             // Both closed, awaited, however the copy ends.
-            try await AuditStoreService.closing(source) { try await AuditStoreService.closing(target) { try await copy(source, into: target) } }
-        }
-
-        private func copy(_ source: any AuditBackend, into target: any AuditBackend) async throws {
-            guard let reader = source as? any AuditTransferring, let writer = target as? any AuditTransferring else {
-                Standard.error("receiptdash: copying between these databases is not supported")
-                throw ExitCode.failure
+            let copied = try await AuditStoreService.closing(source) {
+                try await AuditStoreService.closing(target) { await AuditCopy.run(from: source, to: target, words: AuditStores.words, console: .standard) }
             }
-            let interactive = isatty(STDERR_FILENO) != 0
-            do {
-                let counts = try await AuditCopy.run(from: reader, to: writer) { counts in
-                    if interactive { Standard.errorRaw("\r\u{1B}[Kcopying: \(counts.receiptsAdded + counts.receiptsMerged) receipts") }
-                }
-                if interactive { Standard.errorRaw("\r\u{1B}[K") }
-                print("receiptdash: copied \(source.location) into \(target.location): \(counts)")
-            } catch {
-                Standard.error("receiptdash: the copy stopped: \(AuditStores.words(error)) (what was copied stays; run it again to finish)")
-                throw ExitCode.failure
-            }
+            if !copied { throw ExitCode.failure }
         }
     }
 }

@@ -69,7 +69,7 @@ struct DoctorCommand: AsyncParsableCommand {
             openStore: { database throws(AuditDatabaseError) in try await AuditStores.open(database, readOnly: true) })
         let report = await doctor.run()
         let colour = isatty(STDOUT_FILENO) == 1 && Theme.coloursAllowed(environment)
-        Standard.output(format == .json ? report.json() : report.text(colour: colour))
+        Console.standard.output(format == .json ? report.json() : report.text(colour: colour))
         if !report.healthy { throw ExitCode.failure }
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import AuditTrail
 import Foundation
-import LocalFiles
 import NotificationForwarder
 import RetryEngine
 import UntrustedText
@@ -43,7 +42,7 @@ struct ForwardOptions: ParsableArguments {
         help: ArgumentHelp("Deliveries held in memory at once; the rest wait in the outbox on disk.", valueName: "n"))
     var forwardMaxPending = Forwarder.Configuration.defaultMaximumPending
 
-    static let secretVariable = "RECEIPTDASH_FORWARD_SECRET"
+    static let secretVariable = WebhookSecret.environmentVariable
 
     func validate() throws {
         guard forwardMaxPending > 0 else { throw ValidationError("--forward-max-pending must be positive.") }
@@ -78,37 +77,20 @@ struct ForwardOptions: ParsableArguments {
     func secrets() throws -> [WebhookSecret] { try Self.secrets(file: forwardSecretFile) }
 
     /// The secrets in `file` (one a line), else the one in RECEIPTDASH_FORWARD_SECRET.
-    static func secrets(file forwardSecretFile: String?) throws -> [WebhookSecret] {
-        let text: String
-        if let forwardSecretFile {
-            if let warning = FilePermissions.readableByOthersWarning(path: forwardSecretFile, what: "the forwarding secret file") {
-                Standard.warning(warning)
-            }
-            guard let data = FileManager.default.contents(atPath: forwardSecretFile), let read = String(data: data, encoding: .utf8) else {
-                throw ValidationError("cannot read the forwarding secret file \(forwardSecretFile)")
-            }
-            text = read
-        } else {
-            text = ProcessInfo.processInfo.environment[secretVariable] ?? ""
-        }
+    static func secrets(file: String?) throws -> [WebhookSecret] {
         do {
-            return forwardSecretFile == nil ? [try WebhookSecret(text)] : try WebhookSecret.all(text)
+            return try WebhookSecret.load(file: file, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {
-            throw ValidationError("the forwarding secret\(forwardSecretFile == nil ? "" : " file") cannot be used: \(error.reason)")
+            throw ValidationError(error.reason)
         }
     }
 
     /// The extra headers in `--forward-header-file`, none without it.
     static func headers(file: String?) throws -> [(String, String)] {
-        guard let file else { return [] }
-        if let warning = FilePermissions.readableByOthersWarning(path: file, what: "the forwarding header file") { Standard.warning(warning) }
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            throw ValidationError("cannot read the forwarding header file \(file)")
-        }
         do {
-            return try ForwardHeaders(text).fields
+            return try ForwardHeaders.load(file: file, warn: Console.standard.warning)
         } catch {
-            throw ValidationError("the forwarding header file \(file) cannot be used: \(error.reason)")
+            throw ValidationError(error.reason)
         }
     }
 

@@ -3,8 +3,6 @@ import AuditTrail
 import AuditTrailSQLite
 import Foundation
 import JSONWriting
-import ReceiptRendering
-import ReceiptCore
 import UntrustedText
 
 /// Where the audit database is.
@@ -61,7 +59,7 @@ enum AuditOpening {
         do {
             let database = try AuditDatabase(text)
             if case .postgres(let location) = database, location.passwordSource == "the URL" {
-                Standard.error(
+                Console.standard.error(
                     "receiptdash: warning: the password in --db is visible to every user of this machine (ps); put it in PGPASSWORD or ~/.pgpass")
             }
             return database
@@ -74,7 +72,7 @@ enum AuditOpening {
         do {
             return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
         } catch {
-            Standard.error("receiptdash: \(error.reason)")
+            Console.standard.error("receiptdash: \(error.reason)")
             throw ExitCode.failure
         }
     }
@@ -127,7 +125,7 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         if !AuditDatabase.isPostgres(database.path), !FileManager.default.fileExists(atPath: database.path) {
             // Said plainly, without the usage text: the command was typed right.
-            Standard.error("receiptdash: no audit database at \(database.path) yet: it is written by `watch` and `verify --db`")
+            Console.standard.error("receiptdash: no audit database at \(database.path) yet: it is written by `watch` and `verify --db`")
             throw ExitCode.validationFailure
         }
         let store = try await database.open(readOnly: true)
@@ -136,14 +134,10 @@ struct History: AsyncParsableCommand {
             do {
                 rows = try await AuditStoreService.closing(store) { try await store.actions(AuditActionQuery(transactionID: transactionId)) }
             } catch {
-                Standard.error("receiptdash: could not read the actions from \(store.location): \(AuditStores.words(error))")
+                Console.standard.error("receiptdash: could not read the actions from \(store.location): \(AuditStores.words(error))")
                 throw ExitCode.failure
             }
-            switch format {
-            case .json: print(InspectJSON.encode(ActionHistory.json(rows)))
-            case .csv: print(ActionHistory.csv(rows), terminator: "")
-            case .text: print(ActionHistory.text(rows), terminator: "")
-            }
+            ActionHistory.write(rows, format: format, to: .standard)
             return
         }
         let rows: [HistoryRow]
@@ -154,14 +148,10 @@ struct History: AsyncParsableCommand {
                     status: status, since: since.flatMap(TimeArgument.parse)))
         } catch {
             await store.close()
-            Standard.error("receiptdash: could not read the history from \(store.location): \(AuditStores.words(error))")
+            Console.standard.error("receiptdash: could not read the history from \(store.location): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
         await store.close()
-        switch format {
-        case .json: print(InspectJSON.encode(HistoryRendering.json(rows)))
-        case .csv: print(HistoryRendering.csv(rows), terminator: "")
-        case .text: print(HistoryRendering.text(rows), terminator: "")
-        }
+        HistoryRendering.write(rows, format: format, to: .standard)
     }
 }

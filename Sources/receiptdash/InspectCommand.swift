@@ -86,17 +86,8 @@ struct Inspect: AsyncParsableCommand {
         options.deviceIdentifier = deviceId.flatMap(DeviceIdentifier.init(parsing:))
         options.onlineChecks = online.make()
         if let path = storekitCert {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("--storekit-cert: \(path) cannot be read.")
-            }
-            let bytes = [UInt8](data)
-            // Accept DER, or PEM as Xcode's "Save Certificate" and openssl write it.
-            if let text = String(bytes: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
-                let body = text.components(separatedBy: "\n").filter { !$0.hasPrefix("-----") }.joined()
-                options.storeKitCertificate = try Base64Text.decode(Array(body.utf8), what: "--storekit-cert PEM")
-            } else {
-                options.storeKitCertificate = bytes
-            }
+            guard let der = try StoreKitCertificateFile.read(path) else { throw ValidationError("--storekit-cert: \(path) cannot be read.") }
+            options.storeKitCertificate = der
         }
         return options
     }

@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import AuditTrail
+import CustomerSearch
 import Foundation
 import AppStoreAPI
 import JSONWriting
@@ -125,19 +126,9 @@ struct Lookup: AsyncParsableCommand {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
                 throw ExitCode.failure
             }
-            let service = CustomerLookupService(client: client, pipeline: pipeline)
-            let result = await service.lookUp(query, environment: environment, filters: try filtering.filters()) { event in
-                if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
-            }
-            try? await client.shutdown()
-            LookupOutput.write(result, format: format, to: .standard)
-            do {
-                _ = try await store?.recordLookup(result, bundleID: credentials.bundleID, source: query.auditSource, at: Date())
-            } catch {
-                Standard.error("receiptdash: the look-up could not be recorded in \(store?.location ?? ""): \(AuditStores.words(error))")
-                return false
-            }
-            return result.failure == nil && !result.transactions.isEmpty
+            return await CustomerLookupService(client: client, pipeline: pipeline).lookUp(
+                query, environment: environment, filters: try filtering.filters(), format: format, recordIn: store, words: AuditStores.words,
+                console: .standard)
         }
         if !stored { throw ExitCode.failure }
     }

@@ -5,8 +5,8 @@ import AuditTrailSQLite
 import Foundation
 import JSONWriting
 import NotificationReceiver
+import ScheduledReconciliation
 import AppStoreAPI
-import ReceiptRendering
 import ReceiptCore
 import UntrustedText
 
@@ -192,9 +192,9 @@ struct Notifications: AsyncParsableCommand {
             backend = try await AuditStores.open(path, readOnly: !writes, durable: writes)
         } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
-                Standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
+                Console.standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
             } else {
-                Standard.error("receiptdash: \(error.reason)")
+                Console.standard.error("receiptdash: \(error.reason)")
             }
             throw ExitCode.failure
         }
@@ -226,7 +226,7 @@ struct Notifications: AsyncParsableCommand {
             throw error
         } catch {
             await backend.close()
-            Standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
+            Console.standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
     }
@@ -236,7 +236,7 @@ struct Notifications: AsyncParsableCommand {
         let start: NotificationStream.Start =
             if let afterId { .afterID(afterId) } else if let since = since.flatMap(TimeArgument.parse) { .since(since) } else { .end }
         let stream = NotificationStream(backend: backend, filter: NotificationFilter(type: type, bundleID: api.bundleId), jsonLines: format == .jsonl)
-        try await stream.run(from: start) { lines in lines.withUnsafeBytes { Standard.put(1, $0) } }
+        try await stream.run(from: start) { lines in lines.withUnsafeBytes { Console.put(.output, $0) } }
         await backend.close()
     }
 
@@ -249,42 +249,23 @@ struct Notifications: AsyncParsableCommand {
             credentials = try api.credentials()
             client = try api.makeClient(credentials, caFile: tls.caFile)
         } catch let error as APIOptionsError {
-            Standard.error("receiptdash: \(error.description)")
+            Console.standard.error("receiptdash: \(error.description)")
             throw ExitCode.failure
         }
         // --ingest: each page's missing ones through the receiver as the page arrives, as Apple
         // would have POSTed them.
-        let policy = try backend.map { _ in
-            ReceiverPolicy(
+        let ingest = try backend.map { backend in
+            (backend: backend, policy: ReceiverPolicy(
                 allowedBundleIDs: [credentials.bundleID], appAppleID: credentials.appAppleID, anchors: try api.trustAnchors(),
-                environments: [environment == .production ? .production : .sandbox], maximumAge: nil)
-        }
-        var ingest: (store: NotificationStore, receiver: NotificationReceiver)?
-        if let backend, let policy {
-            let store = NotificationStore(backend: backend).started()
-            ingest = (store, NotificationReceiver(sink: store, policy: policy))
+                environments: [environment == .production ? .production : .sandbox], maximumAge: nil))
         }
         let filter = NotificationHistoryFilter(
             startDate: startDate, endDate: endDate, notificationType: type?.uppercased(), notificationSubtype: subtype?.uppercased(),
             transactionID: transactionId, onlyFailures: onlyFailures)
-        var ingested: [NotificationReconciliation.Ingested] = []
-        let report = await NotificationReconciler(client: client).reconcile(
-            received: have, filter: filter, environment: environment,
-            onEvent: { event in
-                if let waiting = event.waitingLine { Standard.error("receiptdash: \(waiting)") }
-            },
-            onMissing: { missing in
-                if let receiver = ingest?.receiver { ingested += await HistoryBackfill.ingest(missing, receiver: receiver) }
-            })
+        let reconciled = await ReconcileOnce(reconciler: NotificationReconciler(client: client), filter: filter, environment: environment)
+            .run(received: have, ingest: ingest, json: format != .text, console: .standard)
         try? await client.shutdown()
-        guard let backend, let ingest else {
-            report.write(json: format != .text, to: .standard)
-            if report.failure != nil || !report.missing.isEmpty { throw ExitCode.failure }
-            return
-        }
-        await ingest.store.close()
-        await backend.close()
-        report.write(json: format != .text, ingested: ingested, to: .standard)
-        if report.failure != nil || ingested.contains(where: { !$0.isStored }) { throw ExitCode.failure }
+        await backend?.close()
+        if !reconciled { throw ExitCode.failure }
     }
 }

@@ -2,8 +2,6 @@ import ArgumentParser
 import AuditTrail
 import Foundation
 import NotificationForwarder
-import ReceiptRendering
-import UntrustedText
 
 extension ForwardDelivery.State: ExpressibleByArgument {}
 
@@ -54,63 +52,24 @@ extension Notifications {
         }
     }
 
+    /// `--outbox` and `--replay`; an error is said by ``run()``, which closes the trail.
     func runOutbox(_ backend: any AuditBackend) async throws {
+        let done: Bool
         if outbox && !enable.isEmpty {
-            var failed = false
-            for url in enable {
-                if try await backend.enableForwardTarget(url) {
-                    print("forwarding to \(SafeText.escaped(url)) is enabled: its waiting deliveries go out with the receivers' next claims")
-                } else {
-                    let known = try await backend.forwardTargets().map(\.url)
-                    Standard.error(
-                        "receiptdash: \(SafeText.escaped(url)) is not a registered forwarding target"
-                            + (known.isEmpty ? " (none is: start receive --forward URL)" : "; registered: \(known.map(SafeText.escaped).joined(separator: ", "))"))
-                    failed = true
-                }
-            }
-            await backend.close()
-            if failed { throw ExitCode.failure }
-            return
+            done = try await OutboxCommands.enable(enable, in: backend, console: .standard)
+        } else if outbox {
+            try await OutboxCommands.list(backend, state: state, limit: limit, format: format.table, now: Date(), console: .standard)
+            done = true
+        } else {
+            // --to: this command delivers them now, round after round, until none is due.
+            let configuration = try to.isEmpty ? nil : Forwarder.Configuration(
+                targets: to.map { try ForwardTarget($0) }, secrets: ForwardOptions.secrets(file: forwardSecretFile),
+                headers: ForwardOptions.headers(file: forwardHeaderFile))
+            done = try await OutboxCommands.replay(
+                notificationUUIDs.isEmpty ? nil : notificationUUIDs, since: since.flatMap(TimeArgument.parse), to: configuration, in: backend,
+                now: Date(), console: .standard)
         }
-        if outbox {
-            let deliveries = try await backend.outbox(state: state, limit: limit)
-            let summary = try await backend.outboxSummary()
-            ForwardOutboxListing.write(deliveries, summary: summary, format: format.table, now: Date(), to: .standard)
-            await backend.close()
-            return
-        }
-        let targets = to.isEmpty ? nil : try to.map { try ForwardTarget($0) }
-        if targets == nil, try await backend.forwardTargets().isEmpty {
-            await backend.close()
-            Standard.error(
-                "receiptdash: no forwarding target is registered in this audit trail, so there is nowhere to queue for: start receive --forward URL on it, or deliver from here with --replay --to URL")
-            throw ExitCode.failure
-        }
-        let (queued, unknown) = try await backend.requeueDeliveries(
-            notificationUUIDs: notificationUUIDs.isEmpty ? nil : notificationUUIDs, since: since.flatMap(TimeArgument.parse),
-            targets: targets?.map(\.url), now: Date())
-        for uuid in unknown { Standard.error("receiptdash: no notification \(SafeText.escaped(uuid)) in the store") }
-        guard let targets else {
-            let registered = try await backend.forwardTargets()
-            let disabled = registered.filter { $0.disabledAt != nil }.map(\.url)
-            let waiting = disabled.isEmpty ? "" : " (\(disabled.map(SafeText.escaped).joined(separator: ", ")) disabled: notifications --outbox --enable URL)"
-            print(
-                "queued \(queued) deliver\(queued == 1 ? "y" : "ies") for \(registered.count) registered target\(registered.count == 1 ? "" : "s")\(waiting); the receivers forwarding from this trail send them")
-            await backend.close()
-            if !unknown.isEmpty { throw ExitCode.failure }
-            return
-        }
-        // --to: this command delivers them now, round after round, until none is due.
-        let forwarder = Forwarder(
-            outbox: backend,
-            configuration: .init(
-                targets: targets, secrets: try ForwardOptions.secrets(file: forwardSecretFile),
-                headers: try ForwardOptions.headers(file: forwardHeaderFile)),
-            transport: HTTPForwardTransport())
-        let total = try await forwarder.deliverDue()
-        let failed = total.retried > 0 ? ", \(total.retried) failed (kept pending: run again, or forward to it from a receiver)" : ""
-        print("queued \(queued) deliver\(queued == 1 ? "y" : "ies") to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")
         await backend.close()
-        if !unknown.isEmpty || total.retried > 0 || total.dead > 0 { throw ExitCode.failure }
+        if !done { throw ExitCode.failure }
     }
 }

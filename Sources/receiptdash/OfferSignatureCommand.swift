@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import JSONWriting
 import ReceiptRendering
+import UntrustedText
 
 /// `receiptdash offer-signature`: sign offers for a test app with the In-App Purchase key.
 struct OfferSignatureCommand: ParsableCommand {
@@ -74,7 +75,7 @@ struct OfferSignatureCommand: ParsableCommand {
                 try signer.promotional(
                     productID: promotion.productId, offerID: promotion.offerId, applicationUsername: applicationUsername, nonce: nonce, at: Date())
             }
-            Standard.output(output.format == .json ? OfferSignatureRendering.json(offer) : OfferSignatureRendering.text(offer))
+            Console.standard.output(output.format == .json ? OfferSignatureRendering.json(offer) : OfferSignatureRendering.text(offer))
         }
     }
 
@@ -117,7 +118,7 @@ struct OfferSignatureCommand: ParsableCommand {
             let signed = try OfferSigning.check { () throws(OfferSignatureError) in
                 try signer.promotionalJWS(productID: promotion.productId, offerID: promotion.offerId, transactionID: transactionId, nonce: UUID(), at: Date())
             }
-            Standard.output(output.format == .json ? OfferSignatureRendering.json(signed) : OfferSignatureRendering.text(signed))
+            Console.standard.output(output.format == .json ? OfferSignatureRendering.json(signed) : OfferSignatureRendering.text(signed))
         }
     }
 
@@ -176,7 +177,7 @@ struct OfferSignatureCommand: ParsableCommand {
                     productID: productId, allowIntroductoryOffer: eligibility == .allow, transactionID: transactionId, nonce: UUID(),
                     at: Date())
             }
-            Standard.output(output.format == .json ? OfferSignatureRendering.json(signed) : OfferSignatureRendering.text(signed))
+            Console.standard.output(output.format == .json ? OfferSignatureRendering.json(signed) : OfferSignatureRendering.text(signed))
         }
     }
 }
@@ -205,7 +206,7 @@ enum OfferSigning {
         do {
             return OfferSigner(try api.credentials())
         } catch let error as APIOptionsError {
-            Standard.error("receiptdash: \(error.description)")
+            Console.standard.error("receiptdash: \(error.description)")
             throw ExitCode.validationFailure
         }
     }

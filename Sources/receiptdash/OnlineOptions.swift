@@ -41,7 +41,7 @@ struct OnlineOptions: ParsableArguments {
     func makeClient(excludeOldTransactions: Bool = false, timeout: Double = 20) throws -> VerifyReceiptClient {
         let secret: SharedSecret?
         do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }
@@ -52,7 +52,7 @@ struct OnlineOptions: ParsableArguments {
                 excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
                 extraTrustRoots: try tls.caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
         } catch {
-            Standard.error("receiptdash: \(String(describing: error))")
+            Console.standard.error("receiptdash: \(String(describing: error))")
             throw ExitCode.failure
         }
     }

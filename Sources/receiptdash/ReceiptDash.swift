@@ -35,7 +35,7 @@ struct ReceiptDash: AsyncParsableCommand {
         _ = rd_disable_core_dumps()
         let arguments = CommandLine.arguments
         if arguments.count == 2, arguments[1] == "--version" {
-            Standard.line(BuildInfo.versionLine)
+            Console.standard.line(BuildInfo.versionLine)
             return
         }
         if arguments.count > 2, arguments[1] == "inspect" {

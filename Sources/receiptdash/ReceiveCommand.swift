@@ -2,7 +2,6 @@ import AppStoreClients
 import ArgumentParser
 import AuditTrail
 import Foundation
-import LocalFiles
 import Logging
 import NotificationForwarder
 import NotificationReceiver
@@ -11,7 +10,6 @@ import ReceiptCore
 import ReceiptTrust
 import RetryEngine
 import ScheduledReconciliation
-import ServiceLifecycle
 import UntrustedText
 
 /// `receiptdash receive`: the App Store Server Notifications endpoint.
@@ -174,18 +172,13 @@ struct Receive: AsyncParsableCommand {
     /// profile's. None is a usage error (exit 64) starting with `flag`: without one, any app's
     /// genuine notifications would be stored. `receive` and `dash --receive` alike.
     static func bundleIDs(_ flags: [String], profile name: String?, flag: String) throws -> [String] {
-        if !flags.isEmpty { return flags }
-        let environment = ProcessInfo.processInfo.environment
-        if let value = environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
-        if let name {
-            let profile: APIProfile
-            do {
-                profile = try APIProfile.load(name, path: APIProfile.defaultPath(environment: environment), environment: environment)
-            } catch {
-                throw ValidationError(error.reason)
-            }
-            if let bundle = profile.bundleID { return [bundle] }
+        let found: [String]
+        do {
+            found = try APIProfile.bundleIDs(flags, profile: name, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.reason)
         }
+        if !found.isEmpty { return found }
         throw ValidationError(
             "\(flag): name your app's bundle ID with --bundle-id (or set RECEIPTDASH_BUNDLE_ID, or an --api-profile with bundle_id); without it any app's genuine notifications would be stored.")
     }
@@ -194,7 +187,7 @@ struct Receive: AsyncParsableCommand {
     func v1Secret() throws -> SharedSecret {
         let secret: SharedSecret?
         do {
-            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
+            secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }
@@ -251,64 +244,24 @@ struct Receive: AsyncParsableCommand {
         policy.onlineChecks = online.make()
         let forwardConfiguration = try forwarding.configuration()
         let backend = try await database.open(durable: true)
-        let store = NotificationStore(
-            backend: backend, maximumPending: maxPending, keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"),
-            heartbeat: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
-        // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
-        var forwarder: [any Service] = []
-        if let forwardConfiguration {
-            let start: Forwarder.Start
-            do {
-                start = try await Forwarder.start(
-                    forwardConfiguration, types: forwarding.forwardType, outbox: backend,
-                    metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry))
-            } catch {
-                await backend.close()
-                Standard.error("receiptdash: could not register the forwarding targets in the audit trail: \(error)")
-                throw ExitCode.failure
-            }
-            start.warnings.forEach(Standard.warning)
-            forwarder.append(start.forwarder)
-            Standard.error(start.banner)
+        let launch = ReceiveLaunch(
+            policy: policy,
+            listeners: ReceiverListeners(
+                host: host, port: port, metrics: try metricsAddress(), maximumConnections: maxConnections,
+                maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration()),
+            tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }, maximumPending: maxPending,
+            keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"), metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
+        let served = try await launch.run(backend: backend, console: .standard) {
+            guard let forwardConfiguration else { return nil }
+            let start = try await Forwarder.start(
+                forwardConfiguration, types: forwarding.forwardType, outbox: backend, metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry))
+            start.warnings.forEach(Console.standard.warning)
+            Console.standard.error(start.banner)
+            return start.forwarder
+        } reconciling: { store in
+            try reconciling.reconcileEvery.map { _ in try reconciler(backend: backend, store: store, policy: policy, metrics: launch.metrics) }
         }
-        // One registry for the process: a receiver's /metrics also counts its requests to Apple.
-        let metrics = ReceiverMetrics(registry: ServiceMetrics.shared.registry)
-        let receiver = NotificationReceiver(sink: store, policy: policy, metrics: metrics)
-        var tls: ReceiverTLS?
-        if let tlsCert, let tlsKey {
-            if let warning = FilePermissions.readableByOthersWarning(path: tlsKey, what: "the TLS key file") {
-                Standard.warning(warning)
-            }
-            do {
-                tls = try ReceiverTLS(certificateFile: tlsCert, keyFile: tlsKey)
-                if let tls { metrics.tlsCertificateExpires(at: tls.expires) }
-            } catch {
-                await store.close()
-                await backend.close()
-                Standard.error("receiptdash: \(error.reason)")
-                throw ExitCode.failure
-            }
-        }
-        var reconciliation: [any Service] = []
-        if reconciling.reconcileEvery != nil {
-            do {
-                reconciliation.append(try reconciler(backend: backend, store: store, policy: policy, metrics: metrics))
-            } catch {
-                await store.close()
-                await backend.close()
-                throw error
-            }
-        }
-        let listeners = ReceiverListeners(
-            host: host, port: port, tls: tls, metrics: try metricsAddress(), maximumConnections: maxConnections,
-            maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration())
-        do {
-            try await receiver.serve(listeners, after: [AuditStoreService(backend), store] + forwarder + reconciliation, storedIn: store.location, console: .standard)
-        } catch {
-            Standard.error("receiptdash: \(error)")
-            throw ExitCode.failure
-        }
-        print("receiptdash: stopped; store closed")
+        if !served { throw ExitCode.failure }
     }
 }
 
@@ -325,21 +278,13 @@ extension Receive {
         do {
             client = try api.makeClient(try api.credentials(), caFile: tls.caFile)
         } catch let error as APIOptionsError {
-            Standard.error("receiptdash: --reconcile-every: \(error.description)")
+            Console.standard.error("receiptdash: --reconcile-every: \(error.description)")
             throw ExitCode.failure
         }
-        let environments = (environment.isEmpty ? [.production] : environment).map { $0 == .production ? APIEnvironment.production : .sandbox }
-        Standard.error(
-            "receiptdash: reconciling \(environments.map { $0.rawValue.lowercased() }.joined(separator: " and ")) with Apple's Notification History every \(reconciling.reconcileEvery ?? ""), over the last \(reconciling.reconcileWindow)")
-        // Apple's history holds notifications signed up to 180 days ago: --max-age is for live
-        // deliveries (a replayed old POST), not for a backfill asked of Apple itself.
-        var backfill = policy
-        backfill.maximumAge = nil
-        return ScheduledReconciliation(
-            configuration: .init(every: every, window: window, environments: environments), backend: backend,
-            reconciler: NotificationReconciler(client: client),
-            receiver: NotificationReceiver(sink: store, policy: backfill, metrics: metrics),
-            metrics: ReconcileMetrics(registry: ServiceMetrics.shared.registry))
+        return .receiving(
+            every: (every, reconciling.reconcileEvery ?? ""), window: (window, reconciling.reconcileWindow),
+            environments: (environment.isEmpty ? [.production] : environment).map { $0 == .production ? .production : .sandbox },
+            client: client, backend: backend, store: store, policy: policy, metrics: metrics, console: .standard)
     }
 }
 

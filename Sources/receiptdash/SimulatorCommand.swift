@@ -226,19 +226,13 @@ struct Simulator: AsyncParsableCommand {
     func run() async throws {
         var launch = try launch()
         do throws(ServerAPISimulatorError) {
-            launch.pki = try pki.map { path throws(ServerAPISimulatorError) in try SimulatorPKIFolder.open(path) }
+            guard try launch.openPKI(pki, initOnly: `init`) else { return }
         } catch {
-            Standard.error("receiptdash: \(error.reason)")
+            Console.standard.error("receiptdash: \(error.reason)")
             throw ExitCode(1)
         }
-        if `init`, let folder = launch.pki {
-            Standard.line(
-                "test PKI in \(folder.path) (\(folder.created ? "made now" : "already there")): root \(folder.rootPath) for --root-ca, API key \(folder.apiKeyPath) for --private-key-file"
-            )
-            return
-        }
         do {
-            launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment, warn: Standard.warning)
+            launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -103,3 +103,25 @@ public struct APIProfile: Sendable, Hashable {
             appAppleID: flags.appAppleID ?? appAppleID)
     }
 }
+
+extension APIProfile {
+    /// The bundle ids a receiver accepts: `flags`, else RECEIPTDASH_BUNDLE_ID, else the bundle
+    /// id of the profile `name` (read from its default file); none found: empty.
+    public static func bundleIDs(_ flags: [String], profile name: String?, environment: [String: String]) throws(APICredentialError) -> [String] {
+        if !flags.isEmpty { return flags }
+        if let value = environment["RECEIPTDASH_BUNDLE_ID"], !value.isEmpty { return [value] }
+        guard let name else { return [] }
+        return try load(name, path: defaultPath(environment: environment), environment: environment).bundleID.map { [$0] } ?? []
+    }
+
+    /// Why writes to Apple are refused, if they are: `--read-only` (`flag`), RECEIPTDASH_READ_ONLY
+    /// set (and not 0), or the profile's `read_only = true` (`profile` read only when it matters).
+    public static func readOnlyReason<E: Error>(
+        flag: Bool, environment: [String: String], profile name: String?, _ profile: () throws(E) -> APIProfile?
+    ) throws(E) -> String? {
+        if flag { return "--read-only" }
+        if environment["RECEIPTDASH_READ_ONLY"].map({ !$0.isEmpty && $0 != "0" }) == true { return "RECEIPTDASH_READ_ONLY is set" }
+        if try profile()?.readOnly == true { return "the profile \(name ?? "") says read_only = true" }
+        return nil
+    }
+}

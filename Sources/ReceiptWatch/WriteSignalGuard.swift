@@ -7,15 +7,15 @@ import CWriteSignals
 /// exits with the row still pending, which `history --actions` shows as unknown with the
 /// command that repeats it safely. The handler is a plain sigaction one (CWriteSignals): a
 /// signal goes to whichever thread the kernel picks, and every thread must take it.
-struct WriteSignalGuard: Sendable {
-    let seconds: Int
+public struct WriteSignalGuard: Sendable {
+    public let seconds: Int
 
-    init(seconds: Int) {
+    public init(seconds: Int) {
         self.seconds = seconds
     }
 
     /// Starts holding the signals.
-    func hold() {
+    public func hold() {
         _ = rd_hold_write_signals(
             Int32(seconds),
             "receiptdash: the write is in flight; waiting up to \(seconds) s for Apple's answer to record it\n",
@@ -24,7 +24,7 @@ struct WriteSignalGuard: Sendable {
     }
 
     /// Stops holding them; the signal that came meanwhile, if one did.
-    func release() -> Int32? {
+    public func release() -> Int32? {
         let signal = rd_release_write_signals()
         return signal == 0 ? nil : signal
     }
