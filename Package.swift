@@ -111,6 +111,7 @@ let package = Package(
         .target(
             name: "OutboundHTTP",
             dependencies: [
+                "ReceiptCore",
                 "AppStoreAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -250,6 +251,7 @@ let package = Package(
         .target(
             name: "NotificationForwarder",
             dependencies: [
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "JSONWriting",
                 "LocalFiles",
                 "UntrustedText",
@@ -407,6 +409,7 @@ let package = Package(
         .executableTarget(
             name: "receiptdash",
             dependencies: [
+                "OutboundHTTP",
                 "JSONWriting",
                 "CustomerSearch",
                 "CustomerTimeline",
@@ -467,6 +470,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],

@@ -2,6 +2,7 @@ import AppStoreClients
 import AuditTrail
 import Foundation
 import NIOSSL
+import OutboundHTTP
 import RetryEngine
 
 /// `receiptdash doctor`: checks a set-up and says what to fix, one line each. Every check is
@@ -43,7 +44,7 @@ public struct Doctor: Sendable {
         var roots: [NIOSSLCertificate] = []
         if let caFile {
             do {
-                roots = try VerifyReceiptClient.loadTrustRoots(file: caFile)
+                roots = try OutboundHTTPClient.loadTrustRoots(file: caFile)
                 checks.append(DoctorCheck("ca-file", .ok, "\(caFile): \(roots.count) extra trusted \(roots.count == 1 ? "root" : "roots")"))
             } catch {
                 checks.append(DoctorCheck("ca-file", .failed, "\(error)", fix: "give --ca-file a PEM or DER certificate file"))

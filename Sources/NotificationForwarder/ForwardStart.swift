@@ -26,7 +26,8 @@ extension Forwarder {
         }
         let forwarder = Forwarder(
             outbox: outbox, configuration: configuration,
-            transport: HTTPForwardTransport(connectionsPerHost: configuration.connectionsPerTarget), metrics: metrics)
+            transport: HTTPForwardTransport(connectionsPerHost: configuration.connectionsPerTarget, extraTrustRoots: configuration.extraTrustRoots),
+            metrics: metrics)
         let named = types.isEmpty ? "every type" : types.map { $0.uppercased() }.joined(separator: ", ")
         let headers = configuration.headers.isEmpty ? "" : ", with \(configuration.headers.map(\.0).joined(separator: ", "))"
         let secrets = configuration.secrets.count

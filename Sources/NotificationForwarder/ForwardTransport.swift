@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AsyncHTTPClient
 import NIOCore
+import NIOSSL
 import OutboundHTTP
 import RetryEngine
 
@@ -36,10 +37,12 @@ public final class HTTPForwardTransport: ForwardTransport {
     public static let maximumAnswerBytes = 64 * 1024
     private let client: HTTPClient
 
-    /// - Parameter connectionsPerHost: connections kept to each downstream; a delivery beyond
-    ///   them waits for one within its deadline.
-    public init(connectionsPerHost: Int = Forwarder.Configuration.defaultConnectionsPerTarget) {
-        client = OutboundHTTPClient.make(connectTimeout: .seconds(5), connectionsPerHost: connectionsPerHost)
+    /// - Parameters:
+    ///   - connectionsPerHost: connections kept to each downstream; a delivery beyond them waits
+    ///     for one within its deadline.
+    ///   - extraTrustRoots: TLS roots trusted besides the system's (`--ca-file`).
+    public init(connectionsPerHost: Int = Forwarder.Configuration.defaultConnectionsPerTarget, extraTrustRoots: [NIOSSLCertificate] = []) {
+        client = OutboundHTTPClient.make(connectTimeout: .seconds(5), extraTrustRoots: extraTrustRoots, connectionsPerHost: connectionsPerHost)
     }
 
     public func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async -> ForwardAnswer {

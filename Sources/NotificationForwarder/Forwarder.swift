@@ -2,6 +2,7 @@ import AppStoreAPI
 import AuditTrail
 import Foundation
 import Logging
+import NIOSSL
 import ReceiptCore
 import ReceiptRendering
 import RetryEngine
@@ -52,6 +53,9 @@ public final class Forwarder: Service, Sendable {
         public var retryWindow: TimeInterval
         /// How long to wait before looking again when nothing was due.
         public var idlePoll: Duration
+        /// TLS roots trusted besides the system's (`--ca-file`: a target behind a private CA);
+        /// added, never a way to turn the checks off.
+        public var extraTrustRoots: [NIOSSLCertificate]
 
         public static let defaultMaximumPending = 256
         public static let defaultConnectionsPerTarget = 32
@@ -62,7 +66,7 @@ public final class Forwarder: Service, Sendable {
             targets: [ForwardTarget], secrets: [WebhookSecret], headers: [(String, String)] = [], maximumPending: Int = defaultMaximumPending,
             connectionsPerTarget: Int = defaultConnectionsPerTarget, requestTimeout: Duration = defaultRequestTimeout, leaseMargin: TimeInterval = 10,
             backoff: RetryPolicy = RetryPolicy(maximumRetries: .max, baseDelay: 5, maximumDelay: 3600, totalBudget: .infinity, jitter: 0.2),
-            retryWindow: TimeInterval = defaultRetryWindow, idlePoll: Duration = .milliseconds(100)
+            retryWindow: TimeInterval = defaultRetryWindow, idlePoll: Duration = .milliseconds(100), extraTrustRoots: [NIOSSLCertificate] = []
         ) {
             self.targets = targets
             self.secrets = secrets
@@ -74,6 +78,7 @@ public final class Forwarder: Service, Sendable {
             self.backoff = backoff
             self.retryWindow = retryWindow
             self.idlePoll = idlePoll
+            self.extraTrustRoots = extraTrustRoots
         }
 
         /// How long a claim holds its rows: the deadline and the margin.

@@ -59,7 +59,8 @@ public enum OutboxCommands {
                 "queued \(queued) deliver\(queued == 1 ? "y" : "ies") for \(registered.count) registered target\(registered.count == 1 ? "" : "s")\(waiting); the receivers forwarding from this trail send them")
             return unknown.isEmpty
         }
-        let forwarder = Forwarder(outbox: outbox, configuration: configuration, transport: transport ?? HTTPForwardTransport())
+        let forwarder = Forwarder(
+            outbox: outbox, configuration: configuration, transport: transport ?? HTTPForwardTransport(extraTrustRoots: configuration.extraTrustRoots))
         let total = try await forwarder.deliverDue()
         let failed = total.retried > 0 ? ", \(total.retried) failed (kept pending: run again, or forward to it from a receiver)" : ""
         console.line("queued \(queued) deliver\(queued == 1 ? "y" : "ies") to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")

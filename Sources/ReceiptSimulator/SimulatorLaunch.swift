@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import NIOSSL
 import ReceiptCore
 import Synchronization
 import UntrustedText
@@ -87,6 +88,8 @@ public struct SimulatorLaunch: Sendable {
         public var timeout: Double
         public var exitWhenSent: Bool
         public var waitForReceiver: Double
+        /// TLS roots trusted besides the system's for the receiver (`--ca-file`).
+        public var extraTrustRoots: [NIOSSLCertificate] = []
 
         public init(
             url: String, rate: Double, count: Int?, concurrency: Int, schedule: RetrySchedule, environment: APIEnvironment, timeout: Double,
@@ -213,7 +216,7 @@ public struct SimulatorLaunch: Sendable {
                 try NotificationSender(
                     NotificationSenderConfiguration(
                         url: sending.url, rate: sending.rate, concurrency: sending.concurrency, retrySchedule: sending.schedule,
-                        timeout: sending.timeout),
+                        timeout: sending.timeout, extraTrustRoots: sending.extraTrustRoots),
                     onAttempt: api.sendAttemptRecorder)
             }
         } catch {

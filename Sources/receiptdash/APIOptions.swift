@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import Foundation
+import OutboundHTTP
 import AppStoreAPI
 import LocalFiles
 import ReceiptCore
@@ -128,7 +129,7 @@ struct APIOptions: ParsableArguments {
         let hosts = try hosts()
         do {
             return AppStoreServerAPIClient(
-                credentials: credentials, hosts: hosts, extraTrustRoots: try caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+                credentials: credentials, hosts: hosts, extraTrustRoots: try caFile.map { try OutboundHTTPClient.loadTrustRoots(file: $0) } ?? [])
         } catch {
             throw APIOptionsError(String(describing: error))
         }

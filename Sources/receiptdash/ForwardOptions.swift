@@ -94,11 +94,12 @@ struct ForwardOptions: ParsableArguments {
         }
     }
 
-    /// The forwarder's configuration, nil without --forward.
-    func configuration() throws -> Forwarder.Configuration? {
+    /// The forwarder's configuration, nil without --forward; `tls` adds trusted roots for the
+    /// targets (`--ca-file`).
+    func configuration(_ tls: TLSTrustOptions) throws -> Forwarder.Configuration? {
         guard !forward.isEmpty else { return nil }
         return Forwarder.Configuration(
             targets: try targets(), secrets: try secrets(), headers: try Self.headers(file: forwardHeaderFile), maximumPending: forwardMaxPending,
-            requestTimeout: .milliseconds(Int64(forwardTimeout * 1000)))
+            requestTimeout: .milliseconds(Int64(forwardTimeout * 1000)), extraTrustRoots: try tls.roots())
     }
 }

@@ -109,7 +109,8 @@ struct Notifications: AsyncParsableCommand {
     @OptionGroup(title: "App Store Server API (for --reconcile)")
     var api: APIOptions
 
-    @OptionGroup(title: "App Store Server API (for --reconcile)") var tls: TLSTrustOptions
+    /// Trusted roots for Apple's Notification History (--reconcile) and --replay --to's targets.
+    @OptionGroup var tls: TLSTrustOptions
 
     @Flag(name: .long, help: "List the refused requests by reason (count, addresses, last seen), since --since (default: the last 24 h).")
     var refusals = false
@@ -180,7 +181,9 @@ struct Notifications: AsyncParsableCommand {
         } else if ingest || subtype != nil || transactionId != nil || onlyFailures {
             throw ValidationError("--ingest, --subtype, --transaction-id and --only-failures belong to --reconcile.")
         }
-        if tls.caFile != nil && !reconcile { throw ValidationError("--ca-file belongs to --reconcile (the requests to Apple).") }
+        if tls.caFile != nil && !reconcile && to.isEmpty {
+            throw ValidationError("--ca-file belongs to --reconcile and --replay --to (the requests they send).")
+        }
     }
 
     func run() async throws {

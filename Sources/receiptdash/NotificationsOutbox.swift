@@ -64,7 +64,7 @@ extension Notifications {
             // --to: this command delivers them now, round after round, until none is due.
             let configuration = try to.isEmpty ? nil : Forwarder.Configuration(
                 targets: to.map { try ForwardTarget($0) }, secrets: ForwardOptions.secrets(file: forwardSecretFile),
-                headers: ForwardOptions.headers(file: forwardHeaderFile))
+                headers: ForwardOptions.headers(file: forwardHeaderFile), extraTrustRoots: tls.roots())
             done = try await OutboxCommands.replay(
                 notificationUUIDs.isEmpty ? nil : notificationUUIDs, since: since.flatMap(TimeArgument.parse), to: configuration, in: backend,
                 now: Date(), console: .standard)

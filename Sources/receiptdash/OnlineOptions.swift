@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import Foundation
+import OutboundHTTP
 import AppStoreAPI
 import ReceiptCore
 import UntrustedText
@@ -50,7 +51,7 @@ struct OnlineOptions: ParsableArguments {
             return VerifyReceiptClient(
                 endpoints: endpoints, secret: secret,
                 excludeOldTransactions: excludeOldTransactions, requestTimeout: .milliseconds(Int64(timeout * 1000)),
-                extraTrustRoots: try tls.caFile.map { try VerifyReceiptClient.loadTrustRoots(file: $0) } ?? [])
+                extraTrustRoots: try tls.caFile.map { try OutboundHTTPClient.loadTrustRoots(file: $0) } ?? [])
         } catch {
             Console.standard.error("receiptdash: \(String(describing: error))")
             throw ExitCode.failure

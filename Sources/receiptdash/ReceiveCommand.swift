@@ -122,7 +122,8 @@ struct Receive: AsyncParsableCommand {
 
     @OptionGroup(title: "Continuous reconciliation") var reconciling: ReconcileOptions
 
-    @OptionGroup(title: "Continuous reconciliation") var tls: TLSTrustOptions
+    /// Trusted roots for the forwarding targets and Apple's Notification History.
+    @OptionGroup var tls: TLSTrustOptions
 
     @OptionGroup var roots: RootCAOption
 
@@ -150,8 +151,8 @@ struct Receive: AsyncParsableCommand {
         _ = try Self.duration(maxAge, "--max-age")
         _ = try Self.duration(keepRefusals, "--keep-refusals")
         _ = try metricsAddress()
-        if tls.caFile != nil && reconciling.reconcileEvery == nil {
-            throw ValidationError("--ca-file goes with --reconcile-every DURATION (the requests to Apple).")
+        if tls.caFile != nil && reconciling.reconcileEvery == nil && forwarding.forward.isEmpty {
+            throw ValidationError("--ca-file goes with --reconcile-every DURATION or --forward URL (the requests they send).")
         }
         // Only whether a secret is named: it is read once, in run (a file others can read is
         // warned about then).
@@ -242,7 +243,7 @@ struct Receive: AsyncParsableCommand {
             v1SharedSecret: acceptV1 ? try v1Secret() : nil, maximumAge: try Self.duration(maxAge, "--max-age"))
         // A responder that cannot answer makes the receiver answer 503 with Retry-After.
         policy.onlineChecks = online.make()
-        let forwardConfiguration = try forwarding.configuration()
+        let forwardConfiguration = try forwarding.configuration(tls)
         let backend = try await database.open(durable: true)
         let launch = ReceiveLaunch(
             policy: policy,

@@ -169,12 +169,15 @@ struct Simulator: AsyncParsableCommand {
             valueName: "seconds"))
     var waitForReceiver: Double = 0
 
+    /// Trusted roots for the receiver --send-notifications sends to.
+    @OptionGroup var tls: TLSTrustOptions
+
     func validate() throws {
         if `init`, pki == nil { throw ValidationError("--init makes the --pki folder: give --pki DIR.") }
         if sendNotifications == nil {
             let given = [
                 ("--notification-count", notificationCount != nil), ("--retry-schedule", retrySchedule != nil),
-                ("--exit-when-sent", exitWhenSent), ("--wait-for-receiver", waitForReceiver != 0),
+                ("--exit-when-sent", exitWhenSent), ("--wait-for-receiver", waitForReceiver != 0), ("--ca-file", tls.caFile != nil),
             ].filter(\.1).map(\.0)
             if let first = given.first { throw ValidationError("\(first) only works with --send-notifications URL.") }
         }
@@ -231,6 +234,7 @@ struct Simulator: AsyncParsableCommand {
             Console.standard.error("receiptdash: \(error.reason)")
             throw ExitCode(1)
         }
+        launch.sending?.extraTrustRoots = try tls.roots()
         do {
             launch.secret = try SharedSecret.load(file: secretFile, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {

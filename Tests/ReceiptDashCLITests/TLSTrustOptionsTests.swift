@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-/// `--ca-file` is one option group (`TLSTrustOptions`) on every command that talks TLS to Apple:
-/// `notifications` (for --reconcile) and `receive` (for --reconcile-every) take it as `lookup`
-/// does, and a file that is not there is refused as there, naming it.
+/// `--ca-file` is one option group (`TLSTrustOptions`) on every command that talks TLS: to Apple
+/// (`notifications --reconcile` and `receive --reconcile-every` take it as `lookup` does), to a
+/// forwarding target (`receive --forward`, `notifications --replay --to`) or to a receiver (the
+/// simulator's sender, `CAFileDoorsTests`); a file that is not there is refused, naming it.
 @Suite struct TLSTrustOptionsTests {
-    @Test(arguments: ["notifications", "receive", "lookup", "customer", "doctor", "verify", "watch", "consumption"])
+    @Test(arguments: ["notifications", "receive", "lookup", "customer", "doctor", "verify", "watch", "consumption", "simulator"])
     func helpListsTheCAFile(command: String) throws {
         let help = try CLIRunner.run([command, "--help"])
         #expect(help.status == 0, "\(help.stderr)")
