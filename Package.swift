@@ -8,9 +8,13 @@ let package = Package(
         .library(name: "ReceiptCore", targets: ["ReceiptCore"]),
         .library(name: "ReceiptTrust", targets: ["ReceiptTrust"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
-        // For the fuzz package's receiver target.
+        // For the fuzz package (Fuzz/Package.swift): the renderings fuzz-decode runs on what
+        // decodes, and the receiver's decision with the interfaces fuzz-receiver's in-memory
+        // sink implements.
+        .library(name: "ReceiptRendering", targets: ["ReceiptRendering"]),
+        .library(name: "AppStoreAPI", targets: ["AppStoreAPI"]),
+        .library(name: "AuditTrail", targets: ["AuditTrail"]),
         .library(name: "NotificationReceiver", targets: ["NotificationReceiver"]),
-        .library(name: "AuditStore", targets: ["AuditTrail", "AuditTrailSQLite"]),
         .executable(name: "receiptdash", targets: ["receiptdash"]),
     ],
     // Each dependency pinned to the one version the build machines hold: Package.resolved

@@ -6,8 +6,10 @@ import PackageDescription
 let core: Target.Dependency = .product(name: "ReceiptCore", package: "receiptdash")
 let trust: Target.Dependency = .product(name: "ReceiptTrust", package: "receiptdash")
 let terminal: Target.Dependency = .product(name: "TerminalUI", package: "receiptdash")
+let rendering: Target.Dependency = .product(name: "ReceiptRendering", package: "receiptdash")
+let api: Target.Dependency = .product(name: "AppStoreAPI", package: "receiptdash")
 let receiver: Target.Dependency = .product(name: "NotificationReceiver", package: "receiptdash")
-let audit: Target.Dependency = .product(name: "AuditStore", package: "receiptdash")
+let audit: Target.Dependency = .product(name: "AuditTrail", package: "receiptdash")
 
 let package = Package(
     name: "receiptdash-fuzz",
@@ -17,8 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
-        // Input sniffing and every decoder, through `ReceiptDecoder().decode(_:)`.
-        .executableTarget(name: "fuzz-decode", dependencies: [core], path: "Sources/FuzzDecode"),
+        // Input sniffing and every decoder, through `ReceiptDecoder().decode(_:)`, and what
+        // decodes rendered as `inspect` shows it.
+        .executableTarget(name: "fuzz-decode", dependencies: [core, rendering], path: "Sources/FuzzDecode"),
         // PKCS#7 container and BER structure reading (fast DER scan against swift-asn1).
         .executableTarget(name: "fuzz-pkcs7", dependencies: [core], path: "Sources/FuzzPKCS7"),
         // The OpenStep plist reader of iOS 6 transaction receipts.
@@ -29,7 +32,7 @@ let package = Package(
         .executableTarget(name: "fuzz-jws-trust", dependencies: [core, trust], path: "Sources/FuzzJWSTrust"),
         // The notification receiver's decision: body bytes → status and stored row (in memory).
         .executableTarget(
-            name: "fuzz-receiver", dependencies: [core, trust, receiver, audit, .product(name: "Logging", package: "swift-log")],
+            name: "fuzz-receiver", dependencies: [core, trust, api, receiver, audit, .product(name: "Logging", package: "swift-log")],
             path: "Sources/FuzzReceiver"),
         // The terminal escape-sequence / bracketed-paste parser.
         .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),

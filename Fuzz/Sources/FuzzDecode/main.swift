@@ -8,6 +8,7 @@
 // agree whenever both read an input.
 import Foundation
 @_spi(Fuzzing) import ReceiptCore
+import ReceiptRendering
 
 // Static members, not top-level globals: main.swift globals would only be set up by a `main`
 // that libFuzzer replaces.
@@ -54,4 +55,12 @@ extension Result where Success == DecodedInput, Failure == ReceiptDecodingError 
         if case .failure(let e) = self { return e.code }
         return nil
     }
+}
+
+// Built without -sanitize=fuzzer (a plain `swift build --package-path Fuzz`, as CI checks that the
+// harnesses still compile), this is the program: each file named runs once through the harness,
+// as libFuzzer replays an input. A fuzzing build links libFuzzer's `main` instead.
+for path in CommandLine.arguments.dropFirst() {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data()) + [0]
+    _ = bytes.withUnsafeBufferPointer { fuzzDecode($0.baseAddress!, $0.count - 1) }
 }

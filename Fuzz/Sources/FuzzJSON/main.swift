@@ -1,4 +1,5 @@
 // The JSON reader (`JSONValue.parse`), with its nesting guard.
+import Foundation
 import ReceiptCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -13,4 +14,12 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("untyped error from JSONValue.parse: \(error)")
     }
     return 0
+}
+
+// Built without -sanitize=fuzzer (a plain `swift build --package-path Fuzz`, as CI checks that the
+// harnesses still compile), this is the program: each file named runs once through the harness,
+// as libFuzzer replays an input. A fuzzing build links libFuzzer's `main` instead.
+for path in CommandLine.arguments.dropFirst() {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data()) + [0]
+    _ = bytes.withUnsafeBufferPointer { fuzzJSON($0.baseAddress!, $0.count - 1) }
 }

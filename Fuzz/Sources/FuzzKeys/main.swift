@@ -5,6 +5,7 @@
 // per byte, except that 0xFF takes the next three bytes as one big-endian code point (so
 // non-ASCII scalars and values that are no Unicode scalar at all reach the parser). The end of
 // the input is a read timeout.
+import Foundation
 import TerminalUI
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -54,4 +55,12 @@ public func fuzzKeys(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+// Built without -sanitize=fuzzer (a plain `swift build --package-path Fuzz`, as CI checks that the
+// harnesses still compile), this is the program: each file named runs once through the harness,
+// as libFuzzer replays an input. A fuzzing build links libFuzzer's `main` instead.
+for path in CommandLine.arguments.dropFirst() {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data()) + [0]
+    _ = bytes.withUnsafeBufferPointer { fuzzKeys($0.baseAddress!, $0.count - 1) }
 }

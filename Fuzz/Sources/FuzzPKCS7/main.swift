@@ -3,6 +3,7 @@
 // Checks: the fast definite-length scan and swift-asn1 agree on every container; the BER
 // structure walker (which names the byte offset of the first problem) never crashes, and its
 // offset lies inside the input.
+import Foundation
 @_spi(Fuzzing) import ReceiptCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -34,4 +35,12 @@ public func fuzzPKCS7(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("fast scan refuses a container that swift-asn1 accepts: \(e)")
     }
     return 0
+}
+
+// Built without -sanitize=fuzzer (a plain `swift build --package-path Fuzz`, as CI checks that the
+// harnesses still compile), this is the program: each file named runs once through the harness,
+// as libFuzzer replays an input. A fuzzing build links libFuzzer's `main` instead.
+for path in CommandLine.arguments.dropFirst() {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data()) + [0]
+    _ = bytes.withUnsafeBufferPointer { fuzzPKCS7($0.baseAddress!, $0.count - 1) }
 }

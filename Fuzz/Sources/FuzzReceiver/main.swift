@@ -3,7 +3,8 @@
 // hostile client: only the statuses it documents; a 200 stores exactly the one `signedPayload`
 // string of a body that has no other key (or an unsigned V1 body with the shared secret); a
 // refusal stores no notification; the client is told a class of refusal, never the detail.
-import AuditStore
+import AppStoreAPI
+import AuditTrail
 import Dispatch
 import Foundation
 import Logging
@@ -105,4 +106,12 @@ public func fuzzReceiver(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(answer.refusal != nil, "a refusal without its class")
     }
     return 0
+}
+
+// Built without -sanitize=fuzzer (a plain `swift build --package-path Fuzz`, as CI checks that the
+// harnesses still compile), this is the program: each file named runs once through the harness,
+// as libFuzzer replays an input. A fuzzing build links libFuzzer's `main` instead.
+for path in CommandLine.arguments.dropFirst() {
+    let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data()) + [0]
+    _ = bytes.withUnsafeBufferPointer { fuzzReceiver($0.baseAddress!, $0.count - 1) }
 }
