@@ -111,7 +111,12 @@ public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, Forward
     /// Wakes a follower when another writer committed something (PostgreSQL's LISTEN/NOTIFY);
     /// nil when the backend cannot tell (SQLite: followers look twice a second).
     func changes() -> AsyncStream<Void>?
-    /// Releases connections.
+    /// Runs what the open store needs while it is used (PostgreSQL: its connection pool and
+    /// `LISTEN` connection) until ``close()`` or until the task is cancelled; returns at once
+    /// where nothing needs running (SQLite). A command runs it in its service group
+    /// (``AuditStoreService``), or around one piece of work (``AuditStoreService/closing(_:_:)``).
+    func run() async
+    /// Releases connections and ends ``run()``.
     func close() async
     /// An error this store threw, in words for a person (never a password).
     func words(for error: any Error) -> String

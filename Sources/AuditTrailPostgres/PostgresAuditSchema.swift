@@ -18,7 +18,7 @@ enum PostgresAuditSchema {
         var name: String
         var statements: [PostgresQuery]
         /// Run after the statements, in the same transaction (rows filled from what they hold).
-        var then: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
+        var then: (@Sendable (CheckedConnection, Logger) async throws -> Void)? = nil
     }
 
     /// The advisory lock every migration runs under (an arbitrary, fixed 64-bit key).
@@ -210,7 +210,7 @@ enum PostgresAuditSchema {
 
     /// v10's fill: the app account token and app transaction id of each notification stored
     /// before it, read from its payload, a thousand rows at a time.
-    @Sendable static func fillCustomerIDs(_ connection: PostgresConnection, logger: Logger) async throws {
+    @Sendable static func fillCustomerIDs(_ connection: CheckedConnection, logger: Logger) async throws {
         var after: Int64 = 0
         while true {
             let rows = try await connection.query(
@@ -233,7 +233,7 @@ enum PostgresAuditSchema {
     /// Applies the migrations not yet applied, in one transaction under the advisory lock.
     /// Returns the names applied now.
     /// - Parameter last: stop after this migration (tests build older databases).
-    static func migrate(_ connection: PostgresConnection, logger: Logger, upTo last: String? = nil) async throws -> [String] {
+    static func migrate(_ connection: CheckedConnection, logger: Logger, upTo last: String? = nil) async throws -> [String] {
         try await connection.query("BEGIN", logger: logger)
         do {
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
@@ -265,7 +265,7 @@ enum PostgresAuditSchema {
     }
 
     /// The migrations a database lacks (all of them when it has none), without changing it.
-    static func missing(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    static func missing(_ connection: CheckedConnection, logger: Logger) async throws -> [String] {
         let exists = try await connection.query("SELECT to_regclass('receiptdash_migration') IS NOT NULL", logger: logger).collect()
         guard try exists.first?.decode(Bool.self) == true else { return names }
         let applied = Set(

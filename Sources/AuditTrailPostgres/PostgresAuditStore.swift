@@ -13,8 +13,11 @@ import _ConnectionPoolModule
 /// tables and meaning as the SQLite ``AuditStore``, for several validators, receivers and
 /// dashboards on several hosts at once.
 ///
-/// - **Pooled, parameterised.** One `PostgresClient` (PostgresNIO's pool) whose `run()` runs in a
-///   task the store owns (``close()`` cancels it). Every value reaches the server as a bind.
+/// - **A service.** One `PostgresClient` (PostgresNIO's pool), run by the store's ``run()`` in
+///   the command's service group (``AuditStoreService``), with the `LISTEN` connection beside
+///   it: no task of the store outlives its caller. Every value reaches the server as a bind.
+///   Opening (the check and the migrations) uses a connection of its own, so a store can be
+///   opened before its group starts.
 /// - **Migrations** (``PostgresAuditSchema``) run at open, once, under an advisory lock; a
 ///   read-only open never migrates and refuses a database that is missing or older.
 /// - **Concurrent writers.** Uniqueness is the database's: receipts are upserted on
@@ -64,15 +67,9 @@ public final class PostgresAuditStore: AuditBackend {
     public func synchronousMode() throws -> Int { -1 }
 
     struct State {
-        /// The pool now in use, the task running it, and how many pools came before it.
-        var client: PostgresClient
-        var runner: Task<Void, Never>
-        var generation = 0
         var closed = false
-        var listener: Task<Void, Never>?
-        /// Replaced pools given time to finish, each stopped by its task on the store's clock
-        /// (``renewClient(replacing:)``), or by ``close()``.
-        var retiring: [Int: Task<Void, Never>] = [:]
+        /// ``run()`` has started the pool.
+        var running = false
         var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
         var nextSubscriber = 0
         /// Snapshots read by the feeds, by the cursor handed back (see the type's notes).
@@ -80,6 +77,13 @@ public final class PostgresAuditStore: AuditBackend {
         var resultSnapshots: [(Double, String)] = []
         var notificationSnapshots: [(NotificationMarks, String)] = []
     }
+
+    /// The pool (run by ``run()``).
+    let client: PostgresClient
+    /// Finished by ``close()``: ends ``run()``.
+    private let stopped = AsyncStream.makeStream(of: Void.self)
+    /// A wake-up when the first follower asks for ``changes()``: the `LISTEN` connection opens then.
+    private let listenWanted = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// Opens (migrating, unless `readOnly`) the audit trail at `location`.
     public static func open(_ location: PostgresLocation, readOnly: Bool) async throws(AuditDatabaseError) -> any AuditBackend {
@@ -109,82 +113,95 @@ public final class PostgresAuditStore: AuditBackend {
         if readOnly { configuration.options.additionalStartupParameters = [("default_transaction_read_only", "on")] }
         self.configuration = configuration
         self.connectTimeout = connectTimeout
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let runner = Task { await client.run() }
-        state = Mutex(State(client: client, runner: runner))
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        state = Mutex(State())
 
         let logger = self.logger
         // A certificate nobody trusts, a refused password or a server that is not there is said
-        // at once, not after the pool's lease timeout: one direct connection first (a few
-        // milliseconds when all is well). A refused connection is not retried at open: nothing
-        // listens (a server that goes away later is retried by each statement).
-        if let problem = await connectionProblem(), problem.permanent || problem.unreachable {
-            await close()
-            throw AuditDatabaseError(.unavailable, "cannot open the audit trail at \(location): \(problem.words)")
-        }
+        // at once, not after the pool's lease timeout: the open's own connection names the cause
+        // (a refused connection is not retried at open: nothing listens there; a server that
+        // goes away later is retried by each statement). The check and the migrations run on it.
+        let connection = CheckedConnection(connection: try await openingConnection())
         do {
-            let names = try await run("cannot open the audit trail at \(location)", write: false, budget: connectTimeout + .seconds(1)) { connection in
-                if readOnly {
-                    let missing = try await PostgresAuditSchema.missing(connection, logger: logger)
-                    if missing.count == PostgresAuditSchema.names.count {
-                        throw AuditDatabaseError(
-                            .unavailable,
-                            "\(location) holds no audit trail yet: run `receiptdash db migrate --db \(location)` or start a writer first")
-                    } else if !missing.isEmpty {
-                        throw AuditDatabaseError(
-                            .unavailable,
-                            "the audit trail at \(location) is older than this receiptdash (missing migrations \(missing.joined(separator: ", "))): "
-                                + "run `receiptdash db migrate --db \(location)`")
-                    }
-                    return [String]()
-                } else {
-                    return try await PostgresAuditSchema.migrate(connection, logger: logger)
+            let names: [String]
+            if readOnly {
+                let missing = try await PostgresAuditSchema.missing(connection, logger: logger)
+                if missing.count == PostgresAuditSchema.names.count {
+                    throw AuditDatabaseError(
+                        .unavailable,
+                        "\(location) holds no audit trail yet: run `receiptdash db migrate --db \(location)` or start a writer first")
+                } else if !missing.isEmpty {
+                    throw AuditDatabaseError(
+                        .unavailable,
+                        "the audit trail at \(location) is older than this receiptdash (missing migrations \(missing.joined(separator: ", "))): "
+                            + "run `receiptdash db migrate --db \(location)`")
                 }
+                names = []
+            } else {
+                names = try await PostgresAuditSchema.migrate(connection, logger: logger)
             }
+            try? await connection.close()
             applied.withLock { $0 = names }
         } catch {
+            try? await connection.close()
             await close()
-            throw AuditDatabaseError(.unavailable, error.reason)
+            if let error = error as? AuditDatabaseError { throw error }
+            throw AuditDatabaseError(
+                .unavailable, "cannot open the audit trail at \(location): \(Self.describe(error, password: location.passwordValue, location: location))")
         }
     }
 
-    deinit {
-        state.withLock { s in
-            s.runner.cancel()
-            s.listener?.cancel()
-            for task in s.retiring.values { task.cancel() }
-        }
-    }
-
-    /// The pool in use and its generation.
-    var client: (PostgresClient, generation: Int) { state.withLock { ($0.client, $0.generation) } }
-
-    /// Replaces a pool that could not lease a connection in time (PostgresNIO's pool backs off
-    /// up to a minute between connection attempts while the server is away; a new pool tries at
-    /// once, so the store is back as soon as the server is). The old pool is given time to
-    /// finish what it is running, then stopped.
-    func renewClient(replacing generation: Int) {
-        let configuration = self.configuration
-        let logger = self.logger
-        let clock = self.clock
-        state.withLock { s in
-            guard s.generation == generation, !s.closed else { return }
-            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-            let previous = s.runner
-            s.client = client
-            s.runner = Task { await client.run() }
-            s.generation += 1
-            s.retiring[generation] = Task { [weak self] in
-                try? await clock.sleep(for: Self.retirementGrace)
-                previous.cancel()
-                await previous.value
-                self?.state.withLock { _ = $0.retiring.removeValue(forKey: generation) }
+    /// The open's own connection, tried again for a while when the server is starting or busy
+    /// (up to the connect timeout and a second); a permanent problem or a refused connection
+    /// fails at once.
+    private func openingConnection() async throws(AuditDatabaseError) -> PostgresConnection {
+        let what = "cannot open the audit trail at \(location)"
+        let retrier = Retrier(
+            policy: RetryPolicy(
+                maximumRetries: .max, baseDelay: 0.05, maximumDelay: 2, totalBudget: (connectTimeout + .seconds(1)).seconds, jitter: 0),
+            clock: clock)
+        var last = ""
+        let end = try await retrier.run { (_) throws(AuditDatabaseError) -> AttemptStep<PostgresConnection> in
+            switch await self.connect() {
+            case .success(let connection):
+                return .done(connection)
+            case .failure(let problem):
+                if problem.permanent || problem.unreachable { throw AuditDatabaseError(.unavailable, "\(what): \(problem.words)") }
+                last = problem.words
+                return .retry()
             }
         }
+        switch end {
+        case .done(let connection): return connection
+        case .cancelled: throw AuditDatabaseError(.unavailable, "\(what): cancelled")
+        case .gaveUp: throw AuditDatabaseError(.unavailable, "\(what): \(last)")
+        }
     }
 
-    /// How long a replaced pool may finish what it runs before it is stopped.
-    static let retirementGrace: Duration = .seconds(10)
+    /// Runs the store's connection pool, and its `LISTEN` connection once a follower asks for
+    /// ``changes()``, until ``close()`` or until the task is cancelled (then every connection is
+    /// closed). The store's statements wait for it: a command runs it in its service group
+    /// (``AuditStoreService``). Runs once; returns at once on a closed store.
+    public func run() async {
+        let start = state.withLock { s -> Bool in
+            guard !s.closed, !s.running else { return false }
+            s.running = true
+            return true
+        }
+        guard start else { return }
+        let client = self.client
+        await withDiscardingTaskGroup { group in
+            group.addTask { await client.run() }
+            group.addTask {
+                for await _ in self.listenWanted.stream {
+                    await self.listen()
+                    return
+                }
+            }
+            for await _ in stopped.stream {}
+            group.cancelAll()
+        }
+    }
 
     /// `sslmode=disable` → plain (loopback only, checked by the parser); `require` and
     /// `verify-full` → TLS with the certificate and host name verified, `sslrootcert` trusted
@@ -218,26 +235,44 @@ public final class PostgresAuditStore: AuditBackend {
     /// authentication, a database that does not exist). Nil when it connects or finds nothing.
     /// `unreachable` when nothing answered at that address (refused, a name that does not
     /// resolve).
-    func connectionProblem() async -> (words: String, permanent: Bool, unreachable: Bool)? {
+    func connectionProblem() async -> Problem? {
+        switch await connect() {
+        case .success(let connection):
+            try? await connection.close()
+            return nil
+        case .failure(let problem):
+            return problem
+        }
+    }
+
+    /// Why a connection could not be made, in words; `permanent` and `unreachable` as in
+    /// ``connectionProblem()``.
+    struct Problem: Error {
+        var words: String
+        var permanent: Bool
+        var unreachable: Bool
+    }
+
+    /// One connection of its own (outside the pool) with the store's settings.
+    func connect() async -> Result<PostgresConnection, Problem> {
         let location = postgresLocation
         let connection: PostgresConnection.Configuration.TLS
         do {
             connection = try Self.tlsConfiguration(location).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
         } catch {
-            return (Self.describe(error, password: location.passwordValue, location: location), true, false)
+            return .failure(Problem(words: Self.describe(error, password: location.passwordValue, location: location), permanent: true, unreachable: false))
         }
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.passwordValue,
             database: location.database, tls: connection)
         configuration.options.connectTimeout = TimeAmount(connectTimeout)
         do {
-            let probe = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-            try? await probe.close()
-            return nil
+            return .success(try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger))
         } catch {
-            return (
-                Self.describe(error, password: location.passwordValue, location: location), Self.isPermanent(error), Self.isUnreachable(error)
-            )
+            return .failure(
+                Problem(
+                    words: Self.describe(error, password: location.passwordValue, location: location), permanent: Self.isPermanent(error),
+                    unreachable: Self.isUnreachable(error)))
         }
     }
 
@@ -277,7 +312,7 @@ public final class PostgresAuditStore: AuditBackend {
     /// Errors come out as ``AuditDatabaseError`` in plain words, never with the password.
     func run<T: Sendable>(
         _ what: String, write: Bool, transaction: PostgresQuery? = nil, budget: Duration? = nil,
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        _ body: @escaping @Sendable (CheckedConnection) async throws -> T
     ) async throws(AuditDatabaseError) -> T {
         if write, readOnly {
             throw AuditDatabaseError(.refused, "\(what): \(location) was opened read-only (a follower never writes)")
@@ -291,34 +326,31 @@ public final class PostgresAuditStore: AuditBackend {
         let logger = self.logger
         let end = try await retrier.run { (attempt) throws(AuditDatabaseError) -> AttemptStep<T> in
             let progress = AttemptProgress()
-            let (client, generation) = self.client
+            let client = self.client
             // Waiting for a connection is bounded (the pool would wait up to a minute); a
             // statement already running is not interrupted.
             let leaseLimit = max(min(connectTimeout + .seconds(1), .seconds(attempt.remaining)), .milliseconds(100))
             do {
-                // The attempt runs in a task of its own and is raced against the lease limit:
-                // a task group would wait for a lease PostgresNIO's pool may never answer, nor
-                // cancel (seen after the server dropped every connection: the write hung with no
-                // socket open). A timed-out attempt is cancelled and left; the pool is replaced.
-                let task = Task {
-                    try await client.withConnection { connection in
-                        // A lease granted after the attempt was given up runs nothing: the retry
-                        // that follows must not meet a twin of its own write.
-                        guard progress.leased(connection) else { throw CancellationError() }
-                        guard let begin = transaction else { return try await body(connection) }
-                        try await connection.query(begin, logger: logger)
-                        do {
-                            let value = try await body(connection)
-                            progress.committing()
-                            try await connection.query("COMMIT", logger: logger)
-                            return value
-                        } catch {
-                            if !progress.isCommitting { _ = try? await connection.query("ROLLBACK", logger: logger) }
-                            throw error
+                return .done(
+                    try await Self.withLeaseLimit(leaseLimit, progress: progress, clock: clock) {
+                        try await client.withConnection { pooled in
+                            // A lease granted after the attempt was given up runs nothing: the
+                            // retry that follows must not meet a twin of its own write.
+                            guard progress.leased() else { throw CancellationError() }
+                            let connection = CheckedConnection(connection: pooled)
+                            guard let begin = transaction else { return try await body(connection) }
+                            try await connection.query(begin, logger: logger)
+                            do {
+                                let value = try await body(connection)
+                                progress.committing()
+                                try await connection.query("COMMIT", logger: logger)
+                                return value
+                            } catch {
+                                if !progress.isCommitting { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                                throw error
+                            }
                         }
-                    }
-                }
-                return .done(try await Self.race(task, leaseLimit: leaseLimit, progress: progress, clock: clock).get())
+                    })
             } catch {
                 if let error = error as? AuditDatabaseError { throw error }
                 let committing = progress.isCommitting
@@ -327,7 +359,10 @@ public final class PostgresAuditStore: AuditBackend {
                 if kind == .closed, !state.withLock({ $0.closed }) { kind = .connection }
                 var words = Self.describe(error, password: postgresLocation.passwordValue, location: postgresLocation)
                 if error is LeaseTimeout {
-                    renewClient(replacing: generation)
+                    if !state.withLock({ $0.running }) {
+                        throw AuditDatabaseError(
+                            .unavailable, "\(what): the audit store is not running (its service was never started: run it with AuditStoreService)")
+                    }
                     if let problem = await connectionProblem() {
                         words = problem.words
                         if problem.permanent { throw AuditDatabaseError(.unavailable, "\(what): \(problem.words)") }
@@ -365,7 +400,7 @@ public final class PostgresAuditStore: AuditBackend {
     }
 
     /// A write transaction that wakes followers when it commits.
-    func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+    func write<T: Sendable>(_ what: String, _ body: @escaping @Sendable (CheckedConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
         let logger = self.logger
         return try await run(what, write: true, transaction: "BEGIN") { connection in
             let value = try await body(connection)
@@ -375,101 +410,67 @@ public final class PostgresAuditStore: AuditBackend {
     }
 
     /// Reads, retried once or twice if a pooled connection went away.
-    func read<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+    func read<T: Sendable>(_ what: String, _ body: @escaping @Sendable (CheckedConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
         try await run(what, write: false, body)
     }
 
     /// Reads in one snapshot (a follower's feed: the snapshot it read is remembered).
-    func readSnapshot<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
+    func readSnapshot<T: Sendable>(_ what: String, _ body: @escaping @Sendable (CheckedConnection) async throws -> T) async throws(AuditDatabaseError) -> T {
         try await run(what, write: false, transaction: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
     /// How far one attempt got: a connection leased, a COMMIT sent.
     final class AttemptProgress: Sendable {
-        private let state = Mutex<(connection: PostgresConnection?, committing: Bool, abandoned: Bool)>((nil, false, false))
+        private let state = Mutex<(leased: Bool, committing: Bool, abandoned: Bool)>((false, false, false))
         /// Records the lease; false when the attempt was already given up (run nothing then).
-        func leased(_ connection: PostgresConnection) -> Bool {
+        func leased() -> Bool {
             state.withLock { s in
                 guard !s.abandoned else { return false }
-                s.connection = connection
+                s.leased = true
                 return true
             }
         }
         /// Gives the attempt up if it has no connection yet; true when it was given up.
         func abandonUnlessLeased() -> Bool {
             state.withLock { s in
-                guard s.connection == nil else { return false }
+                guard !s.leased else { return false }
                 s.abandoned = true
                 return true
             }
         }
         func committing() { state.withLock { $0.committing = true } }
         var isCommitting: Bool { state.withLock { $0.committing } }
-        /// The leased connection has closed.
-        var isConnectionClosed: Bool { state.withLock { $0.connection?.isClosed ?? false } }
     }
 
-    /// How often a statement's connection is checked while it runs.
-    static let connectionCheckInterval: Duration = .milliseconds(250)
-
-    /// The leased connection closed under an attempt that had not ended.
-    struct ConnectionLost: Error, CustomStringConvertible {
-        var description: String { "the connection closed under the statement" }
-    }
-
-    /// The attempt's result, or a ``LeaseTimeout`` when it has leased no connection within
-    /// `leaseLimit` (it is then cancelled), or a `CancellationError` when the caller is cancelled.
-    /// Returns without waiting for an attempt that ignores its cancellation.
-    /// Time is the store's injected clock: a test drives the lease limit without waiting.
-    static func race<T: Sendable>(
-        _ attempt: Task<T, any Error>, leaseLimit: Duration, progress: AttemptProgress, clock: any Clock<Duration>
-    ) async -> Result<T, any Error> {
-        let outcome = await firstOf({ await attempt.result }) {
-            do {
-                // A statement may take its time, but not on a connection that is gone
-                // (PostgresNIO has left a query on a closed connection unanswered after the
-                // server dropped it): checked four times a second from the lease on. Checked
-                // only after the lease limit, a lease limit as long as the write's whole retry
-                // budget (a slow server's connect timeout) left no time for the retry.
-                var waited = Duration.zero
-                while true {
-                    if progress.isConnectionClosed { return .failure(ConnectionLost()) }
-                    if waited >= leaseLimit, progress.abandonUnlessLeased() {
-                        return .failure(LeaseTimeout(limit: leaseLimit))
-                    }
-                    try await clock.sleep(for: Self.connectionCheckInterval)
-                    waited += Self.connectionCheckInterval
+    /// Runs `attempt`, giving it up (cancelled, ``LeaseTimeout``) if it has leased no connection
+    /// within `limit` on the store's injected clock: a test drives the limit without waiting.
+    /// A leased attempt runs to its end; the lease's cancellation is PostgresNIO's (the pool
+    /// drops the request). Everything runs in this task's group: nothing outlives the call.
+    static func withLeaseLimit<T: Sendable>(
+        _ limit: Duration, progress: AttemptProgress, clock: any Clock<Duration>, _ attempt: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: LeaseStep<T>.self) { group in
+            group.addTask { .answered(try await attempt()) }
+            group.addTask {
+                try await clock.sleep(for: limit)
+                if progress.abandonUnlessLeased() { throw LeaseTimeout(limit: limit) }
+                return .leasedInTime
+            }
+            while let step = try await group.next() {
+                if case .answered(let value) = step {
+                    group.cancelAll()
+                    return value
                 }
-            } catch {
-                return .failure(CancellationError())
             }
+            throw CancellationError()
         }
-        if case .failure = outcome { attempt.cancel() }
-        return outcome
     }
 
-    /// Runs `first` and `second` in tasks of their own and returns whichever answers first; the
-    /// other is cancelled and not waited for (an operation that ignores its cancellation cannot
-    /// hold the caller). Cancelling the caller cancels both.
-    static func firstOf<T: Sendable>(
-        _ first: @escaping @Sendable () async -> T, _ second: @escaping @Sendable () async -> T
-    ) async -> T {
-        let pending = Mutex<CheckedContinuation<T, Never>?>(nil)
-        let tasks = Mutex<[Task<Void, Never>]>([])
-        let finish: @Sendable (T) -> Void = { value in
-            pending.withLock { $0.take() }?.resume(returning: value)
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                pending.withLock { $0 = continuation }
-                let started = [Task { finish(await first()) }, Task { finish(await second()) }]
-                tasks.withLock { $0 = started }
-                if Task.isCancelled || pending.withLock({ $0 == nil }) { for task in started { task.cancel() } }
-            }
-        } onCancel: {
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-        }
+    /// What ends first in ``withLeaseLimit(_:progress:clock:_:)``: the attempt's answer, or the
+    /// limit with a connection leased (the statement then runs on).
+    enum LeaseStep<T: Sendable>: Sendable {
+        case answered(T)
+        case leasedInTime
     }
 
     /// No connection could be leased in time (the server is away).
@@ -679,13 +680,13 @@ public final class PostgresAuditStore: AuditBackend {
             let id = s.nextSubscriber
             s.nextSubscriber += 1
             s.subscribers[id] = continuation
-            if s.listener == nil { s.listener = Task { [weak self] in await self?.listen() } }
             return id
         }
         guard let id else {
             continuation.finish()
             return stream
         }
+        listenWanted.continuation.yield()
         continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
         return stream
     }
@@ -706,9 +707,10 @@ public final class PostgresAuditStore: AuditBackend {
         var delay = Duration.milliseconds(100)
         let logger = self.logger
         let answerWithin = connectTimeout
+        let clock = self.clock
         while !Task.isCancelled {
             do {
-                try await client.0.withConnection { connection in
+                try await client.withConnection { connection in
                     try await connection.listen(on: Self.channel) { notifications in
                         delay = .milliseconds(100)
                         self.wakeSubscribers()
@@ -719,8 +721,8 @@ public final class PostgresAuditStore: AuditBackend {
                             }
                             group.addTask {
                                 while true {
-                                    try await Task.sleep(for: Self.listenerCheck)
-                                    try await Self.check(connection, within: answerWithin, logger: logger)
+                                    try await clock.sleep(for: Self.listenerCheck)
+                                    try await Self.check(CheckedConnection(connection: connection), within: answerWithin, clock: clock, logger: logger)
                                 }
                             }
                             _ = try await group.next()
@@ -730,7 +732,7 @@ public final class PostgresAuditStore: AuditBackend {
                 }
             } catch {}
             if Task.isCancelled { break }
-            try? await Task.sleep(for: delay)
+            try? await clock.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }
     }
@@ -740,48 +742,42 @@ public final class PostgresAuditStore: AuditBackend {
 
     struct ListenerLost: Error {}
 
-    /// `SELECT 1` on `connection`, answered within `limit`, or the connection is closed (which
-    /// fails whatever waits on it) and the check fails.
-    static func check(_ connection: PostgresConnection, within limit: Duration, logger: Logger) async throws {
-        let answered = Mutex(false)
-        let watchdog = Task {
-            try await Task.sleep(for: limit)
-            if !answered.withLock({ $0 }) { try? await connection.close() }
+    /// `SELECT 1` on `connection`, answered within `limit` on `clock`, or the connection is
+    /// closed (which fails whatever waits on it) and the check fails.
+    static func check(_ connection: CheckedConnection, within limit: Duration, clock: any Clock<Duration>, logger: Logger) async throws {
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try await connection.query("SELECT 1", logger: logger).collect()
+                return true
+            }
+            group.addTask {
+                try await clock.sleep(for: limit)
+                return false
+            }
+            let answered = try await group.next() ?? false
+            // Unanswered: closing the connection ends the query, and with it the group.
+            if !answered { try? await connection.close() }
+            group.cancelAll()
+            return answered
         }
-        defer { watchdog.cancel() }
-        _ = try await connection.query("SELECT 1", logger: logger).collect()
-        answered.withLock { $0 = true }
+        if !answered { throw ListenerLost() }
     }
 
     public func words(for error: any Error) -> String {
         Self.describe(error, password: postgresLocation.passwordValue, location: postgresLocation)
     }
 
+    /// Closes the store: followers' ``changes()`` streams end, statements not yet started fail,
+    /// and ``run()`` returns once the pool has closed every connection (the listener's too).
     public func close() async {
-        let (listener, subscribers): (Task<Void, Never>?, [AsyncStream<Void>.Continuation]) = state.withLock { s in
+        let subscribers: [AsyncStream<Void>.Continuation] = state.withLock { s in
             s.closed = true
-            defer {
-                s.listener = nil
-                s.subscribers = [:]
-            }
-            return (s.listener, Array(s.subscribers.values))
+            defer { s.subscribers = [:] }
+            return Array(s.subscribers.values)
         }
-        listener?.cancel()
         for continuation in subscribers { continuation.finish() }
-        // The pool is stopped at once too: its forced shutdown closes every connection, the
-        // listener's included, which ends anything still waiting on one. Each wait is bounded,
-        // so closing never hangs on a connection the server dropped.
-        let (runner, retiring) = state.withLock { ($0.runner, Array($0.retiring.values)) }
-        runner.cancel()
-        for task in retiring { task.cancel() }
-        if let listener { await Self.wait(for: listener, atMost: connectTimeout + .seconds(1)) }
-        await Self.wait(for: runner, atMost: connectTimeout + .seconds(1))
-        for task in retiring { await Self.wait(for: task, atMost: connectTimeout + .seconds(1)) }
-    }
-
-    /// Waits until `task` ends or `limit` passes, whichever comes first.
-    static func wait(for task: Task<Void, Never>, atMost limit: Duration) async {
-        await firstOf({ await task.value }, { try? await Task.sleep(for: limit) })
+        listenWanted.continuation.finish()
+        stopped.continuation.finish()
     }
 
     // MARK: - Feed snapshots

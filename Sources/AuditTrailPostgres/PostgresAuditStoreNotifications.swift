@@ -33,7 +33,7 @@ extension PostgresAuditStore {
         }
     }
 
-    private static func write(_ item: NotificationWrite, _ connection: PostgresConnection, logger: Logger) async throws -> AppendOutcome {
+    private static func write(_ item: NotificationWrite, _ connection: CheckedConnection, logger: Logger) async throws -> AppendOutcome {
         switch item {
         case .notification(let r):
             let received = r.receivedAt.timeIntervalSince1970

@@ -9,7 +9,7 @@ import PostgresNIO
 extension PostgresAuditStore {
     /// Queues a notification stored new for every registered target whose types match (inside
     /// the storing transaction).
-    static func queueForwards(_ r: NotificationRecord, _ connection: PostgresConnection, logger: Logger) async throws {
+    static func queueForwards(_ r: NotificationRecord, _ connection: CheckedConnection, logger: Logger) async throws {
         let queued = r.receivedAt.timeIntervalSince1970
         var bindings = PostgresBindings()
         bindings.append(r.notificationUUID)

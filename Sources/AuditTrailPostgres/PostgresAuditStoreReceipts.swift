@@ -113,7 +113,7 @@ extension PostgresAuditStore {
     }
 
     /// Sightings in the order given (ids follow it).
-    func insertSightings(_ connection: PostgresConnection, _ sightings: [(Int64, AuditSourceKind, String?, Double)]) async throws {
+    func insertSightings(_ connection: CheckedConnection, _ sightings: [(Int64, AuditSourceKind, String?, Double)]) async throws {
         guard !sightings.isEmpty else { return }
         var q = PostgresQueryBuilder()
         q.sql("INSERT INTO sighting (receipt_id, source_kind, source, seen_at) SELECT r, k, s, t FROM UNNEST(")
@@ -129,7 +129,7 @@ extension PostgresAuditStore {
     }
 
     /// Purchases, the columns of ``PurchaseField/audited`` named as their fields, in order.
-    func insertPurchases(_ connection: PostgresConnection, _ purchases: [(Int64, Purchase)]) async throws {
+    func insertPurchases(_ connection: CheckedConnection, _ purchases: [(Int64, Purchase)]) async throws {
         guard !purchases.isEmpty else { return }
         var q = PostgresQueryBuilder()
         q.sql("INSERT INTO purchase (receipt_id, source")
@@ -235,7 +235,7 @@ extension PostgresAuditStore {
     }
 
     /// The purchases of the receipt rows `ids`, by row, in `order` (a fixed SQL ordering).
-    static func purchases(of ids: [Int64], order: StaticString, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: [Purchase]] {
+    static func purchases(of ids: [Int64], order: StaticString, _ connection: CheckedConnection, _ logger: Logger) async throws -> [Int64: [Purchase]] {
         var p = PostgresQueryBuilder()
         p.sql("SELECT receipt_id, source")
         for field in PurchaseField.audited {
@@ -376,7 +376,7 @@ extension PostgresAuditStore {
         }
     }
 
-    private func insertAction(_ action: AuditAction, on connection: PostgresConnection) async throws -> Int64 {
+    private func insertAction(_ action: AuditAction, on connection: CheckedConnection) async throws -> Int64 {
         let rows = try await connection.query(
             """
             INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,

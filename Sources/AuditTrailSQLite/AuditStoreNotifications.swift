@@ -200,6 +200,9 @@ extension AuditStore {
     /// SQLite cannot tell another process's commit: followers look twice a second.
     public func changes() -> AsyncStream<Void>? { nil }
 
+    /// SQLite has nothing to run: its connections are opened with the store.
+    public func run() async {}
+
     public func close() async {}
 
     public func words(for error: any Error) -> String {

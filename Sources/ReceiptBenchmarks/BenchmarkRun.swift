@@ -465,31 +465,34 @@ extension BenchmarkRun {
                 what, lines, seconds, Double(lines) / seconds, counts.newReceipts, counts.seenAgain, counts.skipped))
         }
         let sqlite = try AuditStore(path: folder.appendingPathComponent("audit.sqlite").path)
-        var start = ContinuousClock.now
+        let start = ContinuousClock.now
         let local = try await Self.ingest(logs[0], into: sqlite)
         report("SQLite, one writer", local.lines, DurationText.seconds(ContinuousClock.now - start), local.counts)
         guard let postgres else { return }
 
         let one = try await openStore(postgres)
-        start = ContinuousClock.now
-        let single = try await Self.ingest(logs[0], into: one)
-        let singleSeconds = DurationText.seconds(ContinuousClock.now - start)
+        let (single, singleSeconds) = try await AuditStoreService.closing(one) {
+            let start = ContinuousClock.now
+            let single = try await Self.ingest(logs[0], into: one)
+            return (single, DurationText.seconds(ContinuousClock.now - start))
+        }
         report("PostgreSQL, one writer", single.lines, singleSeconds, single.counts)
-        await one.close()
 
         var stores: [any AuditBackend] = []
         for _ in 0..<4 { stores.append(try await openStore(postgres)) }
-        start = ContinuousClock.now
-        let results = try await withThrowingTaskGroup(of: (lines: Int, counts: Ingestor.Counts).self) { group in
-            for (index, store) in stores.enumerated() {
-                let log = logs[index + 1]
-                group.addTask { try await Self.ingest(log, into: store) }
+        let (results, fourSeconds) = try await AuditStoreService.closing(stores) {
+            let start = ContinuousClock.now
+            let results = try await withThrowingTaskGroup(of: (lines: Int, counts: Ingestor.Counts).self) { group in
+                for (index, store) in stores.enumerated() {
+                    let log = logs[index + 1]
+                    group.addTask { try await Self.ingest(log, into: store) }
+                }
+                var all: [(lines: Int, counts: Ingestor.Counts)] = []
+                for try await result in group { all.append(result) }
+                return all
             }
-            var all: [(lines: Int, counts: Ingestor.Counts)] = []
-            for try await result in group { all.append(result) }
-            return all
+            return (results, DurationText.seconds(ContinuousClock.now - start))
         }
-        let fourSeconds = DurationText.seconds(ContinuousClock.now - start)
         var sum = Ingestor.Counts()
         for r in results {
             sum.newReceipts += r.counts.newReceipts
@@ -499,6 +502,5 @@ extension BenchmarkRun {
         let total = results.map(\.lines).reduce(0, +)
         report("PostgreSQL, four writers together", total, fourSeconds, sum)
         print(String(format: "four writers / one writer: %.2f×", (Double(total) / fourSeconds) / (Double(single.lines) / singleSeconds)))
-        for store in stores { await store.close() }
     }
 }

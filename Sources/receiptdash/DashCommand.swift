@@ -165,40 +165,43 @@ struct Dash: AsyncParsableCommand {
         // receiver; SQLite commits durably (synchronous = FULL) when it receives.
         launch.backend = if let db { try await AuditOpening.open(db, readOnly: follow, durable: receive != nil) } else { nil }
         let backend = launch.backend
-        if let receive {
-            let store = if let backend { backend } else { try await AuditOpening.open(defaultStore, durable: true) }
-            var policy = ReceiverPolicy(
-                allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
-                environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
-                maximumAge: try Receive.duration(receiveMaxAge, "--receive-max-age"))
-            policy.onlineChecks = checks
-            launch.receiving = .init(host: receiveHost, port: receive, store: store, policy: policy)
+        // The trail runs (PostgreSQL: its pool) for the whole session and is closed after it.
+        try await AuditStoreService.closing(backend) {
+            if let receive {
+                let store = if let backend { backend } else { try await AuditOpening.open(defaultStore, durable: true) }
+                var policy = ReceiverPolicy(
+                    allowedBundleIDs: try receiverBundleIDs(), appAppleID: api.appAppleId.flatMap { Int64($0) }, anchors: anchors,
+                    environments: Set((receiveEnvironment.isEmpty ? [.production] : receiveEnvironment).map(\.store)),
+                    maximumAge: try Receive.duration(receiveMaxAge, "--receive-max-age"))
+                policy.onlineChecks = checks
+                launch.receiving = .init(host: receiveHost, port: receive, store: store, policy: policy)
+            }
+            let live = await launch.prepare(&state, pipeline: pipeline)
+            let audit = live.audit
+            let client = try online.makeClient()
+            let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
+            var lookup: ServiceLookup?
+            switch serviceLookup(api, caFile: online.tls.caFile, at: state.now, store: follow ? nil : backend) {
+            case .success(let made):
+                lookup = made
+            case .failure(let error):
+                lookup = nil
+                // Nothing configured: `l` lists every setting; something given but wrong: `l` says what.
+                if api.namesCredentials { state.lookupSetupProblem = error.description }
+            }
+            // Writes are recorded before they leave: in --db, else in the default audit store.
+            let acting = await launch.acting(
+                &lookup, readOnlyReason: try api.readOnlyReason(flag: readOnly), state: &state, defaultStore: defaultStore,
+                open: { try await AuditOpening.open($0) }, words: AuditStores.words)
+            let interruption = await live.run(
+                &state, theme: chosenTheme, pipeline: pipeline, verifier: follow ? nil : verifier, lookup: lookup, acting: acting.actions)
+            await acting.opened?.close()
+            await backend?.close()
+            try? await client.shutdown()
+            try? await lookup?.service.client.shutdown()
+            // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
+            if let interruption { throw ExitCode(128 + interruption) }
         }
-        let live = await launch.prepare(&state, pipeline: pipeline)
-        let audit = live.audit
-        let client = try online.makeClient()
-        let verifier = ServiceVerifier(client: client, concurrency: online.concurrency, audit: follow ? nil : audit)
-        var lookup: ServiceLookup?
-        switch serviceLookup(api, caFile: online.tls.caFile, at: state.now, store: follow ? nil : backend) {
-        case .success(let made):
-            lookup = made
-        case .failure(let error):
-            lookup = nil
-            // Nothing configured: `l` lists every setting; something given but wrong: `l` says what.
-            if api.namesCredentials { state.lookupSetupProblem = error.description }
-        }
-        // Writes are recorded before they leave: in --db, else in the default audit store.
-        let acting = await launch.acting(
-            &lookup, readOnlyReason: try api.readOnlyReason(flag: readOnly), state: &state, defaultStore: defaultStore,
-            open: { try await AuditOpening.open($0) }, words: AuditStores.words)
-        let interruption = await live.run(
-            &state, theme: chosenTheme, pipeline: pipeline, verifier: follow ? nil : verifier, lookup: lookup, acting: acting.actions)
-        await acting.opened?.close()
-        await backend?.close()
-        try? await client.shutdown()
-        try? await lookup?.service.client.shutdown()
-        // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
-        if let interruption { throw ExitCode(128 + interruption) }
     }
 }
 

@@ -142,16 +142,14 @@ struct History: AsyncParsableCommand {
         }
         let rows: [HistoryRow]
         do {
-            rows = try await store.history(
-                HistoryQuery(
-                    transactionID: transactionId, originalTransactionID: originalTransactionId, bundleID: bundleId, productID: productId,
-                    status: status, since: since.flatMap(TimeArgument.parse)))
+            let query = HistoryQuery(
+                transactionID: transactionId, originalTransactionID: originalTransactionId, bundleID: bundleId, productID: productId,
+                status: status, since: since.flatMap(TimeArgument.parse))
+            rows = try await AuditStoreService.closing(store) { try await store.history(query) }
         } catch {
-            await store.close()
             Console.standard.error("receiptdash: could not read the history from \(store.location): \(AuditStores.words(error))")
             throw ExitCode.failure
         }
-        await store.close()
         HistoryRendering.write(rows, format: format, to: .standard)
     }
 }

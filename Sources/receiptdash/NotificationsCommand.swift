@@ -201,36 +201,38 @@ struct Notifications: AsyncParsableCommand {
             }
             throw ExitCode.failure
         }
-        do {
-            if follow {
-                try await runFollow(backend)
-                return
-            }
-            if refusals {
-                let since = since.flatMap(TimeArgument.parse) ?? Date().addingTimeInterval(-86_400)
-                RefusalSummary(try await backend.rejections(), since: since).write(format: format.table, to: .standard)
+        try await AuditStoreService.closing(backend) {
+            do {
+                if follow {
+                    try await runFollow(backend)
+                    return
+                }
+                if refusals {
+                    let since = since.flatMap(TimeArgument.parse) ?? Date().addingTimeInterval(-86_400)
+                    RefusalSummary(try await backend.rejections(), since: since).write(format: format.table, to: .standard)
+                    await backend.close()
+                    return
+                }
+                if outbox || replay {
+                    try await runOutbox(backend)
+                    return
+                }
+                if reconcile {
+                    let have = try await backend.notificationUUIDs()
+                    if !ingest { await backend.close() }
+                    try await runReconcile(have, into: ingest ? backend : nil)
+                    return
+                }
+                let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
+                try await backend.writeNotificationList(filter, format: format.table, to: .standard)
                 await backend.close()
-                return
+            } catch let error as ExitCode {
+                throw error
+            } catch {
+                await backend.close()
+                Console.standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
+                throw ExitCode.failure
             }
-            if outbox || replay {
-                try await runOutbox(backend)
-                return
-            }
-            if reconcile {
-                let have = try await backend.notificationUUIDs()
-                if !ingest { await backend.close() }
-                try await runReconcile(have, into: ingest ? backend : nil)
-                return
-            }
-            let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
-            try await backend.writeNotificationList(filter, format: format.table, to: .standard)
-            await backend.close()
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            await backend.close()
-            Console.standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
-            throw ExitCode.failure
         }
     }
 

@@ -252,15 +252,19 @@ struct Receive: AsyncParsableCommand {
                 maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration()),
             tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }, maximumPending: maxPending,
             keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"), metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
-        let served = try await launch.run(backend: backend, console: .standard) {
-            guard let forwardConfiguration else { return nil }
-            let start = try await Forwarder.start(
-                forwardConfiguration, types: forwarding.forwardType, outbox: backend, metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry))
-            start.warnings.forEach(Console.standard.warning)
-            Console.standard.error(start.banner)
-            return start.forwarder
-        } reconciling: { store in
-            try reconciling.reconcileEvery.map { _ in try reconciler(backend: backend, store: store, policy: policy, metrics: launch.metrics) }
+        // The store runs (PostgreSQL: its pool) from here on: forwarding targets are registered
+        // before the receiver's group starts; the group's AuditStoreService closes it last.
+        let served = try await AuditStoreService.closing(backend) {
+            try await launch.run(backend: backend, console: .standard) {
+                guard let forwardConfiguration else { return nil }
+                let start = try await Forwarder.start(
+                    forwardConfiguration, types: forwarding.forwardType, outbox: backend, metrics: ForwardMetrics(registry: ServiceMetrics.shared.registry))
+                start.warnings.forEach(Console.standard.warning)
+                Console.standard.error(start.banner)
+                return start.forwarder
+            } reconciling: { store in
+                try reconciling.reconcileEvery.map { _ in try reconciler(backend: backend, store: store, policy: policy, metrics: launch.metrics) }
+            }
         }
         if !served { throw ExitCode.failure }
     }

@@ -97,6 +97,7 @@ struct TestAuditDatabase: Sendable {
             // A connection may take long on a loaded machine (a build beside the suite once took
             // more than the 5 s default): the tests wait for it rather than fail.
             return try await PostgresAuditStore(location: try #require(postgres), readOnly: readOnly, connectTimeout: .seconds(120))
+                .runningForTest()
         }
     }
 
@@ -144,6 +145,15 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
 /// ``AuditStoreTests`` on ``AuditBackend``, run on SQLite and on PostgreSQL with the same
 /// expected values, plus what only several writers on one server can show.
 // A time limit: a test that waits for ever fails by name instead of stalling the run.
+extension PostgresAuditStore {
+    /// The store with its pool running, as its service runs it in a command's group: the
+    /// tests open and close stores one by one, so the test owns the task; ``close()`` ends it.
+    func runningForTest() -> Self {
+        Task { await self.run() }
+        return self
+    }
+}
+
 @Suite(.timeLimit(.minutes(2))) struct AuditBackendTests {
     func ingest(_ name: String, kind: AuditSourceKind = .file, at: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws -> AuditIngest {
         let bytes = [UInt8](try Data(contentsOf: ServiceFixture.folder.appendingPathComponent(name)))
@@ -474,7 +484,7 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
                 #expect(try await follower.results(after: 0).map { $0.attempts.count } == [1, 2])
             case .postgres:
                 try await db.connection { connection in
-                    _ = try await PostgresAuditSchema.migrate(connection, logger: testLogger, upTo: "v1")
+                    _ = try await PostgresAuditSchema.migrate(CheckedConnection(connection: connection), logger: testLogger, upTo: "v1")
                     for statement in rows.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !statement.isEmpty {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: testLogger)
                     }
@@ -1112,13 +1122,13 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
         }
     }
 
-    /// A statement left unanswered on a connection that is gone (PostgresNIO has done so after
-    /// the server dropped it) ends the attempt as soon as the closed connection is seen, not at
-    /// the end of the lease limit: with a slow server's connect timeout that limit is the write's
-    /// whole retry budget, and a write once gave up after one try (seen in CI, on
-    /// `writesSurviveDroppedConnections`). Here the limit is an hour and the statement never
-    /// answers: only the closed connection can end the race (the test's time limit fails it if not).
-    @Test(.timeLimit(.minutes(1))) func aConnectionClosedUnderAStatementEndsTheAttemptAtOnce() async throws {
+    /// A statement whose connection the server drops ends at once, as a connection failure
+    /// the retry then takes over, not at the end of the lease limit (with a slow server's
+    /// connect timeout that limit is a write's whole retry budget). The store runs each attempt
+    /// in its own task group and no longer checks the connection four times a second: this is
+    /// PostgresNIO failing the statement itself when the socket closes. The statement would run
+    /// an hour; the lease limit is an hour: only the dropped connection can end it.
+    @Test(.timeLimit(.minutes(1))) func aStatementOnADroppedConnectionFailsAtOnce() async throws {
         guard let url = TestAuditDatabase.postgresURL else {
             try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
         }
@@ -1127,21 +1137,69 @@ let testLogger = Logger(label: "receiptdash.tests", factory: { _ in SwiftLogNoOp
             host: location.host, port: location.port, username: location.user, password: location.passwordValue,
             database: location.database, tls: .disable)
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: testLogger)
+        let pid = try #require(
+            try await connection.query("SELECT pg_backend_pid()", logger: testLogger).collect().first?.decode(Int32.self))
         let progress = PostgresAuditStore.AttemptProgress()
-        #expect(progress.leased(connection))
-        let unanswered = Task<Int, any Error> {
-            try await untilCancelled()
-            return 1
+        #expect(progress.leased())
+        async let outcome: Result<Int, any Error> = {
+            do {
+                return .success(
+                    try await PostgresAuditStore.withLeaseLimit(.seconds(3600), progress: progress, clock: TestClock()) {
+                        _ = try await connection.query("SELECT pg_sleep(3600)", logger: testLogger).collect()
+                        return 1
+                    })
+            } catch {
+                return .failure(error)
+            }
+        }()
+        // Once the statement runs (asked again until the server shows it), its backend is ended.
+        try await TestAuditDatabase.admin(location) { admin in
+            while try await admin.query(
+                "SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(pid) AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
+                logger: testLogger
+            ).collect().first?.decode(Int.self) != 1 {}
+            _ = try await admin.query("SELECT pg_terminate_backend(\(pid))", logger: testLogger).collect()
         }
-        try await connection.close()
-        let outcome = await PostgresAuditStore.race(unanswered, leaseLimit: .seconds(3600), progress: progress, clock: TestClock())
-        guard case .failure(let error) = outcome else {
-            Issue.record("the race ended with a value: \(outcome)")
+        guard case .failure(let error) = await outcome else {
+            Issue.record("the statement answered on a dropped connection")
             return
         }
-        #expect(error is PostgresAuditStore.ConnectionLost, "\(error)")
-        #expect(PostgresAuditStore.classify(error) == .connection)
-        #expect(unanswered.isCancelled)
+        #expect(PostgresAuditStore.classify(error) == .connection, "\(error)")
+        try? await connection.close()
+    }
+
+    /// A statement is never written to a connection that has closed: PostgresNIO 1.33 would
+    /// never answer it (the write's promise is dropped with the closed pipeline, and the
+    /// `await` ignores cancellation: a plain `connection.query` here hangs the test for ever).
+    /// The store's connection checks on the event loop and fails at once, as a lost connection
+    /// that the retry takes over.
+    @Test(.timeLimit(.minutes(1))) func aStatementIsNeverWrittenToAClosedConnection() async throws {
+        guard let url = TestAuditDatabase.postgresURL else {
+            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
+        }
+        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+            database: location.database, tls: .disable)
+        let connection = CheckedConnection(connection: try await PostgresConnection.connect(configuration: configuration, id: 3, logger: testLogger))
+        #expect(try await connection.query("SELECT 1", logger: testLogger).collect().first?.decode(Int.self) == 1)
+        try await connection.close()
+        let error = await #expect(throws: ConnectionLost.self) { try await connection.query("SELECT 1", logger: testLogger) }
+        #expect(error.map(PostgresAuditStore.classify) == .connection)
+    }
+
+    /// A store whose service was never started says so, instead of waiting for a pool that
+    /// does not run: its statement fails at the lease limit (driven on the test's clock) with
+    /// the code `unavailable`, and opening it (which uses a connection of its own) worked.
+    @Test func aStoreThatIsNotRunningSaysSo() async throws {
+        try await TestAuditDatabase.with(.postgres) { db in
+            let store = try await PostgresAuditStore(
+                location: try #require(db.postgres), writeRetryBudget: .seconds(30), connectTimeout: .seconds(120), clock: TestClock())
+            let error = await #expect(throws: AuditDatabaseError.self) { _ = try await store.counts() }
+            #expect(error?.code == .unavailable)
+            #expect(error?.reason.contains("not running") == true)
+            await store.close()
+        }
     }
 
     /// An unreachable server: opening fails in plain words (no password), quickly.

@@ -167,7 +167,7 @@ import Testing
                 try queue.close()
             case .postgres:
                 try await db.connection { connection in
-                    _ = try await PostgresAuditSchema.migrate(connection, logger: testLogger, upTo: "pg1-follow")
+                    _ = try await PostgresAuditSchema.migrate(CheckedConnection(connection: connection), logger: testLogger, upTo: "pg1-follow")
                     try await connection.query(PostgresQuery(unsafeSQL: insert), logger: testLogger)
                 }
             }

@@ -121,7 +121,7 @@ struct PostgresRestartTests {
     func recoverFromARestartAndAnOutage(_ server: OwnServer) async throws {
         let location = try PostgresLocation(url: server.url, environment: server.environment)
         let clock = CountingClock()
-        let store = try await PostgresAuditStore(location: location, clock: clock)
+        let store = try await PostgresAuditStore(location: location, clock: clock).runningForTest()
 
         // A receiver-like writer: one notification per commit, each acknowledged or not.
         let restarted = Mutex(false)

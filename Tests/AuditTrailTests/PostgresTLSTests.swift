@@ -28,7 +28,7 @@ import Testing
 
     func open(_ url: String) async throws -> any AuditBackend {
         guard case .postgres(let location) = try AuditDatabase(url) else { throw AuditDatabaseError(.invalidLocation, "not PostgreSQL") }
-        return try await PostgresAuditStore(location: location, connectTimeout: .seconds(120))
+        return try await PostgresAuditStore(location: location, connectTimeout: .seconds(120)).runningForTest()
     }
 
     func failure(_ url: String) async -> String? {
