@@ -1188,6 +1188,34 @@ extension PostgresAuditStore {
         #expect(error.map(PostgresAuditStore.classify) == .connection)
     }
 
+    /// The listener's health check runs on the store's clock: a `SELECT 1` answered before the
+    /// limit passes keeps the connection; one the limit overtakes closes it and fails, so the
+    /// listener connects again. The limit is an hour: only the test's clock makes it pass.
+    @Test(.timeLimit(.minutes(1))) func theListenersCheckIsTimedOnTheStoresClock() async throws {
+        guard let url = TestAuditDatabase.postgresURL else {
+            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
+        }
+        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
+        let configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
+            database: location.database, tls: .disable)
+        let connection = CheckedConnection(connection: try await PostgresConnection.connect(configuration: configuration, id: 4, logger: testLogger))
+        // Time stands still: the answer comes first.
+        try await PostgresAuditStore.check(connection, within: .seconds(3600), clock: SteppedClock(), logger: testLogger)
+        #expect(!connection.isClosed)
+        // The server stops answering (its backend is paused): the hour passes, the connection
+        // is closed and the check fails.
+        let pid = try #require(try await connection.query("SELECT pg_backend_pid()", logger: testLogger).collect().first?.decode(Int32.self))
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let clock = SteppedClock()
+        let checking = Task { try await PostgresAuditStore.check(connection, within: .seconds(3600), clock: clock, logger: testLogger) }
+        await clock.sleepsBegun(1)
+        clock.advance(by: .seconds(3600))
+        await #expect(throws: PostgresAuditStore.ListenerLost.self) { try await checking.value }
+        #expect(connection.isClosed)
+    }
+
     /// A store whose service was never started says so, instead of waiting for a pool that
     /// does not run: its statement fails at the lease limit (driven on the test's clock) with
     /// the code `unavailable`, and opening it (which uses a connection of its own) worked.
