@@ -449,6 +449,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptCoreTests",
             dependencies: [
+                "TestSupport",
                 "JSONWriting",
                 "LocalFiles",
                 "ReceiptDemo",
@@ -464,12 +465,13 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        // What the service-side test targets share: fixtures, a scripted HTTP server, test TLS
-        // and credentials, a test clock.
+        // What tests of any level share, on no product module above ReceiptCore and RetryEngine:
+        // the one certificate builder (TestPKI), temporary folders, loopback ports and listeners,
+        // a scripted HTTP server, values to wait on, still and driven clocks, golden files.
         .target(
-            name: "ServiceTestSupport",
+            name: "TestSupport",
             dependencies: [
-                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator",
+                "ReceiptCore", "RetryEngine",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -478,12 +480,24 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
+            path: "Tests/TestSupport"
+        ),
+        // What the service-side test targets share on top of TestSupport: the simulator's signed
+        // notifications, receiver policies, SQLite trails, Notification History pages, API
+        // credentials.
+        .target(
+            name: "ServiceTestSupport",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/ServiceTestSupport",
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "AppStoreClientsTests",
             dependencies: [
+                "TestSupport",
                 "LocalFiles",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -495,6 +509,7 @@ let package = Package(
         .testTarget(
             name: "AuditTrailTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder",
                 "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -505,6 +520,7 @@ let package = Package(
         .testTarget(
             name: "NotificationReceiverTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -525,7 +541,8 @@ let package = Package(
         .testTarget(
             name: "OutboundHTTPTests",
             dependencies: [
-                "AppStoreAPI", "OutboundHTTP", "ServiceTestSupport",
+                "TestSupport",
+                "AppStoreAPI", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -536,6 +553,7 @@ let package = Package(
         .testTarget(
             name: "NotificationForwarderTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "AuditTrail", "AuditTrailSQLite", "NotificationForwarder", "NotificationReceiver", "RetryEngine", "UntrustedText",
                 "ServiceTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -546,6 +564,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptSimulatorTests",
             dependencies: [
+                "TestSupport",
                 "JSONWriting",
                 "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -558,6 +577,7 @@ let package = Package(
         .testTarget(
             name: "DoctorTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "AuditTrail", "Doctor", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "RetryEngine", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -569,6 +589,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreAPITests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI",
                 "ReceiptCore",
                 "RetryEngine",
@@ -587,6 +608,7 @@ let package = Package(
         .testTarget(
             name: "LocalFilesTests",
             dependencies: [
+                "TestSupport",
                 "LocalFiles",
                 "ReceiptCore",
             ]
@@ -594,6 +616,7 @@ let package = Package(
         .testTarget(
             name: "CustomerTimelineTests",
             dependencies: [
+                "TestSupport",
                 "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
@@ -601,12 +624,11 @@ let package = Package(
                 "ReceiptCore",
                 "ReceiptTrust",
                 "ReceiptRendering",
-                "ServiceTestSupport",
             ]
         ),
         .testTarget(
             name: "ReceiptRenderingTests",
-            dependencies: ["JSONWriting", "AppStoreAPI", 
+            dependencies: ["TestSupport", "JSONWriting", "AppStoreAPI", 
                 "LocalFiles",
                 "ReceiptCore",
                 "ReceiptTrust",
@@ -618,6 +640,7 @@ let package = Package(
         .testTarget(
             name: "OnlineRevocationTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreClients",
                 "AuditTrail",
                 "NotificationReceiver",
@@ -639,6 +662,7 @@ let package = Package(
         .testTarget(
             name: "OCSPEndToEndTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreClients",
                 "AuditTrail",
                 "NotificationReceiver",
@@ -653,28 +677,29 @@ let package = Package(
         .testTarget(
             name: "AuditTrailSQLiteTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
-                "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
             name: "ReceiptWatchTests",
             dependencies: [
+                "TestSupport",
                 "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
-                "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore", "ReceiptTrust"],
+            dependencies: ["TestSupport", "JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore", "ReceiptTrust"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "DashboardLiveTests",
             dependencies: [
+                "TestSupport",
                 "LocalFiles",
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ]
@@ -682,6 +707,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptDashCLITests",
             dependencies: [
+                "TestSupport",
                 "AppStoreAPI", "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

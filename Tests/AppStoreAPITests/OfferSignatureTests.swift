@@ -4,6 +4,7 @@ import Foundation
 import ReceiptCore
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// Offer signatures as Apple documents them, checked by the test's own reading (the signed text
 /// rebuilt by hand, the JWS split and verified with swift-crypto), with the instant and the

@@ -5,6 +5,7 @@ import ReceiptCore
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 @Suite struct ServerAPICredentialTests {
     @Test func tokenHeaderClaimsAndES256Signature() throws {
@@ -60,8 +61,7 @@ import Testing
     }
 
     @Test func credentialsFromFlagsElseEnvironment() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-api-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("receiptdash-api").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let key = P256.Signing.PrivateKey()
         let file = folder.appendingPathComponent("AuthKey_2X9R4HXF34.p8").path
@@ -103,10 +103,11 @@ import Testing
     }
 
     @Test func aBadKeyFileSaysSoWithoutItsText() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-bad-\(UUID().uuidString).p8").path
+        let scratch = TemporaryFolder("receiptdash-bad")
+        defer { scratch.remove() }
+        let file = scratch.appending("bad.p8").path
         let text = "-----BEGIN PRIVATE KEY-----\nTUlHSEFnRUFNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VIQkcwd2F3SUJBUVFn\n-----END PRIVATE KEY-----\n"
         try text.write(toFile: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: file) }
         do {
             _ = try APICredentials.loadKey(file: file)
             Issue.record("accepted a broken key")

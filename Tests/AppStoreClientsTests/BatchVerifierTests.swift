@@ -6,6 +6,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct BatchVerifierTests {
     /// Under a 30% fault rate every receipt ends in exactly one final state, and counts balance.

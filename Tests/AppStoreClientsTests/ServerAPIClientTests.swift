@@ -7,6 +7,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// Answers in order from a script, then `otherwise`.
 final class Script: Sendable {

@@ -6,6 +6,7 @@ import ReceiptSimulator
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `GET /metrics` of a receiver also counts the process's own requests to Apple: verifyReceipt
 /// and App Store Server API attempts, with bounded labels.

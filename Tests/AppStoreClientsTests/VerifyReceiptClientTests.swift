@@ -7,10 +7,10 @@ import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 import RetryEngine
-import ServiceTestSupport
 import SwiftASN1
 import Testing
 import X509
+import TestSupport
 
 /// The client against the simulator on loopback, one behaviour per test.
 @Suite struct VerifyReceiptClientTests {
@@ -228,10 +228,10 @@ import X509
 
     /// A certificate for 127.0.0.1 signed by a throwaway CA, as NIOSSL takes them.
     static func tlsMaterial() throws -> (ca: NIOSSLCertificate, chain: NIOSSLCertificate, key: NIOSSLPrivateKey) {
-        let made = try TestTLS.make()
+        let made = try TestPKI.tls()
         return (
-            try NIOSSLCertificate(bytes: TestTLS.der(made.ca), format: .der),
-            try NIOSSLCertificate(bytes: TestTLS.der(made.leaf), format: .der),
+            try NIOSSLCertificate(bytes: TestPKI.der(made.ca), format: .der),
+            try NIOSSLCertificate(bytes: TestPKI.der(made.leaf), format: .der),
             try NIOSSLPrivateKey(bytes: Array(made.leafKey.derRepresentation), format: .der)
         )
     }
@@ -283,9 +283,10 @@ import X509
     }
 
     @Test func secretComesFromFileOrEnvironment() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
+        let scratch = TemporaryFolder("secret")
+        defer { scratch.remove() }
+        let file = scratch.appending("secret")
         try Data("from-file-secret\n".utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         // A file others may read is warned about through the caller's closure, nowhere else.
         _ = chmod(file.path, 0o644)
         var warnings: [String] = []

@@ -8,12 +8,12 @@ import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptWatch
 import RetryEngine
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 @Suite struct AuditStoreTests {
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID())/audit.sqlite").path
+        TemporaryFolder("audit").appending("audit.sqlite").path
     }
 
     func ingest(_ name: String, kind: AuditStore.SourceKind = .file, at: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws

@@ -4,6 +4,7 @@ import Foundation
 import AppStoreAPI
 import ReceiptCore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ import Darwin
     }
 
     static func folder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("file-modes-\(UUID())").path
+        let path = TemporaryFolder("file-modes").appending("files").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         return path
     }

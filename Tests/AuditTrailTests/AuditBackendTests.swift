@@ -14,6 +14,7 @@ import ReceiptSimulator
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The two audit backends the suite runs on. PostgreSQL runs when `RECEIPTDASH_TEST_POSTGRES_URL`
 /// names a server (`Tests/support/postgres.sh start`; CI always starts one) and is recorded as
@@ -40,7 +41,7 @@ struct TestAuditDatabase: Sendable {
     static func with<T>(_ kind: BackendKind, _ body: (TestAuditDatabase) async throws -> T) async throws -> T {
         switch kind {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID())/audit.sqlite").path
+            let path = TemporaryFolder("audit").appending("audit.sqlite").path
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             return try await body(TestAuditDatabase(kind: kind, sqlitePath: path, postgres: nil, postgresName: nil))
         case .postgres:

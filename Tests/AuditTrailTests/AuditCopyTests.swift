@@ -4,8 +4,8 @@ import Foundation
 import Logging
 import AppStoreAPI
 import ReceiptCore
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `db copy`: a SQLite trail moved into another trail (SQLite, or PostgreSQL when a test server
 /// runs), with exact counts, twice changing nothing, and a receipt the target already had
@@ -22,7 +22,7 @@ import Testing
     /// A source trail: two receipts (one seen twice), one verified with two attempts, one
     /// notification delivered twice and one refusal.
     func source() async throws -> AuditStore {
-        let store = try AuditStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID())/audit.sqlite").path)
+        let store = try AuditStore(path: TemporaryFolder("copy").appending("audit.sqlite").path)
         let recorded = try await store.record([try ingest("production.b64"), try ingest("sandbox-2023.der")])
         _ = try await store.record([try ingest("production.b64", kind: .watch, at: Self.t0 + 60)])
         try await store.markPending([recorded[1].id], again: false)

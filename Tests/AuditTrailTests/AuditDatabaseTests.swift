@@ -1,6 +1,7 @@
 @testable import AuditTrail
 import Foundation
 import Testing
+import TestSupport
 
 /// `--db` values: a path or a postgres:// URL, where the password comes from, and that no
 /// representation of a location ever shows it.
@@ -8,7 +9,7 @@ import Testing
     static let secret = "s3cr3t-Pa55:word"
 
     func pgpass(_ text: String, mode: Int = 0o600) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pgpass-\(UUID())").path
+        let file = TemporaryFolder("pgpass").appending("pgpass").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file)
         return file

@@ -3,13 +3,13 @@ import AuditTrailSQLite
 import Foundation
 import ReceiptCore
 import Testing
+import TestSupport
 
 /// What the commands print from a store: `db migrate`'s report, `history`'s text, the filter of
 /// `notifications`.
 @Suite struct AuditReportingTests {
     private func scratchPath() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("audit-reporting-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("audit-reporting").url
         return folder.appendingPathComponent("audit.sqlite").path
     }
 

@@ -5,8 +5,8 @@ import Foundation
 import GRDB
 import PostgresNIO
 import ReceiptCore
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `customer --offline`'s reads on both stores: a customer found by every id (transaction,
 /// original, app transaction, app account token in either case), the original transactions an

@@ -7,6 +7,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// What a following dashboard learns from a receiver's database, and what a dashboard that
 /// embeds the receiver is told: real genuine notifications through the real receiver and store.
@@ -14,7 +15,7 @@ import Testing
     static let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
 
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("follow-\(UUID())/audit.sqlite").path
+        TemporaryFolder("follow").appending("audit.sqlite").path
     }
 
     func receiver(_ sink: any NotificationSink) -> NotificationReceiver {

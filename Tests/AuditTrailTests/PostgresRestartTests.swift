@@ -1,13 +1,13 @@
 @testable import AuditTrail
 @testable import AuditTrailPostgres
 import Foundation
-import ServiceTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 import ReceiptCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// PostgreSQL restarted and stopped under a writer: on a server of the test's own
 /// (`Tests/support/postgres.sh`), so no other test sees the outage.
@@ -48,8 +48,9 @@ struct PostgresRestartTests {
         /// did not see this child exit here), its output to a file (the server it starts keeps
         /// the descriptor), and returns the output.
         static func run(_ arguments: [String], environment: [String: String]) async throws -> String {
-            let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-sh-\(UUID()).out").path
-            defer { try? FileManager.default.removeItem(atPath: outputPath) }
+            let scratch = TemporaryFolder("postgres-sh")
+            defer { scratch.remove() }
+            let outputPath = scratch.appending("postgres-sh.out").path
             let argv = ["/bin/bash", script] + arguments
             let envp = environment.map { "\($0.key)=\($0.value)" }
             let status: Int32 = try await withCheckedThrowingContinuation { continuation in

@@ -4,6 +4,7 @@ import Foundation
 import PostgresNIO
 import ReceiptCore
 import Testing
+import TestSupport
 
 /// The audit store over TLS to a real server: `Tests/support/postgres.sh` serves TLS with a
 /// certificate for `localhost` from a throwaway CA (`RECEIPTDASH_TEST_POSTGRES_CA`). Both

@@ -6,6 +6,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// Two receivers' forwarders on one store and one downstream: each delivery is made once, by
 /// one of them (on PostgreSQL: `FOR UPDATE SKIP LOCKED` and the lease).

@@ -10,6 +10,7 @@ import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// One trail, two kinds of writer at once: a notification receiver's group commits and a
 /// `watch --verify`-style audited verification, on SQLite and on PostgreSQL, with exact counts.

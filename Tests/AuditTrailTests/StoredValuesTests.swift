@@ -8,12 +8,13 @@ import ReceiptCore
 import ReceiptTrust
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The enums of the audit trail write the very strings the columns always held, and the
 /// store's codes print their old names.
 @Suite(.timeLimit(.minutes(2))) struct StoredValuesTests {
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("stored-values-\(UUID())/audit.sqlite").path
+        TemporaryFolder("stored-values").appending("audit.sqlite").path
     }
 
     func rawColumn(_ path: String, _ sql: String) throws -> String? {

@@ -6,6 +6,7 @@ import JSONWriting
 import ReceiptCore
 import ReceiptRendering
 import Testing
+import TestSupport
 
 /// `customer --at`: one instant. Dana's story as of day 42 (the coins bought on day 40 and
 /// refunded on day 45; the third period bought on day 60): what came after the instant is left

@@ -5,8 +5,8 @@ import Foundation
 import ReceiptCore
 import ReceiptRendering
 import ReceiptTrust
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// A made-up customer, Dana, seen by every source: Apple's history (a monthly subscription
 /// bought with an introductory offer, renewed twice, the last renewal with a promotional

@@ -7,6 +7,7 @@ import ReceiptCore
 import ReceiptRendering
 import ReceiptTrust
 import Testing
+import TestSupport
 
 /// Trust on top: when any signed item a story uses is not genuine, the answer opens with a
 /// warning naming how many and why (a line in text, a `trust` object in JSON); when every

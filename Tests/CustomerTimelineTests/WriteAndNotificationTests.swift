@@ -4,6 +4,7 @@ import AuditTrail
 import Foundation
 import ReceiptCore
 import Testing
+import TestSupport
 
 /// A write we sent and the notification Apple sent for it are one event: Dana's extension on
 /// day 70 and its `RENEWAL_EXTENDED`, whether the write named the original transaction or

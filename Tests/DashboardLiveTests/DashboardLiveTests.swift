@@ -14,10 +14,10 @@ import ServiceTestSupport
 import TerminalUI
 import Synchronization
 import Testing
+import TestSupport
 
 private func scratchFolder() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-live-\(UUID())").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let path = TemporaryFolder("dashboard-live").path
     return path
 }
 

@@ -12,6 +12,7 @@ import ReceiptSimulator
 import ReceiptTrust
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// One story whichever door: the simulator's third customer (every kind of event, and two
 /// notifications Apple lists but never delivered) asked through `customer`'s finder and through
@@ -28,8 +29,7 @@ import Testing
         let anchors = try TrustAnchors.apple.addingTestRoots([simulator.pki.rootDER])
         let at = Date()
         let pipeline = ReceiptPipeline(at: at, evaluator: TrustEvaluator(anchors: anchors))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-story-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("one-story").path
         return (simulator, client, CustomerLookupService(client: client, pipeline: pipeline), try AuditStore(path: folder + "/audit.sqlite"), at)
     }
 

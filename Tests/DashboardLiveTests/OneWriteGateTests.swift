@@ -13,6 +13,7 @@ import ServiceTestSupport
 import TerminalUI
 import Testing
 import UntrustedText
+import TestSupport
 
 /// One gate for every write: the same extension on customer data that is not genuine (the
 /// simulator's test chain, its root not given) goes through the command's door
@@ -27,8 +28,7 @@ import UntrustedText
         let simulator = try await ServerAPISimulator.start(ServerAPIConfiguration(publicKey: key.publicKey))
         // Apple's roots only: the simulator's items are judged invalid.
         let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: .apple))
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("one-gate-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("one-gate").path
         let store = try AuditStore(path: folder + "/audit.sqlite")
         func client() throws -> AppStoreServerAPIClient {
             AppStoreServerAPIClient(credentials: credentials, hosts: try simulator.hosts, requestTimeout: .seconds(60))

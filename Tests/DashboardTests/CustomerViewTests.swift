@@ -3,6 +3,7 @@ import CustomerTimeline
 import Foundation
 import JSONWriting
 import Testing
+import TestSupport
 
 @testable import Dashboard
 import AppStoreAPI

@@ -6,6 +6,7 @@ import TerminalUI
 import Testing
 
 @testable import Dashboard
+import TestSupport
 
 /// `e` exports the view as it is (the receipts listed, filtered and sorted; the purchases; the
 /// notifications; the input) as JSON or CSV into a folder that can be typed, with mode 0600 and
@@ -86,8 +87,7 @@ import Testing
     }
 
     @Test func aWrittenExportIsPrivateAndNeverOverwrites() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-export-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("receiptdash-export").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = ExportFile(folder: folder, fileName: "receiptdash-receipts-1.csv", contents: "a,b\n", what: "1 receipt")
         let first = try ExportWriter.write(file).get()

@@ -2,6 +2,7 @@ import Foundation
 import JSONWriting
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import Dashboard
 import AppStoreAPI

@@ -1,6 +1,7 @@
 import Foundation
 import LocalFiles
 import Testing
+import TestSupport
 @testable import Dashboard
 import AppStoreAPI
 import ReceiptDemo

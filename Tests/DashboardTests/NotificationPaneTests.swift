@@ -1,6 +1,7 @@
 import AppStoreAPI
 import Foundation
 import Testing
+import TestSupport
 
 @testable import Dashboard
 import ReceiptRendering

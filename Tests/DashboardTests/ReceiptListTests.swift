@@ -4,6 +4,7 @@ import LocalFiles
 import ReceiptCore
 import ReceiptDemo
 import Testing
+import TestSupport
 import TerminalUI
 
 /// The Receipts pane as a list made for questions (issue 42): `f` filters with the

@@ -9,6 +9,7 @@ import ReceiptCore
 import ReceiptDemo
 import ReceiptTrust
 import TerminalUI
+import TestSupport
 
 /// Items loaded from files are shelved (issue 42: 50,000 receipts in bounded memory): each
 /// keeps its summary and the facts the Receipts pane and the searches read, and the selected
@@ -22,8 +23,7 @@ import TerminalUI
     final class Folder {
         let path: String
         init() throws {
-            path = FileManager.default.temporaryDirectory.appendingPathComponent("shelved-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            path = TemporaryFolder("shelved").path
             for item in DemoCorpus.items() {
                 try Data(item.bytes).write(to: URL(fileURLWithPath: path + "/" + item.name))
             }

@@ -12,6 +12,7 @@ import Testing
 import X509
 
 @testable import Doctor
+import TestSupport
 
 /// `doctor`'s checks against the API simulator, real files and a closed port: each fault a new
 /// user makes (a wrong key id, a key file others can read, a clock off by minutes, a stopped
@@ -27,8 +28,7 @@ import X509
         let keyFile: String
 
         init(serverClockOffset: Double = 0) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            folder = TemporaryFolder("doctor").url
             let key = P256.Signing.PrivateKey()
             keyFile = folder.appendingPathComponent("key.p8").path
             try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyFile))
@@ -154,7 +154,7 @@ import X509
     /// certificate is not trusted.
     @Test func aReceiverCertificateThatExpiresSoonIsNamed() async throws {
         let setup = try await Setup()
-        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash doctor test CA")
+        let (ca, leaf, leafKey) = try TestPKI.tls(caName: "receiptdash doctor test CA")
         let certFile = setup.folder.appendingPathComponent("cert.pem").path
         let keyFile = setup.folder.appendingPathComponent("key.pem").path
         let caFile = setup.folder.appendingPathComponent("ca.pem").path

@@ -1,6 +1,7 @@
 import Foundation
 import LocalFiles
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,7 @@ import Darwin
     }
 
     static func folder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("file-modes-\(UUID())").path
+        let path = TemporaryFolder("file-modes").appending("files").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         return path
     }

@@ -2,6 +2,7 @@ import Foundation
 import LocalFiles
 import ReceiptCore
 import Testing
+import TestSupport
 
 /// Inputs as the commands read them: a folder's files in name order (no hidden files, no
 /// subfolders), a missing file named, and nothing over the limit read into memory.
@@ -23,7 +24,7 @@ import Testing
     /// folders, broken links or hidden names; the path joined once, however the folder was
     /// written.
     @Test func aFolderListsItsFilesAndLinksToFilesInNameOrder() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("listing-\(UUID().uuidString)").path
+        let folder = TemporaryFolder("listing").path
         try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for name in ["b.der", "A.der", "é.b64", ".hidden", "sub/inner.der"] {
@@ -43,7 +44,6 @@ import Testing
     @Test func inputsOverTheLimitAreNotRead() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)")
         try Data(count: 2048).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let loaded = InputFiles.load([file.path], limit: 1024)
         #expect(loaded.count == 1)
         #expect(loaded[0].result.failureReason == "input is larger than the 1024-byte limit")

@@ -8,6 +8,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// A downstream that answers what the test says and keeps every request it got.
 final class ScriptedDownstream: ForwardTransport {
@@ -51,7 +52,7 @@ final class SetClock: Sendable {
     static let secretText = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
     func path() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("forward-\(UUID())/audit.sqlite").path
+        TemporaryFolder("forward").appending("audit.sqlite").path
     }
 
     func record(_ uuid: String, type: String = "DID_RENEW", original: String, at seconds: Double) throws -> NotificationRecord {

@@ -10,6 +10,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// `Retry-After` read with care: seconds or an HTTP date; below the backoff's floor, negative,
 /// not a number or infinite, the backoff applies; past the retry window, one last attempt at

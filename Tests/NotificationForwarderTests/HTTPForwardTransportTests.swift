@@ -4,9 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NotificationForwarder
-import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// The transport against a real downstream on loopback: a redirect is a failed attempt and is
 /// not followed, a huge answer is read only up to its bound, an answer that never comes ends

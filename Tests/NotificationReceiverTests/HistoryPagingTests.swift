@@ -6,6 +6,7 @@ import ReceiptCore
 import ReceiptTrust
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// Notification History paging is bounded by one page: against 100 pages of about 7 MB (the
 /// endpoint says `hasMore` until the last), the client hands each page over before it asks for

@@ -1,6 +1,7 @@
 import Foundation
 import NotificationReceiver
 import Testing
+import TestSupport
 
 /// `receive` names the system's zone in `TZ` only when glibc, given that name, reads the very
 /// file `/etc/localtime` links to: the log's timestamps keep their zone.
@@ -8,7 +9,7 @@ import Testing
     /// A zone folder with `Europe/Paris` (a file) and `Etc/UTC` (a link to `../UTC`), and a
     /// `localtime` link made by `link(folder, localtime)`.
     func withZones(_ body: (_ root: String, _ zones: String) throws -> Void) throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tz-\(UUID())").path
+        let root = TemporaryFolder("tz").path
         let zones = root + "/usr/share/zoneinfo"
         defer { try? FileManager.default.removeItem(atPath: root) }
         for folder in [zones + "/Europe", zones + "/Etc", root + "/etc", root + "/elsewhere/zoneinfo/Europe"] {

@@ -18,6 +18,7 @@ import SwiftASN1
 import Synchronization
 import Testing
 import X509
+import TestSupport
 
 /// The receiver's JSON answer as a dictionary of strings (nil when it is not one).
 func ReceiverAnswerJSON(_ text: String) -> [String: String]? {
@@ -119,7 +120,7 @@ final class CapturedLogs: Sendable {
     static let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
 
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("receive-\(UUID())/audit.sqlite").path
+        TemporaryFolder("receive").appending("audit.sqlite").path
     }
 
     func receiver(_ sink: any NotificationSink, policy: ReceiverPolicy = .replaying()) -> NotificationReceiver {
@@ -466,9 +467,8 @@ final class CapturedLogs: Sendable {
     /// `--tls-cert/--tls-key`: the receiver on a real loopback socket serves HTTPS with the
     /// given PEM files, and a client that trusts their CA gets the notification stored.
     @Test func servesHTTPSWithTheGivenCertificate() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-tls-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash receiver test CA")
+        let folder = TemporaryFolder("receive-tls").url
+        let (ca, leaf, leafKey) = try TestPKI.tls(caName: "receiptdash receiver test CA")
         let certFile = folder.appendingPathComponent("cert.pem").path
         let keyFile = folder.appendingPathComponent("key.pem").path
         try leaf.serializeAsPEM().pemString.write(toFile: certFile, atomically: true, encoding: .utf8)

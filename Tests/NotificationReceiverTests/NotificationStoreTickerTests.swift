@@ -5,6 +5,7 @@ import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The store's one-second ticker runs on its injected clock: a heartbeat every 10 s carrying
 /// the clock's date, refusal rows pruned hourly by the clock's date. Time moves only when the
@@ -22,7 +23,7 @@ import Testing
     @Test func heartbeatsAndPrunesFollowTheInjectedClock() async throws {
         let stepped = SteppedClock()
         let clock = ServiceClock(now: { Self.start + stepped.elapsed.seconds }, clock: stepped)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ticker-\(UUID())/audit.sqlite").path
+        let path = TemporaryFolder("ticker").appending("audit.sqlite").path
         let store = try NotificationStore(path: path, keepRefusals: .seconds(3600), heartbeat: "web-1 pid 7", clock: clock).started()
         // A refusal half an hour before the start: kept by the prune at start (cut-off an hour
         // before), gone after the hourly one (cut-off the start itself).

@@ -12,6 +12,7 @@ import ReceiptCore
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// The receiver after its security review: unverified claims cut before they are escaped,
 /// refusal log lines sampled, duplicate keys refused, log values quoted, answers that say
@@ -21,7 +22,7 @@ import Testing
     static let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
 
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("hardening-\(UUID())/audit.sqlite").path
+        TemporaryFolder("hardening").appending("audit.sqlite").path
     }
 
     /// An unsigned token whose claims are the given ones (the gates read them before any

@@ -14,6 +14,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// The receiver as an attacker meets it: forged V1, x5c bombs, extra keys, wrong environment,
 /// old or future notifications, a test notification that would shadow a genuine one, floods of
@@ -24,7 +25,7 @@ import Testing
     static let silent = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID())/audit.sqlite").path
+        TemporaryFolder("hostile").appending("audit.sqlite").path
     }
 
     func receiver(_ sink: any NotificationSink, _ policy: ReceiverPolicy, now: @escaping @Sendable () -> Date = { Self.receivedAt })

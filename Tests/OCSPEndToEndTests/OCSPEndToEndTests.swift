@@ -9,6 +9,7 @@ import ReceiptCore
 import ReceiptTrust
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// Online checks over the network as the product asks: AsyncHTTPClient (`HTTPOCSPTransport`) to
 /// the simulator's OCSP responder on loopback, to a port nobody listens on, and to a listener
@@ -65,7 +66,7 @@ import Testing
         defer { Task { try? await silent.stop() } }
         let signer = try TestNotifications(ocspURL: silent.url)
         let store = try NotificationStore(
-            path: FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-bound-\(UUID())/audit.sqlite").path
+            path: TemporaryFolder("ocsp-bound").appending("audit.sqlite").path
         ).started()
         var policy = ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([signer.pki.rootDER]))
         policy.onlineChecks = OnlineChecks(transport: HTTPOCSPTransport(backstop: .seconds(3600)), timeout: .seconds(1))

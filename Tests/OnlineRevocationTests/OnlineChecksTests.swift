@@ -14,6 +14,7 @@ import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The simulator's PKI and its OCSP responder, asked in process (``InProcessOCSPTransport``):
 /// an answer comes at once, so no check is late because the machine is busy. The HTTP path
@@ -231,7 +232,7 @@ extension TrustReport {
 
     @Test func theReceiverAnswers503WithRetryAfterWhenTheCheckIsRetryable() async throws {
         let bench = try await OCSPBench.start()
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID())/audit.sqlite").path
+        let path = TemporaryFolder("ocsp").appending("audit.sqlite").path
         let store = try NotificationStore(path: path).started()
         var policy = ReceiverPolicy.replaying(anchors: try TrustAnchors.apple.addingTestRoots([bench.pki.rootDER]))
         policy.onlineChecks = bench.checks()

@@ -6,9 +6,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// A downstream on loopback that answers by path and counts the connections it was given:
 /// `/ok` 204, `/retry` 429 with Retry-After 7, `/close` 200 and `connection: close`, `/huge` a
@@ -237,12 +237,12 @@ final class CountingServer: Sendable {
     }
 
     @Test func tlsIsCheckedAgainstTheTrustRoots() async throws {
-        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash outbound test CA")
+        let (ca, leaf, leafKey) = try TestPKI.tls(caName: "receiptdash outbound test CA")
         let serverTLS = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: try TestTLS.der(leaf), format: .der))],
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: try TestPKI.der(leaf), format: .der))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leafKey.derRepresentation), format: .der)))
         let server = try await CountingServer(tls: try NIOSSLContext(configuration: serverTLS))
-        try await withClient(connections: 1, roots: [try NIOSSLCertificate(bytes: try TestTLS.der(ca), format: .der)]) { trusting in
+        try await withClient(connections: 1, roots: [try NIOSSLCertificate(bytes: try TestPKI.der(ca), format: .der)]) { trusting in
             let answer7 = try await answer(trusting, url(server.port, "/ok", secure: true))
             #expect(answer7.status == 204)
         }

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import AppStoreAPI
 @testable import ReceiptCore
 @testable import ReceiptTrust

@@ -5,6 +5,7 @@ import Testing
 @testable import AppStoreAPI
 @testable import ReceiptCore
 @testable import ReceiptTrust
+import TestSupport
 
 /// What the commands read through the core: times, `--root-ca` files, the receipt a look-up
 /// starts from.
@@ -14,8 +15,7 @@ import Testing
     }
 
     private func scratch(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("command-input-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("command-input").url
         let path = folder.appendingPathComponent(name).path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         return path

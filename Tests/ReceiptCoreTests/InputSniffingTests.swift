@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ReceiptCore
 
 /// Every way a person pastes the same receipt gives the same decoded receipt.

@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
-import SwiftASN1
 import Testing
 import X509
 
 @testable import ReceiptCore
 @testable import ReceiptTrust
+import TestSupport
 
 // The JWS verdict cache (``TrustCache``): a token whose x5c chain was judged before reuses that
 // judgement, and only its own signature and the time-dependent steps are checked again. These
@@ -33,42 +33,21 @@ private struct CachePKI: Sendable {
     let leafDER: [UInt8]
 
     static func name(_ commonName: String, ou: String? = nil) throws -> DistinguishedName {
-        try DistinguishedName {
-            CountryName("US")
-            OrganizationName("ReceiptDash Cache Tests")
-            if let ou { OrganizationalUnitName(ou) }
-            CommonName(commonName)
-        }
-    }
-
-    static func der(_ certificate: Certificate) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
+        try TestPKI.name(commonName, ou: ou, organization: "ReceiptDash Cache Tests")
     }
 
     private init() throws {
         let rootName = try Self.name("ReceiptDash Cache Test Root")
         intermediateName = try Self.name("ReceiptDash Cache Test Intermediate", ou: "G9")
-        root = try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x01]), publicKey: .init(rootKey.publicKey),
-            notValidBefore: utc("2015-01-01T00:00:00Z"), notValidAfter: utc("2040-01-01T00:00:00Z"),
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            }, issuerPrivateKey: .init(rootKey))
-        let intermediate = try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x02]), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: utc("2020-01-01T00:00:00Z"), notValidAfter: utc("2030-01-01T00:00:00Z"),
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                Certificate.Extension(oid: AppleOID.intermediateMarker, critical: false, value: [0x05, 0x00])
-            }, issuerPrivateKey: .init(rootKey))
-        rootDER = try Self.der(root)
-        intermediateDER = try Self.der(intermediate)
+        root = try TestPKI.selfSigned(
+            serial: .init(bytes: [0x01]), key: .init(rootKey), name: rootName,
+            validity: (utc("2015-01-01T00:00:00Z"), utc("2040-01-01T00:00:00Z")), extensions: try TestPKI.rootExtensions())
+        let intermediate = try TestPKI.certificate(
+            serial: .init(bytes: [0x02]), publicKey: .init(intermediateKey.publicKey),
+            validity: (utc("2020-01-01T00:00:00Z"), utc("2030-01-01T00:00:00Z")), issuer: rootName, subject: intermediateName,
+            extensions: try TestPKI.intermediateExtensions(), issuerKey: .init(rootKey))
+        rootDER = try TestPKI.der(root)
+        intermediateDER = try TestPKI.der(intermediate)
         leafDER = try Self.leafDER(serial: 1, intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey)
     }
 
@@ -76,18 +55,12 @@ private struct CachePKI: Sendable {
         serial: UInt16, intermediateKey: P256.Signing.PrivateKey, intermediateName: DistinguishedName,
         key: P256.Signing.PrivateKey
     ) throws -> [UInt8] {
-        try der(
-            Certificate(
-                version: .v3, serialNumber: .init(bytes: [0x5E, UInt8(serial >> 8), UInt8(serial & 0xFF)]),
-                publicKey: .init(key.publicKey),
-                notValidBefore: utc("2023-01-01T00:00:00Z"), notValidAfter: utc("2025-06-01T00:00:00Z"),
-                issuer: intermediateName, subject: try name("ReceiptDash Cache Test Signing \(serial)"),
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.notCertificateAuthority)
-                    Critical(KeyUsage(digitalSignature: true))
-                    Certificate.Extension(oid: AppleOID.leafMarker, critical: false, value: [0x05, 0x00])
-                }, issuerPrivateKey: .init(intermediateKey)))
+        try TestPKI.der(
+            TestPKI.certificate(
+                serial: .init(bytes: [0x5E, UInt8(serial >> 8), UInt8(serial & 0xFF)]), publicKey: .init(key.publicKey),
+                validity: (utc("2023-01-01T00:00:00Z"), utc("2025-06-01T00:00:00Z")), issuer: intermediateName,
+                subject: try name("ReceiptDash Cache Test Signing \(serial)"), extensions: try TestPKI.leafExtensions(),
+                issuerKey: .init(intermediateKey)))
     }
 
     /// Another leaf for the same key, with its own serial and name: a distinct chain.

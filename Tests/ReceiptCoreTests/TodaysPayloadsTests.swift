@@ -2,6 +2,7 @@ import AppStoreAPI
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 
 @testable import ReceiptRendering
 @testable import ReceiptCore

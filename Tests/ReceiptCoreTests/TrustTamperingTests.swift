@@ -7,6 +7,7 @@ import _CryptoExtras
 
 @testable import ReceiptCore
 @testable import ReceiptTrust
+import TestSupport
 
 // Tampering tests for the trust evaluator: the tests build their own PKI (root → WWDR-like
 // intermediate → receipt-signing leaf), sign real PKCS#7 receipts (RSA) and StoreKit 2 JWS
@@ -33,30 +34,7 @@ enum TamperClock {
 
 // MARK: - Certificates
 
-enum TestPKI {
-    static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
-    static let wwdrMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
-
-    /// Apple's marker extensions carry a DER NULL.
-    static func marker(_ oid: ASN1ObjectIdentifier) -> Certificate.Extension {
-        Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
-    }
-
-    static func name(_ commonName: String, ou: String? = nil) throws -> DistinguishedName {
-        try DistinguishedName {
-            CountryName("US")
-            OrganizationName("ReceiptDash Tests")
-            if let ou { OrganizationalUnitName(ou) }
-            CommonName(commonName)
-        }
-    }
-
-    static func der(_ certificate: Certificate) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
-    }
-
+extension TestPKI {
     /// The certificate with the last byte of its signature BIT STRING flipped: it still parses,
     /// but no issuer's signature on it verifies any more.
     static func tampered(_ der: [UInt8]) throws -> [UInt8] {
@@ -67,47 +45,6 @@ enum TestPKI {
         #expect(changed.tbsCertificateBytes == original.tbsCertificateBytes)
         #expect(changed.signature != original.signature)
         return copy
-    }
-
-    static func rootExtensions() throws -> Certificate.Extensions {
-        try Certificate.Extensions {
-            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-            Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-        }
-    }
-
-    static func intermediateExtensions(
-        marker: Bool = true, ca: Bool = true, keyUsage: KeyUsage? = nil, extra: [Certificate.Extension] = []
-    ) throws -> Certificate.Extensions {
-        var extensions = try Certificate.Extensions {
-            if ca {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-            } else {
-                Critical(BasicConstraints.notCertificateAuthority)
-            }
-            Critical(keyUsage ?? (ca ? KeyUsage(keyCertSign: true, cRLSign: true) : KeyUsage(digitalSignature: true)))
-            if marker { TestPKI.marker(wwdrMarker) }
-        }
-        for ext in extra { try extensions.append(ext) }
-        return extensions
-    }
-
-    static func leafExtensions(marker: Bool = true, extra: [Certificate.Extension] = []) throws -> Certificate.Extensions {
-        var extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
-            if marker { TestPKI.marker(leafMarker) }
-        }
-        for ext in extra { try extensions.append(ext) }
-        return extensions
-    }
-
-    /// A private-arc extension no policy knows, marked critical.
-    static let unknownCritical = Certificate.Extension(oid: [1, 2, 3, 4], critical: true, value: [0x05, 0x00])
-
-    /// extendedKeyUsage codeSigning, marked critical, as on Xcode's StoreKit certificate.
-    static func criticalCodeSigning() throws -> Certificate.Extension {
-        try Certificate.Extension(ExtendedKeyUsage([.codeSigning]), critical: true)
     }
 }
 
@@ -142,11 +79,9 @@ struct RSAHierarchy: Sendable {
         rootName = try TestPKI.name("ReceiptDash Test Root CA", ou: "Test Certification Authority")
         intermediateName = try TestPKI.name("ReceiptDash Test WWDR Intermediate", ou: "G9")
         leafName = try TestPKI.name("ReceiptDash Test Receipt Signing")
-        root = try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x01]), publicKey: .init(rootKey.publicKey),
-            notValidBefore: TamperClock.rootValidity.0, notValidAfter: TamperClock.rootValidity.1,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try TestPKI.rootExtensions(), issuerPrivateKey: .init(rootKey))
+        root = try TestPKI.selfSigned(
+            serial: .init(bytes: [0x01]), key: .init(rootKey), name: rootName, validity: TamperClock.rootValidity,
+            extensions: try TestPKI.rootExtensions())
         rootDER = try TestPKI.der(root)
         intermediate = try Self.makeIntermediate(
             rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName)
@@ -161,12 +96,11 @@ struct RSAHierarchy: Sendable {
         name: DistinguishedName, marker: Bool = true, ca: Bool = true, keyUsage: KeyUsage? = nil,
         extra: [Certificate.Extension] = []
     ) throws -> Certificate {
-        try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x02, 0x11]), publicKey: .init(key.publicKey),
-            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
-            issuer: rootName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+        try TestPKI.certificate(
+            serial: .init(bytes: [0x02, 0x11]), publicKey: .init(key.publicKey), validity: TamperClock.intermediateValidity,
+            issuer: rootName, subject: name,
             extensions: try TestPKI.intermediateExtensions(marker: marker, ca: ca, keyUsage: keyUsage, extra: extra),
-            issuerPrivateKey: .init(rootKey))
+            issuerKey: .init(rootKey))
     }
 
     static func makeLeaf(
@@ -174,11 +108,9 @@ struct RSAHierarchy: Sendable {
         name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true,
         extra: [Certificate.Extension] = []
     ) throws -> Certificate {
-        try Certificate(
-            version: .v3, serialNumber: leafSerial, publicKey: .init(key.publicKey),
-            notValidBefore: validity.0, notValidAfter: validity.1,
-            issuer: intermediateName, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerPrivateKey: .init(intermediateKey))
+        try TestPKI.certificate(
+            serial: leafSerial, publicKey: .init(key.publicKey), validity: validity, issuer: intermediateName, subject: name,
+            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerKey: .init(intermediateKey))
     }
 
     /// A leaf variant: same key, name and issuer as ``leaf``.
@@ -209,11 +141,9 @@ struct RSAHierarchy: Sendable {
         }
         try extensions.append(try TestPKI.criticalCodeSigning())
         for ext in extra { try extensions.append(ext) }
-        return try Certificate(
-            version: .v3, serialNumber: .init(bytes: [serial]), publicKey: .init(key.publicKey),
-            notValidBefore: utc("2023-01-01T00:00:00Z"), notValidAfter: utc("2043-01-01T00:00:00Z"),
-            issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: extensions, issuerPrivateKey: .init(key))
+        return try TestPKI.selfSigned(
+            serial: .init(bytes: [serial]), key: .init(key), name: name,
+            validity: (utc("2023-01-01T00:00:00Z"), utc("2043-01-01T00:00:00Z")), extensions: extensions)
     }
 
     var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }
@@ -240,16 +170,11 @@ struct ECHierarchy: Sendable {
         rootName = try TestPKI.name("ReceiptDash Test Root CA - EC", ou: "Test Certification Authority")
         intermediateName = try TestPKI.name("ReceiptDash Test WWDR Intermediate - EC", ou: "G9")
         leafName = try TestPKI.name("ReceiptDash Test StoreKit Signing")
-        root = try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x03]), publicKey: .init(rootKey.publicKey),
-            notValidBefore: TamperClock.rootValidity.0, notValidAfter: TamperClock.rootValidity.1,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try TestPKI.rootExtensions(), issuerPrivateKey: .init(rootKey))
-        intermediate = try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x04, 0x22]), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try TestPKI.intermediateExtensions(), issuerPrivateKey: .init(rootKey))
+        root = try TestPKI.selfSigned(
+            serial: .init(bytes: [0x03]), key: .init(rootKey), name: rootName, validity: TamperClock.rootValidity,
+            extensions: try TestPKI.rootExtensions())
+        intermediate = try Self.makeIntermediate(
+            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName)
         leaf = try Self.makeLeaf(
             intermediateKey: intermediateKey, intermediateName: intermediateName, key: leafKey, name: leafName)
         rootDER = try TestPKI.der(root)
@@ -262,11 +187,10 @@ struct ECHierarchy: Sendable {
         name: DistinguishedName, validity: (Date, Date) = TamperClock.leafValidity, marker: Bool = true,
         extra: [Certificate.Extension] = []
     ) throws -> Certificate {
-        try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x5E, 0x01, 0x02]), publicKey: .init(key.publicKey),
-            notValidBefore: validity.0, notValidAfter: validity.1,
-            issuer: intermediateName, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerPrivateKey: .init(intermediateKey))
+        try TestPKI.certificate(
+            serial: .init(bytes: [0x5E, 0x01, 0x02]), publicKey: .init(key.publicKey), validity: validity,
+            issuer: intermediateName, subject: name,
+            extensions: try TestPKI.leafExtensions(marker: marker, extra: extra), issuerKey: .init(intermediateKey))
     }
 
     func leaf(
@@ -279,11 +203,18 @@ struct ECHierarchy: Sendable {
 
     /// An intermediate variant: same key, name and issuer as ``intermediate``.
     func intermediate(ca: Bool = true, keyUsage: KeyUsage? = nil) throws -> Certificate {
-        try Certificate(
-            version: .v3, serialNumber: .init(bytes: [0x04, 0x22]), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: TamperClock.intermediateValidity.0, notValidAfter: TamperClock.intermediateValidity.1,
-            issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try TestPKI.intermediateExtensions(ca: ca, keyUsage: keyUsage), issuerPrivateKey: .init(rootKey))
+        try Self.makeIntermediate(
+            rootKey: rootKey, rootName: rootName, key: intermediateKey, name: intermediateName, ca: ca, keyUsage: keyUsage)
+    }
+
+    static func makeIntermediate(
+        rootKey: P256.Signing.PrivateKey, rootName: DistinguishedName, key: P256.Signing.PrivateKey,
+        name: DistinguishedName, ca: Bool = true, keyUsage: KeyUsage? = nil
+    ) throws -> Certificate {
+        try TestPKI.certificate(
+            serial: .init(bytes: [0x04, 0x22]), publicKey: .init(key.publicKey), validity: TamperClock.intermediateValidity,
+            issuer: rootName, subject: name, extensions: try TestPKI.intermediateExtensions(ca: ca, keyUsage: keyUsage),
+            issuerKey: .init(rootKey))
     }
 
     var evaluator: TrustEvaluator { TrustEvaluator(anchors: TrustAnchors(roots: [root])) }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONWriting
 import Testing
+import TestSupport
 
 @testable import AppStoreAPI
 @testable import ReceiptRendering

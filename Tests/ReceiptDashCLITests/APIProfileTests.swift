@@ -2,10 +2,11 @@ import Foundation
 import AppStoreAPI
 import ReceiptCore
 import Testing
+import TestSupport
 
 @Suite struct APIProfileTests {
     static func file(_ text: String) throws -> String {
-        let path = NSTemporaryDirectory() + "receiptdash-api-\(UUID().uuidString).toml"
+        let path = TemporaryFolder("receiptdash-api").appending("api.toml").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

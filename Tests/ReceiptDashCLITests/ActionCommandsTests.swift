@@ -4,6 +4,7 @@ import Foundation
 import ReceiptCore
 import ReceiptSimulator
 import Testing
+import TestSupport
 
 /// `extend`, `consumption`, `app-account-token`, `finish` and `test-notification` as processes
 /// against the API simulator (in this process, so its log of writes is read directly): the plan,
@@ -21,8 +22,7 @@ import Testing
         var db: String { folder.appendingPathComponent("audit.sqlite").path }
 
         init(configure: (inout ServerAPIConfiguration) -> Void = { _ in }) async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("actions-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            folder = TemporaryFolder("actions").url
             let key = P256.Signing.PrivateKey()
             keyFile = folder.appendingPathComponent("key.p8").path
             try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyFile))

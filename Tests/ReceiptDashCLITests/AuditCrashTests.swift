@@ -3,6 +3,7 @@ import AuditTrailSQLite
 import Foundation
 import ReceiptSimulator
 import Testing
+import TestSupport
 
 /// A verifying process killed with SIGKILL mid-batch leaves a consistent audit database;
 /// resuming finishes the rest without doing anything twice.
@@ -10,7 +11,7 @@ import Testing
     let cli = InspectCommandTests()
 
     @Test func killedBatchResumesWithoutDuplicates() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID())")
+        let folder = TemporaryFolder("crash").url
         let receipts = folder.appendingPathComponent("receipts")
         try FileManager.default.createDirectory(at: receipts, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

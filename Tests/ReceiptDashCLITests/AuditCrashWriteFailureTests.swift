@@ -3,6 +3,7 @@ import AuditTrailSQLite
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// A write to the audit database that fails is never dropped: `verify --db` and
 /// `watch --db --verify` exit non-zero and name it. The database refuses writes through a

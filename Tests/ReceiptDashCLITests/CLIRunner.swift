@@ -65,6 +65,7 @@ enum CLIRunner {
 }
 
 import Testing
+import TestSupport
 
 /// The runner itself: what a command writes to either stream arrives whole, however much.
 @Suite struct CLIRunnerTests {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ReceiptCore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -29,8 +30,7 @@ import Darwin
     }
 
     static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("issue18-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("issue18").url
         return folder
     }
 

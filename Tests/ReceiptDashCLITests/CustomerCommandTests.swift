@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `receiptdash customer` as a support engineer runs it, against the simulator's demo customer:
 /// the API's history and Apple's notification history merged with the trail's writes, the

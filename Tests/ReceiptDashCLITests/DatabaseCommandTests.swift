@@ -1,6 +1,6 @@
 import Foundation
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `receiptdash db migrate` / `db copy` and `--db` values as a user types them: copying twice
 /// changes nothing, a PostgreSQL password never reaches any output.
@@ -10,7 +10,7 @@ import Testing
 
     /// A folder with two receipts recorded into a new SQLite trail by `watch --once`.
     func recordedTrail() throws -> (folder: URL, db: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("db-cli-\(UUID())")
+        let folder = TemporaryFolder("db-cli").url
         let drop = folder.appendingPathComponent("drop")
         try FileManager.default.createDirectory(at: drop, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: drop.appendingPathComponent("a.der").path)

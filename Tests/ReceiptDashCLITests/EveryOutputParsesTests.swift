@@ -1,6 +1,8 @@
 import Foundation
 import NotificationReceiver
+import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// Every machine-readable output parses, whatever it was given: `inspect` (with and without
 /// `--summary`), `verify`, `customer`, `notifications` and `history`, with each `--format` they
@@ -12,10 +14,9 @@ import Testing
 
     /// The input sets a command that reads files is given, by name.
     func inputSets() throws -> [(name: String, paths: [String])] {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID())")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let empty = TemporaryFolder("empty").url
         let folder = InspectCommandTests.packageRoot.appendingPathComponent("Sources/ReceiptDemo/Demo").path
-        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID()).b64")
+        let broken = TemporaryFolder("broken").appending("broken.b64")
         // A receipt cut short: base64 that is not a whole receipt.
         try Data(try String(contentsOfFile: cli.fixture("production.b64"), encoding: .utf8).prefix(601).utf8).write(to: broken)
         return [
@@ -56,11 +57,13 @@ import Testing
     }
 
     @Test func verifyWritesParsableJSONAndFillsATrailHistoryAndCustomerRead() async throws {
-        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
+        let scratch = TemporaryFolder("outputs")
+        defer { scratch.remove() }
+        let secret = scratch.appending("secret")
         try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: secret)
         let (simulator, production, sandbox) = try VerifyCommandTests().startSimulator(secretFile: secret.path)
         defer { simulator.terminate() }
-        let db = FileManager.default.temporaryDirectory.appendingPathComponent("outputs-\(UUID()).sqlite").path
+        let db = scratch.appending("outputs.sqlite").path
         let empty = try await Self.emptyTrail()
 
         // history on a trail with nothing yet, in each format.
@@ -127,7 +130,7 @@ import Testing
 
     /// A trail with its tables and no row (a missing file is an error of its own, named).
     static func emptyTrail() async throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("empty-trail-\(UUID()).sqlite").path
+        let path = TemporaryFolder("empty-trail").appending("audit.sqlite").path
         await (try NotificationStore(path: path).started()).close()
         return path
     }

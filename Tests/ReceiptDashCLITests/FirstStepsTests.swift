@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What a new user meets first, as issue 24 found it: the binary reached through a symlink on
 /// `PATH`, the simulator's root needed before the simulator serves, `inspect --at`.
@@ -7,8 +8,7 @@ import Testing
     let cli = InspectCommandTests()
 
     func scratch() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("first-steps-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("first-steps").url
         return folder
     }
 

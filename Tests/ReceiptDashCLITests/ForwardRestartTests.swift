@@ -2,8 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `receive --forward` killed with -9 while a delivery is pending (its downstream failing): the
 /// delivery waits in the outbox and goes out after the restart, once, signed.
@@ -30,8 +30,7 @@ import Testing
     }
 
     @Test func aPendingDeliveryGoesOutAfterKill9() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("forward-restart-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("forward-restart").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
         let secret = folder.appendingPathComponent("forward.secret").path

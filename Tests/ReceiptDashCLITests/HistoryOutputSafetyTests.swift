@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `history --format text` and `--format csv` print what receipts said: a hostile
 /// verifyReceipt response recorded by `watch` must not reach the terminal as escape sequences.
@@ -30,8 +31,7 @@ import Testing
         """#
 
     @Test func textAndCSVCarryNoControlBytesFromReceipts() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("history-safety-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("history-safety").url
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data(Self.hostileResponse.utf8).write(to: folder.appendingPathComponent("response.json"))
         let db = folder.appendingPathComponent("audit.sqlite").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `receiptdash` binary as a user would and checks its output and exit status.
 @Suite struct InspectCommandTests {
@@ -67,7 +68,6 @@ import Testing
     @Test func severalInputsGiveAnArrayAndOneBadInputGivesExit1() throws {
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-bad-\(UUID()).b64")
         try Data("MIIT not really base64 !!".utf8).write(to: bad)
-        defer { try? FileManager.default.removeItem(at: bad) }
         let result = try run(["inspect", "--format", "json", fixture("production.b64"), bad.path, fixture("legacy-sandbox.b64")])
         #expect(result.status == 1)
         let array = try #require(result.json as? [[String: Any]])
@@ -155,8 +155,7 @@ import Testing
     /// An error message that quotes the input (here a JSON key) reaches standard error escaped:
     /// no raw ESC or BEL from the file gets to the operator's terminal.
     @Test func errorMessagesOnStandardErrorAreEscaped() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("hostile").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("evil\u{1B}[2J.json")
         try Data(#"{"\u001b[31mevil\u001b]0;title\u0007":1}"#.utf8).write(to: file)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 
 /// `receiptdash simulator` (its App Store Server API) and `receiptdash lookup` as processes, the
 /// way a support engineer runs them: exact transactions, states, refunds and requests for the
@@ -17,8 +18,7 @@ import Testing
         var rootFile: String { folder.appendingPathComponent("root.der").path }
 
         init() throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("lookup-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            folder = TemporaryFolder("lookup").url
             key = P256.Signing.PrivateKey()
             try Data(key.pemRepresentation.utf8).write(to: folder.appendingPathComponent("key.p8"))
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile)

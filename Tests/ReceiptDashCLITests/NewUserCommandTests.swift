@@ -3,8 +3,8 @@
 import Crypto
 import Foundation
 import GRDB
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -19,9 +19,7 @@ import Darwin
 
     /// A fresh folder under the temporary directory.
     static func scratch(_ name: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        TemporaryFolder(name).url
     }
 
     /// A scratch folder with `drop/` holding two receipts.

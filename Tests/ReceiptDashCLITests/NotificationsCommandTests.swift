@@ -1,7 +1,9 @@
 import AuditTrail
 import Foundation
 import NotificationReceiver
+import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `receiptdash notifications` on a receiver's database: the list in json, csv and text with
 /// its filters, and `--reconcile` against the simulator's Notification History.
@@ -12,7 +14,7 @@ import Testing
     /// A database holding two notifications as a receiver stores them: a DID_RENEW (one of the
     /// simulator demo's, delivered twice) and a TEST.
     func database() async throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("notifications-\(UUID().uuidString).sqlite").path
+        let path = TemporaryFolder("notifications").appending("notifications.sqlite").path
         let store = try NotificationStore(path: path).started()
         let renew = NotificationRecord(
             notificationUUID: "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", version: .v2, notificationType: "DID_RENEW",

@@ -1,14 +1,15 @@
 import AuditTrail
 import Foundation
 import NotificationReceiver
+import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `notifications` reads the table a page at a time (1,000 rows by id) and writes as it reads:
 /// across page boundaries nothing is lost or repeated, in every format.
 @Suite struct NotificationsPagingTests {
     @Test func everyRowOnceAcrossPages() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paging-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("paging").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
         let store = try NotificationStore(path: db, keepRefusals: nil).started()

@@ -3,8 +3,8 @@ import Crypto
 import Foundation
 import ReceiptCore
 import ReceiptSimulator
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `receiptdash offer-signature` as a process, with a fresh P-256 `.p8`: exact JSON keys,
 /// signatures that verify with the key's public half and that the simulator's verifier accepts,

@@ -7,6 +7,7 @@ import ReceiptCore
 import ReceiptSimulator
 @testable import receiptdash
 import Testing
+import TestSupport
 
 /// `--online-checks` on the command line and `online_checks` in an API profile.
 @Suite struct OnlineChecksCommandTests {
@@ -27,7 +28,9 @@ import Testing
         let pki = try AppleTestPKI(ocspURL: server.url)
         server.responder.serve(pki)
         let token = try pki.signJWS(payload: ["transactionId": "1", "bundleId": "com.example.cli", "signedDate": 1_790_000_000_000])
-        let file = NSTemporaryDirectory() + "online-\(UUID().uuidString).jws"
+        let scratch = TemporaryFolder("online")
+        defer { scratch.remove() }
+        let file = scratch.appending("online.jws").path
         try token.write(toFile: file, atomically: true, encoding: .utf8)
 
         let plain = try InspectCommandTests().run(["inspect", "--format", "json", file])

@@ -1,6 +1,6 @@
 import Foundation
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// No internals in messages: every failure path a user can provoke says what failed, on what,
 /// in words; no Foundation error dump, Swift type name or library dump reaches standard error.

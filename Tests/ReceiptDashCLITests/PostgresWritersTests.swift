@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptSimulator
 import Testing
+import TestSupport
 
 /// A fleet on one PostgreSQL trail, as processes: four validators ingesting overlapping folders
 /// at once make one row per receipt with every sighting, no row lost or doubled.
@@ -28,7 +29,7 @@ import Testing
         let url = try Self.freshDatabase()
         let migrated = try cli.run(["db", "migrate", "--db", url])
         #expect(migrated.status == 0, "\(migrated.stderr)")
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("writers-\(UUID())")
+        let root = TemporaryFolder("writers").url
         defer { try? FileManager.default.removeItem(at: root) }
         // 160 receipts; writer k's folder holds those with i % 4 == k or (k + 1) % 4: every
         // receipt is in exactly two folders, so it must end as one row with two sightings.

@@ -4,14 +4,15 @@ import NotificationReceiver
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// `receiptdash receive` as it runs: prints where it listens, stores a genuine notification
 /// before answering 200, and on SIGTERM stops, closes the store and exits 0.
 @Suite struct ReceiveCommandTests {
     @Test func receivesThenStopsCleanlyOnSIGTERM() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-cli-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("receive-cli").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
 
@@ -69,8 +70,7 @@ import Testing
     /// (exit 64) that names what to add, before anything listens.
     @Test func refusesToStartWithoutItsGates() throws {
         let cli = InspectCommandTests()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("receive-gates-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("receive-gates").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
         let noBundle = try cli.run(["receive", "--port", "0", "--db", db])

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 
 /// `receive --reconcile-every`: at start, the receiver asks the simulator's Notification History
 /// and backfills what its store lacks (counted on /metrics, said in one log line); a second

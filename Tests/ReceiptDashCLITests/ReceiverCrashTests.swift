@@ -3,8 +3,8 @@ import AuditTrailSQLite
 import Foundation
 import ReceiptSimulator
 import Synchronization
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// A count shared with the sender's callbacks.
 final class Counter: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `--ca-file` is one option group (`TLSTrustOptions`) on every command that talks TLS: to Apple
 /// (`notifications --reconcile` and `receive --reconcile-every` take it as `lookup` does), to a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `receiptdash simulator` and `receiptdash verify` as processes, the way a user runs them.
 @Suite struct VerifyCommandTests {
@@ -28,9 +29,10 @@ import Testing
 
     @Test func verifyThroughTheSimulatorWithoutLeakingTheSecret() throws {
         let secret = "f3a9c1e07b6d4a2e9c8b7a6d5e4f3a2b"
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())")
+        let scratch = TemporaryFolder("secret")
+        defer { scratch.remove() }
+        let file = scratch.appending("secret")
         try Data((secret + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let (simulator, production, sandbox) = try startSimulator(secretFile: file.path)
         defer { simulator.terminate() }
         #expect(production.hasPrefix("http://127.0.0.1:"))
@@ -64,10 +66,6 @@ import Testing
         let wrong = FileManager.default.temporaryDirectory.appendingPathComponent("wrong-\(UUID())")
         try Data("right-secret-0000".utf8).write(to: right)
         try Data("wrong-secret-1111".utf8).write(to: wrong)
-        defer {
-            try? FileManager.default.removeItem(at: right)
-            try? FileManager.default.removeItem(at: wrong)
-        }
         let (simulator, production, sandbox) = try startSimulator(secretFile: right.path)
         defer { simulator.terminate() }
         let result = try cli.run([

@@ -2,6 +2,7 @@ import AuditTrail
 import AuditTrailSQLite
 import Foundation
 import Testing
+import TestSupport
 
 /// `receiptdash watch --once` over a folder and a log file: receipts recorded once each,
 /// everything else counted as skipped, and nothing read beyond the decoder's size limit.
@@ -11,13 +12,14 @@ import Testing
     /// `watch --once .` takes the files of the current folder (a path starting with a dot is
     /// not a hidden file), and skips hidden files and subfolders.
     @Test func onceOverTheCurrentFolderSkipsOnlyHiddenFilesAndFolders() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watch-once-\(UUID())")
+        let folder = TemporaryFolder("watch-once").url
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.copyItem(atPath: cli.fixture("sandbox-2023.der"), toPath: folder.appendingPathComponent("a.der").path)
         try FileManager.default.copyItem(atPath: cli.fixture("production.b64"), toPath: folder.appendingPathComponent(".hidden.b64").path)
-        let db = FileManager.default.temporaryDirectory.appendingPathComponent("watch-once-\(UUID()).sqlite").path
-        defer { try? FileManager.default.removeItem(atPath: db) }
+        let trail = TemporaryFolder("watch-once-db")
+        defer { trail.remove() }
+        let db = trail.appending("watch-once.sqlite").path
         let result = try cli.run(["watch", "--once", "--db", db, "."], currentDirectory: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains(".: 1 file, 1 new"), "\(result.stdout)")

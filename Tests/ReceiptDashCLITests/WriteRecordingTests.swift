@@ -2,6 +2,7 @@ import Foundation
 import ReceiptSimulator
 import Synchronization
 import Testing
+import TestSupport
 
 /// A write to Apple is recorded before its first byte leaves: a process killed between the
 /// send and the record leaves a `pending` row, shown as `unknown` with the command that repeats

@@ -5,8 +5,8 @@ import Foundation
 @testable import ReceiptCore
 @testable import ReceiptSimulator
 import RetryEngine
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// What the simulator's writes make it send, as Apple does, to a real receiver on loopback
 /// (`simulator --send-notifications URL`): a `TEST` for a test notification, `RENEWAL_EXTENDED`

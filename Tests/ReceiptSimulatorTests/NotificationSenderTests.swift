@@ -10,6 +10,7 @@ import RetryEngine
 import ServiceTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 /// The real receiver's store, failing the first appends of chosen notifications (the receiver
 /// then answers 503, as for a store that cannot be written).
@@ -44,7 +45,7 @@ struct LoopbackReceiver {
     let task: Task<Void, any Error>
 
     static func start(trusting pki: AppleTestPKI, failing: [String: Int] = [:], port: Int = 0) async throws -> LoopbackReceiver {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sender-\(UUID())/audit.sqlite").path
+        let path = TemporaryFolder("sender").appending("audit.sqlite").path
         let store = try NotificationStore(path: path).started()
         let receiver = NotificationReceiver(
             sink: FlakySink(store, failing: failing),

@@ -8,6 +8,7 @@ import ReceiptRendering
 import ReceiptSimulator
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The simulator's `POST /offers/verify` takes what `OfferSigner` makes (in the JSON
 /// `offer-signature --format json` prints) and refuses, with its exact reason code, what the

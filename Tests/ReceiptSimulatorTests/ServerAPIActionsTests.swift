@@ -7,8 +7,8 @@ import JSONWriting
 import ReceiptSimulator
 @testable import ReceiptTrust
 import RetryEngine
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The writes, planned and sent by `CustomerActions` to the API simulator, which answers with
 /// Apple's rules: what a support engineer's `extend`, `consumption`, … do, end to end.

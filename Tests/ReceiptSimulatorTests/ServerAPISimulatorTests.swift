@@ -11,6 +11,7 @@ import ReceiptTrust
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 // The EXISTING AppStoreServerAPIClient against the API simulator on loopback: what a support
 // engineer's look-up does, end to end, with the simulator's clock shared with the client's so

@@ -4,13 +4,14 @@ import ReceiptCore
 @testable import ReceiptSimulator
 import Testing
 import X509
+import TestSupport
 
 /// `simulator --pki DIR`: the test PKI and API key kept in a folder, made whole on first use,
 /// the same on every later run, so a README example can hand `DIR/root.der` to `--root-ca`
 /// before the simulator serves (issue 24: `--root-ca sim-root.der` raced the simulator).
 @Suite struct SimulatorPKIFolderTests {
     func scratch() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("pki-\(UUID())").path
+        TemporaryFolder("pki").appending("pki").path
     }
 
     func mode(_ path: String) throws -> Int {

@@ -5,8 +5,8 @@ import AppStoreAPI
 import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptSimulator
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// What the simulator answers, on its pure part and over HTTP.
 @Suite struct SimulatorTests {

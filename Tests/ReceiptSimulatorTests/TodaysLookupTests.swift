@@ -9,6 +9,7 @@ import ReceiptSimulator
 import RetryEngine
 import ServiceTestSupport
 import Testing
+import TestSupport
 
 /// The demo's second customer speaks today's Apple: a commitment plan first bought with a
 /// win-back offer, a prorated refund, a one-time offer code, and an AppTransaction a look-up

@@ -7,13 +7,12 @@ import ReceiptCore
 import ReceiptSimulator
 @testable import ReceiptWatch
 import RetryEngine
-import ServiceTestSupport
 import Testing
+import TestSupport
 
 @Suite struct WatchSourceTests {
     func temporaryFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = TemporaryFolder("watch").url
         return url
     }
 
@@ -61,7 +60,7 @@ import Testing
     }
 
     @Test func ingestorCountsEveryLineOnce() async throws {
-        let store = try AuditStore(path: FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID()).sqlite").path)
+        let store = try AuditStore(path: TemporaryFolder("ingest").appending("ingest.sqlite").path)
         let ingestor = Ingestor(store: store)
         let receipt = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("production.b64")), as: UTF8.self).filter { !$0.isWhitespace }
         let response = String(decoding: try Data(contentsOf: ServiceFixture.folder.appendingPathComponent("verify-response.json")), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")

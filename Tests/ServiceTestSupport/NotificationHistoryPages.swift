@@ -1,5 +1,6 @@
 import AppStoreAPI
 import AppStoreClients
+import TestSupport
 import Foundation
 
 extension AppStoreServerAPIClient {
