@@ -463,6 +463,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            exclude: ["Goldens"],
             resources: [.copy("Fixtures")]
         ),
         // What tests of any level share, on no product module above ReceiptCore and RetryEngine:
@@ -504,7 +505,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "AuditTrailTests",
@@ -515,7 +517,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "NotificationReceiverTests",
@@ -536,7 +539,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "OutboundHTTPTests",
@@ -572,7 +576,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "DoctorTests",
@@ -595,7 +600,8 @@ let package = Package(
                 "RetryEngine",
                 "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "ReceiptDemoTests",
@@ -611,7 +617,8 @@ let package = Package(
                 "TestSupport",
                 "LocalFiles",
                 "ReceiptCore",
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "CustomerTimelineTests",
@@ -624,7 +631,8 @@ let package = Package(
                 "ReceiptCore",
                 "ReceiptTrust",
                 "ReceiptRendering",
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "ReceiptRenderingTests",
@@ -635,7 +643,8 @@ let package = Package(
                 "ReceiptDemo",
                 "ReceiptRendering",
                 "UntrustedText",
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "OnlineRevocationTests",
@@ -655,7 +664,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         // OCSP over HTTP end to end (the only tests that can meet swift-certificates' 10 s
         // wall-clock watchdog); the rest ask the responder in process.
@@ -680,7 +690,8 @@ let package = Package(
                 "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "ReceiptCore", "ReceiptSimulator", "ReceiptWatch", "RetryEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "ReceiptWatchTests",
@@ -694,7 +705,7 @@ let package = Package(
         .testTarget(
             name: "DashboardTests",
             dependencies: ["TestSupport", "JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore", "ReceiptTrust"],
-            exclude: ["Snapshots"]
+            exclude: ["Goldens", "Snapshots"]
         ),
         .testTarget(
             name: "DashboardLiveTests",

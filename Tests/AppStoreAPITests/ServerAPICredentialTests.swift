@@ -93,13 +93,15 @@ import TestSupport
     }
 
     @Test func missingSettingsAreNamedTogether() {
+        let words = Wording("serverapi-credential")
         do {
             _ = try APICredentials.load(APICredentials.Flags(keyID: "K"), environment: ["RECEIPTDASH_BUNDLE_ID": "b"])
             Issue.record("loaded without an issuer and a key")
         } catch {
             #expect(error.code == .missing)
-            #expect(error.reason.hasSuffix("missing: --issuer-id or RECEIPTDASH_API_ISSUER_ID; --private-key-file or RECEIPTDASH_API_PRIVATE_KEY_FILE"))
+            words.said(error.reason)
         }
+        words.check()
     }
 
     @Test func aBadKeyFileSaysSoWithoutItsText() throws {

@@ -14,19 +14,22 @@ import TestSupport
     }
 
     @Test func openingSaysCreatedThenCurrent() async throws {
+        let words = Wording("audit-reporting")
         let path = try scratchPath()
         let created: any AuditBackend = try AuditStore(path: path)
         let current = try #require(created.schemaVersions.last)
         #expect(created.openingReport == "created \(path) at schema \(current)")
         await created.close()
         let again: any AuditBackend = try AuditStore(path: path)
-        #expect(again.openingReport == "\(path) is at the current schema (\(current))")
+        words.said(again.openingReport)
         await again.close()
+        words.check()
     }
 
     @Test func historyTextEscapesWhatTheReceiptSays() async throws {
+        let words = Wording("audit-reporting")
         let store: any AuditBackend = try AuditStore(path: try scratchPath())
-        #expect(HistoryRendering.text([]) == "no receipts match\n")
+        words.said(HistoryRendering.text([]))
         let bytes = Array(
             #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example\u001b[2J","in_app":[{"product_id":"pro\u001b]0;x\u0007","transaction_id":"1000000000000001","original_transaction_id":"1000000000000001","purchase_date_ms":"1700000000000"}]}}"#
                 .utf8)
@@ -40,5 +43,6 @@ import TestSupport
         #expect(lines[0].hasPrefix("#1 \(decoded.format.rawValue) com.example\\x1b[2J "))
         #expect(lines[1] == "    pro\\x1b]0;x\\x07  1000000000000001  1000000000000001  2023-11-14T22:13:20Z")
         await store.close()
+        words.check()
     }
 }

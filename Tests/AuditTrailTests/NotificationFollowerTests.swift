@@ -138,12 +138,14 @@ import TestSupport
     }
 
     @Test func followingADatabaseThatDoesNotExistSaysWhatToStart() {
+        let words = Wording("notification-follower")
         #expect(throws: NotificationStoreError(.open, "")) { try NotificationFollower(path: "/nonexistent/audit.sqlite") }
         do {
             _ = try NotificationFollower(path: "/nonexistent/audit.sqlite")
         } catch {
-            #expect(error.reason == "no audit database at /nonexistent/audit.sqlite: start `receiptdash receive --db /nonexistent/audit.sqlite` first")
+            words.said(error.reason)
         }
+        words.check()
     }
 
     @Test func observedSinkReportsOnlyWhatWasMadeDurable() async throws {
@@ -167,19 +169,20 @@ import TestSupport
     }
 
     @Test func listingRowExplainsFromThePayload() async throws {
+        let words = Wording("notification-follower")
         let store = try NotificationStore(path: temporaryPath()).started()
         #expect(try await deliver(receiver(store), "session-pro_03_EXPIRED_VOLUNTARY.jws") == 200)
         #expect(try await deliver(receiver(store), "session-pro_00_DID_RENEW.jws") == 200)
         let renewed = try #require(try await store.notifications().first { $0.record.notificationType == "DID_RENEW" })
         // The date is the nested transaction's expiry, read from the payload.
-        #expect(
-            renewed.record.listingRow(deliveries: 1).explanation == "DID_RENEW: renewed: access continues until 2025-10-01")
+        words.said(renewed.record.listingRow(deliveries: 1).explanation)
         let stored = try #require(try await store.notifications().first { $0.record.notificationType == "EXPIRED" })
         let row = stored.record.listingRow(deliveries: stored.deliveries)
-        #expect(row.explanation == "EXPIRED / VOLUNTARY: expired: the customer had turned auto-renew off")
+        words.said(row.explanation)
         #expect(row.notificationType == "EXPIRED")
         #expect(row.subtype == "VOLUNTARY")
         #expect(row.deliveries == 1)
         await store.close()
+        words.check()
     }
 }

@@ -49,6 +49,7 @@ import TestSupport
     }
 
     @Test func applesStatusIsOfNowAndNotComparedWithTheStateThen() throws {
+        let words = Wording("point-in-time")
         let then = Self.story(at: 42)
         #expect(!then.issues.contains { $0.code == .statusUnexplained })
         // What Apple says it sent after the instant is not missing yet.
@@ -65,12 +66,13 @@ import TestSupport
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any])
         #expect(object["at_is_chosen"] as? Bool == true)
         #expect((object["subscriptions"] as? [[String: Any]])?.first?["api_status_is_now"] as? Bool == true)
-        #expect(CustomerText.render(then).contains("As of \(AppleDate.iso8601(Dana.date(42))) (--at): what came after is left out; Apple's status is of now."))
+        words.said(CustomerText.render(then))
 
         // Now, the same status is compared and labelled plainly.
         let now = Self.story(at: 75, pointInTime: false)
         #expect(now.subscriptions.first?.apiStatusIsNow == false)
         #expect(now.issues.contains { $0.code == .statusUnexplained })
+        words.check()
     }
 
     @Test func offlineTheTrailIsCutToTheInstantToo() {

@@ -41,10 +41,11 @@ import TestSupport
     }
 
     @Test func anUnknownOutcomeConfirmedByAppleIsASuccess() throws {
+        let words = Wording("write-and-notification")
         let story = Self.story(Self.extend(original: "2001", transaction: nil, result: AuditAction.pending))
         let event = try #require(story.events.first { $0.kind == .extension })
         #expect(event.outcome == "success")
-        #expect(event.summary.hasPrefix("we extended the renewal date: success; Apple confirmed it"))
+        words.said(event.summary)
         #expect(!story.issues.contains { $0.code == .actionUnknown })
         // Without the notification it stays unknown, and says so.
         var stored = Dana.stored
@@ -52,6 +53,7 @@ import TestSupport
         let alone = CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
         #expect(alone.events.first { $0.kind == .extension }?.outcome == "unknown")
         #expect(alone.issues.contains { $0.code == .actionUnknown })
+        words.check()
     }
 
     @Test func aRefusedWriteOrALateNotificationStaysApart() {
@@ -85,6 +87,7 @@ import TestSupport
     }
 
     @Test func aMassExtensionAndThisCustomersNotificationAreOneEvent() throws {
+        let words = Wording("write-and-notification")
         let story = Self.massStory(Self.massExtend())
         let extensions = story.events.filter { $0.kind == .extension }
         #expect(extensions.count == 1)
@@ -96,24 +99,24 @@ import TestSupport
         #expect(event.originalTransactionID == "2001")
         #expect(event.transactionID == "2003")
         #expect(event.productID == "pro.monthly")
-        #expect(
-            event.summary
-                == "we extended the renewal date of every subscriber to pro.monthly (mass extension): success (HTTP 200); Apple confirmed it (renewal date extended (RENEWAL_EXTENDED))"
-        )
+        words.said(event.summary)
+        words.check()
     }
 
     @Test func aMassExtensionThatMissedThisSubscriptionSaysSo() throws {
+        let words = Wording("write-and-notification")
         let story = Self.massStory(Self.massExtend(), "RENEWAL_EXTENSION", "FAILURE")
         #expect(!story.events.contains { $0.kind == .extension })
         let event = try #require(story.events.first { $0.kind == .extensionFailed })
         #expect(event.sources == [.notification, .action].sorted())
         #expect(event.outcome == "failed")
-        #expect(event.summary.contains("Apple could not extend this subscription"))
+        words.said(event.summary)
         // Alone, Apple's FAILURE is not read as an extension either.
         var stored = Dana.stored
         stored.notifications.append(Dana.notification("n-fail", "RENEWAL_EXTENSION", "FAILURE", transaction: "2003", at: 70))
         let alone = CustomerStory.build(CustomerInputs(at: Dana.now, lookup: Dana.lookup, stored: stored))
         #expect(alone.events.filter { $0.refs == ["notification:n-fail"] }.map(\.kind) == [.extensionFailed])
+        words.check()
     }
 
     @Test func aMassExtensionAppleSaidNothingOfForThisCustomerIsNotTheirs() {
@@ -130,6 +133,7 @@ import TestSupport
     // MARK: What Apple confirms is known at once
 
     @Test func anExtensionsNewDateInApplesAnswerMovesTheEnd() throws {
+        let words = Wording("write-and-notification")
         let at = Dana.date(92)
         var write = Self.extend(original: "2001", transaction: nil, result: "success")
         write.responseBody = #"{"effective_date":"\#(AppleDate.iso8601(Dana.date(93)))","original_transaction_id":"2001","success":true}"#
@@ -145,9 +149,9 @@ import TestSupport
         let now = try #require(after.subscriptions.first { $0.originalTransactionID == "2001" })
         #expect(now.state == "active")
         #expect(now.until == Dana.date(93))
-        #expect(now.explanation.hasSuffix("moved the renewal date to \(AppleDate.iso8601(Dana.date(93))) (Apple's answer to it)."))
+        words.said(now.explanation)
         let event = try #require(after.events.first { $0.kind == .extension })
-        #expect(event.summary == "we extended the renewal date: success (HTTP 200); new renewal date \(AppleDate.iso8601(Dana.date(93)))")
+        words.said(event.summary)
         #expect(!after.events.contains { $0.kind == .expired })
         // A refused write's body names no new date; an earlier date moves nothing.
         write.result = "refused"
@@ -157,5 +161,6 @@ import TestSupport
         write.responseBody = #"{"effective_date":"\#(AppleDate.iso8601(Dana.date(80)))"}"#
         stored.actions = [write]
         #expect(CustomerStory.build(CustomerInputs(at: at, stored: stored)).subscriptions.first { $0.originalTransactionID == "2001" }?.until == Dana.date(90))
+        words.check()
     }
 }

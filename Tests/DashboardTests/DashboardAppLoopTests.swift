@@ -68,6 +68,7 @@ import TerminalUI
     }
 
     @Test func watchedInputsArriveWhileTheScreenIsUp() async throws {
+        let words = Wording("dashboard-app-loop")
         let demo = DemoCorpus.items()
         let first = try #require(demo.first { $0.name.hasPrefix("production-subscriptions") })
         let second = try #require(demo.first { $0.name.hasPrefix("ios6") })
@@ -90,12 +91,13 @@ import TerminalUI
         // The frame after each arrival shows it, with a message saying where it came from.
         #expect(!terminal.text(frame: 0).contains(first.name))
         #expect(terminal.text(frame: 1).contains(first.name))
-        #expect(terminal.text(frame: 1).contains("1 new input from watched sources"))
+        words.said(terminal.text(frame: 1))
         #expect(terminal.text(frame: 3).contains(second.name))
         // A file that could not be read is logged, and what was loaded stays.
-        #expect(terminal.text(frame: 3).contains("2 new inputs from watched sources"))
+        words.said(terminal.text(frame: 3))
         #expect(state.log.contains { $0.text == "could not read /inbox/huge.der: is 3 GB; the limit is 64 MB" && $0.role == .error })
         #expect(state.items.count == 2)
+        words.check()
     }
 
     @Test func endOfInputEndsTheLoop() async {
@@ -142,6 +144,7 @@ import TerminalUI
     }
 
     @Test func quittingRightAfterAWriteWaitsForItsRecord() async throws {
+        let words = Wording("dashboard-app-loop")
         let acting = GatedActing()
         let terminal = QuittingTerminal(acting: acting)
         var state = DashboardState(now: DashboardTests.now)
@@ -155,7 +158,8 @@ import TerminalUI
             await DashboardApp.run(&state, backend: terminal, environment: Self.env, lookup: PreparedLookupStub(), acting: acting)
         }
         #expect(acting.recorded.withLock { $0 } == ["6d1c9f3e-0000-4000-8000-000000000001"])
-        #expect(terminal.frames.last?.contains("quitting once the write sent to Apple is answered and recorded") == true)
+        words.said(terminal.frames.last)
+        words.check()
     }
 
     /// A look-up that answers nothing: the loop needs one for writes to be allowed.

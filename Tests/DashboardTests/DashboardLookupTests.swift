@@ -112,25 +112,28 @@ import TerminalUI
     // MARK: - Keys
 
     @Test func lOpensTheBoxAndEnterLooksUpAnOrderID() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         #expect(press(&state, .character("l")).isEmpty)
         #expect(state.mode == .lookup(""))
         type(&state, "MQ5X7ABCDE")
         let box = screen(state)
-        #expect(box.contains("Look up order ID or transaction ID: MQ5X7ABCDE▏  10 letters/digits with a letter: order ID · digits only: transaction ID"))
+        words.said(box)
         #expect(press(&state, .enter) == [.lookUp(.orderID("MQ5X7ABCDE"))])
         #expect(state.mode == .normal)
         #expect(state.lookupsRunning == [.orderID("MQ5X7ABCDE")])
-        #expect(state.message?.text == "lookup order MQ5X7ABCDE: asking the App Store Server API…")
-        #expect(state.log.last?.text == "lookup order MQ5X7ABCDE: asking the App Store Server API")
+        words.said(state.message?.text)
+        words.said(state.log.last?.text)
         // The same look-up again while it runs: nothing sent twice.
         press(&state, .character("l"))
         type(&state, "MQ5X7ABCDE")
         #expect(press(&state, .enter).isEmpty)
-        #expect(state.message?.text == "lookup order MQ5X7ABCDE is still running")
+        words.said(state.message?.text)
+        words.check()
     }
 
     @Test func digitsAreATransactionIDAndOtherTextIsRefused() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         press(&state, .character("l"))
         press(&state, .paste(" 2000001025686313\n"))
@@ -148,33 +151,34 @@ import TerminalUI
             press(&state, .character("l"))
             type(&state, bad)
             #expect(press(&state, .enter).isEmpty, "\(bad)")
-            #expect(state.message?.text == "\"\(bad)\" is neither an order ID (10 letters and digits, with a letter) nor a transaction ID (digits only)")
+            words.said(state.message?.text)
         }
         #expect(LookupQuery(typed: "mq5x7abcde") == .orderID("mq5x7abcde"))
         #expect(LookupQuery(typed: "1234567890") == .transactionID("1234567890"))
+        words.check()
     }
 
     /// The receipt's newest purchase (2023-09-19T23:26:23Z, `inspect` shows it), not the first row.
     @Test func capitalLLooksUpTheSelectedReceiptsNewestTransaction() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         press(&state, .down, .down)
         #expect(state.selectedItem?.source == "demo/production-subscriptions.b64")
         let effects = press(&state, .character("L"))
         #expect(effects == [.lookUp(.receipt(source: "demo/production-subscriptions.b64", transactionID: "340001311555626", verdict: .valid))])
-        #expect(state.log.last?.text == "lookup transaction 340001311555626 from production-subscriptions.b64: asking the App Store Server API")
+        words.said(state.log.last?.text)
         // A receipt without purchases has nothing to look up.
         press(&state, .up, .up)
         #expect(state.selectedItem?.decoded?.allPurchases.isEmpty == false)
+        words.check()
     }
 
     @Test func withoutCredentialsLAndCapitalLSayWhatToConfigure() async {
+        let words = Wording("dashboard-lookup")
         var state = await DashboardTests.demoState()
         #expect(press(&state, .character("l")).isEmpty)
         #expect(state.mode == .normal)
-        #expect(
-            state.message?.text
-                == "look-up is not set up: start with --issuer-id, --key-id, --private-key-file and --bundle-id, or set RECEIPTDASH_API_ISSUER_ID, RECEIPTDASH_API_KEY_ID, RECEIPTDASH_API_PRIVATE_KEY_FILE and RECEIPTDASH_BUNDLE_ID"
-        )
+        words.said(state.message?.text)
         #expect(
             state.log.suffix(5).map(\.text) == [
                 "look-up needs an In-App Purchase key (App Store Connect › Users and Access › Integrations):",
@@ -185,28 +189,32 @@ import TerminalUI
             ])
         let logged = state.log.count
         #expect(press(&state, .down, .down, .character("L")).isEmpty)
-        #expect(state.message?.text.hasPrefix("look-up is not set up: start with --issuer-id") == true)
+        words.said(state.message?.text)
         #expect(state.log.count == logged)  // listed once
         // Something configured but wrong: the loader's words.
         state.lookupSetupProblem = "the private key file /keys/a.p8 cannot be read"
         press(&state, .character("l"))
-        #expect(state.message?.text == "look-up is not set up: the private key file /keys/a.p8 cannot be read")
+        words.said(state.message?.text)
+        words.check()
     }
 
     @Test func footerAndHelpListTheKeys() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         let footer = screen(state).split(separator: "\n").last.map(String.init) ?? ""
-        #expect(footer.contains(" l look up "))
-        #expect(footer.contains(" L look up receipt"))
+        words.said(footer)
+        words.said(footer)
         press(&state, .character("?"))
         let help = screen(state)
-        #expect(help.contains("l        look up a customer by order ID or transaction ID (App Store Server API)"))
-        #expect(help.contains("L        look up the selected receipt's customer (its newest transaction ID)"))
+        words.said(help)
+        words.said(help)
+        words.check()
     }
 
     // MARK: - The answer
 
     @Test func theAnswerIsANewAPIInputInThePanes() async throws {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         // The widest terminal before the Receipts pane widens (at 160): the Purchases table whole.
         press(&state, .resize(width: 159, height: 60))
@@ -217,12 +225,12 @@ import TerminalUI
         #expect(state.items.count == 7)
         #expect(item.source == "lookup transaction 2000001025686313")
         #expect(item.decoded?.format == .api)
-        #expect(item.decoded?.format.displayName == "App Store Server API look-up")
+        words.said(item.decoded?.format.displayName)
         #expect(item.decoded?.transactions.count == 4)
         #expect(item.decoded?.pendingRenewalInfo.count == 1)
         #expect(item.trust?.verdict == .invalid)
         #expect(state.lookupsRunning.isEmpty)
-        #expect(state.message?.text == "lookup transaction 2000001025686313: 4 transactions, 1 subscription in Sandbox, trust invalid")
+        words.said(state.message?.text)
         let text = screen(state)
         // Receipts: the new input, its worst verdict, environment, counts and latest expiry.
         #expect(text.contains("│✗  lookup …25686313 Sbx   0/1/0 2025-10-06││"))
@@ -273,6 +281,7 @@ import TerminalUI
             ])
         // L on the answer looks its customer up again by its newest transaction id.
         #expect(press(&state, .character("L")) == [.lookUp(.transactionID("2000001027701928"))])
+        words.check()
     }
 
     /// The same customer asked again (after `x`, `c` or `a`) replaces its row in place: one
@@ -315,6 +324,7 @@ import TerminalUI
     }
 
     @Test func aFailedLookupIsKeptAndExplained() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         // The widest terminal before the Receipts pane widens (at 160): the Purchases table whole.
         press(&state, .resize(width: 159, height: 60))
@@ -326,11 +336,11 @@ import TerminalUI
         ]
         result.failure = APIFailure.unauthorized(environment: .production)
         state.add(result)
-        #expect(state.selectedItem?.source == "lookup order MQ5X7ABCDE")
+        words.said(state.selectedItem?.source)
         #expect(state.selectedItem?.trust == nil)
         let reason = APIFailure.unauthorized(environment: .production).reason
-        #expect(state.message?.text == "lookup order MQ5X7ABCDE failed: \(reason)")
-        #expect(state.log.last?.text == "lookup order MQ5X7ABCDE failed: \(reason)")
+        words.said(state.message?.text)
+        words.said(state.log.last?.text)
         #expect(
             DashboardView.lookupLines(result).map(\.0) == [
                 "Look-up failed (unauthorized): \(reason)",
@@ -342,10 +352,12 @@ import TerminalUI
         let text = screen(state)
         #expect(text.contains("││Look-up failed (unauthorized): Production         │"))
         #expect(text.contains("│!  lookup …5X7ABCDE Prod  0/0/0 -         ││"))
-        #expect(text.contains("││No transactions: the look-up failed (unauthorized); the Status pane says why."))
+        words.said(text)
+        words.check()
     }
 
     @Test func progressEventsBecomeLogLines() async {
+        let words = Wording("dashboard-lookup")
         var state = await Self.lookupState()
         let query = LookupQuery.orderID("MQ5X7ABCDE")
         let at = AppleDate.parse("2026-11-22T17:04:10Z")!
@@ -362,7 +374,8 @@ import TerminalUI
                 "production does not know it; asking sandbox (lookup transaction 42)",
             ])
         #expect(state.log.suffix(3).map(\.time) == [at, at, at])
-        #expect(screen(state).contains("││17:04:10 rate limited: waiting until 17:04:12 (transaction-history; lookup order M│"))
+        words.said(screen(state))
+        words.check()
     }
 }
 

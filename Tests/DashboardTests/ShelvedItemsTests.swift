@@ -268,6 +268,7 @@ import TestSupport
     }
 
     @Test func aFileGoneKeepsItsLineAndSaysWhy() async throws {
+        let words = Wording("shelved-items")
         let folder = try Folder()
         var state = await Self.shelvedState(folder)
         let gone = state.items[2]
@@ -280,16 +281,17 @@ import TestSupport
         // Not tried again on every frame.
         #expect(state.detailsWanted.map(\.id) == nil)
         #expect(state.message?.role == .error)
-        #expect(Self.text(state).contains("could not read"))
+        words.said(Self.text(state))
         #expect(state.tally.decoded == 6)
         // Nothing to export or look up from it, and each says why.
         state.focus = .status
         _ = state.handle(.character("e"), environment: Self.env)
         #expect(state.mode == .normal)
-        #expect(state.message?.text == "nothing to export: \(item.detailsLost!)")
+        words.said(state.message?.text)
         state.lookupAvailable = true
         #expect(state.handle(.character("L"), environment: Self.env).isEmpty)
-        #expect(state.message?.text == "nothing to look up: \(item.detailsLost!)")
+        words.said(state.message?.text)
+        words.check()
     }
 
     /// A `:tx` search finds a shelved receipt whose file has since been cut short: it leaves
@@ -365,6 +367,7 @@ import TestSupport
     }
 
     @Test func verifyAllReadsShelvedReceiptsAgain() async throws {
+        let words = Wording("shelved-items")
         let folder = try Folder()
         var state = await Self.shelvedState(folder)
         state.onlineAvailable = true
@@ -393,8 +396,9 @@ import TestSupport
             return
         }
         #expect(attempts.isEmpty)
-        #expect(reason.hasPrefix("could not read \(state.items[gone].source) again"))
+        words.said(reason)
         #expect(reported.withLock { $0.count } == 1)
+        words.check()
     }
 
     @Test func shelvingAtOnceGivesWhatShelvingAfterGives() async throws {

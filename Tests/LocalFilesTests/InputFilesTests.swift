@@ -8,7 +8,8 @@ import TestSupport
 /// subfolders), a missing file named, and nothing over the limit read into memory.
 @Suite struct InputFilesTests {
     @Test func foldersAreReadInNameOrderWithoutHiddenFilesOrSubfolders() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
+        let words = Wording("input-files")
+        let folder = TemporaryFolder("pipeline").url
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         for name in ["b.der", "a.b64", ".hidden", "nested/c.der"] {
@@ -17,7 +18,8 @@ import TestSupport
         let loaded = InputFiles.load([folder.path, folder.appendingPathComponent("missing.der").path], limit: 1024)
         #expect(loaded.map { ($0.source as NSString).lastPathComponent } == ["a.b64", "b.der", "missing.der"])
         #expect(try loaded[0].result.get() == Array("a.b64".utf8))
-        #expect(loaded[2].result.failureReason == "no such file")
+        words.said(loaded[2].result.failureReason)
+        words.check()
     }
 
     /// What a folder lists: files and links to files, in name order; not folders, links to
@@ -42,11 +44,15 @@ import TestSupport
     }
 
     @Test func inputsOverTheLimitAreNotRead() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)")
+        let words = Wording("input-files")
+        let scratch = TemporaryFolder("big")
+        defer { scratch.remove() }
+        let file = scratch.appending("big")
         try Data(count: 2048).write(to: file)
         let loaded = InputFiles.load([file.path], limit: 1024)
         #expect(loaded.count == 1)
-        #expect(loaded[0].result.failureReason == "input is larger than the 1024-byte limit")
+        words.said(loaded[0].result.failureReason)
+        words.check()
     }
 }
 

@@ -54,6 +54,7 @@ import TestSupport
     /// The review's body: 1 MB whose bundleId is 250,000 × U+202E. Refused (403), with a log
     /// line and a refusal row of bounded size, the claim cut to 84 scalars and the mark.
     @Test func aMegabyteClaimIsRefusedWithAShortLogLineAndRow() async throws {
+        let words = Wording("receiver-hardening")
         let store = try NotificationStore(path: temporaryPath()).started()
         let logs = CapturedLogs()
         let receiver = NotificationReceiver(
@@ -66,7 +67,7 @@ import TestSupport
         #expect(answer.refusal == .bundle)
         let claim = String(repeating: "\u{202E}", count: 84) + "…"
         #expect(claim.utf8.count == 255)
-        #expect(answer.reason == "bundle: bundleId is \(claim), not one of --bundle-id my.app")
+        words.said(answer.reason)
         #expect(answer.reason.utf8.count == 306)
         let line = try #require(logs.lines.withLock { $0.first })
         let logged = try #require(line.metadata["reason"]).description
@@ -76,6 +77,7 @@ import TestSupport
         let rows = try await store.rejections()
         #expect(rows.map(\.reason) == [answer.reason])
         #expect(rows.first?.reason.utf8.count == 306)
+        words.check()
     }
 
     /// A reason is bounded whatever builds it: 1,024 bytes, the mark included.
@@ -212,11 +214,13 @@ import TestSupport
     // MARK: - Answers
 
     @Test func noPublicReasonNamesAFlagOrTheProduct() {
+        let words = Wording("receiver-hardening")
         for kind in RefusalKind.allCases {
             #expect(!kind.publicReason.contains("--"), "\(kind)")
             #expect(!kind.publicReason.lowercased().contains("receiptdash"), "\(kind)")
         }
-        #expect(RefusalKind.v1NotAccepted.publicReason == "V1 notifications are not accepted")
+        words.said(RefusalKind.v1NotAccepted.publicReason)
+        words.check()
     }
 
     /// A server on a free loopback port; its address once it listens.

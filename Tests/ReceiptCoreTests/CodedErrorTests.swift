@@ -9,8 +9,9 @@ import TestSupport
 /// code alone.
 @Suite struct CodedErrorTests {
     @Test func codeDescriptionsAreTheStableNames() {
+        let words = Wording("coded-error")
         #expect(ReceiptDecodingError.Code.invalidPKCS7.description == "invalid PKCS#7")
-        #expect(ReceiptDecodingError.Code.invalidLegacyReceipt.description == "invalid transaction receipt")
+        words.said(ReceiptDecodingError.Code.invalidLegacyReceipt.description)
         #expect("\(ReceiptDecodingError.Code.emptyInput)" == "empty input")
         #expect(VerificationError.Code.insecureEndpoint.description == "insecure endpoint")
         #expect(APICredentialError.Code.invalidAppAppleID.description == "invalid-app-apple-id")
@@ -18,6 +19,7 @@ import TestSupport
         #expect(APIFailure.Code.unauthorized.description == "unauthorized")
         #expect(VerificationFailure.Code.notVerified.description == "not-verified")
         #expect("\(TransportFailure.Code.invalidResponse)" == "invalid-response")
+        words.check()
     }
 
     /// What the audit store wrote with the old codes reads back as the same code.
@@ -39,12 +41,14 @@ import TestSupport
     }
 
     @Test func descriptionsAreUnchanged() {
+        let words = Wording("coded-error")
         // The reason, except where a type composes its own (the decoding error names its code).
-        #expect(APICredentialError(.missing, "no key id").description == "no key id")
+        words.said(APICredentialError(.missing, "no key id").description)
         #expect(ReceiptDecodingError(.invalidBase64, "base64 is empty").description == "invalid base64: base64 is empty")
         #expect(TransportFailure(.refused).description == "connection refused")
         #expect(TransportFailure(.refused).reason == "connection refused")
         #expect(TransportFailure(.timeout, detail: "read").description == "timed out (read)")
+        words.check()
     }
 }
 
@@ -72,9 +76,11 @@ import TestSupport
 
     /// The headline's test-root wording is chosen by the root step's kind and outcome.
     @Test func headlineDecidesOnTheRootKind() {
+        let words = Wording("coded-error")
         let testRoot = TrustReport(verdict: .test, steps: [.init(.root, outcome: .warning, reason: "a --root-ca root")])
-        #expect(testRoot.headline.hasPrefix("test: chains to a root given for test data (--root-ca)"))
+        words.said(testRoot.headline)
         let storeKit = TrustReport(verdict: .test, steps: [.init(.testCertificate, outcome: .warning, reason: "StoreKit")])
-        #expect(storeKit.headline == "test: signed by Xcode's StoreKit testing certificate, not by the App Store")
+        words.said(storeKit.headline)
+        words.check()
     }
 }

@@ -33,6 +33,7 @@ import TestSupport
     }
 
     @Test func rootFilesAreTestAnchorsAndAFileThatIsNoneIsNamed() throws {
+        let words = Wording("command-input")
         let none = try TrustAnchors.apple(testRootFiles: [])
         #expect(none.testRootDERs.isEmpty)
         #expect(none.roots.count == TrustAnchors.apple.roots.count)
@@ -41,7 +42,7 @@ import TestSupport
         do {
             _ = try TrustAnchors.apple(testRootFiles: [missing])
         } catch {
-            #expect(error.description == "--root-ca: \(missing) cannot be read.")
+            words.said(error.description)
         }
         let der = try Fixture.bytes("StoreKitTestCertificate.der")
         let pem = "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
@@ -57,6 +58,7 @@ import TestSupport
         } catch {
             #expect(error.description.hasPrefix("--root-ca \(junk): "))
         }
+        words.check()
     }
 
     @Test func aReceiptIsLookedUpByItsNewestTransaction() async throws {

@@ -76,14 +76,13 @@ enum TestDER {
     }
 
     @Test func truncatedContainerSaysWhereTheLengthRunsOut() throws {
+        let words = Wording("hostile-input")
         let der = try Fixture.bytes("sandbox-2023.der")
         let error = decodingError { try decoder.decode(der[0..<1000]) }
         #expect(error?.code == .invalidASN1)
         #expect(error?.offset == 1)
-        #expect(
-            error?.reason
-                == "PKCS#7 container: ASN.1 length at byte 1 runs past the end of the input: it says \(der.count - 4) bytes but only 996 remain"
-        )
+        words.said(error?.reason)
+        words.check()
     }
 
     /// Cutting the base64 text short at every character never crashes either.
@@ -116,10 +115,12 @@ enum TestDER {
     }
 
     @Test func hugeLengthIsRefused() {
+        let words = Wording("hostile-input")
         let input: [UInt8] = [0x30, 0x84, 0x7F, 0xFF, 0xFF, 0xFF, 0x06, 0x09]
         let error = decodingError { try decoder.decode(input) }
         #expect(error?.code == .invalidASN1)
-        #expect(error?.reason == "PKCS#7 container: ASN.1 length at byte 1 runs past the end of the input: it says 2147483647 bytes but only 2 remain")
+        words.said(error?.reason)
+        words.check()
     }
 
     @Test func deepBERNestingIsRefused() {
@@ -130,10 +131,12 @@ enum TestDER {
     }
 
     @Test func deepJSONNestingIsRefused() {
+        let words = Wording("hostile-input")
         let input = String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)
         let error = decodingError { try decoder.decode(text: input) }
         #expect(error?.code == .limitExceeded)
-        #expect(error?.reason == "JSON nesting at byte 64 is deeper than 64 levels")
+        words.said(error?.reason)
+        words.check()
     }
 
     @Test func tooManyPurchasesInAReceipt() {
@@ -159,6 +162,7 @@ enum TestDER {
 
     /// A product id with invalid UTF-8 and an escape sequence: decoded, kept, and shown escaped.
     @Test func controlCharactersAndInvalidUTF8InFields() throws {
+        let words = Wording("hostile-input")
         let productID: [UInt8] = Array("evil".utf8) + [0x1B] + Array("[2J".utf8) + [0xFF]
         let purchase = TestDER.tlv(
             0x31,
@@ -168,12 +172,13 @@ enum TestDER {
             TestDER.attribute(2, TestDER.utf8(Array("com.example\u{202E}txt".utf8))) + TestDER.attribute(17, purchase))
         let decoded = try decoder.decode(TestDER.container(payload))
         #expect(decoded.receipt?.inApp.first?.productID == "evil\u{1B}[2J\u{FFFD}")
-        #expect(decoded.warnings.contains("in-app purchase 0 field 1702 is not valid UTF-8; invalid bytes shown as U+FFFD"))
+        words.said(decoded.warnings)
         let text = TextSummary.render(decoded, title: "x\u{07}")
         #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E })
         #expect(text.contains(#"evil\x1b[2J"#))
         #expect(text.contains(#"com.example\u{202e}txt"#))
         #expect(text.hasPrefix(#"x\x07"#))
+        words.check()
     }
 
     /// A known field with the wrong ASN.1 type is kept raw with a warning; the rest decodes.
@@ -193,11 +198,13 @@ enum TestDER {
     }
 
     @Test func payloadThatIsNotASetSaysWhere() throws {
+        let words = Wording("hostile-input")
         let payload = TestDER.tlv(0x30, TestDER.attribute(2, TestDER.utf8([0x41])))
         let error = decodingError { try decoder.decode(TestDER.container(payload)) }
         #expect(error?.code == .invalidReceiptPayload)
-        #expect(error?.reason.hasPrefix("in the signed receipt payload (") == true)
-        #expect(error?.reason.hasSuffix("receipt payload at byte 0 should be a SET but is a SEQUENCE") == true)
+        words.said(error?.reason)
+        words.said(error?.reason)
+        words.check()
     }
 
     @Test(arguments: [

@@ -63,14 +63,16 @@ import TestSupport
     }
 
     @Test func aKeyPastedIntoTheProfileIsRefused() throws {
+        let words = Wording("api-profile")
         let path = try Self.file("[x]\nbundle_id = \"a\"\nprivate_key = \"-----BEGIN PRIVATE KEY-----\"\n")
         do {
             _ = try APIProfile.load("x", path: path)
             Issue.record("a pasted key was accepted")
         } catch {
             #expect(error.code == .invalidKey)
-            #expect(!error.reason.contains("BEGIN PRIVATE KEY"))
+            words.said(error.reason)
         }
+        words.check()
     }
 
     @Test func brokenTOMLSaysWhere() throws {
@@ -84,12 +86,14 @@ import TestSupport
     }
 
     @Test func aMissingFileSaysWhatToCreate() {
+        let words = Wording("api-profile")
         do {
             _ = try APIProfile.load("photos", path: "/nonexistent/api.toml")
             Issue.record("no error")
         } catch {
-            #expect(error.reason == "--api-profile photos: /nonexistent/api.toml cannot be read; create it with one [photos] table (see receiptdash lookup --help)")
+            words.said(error.reason)
         }
+        words.check()
     }
 
     /// Each way a profile file can be wrong has its own code, so `doctor` suggests its fix.
@@ -115,6 +119,7 @@ import TestSupport
     /// `doctor` reports a profile it cannot read as a failed check with its fix, not a usage
     /// error, and exits 1.
     @Test func doctorNamesABrokenProfileAndItsFix() throws {
+        let words = Wording("api-profile")
         let folder = try NewUserCommandTests.scratch("doctor-profile")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("receiptdash"), withIntermediateDirectories: true)
         try Data("[prod]\nread_only = \"yes\"\n".utf8).write(to: folder.appendingPathComponent("receiptdash/api.toml"))
@@ -125,9 +130,10 @@ import TestSupport
         let checks = try #require((run.json as? [String: Any])?["checks"] as? [[String: Any]], "\(run.stdout)")
         let profile = try #require(checks.first { $0["id"] as? String == "api.profile" })
         #expect(profile["status"] as? String == "failed")
-        #expect(profile["detail"] as? String == "\(folder.path)/receiptdash/api.toml [prod] read_only must be true or false")
-        #expect(profile["fix"] as? String == "correct the setting named: text in quotes, read_only and online_checks as true or false unquoted")
+        words.said(profile["detail"] as? String)
+        words.said(profile["fix"] as? String)
         #expect(checks.contains { $0["id"] as? String == "api.credentials" } == false)
+        words.check()
     }
 
     @Test func defaultPathFollowsXDG() {

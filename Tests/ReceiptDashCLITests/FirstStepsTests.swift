@@ -24,6 +24,7 @@ import TestSupport
     /// then a bare name): the themes are looked up beside the binary's real path, each folder
     /// once. Without a terminal the dashboard then stops with its own sentence, not a theme error.
     @Test func themesAreFoundThroughASymlinkOnPath() throws {
+        let words = Wording("first-steps")
         let folder = try scratch()
         defer { try? FileManager.default.removeItem(at: folder) }
         let bin = folder.appendingPathComponent("bin")
@@ -32,33 +33,32 @@ import TestSupport
             atPath: bin.appendingPathComponent("receiptdash").path, withDestinationPath: InspectCommandTests.binary.path)
         let light = try shell("receiptdash --theme light", bin: bin, in: folder)
         #expect(light.status == 2)
-        #expect(light.stderr == "receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.\n")
+        words.said(light.stderr)
         let missing = try shell("receiptdash --theme no-such-theme", bin: bin, in: folder)
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("receiptdash: theme \"no-such-theme\" not found (looked in \(folder.path)/Themes, "))
         #expect(!missing.stderr.contains("Usage:"))
         let packageThemes = InspectCommandTests.packageRoot.appendingPathComponent("Themes").path
         #expect(missing.stderr.components(separatedBy: packageThemes + ",").count + missing.stderr.components(separatedBy: packageThemes + ")").count == 3)
+        words.check()
     }
 
     /// `simulator --pki DIR --init` makes the folder and exits, so the README's next line can
     /// read `DIR/root.der` at once; a second run finds it.
     @Test func simulatorInitMakesThePKIFolderBeforeAnythingNeedsIt() throws {
+        let words = Wording("first-steps")
         let folder = try scratch()
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = try cli.run(["simulator", "--pki", "sim-pki", "--init"], currentDirectory: folder)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(
-            first.stdout
-                == "test PKI in sim-pki (made now): root sim-pki/root.der for --root-ca, API key sim-pki/api-key.p8 for --private-key-file\n")
+        words.said(first.stdout)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("sim-pki/root.der").path))
         let second = try cli.run(["simulator", "--pki", "sim-pki", "--init"], currentDirectory: folder)
-        #expect(
-            second.stdout
-                == "test PKI in sim-pki (already there): root sim-pki/root.der for --root-ca, API key sim-pki/api-key.p8 for --private-key-file\n")
+        words.said(second.stdout)
         let alone = try cli.run(["simulator", "--init"], currentDirectory: folder)
         #expect(alone.status == 64)
-        #expect(alone.stderr.hasPrefix("Error: --init makes the --pki folder: give --pki DIR.\n"))
+        words.said(alone.stderr)
+        words.check()
     }
 
     /// `inspect --at` counts only what had begun (the text of the analysis test, end to end).
