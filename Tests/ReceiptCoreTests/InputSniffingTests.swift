@@ -111,6 +111,7 @@ import TestSupport
             #expect(read.payload == strict.payload, "\(what)")
             let error = decodingError { try decoder.decode(bytes) }
             #expect(error?.code == .invalidBase64, "\(what)")
+            #expect(error?.offset == dot, "\(what)")
             words.said(error?.reason)
         }
         // The escape in the signature: not a JWS by the sniff either, so the search for a token

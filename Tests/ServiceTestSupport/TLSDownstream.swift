@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+import TestSupport
 import X509
 
 /// A downstream on loopback served over TLS with a certificate for 127.0.0.1 that a throwaway CA
@@ -26,12 +27,12 @@ package final class TLSDownstream: Sendable {
 
     /// Serves on a free port; the CA's PEM is written to `folder`/ca.pem.
     package static func start(folder: URL, status: Int = 200) async throws -> TLSDownstream {
-        let (ca, leaf, leafKey) = try TestTLS.make(caName: "receiptdash downstream test CA")
+        let (ca, leaf, leafKey) = try TestPKI.tls(caName: "receiptdash downstream test CA")
         let caFile = folder.appendingPathComponent("ca.pem").path
         try Data(try ca.serializeAsPEM().pemString.utf8).write(to: URL(fileURLWithPath: caFile))
         let tls = try NIOSSLContext(
             configuration: .makeServerConfiguration(
-                certificateChain: [.certificate(try NIOSSLCertificate(bytes: try TestTLS.der(leaf), format: .der))],
+                certificateChain: [.certificate(try NIOSSLCertificate(bytes: try TestPKI.der(leaf), format: .der))],
                 privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leafKey.derRepresentation), format: .der))))
         let box = Mutex<TLSDownstream?>(nil)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
