@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import ServiceTestSupport
+import TestSupport
 import Testing
 
 /// The commands that send over TLS to a target of the team's choosing take `--ca-file` too:

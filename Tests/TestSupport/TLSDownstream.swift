@@ -4,7 +4,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
-import TestSupport
 import X509
 
 /// A downstream on loopback served over TLS with a certificate for 127.0.0.1 that a throwaway CA
