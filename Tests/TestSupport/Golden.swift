@@ -48,7 +48,8 @@ package enum Golden {
 /// The wording one test meets, pinned in its section of a golden file shared by the tests of
 /// one area (`Goldens/NAME.txt`, a `== test name` line before each test's section): the test
 /// says each sentence it wants pinned (``said(_:)``), then ``check()`` compares them with its
-/// section. Recording (`RECORD_GOLDENS=1`) rewrites that section only.
+/// section. Recording (`RECORD_GOLDENS=1`) rewrites that section only. A parameterised test
+/// keys a section per argument (`case:`, shown as `== test name [label]`).
 package final class Wording: Sendable {
     private let name: String
     private let filePath: String
@@ -56,26 +57,50 @@ package final class Wording: Sendable {
     private let lines = Mutex<[String]>([])
     /// What changes from run to run (a port, a folder), replaced by a name in angle brackets.
     private let replacements: [(String, String)]
+    /// Regular expressions for what changes from run to run in this test's texts (a date of
+    /// now, a request id), each with the name in angle brackets that replaces it.
+    private let matching: [(String, String)]
 
-    package init(_ name: String, replacing replacements: [(String, String)] = [], filePath: String = #filePath) {
+    /// `case:` names the argument of a parameterised test, whose cases each have a section.
+    package init(
+        _ name: String, case label: String? = nil, replacing replacements: [(String, String)] = [],
+        matching: [(String, String)] = [], filePath: String = #filePath
+    ) {
         self.name = name
         self.filePath = filePath
         self.replacements = replacements
-        test = Test.current?.name ?? "(no test)"
+        self.matching = matching
+        let test = Test.current?.name ?? "(no test)"
+        self.test = label.map { "\(test) [\($0)]" } ?? test
     }
 
     /// Pins `text` (nil as `(none)`) on lines of its own, with what changes from run to run
     /// named instead: the replacements given, then loopback ports (`<port>`), temporary folders
-    /// (`<tmp>`), measured times and jittered delays.
+    /// (`<tmp>`), measured times and jittered delays; the `matching:` patterns come first.
     package func said<S: StringProtocol>(_ text: S?) {
         let given = replacements.reduce(text.map { String($0) } ?? "(none)") { (text: String, pair: (String, String)) -> String in
             text.replacingOccurrences(of: pair.0, with: pair.1)
         }
-        let shown = Self.patterns.reduce(given) { (text: String, pattern: (String, String)) -> String in
+        let shown = (matching + Self.patterns).reduce(given) { (text: String, pattern: (String, String)) -> String in
             text.replacingOccurrences(of: pattern.0, with: pattern.1, options: .regularExpression)
         }
         lines.withLock { $0.append(shown) }
     }
+
+    /// Instants (`<instant>`), for a test whose only words that change are dates of now.
+    package static let instants: [(String, String)] = [
+        (#"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:?[0-9]{2})"#, "<instant>")
+    ]
+
+    /// What changes from run to run in a test that meets the present (for `matching:`): instants
+    /// (`<instant>`), UUIDs such as request ids and nonces (`<uuid>`), measured milliseconds
+    /// (`<ms> ms`), rates over measured spans, and throwaway PostgreSQL databases' names.
+    package static let runVariables: [(String, String)] = instants + [
+        (#"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"#, "<uuid>"),
+        (#"\b[0-9]+ ms\b"#, "<ms> ms"),
+        (#"[0-9]+\.[0-9]+/s over [0-9]+\.[0-9]+ s\b"#, "<rate>/s over <span> s"),
+        (#"receiptdash_t_[0-9a-f]+"#, "receiptdash_t_<db>"),
+    ]
 
     private static let patterns: [(String, String)] = [
         (NSRegularExpression.escapedPattern(for: TemporaryFolder.base) + #"/[^/\s]+-[A-Za-z0-9]{6}"#, "<tmp>"),
@@ -87,6 +112,11 @@ package final class Wording: Sendable {
 
     /// Pins each of `texts`.
     package func said<S: StringProtocol>(_ texts: [S]) {
+        for text in texts { said(text) }
+    }
+
+    /// Pins each of `texts`, nil as `(none)`.
+    package func said<S: StringProtocol>(_ texts: [S?]) {
         for text in texts { said(text) }
     }
 
