@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import Dashboard
 
@@ -7,6 +8,7 @@ import Testing
 /// time order whatever order their events arrive in.
 @Suite struct LogTimesTests {
     @Test func aLineCarriesTheTimeOfItsEventInOrder() {
+        let words = Wording("log-times")
         let started = Date(timeIntervalSince1970: 1_796_000_000)
         var state = DashboardState(now: started)
         state.wallClock = started.addingTimeInterval(14)
@@ -16,6 +18,7 @@ import Testing
         state.wallClock = started.addingTimeInterval(80)
         state.addLog("a write's answer")
         #expect(state.log.map(\.time.timeIntervalSince1970) == [1_796_000_014, 1_796_000_020, 1_796_000_028, 1_796_000_080])
-        #expect(state.log.map(\.text) == ["loaded a receipt", "a retry that happened earlier", "an API answer", "a write's answer"])
+        words.said(state.log.map(\.text))
+        words.check()
     }
 }

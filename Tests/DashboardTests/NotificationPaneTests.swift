@@ -183,12 +183,7 @@ import TerminalUI
             ], at: Self.t0)
         #expect(state.notificationMetrics.refusals == [403: 2, 400: 1])
         #expect(paneLines(state)[0].hasSuffix("refused 3 (400 1, 403 2) · redeliveries 0"))
-        #expect(
-            state.log.map(\.text) == [
-                "notification refused (403) from 10.1.2.3:5000: root: the chain does not end at a trusted root",
-                "notification refused (400) from ?: the body is not JSON",
-                "notification refused (403) from 10.1.2.3:5001: bundle: bundleId is com.other, not one of --bundle-id com.example.app",
-            ])
+        words.said(state.log.map(\.text))
         words.said(paneLines(state)[1])
         words.check()
     }
@@ -324,6 +319,7 @@ import TerminalUI
     /// A refusal row stands for `count` refusals of its class, address and minute: the pane
     /// counts refusals, not rows.
     @Test func refusalRowsCountTheirCount() {
+        let words = Wording("notification-pane")
         var state = Self.receiving()
         state.apply(
             [
@@ -334,17 +330,14 @@ import TerminalUI
         #expect(state.notificationMetrics.refusals == [400: 38, 403: 1200])
         #expect(state.notificationMetrics.refusalCount == 1238)
         #expect(paneLines(state)[0].hasSuffix("refused 1238 (400 38, 403 1200) · redeliveries 0"))
-        #expect(
-            state.log.map(\.text) == [
-                "notification refused (400) from 10.1.2.3: the body is not JSON (×37 that minute)",
-                "notification refused (403) from *: signature: the signature is not trusted (×1200 that minute)",
-                "notification refused (400) from 10.9.9.9: the body is not JSON",
-            ])
+        words.said(state.log.map(\.text))
+        words.check()
     }
 
     /// A refusal row reported again with a larger count (its minute goes on) adds only the
     /// growth, and is logged once.
     @Test func aRefusalRowReportedAgainAddsOnlyItsGrowth() {
+        let words = Wording("notification-pane")
         var state = Self.receiving()
         let key = "not-json|10.1.2.3|29530530"
         state.apply([.refused(at: Self.t0, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 3, sample: key)], at: Self.t0)
@@ -353,55 +346,45 @@ import TerminalUI
         state.apply([.refused(at: Self.t0 + 60, status: 400, reason: "the body is not JSON", peer: "10.1.2.3", count: 2, sample: "not-json|10.1.2.3|29530531")], at: Self.t0 + 61)
         #expect(state.notificationMetrics.refusals == [400: 10])
         #expect(paneLines(state)[0].hasSuffix("refused 10 (400 10) · redeliveries 0"))
-        #expect(
-            state.log.map(\.text) == [
-                "notification refused (400) from 10.1.2.3: the body is not JSON (×3 that minute)",
-                "notification refused (400) from 10.1.2.3: the body is not JSON (×2 that minute)",
-            ])
+        words.said(state.log.map(\.text))
+        words.check()
     }
 
     /// The payload view's verdict line says the verdict once ("test: chains to …", not
     /// "test: test: chains to …"), whatever the reason starts with.
     @Test func theVerdictLineSaysTheVerdictOnce() {
+        let words = Wording("notification-pane")
         var test = Self.entry("u-1", type: "DID_RENEW", verdict: .test)
         test.reason = "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
         let lines = DashboardView.notificationDetailLines(test, detail: nil).map(\.0)
-        #expect(
-            lines.filter { $0.hasPrefix("verdict") } == [
-                "verdict                 test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
-            ])
+        words.said(lines.filter { $0.hasPrefix("verdict") })
         var v1 = Self.entry("v1:ab12", type: "DID_RENEW", verdict: .unverifiable)
         v1.reason = "a V1 notification is not signed"
-        #expect(
-            DashboardView.notificationDetailLines(v1, detail: nil).map(\.0).filter { $0.hasPrefix("verdict") } == [
-                "verdict                 unverifiable: a V1 notification is not signed"
-            ])
+        words.said(DashboardView.notificationDetailLines(v1, detail: nil).map(\.0).filter { $0.hasPrefix("verdict") })
         #expect(
             DashboardView.notificationDetailLines(Self.entry("u-2", type: "DID_RENEW"), detail: nil).map(\.0).filter { $0.hasPrefix("verdict") } == [
                 "verdict                 valid"
             ])
+        words.check()
     }
 
     /// One verdict in the payload view: once the payload is judged here, the verdict row is
     /// that judgement (the trust steps under it agree), and what the receiver stored with its
     /// own roots is said apart, labelled, only when it differs.
     @Test func thePayloadViewShowsOneVerdictConsistentWithItsSteps() {
+        let words = Wording("notification-pane")
         var entry = Self.entry("u-1", type: "DID_RENEW", verdict: .test, payload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
         entry.reason = "test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store"
         let invalid = TrustReport(verdict: .invalid, steps: [TrustReport.Step(.root, failing: "root-not-apple", reason: "the root is not Apple's (NOT APPLE)")])
         let detail = NotificationDetail(
             judged: JudgedInput(source: "u-1", bytes: nil, result: .success(DecodedInput(format: .jwsNotification)), trust: invalid), nestedReports: [])
         let lines = DashboardView.notificationDetailLines(entry, detail: detail).map(\.0)
-        #expect(
-            lines.filter { $0.hasPrefix("verdict") || $0.hasPrefix("receiver's verdict") || $0.hasPrefix("Trust:") } == [
-                "verdict                 invalid: root: the root is not Apple's (NOT APPLE)",
-                "receiver's verdict      test: chains to a root given for test data (--root-ca), not to Apple's: never from the App Store (judged when stored, with the receiver's trust roots)",
-                "Trust: invalid: root: the root is not Apple's (NOT APPLE)",
-            ])
+        words.said(lines.filter { $0.hasPrefix("verdict") || $0.hasPrefix("receiver's verdict") || $0.hasPrefix("Trust:") })
         // The same verdict both ways: one line.
         var same = entry
         same.row.verdict = .invalid
         #expect(DashboardView.notificationDetailLines(same, detail: detail).map(\.0).filter { $0.hasPrefix("receiver's verdict") }.isEmpty)
+        words.check()
     }
 
     /// The live signal sits above the Log/Metrics row, full width, as docs/dashboard.md says: the

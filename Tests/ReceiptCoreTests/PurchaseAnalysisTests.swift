@@ -91,16 +91,19 @@ import ReceiptDemo
     }
 
     @Test(arguments: [("0", "another reason (for example an accidental purchase)"), ("1", "the customer reported an issue with the app")])
-    func refundWithReason(reason: String, words: String) throws {
+    func refundWithReason(reason: String, words reasonWords: String) throws {
+        let words = Wording("purchase-analysis", case: "\(reason)")
         let cancel = String(Int64((Self.t0.timeIntervalSince1970 - 86_400) * 1000))
         let s = try only(analyze(Self.response(
             [Self.row("1", from: -10, to: 20, extra: ["cancellation_date_ms": cancel, "cancellation_reason": reason])],
             renewal: ["auto_renew_status": "1"])))
         #expect(s.state == .refunded)
-        #expect(s.explanation == "Refunded by Apple on 2024-02-29 (\(words)): treat as never purchased.")
+        words.said(s.explanation)
+        #expect(s.explanation.contains("(\(reasonWords))"))
         #expect(s.periods.map(\.kind) == [.refunded])
         #expect(s.periods.first?.end == utc("2024-02-29T00:00:00Z"))
         #expect(s.paidPeriods == 0)
+        words.check()
     }
 
     /// Upgrade within a group: the basic row is cancelled with is_upgraded, the pro row carries on.
@@ -144,19 +147,20 @@ import ReceiptDemo
     }
 
     @Test func duplicateRowsCountOnce() throws {
+        let words = Wording("purchase-analysis")
         let rows = [Self.row("1", from: -40, to: -10), Self.row("1", from: -40, to: -10), Self.row("2", from: -10, to: 20)]
         let analysis = try analyze(Self.response(rows, renewal: ["auto_renew_status": "1"]))
         #expect(try only(analysis).periods.count == 2)
-        #expect(analysis.notes == ["transaction 1 appears 2 times in one list; counted once"])
+        words.said(analysis.notes)
+        words.check()
     }
 
     @Test func overlapAndGap() throws {
+        let words = Wording("purchase-analysis")
         let rows = [Self.row("1", from: -70, to: -40), Self.row("2", from: -45, to: -15), Self.row("3", from: -5, to: 25)]
         let s = try only(analyze(Self.response(rows, renewal: ["auto_renew_status": "1"])))
-        #expect(s.warnings == [
-            "transactions 1 and 2 overlap by 5 days",
-            "gap of 10 days between 2024-02-15T00:00:00Z and 2024-02-25T00:00:00Z: the subscription lapsed and was renewed later",
-        ])
+        words.said(s.warnings)
+        words.check()
     }
 
     /// Six overlaps or gaps are all shown; past six, the first five and how many more.
@@ -257,6 +261,7 @@ import ReceiptDemo
     /// its four later monthly renewals and the annual one of 2020-07-22 are notes, not
     /// renewals, products, gaps or timeline (issue 24: they were counted as "8 paid").
     @Test func transactionsAfterTheInstantAreNotCounted() throws {
+        let words = Wording("purchase-analysis")
         let item = try #require(DemoCorpus.items().first { $0.name == "sandbox-weekly-intro.b64" })
         let decoded = try ReceiptDecoder().decode(item.bytes)
         let s = try only(PurchaseAnalysis.analyze([decoded], at: utc("2020-07-14T21:50:00Z")))
@@ -268,20 +273,13 @@ import ReceiptDemo
         #expect(s.periods.map(\.transactionID) == ["1000000692878476", "1000000692879214", "1000000692901513", "1000000692902182"])
         #expect(s.periods.map(\.kind) == [.trial, .paid, .paid, .paid])
         #expect(s.periods.last?.end == utc("2020-07-14T21:52:57Z"))
-        #expect(
-            s.warnings == [
-                "transaction 1000000692902990 is dated in the future (2020-07-14T21:52:57Z); ignored for the state at 2020-07-14T21:50:00Z",
-                "transaction 1000000692905419 is dated in the future (2020-07-14T21:57:57Z); ignored for the state at 2020-07-14T21:50:00Z",
-                "transaction 1000000692905971 is dated in the future (2020-07-14T22:02:57Z); ignored for the state at 2020-07-14T21:50:00Z",
-                "2 more transactions are dated after 2020-07-14T21:50:00Z and were ignored too",
-                "gap of 2 hours between 2020-07-14T19:41:40Z and 2020-07-14T21:42:57Z: the subscription lapsed and was renewed later",
-                "sandbox-accelerated: a period of 3 minutes stands for 1 week in production",
-            ])
+        words.said(s.warnings)
         // At the receipt's creation everything counts: 8 paid, both products, the 7-day gap.
         let all = try only(PurchaseAnalysis.analyze([decoded], at: utc("2020-07-22T17:40:00Z")))
         #expect(all.paidPeriods == 8)
         #expect(all.renewalCount == 8)
         #expect(all.productIDs == ["com.revenuecat.monthly_4.99.1_week_intro", "com.revenuecat.annual_39.99.2_week_intro"])
+        words.check()
     }
 
     /// A refund dated after the instant had not happened at it: the period is paid, the

@@ -67,38 +67,33 @@ import TestSupport
 
     @Test func anEmptyFolderIsFilledAndAnIncompleteOneIsNamed() throws {
         let path = scratch()
+        let words = Wording("simulator-pki-folder", replacing: [(path, "<pki>")])
         defer { try? FileManager.default.removeItem(atPath: path) }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         #expect(try SimulatorPKIFolder.open(path).created)
         try FileManager.default.removeItem(atPath: path + "/leaf-key.pem")
-        #expect {
-            try SimulatorPKIFolder.open(path)
-        } throws: { error in
-            (error as? ServerAPISimulatorError)?.reason
-                == "--pki \(path) has no readable leaf-key.pem (it holds root.der, root.pem, intermediate.der, leaf.der, leaf-key.pem, api-key.p8); remove the folder to make a new one"
-        }
+        let refusal1 = #expect(throws: ServerAPISimulatorError.self) { try SimulatorPKIFolder.open(path) }
+        #expect(refusal1?.code == .pki)
+        words.said(refusal1?.reason)
         try Data("not a key".utf8).write(to: URL(fileURLWithPath: path + "/leaf-key.pem"))
-        #expect {
-            try SimulatorPKIFolder.open(path)
-        } throws: { error in
-            (error as? ServerAPISimulatorError)?.reason == "--pki \(path): leaf-key.pem is not a P-256 private key in PEM"
-        }
+        let refusal2 = #expect(throws: ServerAPISimulatorError.self) { try SimulatorPKIFolder.open(path) }
+        #expect(refusal2?.code == .pki)
+        words.said(refusal2?.reason)
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path + "/leaf-key.pem"))
-        #expect {
-            try SimulatorPKIFolder.open(path)
-        } throws: { error in
-            (error as? ServerAPISimulatorError)?.reason == "--pki \(path): leaf-key.pem is not the key of leaf.der"
-        }
+        let refusal3 = #expect(throws: ServerAPISimulatorError.self) { try SimulatorPKIFolder.open(path) }
+        #expect(refusal3?.code == .pki)
+        words.said(refusal3?.reason)
+        words.check()
     }
 
     @Test func aFileInTheWayIsNamed() throws {
         let path = scratch()
+        let words = Wording("simulator-pki-folder", replacing: [(path, "<pki>")])
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data("x".utf8).write(to: URL(fileURLWithPath: path))
-        #expect {
-            try SimulatorPKIFolder.open(path)
-        } throws: { error in
-            (error as? ServerAPISimulatorError)?.reason == "--pki \(path) is a file; give a folder (it is made on first use)"
-        }
+        let refusal4 = #expect(throws: ServerAPISimulatorError.self) { try SimulatorPKIFolder.open(path) }
+        #expect(refusal4?.code == .pki)
+        words.said(refusal4?.reason)
+        words.check()
     }
 }
