@@ -563,7 +563,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "ReceiptSimulatorTests",
@@ -587,7 +588,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI"]),
         .testTarget(name: "RetryEngineTests", dependencies: ["RetryEngine"]),
@@ -713,7 +715,8 @@ let package = Package(
                 "TestSupport",
                 "LocalFiles",
                 "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
-            ]
+            ],
+            exclude: ["Goldens"]
         ),
         .testTarget(
             name: "ReceiptDashCLITests",

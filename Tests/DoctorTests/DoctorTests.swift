@@ -60,6 +60,9 @@ import TestSupport
     }
 
     @Test func aGoodSetUpPassesEveryCheck() async throws {
+        // Within the minute allowed, the skew and the server farthest off change from run to run.
+        let skew = (#"this machine's clock is [^\n]*?'s"#, "this machine's clock is <skew> <environment>'s")
+        let words = Wording("doctor", matching: [skew] + Wording.runVariables)
         let setup = try await Setup()
         let secret = setup.folder.appendingPathComponent("secret").path
         try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: secret))
@@ -72,26 +75,26 @@ import TestSupport
                 "shared-secret-file", "receiver", "terminal",
             ])
         #expect(try setup.check(report, "api.credentials").detail == "key \(Self.keyID) (P-256) of issuer \(Self.issuer) for \(Self.bundle)")
-        #expect(try setup.check(report, "api.key-file").detail == "the private key file \(setup.keyFile) is readable by its owner only (mode 600)")
+        words.said(try setup.check(report, "api.key-file").detail)
         let production = try setup.check(report, "api.production")
         #expect(production.status == .ok)
-        #expect(production.detail.hasPrefix("\(setup.simulator.productionURL) accepts the token (a made-up transaction id got HTTP 404, error 4040010, "), "\(production.detail)")
+        words.said(production.detail)
         // Within the minute allowed (how close depends on how loaded the machine is).
         let clock = try setup.check(report, "clock")
         #expect(clock.status == .ok)
-        #expect(clock.detail.hasPrefix("this machine's clock is "), "\(clock.detail)")
-        #expect(
-            try setup.check(report, "audit.store").detail
-                == "no audit trail at \(setup.folder.path)/audit.sqlite yet: it is made (mode 600) on first use")
-        #expect(try setup.check(report, "shared-secret").detail == "the shared secret from \(secret) (••••…cdef) has App Store Connect's shape")
+        words.said(clock.detail)
+        words.said(try setup.check(report, "audit.store").detail)
+        words.said(try setup.check(report, "shared-secret").detail)
         #expect(try setup.check(report, "receiver").status == .skipped)
         // Standard output of the test process is not the terminal the dashboard would use.
         #expect(try setup.check(report, "terminal").status == .skipped)
-        #expect(report.text().hasSuffix("\nAll good: nothing to fix.\n"))
+        words.said(report.text())
         try await setup.stop()
+        words.check()
     }
 
     @Test func aWrongKeyIDIsNamedInBothEnvironments() async throws {
+        let words = Wording("doctor")
         let setup = try await Setup()
         let report = try await setup.doctor(keyID: "WRONGKEY01").run()
         #expect(!report.healthy)
@@ -99,60 +102,69 @@ import TestSupport
         for id in ["api.production", "api.sandbox"] {
             let check = try setup.check(report, id)
             #expect(check.status == .failed)
-            #expect(check.detail.contains("answered 401 (Apple sends no reason). Usual causes: a wrong key id or issuer id"), "\(check.detail)")
-            #expect(check.fix == "check --key-id and --issuer-id against App Store Connect (Users and Access › Integrations › In-App Purchase)")
+            words.said(check.detail)
+            words.said(check.fix)
         }
         // The token itself was made: the key is fine, the id is not.
         #expect(try setup.check(report, "api.token").status == .ok)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aKeyFileOthersCanReadIsAFault() async throws {
+        let words = Wording("doctor")
         let setup = try await Setup()
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: setup.keyFile)
         let report = try await setup.doctor().run()
         let check = try setup.check(report, "api.key-file")
         #expect(check.status == .failed)
-        #expect(check.detail == "the private key file \(setup.keyFile) is readable by every user of this machine (mode 644)")
+        words.said(check.detail)
         #expect(check.fix == "chmod 600 \(setup.keyFile)")
         #expect(report.problems == 1)
         #expect(report.text().contains("✗ api.key-file"))
         #expect(report.text().contains("→ chmod 600 \(setup.keyFile)"))
         try await setup.stop()
+        words.check()
     }
 
     @Test func aClockMinutesOffIsNamed() async throws {
+        // Both servers are as far off: which one is named changes from run to run.
+        let words = Wording("doctor", matching: [(#"(Production|Sandbox)'s"#, "<environment>'s")])
         // The server's clock is 10 minutes ahead of this machine's: ours is 10 minutes behind.
         let setup = try await Setup(serverClockOffset: 600)
         let report = try await setup.doctor().run()
         let check = try setup.check(report, "clock")
         #expect(check.status == .failed)
-        #expect(check.detail.hasPrefix("this machine's clock is 10 min behind "), "\(check.detail)")
-        #expect(check.fix == "set the clock right (e.g. enable NTP: timedatectl set-ntp true)")
+        words.said(check.detail)
+        words.said(check.fix)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aStoppedReceiverIsNamed() async throws {
+        let words = Wording("doctor")
         let setup = try await Setup()
         // A port nothing listens on: bound, then closed.
         let port = TestPorts.refusing()
         let report = try await setup.doctor(receiver: "http://127.0.0.1:\(port)/notifications").run()
         let check = try setup.check(report, "receiver")
         #expect(check.status == .failed)
-        #expect(check.detail == "nothing answers at http://127.0.0.1:\(port) (connection refused)", "\(check.detail)")
-        #expect(check.fix == "start the receiver (receiptdash receive …) or check the host, port and firewall")
+        words.said(check.detail)
+        words.said(check.fix)
         // The same over https: the TLS probe finds nobody to shake hands with.
         let tls = try await setup.doctor(receiver: "https://127.0.0.1:\(port)/notifications").run()
         let tlsCheck = try setup.check(tls, "receiver")
         #expect(tlsCheck.status == .failed)
-        #expect(tlsCheck.detail == "nothing answers at 127.0.0.1:\(port) (connection refused)", "\(tlsCheck.detail)")
+        words.said(tlsCheck.detail)
         try await setup.stop()
+        words.check()
     }
 
     /// A receiver on a real TLS socket whose certificate (from the test CA) lapses within the
     /// hour: trusted with --ca-file, /health answers, the expiry is a ✗; without the CA the
     /// certificate is not trusted.
     @Test func aReceiverCertificateThatExpiresSoonIsNamed() async throws {
+        let words = Wording("doctor", matching: Wording.runVariables)
         let setup = try await Setup()
         let (ca, leaf, leafKey) = try TestPKI.tls(caName: "receiptdash doctor test CA")
         let certFile = setup.folder.appendingPathComponent("cert.pem").path
@@ -178,9 +190,9 @@ import TestSupport
         let report = await doctor.run()
         let certificate = try setup.check(report, "receiver.certificate")
         #expect(certificate.status == .failed)
-        #expect(certificate.detail.hasPrefix("127.0.0.1's certificate expires "), "\(certificate.detail)")
+        words.said(certificate.detail)
         #expect(certificate.detail.hasSuffix("(in 0 days)"), "\(certificate.detail)")
-        #expect(certificate.fix == "renew it now: Apple stops delivering the day it expires")
+        words.said(certificate.fix)
         let health = try setup.check(report, "receiver.health")
         #expect(health.status == .ok)
         #expect(health.detail.hasPrefix("https://\(address)/health answers 200 in "), "\(health.detail)")
@@ -188,15 +200,17 @@ import TestSupport
         let untrusting = try await setup.doctor(receiver: "https://\(address)/notifications").run()
         let untrusted = try setup.check(untrusting, "receiver.certificate")
         #expect(untrusted.status == .failed)
-        #expect(untrusted.detail.hasPrefix("127.0.0.1:\(address.split(separator: ":").last!) presents a certificate this machine does not trust"), "\(untrusted.detail)")
+        words.said(untrusted.detail)
 
         server.cancel()
         _ = await server.result
         await store.close()
         try await setup.stop()
+        words.check()
     }
 
     @Test func aSecretFileWithMoreThanTheSecretIsNamed() async throws {
+        let words = Wording("doctor")
         let setup = try await Setup()
         let secret = setup.folder.appendingPathComponent("secret.env").path
         try Data("SHARED_SECRET=0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: secret))
@@ -204,12 +218,11 @@ import TestSupport
         let report = try await setup.doctor(secretFile: secret).run()
         let shape = try setup.check(report, "shared-secret")
         #expect(shape.status == .failed)
-        #expect(
-            shape.detail
-                == "the shared secret from \(secret) (••••…cdef, 46 characters) is not the 32 hexadecimal characters App Store Connect gives")
+        words.said(shape.detail)
         let mode = try setup.check(report, "shared-secret-file")
-        #expect(mode.detail == "the shared secret file \(secret) is readable by its group (mode 640)")
+        words.said(mode.detail)
         try await setup.stop()
+        words.check()
     }
 
     @Test func noCredentialsSkipsTheAPIChecksWithWhatToSet() async throws {
@@ -240,35 +253,26 @@ import TestSupport
     }
 
     @Test func theTerminalCheckReadsColoursLocaleAndSize() {
+        let words = Wording("doctor")
         let good = TerminalCheck.run(.init(environment: ["TERM": "xterm-256color", "LANG": "en_US.UTF-8"], size: (120, 40)))
         #expect(good == [DoctorCheck("terminal", .ok, "256 colours (xterm-256color), UTF-8, 120×40")])
         let bad = TerminalCheck.run(.init(environment: ["TERM": "dumb", "LANG": "C"], size: (60, 20)))
-        #expect(
-            bad == [
-                DoctorCheck(
-                    "terminal", .failed,
-                    "no colour (TERM=dumb), not UTF-8, 60×20: TERM is dumb: no colours and no cursor keys; the locale (C) is not UTF-8: borders and ✓/✗ show as ?; 60×20 is smaller than the dashboard's 80×24",
-                    fix: "export TERM=xterm-256color; export LANG=C.UTF-8; enlarge the window")
-            ])
+        #expect(bad.map(\.id) == ["terminal"])
+        #expect(bad.map(\.status) == [.failed])
+        words.said(bad.map(\.detail))
+        words.said(bad.map(\.fix))
         let truecolour = TerminalCheck.run(.init(environment: ["TERM": "xterm", "COLORTERM": "truecolor", "LC_ALL": "C.utf8"], size: (80, 24)))
         #expect(truecolour.first?.detail == "24-bit colour (xterm), UTF-8, 80×24")
+        words.check()
     }
 
     @Test func theReportEscapesWhatItQuotesAndWritesJSON() {
+        let words = Wording("doctor")
         let report = DoctorReport(checks: [
             DoctorCheck("audit.store", .failed, "cannot open /tmp/a\u{1b}[2Jb", fix: "check it"),
             DoctorCheck("receiver", .skipped, "no receiver named", fix: "add --receiver https://… to check one"),
         ])
-        #expect(
-            report.text() == """
-                ✗ audit.store  cannot open /tmp/a\\x1b[2Jb
-                               → check it
-                – receiver     no receiver named
-                               → add --receiver https://… to check one
-
-                1 problem to fix (✗ above).
-
-                """)
+        words.said(report.text())
         // On a terminal the marks are painted; the text from the check is still escaped.
         #expect(report.text(colour: true).hasPrefix("\u{1B}[1;31m✗\u{1B}[0m audit.store  cannot open /tmp/a\\x1b[2Jb\n"))
         #expect(report.text(colour: true).contains("\u{1B}[2m–\u{1B}[0m receiver "))
@@ -279,5 +283,6 @@ import TestSupport
         #expect(checks?.map { $0["id"] as? String } == ["audit.store", "receiver"])
         #expect(checks?.first?["status"] as? String == "failed")
         #expect(checks?.first?["detail"] as? String == "cannot open /tmp/a\u{1b}[2Jb")
+        words.check()
     }
 }

@@ -120,6 +120,7 @@ final class SetClock: Sendable {
     }
 
     @Test func failuresAreRetriedInOrderPerOriginalTransactionThenDeadLettered() async throws {
+        let words = Wording("forward-delivery")
         let backend = try await trail()
         let store = NotificationStore(backend: backend).started()
         let start = 1_800_000_000.0
@@ -168,8 +169,9 @@ final class SetClock: Sendable {
         #expect(try await forwarder.round() == Forwarder.Round(claimed: 1, dead: 1))
         let dead = try await backend.outbox(state: .dead, limit: 10)
         #expect(dead.map(\.notificationUUID) == ["c-1"])
-        #expect(dead.map(\.lastError) == ["could not reach it (connection refused)"])
+        words.said(dead.map(\.lastError))
         await backend.close()
+        words.check()
     }
 }
 

@@ -87,28 +87,33 @@ import TestSupport
     }
 
     @Test func withoutATerminalAWriteNeedsYes() async throws {
+        let words = Wording("action-commands")
         let setup = try await Setup()
         let run = try setup.run(["extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "other"])
         #expect(run.status == 64)
-        #expect(run.stderr == "receiptdash: not sent: add --yes to send, or --dry-run to see the request\n")
+        words.said(run.stderr)
         // The plan was shown before the refusal.
         #expect(run.stdout.contains("  product: com.example.receiptdash.pro.monthly (active)\n"))
         #expect(setup.simulator.service.writes.isEmpty)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aWriteThatCouldNotBeRecordedIsNotSent() async throws {
+        let words = Wording("action-commands")
         let setup = try await Setup()
         // --db names a folder: the audit trail cannot be opened.
         let run = try setup.run(["finish", "--transaction-id", "2000000900000010", "--yes", "--db", setup.folder.path])
         #expect(run.status == 1)
-        #expect(run.stderr.contains("is a folder, not a database file"), "\(run.stderr)")
-        #expect(run.stderr.hasSuffix("; nothing was sent\n"))
+        words.said(run.stderr)
+        words.said(run.stderr)
         #expect(setup.simulator.service.writes.isEmpty)
         try await setup.stop()
+        words.check()
     }
 
     @Test func readOnlyRefusesEveryWriteAndNoRead() async throws {
+        let words = Wording("action-commands")
         let setup = try await Setup()
         let profile = setup.folder.appendingPathComponent("receiptdash")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
@@ -120,9 +125,9 @@ import TestSupport
             try setup.run(write + ["--api-profile", "support"]),
         ]
         #expect(refusals.map(\.status) == [64, 64, 64])
-        #expect(refusals[0].stderr == "receiptdash: read-only (--read-only): finish writes to Apple and is refused; reads are unaffected\n")
-        #expect(refusals[1].stderr.contains("read-only (RECEIPTDASH_READ_ONLY is set)"))
-        #expect(refusals[2].stderr.contains("read-only (the profile support says read_only = true)"))
+        words.said(refusals[0].stderr)
+        words.said(refusals[1].stderr)
+        words.said(refusals[2].stderr)
         #expect(setup.simulator.service.writes.isEmpty)
         // A read is unaffected.
         let status = try setup.run(
@@ -130,6 +135,7 @@ import TestSupport
         #expect(status.status == 1)
         #expect((status.json as? [String: Any])?["error"] != nil)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aSentExtensionIsAnsweredInJSONAndRecorded() async throws {
@@ -179,20 +185,19 @@ import TestSupport
     }
 
     @Test func aRefusalExplainsItsCodeExitsOneAndIsRecorded() async throws {
+        let words = Wording("action-commands", matching: Wording.runVariables)
         let setup = try await Setup()
         let run = try setup.run([
             "extend", "--original-transaction-id", "2000000900000020", "--days", "3", "--reason", "customer-satisfaction", "--yes", "--db", setup.db,
         ])
         #expect(run.status == 1)
-        #expect(
-            run.stderr.hasSuffix(
-                "receiptdash: Production: 4030004 not eligible: only an active subscription with a paid period can be extended (not a free trial, billing retry, grace period or expired one)\n"
-            ))
+        words.said(run.stderr)
         let history = try setup.plain(["history", "--actions", "--db", setup.db, "--transaction-id", "2000000900000020", "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(rows.map { $0["result"] as? String } == ["refused"])
         #expect(rows.first?["api_error"] as? Int == 4_030_004)
         try await setup.stop()
+        words.check()
     }
 
     @Test(arguments: [
@@ -216,6 +221,7 @@ import TestSupport
     }
 
     @Test func consumptionTokenFinishAndTestNotificationAreSentAndRecorded() async throws {
+        let words = Wording("action-commands", matching: Wording.runVariables)
         let setup = try await Setup()
         let runs = [
             try setup.run([
@@ -230,7 +236,7 @@ import TestSupport
             try setup.run(["test-notification", "--wait", "--yes", "--environment", "production", "--db", setup.db, "--format", "json"]),
         ]
         #expect(runs.map(\.status) == [0, 0, 0, 0], "\(runs.map(\.stderr))")
-        #expect(runs[0].stdout.hasSuffix("done: consumption in Production\n"))
+        words.said(runs[0].stdout)
         let test = try #require(runs[3].json as? [String: Any])
         let attempts = (test["result"] as? [String: Any])?["send_attempts"] as? [[String: Any]]
         #expect(attempts?.map { $0["send_attempt_result"] as? String } == ["SUCCESS"])
@@ -285,5 +291,6 @@ import TestSupport
         let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
         #expect(other.status == 1)
         try await setup.stop()
+        words.check()
     }
 }

@@ -139,6 +139,7 @@ import TestSupport
     /// history's, the answer saying it is not the whole customer; a word no filter takes is a
     /// usage error that lists the words.
     @Test func filtersNarrowTheHistoryAndTheStatuses() throws {
+        let words = Wording("lookup-command")
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
         defer { simulator.terminate() }
@@ -170,7 +171,7 @@ import TestSupport
         #expect((whole.json as? [String: Any])?["filters"] == nil)
 
         let text = try lookup(workspace, urls, base + ["--product-type", "consumable"])
-        #expect(text.stdout.split(separator: "\n").dropFirst().first == "  Filtered (not the whole customer): productType=CONSUMABLE")
+        words.said(text.stdout.split(separator: "\n").dropFirst().first)
 
         for wrong in [["--status", "paused"], ["--product-type", "subscription"], ["--revoked", "--not-revoked"], ["--start", "2026-11-02", "--end", "2026-11-01"]] {
             #expect(try lookup(workspace, urls, base + wrong).status == 64, "\(wrong)")
@@ -181,6 +182,7 @@ import TestSupport
             #expect(wrong.status == 64, "\(flag) \(value)")
             #expect(wrong.stderr.hasPrefix("Error: \(flag) takes "), "\(wrong.stderr)")
         }
+        words.check()
     }
 
     /// The answer comes first: a line per subscription (state, until when, auto-renew) and per
@@ -206,6 +208,7 @@ import TestSupport
     }
 
     @Test func autoGoesToSandboxOn4040010AndTheDatabaseKeepsIt() throws {
+        let words = Wording("lookup-command", matching: Wording.runVariables)
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator([
             "--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile,
@@ -231,14 +234,16 @@ import TestSupport
 
         let history = try cli.run(["history", "--db", db, "--transaction-id", "2000000500000005"])
         #expect(history.status == 0)
-        #expect(history.stdout.contains("api com.example.receiptdash Sandbox done"))
+        words.said(history.stdout)
         #expect(history.stdout.contains("com.example.receiptdash.lifetime  2000000500000005"))
         let stored = try Data(contentsOf: URL(fileURLWithPath: db))
         #expect(!String(decoding: stored, as: UTF8.self).contains(workspace.keySecret))
         #expect(stored.range(of: Data(workspace.key.rawRepresentation)) == nil)
+        words.check()
     }
 
     @Test func unknownOrderAndWrongKeyFailInWords() throws {
+        let words = Wording("lookup-command")
         let workspace = try Workspace()
         let other = P256.Signing.PrivateKey()
         let serverKey = workspace.folder.appendingPathComponent("server.pem")
@@ -262,11 +267,12 @@ import TestSupport
         let unknown = try lookup(workspace, (production2, sandbox2), ["--order-id", "NOPE123456", "--format", "json"])
         #expect(unknown.status == 1)
         let message = ((unknown.json as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
-        #expect(message?.hasPrefix("Apple does not know order ID NOPE123456 (status 1, invalid)") == true)
+        words.said(message)
 
         let usage = try cli.run(["lookup", "--order-id", "MQ5X7ABCDE", "--environment", "sandbox"])
         #expect(usage.status == 64)
-        #expect(usage.stderr.contains("Look Up Order ID exists in production only"))
+        words.said(usage.stderr)
+        words.check()
     }
 
     /// The bridge: a corpus receipt, decoded and checked offline, then its newest transaction

@@ -36,12 +36,13 @@ import TestSupport
     /// again for the targets registered in the trail (none registered: exit 1 and how to name
     /// one) and says which UUIDs the store lacks; `--enable` lets a target gone 410 be sent to.
     @Test func outboxListsAndReplayQueuesAgain() async throws {
+        let words = Wording("notifications-command")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
         let store = try NotificationStore(path: path)
         let unregistered = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
         #expect(unregistered.status == 1)
         #expect(unregistered.stdout == "")
-        #expect(unregistered.stderr.contains("start receive --forward URL on it, or deliver from here with --replay --to URL"))
+        words.said(unregistered.stderr)
         try await store.backend.registerForwardTargets(["https://hooks.example.com/apple"], types: [], at: Date(timeIntervalSince1970: 1_790_000_000))
         let forwarding = NotificationStore(backend: store.backend).started()
         let renew = NotificationRecord(
@@ -73,8 +74,8 @@ import TestSupport
 
         let replay = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])
         #expect(replay.status == 1)
-        #expect(replay.stdout == "queued 1 delivery for 1 registered target; the receivers forwarding from this trail send them\n")
-        #expect(replay.stderr == "receiptdash: no notification 0000-nope in the store\n")
+        words.said(replay.stdout)
+        words.said(replay.stderr)
 
         let enable = try cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://hooks.example.com/apple"])
         #expect(enable.status == 0, "\(enable.stderr)")
@@ -92,11 +93,13 @@ import TestSupport
             #expect(usage.status == 64, "\(arguments)")
             #expect(usage.stderr.contains(message), "\(usage.stderr)")
         }
+        words.check()
     }
 
     /// `--follow --format jsonl`: one JSON line per notification, each with its row id; from
     /// `--after-id`, then what is stored while it runs; `--since` starts from a time.
     @Test func followStreamsJSONLinesAsTheyAreStored() async throws {
+        let words = Wording("notifications-command")
         let db = try await database()
         let process = Process()
         process.executableURL = InspectCommandTests.binary
@@ -134,10 +137,12 @@ import TestSupport
 
         let usage = try cli.run(["notifications", "--db", db, "--format", "jsonl"])
         #expect(usage.status == 64)
-        #expect(usage.stderr.contains("--format jsonl goes with --follow"))
+        words.said(usage.stderr)
+        words.check()
     }
 
     @Test func listsWhatTheReceiverStored() async throws {
+        let words = Wording("notifications-command")
         let db = try await database()
         let json = try cli.run(["notifications", "--db", db, "--format", "json"])
         #expect(json.status == 0, "\(json.stderr)")
@@ -169,7 +174,8 @@ import TestSupport
 
         let missing = try cli.run(["notifications", "--db", db + ".absent"])
         #expect(missing.status == 1)
-        #expect(missing.stderr == "receiptdash: no audit database at \(db).absent yet: `receiptdash receive --db \(db).absent` stores notifications there\n")
+        words.said(missing.stderr)
+        words.check()
     }
 
     /// The simulator's demo history lists 27 production notifications (9 of its first two
@@ -208,6 +214,7 @@ import TestSupport
     /// `--ingest`: each notification Apple's history lists and the trail lacks goes through the
     /// receiver's checks and is stored from `history`; a second run finds nothing missing.
     @Test func reconcileIngestBackfillsFromHistory() async throws {
+        let words = Wording("notifications-command", matching: Wording.runVariables)
         let workspace = try LookupCommandTests.Workspace()
         let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
         defer { simulator.terminate() }
@@ -233,8 +240,8 @@ import TestSupport
 
         let again = try cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start] + api)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.contains("Apple sent 27, this store holds 27, missing 0"))
-        #expect(again.stdout.contains("Ingested 0 of 0 from Apple's history (source: history)"))
+        words.said(again.stdout)
+        words.said(again.stdout)
 
         // Apple's filters, and its 180-day limit.
         let one = try cli.run(
@@ -242,6 +249,7 @@ import TestSupport
         #expect((one.json as? [String: Any])?["sent"] as? Int == 5)
         let tooOld = try cli.run(["notifications", "--db", db, "--reconcile", "--start", "2020-01-01T00:00:00Z"] + api)
         #expect(tooOld.status == 64)
-        #expect(tooOld.stderr.contains("is more than 180 days back: Apple's Notification History keeps 180 days."))
+        words.said(tooOld.stderr)
+        words.check()
     }
 }

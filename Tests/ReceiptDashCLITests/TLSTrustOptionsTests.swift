@@ -9,12 +9,16 @@ import TestSupport
 @Suite struct TLSTrustOptionsTests {
     @Test(arguments: ["notifications", "receive", "lookup", "customer", "doctor", "verify", "watch", "consumption", "simulator"])
     func helpListsTheCAFile(command: String) throws {
+        let words = Wording("tls-trust-options", case: "\(command)")
         let help = try CLIRunner.run([command, "--help"])
         #expect(help.status == 0, "\(help.stderr)")
         // The help wraps at the terminal's width: compared word by word.
-        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(words.contains("--ca-file <file>"), "\(command) --help")
-        #expect(words.contains("Extra trusted TLS root certificates (PEM or DER), e.g. a corporate proxy's."), "\(command) --help")
+        let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let option = try #require(flat.range(of: "--ca-file <file>"), "\(command) --help")
+        // The option's own words: up to the next option.
+        let rest = flat[option.upperBound...]
+        words.said(flat[option.lowerBound..<(rest.range(of: " --")?.lowerBound ?? rest.endIndex)])
+        words.check()
     }
 
     /// The credentials of a workspace's key, for a client made and never used.

@@ -98,10 +98,12 @@ import TestSupport
         ["watch", "--verify", "--once", "--db", "/nonexistent/never-created.sqlite", "--production-url", "http://127.0.0.1.example.com/v"],
     ])
     func plainHTTPToANonLoopbackHostIsAUsageError(arguments: [String]) throws {
+        let words = Wording("verify-command", case: "\(arguments)")
         let result = try cli.run(arguments + [cli.fixture("production.b64")])
         #expect(result.status == 64, "\(result.stderr)")
-        #expect(result.stderr.contains("must use https: plain http:// is allowed for loopback hosts only (127.0.0.0/8, ::1, localhost)"), "\(result.stderr)")
+        words.said(result.stderr)
         #expect(result.stdout.isEmpty)
+        words.check()
     }
 
     // MARK: - The simulator's secret: a file or the environment, never argv
@@ -178,7 +180,10 @@ import TestSupport
         #expect(rows.map { $0["source"] as? String } == [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
         #expect((rows[0]["error"] as? [String: Any])?["code"] as? String == "unrecognised format")
         #expect(rows[1]["status"] as? Int == 0)
-        #expect(rows[2]["error"] as? [String: String] == ["code": "not a verifyReceipt input", "message": "jws-notification is not a receipt verifyReceipt accepts"])
+        let notReceipt = try #require(rows[2]["error"] as? [String: String])
+        #expect(notReceipt.keys.sorted() == ["code", "message"])
+        words.said(notReceipt["code"])
+        words.said(notReceipt["message"])
         words.check()
     }
 

@@ -76,6 +76,7 @@ import TestSupport
     }
 
     @Test func aWriteKilledAfterItsPUTLeavesAPendingRowAndItsRequestIDRepeatsItOnce() async throws {
+        let words = Wording("write-recording", matching: Wording.runVariables)
         let setup = try await ActionCommandsTests.Setup()
         // The simulator applies the extension, then holds its answer: the process is killed
         // while it waits, after the PUT reached "Apple".
@@ -93,7 +94,7 @@ import TestSupport
         #expect(process.terminationStatus == SIGKILL)
         #expect(stdout == "")
         // The request id was said before sending, on standard error in JSON mode.
-        #expect(stderr.contains("receiptdash: sending extend to Production, request id ticket-kill (recorded as pending in \(setup.db))\n"), "\(stderr)")
+        words.said(stderr)
         #expect(setup.simulator.service.writes.count == 1)
 
         let rows = try setup.actionRows()
@@ -107,15 +108,15 @@ import TestSupport
             "receiptdash extend --original-transaction-id \(Self.subscription) --days 7 --reason service-issue --environment production --request-id ticket-kill"
         #expect(row["repeat_command"] as? String == repeatCommand)
         let plan = try #require(row["plan"] as? String)
-        #expect(plan.hasPrefix("extend in Production:\n"), "\(plan)")
-        #expect(plan.contains("  request id: ticket-kill (repeat with --request-id ticket-kill to retry safely)\n"))
+        words.said(plan)
+        words.said(plan)
         // The expiry the plan promised: "expires A → B (+7 days)".
         let promised = try #require(plan.split(separator: "\n").first { $0.contains("(+7 days)") }).split(separator: " ")
         let newExpiry = try #require(promised.firstIndex(of: "→").map { String(promised[$0 + 1]) })
 
         let text = try setup.plain(["history", "--actions", "--db", setup.db])
-        #expect(text.stdout.contains("→ unknown (no outcome recorded: the process ended before Apple's answer) (request ticket-kill)\n"), "\(text.stdout)")
-        #expect(text.stdout.contains("    Apple may have applied it: check the customer, then repeat it safely with: \(repeatCommand)\n"))
+        words.said(text.stdout)
+        words.said(text.stdout)
 
         // The command it names, run as it is: Apple answers the same request id with the same
         // extension, applied once.
@@ -129,12 +130,14 @@ import TestSupport
         let after = try setup.actionRows()
         #expect(after.map { $0["result"] as? String } == ["success", "unknown"])
         try await setup.stop()
+        words.check()
     }
 
     /// Ctrl-C (or SIGTERM) while a write is in flight does not kill the process between the
     /// send and the record: it waits for Apple's answer, records it, then exits 128 + signal.
     @Test(arguments: [(SIGINT, false), (SIGTERM, false), (SIGINT, true), (SIGTERM, true)])
     func aSignalDuringAWriteWaitsForTheAnswerAndRecordsIt(_ signal: Int32, _ masked: Bool) async throws {
+        let words = Wording("write-recording", case: "\(signal) \(masked)", matching: Wording.runVariables)
         let setup = try await ActionCommandsTests.Setup()
         setup.simulator.service.delayWriteAnswers(by: 1.5)
         let write = await InFlight(
@@ -148,17 +151,19 @@ import TestSupport
         let process = write.process
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 128 + signal, "\(stderr)")
-        #expect(stderr.contains("receiptdash: the write is in flight; waiting up to 25 s for Apple's answer to record it\n"), "\(stderr)")
-        #expect(stdout.hasPrefix("extend in Production:\n"))
-        #expect(stdout.contains("done: extend in Production: expires "), "\(stdout)")
+        words.said(stderr)
+        words.said(stdout)
+        words.said(stdout)
         let rows = try setup.actionRows()
         #expect(rows.map { $0["result"] as? String } == ["success"])
         #expect(rows.first?["pending"] as? Bool == false)
         #expect(rows.first?["http_status"] as? Int == 200)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aWriteOnDataJudgedInvalidNeedsForceUntrusted() async throws {
+        let words = Wording("write-recording", matching: Wording.runVariables)
         // The simulator signs with its own root, which is not given: every signed item of the
         // customer is judged against Apple's roots alone and fails.
         let setup = try await ActionCommandsTests.Setup()
@@ -169,13 +174,14 @@ import TestSupport
         ]
         let refused = try ActionCommandsTests.runRaw(base + withoutRoot, folder: setup.folder)
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("nothing was sent: the customer's data is not genuine (invalid)"), "\(refused.stderr)")
+        words.said(refused.stderr)
         #expect(setup.simulator.service.writes.isEmpty)
         let forced = try ActionCommandsTests.runRaw(base + ["--force-untrusted"] + withoutRoot, folder: setup.folder)
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(forced.stdout.contains("  data: INVALID (not genuine): sent anyway as asked (--force-untrusted, or F on the dashboard's plan)\n"), "\(forced.stdout)")
+        words.said(forced.stdout)
         #expect(setup.simulator.service.writes.count == 1)
         try await setup.stop()
+        words.check()
     }
 
     @Test(arguments: [
@@ -183,17 +189,20 @@ import TestSupport
         ["extend", "--all-active", "--product-id", "com.example.receiptdash.pro.monthly", "--days", "3", "--reason", "other", "--yes"],
     ])
     func underAutoAWriteToNoCustomerAsksForTheEnvironment(_ arguments: [String]) async throws {
+        let words = Wording("write-recording", case: "\(arguments)")
         let setup = try await ActionCommandsTests.Setup()
         let run = try setup.run(arguments + ["--db", setup.db, "--format", "json"])
         #expect(run.status == 1)
         let error = try #require((run.json as? [String: Any])?["error"] as? [String: Any])
         #expect(error["code"] as? String == "environment-unknown")
-        #expect((error["message"] as? String)?.contains("say --environment production or --environment sandbox") == true)
+        words.said((error["message"] as? String))
         #expect(setup.simulator.service.writes.isEmpty)
         try await setup.stop()
+        words.check()
     }
 
     @Test func aDryRunPrintsThePlanAsARealRunShowsIt() async throws {
+        let words = Wording("write-recording", matching: Wording.runVariables)
         let setup = try await ActionCommandsTests.Setup()
         let run = try setup.run([
             "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-1",
@@ -201,9 +210,9 @@ import TestSupport
         ])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "extend in Production:")
-        #expect(lines.contains("  data: test (signed by a test root, not Apple's: test data)"))
-        #expect(lines.contains("  request id: ticket-1 (repeat with --request-id ticket-1 to retry safely)"))
+        words.said(lines.first)
+        words.said(lines)
+        words.said(lines)
         #expect(
             run.stdout.hasSuffix(
                 """
@@ -214,5 +223,6 @@ import TestSupport
                 """))
         #expect(setup.simulator.service.writes.isEmpty)
         try await setup.stop()
+        words.check()
     }
 }
