@@ -483,14 +483,19 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
+        // API credentials for tests: a fresh In-App Purchase key each time (never a real one),
+        // for the tests of AppStoreAPI's values without the services' support below.
+        .target(
+            name: "APITestSupport",
+            dependencies: ["AppStoreAPI", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/APITestSupport"
+        ),
         // What the service-side test targets share on top of TestSupport: the simulator's signed
-        // notifications, receiver policies, SQLite trails, Notification History pages, API
-        // credentials.
+        // notifications, receiver policies, SQLite trails, Notification History pages.
         .target(
             name: "ServiceTestSupport",
             dependencies: [
                 "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "RetryEngine", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ServiceTestSupport",
             exclude: ["Fixtures"]
@@ -499,6 +504,7 @@ let package = Package(
             name: "AppStoreClientsTests",
             dependencies: [
                 "TestSupport",
+                "APITestSupport",
                 "LocalFiles",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -524,6 +530,7 @@ let package = Package(
             name: "NotificationReceiverTests",
             dependencies: [
                 "TestSupport",
+                "APITestSupport",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -570,6 +577,7 @@ let package = Package(
             name: "ReceiptSimulatorTests",
             dependencies: [
                 "TestSupport",
+                "APITestSupport",
                 "JSONWriting",
                 "AppStoreAPI", "ReceiptRendering", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "UntrustedText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -597,10 +605,10 @@ let package = Package(
             name: "AppStoreAPITests",
             dependencies: [
                 "TestSupport",
+                "APITestSupport",
                 "AppStoreAPI",
                 "ReceiptCore",
                 "RetryEngine",
-                "ServiceTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Goldens"]
@@ -713,8 +721,9 @@ let package = Package(
             name: "DashboardLiveTests",
             dependencies: [
                 "TestSupport",
+                "APITestSupport",
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport", "TerminalUI", "ReceiptWatch", "UntrustedText",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ],
             exclude: ["Goldens"]
         ),

@@ -1,8 +1,8 @@
+import APITestSupport
 import AppStoreAPI
 import Crypto
 import Foundation
 import ReceiptCore
-import ServiceTestSupport
 import Testing
 import TestSupport
 

@@ -1,9 +1,9 @@
+import APITestSupport
 import Crypto
 import Foundation
 import AppStoreAPI
 import ReceiptCore
 import RetryEngine
-import ServiceTestSupport
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 @testable import AppStoreClients
+import APITestSupport
 import Crypto
 import Foundation
 import AppStoreAPI

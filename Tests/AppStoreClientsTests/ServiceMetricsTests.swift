@@ -1,4 +1,5 @@
 @testable import AppStoreClients
+import APITestSupport
 import Foundation
 import AppStoreAPI
 import ReceiptCore

@@ -1,3 +1,4 @@
+import APITestSupport
 import AppStoreClients
 import AuditTrail
 import AuditTrailSQLite
@@ -10,7 +11,6 @@ import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptTrust
-import ServiceTestSupport
 import TerminalUI
 import Synchronization
 import Testing

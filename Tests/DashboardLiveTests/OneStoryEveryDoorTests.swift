@@ -1,3 +1,4 @@
+import APITestSupport
 import AppStoreAPI
 import AppStoreClients
 import AuditTrail
@@ -10,7 +11,6 @@ import Foundation
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptTrust
-import ServiceTestSupport
 import Testing
 import TestSupport
 

@@ -1,3 +1,4 @@
+import APITestSupport
 import AppStoreAPI
 import AppStoreClients
 import AuditTrail
@@ -9,7 +10,6 @@ import ReceiptCore
 import ReceiptSimulator
 import ReceiptTrust
 import ReceiptWatch
-import ServiceTestSupport
 import TerminalUI
 import Testing
 import UntrustedText

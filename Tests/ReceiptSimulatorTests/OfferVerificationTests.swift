@@ -1,3 +1,4 @@
+import APITestSupport
 import AppStoreAPI
 import AsyncHTTPClient
 import Crypto

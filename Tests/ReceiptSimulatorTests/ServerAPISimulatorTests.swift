@@ -1,3 +1,4 @@
+import APITestSupport
 import Synchronization
 @testable import AppStoreClients
 import AsyncHTTPClient

@@ -1,6 +1,5 @@
 import Crypto
 import AppStoreAPI
-import ReceiptCore
 
 /// A fresh In-App Purchase key per test (generated here, never a real one).
 package func makeTestCredentials(bundleID: String = "com.example.app") -> (APICredentials, P256.Signing.PrivateKey) {
