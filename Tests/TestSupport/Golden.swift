@@ -102,7 +102,13 @@ package final class Wording: Sendable {
         (#"receiptdash_t_[0-9a-f]+"#, "receiptdash_t_<db>"),
     ]
 
+    /// The repository's folder, wherever it is cloned (`<repo>`): paths of fixtures and of
+    /// the packages' checkouts in messages.
+    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
     private static let patterns: [(String, String)] = [
+        (NSRegularExpression.escapedPattern(for: repository), "<repo>"),
         (NSRegularExpression.escapedPattern(for: TemporaryFolder.base) + #"/[^/\s]+-[A-Za-z0-9]{6}"#, "<tmp>"),
         (#"(127\.0\.0\.1|localhost|\[::1\]):[0-9]+"#, "$1:<port>"),
         (#"in [0-9]+ ms"#, "in <time> ms"),
