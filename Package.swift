@@ -410,15 +410,34 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The option groups commands share as `@OptionGroup`s (API credentials and hosts,
+        // verifyReceipt, `--db`, `--root-ca`, `--ca-file`, look-up filters, forwarding,
+        // reconciliation, online checks) with their validation; the commands stay in the executable.
+        .target(
+            name: "CommandOptions",
+            dependencies: [
+                "AppStoreAPI",
+                "AppStoreClients",
+                "AuditTrail",
+                "LocalFiles",
+                "NotificationForwarder",
+                "OnlineRevocation",
+                "OutboundHTTP",
+                "ReceiptCore",
+                "ReceiptTrust",
+                "RetryEngine",
+                "UntrustedText",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "receiptdash",
             dependencies: [
-                "OutboundHTTP",
+                "CommandOptions",
                 "JSONWriting",
                 "CustomerSearch",
                 "CustomerTimeline",
                 "LocalFiles",
-                "OnlineRevocation",
                 "ReceiptDemo",
                 "AppStoreAPI",
                 "ReceiptRendering",
@@ -728,10 +747,18 @@ let package = Package(
             exclude: ["Goldens"]
         ),
         .testTarget(
+            name: "CommandOptionsTests",
+            dependencies: [
+                "AppStoreAPI",
+                "CommandOptions",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
             name: "ReceiptDashCLITests",
             dependencies: [
                 "TestSupport",
-                "AppStoreAPI", "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreAPI", "CommandOptions", "receiptdash", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "ReceiptCore", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

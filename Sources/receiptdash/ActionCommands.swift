@@ -2,6 +2,7 @@ import AppStoreClients
 import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
+import CommandOptions
 import Foundation
 import AppStoreAPI
 import JSONWriting

@@ -1,7 +1,10 @@
+import ArgumentParser
 import AuditTrail
 import AuditTrailPostgres
 import AuditTrailSQLite
+import CommandOptions
 import Foundation
+import UntrustedText
 
 /// Opens audit databases by their `--db` value.
 public enum AuditStores {
@@ -45,5 +48,24 @@ public enum AuditStores {
         -> any AuditBackend
     {
         try await open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
+    }
+}
+
+extension DatabaseOption {
+    /// Opens (creating and migrating, unless `readOnly`) the audit database; a failure is said
+    /// in plain words and ends the command with status 1.
+    func open(readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
+        try await AuditOpening.open(path, readOnly: readOnly, durable: durable)
+    }
+}
+
+extension AuditOpening {
+    static func open(_ text: String, readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
+        do {
+            return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
+        } catch {
+            Console.standard.error("receiptdash: \(error.reason)")
+            throw ExitCode.failure
+        }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandOptions
 import Foundation
 import ReceiptBenchmarks
 

@@ -1,5 +1,6 @@
 import AppStoreClients
 import ArgumentParser
+import CommandOptions
 import Foundation
 import AppStoreAPI
 import ReceiptCore

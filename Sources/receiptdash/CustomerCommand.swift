@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreClients
 import ArgumentParser
 import AuditTrail
+import CommandOptions
 import CustomerSearch
 import CustomerTimeline
 import Foundation

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
 import AppStoreClients
+import CommandOptions
 import Dashboard
 import DashboardLive
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuditTrail
+import CommandOptions
 import Foundation
 import UntrustedText
 

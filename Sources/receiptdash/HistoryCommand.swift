@@ -1,82 +1,10 @@
 import ArgumentParser
 import AuditTrail
 import AuditTrailSQLite
+import CommandOptions
 import Foundation
 import JSONWriting
 import UntrustedText
-
-/// Where the audit database is.
-struct DatabaseOption: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The audit database: a SQLite file (default: $XDG_DATA_HOME/receiptdash/audit.sqlite) or postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or ~/.pgpass).",
-            valueName: "path|url"))
-    var db: String?
-
-    /// The `--db` value, or the default SQLite path.
-    var path: String { db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment) }
-
-    func validate() throws {
-        if let db { _ = try AuditOpening.parse(db) }
-    }
-
-    /// Opens (creating and migrating, unless `readOnly`) the audit database; a failure is said
-    /// in plain words and ends the command with status 1.
-    func open(readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
-        try await AuditOpening.open(path, readOnly: readOnly, durable: durable)
-    }
-}
-
-/// `--db` where recording is optional (verify, lookup, dash): nothing is recorded without it.
-struct RecordingDatabaseOption: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Also record in this audit database: a SQLite path or postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or ~/.pgpass); history finds it there.",
-            valueName: "path|url"))
-    var db: String?
-
-    func validate() throws {
-        if let db { _ = try AuditOpening.parse(db) }
-    }
-}
-
-/// `--root-ca`: test roots trusted beside Apple's (the simulator's, Xcode's).
-struct RootCAOption: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A root certificate (DER or PEM) to trust for test data (repeatable), e.g. the simulator's (--api-root-out). Chains to it are judged test, never valid.",
-            valueName: "file"))
-    var rootCa: [String] = []
-}
-
-/// `--db` values as every command takes them.
-enum AuditOpening {
-    /// A usage error (exit 64) for a value that is neither a path nor a usable postgres:// URL.
-    static func parse(_ text: String) throws -> AuditDatabase {
-        do {
-            let database = try AuditDatabase(text)
-            if case .postgres(let location) = database, location.passwordSource == "the URL" {
-                Console.standard.error(
-                    "receiptdash: warning: the password in --db is visible to every user of this machine (ps); put it in PGPASSWORD or ~/.pgpass")
-            }
-            return database
-        } catch {
-            throw ValidationError(error.reason)
-        }
-    }
-
-    static func open(_ text: String, readOnly: Bool = false, durable: Bool = false) async throws -> any AuditBackend {
-        do {
-            return try await AuditStores.open(try AuditDatabase(text), readOnly: readOnly, durable: durable)
-        } catch {
-            Console.standard.error("receiptdash: \(error.reason)")
-            throw ExitCode.failure
-        }
-    }
-}
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import AuditTrail
+import CommandOptions
 import CustomerSearch
 import Foundation
 import AppStoreAPI

@@ -1,5 +1,6 @@
 import AppStoreAPI
 import ArgumentParser
+import CommandOptions
 import Foundation
 import JSONWriting
 import ReceiptRendering

@@ -1,6 +1,7 @@
 import AppStoreClients
 import ArgumentParser
 import AuditTrail
+import CommandOptions
 import Foundation
 import JSONWriting
 import ReceiptRendering

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import AppStoreAPI
+import CommandOptions
 import ReceiptCore
 import ReceiptSimulator
 @testable import receiptdash

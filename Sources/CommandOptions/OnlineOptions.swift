@@ -7,22 +7,24 @@ import ReceiptCore
 import UntrustedText
 
 /// The options every command that talks to verifyReceipt takes (`verify`, `watch`, the dashboard).
-struct OnlineOptions: ParsableArguments {
+public struct OnlineOptions: ParsableArguments {
+    public init() {}
+
     @Option(name: .long, help: ArgumentHelp("Production verifyReceipt URL (https; plain http on loopback only).", valueName: "url"))
-    var productionURL: String = VerifyReceiptEndpoints.appleProductionURL
+    public var productionURL: String = VerifyReceiptEndpoints.appleProductionURL
 
     @Option(name: .long, help: ArgumentHelp("Sandbox verifyReceipt URL (https; plain http on loopback only).", valueName: "url"))
-    var sandboxURL: String = VerifyReceiptEndpoints.appleSandboxURL
+    public var sandboxURL: String = VerifyReceiptEndpoints.appleSandboxURL
 
     @Option(name: .long, help: ArgumentHelp("A file holding the app's shared secret (or RECEIPTDASH_SHARED_SECRET).", valueName: "file"))
-    var sharedSecretFile: String?
+    public var sharedSecretFile: String?
 
-    @OptionGroup var tls: TLSTrustOptions
+    @OptionGroup public var tls: TLSTrustOptions
 
     @Option(name: .long, help: "Receipts verified at the same time.")
-    var concurrency: Int = 8
+    public var concurrency: Int = 8
 
-    func validate() throws {
+    public func validate() throws {
         if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024.") }
         // A usage error (exit 64) before anything is sent: the secret must not cross the
         // network in clear.
@@ -30,7 +32,7 @@ struct OnlineOptions: ParsableArguments {
     }
 
     /// The endpoints these options name, checked (https, or http on a loopback host).
-    func endpoints() throws -> VerifyReceiptEndpoints {
+    public func endpoints() throws -> VerifyReceiptEndpoints {
         do {
             return try VerifyReceiptEndpoints(production: productionURL, sandbox: sandboxURL)
         } catch {
@@ -39,7 +41,7 @@ struct OnlineOptions: ParsableArguments {
     }
 
     /// The client these options describe. The secret is read here, never from an argument.
-    func makeClient(excludeOldTransactions: Bool = false, timeout: Double = 20) throws -> VerifyReceiptClient {
+    public func makeClient(excludeOldTransactions: Bool = false, timeout: Double = 20) throws -> VerifyReceiptClient {
         let secret: SharedSecret?
         do {
             secret = try SharedSecret.load(file: sharedSecretFile, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)

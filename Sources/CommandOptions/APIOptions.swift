@@ -11,45 +11,47 @@ import UntrustedText
 /// The options every command that talks to the App Store Server API takes: credentials (flags,
 /// else the environment), hosts and test-data anchors. Extra TLS roots (`--ca-file`) are the
 /// command's own option, since the dashboard shares one with its verifyReceipt options.
-struct APIOptions: ParsableArguments {
+public struct APIOptions: ParsableArguments {
+    public init() {}
+
     @Option(name: .long, help: ArgumentHelp("Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
-    var issuerId: String?
+    public var issuerId: String?
 
     @Option(name: .long, help: ArgumentHelp("In-App Purchase key ID (or RECEIPTDASH_API_KEY_ID).", valueName: "id"))
-    var keyId: String?
+    public var keyId: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp("The key's .p8 file, PKCS#8 PEM (or RECEIPTDASH_API_PRIVATE_KEY_FILE). Never printed or stored.", valueName: "file"))
-    var privateKeyFile: String?
+    public var privateKeyFile: String?
 
     @Option(name: .long, help: ArgumentHelp("The app's bundle ID (or RECEIPTDASH_BUNDLE_ID).", valueName: "id"))
-    var bundleId: String?
+    public var bundleId: String?
 
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, a number (or RECEIPTDASH_APP_APPLE_ID).", valueName: "id"))
-    var appAppleId: String?
+    public var appAppleId: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Settings from this table of $XDG_CONFIG_HOME/receiptdash/api.toml (flags win over it, it wins over the environment).",
             valueName: "name"))
-    var apiProfile: String?
+    public var apiProfile: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Production API base URL (https; plain http on loopback only; default \(APIHosts.appleProductionURL)).", valueName: "url"))
-    var apiProductionUrl: String?
+    public var apiProductionUrl: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Sandbox API base URL (https; plain http on loopback only; default \(APIHosts.appleSandboxURL)).", valueName: "url"))
-    var apiSandboxUrl: String?
+    public var apiSandboxUrl: String?
 
-    @OptionGroup var roots: RootCAOption
-    var rootCa: [String] { roots.rootCa }
+    @OptionGroup public var roots: RootCAOption
+    public var rootCa: [String] { roots.rootCa }
 
-    func validate() throws {
+    public func validate() throws {
         // A profile that cannot be read is said when the command reads it (the same usage
         // error), and doctor reports it as a check with its fix.
         if apiProfile != nil, (try? profile()) == nil { return }
@@ -58,7 +60,7 @@ struct APIOptions: ParsableArguments {
 
     /// Both hosts (flag, else profile, else Apple's), checked: a usage error (exit 64) before
     /// anything is sent.
-    func hosts() throws -> APIHosts {
+    public func hosts() throws -> APIHosts {
         let profile = try self.profile()
         do {
             return try APIHosts(
@@ -70,7 +72,7 @@ struct APIOptions: ParsableArguments {
     }
 
     /// The `--api-profile` table, when one is named, or why it cannot be used (by code).
-    func loadProfile() throws(APICredentialError) -> APIProfile? {
+    public func loadProfile() throws(APICredentialError) -> APIProfile? {
         guard let apiProfile else { return nil }
         let environment = ProcessInfo.processInfo.environment
         return try APIProfile.load(apiProfile, path: APIProfile.defaultPath(environment: environment), environment: environment)
@@ -78,7 +80,7 @@ struct APIOptions: ParsableArguments {
 
     /// The `--api-profile` table, when one is named; a file that cannot be used is a usage
     /// error.
-    func profile() throws -> APIProfile? {
+    public func profile() throws -> APIProfile? {
         do {
             return try loadProfile()
         } catch {
@@ -88,7 +90,7 @@ struct APIOptions: ParsableArguments {
 
     /// The credentials, from the flags or the environment; what to configure when some are
     /// missing. Warnings (a key file others can read) go to standard error.
-    func credentials() throws -> APICredentials {
+    public func credentials() throws -> APICredentials {
         let flags = try credentialFlags()
         do {
             let loaded = try APICredentials.load(flags, environment: ProcessInfo.processInfo.environment)
@@ -100,7 +102,7 @@ struct APIOptions: ParsableArguments {
     }
 
     /// The settings the flags name, filled from `--api-profile` (the environment is read later).
-    func credentialFlags() throws -> APICredentials.Flags {
+    public func credentialFlags() throws -> APICredentials.Flags {
         let flags = APICredentials.Flags(
             issuerID: issuerId, keyID: keyId, privateKeyFile: privateKeyFile, bundleID: bundleId, appAppleID: appAppleId)
         return try profile()?.filling(flags) ?? flags
@@ -108,7 +110,7 @@ struct APIOptions: ParsableArguments {
 
     /// Whether any credential is given (flag or variable): when none is, the dashboard's `l`
     /// lists every setting rather than the loader's error.
-    var namesCredentials: Bool {
+    public var namesCredentials: Bool {
         let variables = ["RECEIPTDASH_API_ISSUER_ID", "RECEIPTDASH_API_KEY_ID", "RECEIPTDASH_API_PRIVATE_KEY_FILE", "RECEIPTDASH_BUNDLE_ID"]
         let environment = ProcessInfo.processInfo.environment
         return [issuerId, keyId, privateKeyFile, bundleId].contains { $0 != nil } || variables.contains { environment[$0] != nil }
@@ -116,7 +118,7 @@ struct APIOptions: ParsableArguments {
     }
 
     /// Apple's roots plus every `--root-ca` as a test anchor.
-    func trustAnchors() throws -> TrustAnchors {
+    public func trustAnchors() throws -> TrustAnchors {
         do {
             return try TrustAnchors.apple(testRootFiles: rootCa)
         } catch {
@@ -125,7 +127,7 @@ struct APIOptions: ParsableArguments {
     }
 
     /// The client for `credentials`; `caFile` adds trusted TLS roots (`--ca-file`).
-    func makeClient(_ credentials: APICredentials, caFile: String?) throws -> AppStoreServerAPIClient {
+    public func makeClient(_ credentials: APICredentials, caFile: String?) throws -> AppStoreServerAPIClient {
         let hosts = try hosts()
         do {
             return AppStoreServerAPIClient(
@@ -137,7 +139,7 @@ struct APIOptions: ParsableArguments {
 }
 
 /// A configuration problem found before anything was sent: printed in words, exit 1.
-struct APIOptionsError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct APIOptionsError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

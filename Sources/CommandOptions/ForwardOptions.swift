@@ -1,50 +1,51 @@
 import ArgumentParser
-import AuditTrail
 import Foundation
 import NotificationForwarder
 import RetryEngine
 import UntrustedText
 
 /// `receive --forward URL…`: where stored notifications go next, signed as Standard Webhooks.
-struct ForwardOptions: ParsableArguments {
+public struct ForwardOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Forward every notification stored to this URL as a signed Standard Webhook (repeatable; https, or http on loopback).",
             valueName: "url"))
-    var forward: [String] = []
+    public var forward: [String] = []
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "The signing secret (whsec_…) in this file, one a line: two while rotating (or RECEIPTDASH_FORWARD_SECRET); required with --forward.",
             valueName: "file"))
-    var forwardSecretFile: String?
+    public var forwardSecretFile: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Headers every delivery carries, one 'Name: value' a line (such as Authorization: Bearer …); mode 600, never shown.",
             valueName: "file"))
-    var forwardHeaderFile: String?
+    public var forwardHeaderFile: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "One delivery's deadline in seconds, from the hand-over to the answer, the wait for a connection included.", valueName: "seconds"))
-    var forwardTimeout: Double = Forwarder.Configuration.defaultRequestTimeout.seconds
+    public var forwardTimeout: Double = Forwarder.Configuration.defaultRequestTimeout.seconds
 
     @Option(name: .long, help: ArgumentHelp("Forward only this notification type (repeatable; default: every type).", valueName: "type"))
-    var forwardType: [String] = []
+    public var forwardType: [String] = []
 
     @Option(
         name: .long,
         help: ArgumentHelp("Deliveries held in memory at once; the rest wait in the outbox on disk.", valueName: "n"))
-    var forwardMaxPending = Forwarder.Configuration.defaultMaximumPending
+    public var forwardMaxPending = Forwarder.Configuration.defaultMaximumPending
 
-    static let secretVariable = WebhookSecret.environmentVariable
+    public static let secretVariable = WebhookSecret.environmentVariable
 
-    func validate() throws {
+    public func validate() throws {
         guard forwardMaxPending > 0 else { throw ValidationError("--forward-max-pending must be positive.") }
         guard forwardTimeout.isFinite, forwardTimeout >= 0.1, forwardTimeout <= 300 else {
             throw ValidationError("--forward-timeout takes seconds from 0.1 to 300.")
@@ -65,7 +66,7 @@ struct ForwardOptions: ParsableArguments {
         }
     }
 
-    func targets() throws -> [ForwardTarget] {
+    public func targets() throws -> [ForwardTarget] {
         do {
             return try forward.map { (url) throws(ForwardError) in try ForwardTarget(url) }
         } catch {
@@ -74,10 +75,10 @@ struct ForwardOptions: ParsableArguments {
     }
 
     /// The secrets, read once (a file others can read is warned about).
-    func secrets() throws -> [WebhookSecret] { try Self.secrets(file: forwardSecretFile) }
+    public func secrets() throws -> [WebhookSecret] { try Self.secrets(file: forwardSecretFile) }
 
     /// The secrets in `file` (one a line), else the one in RECEIPTDASH_FORWARD_SECRET.
-    static func secrets(file: String?) throws -> [WebhookSecret] {
+    public static func secrets(file: String?) throws -> [WebhookSecret] {
         do {
             return try WebhookSecret.load(file: file, environment: ProcessInfo.processInfo.environment, warn: Console.standard.warning)
         } catch {
@@ -86,7 +87,7 @@ struct ForwardOptions: ParsableArguments {
     }
 
     /// The extra headers in `--forward-header-file`, none without it.
-    static func headers(file: String?) throws -> [(String, String)] {
+    public static func headers(file: String?) throws -> [(String, String)] {
         do {
             return try ForwardHeaders.load(file: file, warn: Console.standard.warning)
         } catch {
@@ -96,7 +97,7 @@ struct ForwardOptions: ParsableArguments {
 
     /// The forwarder's configuration, nil without --forward; `tls` adds trusted roots for the
     /// targets (`--ca-file`).
-    func configuration(_ tls: TLSTrustOptions) throws -> Forwarder.Configuration? {
+    public func configuration(_ tls: TLSTrustOptions) throws -> Forwarder.Configuration? {
         guard !forward.isEmpty else { return nil }
         return Forwarder.Configuration(
             targets: try targets(), secrets: try secrets(), headers: try Self.headers(file: forwardHeaderFile), maximumPending: forwardMaxPending,

@@ -5,53 +5,55 @@ import UntrustedText
 
 /// The filters of a look-up, as Apple's Get Transaction History v2 and Get All Subscription
 /// Statuses take them: every history page is asked with the same ones.
-struct LookupFilterOptions: ParsableArguments {
+public struct LookupFilterOptions: ParsableArguments {
+    public init() {}
+
     @Option(name: .long, help: ArgumentHelp("Only transactions bought at or after this time (ISO 8601, or a date).", valueName: "time"))
-    var start: String?
+    public var start: String?
 
     @Option(name: .long, help: ArgumentHelp("Only transactions bought before this time (ISO 8601, or a date).", valueName: "time"))
-    var end: String?
+    public var end: String?
 
     @Option(name: .long, help: ArgumentHelp("Only this product (repeat for several).", valueName: "id"))
-    var productId: [String] = []
+    public var productId: [String] = []
 
     @Option(
         name: .long,
         help: ArgumentHelp("Only this kind: auto-renewable, non-renewable, consumable or non-consumable (repeat for several).", valueName: "type"))
-    var productType: [String] = []
+    public var productType: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Only this subscription group (repeat for several).", valueName: "id"))
-    var group: [String] = []
+    public var group: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Only purchased or family-shared transactions.", valueName: "ownership"))
-    var ownership: String?
+    public var ownership: String?
 
     @Flag(name: .long, help: "Only revoked (refunded) transactions.")
-    var revoked = false
+    public var revoked = false
 
     @Flag(name: .long, help: "Only transactions not revoked.")
-    var notRevoked = false
+    public var notRevoked = false
 
     @Option(name: .long, help: ArgumentHelp("History order: ascending or descending.", valueName: "order"))
-    var sort: String?
+    public var sort: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Only subscriptions in this state: active, expired, billing-retry, grace or revoked (repeat for several).", valueName: "state"))
-    var status: [String] = []
+    public var status: [String] = []
 
-    static let productTypes: [String: TransactionHistoryFilter.ProductType] = [
+    public static let productTypes: [String: TransactionHistoryFilter.ProductType] = [
         "auto-renewable": .autoRenewable, "non-renewable": .nonRenewable, "consumable": .consumable, "non-consumable": .nonConsumable,
     ]
-    static let ownerships: [String: TransactionHistoryFilter.Ownership] = ["purchased": .purchased, "family-shared": .familyShared]
-    static let sorts: [String: TransactionHistoryFilter.Sort] = ["ascending": .ascending, "descending": .descending]
+    public static let ownerships: [String: TransactionHistoryFilter.Ownership] = ["purchased": .purchased, "family-shared": .familyShared]
+    public static let sorts: [String: TransactionHistoryFilter.Sort] = ["ascending": .ascending, "descending": .descending]
 
-    func validate() throws {
+    public func validate() throws {
         _ = try filters()
     }
 
     /// The filters, or a usage error that names the flag and the words it takes.
-    func filters() throws -> LookupFilters {
+    public func filters() throws -> LookupFilters {
         func word<T>(_ flag: String, _ value: String, in table: [String: T]) throws -> T {
             guard let found = table[value.lowercased()] else {
                 throw ValidationError("\(flag) takes \(table.keys.sorted().joined(separator: ", ")), not \(SafeText.escaped(value)).")

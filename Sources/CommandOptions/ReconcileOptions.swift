@@ -2,41 +2,42 @@ import AppStoreAPI
 import ArgumentParser
 import Foundation
 import RetryEngine
-import ScheduledReconciliation
 import UntrustedText
 
 /// `receive --reconcile-every 1h [--reconcile-window 7d]` and the API credentials it asks
 /// Apple's Notification History with (the bundle id, app Apple id, profile and test roots are
 /// the receiver's own).
-struct ReconcileOptions: ParsableArguments {
+public struct ReconcileOptions: ParsableArguments {
+    public init() {}
+
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Ask Apple's Notification History this often (e.g. 1h; at start, then on schedule) and store what was missed.",
             valueName: "duration"))
-    var reconcileEvery: String?
+    public var reconcileEvery: String?
 
     @Option(name: .long, help: ArgumentHelp("How far back each run looks (at most 180d; sandbox keeps 30d).", valueName: "duration"))
-    var reconcileWindow = "7d"
+    public var reconcileWindow = "7d"
 
     @Option(name: .long, help: ArgumentHelp("Reconcile: Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
-    var issuerId: String?
+    public var issuerId: String?
 
     @Option(name: .long, help: ArgumentHelp("Reconcile: In-App Purchase key ID (or RECEIPTDASH_API_KEY_ID).", valueName: "id"))
-    var keyId: String?
+    public var keyId: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Reconcile: the key's .p8 file (or RECEIPTDASH_API_PRIVATE_KEY_FILE). Never printed or stored.", valueName: "file"))
-    var privateKeyFile: String?
+    public var privateKeyFile: String?
 
     @Option(name: .long, help: ArgumentHelp("Reconcile: production API base URL (https; plain http on loopback only).", valueName: "url"))
-    var apiProductionUrl: String?
+    public var apiProductionUrl: String?
 
     @Option(name: .long, help: ArgumentHelp("Reconcile: sandbox API base URL (https; plain http on loopback only).", valueName: "url"))
-    var apiSandboxUrl: String?
+    public var apiSandboxUrl: String?
 
-    func validate() throws {
+    public func validate() throws {
         guard reconcileEvery != nil else {
             if issuerId != nil || keyId != nil || privateKeyFile != nil || apiProductionUrl != nil || apiSandboxUrl != nil
                 || reconcileWindow != "7d"
@@ -49,7 +50,7 @@ struct ReconcileOptions: ParsableArguments {
     }
 
     /// (every, window) in seconds.
-    func durations() throws -> (every: TimeInterval, window: TimeInterval) {
+    public func durations() throws -> (every: TimeInterval, window: TimeInterval) {
         guard let text = reconcileEvery, let every = DurationText.parse(text), every >= 60 else {
             throw ValidationError("--reconcile-every takes a duration of a minute or more, such as 1h or 30m; not \(SafeText.escaped(reconcileEvery ?? "")).")
         }
@@ -64,7 +65,7 @@ struct ReconcileOptions: ParsableArguments {
 
     /// The API options the reconciliation's client is made with, from these flags and the
     /// receiver's bundle id, app Apple id, profile and test roots.
-    func apiOptions(bundleID: String, appAppleID: Int64?, profile: String?, rootCA: [String]) throws -> APIOptions {
+    public func apiOptions(bundleID: String, appAppleID: Int64?, profile: String?, rootCA: [String]) throws -> APIOptions {
         var arguments = ["--bundle-id", bundleID]
         for (flag, value) in [
             ("--issuer-id", issuerId), ("--key-id", keyId), ("--private-key-file", privateKeyFile), ("--api-production-url", apiProductionUrl),

@@ -7,7 +7,9 @@ import ReceiptCore
 /// `--online-checks`: OCSP about each JWS chain's leaf and intermediate, as Apple's libraries do
 /// with `enableOnlineChecks` (the chain is then judged now, not at `signedDate`). Off, nothing
 /// goes to the network for trust.
-struct OnlineChecksOption: ParsableArguments {
+public struct OnlineChecksOption: ParsableArguments {
+    public init() {}
+
     @Flag(
         name: .long,
         help: """
@@ -15,10 +17,10 @@ struct OnlineChecksOption: ParsableArguments {
             chain now, not at signedDate (as Apple's libraries' enableOnlineChecks). A responder that cannot \
             answer gives unverifiable, retryable.
             """)
-    var onlineChecks = false
+    public var onlineChecks = false
 
     /// The checks when the flag, or the API profile's `online_checks = true`, asks for them.
-    func make(profile: APIProfile? = nil) -> OnlineChecks? {
+    public func make(profile: APIProfile? = nil) -> OnlineChecks? {
         guard onlineChecks || profile?.onlineChecks == true else { return nil }
         return OnlineChecks(transport: HTTPOCSPTransport())
     }
