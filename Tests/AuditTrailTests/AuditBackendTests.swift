@@ -67,12 +67,25 @@ struct TestAuditDatabase: Sendable {
         }
     }
 
-    /// A plain connection to `location` (the admin database, or a test's).
-    static func admin<T>(_ location: PostgresLocation, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// A plain connection (no pool, no TLS) to `location`.
+    static func connect(_ location: PostgresLocation, id: Int) async throws -> PostgresConnection {
         let configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user, password: location.passwordValue,
             database: location.database, tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: testLogger)
+        return try await PostgresConnection.connect(configuration: configuration, id: id, logger: testLogger)
+    }
+
+    /// The test server's database (`RECEIPTDASH_TEST_POSTGRES_URL`); the test is skipped without one.
+    static func serverLocation() throws -> PostgresLocation {
+        guard let url = postgresURL else {
+            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
+        }
+        return try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// A plain connection to `location` (the admin database, or a test's).
+    static func admin<T>(_ location: PostgresLocation, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await connect(location, id: 1)
         do {
             let value = try await body(connection)
             try await connection.close()
@@ -842,10 +855,7 @@ extension PostgresAuditStore {
             if kind == .postgres {
                 // Another host's transaction takes an id first and commits last.
                 let location = try #require(db.postgres)
-                let configuration = PostgresConnection.Configuration(
-                    host: location.host, port: location.port, username: location.user, password: location.passwordValue,
-                    database: location.database, tls: .disable)
-                let connection = try await PostgresConnection.connect(configuration: configuration, id: 8, logger: testLogger)
+                let connection = try await TestAuditDatabase.connect(location, id: 8)
                 try await connection.query("BEGIN", logger: testLogger)
                 try await connection.query(
                     """
@@ -1042,10 +1052,7 @@ extension PostgresAuditStore {
             #expect(try await follower.results(after: 0).isEmpty)
             let location = try #require(db.postgres)
             // Another host's transaction takes an id first and commits last.
-            let configuration = PostgresConnection.Configuration(
-                host: location.host, port: location.port, username: location.user, password: location.passwordValue,
-                database: location.database, tls: .disable)
-            let slow = try await PostgresConnection.connect(configuration: configuration, id: 7, logger: testLogger)
+            let slow = try await TestAuditDatabase.connect(location, id: 7)
             try await slow.query("BEGIN", logger: testLogger)
             let slowID = try await slow.query(
                 """
@@ -1140,14 +1147,8 @@ extension PostgresAuditStore {
     /// PostgresNIO failing the statement itself when the socket closes. The statement would run
     /// an hour; the lease limit is an hour: only the dropped connection can end it.
     @Test(.timeLimit(.minutes(1))) func aStatementOnADroppedConnectionFailsAtOnce() async throws {
-        guard let url = TestAuditDatabase.postgresURL else {
-            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
-        }
-        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
-        let configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
-            database: location.database, tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: testLogger)
+        let location = try TestAuditDatabase.serverLocation()
+        let connection = try await TestAuditDatabase.connect(location, id: 2)
         let pid = try #require(
             try await connection.query("SELECT pg_backend_pid()", logger: testLogger).collect().first?.decode(Int32.self))
         let progress = PostgresAuditStore.AttemptProgress()
@@ -1185,14 +1186,8 @@ extension PostgresAuditStore {
     /// The store's connection checks on the event loop and fails at once, as a lost connection
     /// that the retry takes over.
     @Test(.timeLimit(.minutes(1))) func aStatementIsNeverWrittenToAClosedConnection() async throws {
-        guard let url = TestAuditDatabase.postgresURL else {
-            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
-        }
-        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
-        let configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
-            database: location.database, tls: .disable)
-        let connection = CheckedConnection(connection: try await PostgresConnection.connect(configuration: configuration, id: 3, logger: testLogger))
+        let location = try TestAuditDatabase.serverLocation()
+        let connection = CheckedConnection(connection: try await TestAuditDatabase.connect(location, id: 3))
         #expect(try await connection.query("SELECT 1", logger: testLogger).collect().first?.decode(Int.self) == 1)
         try await connection.close()
         let error = await #expect(throws: ConnectionLost.self) { try await connection.query("SELECT 1", logger: testLogger) }
@@ -1203,14 +1198,8 @@ extension PostgresAuditStore {
     /// limit passes keeps the connection; one the limit overtakes closes it and fails, so the
     /// listener connects again. The limit is an hour: only the test's clock makes it pass.
     @Test(.timeLimit(.minutes(1))) func theListenersCheckIsTimedOnTheStoresClock() async throws {
-        guard let url = TestAuditDatabase.postgresURL else {
-            try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set (Tests/support/postgres.sh start): PostgreSQL case skipped")
-        }
-        let location = try PostgresLocation(url: url, environment: ProcessInfo.processInfo.environment)
-        let configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.passwordValue,
-            database: location.database, tls: .disable)
-        let connection = CheckedConnection(connection: try await PostgresConnection.connect(configuration: configuration, id: 4, logger: testLogger))
+        let location = try TestAuditDatabase.serverLocation()
+        let connection = CheckedConnection(connection: try await TestAuditDatabase.connect(location, id: 4))
         // Time stands still: the answer comes first.
         try await PostgresAuditStore.check(connection, within: .seconds(3600), clock: SteppedClock(), logger: testLogger)
         #expect(!connection.isClosed)
