@@ -23,9 +23,11 @@ import TestSupport
 
     /// The credentials of a workspace's key, for a client made and never used.
     func credentials(_ workspace: LookupCommandTests.Workspace) -> [String] {
-        [
+        let port = TestPorts.refusing()
+        return [
             "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile,
-            "--bundle-id", "com.example.receiptdash", "--api-production-url", "http://127.0.0.1:9/p", "--api-sandbox-url", "http://127.0.0.1:9/s",
+            "--bundle-id", "com.example.receiptdash", "--api-production-url", "http://127.0.0.1:\(port)/p",
+            "--api-sandbox-url", "http://127.0.0.1:\(port)/s",
         ]
     }
 
