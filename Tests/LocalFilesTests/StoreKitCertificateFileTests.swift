@@ -1,12 +1,12 @@
 import Foundation
 import LocalFiles
 import Testing
+import TestSupport
 
 /// `inspect --storekit-cert`: Xcode's certificate as DER, or PEM as Xcode and openssl save it.
 @Suite struct StoreKitCertificateFileTests {
     @Test func derAndPEMGiveTheSameBytes() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = TemporaryFolder("storekit").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let der: [UInt8] = [0x30, 0x03, 0x02, 0x01, 0x05, 0xFF, 0x00]
         try Data(der).write(to: URL(fileURLWithPath: folder + "/cert.der"))

@@ -4,6 +4,7 @@ import Foundation
 import NotificationForwarder
 import NotificationReceiver
 import ServiceTestSupport
+import TestSupport
 import Testing
 import UntrustedText
 
@@ -13,7 +14,7 @@ import UntrustedText
     static let uuid = "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"
 
     func trail() async throws -> AuditStore {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID())/audit.sqlite").path
+        let path = TemporaryFolder("outbox").appending("audit.sqlite").path
         let backend = try AuditStore(path: path, durable: true)
         let store = NotificationStore(backend: backend).started()
         _ = try await store.append(

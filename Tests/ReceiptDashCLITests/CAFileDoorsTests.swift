@@ -14,9 +14,7 @@ import Testing
     let cli = InspectCommandTests()
 
     func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ca-doors-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        TemporaryFolder("ca-doors").url
     }
 
     func secretFile(in folder: URL) throws -> String {

@@ -66,7 +66,7 @@ import TestSupport
     }
 
     @Test func severalInputsGiveAnArrayAndOneBadInputGivesExit1() throws {
-        let bad = FileManager.default.temporaryDirectory.appendingPathComponent("receiptdash-bad-\(UUID()).b64")
+        let bad = TemporaryFolder("bad-input").appending("bad.b64")
         let words = Wording("inspect-command", replacing: [(bad.path, "<bad input>")])
         try Data("MIIT not really base64 !!".utf8).write(to: bad)
         let result = try run(["inspect", "--format", "json", fixture("production.b64"), bad.path, fixture("legacy-sandbox.b64")])

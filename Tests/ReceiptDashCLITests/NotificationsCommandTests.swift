@@ -37,7 +37,7 @@ import TestSupport
     /// one) and says which UUIDs the store lacks; `--enable` lets a target gone 410 be sent to.
     @Test func outboxListsAndReplayQueuesAgain() async throws {
         let words = Wording("notifications-command")
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
+        let path = TemporaryFolder("outbox").appending("audit.sqlite").path
         let store = try NotificationStore(path: path)
         let unregistered = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
         #expect(unregistered.status == 1)
