@@ -156,10 +156,7 @@ public final class PostgresAuditStore: AuditBackend {
     /// fails at once.
     private func openingConnection() async throws(AuditDatabaseError) -> PostgresConnection {
         let what = "cannot open the audit trail at \(location)"
-        let retrier = Retrier(
-            policy: RetryPolicy(
-                maximumRetries: .max, baseDelay: 0.05, maximumDelay: 2, totalBudget: (connectTimeout + .seconds(1)).seconds, jitter: 0),
-            clock: clock)
+        let retrier = retrier(budget: connectTimeout + .seconds(1))
         var last = ""
         let end = try await retrier.run { (_) throws(AuditDatabaseError) -> AttemptStep<PostgresConnection> in
             switch await self.connect() {
@@ -176,6 +173,12 @@ public final class PostgresAuditStore: AuditBackend {
         case .cancelled: throw AuditDatabaseError(.unavailable, "\(what): cancelled")
         case .gaveUp: throw AuditDatabaseError(.unavailable, "\(what): \(last)")
         }
+    }
+
+    /// The store's retries: backoff from 50 ms doubling to 2 s, no jitter, as many tries as fit
+    /// in `budget`, on the store's clock.
+    private func retrier(budget: Duration) -> Retrier {
+        Retrier(policy: RetryPolicy(maximumRetries: .max, baseDelay: 0.05, maximumDelay: 2, totalBudget: budget.seconds, jitter: 0), clock: clock)
     }
 
     /// Runs the store's connection pool, and its `LISTEN` connection once a follower asks for
@@ -318,10 +321,7 @@ public final class PostgresAuditStore: AuditBackend {
             throw AuditDatabaseError(.refused, "\(what): \(location) was opened read-only (a follower never writes)")
         }
         if state.withLock({ $0.closed }) { throw AuditDatabaseError(.unavailable, "\(what): the audit store is closed") }
-        // Retried with backoff (50 ms doubling to 2 s) until the budget is spent, however many tries.
-        let seconds = (budget ?? (write ? writeRetryBudget : readRetryBudget)).seconds
-        let retrier = Retrier(
-            policy: RetryPolicy(maximumRetries: .max, baseDelay: 0.05, maximumDelay: 2, totalBudget: seconds, jitter: 0), clock: clock)
+        let retrier = retrier(budget: budget ?? (write ? writeRetryBudget : readRetryBudget))
         var last: (kind: Failure, words: String)?
         let logger = self.logger
         let end = try await retrier.run { (attempt) throws(AuditDatabaseError) -> AttemptStep<T> in

@@ -197,7 +197,6 @@ struct Dash: AsyncParsableCommand {
             let interruption = await live.run(
                 &state, theme: chosenTheme, pipeline: pipeline, verifier: follow ? nil : verifier, lookup: lookup, acting: acting.actions)
             await acting.opened?.close()
-            await backend?.close()
             try? await client.shutdown()
             try? await lookup?.service.client.shutdown()
             // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.

@@ -187,6 +187,9 @@ struct Notifications: AsyncParsableCommand {
         }
     }
 
+    /// The store is opened once and closed by `AuditStoreService.closing` whichever way the
+    /// command ends; the paths below never close it themselves (but `--reconcile` without
+    /// `--ingest`, which releases it early).
     func run() async throws {
         let path = db ?? AuditStore.defaultPath(environment: ProcessInfo.processInfo.environment)
         let backend: any AuditBackend
@@ -211,7 +214,6 @@ struct Notifications: AsyncParsableCommand {
                 if refusals {
                     let since = since.flatMap(TimeArgument.parse) ?? Date().addingTimeInterval(-86_400)
                     RefusalSummary(try await backend.rejections(), since: since).write(format: format.table, to: .standard)
-                    await backend.close()
                     return
                 }
                 if outbox || replay {
@@ -220,17 +222,16 @@ struct Notifications: AsyncParsableCommand {
                 }
                 if reconcile {
                     let have = try await backend.notificationUUIDs()
+                    // Released before the long reconcile when nothing is ingested into it.
                     if !ingest { await backend.close() }
                     try await runReconcile(have, into: ingest ? backend : nil)
                     return
                 }
                 let filter = NotificationFilter(since: since.flatMap(TimeArgument.parse), type: type, bundleID: api.bundleId)
                 try await backend.writeNotificationList(filter, format: format.table, to: .standard)
-                await backend.close()
             } catch let error as ExitCode {
                 throw error
             } catch {
-                await backend.close()
                 Console.standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
                 throw ExitCode.failure
             }
@@ -243,7 +244,6 @@ struct Notifications: AsyncParsableCommand {
             if let afterId { .afterID(afterId) } else if let since = since.flatMap(TimeArgument.parse) { .since(since) } else { .end }
         let stream = NotificationStream(backend: backend, filter: NotificationFilter(type: type, bundleID: api.bundleId), jsonLines: format == .jsonl)
         try await stream.run(from: start) { lines in lines.withUnsafeBytes { Console.put(.output, $0) } }
-        await backend.close()
     }
 
     private func runReconcile(_ have: Set<String>, into backend: (any AuditBackend)?) async throws {
@@ -271,7 +271,6 @@ struct Notifications: AsyncParsableCommand {
         let reconciled = await ReconcileOnce(reconciler: NotificationReconciler(client: client), filter: filter, environment: environment)
             .run(received: have, ingest: ingest, json: format != .text, console: .standard)
         try? await client.shutdown()
-        await backend?.close()
         if !reconciled { throw ExitCode.failure }
     }
 }

@@ -70,7 +70,6 @@ extension Notifications {
                 notificationUUIDs.isEmpty ? nil : notificationUUIDs, since: since.flatMap(TimeArgument.parse), to: configuration, in: backend,
                 now: Date(), console: .standard)
         }
-        await backend.close()
         if !done { throw ExitCode.failure }
     }
 }
