@@ -21,7 +21,7 @@ public enum DashboardApp {
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment = .live,
         pipeline: ReceiptPipeline? = nil, verifier: (any OnlineVerifying)? = nil, audit: (any AuditLink)? = nil,
         feed: (any InputFeed)? = nil, lookup: (any CustomerLookingUp)? = nil, notifications: (any NotificationFeed)? = nil,
-        acting: (any CustomerActing)? = nil, startup: [InputFiles.Origin] = []
+        acting: (any CustomerActing)? = nil, clipboard: (any Clipboard)? = nil, startup: [InputFiles.Origin] = []
     ) async {
         let pipeline = pipeline ?? ReceiptPipeline(at: state.now, trustOptions: TrustOptions(now: state.now))
         let (w, h) = backend.size
@@ -105,7 +105,7 @@ public enum DashboardApp {
                 files.append(startup, from: .startup)
                 await loop(
                     &state, backend: backend, environment: environment, pipeline: pipeline, verifier: verifier, audit: audit,
-                    feed: feed, lookup: lookup, notifications: notifications, acting: acting, files: files, judge: judge,
+                    feed: feed, lookup: lookup, notifications: notifications, acting: acting, clipboard: clipboard, files: files, judge: judge,
                     inboxes: (inbox, lookups, replies), startLookUp: startLookUp(_:with:), act: act, verify: verify(_:from:with:))
             }
             let unanswered = replies.active
@@ -124,7 +124,7 @@ public enum DashboardApp {
     private static func loop(
         _ state: inout DashboardState, backend: TerminalBackend, environment: DashboardEnvironment, pipeline: ReceiptPipeline,
         verifier: (any OnlineVerifying)?, audit: (any AuditLink)?, feed: (any InputFeed)?, lookup: (any CustomerLookingUp)?,
-        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, files: FileLoad,
+        notifications: (any NotificationFeed)?, acting: (any CustomerActing)?, clipboard: (any Clipboard)?, files: FileLoad,
         judge: (Range<Int>, ArraySlice<InputFiles.Origin>) -> Void,
         inboxes: (EventInbox<OnlineEvent>, EventInbox<LookupReport>, EventInbox<ActionReply>),
         startLookUp: (LookupQuery, any CustomerLookingUp) -> Void, act: (@escaping @Sendable () async -> ActionReply) -> Void,
@@ -206,7 +206,17 @@ public enum DashboardApp {
                 case .consume(let order):
                     guard let acting else { continue }
                     act { ActionReply(answer: await acting.consume(order), lookUpAgain: nil) }
-                case .copy(let value): backend.sendRaw(osc52(value, inTmux: ProcessInfo.processInfo.environment["TMUX"] != nil))
+                case .copy(let value):
+                    // The update said what it copied ("copied X"); the clipboard says where it went.
+                    let what = state.message.map { $0.text.hasPrefix("copied ") ? String($0.text.dropFirst(7)) : $0.text } ?? "the text"
+                    let outcome: CopyOutcome
+                    if let clipboard {
+                        outcome = await clipboard.copy(value)
+                    } else {
+                        backend.sendRaw(osc52(value, inTmux: false))
+                        outcome = .sentToTerminal(truncatedTo: value.utf8.count > osc52Limit ? osc52Limit : nil)
+                    }
+                    state.message = outcome.message(copying: what)
                 case .save(let file):
                     switch ExportWriter.write(file) {
                     case .success(let path):
@@ -248,10 +258,12 @@ public enum DashboardApp {
         return NotificationDetail(judged: judged, nestedReports: nested)
     }
 
-    /// The OSC 52 clipboard sequence (works over ssh), wrapped for tmux when inside it.
+    /// The OSC 52 clipboard sequence (works over ssh); `inTmux` wraps it for tmux's passthrough
+    /// (which tmux 3.3 and later drop unless `allow-passthrough` is on: inside tmux the dashboard
+    /// copies through ``Clipboard`` instead).
     /// Payloads are capped as k9s does, since terminals drop longer ones.
     public static func osc52(_ text: String, inTmux: Bool) -> String {
-        let payload = Data(text.utf8.prefix(74_994)).base64EncodedString()
+        let payload = Data(text.utf8.prefix(osc52Limit)).base64EncodedString()
         let sequence = "\u{1B}]52;c;\(payload)\u{07}"
         return inTmux ? "\u{1B}Ptmux;\u{1B}\(sequence)\u{1B}\\" : sequence
     }

@@ -111,7 +111,7 @@ public enum KeyMap {
         .init(keys: [.character("R")], label: "R", action: .resume, description: "resume receipts left pending by an interrupted run", footerPanes: [], inFooter: false),
         .init(keys: [.character(":")], label: ":", action: .command, description: "search history (:tx ID, :otx ID, :bundle B, :product P, :status N)", footerPanes: [], inFooter: false),
         .init(
-            keys: [.character("y")], label: "y", action: .copy, description: "copy the focused cell (Purchases: the column under the cursor; OSC 52)",
+            keys: [.character("y")], label: "y", action: .copy, description: "copy the focused cell (Purchases: the column under the cursor) to tmux's buffer, or by OSC 52",
             footerPanes: [], inFooter: true),
         .init(keys: [.character("Y")], label: "Y", action: .copyRow, description: "copy the focused row as JSON", footerPanes: [], inFooter: false),
         .init(

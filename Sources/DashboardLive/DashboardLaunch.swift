@@ -71,7 +71,7 @@ public struct DashboardLaunch {
                 let terminal = NcursesTerminal(theme: theme)
                 await DashboardApp.run(
                     &state, backend: terminal, pipeline: pipeline, verifier: verifier, audit: audit, feed: watchFeed, lookup: lookup,
-                    notifications: notifications, acting: acting, startup: startup)
+                    notifications: notifications, acting: acting, clipboard: TmuxClipboard(), startup: startup)
                 terminal.shutdown()
                 return terminal.interruption
             }

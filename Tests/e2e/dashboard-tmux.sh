@@ -116,6 +116,15 @@ check "200×50 shows whole file names and the bundle" wait_for "notification-v2.
 t resize-window -t "$session" -x 120 -y 40
 check "120×40 again" wait_for "File           A/E/R Expires"
 
+# Copy inside tmux goes through tmux (an OSC 52 sequence would need allow-passthrough): its
+# buffer holds the transaction ID the message names.
+t send-keys -t "$session" g Tab Left Left y
+check "y inside tmux says the copy went to tmux's buffer" wait_for "to tmux's buffer"
+copied=$(t show-buffer 2>/dev/null)
+check "tmux's buffer holds a transaction ID" bash -c "[[ '$copied' =~ ^[0-9]+\$ ]]"
+check "the message names what tmux's buffer holds" wait_for "copied $copied to tmux's buffer"
+t send-keys -t "$session" BTab
+
 # The receipt with escape sequences: shown escaped, the terminal untouched.
 t send-keys -t "$session" G k
 check "hostile receipt listed escaped" wait_for 'evil.app\x1b[2J'
