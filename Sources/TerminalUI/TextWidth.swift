@@ -90,6 +90,34 @@ public enum TextWidth {
         return head + "…" + String(tail.reversed())
     }
 
+    /// `text` cut to at most `columns` columns at its start, keeping the end (`…-intro.b64`:
+    /// names in a folder differ at their ends), with `…` where it was cut.
+    public static func truncateHead(_ text: String, to columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        guard of(text) > columns else { return text }
+        var tail: [Character] = []
+        var used = 0
+        for character in text.reversed() {
+            let w = of(character)
+            if used + w > columns - 1 { break }
+            tail.append(character)
+            used += w
+        }
+        return "…" + String(tail.reversed())
+    }
+
+    /// `text` without its first `columns` columns (a wide character cut in two drops whole).
+    public static func dropLeading(_ text: String, columns: Int) -> String {
+        guard columns > 0 else { return text }
+        var used = 0
+        var index = text.startIndex
+        while index < text.endIndex, used < columns {
+            used += of(text[index])
+            index = text.index(after: index)
+        }
+        return String(text[index...])
+    }
+
     /// `text` padded with spaces (or cut) to exactly `columns` columns.
     public static func pad(_ text: String, to columns: Int, alignRight: Bool = false) -> String {
         let cut = truncate(text, to: columns)
