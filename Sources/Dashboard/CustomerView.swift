@@ -24,6 +24,7 @@ extension DashboardState {
     mutating func openCustomer(_ id: Int) {
         guard customerStories[id] != nil else { return }
         customerItemID = id
+        customerSideways = 0
         mode = .customer(selected: max(0, (customerStories[id]?.events.count ?? 1) - 1), scroll: 0)
     }
 
@@ -41,15 +42,30 @@ extension DashboardState {
     mutating func handleCustomer(_ event: KeyEvent, selected: Int, scroll: Int) -> [Effect] {
         let count = customerStory?.events.count ?? 0
         func move(_ delta: Int) { mode = .customer(selected: min(max(0, selected + delta), max(0, count - 1)), scroll: scroll) }
-        switch event {
-        case .escape, .character("q"): mode = .normal
-        case .down, .character("j"): move(1)
-        case .up, .character("k"): move(-1)
+        // The view's own table (``KeyMap/customerBindings``): its keys and its `?` page.
+        guard let action = KeyMap.customerAction(for: event) else { return [] }
+        switch action {
+        case .back: mode = .normal
+        case .down: move(1)
+        case .up: move(-1)
         case .pageDown: move(max(1, pageSize))
         case .pageUp: move(-max(1, pageSize))
-        case .character("g"), .home: move(-count)
-        case .character("G"), .end: move(count)
-        case .enter:
+        case .top: move(-count)
+        case .bottom: move(count)
+        case .columnLeft, .columnRight:
+            // Sideways by a step, as far as the widest event needs (`less -S`): the time stays.
+            let room = DashboardView.customerTimelineRoom(width: width)
+            let widest = customerStory?.events.map { TextWidth.of(DashboardView.customerEventText($0, self)) }.max() ?? 0
+            let limit = max(0, widest - room)
+            let step = DashboardView.customerSidewaysStep
+            let next = action == .columnLeft ? max(0, customerSideways - step) : min(customerSideways + step, (limit + step - 1) / step * step)
+            if next != customerSideways {
+                customerSideways = next
+            } else {
+                message = limit == 0 ? ("the timeline fits: nothing to scroll", .info) : ("no more to see that way", .info)
+            }
+        case .help: mode = .help(HelpPage(customer: .init(selected: selected, scroll: scroll)))
+        case .open:
             guard let event = customerStory?.events[safe: selected] else { break }
             mode = .customerEvent(selected: selected, scroll: 0)
             // A notification's payload is judged by the loop (once: the answer is kept), as
@@ -58,16 +74,16 @@ extension DashboardState {
                 guard detail.source == .notification, let uuid = detail.ref, let payload = detail.payload, notificationDetails[uuid] == nil else { return nil }
                 return .inspectNotification(uuid: uuid, signedPayload: payload)
             }
-        case .character("x"), .character("c"), .character("a"): act(event, selected: selected, scroll: scroll)
-        case .character("e"):
+        case .extend, .consume, .setToken: act(event, selected: selected, scroll: scroll)
+        case .export:
             // The form takes the screen's last line; the view comes back when it ends.
             returnToCustomer = (selected, scroll)
             mode = .normal
             startExport(.customer)
             if mode == .normal { returnToCustomer = nil; mode = .customer(selected: selected, scroll: scroll) }
-        case .character("y"):
+        case .copy:
             if let id = customerStory?.events[safe: selected]?.transactionID { return [.copy(id)] }
-        case .control("c"): return [.quit]
+        case .quit: return [.quit]
         default: break
         }
         return []
@@ -155,8 +171,19 @@ extension DashboardView {
         var head: [(String, Style)] = []
         // Trust on top: nothing below reads as Apple's word when the items are not genuine.
         if let warning = story.trust.warning { head.append(("⚠ " + SafeText.escaped(warning), Style(.error, bold: true, reverse: true))) }
+        // A subscription's facts wrap whole (`auto-renew on` is never cut).
         for sub in story.subscriptions {
-            head.append((sub.facts(stamp).joined(separator: ", "), Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)))
+            let style = Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)
+            var line = ""
+            for fact in sub.facts(stamp) {
+                if !line.isEmpty, TextWidth.of(line) + 2 + TextWidth.of(fact) > inner.width {
+                    head.append((line + ",", style))
+                    line = "  " + fact
+                } else {
+                    line += line.isEmpty ? fact : ", " + fact
+                }
+            }
+            head.append((line, style))
         }
         for p in story.products {
             head.append(("\(SafeText.escaped(p.productID ?? "?")): \(p.state)", Style(p.state == "refunded" ? .warning : .overlay)))
@@ -165,7 +192,7 @@ extension DashboardView {
         let issues = story.issues.filter { !($0.code == .consumptionUnanswered && answered[$0.transactionID ?? ""] != nil) }
         for issue in issues.prefix(4) { head.append(("! " + SafeText.escaped(issue.summary), Style(.warning))) }
         if issues.count > 4 { head.append(("! and \(issues.count - 4) more issues", Style(.warning))) }
-        head.append(("Timeline (\(story.events.count) events)   ↑↓ select · Enter sources · x extend · c refund answer · a token · e export · Esc back", Style(.muted)))
+        head.append((timelineHint(story.events.count, width: inner.width), Style(.muted)))
         let top = min(head.count, max(0, inner.height - 3))
         _ = Widgets.text(into: &b, rect: Rect(x: inner.x, y: inner.y, width: inner.width, height: top), lines: Array(head.prefix(top)), offset: 0)
         // The latest result (a write taken, refused or failed) on the view's last line: the
@@ -178,23 +205,55 @@ extension DashboardView {
         let rows = Rect(x: inner.x, y: inner.y + top, width: inner.width, height: inner.height - top - resultLine)
         guard rows.height > 0, !story.events.isEmpty else { return }
         let first = min(max(0, selected - rows.height / 2), max(0, story.events.count - rows.height))
-        var lines: [(String, Style)] = []
-        for index in first..<min(story.events.count, first + rows.height) {
+        // The time stays; the rest scrolls sideways (←/→), ◀ and ▶ marking what is off screen.
+        let fixed = 21
+        let room = customerTimelineRoom(width: b.width)
+        for (line, index) in (first..<min(story.events.count, first + rows.height)).enumerated() {
             let e = story.events[index]
-            var text = "\(stamp(e.at))  \(TextWidth.pad(e.kind.rawValue, to: 20))\(SafeText.escaped(e.summary))"
-            if e.kind == .consumptionRequest, let id = e.transactionID {
-                if let answer = answered[id] {
-                    text += " · answered at \(clock(answer.at))" + (answer.httpStatus.map { " (HTTP \($0))" } ?? "")
-                } else {
-                    let left = e.at.addingTimeInterval(12 * 3600).timeIntervalSince(s.wallClock)
-                    text += left > 0 ? " · answer within \(Int((left / 3600).rounded(.up))) h" : " · deadline passed"
-                }
-            }
-            text += "  [\(e.sources.map(\.rawValue).joined(separator: "+"))" + (e.trust.map { ", \(SafeText.escaped($0))" } ?? "") + "]"
+            let text = customerEventText(e, s)
             let role: ColorRole = e.trust == "invalid" ? .error : e.outcome == "unknown" ? .warning : .overlay
-            lines.append((text, Style(index == selected ? .selection : role)))
+            let style = Style(index == selected ? .selection : role)
+            let y = rows.y + line
+            if index == selected { b.fill(Rect(x: rows.x, y: y, width: rows.width, height: 1), style: style) }
+            b.write(stamp(e.at) + "  ", x: rows.x, y: y, limit: fixed, style: style)
+            let shifted = TextWidth.dropLeading(text, columns: s.customerSideways)
+            b.write(shifted, x: rows.x + fixed, y: y, limit: room, style: style)
+            if s.customerSideways > 0, !text.isEmpty { b.write("◀", x: rows.x + fixed, y: y, style: Style(.accent, bold: true)) }
+            if TextWidth.of(shifted) > room { b.write("▶", x: rows.x + rows.width - 1, y: y, style: Style(.accent, bold: true)) }
         }
-        _ = Widgets.text(into: &b, rect: rows, lines: lines, offset: 0)
+    }
+
+    /// The timeline's title and keys, less of them as the view narrows: `e export · Esc back`
+    /// and `? keys` stay to the last.
+    static func timelineHint(_ count: Int, width: Int) -> String {
+        let title = "Timeline (\(count) events)   "
+        var keys = ["↑↓ select", "Enter sources", "x extend", "c refund answer", "a token", "←→ scroll", "e export", "Esc back", "? keys"]
+        for dropped in ["a token", "c refund answer", "x extend", "←→ scroll", "Enter sources", "↑↓ select"] {
+            if TextWidth.of(title + keys.joined(separator: " · ")) <= width { break }
+            keys.removeAll { $0 == dropped }
+        }
+        return title + keys.joined(separator: " · ")
+    }
+
+    /// Columns a timeline row's words get beside the time, on a terminal `width` wide.
+    static func customerTimelineRoom(width: Int) -> Int { max(1, width - 4 - 21) }
+
+    /// How far ←/→ move the timeline.
+    static let customerSidewaysStep = 20
+
+    /// A timeline row after its time: the kind, the summary, a refund request's deadline, the
+    /// sources and trust.
+    static func customerEventText(_ e: CustomerEvent, _ s: DashboardState) -> String {
+        var text = "\(TextWidth.pad(e.kind.rawValue, to: 20))\(SafeText.escaped(e.summary))"
+        if e.kind == .consumptionRequest, let id = e.transactionID {
+            if let answer = s.consumptionAnswers[id] {
+                text += " · answered at \(clock(answer.at))" + (answer.httpStatus.map { " (HTTP \($0))" } ?? "")
+            } else {
+                let left = e.at.addingTimeInterval(12 * 3600).timeIntervalSince(s.wallClock)
+                text += left > 0 ? " · answer within \(Int((left / 3600).rounded(.up))) h" : " · deadline passed"
+            }
+        }
+        return text + "  [\(e.sources.map(\.rawValue).joined(separator: "+"))" + (e.trust.map { ", \(SafeText.escaped($0))" } ?? "") + "]"
     }
 
     /// `Enter` on an event: each source's lines and payload (a JWS's payload decoded).

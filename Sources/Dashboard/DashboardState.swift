@@ -118,7 +118,8 @@ public struct LogEntry: Sendable, Hashable {
 /// Where the keyboard goes.
 public enum Mode: Sendable, Hashable {
     case normal
-    case help(offset: Int)
+    /// `?`: the keys of the view it was opened from, paged and searched.
+    case help(HelpPage)
     case filter(String)
     /// `f`: the receipt filter being typed.
     case receiptFilter(String)
@@ -296,6 +297,11 @@ public struct DashboardState: Sendable {
     public var customerStories: [Int: CustomerStory] = [:]
     /// The look-up item the Customer view shows.
     public var customerItemID: Int?
+    /// How far the Customer view's timeline is scrolled sideways, in columns (←/→).
+    public var customerSideways = 0
+    /// How far each pane's table is scrolled sideways, in columns of the table (←/→ when its
+    /// columns do not fit: ``Widgets/window(_:width:offset:reveal:)``).
+    public var sideways: [Pane: Int] = [:]
     /// Look-ups asked with `l`: their answers open the Customer view.
     var openCustomerOnArrival: Set<LookupQuery> = []
     /// Where the Customer view was when a form opened from it: it comes back when the form ends.

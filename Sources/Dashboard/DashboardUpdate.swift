@@ -34,7 +34,7 @@ extension DashboardState {
         case .customer(let selected, let scroll): return handleCustomer(event, selected: selected, scroll: scroll)
         case .customerEvent(let selected, let scroll): return handleCustomerEvent(event, selected: selected, scroll: scroll)
         case .normal: return handleNormal(event)
-        case .help(let offset): return handleHelp(event, offset: offset)
+        case .help(let page): return handleHelp(event, page: page)
         case .filter(let text): return handleFilter(event, text: text)
         case .receiptFilter(let text): return handleReceiptFilter(event, text: text)
         case .export(let form): return handleExport(event, form: form)
@@ -60,7 +60,7 @@ extension DashboardState {
         message = nil
         switch action {
         case .quit: return [.quit]
-        case .help: mode = .help(offset: 0)
+        case .help: mode = .help(HelpPage())
         case .up: move(-1)
         case .down: move(1)
         case .pageUp: move(-max(1, pageSize - 1))
@@ -77,6 +77,17 @@ extension DashboardState {
                 let all = PurchaseColumn.allCases
                 columnCursor = all[(columnCursor.rawValue + delta + all.count) % all.count]
                 message = ("column \(columnCursor.title): press s to sort by it", .info)
+                // The table scrolls sideways to keep the cursor's column on screen.
+                if let window = tableWindow(.purchases, offset: sideways[.purchases] ?? 0, reveal: columnCursor.rawValue) {
+                    sideways[.purchases] = window.offset
+                }
+            } else if let window = tableWindow(focus, offset: (sideways[focus] ?? 0) + delta), window.scrolls {
+                // A table wider than its pane scrolls sideways; Tab still goes to the next pane.
+                if window.offset != sideways[focus] ?? 0 {
+                    sideways[focus] = window.offset
+                } else {
+                    message = ("no more columns \(delta < 0 ? "to the left" : "to the right"); Tab: next pane", .info)
+                }
             } else {
                 let all = visiblePanes
                 focus = all[((all.firstIndex(of: focus) ?? 0) + delta + all.count) % all.count]
@@ -197,6 +208,24 @@ extension DashboardState {
         return []
     }
 
+    /// The columns `pane`'s table shows at `offset` sideways on this terminal (nil: the pane has
+    /// no table that can scroll sideways, or every column fits).
+    func tableWindow(_ pane: Pane, offset: Int, reveal: Int? = nil) -> ColumnWindow? {
+        guard let rect = layout(width: width, height: height)?.panes[pane] else { return nil }
+        let inner = rect.inset
+        switch pane {
+        case .purchases:
+            return Widgets.window(DashboardView.purchaseColumns, width: inner.width, offset: offset, reveal: reveal)
+        case .notifications:
+            return Widgets.window(DashboardView.notificationColumns, width: inner.width, offset: offset, reveal: reveal)
+        case .receipts:
+            guard !DashboardView.ReceiptColumns(width: inner.width - 3, wide: width >= DashboardView.ReceiptColumns.wideTerminal).showsAll else { return nil }
+            return Widgets.window(DashboardView.ReceiptColumns.table, width: inner.width - 3, offset: offset, reveal: reveal)
+        default:
+            return nil
+        }
+    }
+
     private mutating func move(_ delta: Int) {
         let count: Int
         switch focus {
@@ -234,16 +263,6 @@ extension DashboardState {
             InspectJSON.write(error: error, source: item.source, into: &out)
         }
         return out.text
-    }
-
-    private mutating func handleHelp(_ event: KeyEvent, offset: Int) -> [Effect] {
-        switch event {
-        case .down, .character("j"): mode = .help(offset: offset + 1)
-        case .up, .character("k"): mode = .help(offset: max(0, offset - 1))
-        case .control("c"): return [.quit]
-        default: mode = .normal
-        }
-        return []
     }
 
     /// `f`: the receipt filter, applied as typed when it reads; Enter keeps it (or says why it

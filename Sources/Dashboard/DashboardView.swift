@@ -25,7 +25,9 @@ public enum DashboardView {
         messageLine(state, layout.message, &b)
         Widgets.footer(into: &b, y: layout.footer.y, hints: KeyMap.hints(for: state.focus, actions: state.actionsAvailable))
         switch state.mode {
-        case .help(let offset): help(offset, state, &b)
+        case .help(let page):
+            if let back = page.customer { customer(state, selected: back.selected, &b) }
+            help(page, state, &b)
         case .extendForm(let form): extendForm(form, &b)
         case .consumptionForm(let form): consumptionForm(form, &b)
         case .tokenForm(let form): tokenForm(form, &b)
@@ -157,6 +159,47 @@ public enum DashboardView {
             name = 10 + max(0, left)
         }
 
+        /// Whether every column has its place (else the pane scrolls sideways: ``table``).
+        var showsAll: Bool { verdict && bundle > 0 }
+
+        /// The columns as a table that scrolls sideways, in the order the pane shows them;
+        /// the priorities keep them in the order above as it narrows.
+        static let table: [TableColumn] = [
+            TableColumn("File", width: 0, priority: 10, minimumWidth: 10, keepTail: true, frozen: true),
+            TableColumn("Verdict", width: 7, priority: 6), TableColumn("Env", width: 5, priority: 7),
+            TableColumn("Bundle", width: 15, priority: 5, cutInTheMiddle: true), TableColumn("A/E/R", width: 5, priority: 8),
+            TableColumn("Expires", width: 10, priority: 9),
+        ]
+
+        /// One line of ``table`` as `window` shows it.
+        static func line(_ window: ColumnWindow, _ text: (Int) -> String) -> String {
+            window.order.map { i in
+                let cut = i == 0 ? fit(text(i), to: window.widths[i]) : table[i].cut(text(i), to: window.widths[i])
+                return TextWidth.pad(cut, to: window.widths[i])
+            }.joined(separator: " ")
+        }
+
+        /// The text of ``table``'s column `column` for `item`.
+        static func cell(_ item: LoadedItem, _ column: Int) -> String {
+            let summary = item.summary
+            switch column {
+            case 0: return SafeText.escaped(name(item))  // cut by ``fit(_:to:)`` in ``line(_:_:)``
+            case 1: return verdict(summary?.verdict)
+            case 2: return item.environment.map { DashboardView.shortEnvironment($0) } ?? ""
+            case 3: return SafeText.escaped(item.bundleID ?? "")
+            case 4: return TextWidth.truncate(summary.map { "\($0.activeSubscriptions)/\($0.expiredSubscriptions)/\($0.refunds)" } ?? "", to: 5)
+            default: return summary?.latestExpiry.map { String(AppleDate.iso8601($0).prefix(10)) } ?? "-"
+            }
+        }
+
+        /// A name cut to `columns`: without its extension first, then kept at its end, where
+        /// the names of a folder differ (`…ekly-intro` rather than `sand…o.b64`).
+        static func fit(_ name: String, to columns: Int) -> String {
+            guard TextWidth.of(name) > columns else { return name }
+            let stem = (name as NSString).deletingPathExtension
+            return TextWidth.truncateHead(stem.isEmpty ? name : stem, to: columns)
+        }
+
         func header() -> String {
             var text = TextWidth.pad("File", to: name)
             if verdict { text += " " + TextWidth.pad("Verdict", to: 7) }
@@ -170,7 +213,7 @@ public enum DashboardView {
         func row(_ item: LoadedItem) -> String {
             let summary = item.summary
             let name = Self.name(item)
-            var text = TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(name), to: self.name), to: self.name)
+            var text = TextWidth.pad(Self.fit(SafeText.escaped(name), to: self.name), to: self.name)
             if verdict { text += " " + TextWidth.pad(Self.verdict(summary?.verdict), to: 7) }
             if environment { text += " " + TextWidth.pad(item.environment.map { DashboardView.shortEnvironment($0) } ?? "", to: 5) }
             if bundle > 0 { text += " " + TextWidth.pad(TextWidth.truncateMiddle(SafeText.escaped(item.bundleID ?? ""), to: bundle), to: bundle) }
@@ -210,8 +253,14 @@ public enum DashboardView {
         let shown = scroll.offset..<min(s.receiptOrder.count, scroll.offset + listHeight)
         let longest = wide ? shown.lazy.map { TextWidth.of(SafeText.escaped(ReceiptColumns.name(s.items[s.receiptOrder[$0]]))) }.max() : nil
         let columns = ReceiptColumns(width: inner.width - 3, longestName: longest, wide: wide)
+        // When not every column fits, a table that scrolls sideways (←/→): the name stays.
+        let window = columns.showsAll ? nil : Widgets.window(ReceiptColumns.table, width: inner.width - 3, offset: s.sideways[.receipts] ?? 0)
         if inner.height > 4, !s.items.isEmpty {
-            b.write(columns.header(), x: inner.x + 3, y: inner.y, limit: inner.width - 3, style: Style(.muted))
+            let header = window.map { ReceiptColumns.line($0) { ReceiptColumns.table[$0].title } } ?? columns.header()
+            b.write(header, x: inner.x + 3, y: inner.y, limit: inner.width - 3, style: Style(.muted))
+            if let window {
+                Widgets.header(indicator: window, columns: ReceiptColumns.table, into: &b, rect: Rect(x: inner.x + 3, y: inner.y, width: inner.width - 3, height: 1))
+            }
         }
         for line in 0..<listHeight {
             let position = scroll.offset + line
@@ -227,7 +276,8 @@ public enum DashboardView {
             b.write(mark, x: inner.x, y: y, style: selected ? base : Style(role, bold: true))
             let (onlineMark, onlineRole) = onlineGlyph(s.online[item.id])
             b.write(onlineMark, x: inner.x + 1, y: y, style: selected ? base : Style(onlineRole, bold: true))
-            b.write(columns.row(item), x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
+            let row = window.map { ReceiptColumns.line($0) { ReceiptColumns.cell(item, $0) } } ?? columns.row(item)
+            b.write(row, x: inner.x + 3, y: y, limit: inner.width - 3, style: base)
         }
         if s.receiptOrder.isEmpty, !s.items.isEmpty, listHeight > 0 {
             b.write("no receipt matches; Esc clears", x: inner.x, y: top, limit: inner.width, style: Style(.muted))
@@ -327,18 +377,13 @@ public enum DashboardView {
         }
         // As the pane narrows, Original, Type, Purchased and Transaction go first: the product,
         // its state and its expiry are the facts, and stay to the last (80×24 keeps them).
-        let columns = [
-            TableColumn("Product", width: 0, priority: 10, minimumWidth: 16, cutInTheMiddle: true), TableColumn("Type", width: 11, priority: 2),
-            TableColumn("Transaction", width: 16, priority: 6), TableColumn("Original", width: 16, priority: 1),
-            TableColumn("Purchased", width: 16, priority: 5), TableColumn("Expires", width: 16, priority: 8),
-            TableColumn("State", width: 9, priority: 9),
-        ]
+        let columns = purchaseColumns
         var scroll = s.scroll[.purchases] ?? ScrollState()
         scroll.reveal(visible: inner.height - 1, count: s.visibleRowCount)
         let now = s.now
-        Widgets.table(
+        let window = Widgets.table(
             into: &b, rect: inner, columns: columns, rowCount: s.visibleRowCount, scroll: scroll,
-            sortColumn: s.sortColumn.rawValue, ascending: s.ascending, focused: s.focus == .purchases
+            sortColumn: s.sortColumn.rawValue, ascending: s.ascending, focused: s.focus == .purchases, sideways: s.sideways[.purchases] ?? 0
         ) { row, column in
             let p = item.rows[s.rowOrder[row]]
             switch PurchaseColumn(rawValue: column)! {
@@ -353,13 +398,30 @@ public enum DashboardView {
                 return (text, role)
             }
         }
-        let widths = Widgets.layout(columns, width: inner.width)
-        if s.focus == .purchases, s.columnCursor != s.sortColumn, widths[s.columnCursor.rawValue] > 0 {
+        if s.focus == .purchases, s.columnCursor != s.sortColumn, let x = window.x(of: s.columnCursor.rawValue) {
             // Mark the header the cursor is on.
-            let x = inner.x + widths.prefix(s.columnCursor.rawValue).reduce(0) { $0 + $1 + 1 }
-            b.write(TextWidth.pad(s.columnCursor.title, to: widths[s.columnCursor.rawValue]), x: x, y: inner.y, style: Style(.match, bold: true))
+            let width = window.widths[s.columnCursor.rawValue]
+            b.write(TextWidth.pad(s.columnCursor.title, to: width), x: inner.x + x, y: inner.y, limit: width, style: Style(.match, bold: true))
         }
     }
+
+    /// The purchase table's columns, in ``PurchaseColumn`` order. As the pane narrows,
+    /// Original, Type, Purchased and Transaction go first (to the right of the strip that
+    /// ←/→ scroll): the product, its state and its expiry are the facts, and stay to the last
+    /// (80×24 keeps them).
+    static let purchaseColumns = [
+        TableColumn("Product", width: 0, priority: 10, minimumWidth: 16, cutInTheMiddle: true, frozen: true), TableColumn("Type", width: 11, priority: 2),
+        TableColumn("Transaction", width: 16, priority: 6), TableColumn("Original", width: 16, priority: 1),
+        TableColumn("Purchased", width: 16, priority: 5), TableColumn("Expires", width: 16, priority: 8),
+        TableColumn("State", width: 9, priority: 9),
+    ]
+
+    /// The Notifications table's columns (the time stays when it scrolls sideways).
+    static let notificationColumns = [
+        TableColumn("Received", width: 8, priority: 8, frozen: true), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
+        TableColumn("Product", width: 20, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
+        TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
+    ]
 
     static func shortDate(_ d: Date?) -> String {
         DashboardState.shortDate(d) ?? ""
@@ -545,18 +607,6 @@ public enum DashboardView {
         }
     }
 
-    /// Every key, each with what it does; one that cannot work in this session says why, dimmed.
-    static func help(_ offset: Int, _ s: DashboardState, _ b: inout ScreenBuffer) {
-        var lines: [(String, Style)] = KeyMap.bindings.flatMap { binding -> [(String, Style)] in
-            let line = "\(TextWidth.pad(binding.label, to: 8)) \(binding.description)"
-            guard let why = s.unavailableReason(binding.action) else { return [(line, Style(.overlay))] }
-            return [(line, Style(.muted)), ("         unavailable: " + why, Style(.muted))]
-        }
-        lines += [("", Style(.overlay)), ("Any key closes this help.", Style(.overlay)), ("Themes: --theme NAME|PATH; NO_COLOR or TERM=dumb give mono.", Style(.overlay))]
-        let inner = Widgets.overlay(into: &b, width: min(110, b.width - 4), height: min(lines.count + 2, b.height - 2), title: "Keys")
-        Widgets.text(into: &b, rect: inner, lines: lines, offset: min(offset, max(0, lines.count - inner.height)))
-    }
-
     /// A write's plan, then how to send it or not.
     static func planLines(_ plan: [String], trust: TrustReport.Verdict? = nil) -> [(String, Style)] {
         let keys =
@@ -727,16 +777,12 @@ public enum DashboardView {
                 x: table.x, y: table.y, limit: table.width, style: Style(.muted))
             return
         }
-        let columns = [
-            TableColumn("Received", width: 8, priority: 8), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
-            TableColumn("Product", width: 20, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
-            TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
-        ]
+        let columns = notificationColumns
         var scroll = s.scroll[.notifications] ?? ScrollState()
         scroll.reveal(visible: table.height - 1, count: s.notifications.count)
         Widgets.table(
             into: &b, rect: table, columns: columns, rowCount: s.notifications.count, scroll: scroll, sortColumn: nil, ascending: true,
-            focused: s.focus == .notifications
+            focused: s.focus == .notifications, sideways: s.sideways[.notifications] ?? 0
         ) { index, column in
             let row = s.notifications[index].row
             switch column {

@@ -82,10 +82,10 @@ public enum KeyMap {
         .init(keys: [.backTab], label: "S-Tab", action: .previousPane, description: "previous pane", footerPanes: [], inFooter: false),
         .init(
             keys: [.left, .character("h")], label: "←/h", action: .columnLeft,
-            description: "previous pane (Purchases: previous sort column)", footerPanes: [.purchases], inFooter: false),
+            description: "scroll the table left when its columns do not fit, else previous pane (Purchases: previous sort column)", footerPanes: [.purchases], inFooter: false),
         .init(
             keys: [.right], label: "→", action: .columnRight,
-            description: "next pane (Purchases: next sort column)", footerPanes: [.purchases], inFooter: false),
+            description: "scroll the table right when its columns do not fit, else next pane (Purchases: next sort column)", footerPanes: [.purchases], inFooter: false),
         .init(
             keys: [.enter], label: "Enter", action: .open,
             description: "open every field of the purchase (Notifications: the payload and every trust step)",
@@ -161,11 +161,59 @@ public enum KeyMap {
         return (first + rest).map { ($0.label, $0.hint) }
     }
 
-    /// The key list as a Markdown table (for docs/dashboard.md).
+    /// The key list as a Markdown table (for docs/dashboard.md), then the Customer view's.
     public static var markdown: String {
         var lines = ["| key | action |", "| --- | --- |"]
         for b in bindings { lines.append("| `\(b.label)` | \(b.description) |") }
+        lines += ["", "In the Customer view (`u`, or `l`'s answer):", "", "| key | action |", "| --- | --- |"]
+        for b in customerBindings { lines.append("| `\(b.label)` | \(b.description) |") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The Customer view's keys: they drive its key handling and its `?` page.
+    public static let customerBindings: [KeyBinding] = [
+        .init(keys: [.up, .character("k")], label: "↑/k", action: .up, description: "previous event", footerPanes: [], inFooter: false),
+        .init(keys: [.down, .character("j")], label: "↓/j", action: .down, description: "next event", footerPanes: [], inFooter: false),
+        .init(keys: [.pageUp, .control("b")], label: "PgUp", action: .pageUp, description: "page up", footerPanes: [], inFooter: false),
+        .init(keys: [.pageDown, .control("f")], label: "PgDn", action: .pageDown, description: "page down", footerPanes: [], inFooter: false),
+        .init(keys: [.character("g"), .home], label: "g", action: .top, description: "first event", footerPanes: [], inFooter: false),
+        .init(keys: [.character("G"), .end], label: "G", action: .bottom, description: "last event", footerPanes: [], inFooter: false),
+        .init(
+            keys: [.left, .character("h")], label: "←/h", action: .columnLeft, description: "scroll the timeline left (the time stays)",
+            footerPanes: [], inFooter: false),
+        .init(
+            keys: [.right], label: "→", action: .columnRight, description: "scroll the timeline right, for rows wider than the view", footerPanes: [],
+            inFooter: false),
+        .init(
+            keys: [.enter], label: "Enter", action: .open, description: "the selected event's sources: what each sent, and its trust",
+            footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("x")], label: "x", action: .extend, description: "extend the event's subscription's renewal date (days, reason, plan, y/N)",
+            footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("c")], label: "c", action: .consume, description: "answer a refund request for the event's transaction (form, plan, y/N)",
+            footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("a")], label: "a", action: .setToken, description: "set the event's purchase's app account token (UUID, plan, y/N)",
+            footerPanes: [], inFooter: false),
+        .init(
+            keys: [.character("e")], label: "e", action: .export, description: "export the customer's story as JSON or CSV, mode 600", footerPanes: [],
+            inFooter: false),
+        .init(keys: [.character("y")], label: "y", action: .copy, description: "copy the event's transaction ID (OSC 52)", footerPanes: [], inFooter: false),
+        .init(keys: [.character("?"), .function(1)], label: "?", action: .help, description: "help", footerPanes: [], inFooter: false),
+        .init(keys: [.escape, .character("q")], label: "Esc/q", action: .back, description: "back to the dashboard", footerPanes: [], inFooter: false),
+        .init(keys: [.control("c")], label: "Ctrl-C", action: .quit, description: "quit", footerPanes: [], inFooter: false),
+    ]
+
+    /// The Customer view's action for `event`, if any.
+    public static func customerAction(for event: KeyEvent) -> Action? {
+        customerBindings.first { $0.keys.contains(event) }?.action
+    }
+
+    /// The keys the `?` page lists for `pane`: what works there (the footer's panes) and what
+    /// works everywhere.
+    public static func helpBindings(for pane: Pane) -> (thisView: [KeyBinding], everywhere: [KeyBinding]) {
+        (bindings.filter { $0.footerPanes.contains(pane) }, bindings.filter(\.footerPanes.isEmpty))
     }
 }
 

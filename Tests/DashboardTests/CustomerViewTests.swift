@@ -141,8 +141,8 @@ import TerminalUI
         var state = try await lookedUp()
         state.consumptionAnswers["2000001024998954"] = (DashboardTests.now.addingTimeInterval(-60), 202)
         let text = screen(state)
-        // The line is cut at the view's edge after its sources.
-        #expect(text.contains("· answered at 23:59:00 (HTTP 202)  [notification, val"))
+        // The line is cut at the view's edge after its sources, marked: it scrolls sideways.
+        #expect(text.contains("· answered at 23:59:00 (HTTP 202)  [notification, va▶"))
         words.said(text)
         words.check()
     }

@@ -226,7 +226,7 @@ import TerminalUI
         words.said(state.message?.text)
         let text = screen(state)
         // Receipts: the new input, its worst verdict, environment, counts and latest expiry.
-        #expect(text.contains("│✗  lookup …25686313 Sbx   0/1/0 2025-10-06││"))
+        #expect(text.contains("│✗  …000001025686313 Sbx   0/1/0 2025-10-06││"))
         #expect(text.contains("7 inputs · 7 decoded │ valid 3 · test 1 · invalid 1 · unverifiable 2"))
         // Purchases: every looked-up transaction, oldest first; products cut in the middle, so
         // the upgrade to the three-month plan shows.
@@ -332,7 +332,7 @@ import TerminalUI
         #expect(DashboardView.lookupLines(result).first?.0.hasSuffix(reason) == true)
         let text = screen(state)
         #expect(text.contains("││Look-up failed (unauthorized): Production         │"))
-        #expect(text.contains("│!  lookup …5X7ABCDE Prod  0/0/0 -         ││"))
+        #expect(text.contains("│!  …rder MQ5X7ABCDE Prod  0/0/0 -         ││"))
         words.said(text)
         words.check()
     }

@@ -101,33 +101,36 @@ import TerminalUI
         #expect(screen(state).text.contains("Trust: valid: genuine Apple"))
     }
 
-    @Test func helpOverlayListsEveryBinding() async {
+    @Test func helpListsTheViewsKeysAndSaysWhyOneCannotWork() async {
         var state = await Self.demoState(width: 140, height: 60)
         press(&state, .character("?"))
-        let text = screen(state).text
-        // Every key is listed; one that cannot work here says why, and what to do.
-        for binding in KeyMap.bindings {
+        var text = screen(state).text
+        // The Receipts pane's keys and those of everywhere; one that cannot work here says why.
+        let (here, everywhere) = KeyMap.helpBindings(for: .receipts)
+        #expect(here.map(\.label) == ["f", "s", "v", "L", "u"])
+        for binding in here + everywhere where !binding.action.writes {
             #expect(text.contains(binding.description), "\(binding.description)")
         }
         let writes = KeyMap.bindings.filter(\.action.writes)
         #expect(writes.map(\.label) == ["x", "c", "a"])
-        let why = "unavailable: writes need API credentials (--issuer-id, --key-id, --private-key-file, --bundle-id)"
-        #expect(text.components(separatedBy: why).count - 1 == 3)
         #expect(text.components(separatedBy: "unavailable: needs an In-App Purchase key: --issuer-id, --key-id, --private-key-file, --bundle-id").count - 1 == 3)
         #expect(text.components(separatedBy: "unavailable: a follower (--follow) only reads: verify where the store is written").count - 1 == 3)
+        // Writes are left out without credentials, as in the footer, and one line says why.
+        press(&state, .escape, .tab, .character("?"))
+        text = screen(state).text
+        #expect(!text.contains("answer a refund request"))
+        #expect(text.contains("c, a (writes to Apple) are hidden: writes need API credentials (--issuer-id, --key-id,"))
         state.actionsAvailable = true
         state.lookupAvailable = true
         state.onlineAvailable = true
-        #expect(!screen(state).text.contains("unavailable:"))
+        text = screen(state).text
+        #expect(!text.contains("unavailable:"))
+        #expect(text.contains("c        answer a refund request"))
         state.actionsAvailable = false
         state.actionsUnavailableReason = "read-only: started with --read-only"
-        #expect(screen(state).text.contains("         unavailable: read-only: started with --read-only"))
-        press(&state, .character("x"))
-        #expect(state.mode == .normal)
+        #expect(screen(state).text.contains("c, a (writes to Apple) are hidden: read-only: started with --read-only"))
     }
 
-    /// `o` selects what it opened (so `L` looks that one up), and a receipt whose bytes were
-    /// changed gets a verdict line, not only the parser's words.
     @Test func openSelectsWhatItOpenedAndATamperedReceiptIsNotGenuine() async throws {
         let words = Wording("dashboard")
         var state = await Self.demoState()
@@ -365,8 +368,8 @@ import TerminalUI
         #expect(text.contains("4/4 online"))
         #expect(text.contains("Online: status 0 Valid"))
         #expect(state.log.contains { $0.text == "demo/production-subscriptions.b64: retrying in 0.5 s (21005 receipt server unavailable)" && $0.time == at })
-        #expect(text.contains("│✓● produc…ons.b64 0/1/0 2023-10-19│"))
-        #expect(text.contains("│?✗ ios6-t…ion.b64 0/0/0 -         │"))
+        #expect(text.contains("│✓● …subscriptions 0/1/0 2023-10-19│"))
+        #expect(text.contains("│?✗ …6-transaction 0/0/0 -         │"))
     }
 
     @Test func quit() async {

@@ -165,9 +165,11 @@ import TerminalUI
 
     @Test func columnsFollowTheWidth() async {
         for (width, header, row) in [
-            (80, "│   File       Expires   │", "│✓  prod…s.b64 2023-10-19│"),
-            (120, "│   File           A/E/R Expires   │", "│✓  produc…ons.b64 0/1/0 2023-10-19│"),
-            (159, "│   File             Env   A/E/R Expires   │", "│✓  product…ions.b64 Prod  0/1/0 2023-10-19│"),
+            // Narrower, the columns that do not fit are counted (`4▶`: ←/→ scroll to them), and
+            // names keep their end, without the extension.
+            (80, "│   File    4▶ Expires   │", "│✓  …criptions 2023-10-19│"),
+            (120, "│   File        3▶ A/E/R Expires   │", "│✓  …subscriptions 0/1/0 2023-10-19│"),
+            (159, "│   File          2▶ Env   A/E/R Expires   │", "│✓  …n-subscriptions Prod  0/1/0 2023-10-19│"),
             // From 160 columns: whole names where they fit, and the bundle.
             (
                 160, "│   File                         Verdict Env   Bundle          A/E/R Expires   │",

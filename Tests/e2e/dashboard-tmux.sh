@@ -93,11 +93,13 @@ check "pasted receipt decoded" wait_for "pasted 1 input"
 check "pasted receipt listed" wait_for "Receipts [5]"
 check "pasted receipt's bundle id shown" wait_for "com.hannesoid.Purchas"
 
-# Help overlay.
+# Help page: the focused view's keys, paged; only Esc, q or ? close it.
 t send-keys -t "$session" '?'
 check "? shows the keys" wait_for "copy the focused row as JSON"
+t send-keys -t "$session" x
+check "a key that is not the page's leaves it open" wait_for "Esc q ? close"
 t send-keys -t "$session" Escape
-check "help closes" wait_gone "Any key closes this help."
+check "help closes" wait_gone "Esc q ? close"
 
 # Resize to below the minimum and back.
 t resize-window -t "$session" -x 60 -y 15
@@ -108,13 +110,40 @@ check "full layout again after resize" wait_for "Receipts [5]"
 # 200×50 lists the receipts' environment and counts too, whole file names and their bundle.
 t resize-window -t "$session" -x 80 -y 24
 check "80×24 keeps the purchases' expiry and state" wait_for "Expires          State"
-check "80×24 keeps the receipts' latest expiry" wait_for "File       Expires"
+check "80×24 keeps the receipts' latest expiry, four columns to the right" wait_for "File    4▶ Expires"
+# At 80×24 the help page scrolls to its end: nothing is out of reach.
+t send-keys -t "$session" '?'
+check "80×24: ? opens the help page, its position and keys in its last line" wait_for "↑↓ jk PgUp PgDn g G · / search"
+t send-keys -t "$session" G
+check "80×24: G pages to the end, where q quits" wait_for "q        quit"
+t send-keys -t "$session" /
+t send-keys -t "$session" -l 'export'
+t send-keys -t "$session" Enter
+check "80×24: / finds the export key" wait_for "e        export the view"
+t send-keys -t "$session" q
+check "80×24: q closes the help" wait_gone "Esc q ? close"
+# A table wider than its pane scrolls sideways (the file name stays): f Esc focuses Receipts.
+t send-keys -t "$session" f Escape Right
+check "80×24: → shows the receipts' verdict, a column that did not fit" wait_for "◀1 3▶ Verdict"
+check "80×24: the verdict beside the file name, cut to its end" wait_for "…ification-v2 valid"
+t send-keys -t "$session" Left
+check "80×24: ← scrolls back to the expiry" wait_for "File    4▶ Expires"
+# In Purchases the column cursor moves, and the table scrolls to keep it on screen.
+t send-keys -t "$session" Tab Left Left
+check "80×24: the cursor on Transaction scrolls the purchases to show it" wait_for "◀3 1▶ Transaction      Original"
+t send-keys -t "$session" Right Right
+check "80×24: → → to Purchased, the last column" wait_for "◀4 Original         Purchased"
 t resize-window -t "$session" -x 200 -y 50
 check "200×50 shows every purchase column" wait_for "Type        Transaction      Original         Purchased"
 check "200×50 shows the receipts' verdict, environment, bundle and counts" wait_for "Verdict Env   Bundle"
 check "200×50 shows whole file names and the bundle" wait_for "notification-v2.jws   valid   Sbx   com.loki-project.loki-messenger"
+t send-keys -t "$session" '?' G
+check "200×50: the help page pages to its end too, where q quits" wait_for "q        quit"
+check "200×50: its last line says where it is" wait_for "↑↓ jk PgUp PgDn g G · / search"
+t send-keys -t "$session" '?'
+check "200×50: ? closes the help" wait_gone "Esc q ? close"
 t resize-window -t "$session" -x 120 -y 40
-check "120×40 again" wait_for "File           A/E/R Expires"
+check "120×40 again" wait_for "File        3▶ A/E/R Expires"
 
 # Copy inside tmux goes through tmux (an OSC 52 sequence would need allow-passthrough): its
 # buffer holds the transaction ID the message names.
