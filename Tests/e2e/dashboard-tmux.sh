@@ -133,6 +133,8 @@ t send-keys -t "$session" Tab Left Left
 check "80×24: the cursor on Transaction scrolls the purchases to show it" wait_for "◀3 1▶ Transaction      Original"
 t send-keys -t "$session" Right Right
 check "80×24: → → to Purchased, the last column" wait_for "◀4 Original         Purchased"
+t send-keys -t "$session" f Escape
+check "80×24: f Esc gives Receipts the keys again" wait_for "receipt filter cleared"
 t resize-window -t "$session" -x 200 -y 50
 check "200×50 shows every purchase column" wait_for "Type        Transaction      Original         Purchased"
 check "200×50 shows the receipts' verdict, environment, bundle and counts" wait_for "Verdict Env   Bundle"
