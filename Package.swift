@@ -537,7 +537,7 @@ let package = Package(
             name: "AuditTrailTests",
             dependencies: [
                 "TestSupport",
-                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder",
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder", "UntrustedText",
                 "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

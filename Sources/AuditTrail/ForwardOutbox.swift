@@ -59,10 +59,15 @@ public struct ForwardDelivery: Sendable, Hashable {
     public var lastStatus: Int?
     /// Why the last attempt failed, in words (never the downstream's body as it came).
     public var lastError: String?
+    /// The notification's type and subtype as stored (nil where it has none, or is no longer
+    /// stored): read with the listing (``ForwardOutbox/outbox(state:limit:)``), not by a claim.
+    public var notificationType: String?
+    public var subtype: String?
 
     public init(
         id: Int64, notificationUUID: String, target: String, orderKey: String, state: State, attempts: Int, queuedAt: Date,
-        nextAttemptAt: Date, completedAt: Date? = nil, lastStatus: Int? = nil, lastError: String? = nil
+        nextAttemptAt: Date, completedAt: Date? = nil, lastStatus: Int? = nil, lastError: String? = nil, notificationType: String? = nil,
+        subtype: String? = nil
     ) {
         self.id = id
         self.notificationUUID = notificationUUID
@@ -75,6 +80,8 @@ public struct ForwardDelivery: Sendable, Hashable {
         self.completedAt = completedAt
         self.lastStatus = lastStatus
         self.lastError = lastError
+        self.notificationType = notificationType
+        self.subtype = subtype
     }
 }
 
@@ -136,7 +143,8 @@ public protocol ForwardOutbox: Sendable {
         -> [(delivery: ForwardDelivery, notification: StoredNotification)]
     /// Records how claimed deliveries ended, in one transaction.
     func recordDeliveryResults(_ results: [ForwardAttemptResult]) async throws
-    /// The deliveries in `state` (every state when nil), newest first, at most `limit`.
+    /// The deliveries in `state` (every state when nil), newest first, at most `limit`, each
+    /// with its notification's type and subtype.
     func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery]
     /// How many deliveries are pending, and when the oldest of them was queued (read through
     /// the pending rows' partial index: the forwarder's gauges ask it every few seconds, so it
@@ -144,6 +152,10 @@ public protocol ForwardOutbox: Sendable {
     func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?)
     /// How many deliveries ended, by state (`delivered`, `dead`).
     func finishedDeliveries() async throws -> [ForwardDelivery.State: Int]
+    /// Each target's deliveries by state and its oldest pending one (the on-call view): every
+    /// registered target, and every other URL deliveries were queued for (`--replay --to`), by
+    /// URL. It counts the whole outbox: asked every few seconds, not per frame.
+    func deliveriesByTarget() async throws -> [ForwardTargetCounts]
     /// Queues the stored notifications with these UUIDs (or, with nil, every one received at or
     /// after `since`) again, due at `now`: for each of `targets`, or with nil for every
     /// registered target whose types match. A delivered or dead row becomes pending with its
@@ -162,6 +174,54 @@ extension ForwardOutbox {
             pending: pending.count, oldestPendingQueuedAt: pending.oldestQueuedAt, delivered: finished[.delivered] ?? 0,
             dead: finished[.dead] ?? 0)
     }
+}
+
+/// One forwarding target's deliveries in numbers: whether deliveries go out, and to which
+/// target they do not.
+public struct ForwardTargetCounts: Sendable, Hashable {
+    public var target: String
+    public var delivered: Int
+    public var pending: Int
+    public var dead: Int
+    /// When the oldest pending delivery was queued (nil: none pending).
+    public var oldestPendingQueuedAt: Date?
+    /// When forwarding to it was disabled (a `410 Gone`); nil while enabled, or when it is not
+    /// registered (a `--replay --to` URL).
+    public var disabledAt: Date?
+
+    public init(target: String, delivered: Int = 0, pending: Int = 0, dead: Int = 0, oldestPendingQueuedAt: Date? = nil, disabledAt: Date? = nil) {
+        self.target = target
+        self.delivered = delivered
+        self.pending = pending
+        self.dead = dead
+        self.oldestPendingQueuedAt = oldestPendingQueuedAt
+        self.disabledAt = disabledAt
+    }
+
+    /// The counts from the outbox grouped by target and state (``countsSQL``'s rows), with
+    /// every registered target (none queued yet: zeros), by URL.
+    package static func combine(
+        _ rows: [(target: String, state: String, count: Int, oldest: Double?)], targets: [ForwardTargetRecord]
+    ) -> [ForwardTargetCounts] {
+        var byTarget: [String: ForwardTargetCounts] = [:]
+        for target in targets { byTarget[target.url] = ForwardTargetCounts(target: target.url, disabledAt: target.disabledAt) }
+        for row in rows {
+            var counts = byTarget[row.target] ?? ForwardTargetCounts(target: row.target)
+            switch ForwardDelivery.State(rawValue: row.state) {
+            case .delivered: counts.delivered += row.count
+            case .dead: counts.dead += row.count
+            case .pending:
+                counts.pending += row.count
+                counts.oldestPendingQueuedAt = row.oldest.map(Date.init(timeIntervalSince1970:))
+            case nil: continue
+            }
+            byTarget[row.target] = counts
+        }
+        return byTarget.values.sorted { $0.target < $1.target }
+    }
+
+    /// The outbox grouped by target and state: target, state, count, oldest queue time.
+    package static let countsSQL = "SELECT target, state, count(*), min(queued_at) FROM forward_delivery GROUP BY target, state"
 }
 
 /// The outbox in numbers (`notifications --outbox`'s footer).

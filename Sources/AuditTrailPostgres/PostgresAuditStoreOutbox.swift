@@ -162,20 +162,44 @@ extension PostgresAuditStore {
 
     public func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery] {
         let logger = self.logger
+        let columns = Self.deliveryColumns.split(separator: ",").map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        // With the notification's type and subtype (none when it is no longer stored).
+        let select = """
+            SELECT \(columns), n.notification_type, n.subtype FROM forward_delivery d
+            LEFT JOIN notification n ON n.notification_uuid = d.notification_uuid
+            """
         return try await read("reading the outbox") { connection in
             let rows: [PostgresRow]
             if let state {
                 rows = try await connection.query(
-                    "SELECT \(unescaped: Self.deliveryColumns) FROM forward_delivery WHERE state = \(state.rawValue) ORDER BY id DESC LIMIT \(limit)",
-                    logger: logger
+                    "\(unescaped: select) WHERE d.state = \(state.rawValue) ORDER BY d.id DESC LIMIT \(limit)", logger: logger
                 ).collect()
             } else {
-                rows = try await connection.query(
-                    "SELECT \(unescaped: Self.deliveryColumns) FROM forward_delivery ORDER BY id DESC LIMIT \(limit)", logger: logger
-                ).collect()
+                rows = try await connection.query("\(unescaped: select) ORDER BY d.id DESC LIMIT \(limit)", logger: logger).collect()
             }
-            return try rows.map(Self.delivery)
+            return try rows.map { row in
+                var delivery = try Self.delivery(row)
+                let cells = row.makeRandomAccess()
+                delivery.notificationType = try cells[11].decode(String?.self)
+                delivery.subtype = try cells[12].decode(String?.self)
+                return delivery
+            }
         }
+    }
+
+    public func deliveriesByTarget() async throws -> [ForwardTargetCounts] {
+        let targets = try await forwardTargets()
+        let logger = self.logger
+        let rows = try await read("reading the outbox") { connection in
+            var rows: [(target: String, state: String, count: Int, oldest: Double?)] = []
+            for try await (target, state, count, oldest) in try await connection.query(
+                "\(unescaped: ForwardTargetCounts.countsSQL)", logger: logger
+            ).decode((String, String, Int64, Double?).self) {
+                rows.append((target, state, Int(count), oldest))
+            }
+            return rows
+        }
+        return ForwardTargetCounts.combine(rows, targets: targets)
     }
 
     public func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?) {

@@ -138,13 +138,33 @@ extension AuditStore {
     public func outbox(state: ForwardDelivery.State?, limit: Int) async throws -> [ForwardDelivery] {
         try await database.read { db in
             guard try db.tableExists("forward_delivery") else { return [] }
+            // With the notification's type and subtype (none when it is no longer stored).
+            let select = """
+                SELECT d.*, n.notification_type AS listed_type, n.subtype AS listed_subtype FROM forward_delivery d
+                LEFT JOIN notification n ON n.notification_uuid = d.notification_uuid
+                """
+            let rows: [Row]
             if let state {
-                return try Row.fetchAll(
-                    db, sql: "SELECT * FROM forward_delivery WHERE state = ? ORDER BY id DESC LIMIT ?", arguments: [state.rawValue, limit]
-                ).map(Self.delivery)
+                rows = try Row.fetchAll(db, sql: "\(select) WHERE d.state = ? ORDER BY d.id DESC LIMIT ?", arguments: [state.rawValue, limit])
+            } else {
+                rows = try Row.fetchAll(db, sql: "\(select) ORDER BY d.id DESC LIMIT ?", arguments: [limit])
             }
-            return try Row.fetchAll(db, sql: "SELECT * FROM forward_delivery ORDER BY id DESC LIMIT ?", arguments: [limit]).map(Self.delivery)
+            return try rows.map { row in
+                var delivery = try Self.delivery(row)
+                delivery.notificationType = row["listed_type"]
+                delivery.subtype = row["listed_subtype"]
+                return delivery
+            }
         }
+    }
+
+    public func deliveriesByTarget() async throws -> [ForwardTargetCounts] {
+        let targets = try await forwardTargets()
+        let rows = try await database.read { db -> [(target: String, state: String, count: Int, oldest: Double?)] in
+            guard try db.tableExists("forward_delivery") else { return [] }
+            return try Row.fetchAll(db, sql: ForwardTargetCounts.countsSQL).map { ($0[0], $0[1], $0[2], $0[3]) }
+        }
+        return ForwardTargetCounts.combine(rows, targets: targets)
     }
 
     public func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?) {

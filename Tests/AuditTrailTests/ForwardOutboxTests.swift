@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TestSupport
+import UntrustedText
 
 /// The forwarding outbox (v11, v12) on SQLite and PostgreSQL with the same expected values:
 /// queued for every registered target whose types match in the transaction that stores a
@@ -124,6 +125,63 @@ import TestSupport
             // The warehouse's heads: a1 (a2 waits behind it), b1, c1 and d1.
             let heads = try await store.claimDeliveries(targets: [Self.warehouse], now: at(3_200), leaseUntil: at(3_260), limit: 10)
             #expect(heads.map(\.delivery.notificationUUID) == ["a1", "b1", "c1", "d1"])
+            await store.close()
+        }
+        words.check()
+    }
+
+    /// The on-call view's counts: each target's deliveries by state and its oldest pending
+    /// one, every registered target listed (none queued: zeros), a `--replay --to` URL too; and
+    /// `notifications --outbox` lines that name the notification's type and say the last
+    /// outcome once.
+    @Test(arguments: BackendKind.allCases) func eachTargetsDeliveriesAreCountedAndListedWithTheirType(_ kind: BackendKind) async throws {
+        let words = Wording("forward-outbox", case: "\(kind)")
+        let idle = "https://idle.example.com/hook"
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            #expect(try await store.deliveriesByTarget() == [])
+            try await store.registerForwardTargets([Self.hook, idle], types: [], at: at(990))
+            try await store.registerForwardTargets([Self.warehouse], types: ["DID_RENEW"], at: at(991))
+            var renewal = notification("a1", original: "700", at: 1_000)
+            renewal.subtype = "BILLING_RECOVERY"
+            _ = try await store.writeNotifications([
+                .notification(renewal), .notification(notification("b1", original: "800", at: 1_001, type: "SUBSCRIBED")),
+                .notification(notification("c1", original: "900", at: 1_002, type: "SUBSCRIBED")),
+            ])
+            // Nothing for the idle target: it takes a1 too, but is kept waiting (disabled).
+            try await store.disableForwardTarget(idle, at: at(995), reason: "HTTP 410 Gone")
+            let claimed = try await store.claimDeliveries(targets: [Self.hook], now: at(2_000), leaseUntil: at(2_060), limit: 10)
+            let ids = Dictionary(uniqueKeysWithValues: claimed.map { ($0.delivery.notificationUUID, $0.delivery.id) })
+            try await store.recordDeliveryResults([
+                ForwardAttemptResult(id: try #require(ids["a1"]), next: .delivered, at: at(2_001), status: 200, error: nil),
+                ForwardAttemptResult(id: try #require(ids["b1"]), next: .retry(at: at(2_100)), at: at(2_001), status: 500, error: "HTTP 500"),
+                ForwardAttemptResult(id: try #require(ids["c1"]), next: .dead, at: at(2_001), status: nil, error: "no answer within 10 s"),
+            ])
+            _ = try await store.claimDeliveries(targets: [Self.hook], now: at(2_100), leaseUntil: at(2_160), limit: 10)
+            try await store.recordDeliveryResults([
+                ForwardAttemptResult(id: try #require(ids["b1"]), next: .retry(at: at(2_200)), at: at(2_101), status: 500, error: "HTTP 500")
+            ])
+            _ = try await store.requeueDeliveries(notificationUUIDs: ["b1"], since: nil, targets: ["https://replay.example.com/"], now: at(3_000))
+            let counts = try await store.deliveriesByTarget()
+            #expect(
+                counts == [
+                    ForwardTargetCounts(target: Self.warehouse, pending: 1, oldestPendingQueuedAt: at(1_000)),
+                    ForwardTargetCounts(target: Self.hook, delivered: 1, pending: 1, dead: 1, oldestPendingQueuedAt: at(1_001)),
+                    ForwardTargetCounts(target: idle, pending: 3, oldestPendingQueuedAt: at(1_000), disabledAt: at(995)),
+                    ForwardTargetCounts(target: "https://replay.example.com/", pending: 1, oldestPendingQueuedAt: at(3_000)),
+                ])
+
+            let listed = try await store.outbox(state: nil, limit: 20).filter { $0.target == Self.hook }
+            #expect(listed.map(\.notificationType) == ["SUBSCRIBED", "SUBSCRIBED", "DID_RENEW"])
+            #expect(listed.map(\.subtype) == [nil, nil, "BILLING_RECOVERY"])
+            words.said(listed.map(ForwardOutboxListing.textLine))
+            let capture = ConsoleCapture()
+            ForwardOutboxListing.write(listed, summary: try await store.outboxSummary(), format: .json, now: at(3_000), to: capture.console())
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(capture.output.utf8)) as? [String: Any])
+            let first = try #require((json["deliveries"] as? [[String: Any]])?.last)
+            #expect(first["notification_type"] as? String == "DID_RENEW")
+            #expect(first["subtype"] as? String == "BILLING_RECOVERY")
+            #expect(first["last_status"] as? Int == 200)
             await store.close()
         }
         words.check()

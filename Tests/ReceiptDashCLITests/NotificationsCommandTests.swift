@@ -59,8 +59,9 @@ import TestSupport
         #expect(deliveries.count == 1)
         #expect(Set(deliveries[0].keys) == [
             "id", "notification_uuid", "target", "order_key", "state", "attempts", "queued_at", "next_attempt_at", "completed_at", "last_status",
-            "last_error",
+            "last_error", "notification_type", "subtype",
         ])
+        #expect(deliveries[0]["notification_type"] as? String == "DID_RENEW")
         #expect(deliveries[0]["state"] as? String == "pending")
         #expect(deliveries[0]["order_key"] as? String == "2000000900000001")
         #expect(deliveries[0]["queued_at"] as? String == "2026-09-21T14:13:21Z")
@@ -69,7 +70,7 @@ import TestSupport
         #expect(summary["dead"] as? Int == 0)
         let text = try cli.run(["notifications", "--db", path, "--outbox", "--state", "pending"])
         #expect(text.stdout.hasPrefix(
-            "2026-09-21 14:13:21  pending    5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002 → https://hooks.example.com/apple  (0 attempts)\n"))
+            "2026-09-21 14:13:21  pending    DID_RENEW  5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002 → https://hooks.example.com/apple  (not tried yet)\n"))
         #expect(text.stdout.contains("outbox: 1 pending (oldest queued "))
 
         let replay = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])

@@ -37,6 +37,7 @@ package final class WatchedOutbox: ForwardOutbox {
     }
     package func pendingDeliveries() async throws -> (count: Int, oldestQueuedAt: Date?) { try await base.pendingDeliveries() }
     package func finishedDeliveries() async throws -> [ForwardDelivery.State: Int] { try await base.finishedDeliveries() }
+    package func deliveriesByTarget() async throws -> [ForwardTargetCounts] { try await base.deliveriesByTarget() }
     package func requeueDeliveries(notificationUUIDs: [String]?, since: Date?, targets: [String]?, now: Date) async throws
         -> (queued: Int, unknown: [String])
     {
