@@ -145,6 +145,8 @@ public enum Mode: Sendable, Hashable {
     case customer(selected: Int, scroll: Int)
     /// `Enter` on a Customer view event: each source's lines and payload.
     case customerEvent(selected: Int, scroll: Int)
+    /// `f` in Notifications: the notification filter being typed.
+    case notificationFilter(String)
 }
 
 /// Where inputs handed to the pipeline came from, which decides what the dashboard says and
@@ -324,6 +326,8 @@ public struct DashboardState: Sendable {
     /// notificationUUID → index in ``notifications``.
     public var notificationIndex: [String: Int] = [:]
     public var notificationMetrics = NotificationMetrics()
+    /// The on-call view's traffic, forwarding counts and notification filter.
+    public var onCall = OnCallState()
     /// `--expect-every`: a banner when no notification arrived for this long.
     public var expectNotificationEvery: TimeInterval?
     /// When watching for notifications began (the silence clock's start before the first one).

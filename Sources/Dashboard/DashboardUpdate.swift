@@ -47,6 +47,7 @@ extension DashboardState {
         case .consumptionForm(let form): return handleConsumptionForm(event, form: form)
         case .tokenForm(let form): return handleTokenForm(event, form: form)
         case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
+        case .notificationFilter(let text): return handleNotificationFilter(event, text: text)
         }
     }
 
@@ -104,6 +105,9 @@ extension DashboardState {
             if focus == .receipts, !receiptFilterText.isEmpty {
                 clearReceiptFilter()
                 message = ("receipt filter cleared", .info)
+            } else if focus == .notifications, !onCall.filterText.isEmpty {
+                clearNotificationFilter()
+                message = ("notification filter cleared", .info)
             } else if !filter.isEmpty {
                 filter = ""
                 rebuildRows()
@@ -112,6 +116,8 @@ extension DashboardState {
         case .filter:
             focus = .purchases
             mode = .filter(filter)
+        case .receiptFilter where focus == .notifications:
+            mode = .notificationFilter(onCall.filterText)
         case .receiptFilter:
             focus = .receipts
             mode = .receiptFilter(receiptFilterText)
@@ -217,7 +223,7 @@ extension DashboardState {
         case .purchases:
             return Widgets.window(DashboardView.purchaseColumns, width: inner.width, offset: offset, reveal: reveal)
         case .notifications:
-            return Widgets.window(DashboardView.notificationColumns, width: inner.width, offset: offset, reveal: reveal)
+            return Widgets.window(DashboardView.notificationColumns(self, width: inner.width), width: inner.width, offset: offset, reveal: reveal)
         case .receipts:
             guard !DashboardView.ReceiptColumns(width: inner.width - 3, wide: width >= DashboardView.ReceiptColumns.wideTerminal).showsAll else { return nil }
             return Widgets.window(DashboardView.ReceiptColumns.table, width: inner.width - 3, offset: offset, reveal: reveal)
@@ -233,7 +239,7 @@ extension DashboardState {
         case .purchases: count = visibleRowCount
         case .subscriptions: count = selectedItem?.analysis?.subscriptions.count ?? 0
         case .status: count = 10_000
-        case .notifications: count = notifications.count
+        case .notifications: count = listedNotificationCount
         case .log: count = log.count
         }
         var s = scroll[focus] ?? ScrollState()

@@ -417,11 +417,17 @@ public enum DashboardView {
     ]
 
     /// The Notifications table's columns (the time stays when it scrolls sideways).
-    static let notificationColumns = [
-        TableColumn("Received", width: 8, priority: 8, frozen: true), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
-        TableColumn("Product", width: 20, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
-        TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
-    ]
+    /// The Notifications table's columns on a table `width` wide: the product whole where it
+    /// fits, else cut from the left (`…pro.monthly`), its width balanced against the Notification
+    /// column's (Received, Transaction, V, × and five separators take 33).
+    static func notificationColumns(_ s: DashboardState, width: Int) -> [TableColumn] {
+        let productWidth = OnCallGlance.productWidth(widest: s.onCall.widestProduct, inner: width, fixed: 33)
+        return [
+            TableColumn("Received", width: 8, priority: 8, frozen: true), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
+            TableColumn("Product", width: productWidth, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
+            TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
+        ]
+    }
 
     static func shortDate(_ d: Date?) -> String {
         DashboardState.shortDate(d) ?? ""
@@ -590,6 +596,11 @@ public enum DashboardView {
         case .command(let text):
             b.fill(r, style: Style(.input))
             b.write(":" + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+        case .notificationFilter(let text):
+            b.fill(r, style: Style(.input))
+            let x = b.write("Filter notifications: " + SafeText.escaped(text) + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
+            let hint = s.message?.text ?? "type:DID_RENEW product:*.monthly words · Enter keeps · Esc clears"
+            b.write("  " + hint, x: x, y: r.y, limit: max(0, r.width - x), style: Style(.input))
         case .open(let text):
             b.fill(r, style: Style(.input))
             b.write("Open (Tab completes, Enter loads, Esc cancels): " + text + "▏", x: 0, y: r.y, limit: r.width, style: Style(.input))
@@ -746,7 +757,7 @@ public enum DashboardView {
 
     static func notifications(_ s: DashboardState, _ r: Rect, _ b: inout ScreenBuffer) {
         let m = s.notificationMetrics
-        var title = "\(Pane.notifications.title) [\(s.notifications.count)]"
+        var title = "\(Pane.notifications.title) [\(s.onCall.matches == nil ? "\(s.notifications.count)" : "\(s.listedNotificationCount) of \(s.notifications.count)")]"
         if let source = s.notificationSource { title += " · \(source)" }
         if let since = s.receiverDownSince {
             title += " · receiver down since \(AppleDate.iso8601(since).dropFirst(11).prefix(8))"
@@ -769,7 +780,12 @@ public enum DashboardView {
         live += " · refused \(m.refusalCount)" + (refusals.isEmpty ? "" : " (" + refusals.joined(separator: ", ") + ")")
         live += " · redeliveries \(m.redeliveries)"
         b.write(live, x: inner.x, y: inner.y, limit: inner.width, style: Style(m.refusalCount > 0 ? .warning : .accent))
-        let table = Rect(x: inner.x, y: inner.y + 1, width: inner.width, height: inner.height - 1)
+        // On call: the hour's traffic and forwarding, where the table keeps a header and two rows.
+        let glance = onCallLines(s, width: inner.width, rows: inner.height - 4)
+        for (i, line) in glance.enumerated() {
+            b.write(line.0, x: inner.x, y: inner.y + 1 + i, limit: inner.width, style: Style(line.1))
+        }
+        let table = Rect(x: inner.x, y: inner.y + 1 + glance.count, width: inner.width, height: inner.height - 1 - glance.count)
         guard !s.notifications.isEmpty else {
             b.write(
                 s.expectNotificationEvery == nil ? "No notifications yet: they appear here as the receiver stores them."
@@ -777,14 +793,20 @@ public enum DashboardView {
                 x: table.x, y: table.y, limit: table.width, style: Style(.muted))
             return
         }
-        let columns = notificationColumns
+        guard s.listedNotificationCount > 0 else {
+            b.write(
+                "No notification matches \"\(SafeText.escaped(s.onCall.filterText))\": f changes the filter, Esc clears it.", x: table.x, y: table.y,
+                limit: table.width, style: Style(.muted))
+            return
+        }
+        let columns = notificationColumns(s, width: table.width)
         var scroll = s.scroll[.notifications] ?? ScrollState()
-        scroll.reveal(visible: table.height - 1, count: s.notifications.count)
+        scroll.reveal(visible: table.height - 1, count: s.listedNotificationCount)
         Widgets.table(
-            into: &b, rect: table, columns: columns, rowCount: s.notifications.count, scroll: scroll, sortColumn: nil, ascending: true,
+            into: &b, rect: table, columns: columns, rowCount: s.listedNotificationCount, scroll: scroll, sortColumn: nil, ascending: true,
             focused: s.focus == .notifications, sideways: s.sideways[.notifications] ?? 0
-        ) { index, column in
-            let row = s.notifications[index].row
+        ) { position, column in
+            let row = s.notifications[s.listedNotificationIndex(at: position) ?? 0].row
             switch column {
             case 0: return (String(AppleDate.iso8601(row.receivedAt).dropFirst(11).prefix(8)), .muted)
             case 1:
@@ -792,7 +814,7 @@ public enum DashboardView {
                 let answered = row.transactionID.flatMap { s.consumptionAnswers[$0] }
                 if let note = row.consumptionNote(now: s.wallClock, answered: answered) { return ("\(note) · \(row.explanation)", .warning) }
                 return (row.explanation, nil)
-            case 2: return (row.productID ?? "", nil)
+            case 2: return (OnCallGlance.shortenLeft(SafeText.escaped(row.productID ?? ""), to: productWidth), nil)
             case 3: return (row.transactionID ?? "", .muted)
             case 4:
                 let (glyph, role) = verdictGlyph(row.verdict)
@@ -800,6 +822,19 @@ public enum DashboardView {
             default: return (row.deliveries > 1 ? "×\(row.deliveries)" : "", row.deliveries > 1 ? .warning : nil)
             }
         }
+    }
+
+    /// The traffic sparkline and forwarding's lines, in at most `rows` lines (none when no room):
+    /// forwarding only once it was read (a followed store, or the embedded receiver's).
+    static func onCallLines(_ s: DashboardState, width: Int, rows: Int) -> [(String, ColorRole)] {
+        guard rows > 0 else { return [] }
+        var lines = [(OnCallGlance.trafficLine(s.onCall.traffic.buckets(endingAt: s.wallClock), width: width), ColorRole.accent)]
+        if let targets = s.onCall.forwarding {
+            // The table keeps half the rows left for itself.
+            let room = min(rows - 1, max(1, (rows - 1) / 2))
+            lines += OnCallGlance.forwardLines(targets, now: s.wallClock, width: width, rows: room)
+        }
+        return lines
     }
 
     /// One character for a notification's verdict: ✓ valid, T test (a --root-ca chain), ?

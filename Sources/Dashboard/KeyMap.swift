@@ -96,8 +96,8 @@ public enum KeyMap {
             inFooter: true),
         .init(
             keys: [.character("f")], label: "f", action: .receiptFilter,
-            description: "filter receipts: state: verdict: env: product: bundle: file: and words, all must hold",
-            footerPanes: [.receipts], inFooter: true),
+            description: "filter receipts (state: verdict: env: bundle: file:), notifications (type:); product: and words",
+            footerPanes: [.receipts, .notifications], inFooter: true),
         .init(keys: [.character("n")], label: "n", action: .nextMatch, description: "next match", footerPanes: [], inFooter: false),
         .init(keys: [.character("N")], label: "N", action: .previousMatch, description: "previous match", footerPanes: [], inFooter: false),
         .init(

@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AuditTrail
 import Foundation
 import ReceiptRendering
 import ReceiptCore
@@ -42,6 +43,8 @@ public enum NotificationFeedEvent: Sendable, Hashable {
     case source(String)
     /// The newest heartbeat of the receivers writing the followed store.
     case receiverBeat(Date)
+    /// Each forwarding target's deliveries, read from the audit trail every few seconds.
+    case forwarding([ForwardTargetCounts])
 }
 
 /// A source of notifications the UI loop polls on each pass (the executable implements it
@@ -201,7 +204,7 @@ extension DashboardState {
     public mutating func apply(_ events: [NotificationFeedEvent], at time: Date) {
         guard !events.isEmpty else { return }
         var s = scroll[.notifications] ?? ScrollState()
-        let following = notifications.isEmpty || s.selected >= notifications.count - 1
+        let following = listedNotificationCount == 0 || s.selected >= listedNotificationCount - 1
         for event in events {
             switch event {
             case .received(let entry):
@@ -225,6 +228,7 @@ extension DashboardState {
                 } else {
                     notificationIndex[uuid] = notifications.count
                     notifications.append(entry)
+                    countOnCall(notifications.count - 1)
                     // The silence counts from the row's received_at; a row received before the
                     // dashboard began watching (already in a followed database) is listed but
                     // is no arrival now: the rates would read a backlog as a burst.
@@ -257,23 +261,30 @@ extension DashboardState {
                 if let since = wasDown, receiverDownSince == nil {
                     addLog("the receiver is back (it was down since \(AppleDate.iso8601(since).dropFirst(11).prefix(8)))", role: .info, at: time)
                 }
+            case .forwarding(let targets):
+                onCall.forwarding = targets
             }
         }
         if notifications.count > Self.notificationLimit {
             let drop = notifications.count - Self.notificationLimit
             notifications.removeFirst(drop)
             notificationIndex = Dictionary(uniqueKeysWithValues: notifications.enumerated().map { ($1.row.notificationUUID, $0) })
-            s.selected = max(0, s.selected - drop)
+            if onCall.matches == nil {
+                s.selected = max(0, s.selected - drop)
+            } else {
+                let before = onCall.matches?.count ?? 0
+                relistNotifications()
+                s.selected = max(0, s.selected - (before - listedNotificationCount))
+            }
         }
-        if following { s.selected = max(0, notifications.count - 1) }
-        s.reveal(visible: max(1, notificationRows), count: notifications.count)
+        if following { s.selected = max(0, listedNotificationCount - 1) }
+        s.reveal(visible: max(1, notificationRows), count: listedNotificationCount)
         scroll[.notifications] = s
     }
 
-    /// The selected notification, if the pane has one.
+    /// The selected notification, if the pane lists one.
     public var selectedNotification: NotificationEntry? {
-        let index = scroll[.notifications]?.selected ?? 0
-        return notifications.indices.contains(index) ? notifications[index] : nil
+        listedNotificationIndex(at: scroll[.notifications]?.selected ?? 0).map { notifications[$0] }
     }
 
     /// How long without a heartbeat means the receiver is down: three of its beats (a

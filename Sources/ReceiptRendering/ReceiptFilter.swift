@@ -21,6 +21,8 @@ public struct ReceiptFilter: Sendable, Hashable {
         case product(String)
         case bundle(String)
         case file(String)
+        /// `type:T` (the notifications' filter: ``NotificationRowFilter``).
+        case type(String)
         case text(String)
     }
 
@@ -40,8 +42,10 @@ public struct ReceiptFilter: Sendable, Hashable {
     public static let verdicts = ["valid", "test", "invalid", "unverifiable", "unchecked", "undecodable"]
 
     /// Parses `texts` (each a `--where`); a key this language does not have, or a state or
-    /// verdict that does not exist, is an error that names what it takes.
-    public init(_ texts: [String]) throws(FilterError) {
+    /// verdict that does not exist, is an error that names what it takes. `keys` are the keys
+    /// the caller's rows have (the receipts' by default; the notifications' filter takes
+    /// `type:` and `product:` through this same parser).
+    public init(_ texts: [String], keys: [String] = keys) throws(FilterError) {
         var terms: [Term] = []
         for text in texts {
             for word in text.split(whereSeparator: \.isWhitespace).map(String.init) {
@@ -52,6 +56,14 @@ public struct ReceiptFilter: Sendable, Hashable {
                 let key = word[..<colon].lowercased()
                 let value = String(word[word.index(after: colon)...])
                 guard !value.isEmpty else { throw FilterError("\(word) needs a value after the colon") }
+                guard keys.contains(String(key)) else {
+                    // A word with a colon that is no key (a time, a URL) is text.
+                    if key.allSatisfy({ $0.isLetter }) {
+                        throw FilterError("\(key): is not a filter; filters: \(keys.map { "\($0):" }.joined(separator: " ")), or plain words")
+                    }
+                    terms.append(.text(word.lowercased()))
+                    continue
+                }
                 switch key {
                 case "state":
                     guard Self.states.contains(value.lowercased()) else {
@@ -67,12 +79,8 @@ public struct ReceiptFilter: Sendable, Hashable {
                 case "product": terms.append(.product(value))
                 case "bundle": terms.append(.bundle(value))
                 case "file": terms.append(.file(value))
-                default:
-                    // A word with a colon that is no key (a time, a URL) is text.
-                    if key.allSatisfy({ $0.isLetter }) {
-                        throw FilterError("\(key): is not a filter; filters: \(Self.keys.map { "\($0):" }.joined(separator: " ")), or plain words")
-                    }
-                    terms.append(.text(word.lowercased()))
+                case "type": terms.append(.type(value))
+                default: terms.append(.text(word.lowercased()))
                 }
             }
         }
@@ -93,6 +101,8 @@ public struct ReceiptFilter: Sendable, Hashable {
             case .product(let product): s.products.contains { Glob.matches(product, $0) }
             case .bundle(let bundle): s.bundleID.map { Glob.matches(bundle, $0) } ?? false
             case .file(let pattern): Glob.matches(pattern, s.file) || Glob.matches(pattern, (s.file as NSString).lastPathComponent)
+            // A receipt has no notification type (the receipts' keys have no `type:`).
+            case .type: false
             case .text(let word): Self.contains(searchText, word)
             }
         }

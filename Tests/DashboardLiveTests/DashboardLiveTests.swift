@@ -67,13 +67,44 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
             #expect(state.log.map(\.text) == ["following \(reader.location) read-only"])
             #expect(state.followingStore)
             #expect(live.audit?.follow == true)
-            #expect(live.notifications is FollowedNotifications)
+            // The followed notifications, with forwarding's counts read beside them.
+            #expect(live.notifications is ForwardingFeed)
             #expect(state.notificationsShown == (expectEvery != nil))
             #expect(state.expectNotificationEvery == expectEvery)
             #expect(state.items.isEmpty)
             await live.stop()
             await reader.close()
         }
+        await writer.close()
+    }
+
+    /// The on-call view's forwarding counts: read from the followed store on the first poll,
+    /// then once every five seconds of the dashboard's clock, and taken into the state.
+    @Test func forwardingCountsAreReadEveryFiveSecondsOfTheDashboardsClock() async throws {
+        let path = try scratchFolder() + "/forward.sqlite"
+        let writer: any AuditBackend = try AuditStore(path: path)
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        try await writer.registerForwardTargets(["https://hooks.example.com/apple"], types: [], at: t0)
+        _ = try await writer.writeNotifications([
+            .notification(NotificationRecord(notificationUUID: "n-1", version: .v2, notificationType: "DID_RENEW", receivedAt: t0, verdict: .test))
+        ])
+        let reader: any AuditBackend = try AuditStore(readOnlyPath: path)
+        let clock = Mutex(t0)
+        let feed = ForwardingFeed(
+            FollowedNotifications(follower: NotificationFollower(backend: reader)), outbox: reader, now: { clock.withLock { $0 } })
+        func counts(_ events: [NotificationFeedEvent]) -> [[ForwardTargetCounts]] {
+            events.compactMap { if case .forwarding(let counts) = $0 { counts } else { nil } }
+        }
+        let first = await feed.poll()
+        #expect(counts(first) == [[ForwardTargetCounts(target: "https://hooks.example.com/apple", pending: 1, oldestPendingQueuedAt: t0)]])
+        clock.withLock { $0 = t0 + 4.9 }
+        #expect(counts(await feed.poll()).isEmpty)
+        clock.withLock { $0 = t0 + 5 }
+        #expect(counts(await feed.poll()).count == 1)
+        var state = DashboardState(now: t0)
+        state.apply(first, at: t0)
+        #expect(state.onCall.forwarding?.first?.pending == 1)
+        await reader.close()
         await writer.close()
     }
 

@@ -62,12 +62,12 @@ import TerminalUI
         var state = Self.receiving()
         state.apply([.received(Self.entry("u-9", type: "CONSUMPTION_REQUEST"))], at: Self.t0)
         state.wallClock = Self.t0 + 600
-        words.said(paneLines(state)[2])
+        words.said(paneLines(state)[3])
         _ = state.apply(ActionAnswer(ok: false, line: "consumption: refused", target: "consumption|2000000000000001"), lookingUpAgain: nil)
         _ = state.apply(ActionAnswer(ok: true, line: "done", target: "consumption|2000000000000999", httpStatus: 202), lookingUpAgain: nil)
-        words.said(paneLines(state)[2])
+        words.said(paneLines(state)[3])
         _ = state.apply(ActionAnswer(ok: true, line: "done", target: "consumption|2000000000000001", httpStatus: 202), lookingUpAgain: nil)
-        words.said(paneLines(state)[2])
+        words.said(paneLines(state)[3])
         words.check()
     }
 
@@ -82,11 +82,11 @@ import TerminalUI
         state.wallClock = Self.t0 + 1
         let lines = paneLines(state)
         #expect(lines[0] == "0.2/s                    █ · DID_FAIL_TO_RENEW 1/min · REFUND 1/min · refused 0 · redeliveries 0")
-        #expect(lines[1].hasPrefix("Received Notification"))
+        #expect(lines[2].hasPrefix("Received Notification"))
         #expect(
-            lines[2]
-                == "09:30:00 DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continu… pro.monthly          2000000000000001 ✓")
-        words.said(lines[3])
+            lines[3]
+                == "09:30:00 DID_FAIL_TO_RENEW / GRACE_PERIOD: billing failed; access continues while … pro.monthly 2000000000000001 ✓")
+        words.said(lines[4])
         #expect(screen(state).text.contains("Notifications [2]"))
         state.apply([.source("receiving at http://127.0.0.1:8098/notifications")], at: Self.t0 + 1)
         words.said(screen(state).text)
@@ -168,7 +168,7 @@ import TerminalUI
         #expect(state.notificationMetrics.redeliveries == 1)
         #expect(state.notificationMetrics.received == 2)
         #expect(state.log.filter { $0.text.contains("delivered again") }.map(\.text) == ["notification u-1 delivered again (2 deliveries): DID_RENEW"])
-        #expect(paneLines(state)[2].hasSuffix("✓  ×2"))
+        #expect(paneLines(state)[3].hasSuffix("✓  ×2"))
         #expect(paneLines(state)[0].hasSuffix("refused 0 · redeliveries 1"))
     }
 
@@ -184,7 +184,7 @@ import TerminalUI
         #expect(state.notificationMetrics.refusals == [403: 2, 400: 1])
         #expect(paneLines(state)[0].hasSuffix("refused 3 (400 1, 403 2) · redeliveries 0"))
         words.said(state.log.map(\.text))
-        words.said(paneLines(state)[1])
+        words.said(paneLines(state)[2])
         words.check()
     }
 
@@ -455,7 +455,7 @@ import TerminalUI
         let words = Wording("notification-pane")
         var state = Self.receiving()
         state.apply([.received(Self.entry("v1:ab12", type: "DID_RENEW", verdict: .unverifiable))], at: Self.t0)
-        #expect(paneLines(state)[2].hasSuffix(" ?"))
+        #expect(paneLines(state)[3].hasSuffix(" ?"))
         #expect(state.handle(.enter, environment: DashboardTests.env).isEmpty)
         #expect(state.mode == .notificationDetail(uuid: "v1:ab12", scroll: 0))
         let lines = DashboardView.notificationDetailLines(state.notifications[0], detail: nil).map(\.0)
