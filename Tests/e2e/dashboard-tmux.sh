@@ -28,7 +28,7 @@ wait_gone() { # text, timeout in tenths of a second
 }
 cleanup() {
   t kill-server 2>/dev/null
-  for pid in "${simulator_pid:-}" "${receive_pid:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
+  for pid in "${simulator_pid:-}" "${receive_pid:-}" "${downstream_pid:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -336,6 +336,46 @@ check "and each nested token with its own steps" wait_for "Trust of data.signedT
 t send-keys -t "$session" Escape q
 check "the notifications follower quits cleanly" wait_for "EXIT=0"
 kill "$receive_pid" 2>/dev/null
+
+# On call at a glance (80x24): a receiver forwards to two downstreams, one that takes
+# deliveries (204) and one that fails them (500); the follower shows the hour's traffic as a
+# sparkline and each target's delivered/pending/dead counts.
+python3 -c '
+import http.server as h, sys
+class H(h.BaseHTTPRequestHandler):
+    def do_POST(s):
+        s.rfile.read(int(s.headers.get("Content-Length", 0)))
+        s.send_response(204 if s.path == "/ok" else 500)
+        s.send_header("Content-Length", "0")
+        s.end_headers()
+    def log_message(s, *a): pass
+server = h.HTTPServer(("127.0.0.1", 0), H)
+print(server.server_address[1], flush=True)
+server.serve_forever()' > "$work/downstream.txt" &
+downstream_pid=$!
+for _ in $(seq 1 50); do [ -s "$work/downstream.txt" ] && break; sleep 0.1; done
+downstream="http://127.0.0.1:$(cat "$work/downstream.txt")"
+echo "whsec_$(head -c 32 /dev/urandom | base64)" > "$work/forward.secret"
+chmod 600 "$work/forward.secret"
+"$bin" receive --port 0 --metrics-port none --db "$work/forward.sqlite" --bundle-id com.loki-project.loki-messenger \
+  --environment sandbox --max-age none --forward "$downstream/ok" --forward "$downstream/fail" \
+  --forward-secret-file "$work/forward.secret" > "$work/forward-receive.txt" 2> "$work/forward-receive.log" &
+receive_pid=$!
+for _ in $(seq 1 100); do grep -q "receiving App Store" "$work/forward-receive.txt" 2>/dev/null && break; sleep 0.1; done
+forward_url=$(grep -o 'http://[0-9.:]*/notifications' "$work/forward-receive.txt")
+t new-session -d -s glance -x 80 -y 24 "TERM=xterm-256color $bin --db $work/forward.sqlite --follow --expect-every 1h; echo EXIT=\$?; sleep 60"
+session=glance
+check "the glance follower shows an empty hour" wait_for "peak 0 · 0/h"
+check "a notification to forward is stored (200)" test "$(post "$forward_url" session-pro_00_DID_RENEW.jws)" = 200
+check "the sparkline counts it in this minute" wait_for "█ peak 1 · 1/h" 50
+check "the target that takes it reads delivered" wait_for "/ok    delivered 1 · pending 0 · dead 0" 150
+check "the failing target reads pending, with the oldest one's age" bash -c "tmux -L $socket capture-pane -t glance -p | grep -qE '/fail  delivered 0 · pending 1 \(oldest [0-9]+s\) · dead 0'"
+check "the on-call lines fit 80 columns" bash -c "! tmux -L $socket capture-pane -t glance -p | grep -q '…) · dead'"
+check "outbox lines name the type and say the last outcome once" bash -c "\"$bin\" notifications --db $work/forward.sqlite --outbox | grep -qE 'pending +DID_RENEW .* → $downstream/fail +\([0-9]+ attempts?(, last)?: HTTP 500'"
+check "and never the status twice" bash -c "! \"$bin\" notifications --db $work/forward.sqlite --outbox | grep -q 'HTTP 500, HTTP 500'"
+t send-keys -t "$session" q
+check "the glance follower quits cleanly" wait_for "EXIT=0"
+kill "$receive_pid" "$downstream_pid" 2>/dev/null
 
 # The dashboard embeds the receiver (--receive) and raises a banner when none arrives in time.
 t new-session -d -s embedded -x 140 -y 42 "TERM=xterm-256color $bin --receive 0 --bundle-id com.loki-project.loki-messenger --receive-environment sandbox --receive-max-age none --db $work/embedded.sqlite --expect-every 2s; echo EXIT=\$?; sleep 60"
