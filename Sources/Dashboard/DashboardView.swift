@@ -814,7 +814,7 @@ public enum DashboardView {
                 let answered = row.transactionID.flatMap { s.consumptionAnswers[$0] }
                 if let note = row.consumptionNote(now: s.wallClock, answered: answered) { return ("\(note) · \(row.explanation)", .warning) }
                 return (row.explanation, nil)
-            case 2: return (OnCallGlance.shortenLeft(SafeText.escaped(row.productID ?? ""), to: productWidth), nil)
+            case 2: return (OnCallGlance.shortenLeft(SafeText.escaped(row.productID ?? ""), to: columns[2].width), nil)
             case 3: return (row.transactionID ?? "", .muted)
             case 4:
                 let (glyph, role) = verdictGlyph(row.verdict)
