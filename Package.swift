@@ -1,5 +1,36 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+/// Where the checkout's commit is, for `--version` (Sources/CBuildStamp embeds these files at
+/// compile time with C23 `#embed`, and the compiler's dependency file rebuilds the stamp when
+/// they change): the `HEAD` file, and the loose file of the branch it named when this manifest
+/// was read. No git checkout (a source tarball): none, and the commit is `unknown` unless
+/// `make` stamps it. Read by the build, never at run time.
+func gitCommitFiles() -> [CSetting] {
+    let folder = Context.packageDirectory
+    let dotGit = folder + "/.git"
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: dotGit, isDirectory: &isFolder) else { return [] }
+    func read(_ path: String) -> String? {
+        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    func absolute(_ path: String, from base: String) -> String { path.hasPrefix("/") ? path : base + "/" + path }
+    var gitDirectory = dotGit
+    if !isFolder.boolValue {
+        // A worktree: `.git` is a file naming its folder, whose `commondir` holds the refs.
+        guard let line = read(dotGit), line.hasPrefix("gitdir: ") else { return [] }
+        gitDirectory = absolute(String(line.dropFirst(8)), from: folder)
+    }
+    let common = read(gitDirectory + "/commondir").map { absolute($0, from: gitDirectory) } ?? gitDirectory
+    var settings: [CSetting] = [.define("RECEIPTDASH_GIT_HEAD", to: "\"\(gitDirectory)/HEAD\"")]
+    if let head = read(gitDirectory + "/HEAD"), head.hasPrefix("ref: refs/") {
+        let name = String(head.dropFirst(5))
+        settings.append(.define("RECEIPTDASH_GIT_REF_NAME", to: "\"\(name)\""))
+        settings.append(.define("RECEIPTDASH_GIT_REF", to: "\"\(common)/\(name)\""))
+    }
+    return settings
+}
 
 let package = Package(
     name: "receiptdash",
@@ -385,7 +416,7 @@ let package = Package(
         ),
         .target(name: "CWindowSignal"),
         // The commit stamp `make install` writes into the linked binary (`--version`).
-        .target(name: "CBuildStamp"),
+        .target(name: "CBuildStamp", cSettings: gitCommitFiles()),
         // Core dumps off for the whole process (RLIMIT_CORE 0, not dumpable).
         .target(name: "CProcessLimits"),
         // glibc's mallopt for bulk work (ReceiptRendering's MemoryTuning): <malloc.h> is not in

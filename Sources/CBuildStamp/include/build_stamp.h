@@ -5,4 +5,12 @@
 /// linked file (.ci/stamp-commit.py); "unknown" in a build nobody stamped (`swift build`).
 const char *receiptdash_build_commit(void);
 
+/// The checkout's `HEAD` file as it was at compile time ("" without a checkout).
+const char *receiptdash_git_head(void);
+
+/// The file of the branch `HEAD` named when the package was read ("" when there was none or
+/// it is packed), and that branch's name (`refs/heads/main`).
+const char *receiptdash_git_ref(void);
+const char *receiptdash_git_ref_name(void);
+
 #endif
