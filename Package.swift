@@ -75,14 +75,18 @@ let package = Package(
     targets: [
         // The one sanitiser for untrusted text; depends on nothing.
         .target(name: "UntrustedText"),
+        // Words for people that depend on nothing: counts said with their noun's plural
+        // (CountNoun, the one pluraliser) and the known word a mistyped one was meant to be.
+        .target(name: "PlainWords"),
         // The one retry engine (budget, backoff, jitter, Retry-After, give-up words) and the
         // injected time it waits on: clients and stores retry through it.
-        .target(name: "RetryEngine"),
+        .target(name: "RetryEngine", dependencies: ["PlainWords"]),
         // Formats, decoding and analysis: every input read into one model, and its purchases
         // judged at an instant. No certificates, no signatures: that is ReceiptTrust's.
         .target(
             name: "ReceiptCore",
             dependencies: [
+                "PlainWords",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
@@ -92,6 +96,7 @@ let package = Package(
         .target(
             name: "ReceiptTrust",
             dependencies: [
+                "PlainWords",
                 "ReceiptCore",
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -123,6 +128,7 @@ let package = Package(
         .target(
             name: "AppStoreAPI",
             dependencies: [
+                "PlainWords",
                 "JSONWriting",
                 "LocalFiles",
                 "ReceiptCore",
@@ -139,7 +145,7 @@ let package = Package(
         .target(name: "JSONWriting", dependencies: ["ReceiptCore", "UntrustedText"]),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results.
-        .target(name: "ReceiptRendering", dependencies: ["CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "ReceiptTrust", "UntrustedText"]),
+        .target(name: "ReceiptRendering", dependencies: ["PlainWords", "CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "ReceiptTrust", "UntrustedText"]),
         // The one HTTP client every outgoing request uses (AsyncHTTPClient, one configuration,
         // a deadline per request, failures classified by code): Apple's services, OCSP, doctor,
         // forwarding and the simulator's sender.
@@ -182,6 +188,7 @@ let package = Package(
         .target(
             name: "AuditTrail",
             dependencies: [
+                "PlainWords",
                 "JSONWriting",
                 "AppStoreAPI",
                 "ReceiptCore",
@@ -197,6 +204,7 @@ let package = Package(
         .target(
             name: "CustomerTimeline",
             dependencies: [
+                "PlainWords",
                 "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
@@ -238,6 +246,7 @@ let package = Package(
         .target(
             name: "AuditTrailPostgres",
             dependencies: [
+                "PlainWords",
                 "JSONWriting",
                 "AppStoreAPI",
                 "AuditTrail",
@@ -261,6 +270,7 @@ let package = Package(
         .target(
             name: "NotificationReceiver",
             dependencies: [
+                "PlainWords",
                 "LocalFiles",
                 "JSONWriting",
                 "RetryEngine",
@@ -286,6 +296,7 @@ let package = Package(
         .target(
             name: "NotificationForwarder",
             dependencies: [
+                "PlainWords",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "JSONWriting",
                 "LocalFiles",
@@ -325,6 +336,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
+                "PlainWords",
                 "JSONWriting",
                 "LocalFiles",
                 "OutboundHTTP",
@@ -346,6 +358,7 @@ let package = Package(
         .target(
             name: "ReceiptWatch",
             dependencies: [
+                "PlainWords",
                 "CWriteSignals",
                 "JSONWriting",
                 "LocalFiles",
@@ -390,6 +403,7 @@ let package = Package(
         .target(
             name: "ReceiptSimulator",
             dependencies: [
+                "PlainWords",
                 "LocalFiles",
                 "OnlineRevocation",
                 "AppStoreAPI",
@@ -427,12 +441,13 @@ let package = Package(
         .target(name: "TerminalNcurses", dependencies: ["CNcurses", "CWindowSignal", "TerminalUI"]),
         .target(
             name: "Dashboard",
-            dependencies: ["JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "ReceiptTrust", "TerminalUI", "UntrustedText"]
+            dependencies: ["PlainWords", "JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "AppStoreAPI", "ReceiptRendering", "ReceiptCore", "ReceiptTrust", "TerminalUI", "UntrustedText"]
         ),
         // The dashboard's ports served by the real clients, stores, receiver and watch loop.
         .target(
             name: "DashboardLive",
             dependencies: [
+                "PlainWords",
                 "TerminalNcurses",
                 "TerminalUI",
                 "LocalFiles",
@@ -762,6 +777,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "UntrustedTextTests", dependencies: ["UntrustedText"]),
+        .testTarget(name: "PlainWordsTests", dependencies: ["PlainWords", "TestSupport"], exclude: ["Goldens"]),
         .testTarget(
             name: "DashboardTests",
             dependencies: ["TestSupport", "JSONWriting", "AuditTrail", "CustomerTimeline", "LocalFiles", "ReceiptDemo", "AppStoreAPI", "ReceiptRendering", "Dashboard", "TerminalUI", "ReceiptCore", "ReceiptTrust"],

@@ -1,5 +1,6 @@
 import Foundation
 import JSONWriting
+import PlainWords
 import ReceiptCore
 import UntrustedText
 
@@ -104,8 +105,8 @@ public enum ForwardOutboxListing {
         switch d.attempts {
         case 0 where said.isEmpty: return "not tried yet"
         case 0: return "not tried: \(said)"
-        case 1: return said.isEmpty ? "1 attempt" : "1 attempt: \(said)"
-        default: return said.isEmpty ? "\(d.attempts) attempts" : "\(d.attempts) attempts, last: \(said)"
+        case 1: return said.isEmpty ? CountNoun.attempt.count(1) : "\(CountNoun.attempt.count(1)): \(said)"
+        default: return said.isEmpty ? CountNoun.attempt.count(d.attempts) : "\(CountNoun.attempt.count(d.attempts)), last: \(said)"
         }
     }
 

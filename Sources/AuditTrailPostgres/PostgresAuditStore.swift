@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PlainWords
 import PostgresNIO
 import RetryEngine
 import Synchronization
@@ -395,7 +396,7 @@ public final class PostgresAuditStore: AuditBackend {
             let (kind, words) = last!
             let reason = kind == .conflict ? "kept conflicting with other writers" : "cannot reach \(location)"
             let tries = giveUp.attempts
-            throw AuditDatabaseError(.unavailable, "\(what): \(reason) after \(tries) tr\(tries == 1 ? "y" : "ies") (\(words))")
+            throw AuditDatabaseError(.unavailable, "\(what): \(reason) after \(CountNoun.try.count(tries)) (\(words))")
         }
     }
 

@@ -1,5 +1,6 @@
 import AuditTrail
 import Foundation
+import PlainWords
 import PostgresNIO
 import ReceiptCore
 import ReceiptTrust
@@ -12,7 +13,7 @@ extension PostgresAuditStore {
     public func writeNotifications(_ batch: [NotificationWrite]) async throws -> [Result<AppendOutcome, NotificationStoreError>] {
         guard !batch.isEmpty else { return [] }
         let password = postgresLocation.passwordValue
-        return try await write("storing \(batch.count) notification\(batch.count == 1 ? "" : "s")") { [self] connection in
+        return try await write("storing \(CountNoun.notification.count(batch.count))") { [self] connection in
             var results: [Result<AppendOutcome, NotificationStoreError>] = []
             results.reserveCapacity(batch.count)
             for item in batch {

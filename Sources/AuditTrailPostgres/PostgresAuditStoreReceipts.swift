@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import JSONWriting
+import PlainWords
 import PostgresNIO
 import AppStoreAPI
 import ReceiptCore
@@ -38,7 +39,7 @@ extension PostgresAuditStore {
                 rows.append(Row(hash: hash, ingest: ingest, receiptData: receiptData, lastSeen: seen))
             }
         }
-        return try await write("recording \(ingests.count) input\(ingests.count == 1 ? "" : "s")") { [self, rows, hashes, datas] connection in
+        return try await write("recording \(CountNoun.input.count(ingests.count))") { [self, rows, hashes, datas] connection in
             var q = PostgresQueryBuilder()
             q.sql(
                 """
@@ -161,7 +162,7 @@ extension PostgresAuditStore {
 
     public func markPending(_ ids: [Int64], again: Bool) async throws {
         guard !ids.isEmpty else { return }
-        _ = try await write("marking \(ids.count) receipt\(ids.count == 1 ? "" : "s") pending") { [self] connection in
+        _ = try await write("marking \(CountNoun.receipt.count(ids.count)) pending") { [self] connection in
             if again {
                 try await connection.query("UPDATE receipt SET state = \(ReceiptState.pending.rawValue) WHERE id = ANY(\(ids))", logger: logger)
             } else {

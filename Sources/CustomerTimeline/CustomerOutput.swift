@@ -1,6 +1,7 @@
 import AuditTrail
 import Foundation
 import JSONWriting
+import PlainWords
 import ReceiptCore
 import ReceiptRendering
 import UntrustedText
@@ -196,7 +197,7 @@ public enum CustomerText {
         lines.append("")
         lines.append("Sources")
         for r in story.sources {
-            let state = r.asked ? "\(r.rows) row\(r.rows == 1 ? "" : "s") in \(r.pages) read\(r.pages == 1 ? "" : "s")" : "not asked"
+            let state = r.asked ? "\(CountNoun.row.count(r.rows)) in \(CountNoun.read.count(r.pages))" : "not asked"
             lines.append("  \(r.source.rawValue): \(state)" + r.errors.map { "; " + SafeText.escaped($0) }.joined())
         }
         return lines.joined(separator: "\n") + "\n"

@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AuditTrail
 import Foundation
+import PlainWords
 import ReceiptCore
 import ReceiptTrust
 
@@ -31,7 +32,7 @@ public struct CustomerTrust: Sendable, Hashable {
     /// The warning the answer opens with; nil when every item is genuine.
     public var warning: String? {
         guard let why, itemsNotGenuine > 0 else { return nil }
-        return "NOT GENUINE: \(itemsNotGenuine) of \(items) signed item\(items == 1 ? "" : "s") this story uses \(itemsNotGenuine == 1 ? "is" : "are") not Apple's genuine data (\(why)); do not act on it as if it were"
+        return "NOT GENUINE: \(itemsNotGenuine) of \(CountNoun.signedItem.count(items)) this story uses \(itemsNotGenuine == 1 ? "is" : "are") not Apple's genuine data (\(why)); do not act on it as if it were"
     }
 
     static func of(_ inputs: CustomerInputs) -> CustomerTrust {

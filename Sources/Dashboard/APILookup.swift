@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import AppStoreAPI
 import CustomerTimeline
+import PlainWords
 import ReceiptCore
 import ReceiptTrust
 import TerminalUI
@@ -176,7 +177,7 @@ extension DashboardState {
         lookupsRunning.remove(result.query)
         let name = Self.lookupName(result.query) + (updated ? " (updated)" : "")
         let count = result.transactions.count
-        let found = "\(count) transaction\(count == 1 ? "" : "s")"
+        let found = "\(CountNoun.transaction.count(count))"
         if let failure = result.failure {
             let kept = count > 0 ? " (\(found) kept)" : ""
             let text = "\(name) failed: \(failure.reason)\(kept)"
@@ -184,7 +185,7 @@ extension DashboardState {
             message = (text, .error)
         } else {
             let subscriptions = result.analysis?.subscriptions.count ?? 0
-            var text = "\(name): \(found), \(subscriptions) subscription\(subscriptions == 1 ? "" : "s")"
+            var text = "\(name): \(found), \(CountNoun.subscription.count(subscriptions))"
             if let environment = result.environment { text += " in \(environment.rawValue)" }
             if let verdict = result.verdict { text += ", trust \(verdict.rawValue)" }
             addLog(text, role: result.verdict == .valid ? .ok : .warning)

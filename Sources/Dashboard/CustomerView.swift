@@ -2,6 +2,7 @@ import AppStoreAPI
 import AuditTrail
 import CustomerTimeline
 import Foundation
+import PlainWords
 import ReceiptCore
 import TerminalUI
 import UntrustedText
@@ -226,7 +227,7 @@ extension DashboardView {
     /// The timeline's title and keys, less of them as the view narrows: `e export · Esc back`
     /// and `? keys` stay to the last.
     static func timelineHint(_ count: Int, width: Int) -> String {
-        let title = "Timeline (\(count) events)   "
+        let title = "Timeline (\(CountNoun.event.count(count)))   "
         var keys = ["↑↓ select", "Enter sources", "x extend", "c refund answer", "a token", "←→ scroll", "e export", "Esc back", "? keys"]
         for dropped in ["a token", "c refund answer", "x extend", "←→ scroll", "Enter sources", "↑↓ select"] {
             if TextWidth.of(title + keys.joined(separator: " · ")) <= width { break }

@@ -1,6 +1,7 @@
 import Foundation
 import AppStoreAPI
 import LocalFiles
+import PlainWords
 import ReceiptCore
 import ReceiptRendering
 import ReceiptTrust
@@ -40,7 +41,7 @@ public enum DashboardApp {
                 if let id = state.auditRows[row] { state.online[id] = .queued }
             }
             if !pending.isEmpty {
-                state.message = ("\(pending.count) receipt\(pending.count == 1 ? " was" : "s were") left pending by an interrupted run: press R to resume", .warning)
+                state.message = ("\(CountNoun.receipt.count(pending.count)) \(pending.count == 1 ? "was" : "were") left pending by an interrupted run: press R to resume", .warning)
             }
         }
         let inbox = EventInbox<OnlineEvent>()

@@ -3,6 +3,7 @@ import CustomerTimeline
 import Foundation
 import JSONWriting
 import LocalFiles
+import PlainWords
 import ReceiptCore
 import ReceiptRendering
 import TerminalUI
@@ -100,13 +101,13 @@ extension DashboardState {
     /// The form's title line: what, how many, and the format.
     func exportTitle(_ form: ExportForm) -> String {
         switch form.view {
-        case .receipts: "Export the \(receiptOrder.count) receipt\(receiptOrder.count == 1 ? "" : "s") listed as \(form.format.rawValue.uppercased())"
-        case .purchases: "Export the \(rowOrder.count) purchase\(rowOrder.count == 1 ? "" : "s") listed as \(form.format.rawValue.uppercased())"
+        case .receipts: "Export the \(CountNoun.receipt.count(receiptOrder.count)) listed as \(form.format.rawValue.uppercased())"
+        case .purchases: "Export the \(CountNoun.purchase.count(rowOrder.count)) listed as \(form.format.rawValue.uppercased())"
         case .notifications:
-            "Export the \(notifications.count) notification\(notifications.count == 1 ? "" : "s") as \(form.format.rawValue.uppercased())"
+            "Export the \(CountNoun.notification.count(notifications.count)) as \(form.format.rawValue.uppercased())"
         case .input: "Export the selected input as JSON"
         case .customer:
-            "Export the customer's story (\(customerStory?.events.count ?? 0) events) as \(form.format.rawValue.uppercased())"
+            "Export the customer's story (\(CountNoun.event.count(customerStory?.events.count ?? 0))) as \(form.format.rawValue.uppercased())"
         }
     }
 
@@ -121,7 +122,7 @@ extension DashboardState {
             return ExportFile(
                 folder: folder, fileName: "receiptdash-receipts-\(stamp).\(ext)",
                 contents: form.format == .json ? Self.json(summaries) : Self.csv(summaries),
-                what: "\(summaries.count) receipt\(summaries.count == 1 ? "" : "s")")
+                what: "\(CountNoun.receipt.count(summaries.count))")
         case .purchases:
             guard let item = selectedItem else { return nil }
             let rows = rowOrder.map { item.rows[$0] }
@@ -138,7 +139,7 @@ extension DashboardState {
             }
             return ExportFile(
                 folder: folder, fileName: "receiptdash-purchases-\(stamp).\(ext)", contents: contents,
-                what: "\(rows.count) purchase\(rows.count == 1 ? "" : "s")")
+                what: "\(CountNoun.purchase.count(rows.count))")
         case .notifications:
             let rows = notifications.map(\.row)
             var contents: String
@@ -151,7 +152,7 @@ extension DashboardState {
             }
             return ExportFile(
                 folder: folder, fileName: "receiptdash-notifications-\(stamp).\(ext)", contents: contents,
-                what: "\(rows.count) notification\(rows.count == 1 ? "" : "s")")
+                what: "\(CountNoun.notification.count(rows.count))")
         case .input:
             guard let item = selectedItem else { return nil }
             return ExportFile(folder: folder, fileName: "receiptdash-export-\(item.id).json", contents: exportJSON(item), what: "the selected input")
@@ -167,7 +168,7 @@ extension DashboardState {
             }
             return ExportFile(
                 folder: folder, fileName: "receiptdash-customer-\(stamp).\(ext)", contents: contents,
-                what: "the customer's story (\(story.events.count) event\(story.events.count == 1 ? "" : "s"))")
+                what: "the customer's story (\(CountNoun.event.count(story.events.count)))")
         }
     }
 

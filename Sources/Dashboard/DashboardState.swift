@@ -2,6 +2,7 @@ import CustomerTimeline
 import Foundation
 import AppStoreAPI
 import LocalFiles
+import PlainWords
 import ReceiptCore
 import ReceiptRendering
 import ReceiptTrust
@@ -496,7 +497,7 @@ public struct DashboardState: Sendable {
         let before = items.count
         for prepared in batch { add(prepared) }
         let added = items.count - before
-        let inputs = "\(added) input\(added == 1 ? "" : "s")"
+        let inputs = "\(CountNoun.input.count(added))"
         switch origin {
         case .startup:
             break
@@ -512,7 +513,7 @@ public struct DashboardState: Sendable {
                 select(item: before)
             }
         case .watch:
-            if !batch.isEmpty { message = ("\(batch.count) new input\(batch.count == 1 ? "" : "s") from watched sources", .info) }
+            if !batch.isEmpty { message = ("\(CountNoun.newInput.count(batch.count)) from watched sources", .info) }
         }
     }
 
@@ -535,7 +536,7 @@ public struct DashboardState: Sendable {
         if !arrival.last {
             message = ("loading \(arrival.total) inputs from \(SafeText.escaped(path))…", .info)
         } else if opening.added > 0 {
-            message = ("loaded \(opening.added) input\(opening.added == 1 ? "" : "s") from \(SafeText.escaped(path))", .ok)
+            message = ("loaded \(CountNoun.input.count(opening.added)) from \(SafeText.escaped(path))", .ok)
         }
     }
 

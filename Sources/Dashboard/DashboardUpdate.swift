@@ -1,6 +1,7 @@
 import Foundation
 import JSONWriting
 import LocalFiles
+import PlainWords
 import ReceiptRendering
 import ReceiptCore
 import TerminalUI
@@ -160,7 +161,7 @@ extension DashboardState {
                 message = ("nothing pending to resume", .info)
                 break
             }
-            message = ("resuming \(requests.count) pending receipt\(requests.count == 1 ? "" : "s")", .info)
+            message = ("resuming pending \(CountNoun.receipt.count(requests.count))", .info)
             return [.verify(requests)]
         case .paste: mode = .paste("")
         case .load: mode = .open("")
@@ -194,7 +195,7 @@ extension DashboardState {
                 message = ("nothing to verify: only app receipts and iOS 6 receipts go to verifyReceipt, and not twice at once", .info)
                 break
             }
-            message = ("verifying \(requests.count) receipt\(requests.count == 1 ? "" : "s") online…", .info)
+            message = ("verifying \(CountNoun.receipt.count(requests.count)) online…", .info)
             return [.verify(requests)]
         case .copy:
             if let value = copyCell() {
@@ -429,7 +430,7 @@ extension DashboardState {
         // A shelved receipt's rows come back before the next frame: the row is selected then.
         if search.field == .tx, items[first].isShelved { revealTransaction = (items[first].id, search.value) }
         if search.field == .tx { selectRow(transaction: search.value) }
-        message = ("\(matches.count) receipt\(matches.count == 1 ? "" : "s") match :\(search.field.rawValue) \(search.value)", .ok)
+        message = ("\(CountNoun.receipt.count(matches.count)) match :\(search.field.rawValue) \(search.value)", .ok)
     }
 
     /// Selects the selected receipt's purchase row with this transaction id, when listed.

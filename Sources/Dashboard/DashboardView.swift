@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import PlainWords
 import ReceiptRendering
 import ReceiptCore
 import ReceiptTrust
@@ -71,7 +72,7 @@ public enum DashboardView {
         let verdicts = s.tally.verdicts
         let order: [TrustReport.Verdict] = [.valid, .test, .invalid, .unverifiable]
         let mix = order.compactMap { v in verdicts[v].map { "\(v.rawValue) \($0)" } }
-        var text = " receiptdash │ \(s.items.count) input\(s.items.count == 1 ? "" : "s") · \(decoded) decoded"
+        var text = " receiptdash │ \(CountNoun.input.count(s.items.count)) · \(decoded) decoded"
         if failed > 0 { text += " · \(failed) failed" }
         if !mix.isEmpty { text += " │ " + mix.joined(separator: " · ") }
         b.write(text, x: 0, y: r.y, limit: r.width, style: Style(.statusBar, bold: true))
@@ -461,7 +462,7 @@ public enum DashboardView {
         }
         if subs.isEmpty {
             let oneTime = s.selectedItem?.analysis?.oneTimePurchases ?? []
-            lines.append((oneTime.isEmpty ? "No subscriptions." : "No subscriptions; \(oneTime.count) one-time purchase\(oneTime.count == 1 ? "" : "s"):", Style(.muted)))
+            lines.append((oneTime.isEmpty ? "No subscriptions." : "No subscriptions; \(CountNoun.oneTimePurchase.count(oneTime.count)):", Style(.muted)))
             for p in oneTime.prefix(20) {
                 lines.append(("  \(p.productID ?? "?"): \(p.explanation)", Style(p.refunded ? .error : .text)))
             }
@@ -510,7 +511,7 @@ public enum DashboardView {
                 case .done(let status, let environment, let attempts):
                     let explained = AppleStatus.explain(status)
                     lines.append(
-                        ("Online: status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? ""), \(attempts.count) attempt\(attempts.count == 1 ? "" : "s")",
+                        ("Online: status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? ""), \(CountNoun.attempt.count(attempts.count))",
                          Style(status == 0 ? .ok : .warning, bold: true)))
                     for a in attempts { lines.append(("  \(a.url): \(a.result), \(Int(a.latencyMilliseconds)) ms", Style(.muted))) }
                     lines.append((explained.explanation, Style(.text)))
@@ -693,7 +694,7 @@ public enum DashboardView {
         b.write("Paste one or more receipts (base64, JSON, JWS, plist). Enter loads, Esc cancels, Ctrl-U clears.", x: inner.x, y: inner.y, limit: inner.width, style: Style(.muted))
         let chars = text.count
         let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
-        b.write("\(chars) characters, \(lineCount) line\(lineCount == 1 ? "" : "s")", x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.info))
+        b.write("\(chars) characters, \(CountNoun.line.count(lineCount))", x: inner.x, y: inner.y + 1, limit: inner.width, style: Style(.info))
         // Show the tail of what was pasted, never the whole multi-megabyte text.
         let tail = text.suffix(inner.width * (inner.height - 3)).split(separator: "\n", omittingEmptySubsequences: false).suffix(inner.height - 3)
         for (i, line) in tail.enumerated() {

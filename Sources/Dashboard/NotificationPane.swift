@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AuditTrail
 import Foundation
+import PlainWords
 import ReceiptRendering
 import ReceiptCore
 import ReceiptTrust
@@ -222,7 +223,7 @@ extension DashboardState {
                         notificationMetrics.arrived(type: entry.row.notificationType, redelivery: true, at: time)
                         notificationMetrics.heard(at: time)
                         addLog(
-                            "notification \(uuid) delivered again (\(entry.row.deliveries) deliveries): \(entry.row.notificationType ?? "?")",
+                            "notification \(uuid) delivered again (\(CountNoun.delivery.count(entry.row.deliveries))): \(entry.row.notificationType ?? "?")",
                             role: .warning, at: time)
                     }
                 } else {

@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import PlainWords
 import ReceiptCore
 import UntrustedText
 
@@ -74,12 +75,12 @@ extension DashboardState {
             let explained = AppleStatus.explain(status)
             let latency = attempts.map(\.latencyMilliseconds).reduce(0, +)
             addLog(
-                "\(name(id)): status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? "") in \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"), \(Int(latency)) ms",
+                "\(name(id)): status \(status) \(explained.title)\(environment.map { " (\($0))" } ?? "") in \(CountNoun.attempt.count(attempts.count)), \(Int(latency)) ms",
                 role: status == 0 ? .ok : .warning, at: time)
         case .failed(let id, let failure, let attempts):
             let words = SafeText.escaped(failure.reason)
             online[id] = .failed(reason: words, attempts: attempts)
-            addLog("\(name(id)): failed after \(attempts.count) attempt\(attempts.count == 1 ? "" : "s"): \(words)", role: .error, at: time)
+            addLog("\(name(id)): failed after \(CountNoun.attempt.count(attempts.count)): \(words)", role: .error, at: time)
         }
     }
 

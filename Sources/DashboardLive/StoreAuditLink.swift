@@ -2,6 +2,7 @@ import AuditTrail
 import Dashboard
 import Foundation
 import AppStoreAPI
+import PlainWords
 import ReceiptCore
 import Synchronization
 
@@ -106,7 +107,7 @@ public final class StoreAuditLink: AuditLink, Sendable {
 
     /// Marks rows as queued before the dashboard sends them.
     public func markPending(_ rows: [Int64]) async {
-        _ = await attempt(.writeFailed, "marking \(rows.count) receipt\(rows.count == 1 ? "" : "s") pending") {
+        _ = await attempt(.writeFailed, "marking \(CountNoun.receipt.count(rows.count)) pending") {
             try await store.markPending(rows, again: true)
         }
     }

@@ -3,6 +3,7 @@ import AuditTrail
 import Foundation
 import NIOSSL
 import OutboundHTTP
+import PlainWords
 import RetryEngine
 
 /// `receiptdash doctor`: checks a set-up and says what to fix, one line each. Every check is
@@ -45,7 +46,7 @@ public struct Doctor: Sendable {
         if let caFile {
             do {
                 roots = try OutboundHTTPClient.loadTrustRoots(file: caFile)
-                checks.append(DoctorCheck("ca-file", .ok, "\(caFile): \(roots.count) extra trusted \(roots.count == 1 ? "root" : "roots")"))
+                checks.append(DoctorCheck("ca-file", .ok, "\(caFile): \(CountNoun.root.count(roots.count))"))
             } catch {
                 checks.append(DoctorCheck("ca-file", .failed, "\(error)", fix: "give --ca-file a PEM or DER certificate file"))
             }

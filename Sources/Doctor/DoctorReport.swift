@@ -1,5 +1,6 @@
 import Foundation
 import JSONWriting
+import PlainWords
 import ReceiptRendering
 import ReceiptCore
 import UntrustedText
@@ -73,7 +74,7 @@ public struct DoctorReport: Sendable, Hashable {
         }
         out += healthy
             ? "\nAll good: nothing to fix.\n"
-            : "\n\(problems) \(problems == 1 ? "problem" : "problems") to fix (✗ above).\n"
+            : "\n\(CountNoun.problem.count(problems)) to fix (✗ above).\n"
         return out
     }
 

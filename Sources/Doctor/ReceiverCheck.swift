@@ -7,6 +7,7 @@ import NIOSSL
 import NIOTLS
 import OutboundHTTP
 import AppStoreAPI
+import PlainWords
 import ReceiptCore
 
 /// A notification receiver's URL (`--receiver`): something answers there, its TLS certificate
@@ -73,7 +74,7 @@ enum ReceiverCheck {
                 "\(host)'s certificate expires \(when) (\(days < 0 ? "already expired" : "in \(Int(days.rounded(.down))) days"))",
                 fix: "renew it now: Apple stops delivering the day it expires")
         }
-        return DoctorCheck("receiver.certificate", .ok, "\(host)'s certificate is trusted and valid until \(when) (\(Int(days)) days)")
+        return DoctorCheck("receiver.certificate", .ok, "\(host)'s certificate is trusted and valid until \(when) (\(CountNoun.day.count(Int(days))))")
     }
 
     /// `GET /health` on the receiver's origin.

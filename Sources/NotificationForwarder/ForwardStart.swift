@@ -1,5 +1,6 @@
 import AuditTrail
 import Foundation
+import PlainWords
 import ReceiptCore
 
 extension Forwarder {
@@ -32,7 +33,7 @@ extension Forwarder {
         let headers = configuration.headers.isEmpty ? "" : ", with \(configuration.headers.map(\.0).joined(separator: ", "))"
         let secrets = configuration.secrets.count
         let banner =
-            "receiptdash: forwarding \(named) to \(urls.joined(separator: ", ")) (Standard Webhooks, \(secrets) signature\(secrets == 1 ? "" : "s")\(headers); \(secondsText(configuration.requestTimeout)) s a delivery)"
+            "receiptdash: forwarding \(named) to \(urls.joined(separator: ", ")) (Standard Webhooks, \(CountNoun.signature.count(secrets))\(headers); \(secondsText(configuration.requestTimeout)) s a delivery)"
         return Start(forwarder: forwarder, warnings: warnings, banner: banner)
     }
 }

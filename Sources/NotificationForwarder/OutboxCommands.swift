@@ -2,6 +2,7 @@ import AuditTrail
 import Foundation
 import JSONWriting
 import LocalFiles
+import PlainWords
 import UntrustedText
 
 /// `notifications --outbox` and `notifications --replay`: forwarding's outbox listed, a target
@@ -56,14 +57,14 @@ public enum OutboxCommands {
             let disabled = registered.filter { $0.disabledAt != nil }.map(\.url)
             let waiting = disabled.isEmpty ? "" : " (\(disabled.map(SafeText.escaped).joined(separator: ", ")) disabled: notifications --outbox --enable URL)"
             console.line(
-                "queued \(queued) deliver\(queued == 1 ? "y" : "ies") for \(registered.count) registered target\(registered.count == 1 ? "" : "s")\(waiting); the receivers forwarding from this trail send them")
+                "queued \(CountNoun.delivery.count(queued)) for \(CountNoun.registeredTarget.count(registered.count))\(waiting); the receivers forwarding from this trail send them")
             return unknown.isEmpty
         }
         let forwarder = Forwarder(
             outbox: outbox, configuration: configuration, transport: transport ?? HTTPForwardTransport(extraTrustRoots: configuration.extraTrustRoots))
         let total = try await forwarder.deliverDue()
         let failed = total.retried > 0 ? ", \(total.retried) failed (kept pending: run again, or forward to it from a receiver)" : ""
-        console.line("queued \(queued) deliver\(queued == 1 ? "y" : "ies") to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")
+        console.line("queued \(CountNoun.delivery.count(queued)) to \(targets.map(\.url).joined(separator: ", ")): \(total.delivered) delivered\(failed)")
         return unknown.isEmpty && total.retried == 0 && total.dead == 0
     }
 }

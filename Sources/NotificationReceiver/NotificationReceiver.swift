@@ -2,6 +2,7 @@ import AuditTrail
 import Crypto
 import Foundation
 import Logging
+import PlainWords
 import ReceiptCore
 import ReceiptTrust
 import RetryEngine
@@ -253,7 +254,7 @@ public struct NotificationReceiver: Sendable {
             // the thing verified or stored.
             guard object.count == 1 else {
                 return .refused(
-                    .notNotification, "the body has \(object.count - 1) key(s) besides signedPayload; Apple sends signedPayload alone",
+                    .notNotification, "the body has \(CountNoun.keyBesidesSignedPayload.count(object.count - 1)) besides signedPayload; Apple sends signedPayload alone",
                     nil)
             }
             guard let token = payload.text else { return .refused(.notNotification, "signedPayload is not a string", nil) }

@@ -1,5 +1,6 @@
 import AppStoreAPI
 import JSONWriting
+import PlainWords
 import ReceiptCore
 import Foundation
 import UntrustedText
@@ -80,7 +81,7 @@ public enum AnalysisRendering {
             lines.append(
                 indent + "Subscription \(SafeText.escaped(s.productID ?? "?")) (original \(SafeText.escaped(s.originalTransactionID))): \(s.state.rawValue)")
             lines.append(indent + "  " + SafeText.escaped(s.explanation))
-            var facts: [String] = ["\(s.renewalCount) renewal\(s.renewalCount == 1 ? "" : "s")", "\(s.paidPeriods) paid"]
+            var facts: [String] = ["\(CountNoun.renewal.count(s.renewalCount))", "\(s.paidPeriods) paid"]
             if let next = s.autoRenewProductID, next != s.productID { facts.append("renews as \(SafeText.escaped(next))") }
             if s.productIDs.count > 1 { facts.append("products: " + s.productIDs.map(SafeText.escaped).joined(separator: " → ")) }
             lines.append(indent + "  " + facts.joined(separator: ", "))

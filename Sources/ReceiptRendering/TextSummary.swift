@@ -1,4 +1,5 @@
 import AppStoreAPI
+import PlainWords
 import ReceiptCore
 import ReceiptTrust
 import Foundation
@@ -66,7 +67,7 @@ public enum TextSummary {
             var text = summary.certificates.first?.commonName ?? "no certificate"
             var details: [String] = []
             if let algorithm = summary.algorithm { details.append(algorithm) }
-            details.append("\(summary.certificates.count) certificate\(summary.certificates.count == 1 ? "" : "s")")
+            details.append("\(CountNoun.certificate.count(summary.certificates.count))")
             text += " (" + details.joined(separator: ", ") + ")"
             row("Signed by", text)
             for problem in summary.problems { row("", problem) }

@@ -1,5 +1,6 @@
 import Foundation
 import AppStoreAPI
+import PlainWords
 import ReceiptCore
 import RetryEngine
 import Synchronization
@@ -218,7 +219,7 @@ public struct LiveNotificationSender: Sendable {
             let last = attempts.last.map { $0.result.rawValue } ?? "not sent"
             let type = [notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: "/")
             self.report(
-                "notification \(type) \(notification.notificationUUID) (\(notification.environment.rawValue)): \(last) after \(attempts.count) attempt\(attempts.count == 1 ? "" : "s")"
+                "notification \(type) \(notification.notificationUUID) (\(notification.environment.rawValue)): \(last) after \(CountNoun.attempt.count(attempts.count))"
             )
         case .massExtensionDue(let key, let environment, let atMS):
             let clock = api.configuration.clock

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlainWords
 import ReceiptCore
 import X509
 
@@ -215,7 +216,7 @@ struct JWSChain: Sendable {
             x5cSteps.append(
                 .init(
                     .x5c, outcome: .pass,
-                    reason: "the header carries \(certificates.count) certificate\(certificates.count == 1 ? "" : "s")"))
+                    reason: "the header carries \(CountNoun.certificate.count(certificates.count))"))
         }
         guard let leaf = certificates.first?.0 else { return }
         leafKey = P256.Signing.PublicKey(leaf.publicKey)

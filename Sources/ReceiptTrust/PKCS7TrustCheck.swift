@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlainWords
 import ReceiptCore
 import SwiftASN1
 import X509
@@ -32,7 +33,7 @@ struct PKCS7TrustCheck {
             steps.append(
                 .init(
                     .structure, outcome: .pass,
-                    reason: "PKCS#7 SignedData with \(parsed.count) certificate\(parsed.count == 1 ? "" : "s") and one signer"
+                    reason: "PKCS#7 SignedData with \(CountNoun.certificate.count(parsed.count)) and one signer"
                         + (signed.usesIndefiniteLengths ? " (indefinite-length BER, as Xcode writes it)" : "")))
         } else {
             var problems = unreadable

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PlainWords
 import ReceiptCore
 import SwiftASN1
 import X509
@@ -272,7 +273,7 @@ public struct TrustEvaluator: Sendable {
         let text = soon.map { index in
             let (name, cert) = chain[index]
             let days = Int((dates[index].notAfter.timeIntervalSince(options.now) / 86_400).rounded(.down))
-            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.calendarDay(dates[index].notAfter)) (in \(days) days)"
+            return "the \(name.rawValue) \(cert.displayName)\(ou(cert)) expires \(AppleDate.calendarDay(dates[index].notAfter)) (in \(CountNoun.day.count(days)))"
         }.joined(separator: "; ")
         steps.append(.init(.expiryWarning, outcome: .warning, reason: text))
     }

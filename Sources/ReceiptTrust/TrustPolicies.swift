@@ -1,4 +1,5 @@
 import Foundation
+import PlainWords
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 
@@ -43,13 +44,13 @@ struct ChainProblem: Hashable, Sendable {
                 ? "is not a CA certificate (basic constraints CA:FALSE)"
                 : "is not a CA certificate (no basic constraints extension)"
         case .pathLength(let allowed):
-            "is a CA limited to \(allowed) sub-CA\(allowed == 1 ? "" : "s") below it (basic constraints pathLenConstraint), and the chain has more"
+            "is a CA limited to \(CountNoun.subCA.count(allowed)) below it (basic constraints pathLenConstraint), and the chain has more"
         case .keyUsage(let missing):
             "has a key usage without \(missing)"
         case .unknownCriticalExtension(let oid):
             "carries an unknown critical extension \(oid)"
         case .chainLength(let count):
-            "is not part of a leaf → intermediate → root chain (the chain built has \(count) certificate\(count == 1 ? "" : "s"))"
+            "is not part of a leaf → intermediate → root chain (the chain built has \(CountNoun.certificate.count(count)))"
         case .disjointValidity:
             "has validity windows that never overlap"
         case .rfc5280(let reason):

@@ -4,6 +4,7 @@ import Foundation
 import AppStoreAPI
 import JSONWriting
 import LocalFiles
+import PlainWords
 import ReceiptRendering
 import ReceiptCore
 import ReceiptTrust
@@ -211,7 +212,7 @@ final class VerifyProgress: Sendable {
             case .done(let id, let outcome, _):
                 s.finished += 1
                 if !interactive {
-                    line("done \(name(id)): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempt\(outcome.attempts.count == 1 ? "" : "s"))")
+                    line("done \(name(id)): status \(outcome.status.map(String.init) ?? "?") (\(CountNoun.attempt.count(outcome.attempts.count)))")
                 }
             case .failed(let id, let failure, _):
                 s.finished += 1
@@ -244,7 +245,7 @@ final class VerifyProgress: Sendable {
             if interactive { console.errorRaw("\n") }
             let statuses = summary.byStatus.keys.sorted().map { "\($0): \(summary.byStatus[$0]!)" }.joined(separator: ", ")
             line(
-                "verified \(summary.queued): \(summary.done) answered (\(statuses.isEmpty ? "none" : statuses)), \(summary.failed) failed, \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s")"
+                "verified \(summary.queued): \(summary.done) answered (\(statuses.isEmpty ? "none" : statuses)), \(summary.failed) failed, \(CountNoun.duplicate.count(summary.duplicates))"
             )
         }
     }

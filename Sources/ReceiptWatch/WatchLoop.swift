@@ -3,6 +3,7 @@ import AuditTrail
 import Foundation
 import LocalFiles
 import Logging
+import PlainWords
 import ReceiptCore
 import ServiceLifecycle
 import Synchronization
@@ -65,7 +66,7 @@ public struct WatchLoop: Service {
         let log = self.log
         if let keepDays = settings.keepDays {
             let removed = try await store.prune(keepDays: keepDays, now: Date())
-            log("pruned \(removed) receipt\(removed == 1 ? "" : "s") not seen for \(keepDays) days")
+            log("pruned \(CountNoun.receipt.count(removed)) not seen for \(keepDays) days")
         }
         let ingestor = Ingestor(store: store)
         let watched = WatchedSources(settings.sources, logsFromStart: !settings.fromEnd)
@@ -112,7 +113,7 @@ public struct WatchLoop: Service {
                             try await ingestor.ingest(files: files, kind: .watch, at: now)
                         }
                         try await enqueue(recorded)
-                        log("\(folder.path): \(files.count) file\(files.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new")
+                        log("\(folder.path): \(CountNoun.file.count(files.count)), \(recorded.filter(\.isNew).count) new")
                     }
                 }
                 for follower in logs where pollFiles {
@@ -122,7 +123,7 @@ public struct WatchLoop: Service {
                             try await ingestor.ingest(lines: lines, kind: .watch, source: follower.path, at: now)
                         }
                         try await enqueue(recorded)
-                        log("\(follower.path): \(lines.count) line\(lines.count == 1 ? "" : "s"), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
+                        log("\(follower.path): \(CountNoun.line.count(lines.count)), \(recorded.filter(\.isNew).count) new, \(lines.count - recorded.count) skipped")
                     }
                 }
                 var stdinDone = false
@@ -160,7 +161,7 @@ public struct WatchLoop: Service {
                 onEvent: { event in
                     switch event {
                     case .done(let id, let outcome, _):
-                        log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(outcome.attempts.count) attempts)")
+                        log("verified #\(id): status \(outcome.status.map(String.init) ?? "?") (\(CountNoun.attempt.count(outcome.attempts.count)))")
                     case .failed(let id, let failure, _): log("failed #\(id): \(failure.reason)")
                     case .retrying(let id, let seconds, let reason): log(String(format: "retrying #%d in %.1f s: ", id, seconds) + reason.description)
                     default: break

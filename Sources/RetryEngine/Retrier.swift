@@ -1,4 +1,5 @@
 import Foundation
+import PlainWords
 
 /// What one attempt came to, as its caller judges it.
 public enum AttemptStep<Value> {
@@ -37,10 +38,10 @@ public struct RetryGiveUp: Sendable, Hashable {
     public func sentence(_ reason: String, asked: String? = nil) -> String {
         switch kind {
         case .retries:
-            return "gave up after \(attempts) attempts: \(reason)"
+            return "gave up after \(CountNoun.attempt.count(attempts)): \(reason)"
         case .budget:
             let asked = asked ?? "the next wait is \(Self.tenths(nextWait)) s"
-            return "gave up after \(attempts) attempts: \(reason) (\(asked)), which would pass the \(Self.whole(budget)) s retry budget (\(Self.tenths(used)) s used)"
+            return "gave up after \(CountNoun.attempt.count(attempts)): \(reason) (\(asked)), which would pass the \(Self.whole(budget)) s retry budget (\(Self.tenths(used)) s used)"
         }
     }
 

@@ -1,4 +1,5 @@
 import JSONWriting
+import PlainWords
 import ReceiptCore
 import ReceiptTrust
 import Foundation
@@ -191,7 +192,7 @@ public enum NotificationListing {
 
     /// The closing line: how many were listed.
     public static func textFooter(count: Int) -> String {
-        count == 0 ? "no notifications\n" : "\(count) notification\(count == 1 ? "" : "s")\n"
+        count == 0 ? "no notifications\n" : "\(CountNoun.notification.count(count))\n"
     }
 }
 

@@ -1,3 +1,4 @@
+import PlainWords
 import ReceiptCore
 import Foundation
 
@@ -158,7 +159,7 @@ public struct ExtendRenewalDateBody: Codable, Sendable, Hashable {
     /// What an extension by `days` does to a period ending at `expires`, as plans show it:
     /// `expires 2026-12-10T… → 2026-12-17T… (+7 days)`.
     public static func planLine(expires: Date, days: Int) -> String {
-        "expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(expires.addingTimeInterval(Double(days) * 86_400))) (+\(days) days)"
+        "expires \(AppleDate.iso8601(expires)) → \(AppleDate.iso8601(expires.addingTimeInterval(Double(days) * 86_400))) (+\(CountNoun.day.count(days)))"
     }
 
     static func check(days: Int) throws(ActionRuleError) {

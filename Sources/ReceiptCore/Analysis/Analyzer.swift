@@ -1,4 +1,5 @@
 import Foundation
+import PlainWords
 
 /// Builds a ``PurchaseAnalysis``. Rows from several sources are merged by transaction id, so a
 /// receipt's `in_app` row and the response's `latest_receipt_info` row for the same transaction
@@ -180,7 +181,7 @@ struct Analyzer {
             }
             if !missing.isEmpty {
                 notes.append(
-                    "\(missing.count) consumable purchase\(missing.count == 1 ? " is" : "s are") in the receipt but not in latest_receipt_info: finished consumables are dropped from later receipts, which is normal")
+                    "\(CountNoun.consumablePurchase.count(missing.count)) \(missing.count == 1 ? "is" : "are") in the receipt but not in latest_receipt_info: finished consumables are dropped from later receipts, which is normal")
             }
         }
         let started = chainOrder.filter { id in
@@ -314,7 +315,7 @@ struct Analyzer {
                 let share = latest.revocationPercentage.map { "\(OfferWords.percentage($0)) of the last period's price" } ?? "part of the last period's price"
                 let before = current.filter { rows[$0].cancellationDate == nil }.count
                 explanation =
-                    "Refunded in part by Apple on \(day(cancelled)): \(share) returned (prorated; \(CancellationReason.explain(latest.cancellationReason))). Access ended at the refund; the \(before) period\(before == 1 ? "" : "s") before it stay\(before == 1 ? "s" : "") paid."
+                    "Refunded in part by Apple on \(day(cancelled)): \(share) returned (prorated; \(CancellationReason.explain(latest.cancellationReason))). Access ended at the refund; the \(CountNoun.period.count(before)) before it stay\(before == 1 ? "s" : "") paid."
             } else {
                 state = .refunded
                 explanation =
@@ -339,7 +340,7 @@ struct Analyzer {
             if autoRenew == false {
                 state = .activeWillNotRenew
                 explanation =
-                    "Active, billed monthly under a 12-month commitment\(where_). Auto-renew is off: under a commitment that ends the plan when the commitment ends\(ends.map { " on \(day($0))" } ?? ""), not this month\(left.map { $0 > 0 ? "; the \($0) remaining monthly payment\($0 == 1 ? " is" : "s are") still billed" : "" } ?? ""). This period runs until \(day(expires)) (\(relative(expires)))."
+                    "Active, billed monthly under a 12-month commitment\(where_). Auto-renew is off: under a commitment that ends the plan when the commitment ends\(ends.map { " on \(day($0))" } ?? ""), not this month\(left.map { $0 > 0 ? "; the \(CountNoun.remainingMonthlyPayment.count(Int($0))) \($0 == 1 ? "is" : "are") still billed" : "" } ?? ""). This period runs until \(day(expires)) (\(relative(expires)))."
             } else {
                 state = .active
                 var text =

@@ -1,4 +1,5 @@
 import Foundation
+import PlainWords
 
 /// A transaction's `commitmentInfo` (API 1.21): the period of a monthly-billed plan with a
 /// 12-month commitment (`billingPlanType` `MONTHLY`) this transaction pays for.
@@ -161,7 +162,7 @@ public enum OfferWords {
                 continue
             }
             guard let index = units[next...].firstIndex(where: { $0.0 == c }), let n = Int(digits) else { return nil }
-            parts.append("\(n) \(units[index].1)\(n == 1 ? "" : "s")")
+            parts.append(CountNoun(units[index].1).count(n))
             next = index + 1
             digits = ""
             if next > units.count { return nil }
