@@ -130,12 +130,15 @@ extension NotificationReceiver {
                 body: body, declaredLength: declared, truncated: truncated, peer: context.peer, peerHost: context.peerHost)
             return Self.response(answer, closing: truncated)
         }
+        // `status` and `reason` as every answer has them, the reason in words of its own (not
+        // a notification's "stored"), and `store`: `writable` or `not-writable`.
         router.get("/health") { _, _ -> Response in
             let writable = await health.writable { await sink.isWritable() }
             return Self.response(
                 writable
                     ? ReceiveAnswer(status: 200, outcome: .accepted, reason: "the store is writable")
-                    : ReceiveAnswer(.storeFailed, "the store is not writable"))
+                    : ReceiveAnswer(.storeFailed, "the store is not writable"),
+                health: writable)
         }
         return router
     }
@@ -163,13 +166,23 @@ extension NotificationReceiver {
 
     /// The answer as the client sees it: the outcome, and for a refusal its class only (the
     /// detail is in the log and the refusal row). 503s carry `Retry-After`.
-    static func response(_ answer: ReceiveAnswer, closing: Bool = false) -> Response {
+    /// - Parameter health: `GET /health`'s answer: whether the store is writable, said in
+    ///   `reason` and `store`.
+    static func response(_ answer: ReceiveAnswer, closing: Bool = false, health writable: Bool? = nil) -> Response {
         var out = JSONOutput(capacity: 128)
         out.beginObject()
         out.key("status")
         out.string(answer.status == 200 ? "ok" : answer.outcome.rawValue)
         out.key("reason")
-        out.string(answer.publicReason)
+        switch writable {
+        case true?: out.string("the store is writable: notifications are accepted and stored before their 200")
+        case false?: out.string("the store cannot be written: notifications are answered 503 and Apple retries them")
+        case nil: out.string(answer.publicReason)
+        }
+        if let writable {
+            out.key("store")
+            out.string(writable ? "writable" : "not-writable")
+        }
         if answer.status == 200, let uuid = answer.notificationUUID {
             out.key("notification_uuid")
             out.string(uuid)

@@ -430,16 +430,29 @@ final class CapturedLogs: Sendable {
             sink: store, policy: .replaying(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
             healthInterval: .zero)
         let app = Application(router: receiver.router())
+        let words = Wording("receiver-health")
+        @Sendable func said(_ response: TestResponse) -> String? {
+            let body = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: String]
+            words.said(body?["reason"])
+            return body?["store"]
+        }
         try await app.test(.router) { client in
-            try await client.execute(uri: "/health", method: .get) { #expect($0.status.code == 200) }
+            try await client.execute(uri: "/health", method: .get) {
+                #expect($0.status.code == 200)
+                #expect(said($0) == "writable")
+            }
             await store.close()
-            try await client.execute(uri: "/health", method: .get) { #expect($0.status.code == 503) }
+            try await client.execute(uri: "/health", method: .get) {
+                #expect($0.status.code == 503)
+                #expect(said($0) == "not-writable")
+            }
             // And a notification after close is not acknowledged.
             try await client.execute(
                 uri: "/notifications", method: .post,
                 body: ByteBuffer(bytes: NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")))
             ) { #expect($0.status.code == 503) }
         }
+        words.check()
     }
 
     /// `GET /metrics`: counts by type and outcome, a redelivery counted, latency histograms; a
