@@ -462,6 +462,7 @@ let package = Package(
         .target(
             name: "CommandOptions",
             dependencies: [
+                "PlainWords",
                 "AppStoreAPI",
                 "AppStoreClients",
                 "AuditTrail",

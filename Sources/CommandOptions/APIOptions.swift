@@ -34,7 +34,7 @@ public struct APIOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Settings from this table of $XDG_CONFIG_HOME/receiptdash/api.toml (flags win over it, it wins over the environment).",
+            "Settings from this table of $XDG_CONFIG_HOME/receiptdash/api.toml (flags win over it, it wins over the environment). Keys: \(APIProfile.keysListed).",
             valueName: "name"))
     public var apiProfile: String?
 
@@ -126,9 +126,11 @@ public struct APIOptions: ParsableArguments {
         }
     }
 
-    /// The client for `credentials`; `caFile` adds trusted TLS roots (`--ca-file`).
+    /// The client for `credentials`; `caFile` adds trusted TLS roots (`--ca-file`, else the
+    /// profile's `root_ca`).
     public func makeClient(_ credentials: APICredentials, caFile: String?) throws -> AppStoreServerAPIClient {
         let hosts = try hosts()
+        let caFile = try caFile ?? profile()?.caFile
         do {
             return AppStoreServerAPIClient(
                 credentials: credentials, hosts: hosts, extraTrustRoots: try caFile.map { try OutboundHTTPClient.loadTrustRoots(file: $0) } ?? [])
@@ -138,7 +140,8 @@ public struct APIOptions: ParsableArguments {
     }
 }
 
-/// A configuration problem found before anything was sent: printed in words, exit 1.
+/// A configuration problem found before anything was sent (credentials, a key file, a CA
+/// file): printed in words, exit 64 (``ExitStatus/usage``) from every command.
 public struct APIOptionsError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }

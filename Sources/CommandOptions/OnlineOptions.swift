@@ -56,7 +56,7 @@ public struct OnlineOptions: ParsableArguments {
                 extraTrustRoots: try tls.caFile.map { try OutboundHTTPClient.loadTrustRoots(file: $0) } ?? [])
         } catch {
             Console.standard.error("receiptdash: \(String(describing: error))")
-            throw ExitCode.failure
+            throw ExitStatus.usage
         }
     }
 }

@@ -12,14 +12,14 @@ public struct TLSTrustOptions: ParsableArguments {
     public var caFile: String?
 
     /// The certificates of `--ca-file`, none without it; a file that cannot be used is said on
-    /// standard error and ends the command with status 1.
+    /// standard error and ends the command as a setting that cannot be used (exit 64).
     public func roots() throws -> TrustRoots {
         guard let caFile else { return [] }
         do {
             return try OutboundHTTPClient.loadTrustRoots(file: caFile)
         } catch {
             Console.standard.error("receiptdash: \(error.reason)")
-            throw ExitCode.failure
+            throw ExitStatus.usage
         }
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreClients
 import CustomerTimeline
 import Foundation
 import JSONWriting
@@ -11,6 +12,8 @@ public struct CustomerReport: Sendable {
     /// List each timeline newest first.
     public var newestFirst: Bool
     public var console: Console
+    /// `--verbose`: a line per retry's wait (``RetryProgress``).
+    public var verbose = false
 
     public init(format: TableFormat, newestFirst: Bool, console: Console) {
         self.format = format
@@ -23,9 +26,9 @@ public struct CustomerReport: Sendable {
     public func find(
         _ query: CustomerQuery, with finder: CustomerFinder, at instant: Date, pointInTime: Bool, afterSearch: () async -> Void = {}
     ) async -> Bool {
-        let result = await finder.find(query, at: instant, pointInTime: pointInTime) { [console] event in
-            if let waiting = event.waitingLine { console.error("receiptdash: \(waiting)") }
-        }
+        let progress = RetryProgress(console: console, verbose: verbose)
+        let result = await finder.find(query, at: instant, pointInTime: pointInTime) { progress.event($0) }
+        progress.finish()
         await afterSearch()
         if let notFound = result.notFound {
             fail(notFound, code: "not-found")

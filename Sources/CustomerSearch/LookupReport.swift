@@ -12,11 +12,11 @@ extension CustomerLookupService {
     /// look-up failed, or it could not be recorded (said with the store's `words` for the error).
     public func lookUp(
         _ query: LookupQuery, environment: APIEnvironmentSelection, filters: LookupFilters, format: OutputFormat,
-        recordIn store: (any AuditBackend)?, words: (any Error) -> String, console: Console
+        recordIn store: (any AuditBackend)?, words: (any Error) -> String, console: Console, verbose: Bool = false
     ) async -> Bool {
-        let result = await lookUp(query, environment: environment, filters: filters) { event in
-            if let waiting = event.waitingLine { console.error("receiptdash: \(waiting)") }
-        }
+        let progress = RetryProgress(console: console, verbose: verbose)
+        let result = await lookUp(query, environment: environment, filters: filters) { progress.event($0) }
+        progress.finish()
         try? await client.shutdown()
         LookupOutput.write(result, format: format, to: console)
         do {

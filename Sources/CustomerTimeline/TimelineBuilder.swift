@@ -217,9 +217,11 @@ struct TimelineBuilder {
         byKey = byKey.filter { !removed.contains($0.value) }.mapValues { index in index - removed.filter { $0 < index }.count }
     }
 
-    /// A write's line once Apple confirmed it: its outcome `success`.
+    /// An extension's line once Apple confirmed it: done, its outcome `success` ("we asked Apple
+    /// to extend the renewal date: unknown…" becomes "we extended the renewal date: success").
     static func confirmedSummary(_ summary: String) -> String {
         summary.replacingOccurrences(of: ": " + unknownOutcome, with: ": success")
+            .replacingOccurrences(of: "we asked Apple to extend the renewal date", with: "we extended the renewal date")
     }
 
     /// The words of an outcome not known.
@@ -465,19 +467,31 @@ struct TimelineBuilder {
         }
     }
 
+    /// What happened to a recorded write, said plainly: done ("we extended the renewal date:
+    /// success (HTTP 200)"), refused ("Apple refused to extend the renewal date (HTTP 400, error
+    /// …)"), never sent, or not known.
     static func actionSummary(_ kind: CustomerEventKind, _ action: AuditAction, _ outcome: String) -> String {
-        let what: String =
+        let (done, asked): (String, String) =
             switch kind {
             case .extension where action.action == APIAction.massExtend.rawValue:
-                "we extended the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)"
-            case .extension: "we extended the renewal date"
-            case .consumptionAnswered: "we sent consumption information"
-            case .tokenSet: "we set the app account token"
-            case .finished: "we finished the transaction"
-            case .test: "we asked for a test notification"
-            default: "we sent \(action.action)"
+                ("we extended the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)",
+                 "extend the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)")
+            case .extension: ("we extended the renewal date", "extend the renewal date")
+            case .consumptionAnswered: ("we sent consumption information", "take consumption information")
+            case .tokenSet: ("we set the app account token", "set the app account token")
+            case .finished: ("we finished the transaction", "finish the transaction")
+            case .test: ("we asked for a test notification", "send a test notification")
+            default: ("we sent \(action.action)", "take \(action.action)")
             }
-        let confirmed = CustomerAnswers.confirmedDate(action).map { "; new renewal date \(AppleDate.iso8601($0))" } ?? ""
-        return "\(what): \(outcome)\(confirmed)"
+        switch action.result {
+        case "success":
+            let confirmed = CustomerAnswers.confirmedDate(action).map { "; new renewal date \(AppleDate.iso8601($0))" } ?? ""
+            return "\(done): \(outcome)\(confirmed)"
+        case "refused":
+            let details = action.httpStatus.map { " (HTTP \($0)" + (action.apiError.map { ", error \($0))" } ?? ")") } ?? ""
+            return "Apple refused to \(asked)\(details)"
+        case "failed": return "we asked Apple to \(asked); the request never reached Apple"
+        default: return "we asked Apple to \(asked): \(outcome)"
+        }
     }
 }

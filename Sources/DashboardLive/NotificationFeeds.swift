@@ -138,7 +138,9 @@ public struct EmbeddedReceiver {
         // shuts the group down instead, the listener first, then the writer.
         task = Task {
             do {
-                let listening = try receiver.services(ReceiverListeners(host: host, port: port)) { address in
+                var listeners = ReceiverListeners(host: host, port: port)
+                listeners.portFlags.port = "--receive"
+                let listening = try receiver.services(listeners) { address in
                     feed.post(.source("receiving at http://\(address)/notifications"))
                     feed.post(.note("notifications are stored in \(path) before their 200"))
                 }
@@ -147,7 +149,8 @@ public struct EmbeddedReceiver {
                 group.started(made)
                 try await made.run()
             } catch {
-                feed.post(.failed("the receiver stopped: \(error) (is port \(port) in use? try another --receive port)"))
+                // A port in use is named with --receive (PortInUseError).
+                feed.post(.failed("the receiver stopped: \(error)"))
             }
         }
     }

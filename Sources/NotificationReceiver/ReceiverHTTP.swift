@@ -1,3 +1,4 @@
+import AppStoreAPI
 import AuditTrail
 import Foundation
 import Hummingbird
@@ -39,6 +40,8 @@ public struct ReceiverListeners: Sendable {
     /// The most connections the kernel queues for accepting (the listen backlog; the kernel
     /// caps it at `net.core.somaxconn`).
     public var backlog: Int
+    /// The flags that choose the public and the metrics port: a port in use is said with them.
+    public var portFlags: (port: String, metrics: String) = ("--port", "--metrics-port")
 
     public static let defaultMaximumConnections = 1024
     public static let defaultMaximumConnectionsPerAddress = 64
@@ -243,10 +246,12 @@ extension NotificationReceiver {
                 await onListening("\(address?.ipAddress ?? listeners.host):\(address?.port ?? listeners.port)")
             },
             logger: logger)
-        var services: [any Service] = [app]
+        var services: [any Service] = [PortNamingService(port: listeners.port, flag: listeners.portFlags.port, base: app)]
         if let metricsAddress = listeners.metrics {
             services.append(
-                Application(
+                PortNamingService(
+                    port: metricsAddress.port, flag: listeners.portFlags.metrics,
+                    base: Application(
                     router: metricsRouter(),
                     server: .http1(configuration: .init(idleTimeout: TimeAmount(listeners.idleTimeout))),
                     configuration: ApplicationConfiguration(
@@ -256,7 +261,7 @@ extension NotificationReceiver {
                         let address = channel.localAddress
                         await onMetricsListening("\(address?.ipAddress ?? metricsAddress.host):\(address?.port ?? metricsAddress.port)")
                     },
-                    logger: logger))
+                    logger: logger)))
         }
         return services
     }
@@ -333,6 +338,22 @@ public struct ReceiverTLS: Sendable {
             throw error
         } catch {
             throw NotificationStoreError(.open, "--tls-cert / --tls-key could not be read as PEM: \(error)")
+        }
+    }
+}
+
+/// A listener whose port another process holds ends with ``PortInUseError`` (the port and the
+/// flag that chooses another), not the socket library's `bind(…)` words.
+struct PortNamingService: Service {
+    var port: Int
+    var flag: String
+    var base: any Service
+
+    func run() async throws {
+        do {
+            try await base.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw PortInUseError(port: port, flag: flag)
         }
     }
 }

@@ -89,7 +89,7 @@ public final class VerifyReceiptSimulator: Sendable {
     ) async throws -> VerifyReceiptSimulator {
         let state = SimulatorState(configuration: configuration, script: script, api: api)
         let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -101,7 +101,12 @@ public final class VerifyReceiptSimulator: Sendable {
                     try channel.pipeline.syncOperations.addHandler(SimulatorHandler(state: state))
                 }
             }
-            .bind(host: configuration.host, port: configuration.port).get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw PortInUseError(port: configuration.port, flag: "--port")
+        }
         let port = channel.localAddress?.port ?? configuration.port
         return VerifyReceiptSimulator(
             port: port, host: configuration.host, scheme: configuration.tls == nil ? "http" : "https", channel: channel, state: state)

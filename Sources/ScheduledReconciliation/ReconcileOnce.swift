@@ -22,7 +22,11 @@ public struct ReconcileOnce: Sendable {
 
     /// `received`: every notificationUUID stored; `ingest`: the store and the policy a backfill
     /// is verified with (the store stays open: the caller closes it).
-    public func run(received: Set<String>, ingest: (backend: any AuditBackend, policy: ReceiverPolicy)?, json: Bool, console: Console) async -> Bool {
+    /// `verbose`: a line per retry's wait (``RetryProgress``).
+    public func run(
+        received: Set<String>, ingest: (backend: any AuditBackend, policy: ReceiverPolicy)?, json: Bool, console: Console, verbose: Bool = false
+    ) async -> Bool {
+        let progress = RetryProgress(console: console, verbose: verbose)
         var into: (store: NotificationStore, receiver: NotificationReceiver)?
         if let ingest {
             let store = NotificationStore(backend: ingest.backend).started()
@@ -31,12 +35,11 @@ public struct ReconcileOnce: Sendable {
         var ingested: [NotificationReconciliation.Ingested] = []
         let report = await reconciler.reconcile(
             received: received, filter: filter, environment: environment,
-            onEvent: { event in
-                if let waiting = event.waitingLine { console.error("receiptdash: \(waiting)") }
-            },
+            onEvent: { progress.event($0) },
             onMissing: { missing in
                 if let receiver = into?.receiver { ingested += await HistoryBackfill.ingest(missing, receiver: receiver) }
             })
+        progress.finish()
         guard let into else {
             report.write(json: json, to: console)
             return report.failure == nil && report.missing.isEmpty

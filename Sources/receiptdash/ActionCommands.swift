@@ -44,6 +44,9 @@ struct ActionOptions: ParsableArguments {
     @Flag(name: .long, help: "Act even when the customer's data is judged invalid (not genuine); the plan says so.")
     var forceUntrusted = false
 
+    @Flag(name: .long, help: "Say each retry's wait on a line of its own (default: one line rewritten in place on a terminal, none elsewhere).")
+    var verbose = false
+
     func validate() throws {
         if let db { _ = try AuditOpening.parse(db) }
         if yes && dryRun { throw ValidationError("--yes sends and --dry-run sends nothing: give one of them.") }
@@ -83,13 +86,14 @@ struct ActionFlow {
             throw ValidationError(error.commandLine)
         } catch let error as APIOptionsError {
             LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
-            throw ExitCode.failure
+            throw ExitStatus.usage
         }
         var session = ActionSession(
             action: action, ids: ids, selection: options.environment, format: options.format,
             requestID: action.writes ? requestID : options.requestId, console: .standard)
         (session.extendDays, session.extraLines, session.dryRun, session.yes, session.wait, session.forceUntrusted) =
             (extendDays, extraLines, options.dryRun, options.yes, wait, options.forceUntrusted)
+        session.verbose = options.verbose
         // The audit trail is opened before anything is sent: a write to Apple cannot be taken
         // back, so one that could not be recorded is not made.
         let store: (any AuditBackend)?
@@ -113,12 +117,12 @@ struct ActionFlow {
                 client = try api.makeClient(credentials, caFile: options.tls.caFile)
             } catch let error as APIOptionsError {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: options.format, to: .standard)
-                throw ExitCode.failure
+                throw ExitStatus.usage
             }
             session.recording = store.map { ActionRecording.audit($0, holding: signals) }
             return await session.run(request, client: client, pipeline: pipeline)
         }
-        if let signal = signals.release() { throw ExitCode(128 + signal) }
+        if let signal = signals.release() { throw ExitStatus.signal(signal) }
         if exit != .done { throw ExitCode(exit.rawValue) }
     }
 }

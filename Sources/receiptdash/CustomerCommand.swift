@@ -29,7 +29,7 @@ struct CustomerCommand: AsyncParsableCommand {
             token several customers share lists them all.
 
             Exit status: 0 found; 1 no such customer, or a source failed (what the others gave is \
-            still shown); 64 usage.
+            still shown); 64 usage or a setting that cannot be used (credentials, a key file).
 
             Examples:
               receiptdash customer --transaction-id 2000000123456789
@@ -78,6 +78,9 @@ struct CustomerCommand: AsyncParsableCommand {
     var api: APIOptions
 
     @OptionGroup var tls: TLSTrustOptions
+
+    @Flag(name: .long, help: "Say each retry's wait on a line of its own (default: one line rewritten in place on a terminal, none elsewhere).")
+    var verbose = false
 
     func validate() throws {
         _ = try query()
@@ -136,7 +139,7 @@ struct CustomerCommand: AsyncParsableCommand {
                 client = made
                 lookupService = CustomerLookupService(client: made, pipeline: pipeline)
             } catch let error as APIOptionsError {
-                throw failure(error.description, code: "configuration")
+                throw failure(error.description, code: "configuration", status: ExitStatus.usage)
             }
         }
         // The trail, read-only: a missing one is said, and online the API's part still stands.
@@ -154,11 +157,16 @@ struct CustomerCommand: AsyncParsableCommand {
         if !found { throw ExitCode.failure }
     }
 
-    /// Says `message` and gives status 1: a JSON error object with `--format json`.
-    private func failure(_ message: String, code: String = "failed") -> ExitCode {
+    /// Says `message` and gives `status` (1 unless a setting cannot be used): a JSON error
+    /// object with `--format json`.
+    private func failure(_ message: String, code: String = "failed", status: ExitCode = ExitStatus.failed) -> ExitCode {
         report.fail(message, code: code)
-        return ExitCode.failure
+        return status
     }
 
-    private var report: CustomerReport { CustomerReport(format: format, newestFirst: newestFirst, console: .standard) }
+    private var report: CustomerReport {
+        var report = CustomerReport(format: format, newestFirst: newestFirst, console: .standard)
+        report.verbose = verbose
+        return report
+    }
 }

@@ -138,7 +138,7 @@ struct Dash: AsyncParsableCommand {
         }
         guard isatty(STDOUT_FILENO) != 0 else {
             Console.standard.error("receiptdash: the dashboard needs a terminal (standard output is not one); use `receiptdash inspect`.")
-            throw ExitCode(2)
+            throw ExitStatus.noTerminal
         }
         var state = DashboardState(now: at.flatMap(TimeArgument.parse) ?? Date())
         state.nowIsChosen = at != nil
@@ -200,7 +200,7 @@ struct Dash: AsyncParsableCommand {
             try? await client.shutdown()
             try? await lookup?.service.client.shutdown()
             // Ctrl-C / SIGTERM / SIGHUP ended the loop; the terminal is restored: exit 128 + signal.
-            if let interruption { throw ExitCode(128 + interruption) }
+            if let interruption { throw ExitStatus.signal(interruption) }
         }
     }
 }

@@ -62,7 +62,7 @@ struct DatabaseCommand: AsyncParsableCommand {
                 // Said plainly, without the usage text (the command was typed right); 66 is
                 // EX_NOINPUT.
                 Console.standard.error("receiptdash: no such file: \(from)")
-                throw ExitCode(66)
+                throw ExitStatus.noInput
             }
             let source = try await AuditOpening.open(from, readOnly: true)
             let target: any AuditBackend

@@ -5,9 +5,17 @@ import Foundation
 import AppStoreAPI
 import ReceiptCore
 
-extension ExtendReason: ExpressibleByArgument {}
-extension DeliveryStatus: ExpressibleByArgument {}
-extension RefundPreference: ExpressibleByArgument {}
+// A value these do not take is said with every value they do: the names, and for reasons
+// Apple's numbers too (`--reason because`: "undeclared, customer-satisfaction, …, 0, 1, 2, 3").
+extension ExtendReason: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map(\.name) + allCases.map { String($0.rawValue) } }
+}
+extension DeliveryStatus: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+}
+extension RefundPreference: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+}
 
 /// `receiptdash extend`: one subscription, every active subscriber of a product, or the status
 /// of such a mass extension.
@@ -30,8 +38,8 @@ struct Extend: AsyncParsableCommand {
               receiptdash extend --status --product-id com.example.pro.monthly \\
                 --request-id 5a4f… --wait
 
-            Exit status: 0 done (or dry run); 1 refused by Apple or failed; 64 usage, read-only, or \
-            no --yes without a terminal.
+            Exit status: 0 done (or dry run); 1 refused by Apple or failed; 64 usage, a setting \
+            that cannot be used (credentials, a key file), read-only, or no --yes without a terminal.
             """)
 
     @Option(name: .long, help: ArgumentHelp("The subscription's original transaction ID.", valueName: "id"))

@@ -34,7 +34,14 @@ struct History: AsyncParsableCommand {
     @Option(name: .long, help: "A product id in the receipt.")
     var productId: String?
 
-    @Option(name: .long, help: "Apple's status for the receipt.")
+    @Option(
+        name: .long, help: ArgumentHelp("Apple's status for the receipt: a whole number (0, 21002, 21007, …).", valueName: "number"),
+        transform: { text in
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("--status takes Apple's status for the receipt, a whole number such as 0, 21002 or 21007")
+            }
+            return number
+        })
     var status: Int?
 
     @Option(name: .long, help: ArgumentHelp("Seen at or after this time (ISO 8601, or a date: midnight UTC).", valueName: "time"))
@@ -53,8 +60,13 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         if !AuditDatabase.isPostgres(database.path), !FileManager.default.fileExists(atPath: database.path) {
             // Said plainly, without the usage text: the command was typed right.
-            Console.standard.error("receiptdash: no audit database at \(database.path) yet: it is written by `watch` and `verify --db`")
-            throw ExitCode.validationFailure
+            // 66 (no input), as `db copy` and `notifications` say a database that is not there.
+            let writers =
+                actions
+                ? "the writes to Apple (`extend`, `consumption`, `app-account-token`, `finish`, `test-notification`) create it"
+                : "`watch --db` and `verify --db` create it"
+            Console.standard.error("receiptdash: no audit database at \(database.path) yet: \(writers)")
+            throw ExitStatus.noInput
         }
         let store = try await database.open(readOnly: true)
         if actions {

@@ -28,7 +28,8 @@ struct Lookup: AsyncParsableCommand {
             Integrations), given by flags or RECEIPTDASH_API_ISSUER_ID, RECEIPTDASH_API_KEY_ID, \
             RECEIPTDASH_API_PRIVATE_KEY_FILE and RECEIPTDASH_BUNDLE_ID.
 
-            Exit status: 0 found; 1 not found, refused or failed (the JSON carries `error`); 64 usage.
+            Exit status: 0 found; 1 not found, refused or failed (the JSON carries `error`); 64 usage \
+            or a setting that cannot be used (credentials, the key file).
 
             Examples:
               receiptdash lookup --order-id MQ5X7ABCDE
@@ -80,6 +81,9 @@ struct Lookup: AsyncParsableCommand {
 
     @OptionGroup var tls: TLSTrustOptions
 
+    @Flag(name: .long, help: "Say each retry's wait on a line of its own (default: one line rewritten in place on a terminal, none elsewhere).")
+    var verbose = false
+
     func validate() throws {
         let given = [orderId != nil, transactionId != nil, appTransactionId != nil, file != nil].filter { $0 }.count
         if given != 1 {
@@ -115,7 +119,10 @@ struct Lookup: AsyncParsableCommand {
             credentials = try api.credentials()
         } catch let error as APIOptionsError {
             LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
-            throw ExitCode.failure
+            throw ExitStatus.usage
+        } catch let error as ReceiptUnreadable {
+            LookupOutput.writeError(code: "configuration", message: error.reason, format: format, to: .standard)
+            throw ExitStatus.failed
         }
         // The store before the client: a client is shut down once made, whatever follows.
         let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
@@ -125,11 +132,11 @@ struct Lookup: AsyncParsableCommand {
                 client = try api.makeClient(credentials, caFile: tls.caFile)
             } catch let error as APIOptionsError {
                 LookupOutput.writeError(code: "configuration", message: error.description, format: format, to: .standard)
-                throw ExitCode.failure
+                throw ExitStatus.usage
             }
             return await CustomerLookupService(client: client, pipeline: pipeline).lookUp(
                 query, environment: environment, filters: try filtering.filters(), format: format, recordIn: store, words: AuditStores.words,
-                console: .standard)
+                console: .standard, verbose: verbose)
         }
         if !stored { throw ExitCode.failure }
     }
@@ -142,7 +149,13 @@ struct Lookup: AsyncParsableCommand {
         do {
             return try await LookupQuery.newestTransaction(in: file ?? "-", with: pipeline).get()
         } catch {
-            throw APIOptionsError(error.reason)
+            throw ReceiptUnreadable(reason: error.reason)
         }
     }
+}
+
+/// The receipt `lookup FILE` names could not be read or holds no transaction: an input fault
+/// (exit 1), not a setting.
+struct ReceiptUnreadable: Error {
+    var reason: String
 }

@@ -59,7 +59,7 @@ struct Notifications: AsyncParsableCommand {
             --bundle-id (of the API options) also filters the list to one app.
 
             Exit status: 0 listed (reconcile: nothing missing); 1 when reconciliation finds missing \
-            notifications or fails; 64 usage.
+            notifications or fails; 64 usage or a setting that cannot be used (credentials, a key file).
             """
     )
 
@@ -112,6 +112,9 @@ struct Notifications: AsyncParsableCommand {
 
     /// Trusted roots for Apple's Notification History (--reconcile) and --replay --to's targets.
     @OptionGroup var tls: TLSTrustOptions
+
+    @Flag(name: .long, help: "--reconcile: say each retry's wait on a line of its own (default: one line rewritten in place on a terminal, none elsewhere).")
+    var verbose = false
 
     @Flag(name: .long, help: "List the refused requests by reason (count, addresses, last seen), since --since (default: the last 24 h).")
     var refusals = false
@@ -200,9 +203,9 @@ struct Notifications: AsyncParsableCommand {
         } catch {
             if !AuditDatabase.isPostgres(path), !FileManager.default.fileExists(atPath: path) {
                 Console.standard.error("receiptdash: no audit database at \(path) yet: `receiptdash receive --db \(path)` stores notifications there")
-            } else {
-                Console.standard.error("receiptdash: \(error.reason)")
+                throw ExitStatus.noInput
             }
+            Console.standard.error("receiptdash: \(error.reason)")
             throw ExitCode.failure
         }
         try await AuditStoreService.closing(backend) {
@@ -231,6 +234,9 @@ struct Notifications: AsyncParsableCommand {
                 try await backend.writeNotificationList(filter, format: format.table, to: .standard)
             } catch let error as ExitCode {
                 throw error
+            } catch let error as ValidationError {
+                // A setting that cannot be used (a secret file): said as itself, exit 64.
+                throw error
             } catch {
                 Console.standard.error("receiptdash: could not read notifications from \(path): \(AuditStores.words(error))")
                 throw ExitCode.failure
@@ -256,7 +262,7 @@ struct Notifications: AsyncParsableCommand {
             client = try api.makeClient(credentials, caFile: tls.caFile)
         } catch let error as APIOptionsError {
             Console.standard.error("receiptdash: \(error.description)")
-            throw ExitCode.failure
+            throw ExitStatus.usage
         }
         // --ingest: each page's missing ones through the receiver as the page arrives, as Apple
         // would have POSTed them.
@@ -269,7 +275,7 @@ struct Notifications: AsyncParsableCommand {
             startDate: startDate, endDate: endDate, notificationType: type?.uppercased(), notificationSubtype: subtype?.uppercased(),
             transactionID: transactionId, onlyFailures: onlyFailures)
         let reconciled = await ReconcileOnce(reconciler: NotificationReconciler(client: client), filter: filter, environment: environment)
-            .run(received: have, ingest: ingest, json: format != .text, console: .standard)
+            .run(received: have, ingest: ingest, json: format != .text, console: .standard, verbose: verbose)
         try? await client.shutdown()
         if !reconciled { throw ExitCode.failure }
     }

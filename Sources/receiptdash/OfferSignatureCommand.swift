@@ -208,7 +208,7 @@ enum OfferSigning {
             return OfferSigner(try api.credentials())
         } catch let error as APIOptionsError {
             Console.standard.error("receiptdash: \(error.description)")
-            throw ExitCode.validationFailure
+            throw ExitStatus.usage
         }
     }
 

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CommandOptions
 import CProcessLimits
+import Foundation
 import UntrustedText
 
 @main
@@ -25,9 +27,9 @@ struct ReceiptDash: AsyncParsableCommand {
     /// `inspect` with arguments, the command QA runs over folders, is parsed as a command of its
     /// own: the whole tree's parse made the dynamic casts of the root and of every
     /// subcommand's help names first. Anything that parse does not accept as it is (help, an
-    /// unknown option, a failed validation) goes to the parser's own `main`, which answers
-    /// it with the root's usage as always; an error from the run is reported as `main`
-    /// reports it. Meanwhile the bundled Apple roots, which every inspected signature is
+    /// unknown option, a failed validation) goes to the whole tree's parse, which answers
+    /// it with the root's usage as always; an error from the run is reported as every
+    /// command's is (``failed(_:)``). Meanwhile the bundled Apple roots, which every inspected signature is
     /// judged against, are read on the other core.
     static func main() async {
         // No core file: a crash must not leave an In-App Purchase key, a shared secret or a
@@ -47,11 +49,47 @@ struct ReceiptDash: AsyncParsableCommand {
                 do {
                     try await inspect.run()
                 } catch {
-                    exit(withError: error)
+                    failed(error)
                 }
                 return
             }
         }
-        await main(nil)
+        // A mistyped command is a usage error, not a file the dashboard cannot read.
+        if arguments.count > 1 {
+            let commands = configuration.subcommands.compactMap { $0.configuration.commandName }
+            if let problem = UnknownCommand.problem(arguments[1], commands: commands, exists: { FileManager.default.fileExists(atPath: $0) }) {
+                Console.standard.error("receiptdash: \(problem)")
+                exit(withError: ExitStatus.usage)
+            }
+        }
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(nil)
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Ends the process for an error a parsed command threw, as the parser's own `main` does,
+    /// with one difference: a value found unusable once the command runs (a secret file, a
+    /// profile) is said in a line of its own, `receiptdash: …` and exit 64, not over the
+    /// top-level usage of every subcommand (the command line was typed right; a setting is
+    /// wrong).
+    private static func failed(_ error: any Error) -> Never {
+        if let error = error as? ValidationError {
+            Console.standard.error("receiptdash: \(error.message)")
+            exit(withError: ExitStatus.usage)
+        }
+        exit(withError: error)
     }
 }

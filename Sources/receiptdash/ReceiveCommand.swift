@@ -285,7 +285,7 @@ extension Receive {
             client = try api.makeClient(try api.credentials(), caFile: tls.caFile)
         } catch let error as APIOptionsError {
             Console.standard.error("receiptdash: --reconcile-every: \(error.description)")
-            throw ExitCode.failure
+            throw ExitStatus.usage
         }
         return .receiving(
             every: (every, reconciling.reconcileEvery ?? ""), window: (window, reconciling.reconcileWindow),

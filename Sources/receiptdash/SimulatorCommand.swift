@@ -233,7 +233,7 @@ struct Simulator: AsyncParsableCommand {
             guard try launch.openPKI(pki, initOnly: `init`) else { return }
         } catch {
             Console.standard.error("receiptdash: \(error.reason)")
-            throw ExitCode(1)
+            throw ExitStatus.failed
         }
         launch.sending?.extraTrustRoots = try tls.roots()
         do {
@@ -245,6 +245,9 @@ struct Simulator: AsyncParsableCommand {
             try await launch.run()
         } catch let error as SimulatorLaunchError {
             throw ValidationError(error.reason)
+        } catch let error as PortInUseError {
+            Console.standard.error("receiptdash: \(error)")
+            throw ExitStatus.failed
         }
     }
 }

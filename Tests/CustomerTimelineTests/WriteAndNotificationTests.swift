@@ -57,8 +57,12 @@ import TestSupport
     }
 
     @Test func aRefusedWriteOrALateNotificationStaysApart() {
+        let words = Wording("write-and-notification")
         let refused = Self.story(Self.extend(original: "2001", transaction: nil, result: "refused"))
         #expect(refused.events.filter { $0.kind == .extension }.map(\.sources) == [[.action], [.notification]])
+        // Said plainly: Apple refused it (not "we extended …: refused").
+        words.said(refused.events.first { $0.kind == .extension && $0.sources == [.action] }?.summary)
+        words.check()
         // Signed more than a day after the write: another extension's.
         let late = Self.story(Self.extend(original: "2001", transaction: nil, result: "success"), extendedAt: 71.5)
         #expect(late.events.filter { $0.kind == .extension }.count == 2)

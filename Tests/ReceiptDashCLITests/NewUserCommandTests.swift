@@ -72,7 +72,7 @@ import Darwin
             let rows = try #require(history.json as? [[String: Any]], "\(history.stdout)")
             #expect(rows.compactMap { $0["bundle_id"] as? String }.sorted() == ["com.hannesoid.PurchasingExperiments", "org.getpure.pure-iphone"])
         }
-        #expect(try run(["history", "--db", "absent.sqlite"]).status == 64)
+        #expect(try run(["history", "--db", "absent.sqlite"]).status == 66)
         // The counts each command says (2 new, then 2 seen again; copied, then already there).
         Golden.check("bare-file-names", said.text)
     }

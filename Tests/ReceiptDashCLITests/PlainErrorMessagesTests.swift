@@ -42,10 +42,10 @@ import TestSupport
         try expectPlain(["verify", "--shared-secret-file", "nope.secret", "r.b64"] + closed, in: folder, port: port, into: transcript)
         try expectPlain(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], status: 66, in: folder, port: port, into: transcript)
         try expectPlain(["history", "--db", "nope.sqlite"], in: folder, port: port, into: transcript)
-        try expectPlain(["notifications", "--db", "nope.sqlite"], status: 1, in: folder, port: port, into: transcript)
+        try expectPlain(["notifications", "--db", "nope.sqlite"], status: 66, in: folder, port: port, into: transcript)
         try expectPlain(
             ["lookup", "--transaction-id", "1", "--issuer-id", "x", "--key-id", "y", "--private-key-file", "nope.p8", "--bundle-id", "b"],
-            status: 1, in: folder, port: port, into: transcript)
+            status: 64, in: folder, port: port, into: transcript)
 
         // Database paths that cannot be used.
         try expectPlain(["db", "migrate", "--db", "/proc/receiptdash-nowhere/x.sqlite"], status: 1, in: folder, port: port, into: transcript)

@@ -47,6 +47,15 @@ public struct TransportFailure: CodedError {
     /// The words for people (``CodedError``'s reason): the description.
     public var reason: String { description }
 
+    /// The failure of a request to `url`, said with it: a refused connection names where
+    /// nothing listened and what to check.
+    public func said(at url: String) -> String {
+        if recorded == nil, code == .refused {
+            return "connection refused by \(url): nothing listens there (is the server running, and is the URL right?)"
+        }
+        return "\(description) (\(url))"
+    }
+
     /// For people: "TLS failed: …", "timed out (…)", "connection refused", ….
     public var description: String {
         if let recorded { return recorded }

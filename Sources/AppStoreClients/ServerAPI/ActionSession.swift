@@ -33,6 +33,8 @@ public struct ActionSession: Sendable {
     public var wait = false
     /// `--force-untrusted`: act on customer data judged `invalid` (named in the plan).
     public var forceUntrusted = false
+    /// `--verbose`: a line per retry's wait (``RetryProgress``).
+    public var verbose = false
     /// Where the plan, the progress and the answer are said, and the person is asked (y/N).
     public var console: Console
     /// Records a write before it is sent and completes the record after: a write that cannot
@@ -59,20 +61,24 @@ public struct ActionSession: Sendable {
     }
 
     private func runOpen(_ request: APIRequest, _ actions: CustomerActions) async -> Exit {
-        let events: @Sendable (APIClientEvent) -> Void = { event in
-            if let waiting = event.waitingLine { console.error("receiptdash: \(waiting)") }
-        }
+        let progress = RetryProgress(console: console, verbose: verbose)
+        let events: @Sendable (APIClientEvent) -> Void = { progress.event($0) }
         let plan: ActionPlan
-        switch await actions.plan(
+        let planned = await actions.plan(
             action, request, ids: ids, selection: selection, requestID: requestID, extraLines: extraLines, extendDays: extendDays,
             forceUntrusted: forceUntrusted, onEvent: events)
-        {
+        progress.finish()
+        switch planned {
         case .success(let made): plan = made
         case .failure(let failure):
             let words = failure.apiError?.actionDescription ?? failure.reason
+            // The refusal of untrusted data says itself that nothing was sent.
             let message =
-                failure.code == .environmentUnknown || failure.code == .untrustedData
-                ? "nothing was sent: \(words)" : "the customer could not be read, nothing was sent: \(words)"
+                switch failure.code {
+                case .untrustedData: words
+                case .environmentUnknown: "nothing was sent: \(words)"
+                default: "the customer could not be read, nothing was sent: \(words)"
+                }
             ErrorOutput.write(code: failure.code.rawValue, message: message, format: format, to: console)
             return .failed
         }
@@ -115,6 +121,7 @@ public struct ActionSession: Sendable {
             }
         }
         var report = await actions.send(plan, onEvent: events)
+        progress.finish()
         // Recorded before anything else: standard output may be gone.
         var recorded = true
         if let pending, let recording {
@@ -128,6 +135,7 @@ public struct ActionSession: Sendable {
             try? await Task.sleep(for: .seconds(2))
             if Task.isCancelled { break }
             report = await actions.send(plan, onEvent: events)
+            progress.finish()
         }
         if report.outcome == .success, wait, case .object(var fields)? = report.result, let token = fields["test_notification_token"]?.text {
             fields["send_attempts"] = .array(await attempts(actions, token: token, environment: plan.environment))

@@ -346,9 +346,11 @@ public final class AppStoreServerAPIClient: Sendable {
             return fail(APIFailure(.cancelled, "cancelled", last: records.last?.result))
         case .gaveUp(let giveUp):
             let last = records[records.count - 1].result
-            if giveUp.kind == .retries { return fail(APIFailure(.retriesExhausted, giveUp.sentence(last.description), last: last)) }
+            // A failure without an answer names the URL it was sent to.
+            let words = if case .transport(let failure) = last { failure.said(at: records[records.count - 1].url) } else { last.description }
+            if giveUp.kind == .retries { return fail(APIFailure(.retriesExhausted, giveUp.sentence(words), last: last)) }
             let asked = until.map { "rate limited until \(Self.formatted($0)), \(String(format: "%.1f", giveUp.nextWait)) s away" }
-            return fail(APIFailure(.retryBudgetExhausted, giveUp.sentence(last.description, asked: asked), last: last))
+            return fail(APIFailure(.retryBudgetExhausted, giveUp.sentence(words, asked: asked), last: last))
         }
     }
 

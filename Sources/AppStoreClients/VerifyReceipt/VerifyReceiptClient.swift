@@ -126,8 +126,10 @@ public final class VerifyReceiptClient: Sendable {
             if attempts.last?.status != nil { return finish(attempts, parsed) }
             let code: VerificationFailure.Code = giveUp.kind == .retries ? .retriesExhausted : .retryBudgetExhausted
             let asked = retryAfter.map { String(format: "Retry-After asked for %.0f s", $0) }
+            // A failure without an answer names the URL it was sent to.
+            let words = if let sent = attempts.last, case .transport(let failure) = sent.result { failure.said(at: sent.url) } else { reason.description }
             return VerificationOutcome(
-                attempts: attempts, failure: VerificationFailure(code, giveUp.sentence(reason.description, asked: asked), last: attempts.last?.result))
+                attempts: attempts, failure: VerificationFailure(code, giveUp.sentence(words, asked: asked), last: attempts.last?.result))
         }
     }
 
