@@ -29,6 +29,8 @@ func gitCommitFiles() -> [CSetting] {
         settings.append(.define("RECEIPTDASH_GIT_REF_NAME", to: "\"\(name)\""))
         settings.append(.define("RECEIPTDASH_GIT_REF", to: "\"\(common)/\(name)\""))
     }
+    // A fresh clone keeps its branches in one file, not one file each.
+    settings.append(.define("RECEIPTDASH_GIT_PACKED_REFS", to: "\"\(common)/packed-refs\""))
     return settings
 }
 

@@ -37,6 +37,18 @@ static const char git_ref[] = {
 static const char git_ref[] = "";
 #endif
 
+#if defined(RECEIPTDASH_GIT_PACKED_REFS)
+#if __has_embed(RECEIPTDASH_GIT_PACKED_REFS)
+static const char git_packed_refs[] = {
+#embed RECEIPTDASH_GIT_PACKED_REFS suffix(,)
+    0};
+#define HAS_GIT_PACKED_REFS 1
+#endif
+#endif
+#ifndef HAS_GIT_PACKED_REFS
+static const char git_packed_refs[] = "";
+#endif
+
 #if defined(RECEIPTDASH_GIT_REF_NAME)
 static const char git_ref_name[] = RECEIPTDASH_GIT_REF_NAME;
 #else
@@ -46,3 +58,4 @@ static const char git_ref_name[] = "";
 const char *receiptdash_git_head(void) { return git_head; }
 const char *receiptdash_git_ref(void) { return git_ref; }
 const char *receiptdash_git_ref_name(void) { return git_ref_name; }
+const char *receiptdash_git_packed_refs(void) { return git_packed_refs; }

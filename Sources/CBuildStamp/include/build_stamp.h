@@ -13,4 +13,7 @@ const char *receiptdash_git_head(void);
 const char *receiptdash_git_ref(void);
 const char *receiptdash_git_ref_name(void);
 
+/// The checkout's `packed-refs` file ("" when there is none): a fresh clone's branches.
+const char *receiptdash_git_packed_refs(void);
+
 #endif
