@@ -145,6 +145,8 @@ import TerminalUI
     }
 
     @Test func eachForwardTargetShowsItsCountsAndOldestPendingAge() {
+        let words = Wording("on-call-glance")
+        defer { words.check() }
         var state = NotificationPaneTests.receiving(width: 200, height: 50)
         state.apply([.received(Self.entry("u-1"))], at: Self.t0)
         state.apply(
@@ -161,7 +163,7 @@ import TerminalUI
         // The age grows with the clock.
         state.wallClock = Self.t0 + 60
         #expect(paneLines(state)[2].hasSuffix("pending 2 (oldest 4m 05s) · dead 0"))
-        #expect(OnCallGlance.forwardLines([], now: Self.t0, width: 78, rows: 2).map(\.0) == ["forwarding: no target registered (receive --forward URL registers one)"])
+        words.said(OnCallGlance.forwardLines([], now: Self.t0, width: 78, rows: 2).map(\.0))
     }
 
     @Test func atEightyByTwentyFourTargetsBeyondTheRoomAreSummed() {

@@ -15,6 +15,8 @@ import TerminalUI
     }
 
     @Test func receiptsKeepTheFileAndExpiryAndScrollToTheVerdict() async {
+        let words = Wording("sideways-columns")
+        defer { words.check() }
         var state = await DashboardTests.demoState(width: 80, height: 24)
         dashboard.press(&state, .down, .down, .down)
         var screen = lines(state)
@@ -35,7 +37,7 @@ import TerminalUI
         dashboard.press(&state, .right)
         #expect(state.sideways[.receipts] == 4)
         #expect(state.focus == .receipts)
-        #expect(state.message?.text == "no more columns to the right; Tab: next pane")
+        words.said(state.message?.text)
         dashboard.press(&state, .left, .left, .left, .left)
         #expect(lines(state)[2].hasPrefix("│   File    4▶ Expires   ││"))
     }
