@@ -37,7 +37,7 @@ extension DashboardState {
         case .normal: return handleNormal(event)
         case .help(let page): return handleHelp(event, page: page)
         case .filter(let text): return handleFilter(event, text: text)
-        case .receiptFilter(let text): return handleReceiptFilter(event, text: text)
+        case .receiptFilter(let text): return handleFilterLine(event, text: text, list: .receipts)
         case .export(let form): return handleExport(event, form: form)
         case .paste(let text): return handlePaste(event, text: text)
         case .open(let text): return handleOpen(event, text: text, environment: environment)
@@ -48,7 +48,7 @@ extension DashboardState {
         case .consumptionForm(let form): return handleConsumptionForm(event, form: form)
         case .tokenForm(let form): return handleTokenForm(event, form: form)
         case .notificationDetail(let uuid, let scroll): return handleNotificationDetail(event, uuid: uuid, scroll: scroll)
-        case .notificationFilter(let text): return handleNotificationFilter(event, text: text)
+        case .notificationFilter(let text): return handleFilterLine(event, text: text, list: .notifications)
         }
     }
 
@@ -272,25 +272,40 @@ extension DashboardState {
         return out.text
     }
 
-    /// `f`: the receipt filter, applied as typed when it reads; Enter keeps it (or says why it
-    /// cannot be read), Esc clears it.
-    private mutating func handleReceiptFilter(_ event: KeyEvent, text: String) -> [Effect] {
+    /// The lists `f` filters, in one language (ReceiptFilter's keys): Receipts, and
+    /// Notifications (`type:` too).
+    enum FilteredList { case receipts, notifications }
+
+    /// `f`: a list's filter, applied as typed when it reads (one half typed, `state:ex`, waits
+    /// for Enter); Enter keeps it (or says why it cannot be read), Esc clears it. One line
+    /// editor for every filtered list.
+    mutating func handleFilterLine(_ event: KeyEvent, text: String, list: FilteredList) -> [Effect] {
+        func apply(_ text: String) -> String? {
+            switch list {
+            case .receipts: applyReceiptFilter(text)
+            case .notifications: applyNotificationFilter(text)
+            }
+        }
+        let noun = list == .receipts ? "receipt" : "notification"
         var typed = text
         switch event {
         case .escape:
             mode = .normal
-            clearReceiptFilter()
-            message = ("receipt filter cleared", .info)
+            _ = apply("")
+            message = ("\(noun) filter cleared", .info)
             return []
         case .enter:
-            if let problem = applyReceiptFilter(text) {
-                message = ("\(problem)", .warning)
+            if let problem = apply(text) {
+                message = (problem, .warning)
                 return []
             }
             mode = .normal
-            message = receiptFilterText.isEmpty
-                ? ("receipt filter cleared", .info)
-                : ("\(receiptOrder.count) of \(items.count) receipts match \"\(receiptFilterText)\"; Esc clears", .info)
+            let (shown, all, kept) =
+                list == .receipts
+                ? (receiptOrder.count, items.count, receiptFilterText) : (listedNotificationCount, notifications.count, onCall.filterText)
+            message = kept.isEmpty
+                ? ("\(noun) filter cleared", .info)
+                : ("\(shown) of \((list == .receipts ? CountNoun.receipt : .notification).count(all)) match \"\(SafeText.escaped(kept))\"; Esc clears", .info)
             return []
         case .backspace: typed = String(text.dropLast())
         case .character(let c): typed = text + String(c)
@@ -299,10 +314,9 @@ extension DashboardState {
         case .control("c"): return [.quit]
         default: return []
         }
-        mode = .receiptFilter(typed)
-        // As typed: a filter that reads applies now; one half typed (`state:ex`) waits for Enter.
+        mode = list == .receipts ? .receiptFilter(typed) : .notificationFilter(typed)
         message = nil
-        _ = applyReceiptFilter(typed)
+        _ = apply(typed)
         return []
     }
 

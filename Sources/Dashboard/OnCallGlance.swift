@@ -102,39 +102,6 @@ extension DashboardState {
     mutating func clearNotificationFilter() {
         _ = applyNotificationFilter("")
     }
-
-    /// `f` in Notifications: the filter, applied as typed when it reads; Enter keeps it (or
-    /// says why it cannot be read), Esc clears it. The receipt filter's keys, one language.
-    mutating func handleNotificationFilter(_ event: KeyEvent, text: String) -> [Effect] {
-        var typed = text
-        switch event {
-        case .escape:
-            mode = .normal
-            clearNotificationFilter()
-            message = ("notification filter cleared", .info)
-            return []
-        case .enter:
-            if let problem = applyNotificationFilter(text) {
-                message = (problem, .warning)
-                return []
-            }
-            mode = .normal
-            message = onCall.filterText.isEmpty
-                ? ("notification filter cleared", .info)
-                : ("\(listedNotificationCount) of \(notifications.count) notifications match \"\(SafeText.escaped(onCall.filterText))\"; Esc clears", .info)
-            return []
-        case .backspace: typed = String(text.dropLast())
-        case .character(let c): typed = text + String(c)
-        case .paste(let pasted): typed = text + pasted.replacingOccurrences(of: "\n", with: " ")
-        case .control("u"): typed = ""
-        case .control("c"): return [.quit]
-        default: return []
-        }
-        mode = .notificationFilter(typed)
-        message = nil
-        _ = applyNotificationFilter(typed)
-        return []
-    }
 }
 
 /// The on-call lines of the Notifications band: the hour's traffic as a sparkline, and each
