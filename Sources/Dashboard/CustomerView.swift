@@ -171,7 +171,12 @@ extension DashboardView {
         let inner = Widgets.overlay(into: &b, width: b.width - 2, height: b.height - 2, title: SafeText.escaped(title))
         var head: [(String, Style)] = []
         // Trust on top: nothing below reads as Apple's word when the items are not genuine.
-        if let warning = story.trust.warning { head.append(("⚠ " + SafeText.escaped(warning), Style(.error, bold: true, reverse: true))) }
+        // Whole, on as many lines as it takes: it says why nothing here is Apple's word.
+        if let warning = story.trust.warning {
+            for line in WordWrap.lines("⚠ " + SafeText.escaped(warning), width: inner.width, indent: 2) {
+                head.append((line, Style(.error, bold: true, reverse: true)))
+            }
+        }
         // A subscription's facts wrap whole (`auto-renew on` is never cut).
         for sub in story.subscriptions {
             let style = Style(sub.state.hasPrefix("active") ? .ok : .overlay, bold: true)

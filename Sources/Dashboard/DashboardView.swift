@@ -723,33 +723,7 @@ public enum DashboardView {
         var wrapped: [(String, Style)] = []
         for (text, style) in lines {
             if wrapped.count >= offset + rect.height { break }
-            var rest = Substring(SafeText.escaped(text))
-            if rest.isEmpty {
-                wrapped.append(("", style))
-                continue
-            }
-            repeat {
-                // Take what fits; break at the last space when there is one.
-                var end = rest.startIndex
-                var used = 0
-                var lastSpace: String.Index?
-                var sawText = false
-                while end < rest.endIndex, used + TextWidth.of(rest[end]) <= rect.width {
-                    if rest[end] == " " {
-                        // Break at a space only if it keeps a useful amount on this line.
-                        if sawText, used >= rect.width / 3 { lastSpace = end }
-                    } else {
-                        sawText = true
-                    }
-                    used += TextWidth.of(rest[end])
-                    end = rest.index(after: end)
-                }
-                if end < rest.endIndex, let space = lastSpace, space > rest.startIndex { end = space }
-                if end == rest.startIndex { end = rest.index(after: end) }
-                wrapped.append((String(rest[..<end]), style))
-                rest = rest[end...].drop { $0 == " " }
-                if !rest.isEmpty { rest = "  " + rest }
-            } while !rest.isEmpty && wrapped.count < 500
+            for line in WordWrap.lines(SafeText.escaped(text), width: rect.width, indent: 2, limit: 500) { wrapped.append((line, style)) }
         }
         Widgets.text(into: &b, rect: rect, lines: wrapped, offset: min(offset, max(0, wrapped.count - rect.height)))
     }

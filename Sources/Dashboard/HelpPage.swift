@@ -48,23 +48,9 @@ extension DashboardState {
         var lines: [HelpLine] = []
         let room = max(10, width - 9)
         func wrap(_ text: String, first: String, style: Style) {
-            var rest = Substring(text)
-            var lead = first
-            repeat {
-                var end = rest.startIndex
-                var used = 0
-                var lastSpace: String.Index?
-                while end < rest.endIndex, used + TextWidth.of(rest[end]) <= room {
-                    if rest[end] == " ", used >= room / 3 { lastSpace = end }
-                    used += TextWidth.of(rest[end])
-                    end = rest.index(after: end)
-                }
-                if end < rest.endIndex, let space = lastSpace { end = space }
-                if end == rest.startIndex { end = rest.index(after: end) }
-                lines.append(HelpLine(text: lead + rest[..<end], style: style))
-                rest = rest[end...].drop { $0 == " " }
-                lead = String(repeating: " ", count: 9)
-            } while !rest.isEmpty
+            for (index, line) in WordWrap.lines(text, width: room).enumerated() {
+                lines.append(HelpLine(text: (index == 0 ? first : String(repeating: " ", count: 9)) + line, style: style))
+            }
         }
         var hiddenWrites: [String] = []
         func list(_ bindings: [KeyBinding]) {
