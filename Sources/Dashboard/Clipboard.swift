@@ -27,9 +27,9 @@ public enum CopyOutcome: Sendable, Equatable {
     public func message(copying what: String) -> (text: String, role: ColorRole) {
         switch self {
         case .tmuxBuffer(toTerminal: true):
-            ("copied \(what) to tmux's buffer and on to the terminal's clipboard (prefix ] pastes)", .ok)
+            ("copied \(what) to tmux's buffer and the terminal's clipboard", .ok)
         case .tmuxBuffer(toTerminal: false):
-            ("copied \(what) to tmux's buffer (prefix ] pastes); `set -g set-clipboard on` in tmux sends copies to the terminal's clipboard too", .ok)
+            ("copied \(what) to tmux's buffer only (prefix ] pastes): `tmux set -g set-clipboard on` sends copies on to the terminal", .ok)
         case .sentToTerminal(truncatedTo: nil):
             ("sent \(what) to the terminal's clipboard (OSC 52); if it does not paste, allow OSC 52 clipboard writes in the terminal's settings", .ok)
         case .sentToTerminal(truncatedTo: let bytes?):
