@@ -792,7 +792,7 @@ let package = Package(
                 "TestSupport",
                 "APITestSupport",
                 "LocalFiles",
-                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "TerminalUI", "ReceiptWatch", "UntrustedText",
+                "ReceiptDemo", "AppStoreAPI", "AppStoreClients", "AuditTrail", "AuditTrailSQLite", "CustomerSearch", "CustomerTimeline", "Dashboard", "DashboardLive", "OnlineRevocation", "ReceiptCore", "ReceiptTrust", "RetryEngine", "ReceiptSimulator", "TerminalUI", "ReceiptWatch", "UntrustedText",
             ],
             exclude: ["Goldens"]
         ),

@@ -67,13 +67,21 @@ public struct DashboardLaunch {
             acting: ServiceActions?
         ) async -> Int32? {
             let ui = SingleThreadExecutor(name: "receiptdash-ui")
-            let interruption = await withTaskExecutorPreference(ui) {
-                let terminal = NcursesTerminal(theme: theme)
-                await DashboardApp.run(
-                    &state, backend: terminal, pipeline: pipeline, verifier: verifier, audit: audit, feed: watchFeed, lookup: lookup,
-                    notifications: notifications, acting: acting, clipboard: TmuxClipboard(), startup: startup)
-                terminal.shutdown()
-                return terminal.interruption
+            var interruption: Int32?
+            // Forwarding's counts are read beside the UI loop, ended with it.
+            await withDiscardingTaskGroup { group in
+                if let forwarding = notifications as? ForwardingFeed {
+                    group.addTask { await forwarding.run(clock: ContinuousClock()) }
+                }
+                interruption = await withTaskExecutorPreference(ui) {
+                    let terminal = NcursesTerminal(theme: theme)
+                    await DashboardApp.run(
+                        &state, backend: terminal, pipeline: pipeline, verifier: verifier, audit: audit, feed: watchFeed, lookup: lookup,
+                        notifications: notifications, acting: acting, clipboard: TmuxClipboard(), startup: startup)
+                    terminal.shutdown()
+                    return terminal.interruption
+                }
+                group.cancelAll()
             }
             await stop()
             return interruption

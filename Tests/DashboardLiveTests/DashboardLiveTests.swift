@@ -11,6 +11,7 @@ import ReceiptDemo
 import ReceiptCore
 import ReceiptSimulator
 import ReceiptTrust
+import RetryEngine
 import TerminalUI
 import Synchronization
 import Testing
@@ -78,9 +79,9 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
         await writer.close()
     }
 
-    /// The on-call view's forwarding counts: read from the followed store on the first poll,
-    /// then once every five seconds of the dashboard's clock, and taken into the state.
-    @Test func forwardingCountsAreReadEveryFiveSecondsOfTheDashboardsClock() async throws {
+    /// The on-call view's forwarding counts: read from the followed store at once, then once
+    /// every five seconds of the feed's clock, beside the loop, and taken into the state.
+    @Test func forwardingCountsAreReadEveryFiveSecondsBesideTheLoop() async throws {
         let path = try scratchFolder() + "/forward.sqlite"
         let writer: any AuditBackend = try AuditStore(path: path)
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -89,21 +90,29 @@ private func demoBytes(_ name: String) throws -> [UInt8] {
             .notification(NotificationRecord(notificationUUID: "n-1", version: .v2, notificationType: "DID_RENEW", receivedAt: t0, verdict: .test))
         ])
         let reader: any AuditBackend = try AuditStore(readOnlyPath: path)
-        let clock = Mutex(t0)
-        let feed = ForwardingFeed(
-            FollowedNotifications(follower: NotificationFollower(backend: reader)), outbox: reader, now: { clock.withLock { $0 } })
+        let feed = ForwardingFeed(FollowedNotifications(follower: NotificationFollower(backend: reader)), outbox: reader)
         func counts(_ events: [NotificationFeedEvent]) -> [[ForwardTargetCounts]] {
             events.compactMap { if case .forwarding(let counts) = $0 { counts } else { nil } }
         }
-        let first = await feed.poll()
-        #expect(counts(first) == [[ForwardTargetCounts(target: "https://hooks.example.com/apple", pending: 1, oldestPendingQueuedAt: t0)]])
-        clock.withLock { $0 = t0 + 4.9 }
+        // Nothing read before the feed runs: a poll never waits for the count.
         #expect(counts(await feed.poll()).isEmpty)
-        clock.withLock { $0 = t0 + 5 }
-        #expect(counts(await feed.poll()).count == 1)
-        var state = DashboardState(now: t0)
-        state.apply(first, at: t0)
-        #expect(state.onCall.forwarding?.first?.pending == 1)
+        let clock = SteppedClock()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await feed.run(clock: clock) }
+            await clock.sleepsBegun(1)
+            let first = await feed.poll()
+            #expect(counts(first) == [[ForwardTargetCounts(target: "https://hooks.example.com/apple", pending: 1, oldestPendingQueuedAt: t0)]])
+            #expect(counts(await feed.poll()).isEmpty)
+            clock.advance(by: .milliseconds(4_900))
+            #expect(counts(await feed.poll()).isEmpty)
+            clock.advance(by: .milliseconds(100))
+            await clock.sleepsBegun(2)
+            #expect(counts(await feed.poll()).count == 1)
+            var state = DashboardState(now: t0)
+            state.apply(first, at: t0)
+            #expect(state.onCall.forwarding?.first?.pending == 1)
+            group.cancelAll()
+        }
         await reader.close()
         await writer.close()
     }
