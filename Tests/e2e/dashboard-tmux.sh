@@ -314,11 +314,18 @@ post() { # file holding a JWS, or - for a raw body on stdin; prints the HTTP sta
   curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$body" "$1"
 }
 # Apple's genuine notifications here are sandbox ones signed in 2025: the gates say so.
-"$bin" receive --port 0 --metrics-port none --db "$work/notify.sqlite" --bundle-id com.loki-project.loki-messenger \
-  --environment sandbox --max-age none > "$work/receive.txt" 2> "$work/receive.log" &
-receive_pid=$!
-for _ in $(seq 1 100); do grep -q "receiving App Store" "$work/receive.txt" 2>/dev/null && break; sleep 0.1; done
-receive_url=$(grep -o 'http://[0-9.:]*/notifications' "$work/receive.txt")
+# A receiver on a free port storing into $1 (its output in $2.txt and $2.log; more flags
+# after): its URL in $receive_url, its pid in $receive_pid.
+start_receiver() {
+  local db=$1 out=$2
+  shift 2
+  "$bin" receive --port 0 --metrics-port none --db "$db" --bundle-id com.loki-project.loki-messenger \
+    --environment sandbox --max-age none "$@" > "$out.txt" 2> "$out.log" &
+  receive_pid=$!
+  for _ in $(seq 1 100); do grep -q "receiving App Store" "$out.txt" 2>/dev/null && break; sleep 0.1; done
+  receive_url=$(grep -o 'http://[0-9.:]*/notifications' "$out.txt")
+}
+start_receiver "$work/notify.sqlite" "$work/receive"
 t new-session -d -s notify -x 140 -y 42 "TERM=xterm-256color $bin --db $work/notify.sqlite --follow --expect-every 1h; echo EXIT=\$?; sleep 60"
 session=notify
 check "the follower shows an empty Notifications pane" wait_for "Notifications [0] · following $work/notify.sq"
@@ -357,12 +364,9 @@ for _ in $(seq 1 50); do [ -s "$work/downstream.txt" ] && break; sleep 0.1; done
 downstream="http://127.0.0.1:$(cat "$work/downstream.txt")"
 echo "whsec_$(head -c 32 /dev/urandom | base64)" > "$work/forward.secret"
 chmod 600 "$work/forward.secret"
-"$bin" receive --port 0 --metrics-port none --db "$work/forward.sqlite" --bundle-id com.loki-project.loki-messenger \
-  --environment sandbox --max-age none --forward "$downstream/ok" --forward "$downstream/fail" \
-  --forward-secret-file "$work/forward.secret" > "$work/forward-receive.txt" 2> "$work/forward-receive.log" &
-receive_pid=$!
-for _ in $(seq 1 100); do grep -q "receiving App Store" "$work/forward-receive.txt" 2>/dev/null && break; sleep 0.1; done
-forward_url=$(grep -o 'http://[0-9.:]*/notifications' "$work/forward-receive.txt")
+start_receiver "$work/forward.sqlite" "$work/forward-receive" \
+  --forward "$downstream/ok" --forward "$downstream/fail" --forward-secret-file "$work/forward.secret"
+forward_url=$receive_url
 t new-session -d -s glance -x 80 -y 24 "TERM=xterm-256color $bin --db $work/forward.sqlite --follow --expect-every 1h; echo EXIT=\$?; sleep 60"
 session=glance
 check "the glance follower shows an empty hour" wait_for "peak 0 · 0/h"
