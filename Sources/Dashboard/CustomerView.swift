@@ -196,8 +196,13 @@ extension DashboardView {
         }
         let answered = s.consumptionAnswers
         let issues = story.issues.filter { !($0.code == .consumptionUnanswered && answered[$0.transactionID ?? ""] != nil) }
-        for issue in issues.prefix(4) { head.append(("! " + SafeText.escaped(issue.summary), Style(.warning))) }
-        if issues.count > 4 { head.append(("! and \(issues.count - 4) more issues", Style(.warning))) }
+        // Each issue whole where the timeline keeps five rows, else one line each (cut).
+        let issueLines = issues.prefix(4).map { WordWrap.lines("! " + SafeText.escaped($0.summary), width: inner.width, indent: 2, limit: 3) }
+        let wrapped = head.count + issueLines.joined().count + (issues.count > 4 ? 1 : 0) + 1 <= inner.height - 5
+        for lines in issueLines {
+            for line in wrapped ? lines : Array(lines.prefix(1)) { head.append((line, Style(.warning))) }
+        }
+        if issues.count > 4 { head.append(("! and \(issues.count - 4) more \(CountNoun.issue.word(issues.count - 4))", Style(.warning))) }
         head.append((timelineHint(story.events.count, width: inner.width), Style(.muted)))
         let top = min(head.count, max(0, inner.height - 3))
         _ = Widgets.text(into: &b, rect: Rect(x: inner.x, y: inner.y, width: inner.width, height: top), lines: Array(head.prefix(top)), offset: 0)

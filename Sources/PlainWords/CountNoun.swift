@@ -32,6 +32,7 @@ extension CountNoun {
     public static let historyPage = CountNoun("history page")
     public static let input = CountNoun("input")
     public static let keyBesidesSignedPayload = CountNoun("key")
+    public static let issue = CountNoun("issue")
     public static let line = CountNoun("line")
     public static let newInput = CountNoun("new input")
     public static let notification = CountNoun("notification")
@@ -57,7 +58,7 @@ extension CountNoun {
 
     /// Every noun above, for the golden file of count phrases.
     public static let every: [CountNoun] = [
-        attempt, certificate, character, consumablePurchase, customer, day, delivery, duplicate, event, file, historyPage, input, keyBesidesSignedPayload,
+        attempt, certificate, character, consumablePurchase, customer, day, delivery, duplicate, event, file, historyPage, input, issue, keyBesidesSignedPayload,
         line, newInput, notification, oneTimePurchase, originalTransaction, period, problem, purchase, read, receipt, registeredTarget, remainingMonthlyPayment, renewal,
         retry, root, row, signature, signedItem, subCA, subscription, transaction, `try`,
     ]

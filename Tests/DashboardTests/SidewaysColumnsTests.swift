@@ -77,6 +77,10 @@ import TerminalUI
         // The facts wrap whole: `auto-renew off` is not cut to `auto`.
         #expect(screen.contains("││  auto-renew off, Apple's status expired"))
         #expect(screen.contains("Timeline (7 events)   ↑↓ select · e export · Esc back · ? keys"))
+        // Issues and the trust warning wrap whole while the timeline keeps five rows.
+        let words = Wording("sideways-columns")
+        words.said(lines(state).filter { ($0.contains("! ") || $0.contains("NOT GENUINE") || $0.hasPrefix("││  ")) && $0.contains(where: \.isLetter) })
+        words.check()
         dashboard.press(&state, .right, .right, .right)
         #expect(state.customerSideways == 60)
         screen = lines(state).joined(separator: "\n")
