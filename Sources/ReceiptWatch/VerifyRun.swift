@@ -25,6 +25,9 @@ public struct VerifyRun {
     public var sendUndecodable: Bool
     /// Where the results, the refusals and the progress are said.
     public var console: Console
+    /// `--verbose`: a line per retry's wait where no progress bar is drawn (by default a
+    /// retry shows only in the bar, and in the attempts of the item's result).
+    public var verbose = false
 
     public init(files: [String], format: OutputFormat, concurrency: Int, resume: Bool, sendUndecodable: Bool, console: Console) {
         self.console = console
@@ -109,7 +112,7 @@ public struct VerifyRun {
         }
         let progress = VerifyProgress(
             total: items.count, names: Dictionary(items.map { ($0.id, $0.source) }, uniquingKeysWith: { first, _ in first }),
-            interactive: console.errorIsTerminal && format == .text, console: console)
+            interactive: console.errorIsTerminal && format == .text, verbose: verbose, console: console)
         let results = Mutex<[Int: VerificationOutcome]>([:])
         let client = try makeClient()
         let batch = BatchVerifier(client: client, concurrency: concurrency)
@@ -187,6 +190,7 @@ final class VerifyProgress: Sendable {
     /// Each item's input, by item id, as the lines name it.
     private let names: [Int: String]
     private let interactive: Bool
+    private let verbose: Bool
     private let console: Console
     private let state = Mutex(State())
 
@@ -197,8 +201,9 @@ final class VerifyProgress: Sendable {
         var lastDraw = DispatchTime.now().uptimeNanoseconds
     }
 
-    init(total: Int, names: [Int: String] = [:], interactive: Bool, console: Console) {
+    init(total: Int, names: [Int: String] = [:], interactive: Bool, verbose: Bool = false, console: Console) {
         self.console = console
+        self.verbose = verbose
         self.total = total
         self.names = names
         self.interactive = interactive
@@ -207,6 +212,7 @@ final class VerifyProgress: Sendable {
     func handle(_ event: BatchEvent) {
         let total = total
         let interactive = interactive
+        let verbose = verbose
         state.withLock { s in
             switch event {
             case .done(let id, let outcome, _):
@@ -220,7 +226,7 @@ final class VerifyProgress: Sendable {
                 if !interactive { line("failed \(name(id)): \(SafeText.escaped(failure.reason))") }
             case .retrying(let id, let seconds, let reason):
                 s.retrying += 1
-                if !interactive { line("retrying \(name(id)) " + String(format: "in %.2f s: ", seconds) + SafeText.escaped(reason.description)) }
+                if !interactive && verbose { line("retrying \(name(id)) " + String(format: "in %.2f s: ", seconds) + SafeText.escaped(reason.description)) }
             default: break
             }
             let now = DispatchTime.now().uptimeNanoseconds

@@ -62,6 +62,9 @@ struct Verify: AsyncParsableCommand {
     @Argument(help: "Receipt files or folders, or - for standard input.")
     var files: [String] = []
 
+    @Flag(name: .long, help: "Say each retry's wait on a line of its own where no progress bar is drawn (default: retries show in the bar and in each result's attempts).")
+    var verbose = false
+
     func validate() throws {
         if files.isEmpty && !resume { throw ValidationError("No input. Name receipt files or folders, or '-' for standard input.") }
         if resume && db == nil { throw ValidationError("--resume needs --db PATH.") }
@@ -69,7 +72,8 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         let store: (any AuditBackend)? = if let db { try await AuditOpening.open(db) } else { nil }
-        let run = VerifyRun(files: files, format: format, concurrency: online.concurrency, resume: resume, sendUndecodable: sendUndecodable, console: .standard)
+        var run = VerifyRun(files: files, format: format, concurrency: online.concurrency, resume: resume, sendUndecodable: sendUndecodable, console: .standard)
+        run.verbose = verbose
         let verified = try await AuditStoreService.closing(store) {
             try await run.run(recordingIn: store) { try online.makeClient(excludeOldTransactions: excludeOldTransactions, timeout: timeout) }
         }

@@ -59,7 +59,9 @@ import TestSupport
             ["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"], status: 1,
             in: folder, port: port, into: transcript)
         try expectPlain(["history", "--db", "postgres://team@127.0.0.1:\(port)/audit"], status: 1, in: folder, port: port, into: transcript)
+        // Without a terminal each retry is said only with --verbose; the result lists every attempt.
         try expectPlain(["verify", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
+        try expectPlain(["verify", "--verbose", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
 
         // Bad values and flags.
         try expectPlain(["history", "--db", "nope.sqlite", "--since", "last tuesday"], status: 64, in: folder, port: port, into: transcript)
