@@ -425,7 +425,7 @@ public enum DashboardView {
         let productWidth = OnCallGlance.productWidth(widest: s.onCall.widestProduct, inner: width, fixed: 33)
         return [
             TableColumn("Received", width: 8, priority: 8, frozen: true), TableColumn("Notification", width: 0, priority: 9, minimumWidth: 24),
-            TableColumn("Product", width: productWidth, priority: 6), TableColumn("Transaction", width: 16, priority: 7),
+            TableColumn("Product", width: productWidth, priority: 6, keepTail: true), TableColumn("Transaction", width: 16, priority: 7),
             TableColumn("V", width: 1, priority: 9, minimumWidth: 1), TableColumn("×", width: 3, alignRight: true, priority: 5, minimumWidth: 3),
         ]
     }
@@ -789,7 +789,7 @@ public enum DashboardView {
                 let answered = row.transactionID.flatMap { s.consumptionAnswers[$0] }
                 if let note = row.consumptionNote(now: s.wallClock, answered: answered) { return ("\(note) · \(row.explanation)", .warning) }
                 return (row.explanation, nil)
-            case 2: return (OnCallGlance.shortenLeft(SafeText.escaped(row.productID ?? ""), to: columns[2].width), nil)
+            case 2: return (SafeText.escaped(row.productID ?? ""), nil)  // cut from the left by its column
             case 3: return (row.transactionID ?? "", .muted)
             case 4:
                 let (glyph, role) = verdictGlyph(row.verdict)

@@ -165,22 +165,6 @@ public enum OnCallGlance {
         return .ok
     }
 
-    /// `text` cut from the left to `columns` (`…pro.monthly`): product ids share their start
-    /// (`com.example.app.`) and differ at their end.
-    public static func shortenLeft(_ text: String, to columns: Int) -> String {
-        guard TextWidth.of(text) > columns else { return text }
-        guard columns > 1 else { return columns == 1 ? "…" : "" }
-        var kept: [Character] = []
-        var used = 1
-        for character in text.reversed() {
-            let w = TextWidth.of(character)
-            if used + w > columns { break }
-            kept.append(character)
-            used += w
-        }
-        return "…" + String(kept.reversed())
-    }
-
     /// The Product column's width in a table `inner` columns wide whose other fixed columns
     /// take `fixed` (separators included): the widest product where it fits, and at most half
     /// of what it shares with the Notification column, which keeps at least 24.

@@ -79,10 +79,10 @@ import TerminalUI
     }
 
     @Test func aProductIsWholeWhereItFitsAndCutFromTheLeftWhereNot() {
-        #expect(OnCallGlance.shortenLeft("com.example.receiptdash.pro.monthly", to: 12) == "…pro.monthly")
-        #expect(OnCallGlance.shortenLeft("com.example.receiptdash.coins100", to: 12) == "…sh.coins100")
-        #expect(OnCallGlance.shortenLeft("pro.monthly", to: 12) == "pro.monthly")
-        #expect(OnCallGlance.shortenLeft("ab", to: 1) == "…")
+        #expect(TextWidth.truncateHead("com.example.receiptdash.pro.monthly", to: 12) == "…pro.monthly")
+        #expect(TextWidth.truncateHead("com.example.receiptdash.coins100", to: 12) == "…sh.coins100")
+        #expect(TextWidth.truncateHead("pro.monthly", to: 12) == "pro.monthly")
+        #expect(TextWidth.truncateHead("ab", to: 1) == "…")
         // The widest product where it fits, at most half of what it shares with the
         // Notification column, which keeps 24.
         #expect(OnCallGlance.productWidth(widest: 35, inner: 198, fixed: 33) == 35)
