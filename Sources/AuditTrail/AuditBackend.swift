@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every method may be called from any task. Writes are atomic: a method that records several
 /// rows records all of them or none.
-public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, ForwardOutbox, ScheduledJobs {
+public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, ForwardOutbox, ScheduledJobs, RetentionTrail {
     /// Where the trail lives, as it may be shown: a path, or a URL with its password masked.
     var location: String { get }
     /// The migrations this open applied, in order (empty when it was at the current schema).

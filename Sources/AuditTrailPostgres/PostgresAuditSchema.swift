@@ -204,6 +204,12 @@ enum PostgresAuditSchema {
         Migration(name: "v12", statements: AuditSchema.v12(real: "DOUBLE PRECISION").map { PostgresQuery(unsafeSQL: $0) }),
         // v13: each write linked to the customer's app transaction id.
         Migration(name: "v13", statements: AuditSchema.v13.map { PostgresQuery(unsafeSQL: $0) }),
+        // v14: Retention Messaging's realtime requests and the content Apple holds.
+        Migration(
+            name: "v14",
+            statements: AuditSchema.v14(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
+                PostgresQuery(unsafeSQL: $0)
+            }),
     ]
 
     static var names: [String] { migrations.map(\.name) }

@@ -288,6 +288,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v13") { db in
             for statement in AuditSchema.v13 { try db.execute(sql: statement) }
         }
+        // v14: Retention Messaging's realtime requests and the content Apple holds.
+        migrator.registerMigration("v14") { db in
+            for statement in AuditSchema.v14(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
