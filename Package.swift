@@ -147,6 +147,15 @@ let package = Package(
         .target(name: "JSONWriting", dependencies: ["ReceiptCore", "UntrustedText"]),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results.
+        // Retention Messaging's rules file and the answer it picks for a realtime request
+        // (pure: the receiver reads the trail and sends the answer).
+        .target(
+            name: "RetentionRules",
+            dependencies: [
+                "AppStoreAPI", "AuditTrail", "PlainWords", "ReceiptCore",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
         .target(name: "ReceiptRendering", dependencies: ["PlainWords", "CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "ReceiptTrust", "UntrustedText"]),
         // The one HTTP client every outgoing request uses (AsyncHTTPClient, one configuration,
         // a deadline per request, failures classified by code): Apple's services, OCSP, doctor,
@@ -273,6 +282,7 @@ let package = Package(
             name: "NotificationReceiver",
             dependencies: [
                 "PlainWords",
+                "RetentionRules",
                 "LocalFiles",
                 "JSONWriting",
                 "RetryEngine",
@@ -499,6 +509,7 @@ let package = Package(
                 "AuditTrailSQLite",
                 "NotificationForwarder",
                 "NotificationReceiver",
+                "RetentionRules",
                 "ScheduledReconciliation",
                 "ReceiptBenchmarks",
                 "ReceiptCore",
@@ -595,11 +606,20 @@ let package = Package(
             exclude: ["Goldens"]
         ),
         .testTarget(
+            name: "RetentionRulesTests",
+            dependencies: [
+                "TestSupport", "AppStoreAPI", "AuditTrail", "RetentionRules", "ReceiptCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Goldens"]
+        ),
+        .testTarget(
             name: "NotificationReceiverTests",
             dependencies: [
                 "TestSupport",
                 "APITestSupport",
-                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport",
+                "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "NotificationReceiver", "RetentionRules", "ReceiptCore",
+                "ReceiptTrust", "ReceiptSimulator", "ServiceTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

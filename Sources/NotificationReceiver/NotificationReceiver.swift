@@ -98,6 +98,8 @@ public struct NotificationReceiver: Sendable {
     let health: ReceiverHealth
     /// Which refusals are logged: the first of a class, address and minute, then a count.
     let refusalLog = RefusalLogSampler()
+    /// The Retention Messaging responder, when `--retention-path` serves one.
+    public var retention: RetentionResponder?
 
     public init(
         sink: any NotificationSink, policy: ReceiverPolicy = ReceiverPolicy(), logger: Logger = Logger(label: "receiptdash.receive"),
@@ -339,24 +341,34 @@ public struct NotificationReceiver: Sendable {
                 "bundleId is \(ClaimText.cut(bundle) ?? "missing"), not one of --bundle-id \(policy.allowedBundleIDs.joined(separator: ", "))"
             )
         }
+        if let refused = environmentGate(decoded) { return refused }
+        return info.signedDate.flatMap { signedDateGate($0, maximumAge: policy.maximumAge, flag: "--max-age") }
+    }
+
+    /// The environment a token claims, against `--environment`.
+    func environmentGate(_ decoded: DecodedInput) -> (RefusalKind, String)? {
         guard let environment = decoded.environment, policy.environments.contains(environment) else {
             let accepted = policy.environments.map(\.rawValue).sorted().joined(separator: ", ")
             return (.environment, "environment is \(ClaimText.cut(decoded.rawEnvironment) ?? "missing"); this receiver accepts \(accepted) (--environment)")
         }
-        if let signed = info.signedDate {
-            let now = now()
-            if signed.timeIntervalSince(now) > DurationText.seconds(policy.maximumClockSkew) {
-                return (
-                    .future,
-                    "signedDate \(AppleDate.iso8601(signed)) is ahead of this machine's clock (\(AppleDate.iso8601(now))) by more than \(Int(DurationText.seconds(policy.maximumClockSkew))) s"
-                )
-            }
-            if let maximumAge = policy.maximumAge, now.timeIntervalSince(signed) > DurationText.seconds(maximumAge) {
-                return (
-                    .stale,
-                    "signedDate \(AppleDate.iso8601(signed)) is older than --max-age (\(Int(DurationText.seconds(maximumAge))) s) (now \(AppleDate.iso8601(now)))"
-                )
-            }
+        return nil
+    }
+
+    /// `signedDate` against this machine's clock: not more than the skew ahead, not older
+    /// than `maximumAge` (the setting `flag` names).
+    func signedDateGate(_ signed: Date, maximumAge: Duration?, flag: String) -> (RefusalKind, String)? {
+        let now = now()
+        if signed.timeIntervalSince(now) > DurationText.seconds(policy.maximumClockSkew) {
+            return (
+                .future,
+                "signedDate \(AppleDate.iso8601(signed)) is ahead of this machine's clock (\(AppleDate.iso8601(now))) by more than \(Int(DurationText.seconds(policy.maximumClockSkew))) s"
+            )
+        }
+        if let maximumAge, now.timeIntervalSince(signed) > DurationText.seconds(maximumAge) {
+            return (
+                .stale,
+                "signedDate \(AppleDate.iso8601(signed)) is older than \(flag) (\(Int(DurationText.seconds(maximumAge))) s) (now \(AppleDate.iso8601(now)))"
+            )
         }
         return nil
     }

@@ -133,6 +133,30 @@ extension NotificationReceiver {
                 body: body, declaredLength: declared, truncated: truncated, peer: context.peer, peerHost: context.peerHost)
             return Self.response(answer, closing: truncated)
         }
+        if let retention {
+            // Retention Messaging's realtime requests: read as a notification's body is.
+            router.post(RouterPath(retention.path)) { request, context -> Response in
+                let declared = request.headers[.contentLength].flatMap { Int($0) }
+                var body: [UInt8] = []
+                var truncated = false
+                if let declared, declared > policy.maximumBodySize {
+                    truncated = true
+                } else {
+                    do {
+                        (body, truncated) = try await Self.read(request.body, limit: policy.maximumBodySize)
+                    } catch {
+                        truncated = true
+                    }
+                }
+                if truncated { context.channel?.close(mode: .input, promise: nil) }
+                let answer = await handleRealtime(
+                    body: body, declaredLength: declared, truncated: truncated, peer: context.peer, peerHost: context.peerHost)
+                var headers: HTTPFields = [.contentType: "application/json"]
+                if truncated { headers[.connection] = "close" }
+                return Response(
+                    status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            }
+        }
         // `status` and `reason` as every answer has them, the reason in words of its own (not
         // a notification's "stored"), and `store`: `writable` or `not-writable`.
         router.get("/health") { _, _ -> Response in

@@ -1,4 +1,5 @@
 import Foundation
+import RetentionRules
 import Logging
 import AppStoreAPI
 import AuditTrail
@@ -84,6 +85,9 @@ public struct ReceiveLaunch {
     public var keepRefusals: Duration?
     /// One registry for the process: a receiver's /metrics also counts its requests to Apple.
     public var metrics: ReceiverMetrics
+    /// `--retention-path` and `--retention-rules`: the realtime responder's path, its rules and
+    /// the key its promotional offers are signed with.
+    public var retention: (path: String, rules: RetentionRules, signer: OfferSigner?)?
 
     public init(
         policy: ReceiverPolicy, listeners: ReceiverListeners, tls: (certificate: String, key: String)?, maximumPending: Int,
@@ -118,7 +122,12 @@ public struct ReceiveLaunch {
             console.error("receiptdash: could not register the forwarding targets in the audit trail: \(error)")
             return false
         }
-        let receiver = NotificationReceiver(sink: store, policy: policy, metrics: metrics)
+        var receiver = NotificationReceiver(sink: store, policy: policy, metrics: metrics)
+        if let retention {
+            receiver.retention = RetentionResponder(
+                path: retention.path, rules: retention.rules, signer: retention.signer, trail: backend,
+                metrics: RetentionMetrics(registry: metrics.registry))
+        }
         var listeners = listeners
         if let tls {
             if let warning = FilePermissions.readableByOthersWarning(path: tls.key, what: "the TLS key file") { console.warning(warning) }

@@ -96,11 +96,15 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
     /// Online checks could not get an answer about the chain for now (503, `Retry-After`):
     /// Apple sends it again later; never refused for it.
     case retryLater = "retry-later"
+    /// A realtime request's `signedPayload` is a readable JWS but not a realtime request.
+    case notRealtimeRequest = "not-a-realtime-request"
+    /// A realtime request's `requestIdentifier` is missing or not a UUID.
+    case badRequestIdentifier = "bad-request-identifier"
 
     public var status: Int {
         switch self {
         case .tooLarge: 413
-        case .unreadable, .notJSON, .notNotification, .undecodable, .limits, .badNotificationUUID: 400
+        case .unreadable, .notJSON, .notNotification, .undecodable, .limits, .badNotificationUUID, .notRealtimeRequest, .badRequestIdentifier: 400
         case .v1NotAccepted, .v1Password, .signature, .bundle, .app, .environment, .stale, .future: 403
         case .busy, .storeFailed, .retryLater: 503
         }
@@ -128,6 +132,8 @@ public enum RefusalKind: String, Sendable, Hashable, CaseIterable {
         case .busy: "busy: retry later"
         case .storeFailed: "store unavailable: retry later"
         case .retryLater: "the signature cannot be checked now: retry later"
+        case .notRealtimeRequest: "signedPayload is not a Retention Messaging realtime request"
+        case .badRequestIdentifier: "requestIdentifier is not a UUID"
         }
     }
 }

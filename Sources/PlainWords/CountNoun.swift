@@ -42,6 +42,7 @@ extension CountNoun {
     public static let problem = CountNoun("problem")
     public static let purchase = CountNoun("purchase")
     public static let read = CountNoun("read")
+    public static let realtimeRequest = CountNoun("realtime request")
     public static let receipt = CountNoun("receipt")
     public static let registeredTarget = CountNoun("registered target")
     public static let remainingMonthlyPayment = CountNoun("remaining monthly payment")
@@ -49,6 +50,7 @@ extension CountNoun {
     public static let retry = CountNoun("retry", plural: "retries")
     public static let root = CountNoun("extra trusted root")
     public static let row = CountNoun("row")
+    public static let rule = CountNoun("rule")
     public static let signature = CountNoun("signature")
     public static let signedItem = CountNoun("signed item")
     public static let subCA = CountNoun("sub-CA")
@@ -59,7 +61,7 @@ extension CountNoun {
     /// Every noun above, for the golden file of count phrases.
     public static let every: [CountNoun] = [
         attempt, certificate, character, consumablePurchase, customer, day, delivery, duplicate, event, file, historyPage, input, issue, keyBesidesSignedPayload,
-        line, newInput, notification, oneTimePurchase, originalTransaction, period, problem, purchase, read, receipt, registeredTarget, remainingMonthlyPayment, renewal,
-        retry, root, row, signature, signedItem, subCA, subscription, transaction, `try`,
+        line, newInput, notification, oneTimePurchase, originalTransaction, period, problem, purchase, read, realtimeRequest, receipt, registeredTarget, remainingMonthlyPayment, renewal,
+        retry, root, row, rule, signature, signedItem, subCA, subscription, transaction, `try`,
     ]
 }

@@ -119,13 +119,16 @@ struct Notifications: AsyncParsableCommand {
     @Flag(name: .long, help: "List the refused requests by reason (count, addresses, last seen), since --since (default: the last 24 h).")
     var refusals = false
 
+    @Flag(name: .long, help: "List Retention Messaging realtime requests (receive --retention-path): each answer, or why none, oldest first.")
+    var retention = false
+
     @Flag(name: .long, help: "List the forwarding outbox (receive --forward): pending, delivered and dead deliveries, newest first.")
     var outbox = false
 
     @Option(name: .long, help: "Outbox: only deliveries in this state (pending, delivered or dead).")
     var state: ForwardDelivery.State?
 
-    @Option(name: .long, help: ArgumentHelp("Outbox: at most this many deliveries.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Outbox and retention: at most this many rows (the newest).", valueName: "n"))
     var limit = 100
 
     @Flag(
@@ -221,6 +224,12 @@ struct Notifications: AsyncParsableCommand {
                 }
                 if outbox || replay {
                     try await runOutbox(backend)
+                    return
+                }
+                if retention {
+                    let records = try await backend.retentionRequests(RetentionQuery(limit: limit))
+                    let since = since.flatMap(TimeArgument.parse)
+                    RetentionListing.write(records.filter { since == nil || $0.receivedAt >= since! }, format: format.table, to: .standard)
                     return
                 }
                 if reconcile {

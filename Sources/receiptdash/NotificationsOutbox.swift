@@ -27,7 +27,12 @@ extension Notifications {
             throw ValidationError("--refusals lists refused requests on its own (with --since and --format).")
         }
         if (outbox || replay) && reconcile { throw ValidationError("--outbox and --replay do not go with --reconcile.") }
-        if outboxOnly && !outbox { throw ValidationError("--state, --limit and --enable belong to --outbox.") }
+        if retention && (outbox || replay || reconcile || refusals || follow || type != nil || state != nil || !enable.isEmpty) {
+            throw ValidationError("--retention lists realtime requests on its own (with --since, --limit and --format).")
+        }
+        if outboxOnly && !outbox && !(retention && state == nil && enable.isEmpty) {
+            throw ValidationError("--state, --limit and --enable belong to --outbox (--limit also to --retention).")
+        }
         if replayOnly && !replay {
             throw ValidationError(
                 notificationUUIDs.isEmpty

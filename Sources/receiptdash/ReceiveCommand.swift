@@ -9,6 +9,7 @@ import NotificationReceiver
 import AppStoreAPI
 import ReceiptCore
 import ReceiptTrust
+import RetentionRules
 import RetryEngine
 import ScheduledReconciliation
 import UntrustedText
@@ -119,6 +120,17 @@ struct Receive: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The app's Apple ID, checked when given.", valueName: "n"))
     var appAppleId: Int64?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer Retention Messaging realtime requests on this path (with --retention-rules and --app-apple-id).", valueName: "path"))
+    var retentionPath: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The retention rules file (TOML; check it with receiptdash messaging rules check).", valueName: "file"))
+    var retentionRules: String?
+
     @OptionGroup(title: "Forwarding") var forwarding: ForwardOptions
 
     @OptionGroup(title: "Continuous reconciliation") var reconciling: ReconcileOptions
@@ -152,6 +164,19 @@ struct Receive: AsyncParsableCommand {
         _ = try Self.duration(maxAge, "--max-age")
         _ = try Self.duration(keepRefusals, "--keep-refusals")
         _ = try metricsAddress()
+        if (retentionPath == nil) != (retentionRules == nil) {
+            throw ValidationError("--retention-path and --retention-rules go together: the path Apple POSTs to, and the rules that answer.")
+        }
+        if let retentionPath {
+            guard retentionPath.hasPrefix("/"), retentionPath.utf8.count <= 200, !["/notifications", "/health"].contains(retentionPath),
+                retentionPath.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "?" && $0 != "#" })
+            else {
+                throw ValidationError("--retention-path takes a path such as /retention (not /notifications or /health); not \(SafeText.escaped(retentionPath)).")
+            }
+            guard appAppleId != nil else {
+                throw ValidationError("--retention-path needs --app-apple-id: Apple says to answer only realtime requests whose appAppleId is your app's.")
+            }
+        }
         if tls.caFile != nil && reconciling.reconcileEvery == nil && forwarding.forward.isEmpty {
             throw ValidationError("--ca-file goes with --reconcile-every DURATION or --forward URL (the requests they send).")
         }
@@ -245,14 +270,16 @@ struct Receive: AsyncParsableCommand {
         // A responder that cannot answer makes the receiver answer 503 with Retry-After.
         policy.onlineChecks = online.make()
         let forwardConfiguration = try forwarding.configuration(tls)
+        let retention = try retentionResponder()
         let backend = try await database.open(durable: true)
-        let launch = ReceiveLaunch(
+        var launch = ReceiveLaunch(
             policy: policy,
             listeners: ReceiverListeners(
                 host: host, port: port, metrics: try metricsAddress(), maximumConnections: maxConnections,
                 maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: try writeTimeoutDuration()),
             tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }, maximumPending: maxPending,
             keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"), metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
+        launch.retention = retention
         // The store runs (PostgreSQL: its pool) from here on: forwarding targets are registered
         // before the receiver's group starts; the group's AuditStoreService closes it last.
         let served = try await AuditStoreService.closing(backend) {
@@ -272,6 +299,27 @@ struct Receive: AsyncParsableCommand {
 }
 
 extension Receive {
+    /// `--retention-path` and `--retention-rules`, read and checked before anything starts: a
+    /// fault in the rules is a usage error naming its line (exit 64), as `messaging rules check`.
+    func retentionResponder() throws -> (path: String, rules: RetentionRules, signer: OfferSigner?)? {
+        guard let retentionPath, let retentionRules else { return nil }
+        let rules: RetentionRules
+        let signer: OfferSigner?
+        do {
+            rules = try RetentionRules.load(path: retentionRules)
+        } catch {
+            throw ValidationError("--retention-rules: \(error.reason)")
+        }
+        do {
+            let loaded = try rules.offerSigner(environment: ProcessInfo.processInfo.environment)
+            loaded.warnings.forEach(Console.standard.warning)
+            signer = loaded.signer
+        } catch {
+            throw ValidationError("--retention-rules: [offer_key]: \(error.reason)")
+        }
+        return (retentionPath, rules, signer)
+    }
+
     /// `--reconcile-every`'s service: Notification History for each accepted environment,
     /// backfilled through a receiver of its own with this one's policy into the same store.
     func reconciler(backend: any AuditBackend, store: NotificationStore, policy: ReceiverPolicy, metrics: ReceiverMetrics) throws
