@@ -80,6 +80,8 @@ public struct StoredCustomerRecords: Sendable {
     public var actions: [AuditAction]
     /// Whether a table held more rows than the limit (the oldest are then missing).
     public var truncated: Bool
+    /// The Retention Messaging realtime requests about these original transactions, oldest first.
+    public var retention: [RetentionRecord] = []
 
     public init(
         originalTransactionIDs: [String] = [], appTransactionIDs: [String] = [], appAccountTokens: [String] = [],
@@ -141,6 +143,10 @@ extension CustomerRecordSource {
             }
             records.appTransactionIDs = group.appIDs
             records.appAccountTokens = tokens
+            if !records.isEmpty, let trail = self as? any RetentionTrail {
+                records.retention = try await trail.retentionRequests(
+                    RetentionQuery(originalTransactionIDs: records.originalTransactionIDs, limit: limit))
+            }
             if !records.isEmpty { out.append(records) }
         }
         // In a fixed order: by app transaction id, then original transaction id.

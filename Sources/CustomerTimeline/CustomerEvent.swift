@@ -26,6 +26,9 @@ public enum CustomerEventKind: String, Sendable, Hashable, CaseIterable {
     case refundReversed = "refund-reversed"
     /// A mass extension could not extend this subscription (`RENEWAL_EXTENSION`/`FAILURE`).
     case extensionFailed = "extension-failed"
+    /// The customer tapped Cancel and our realtime responder offered a message, another
+    /// product or a promotional offer (`receive --retention-path`).
+    case retentionOffered = "retention-offered"
 }
 
 /// Where an event was seen. The raw values are a contract.
@@ -40,6 +43,8 @@ public enum CustomerSource: String, Sendable, Hashable, CaseIterable, Comparable
     case receipt
     /// verifyReceipt's answer about a receipt.
     case verify
+    /// A Retention Messaging realtime request our responder answered.
+    case retention
 
     public static func < (a: CustomerSource, b: CustomerSource) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

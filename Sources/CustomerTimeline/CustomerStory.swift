@@ -181,6 +181,7 @@ public struct CustomerStory: Sendable {
             builder.addStoredPurchases(stored.purchases)
             builder.addNotifications(stored.notifications)
             builder.addActions(stored.actions)
+            builder.addRetention(stored.retention)
         }
         let analysis = CustomerAnswers.analysis(inputs)
         let answers = CustomerAnswers.applyConfirmedExtensions(

@@ -119,6 +119,25 @@ struct TimelineBuilder {
         }
     }
 
+    /// A `retention-offered` event for each realtime request answered with an offer (the
+    /// requests answered with nothing are in `notifications --retention`, not the story).
+    mutating func addRetention(_ requests: [RetentionRecord]) {
+        for r in requests where r.result == .offered {
+            let what = r.answerKind.map { "\($0) (message \(r.messageIdentifier ?? "?"))" } ?? "an answer"
+            let lines = [
+                "realtime request \(r.requestIdentifier), \(r.environment ?? "environment not sent"), locale \(r.locale ?? "?")",
+                "answered \(r.result.rawValue) in \(String(format: "%.1f", r.latencyMilliseconds)) ms: \(r.reason)",
+            ]
+            add(
+                key: "retention:" + r.requestIdentifier,
+                CustomerEvent(
+                    at: r.receivedAt, sources: [.retention], kind: .retentionOffered, originalTransactionID: r.originalTransactionID,
+                    productID: r.productID, summary: "tapped Cancel: we offered \(what) by rule \(r.rule ?? "?")", trust: nil,
+                    refs: ["retention:" + r.requestIdentifier],
+                    details: [CustomerEvent.Detail(source: .retention, lines: lines, payload: r.answer, ref: r.requestIdentifier)]))
+        }
+    }
+
     /// An `expired` event for each subscription that ended and is not being retried, at its
     /// last period's end (merged with an `EXPIRED` notification about the same transaction).
     mutating func addExpiries(_ answers: [SubscriptionAnswer]) {

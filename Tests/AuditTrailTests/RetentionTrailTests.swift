@@ -45,6 +45,9 @@ import Testing
                 "3db5c98d-8acf-4e29-831e-8e1f82f9f6e1"
             ])
             #expect(try await store.retentionRequests(RetentionQuery(limit: 1)).map(\.result) == [.noMatch])
+            // The customer's records carry their realtime requests (the story's retention-offered).
+            let customers = try await store.customers(.originalTransactionID("2000000123"))
+            #expect(customers.map { $0.retention.map(\.requestIdentifier) } == [["3db5c98d-8acf-4e29-831e-8e1f82f9f6e0"]])
 
             let message = "8d5a1c2e-4b6f-4e21-9a3b-5c7d9e1f2a3b"
             let image = "11111111-2222-4333-8444-555555555555"
