@@ -47,11 +47,13 @@ receiptdash_notifications_stored_total receiptdash_notification_redeliveries_tot
 receiptdash_api_requests_total receiptdash_verifyreceipt_requests_total
 receiptdash_forward_deliveries_total receiptdash_forward_target_disabled_total
 receiptdash_forward_target_slowed_total receiptdash_reconcile_runs_total
-receiptdash_reconcile_recovered_total""".split()
+receiptdash_reconcile_recovered_total receiptdash_retention_requests_total
+receiptdash_retention_unrecorded_total""".split()
 GAUGES = """receiptdash_forward_pending_deliveries receiptdash_forward_oldest_pending_age_seconds
 receiptdash_forward_targets_disabled receiptdash_tls_certificate_expiry_timestamp_seconds""".split()
 HISTOGRAMS = """receiptdash_notification_request_seconds receiptdash_notification_verify_seconds
-receiptdash_notification_commit_seconds receiptdash_forward_delivery_seconds""".split()
+receiptdash_notification_commit_seconds receiptdash_forward_delivery_seconds
+receiptdash_retention_answer_seconds""".split()
 CONTRACT = set(COUNTERS + GAUGES) | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
 
 problems = []
