@@ -36,7 +36,9 @@ struct Receive: AsyncParsableCommand {
             GET /metrics is served on a second listener (--metrics-host, --metrics-port). \
             --forward URL hands every stored notification on as a signed Standard Webhook (from an \
             outbox, never delaying the 200); --reconcile-every 1h backfills from Apple's \
-            Notification History on schedule (docs/on-call.md). \
+            Notification History on schedule (docs/on-call.md). --retention-path /retention with \
+            --retention-rules FILE answers Retention Messaging realtime requests by the rules file, \
+            judged as notifications are (docs/retention.md). \
             SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
             Plain HTTP: serve on loopback or behind a TLS reverse proxy (Apple requires TLS 1.2+).
             """)
