@@ -64,7 +64,7 @@ public struct APIErrorCode: Sendable, Hashable, Comparable, CustomStringConverti
         .testNotificationNotFound, .transactionIDNotFound, .appTransactionDoesNotExist, .rateLimitExceeded, .generalInternal, .generalInternalRetryable,
     ]
 
-    public var isKnown: Bool { Self.known.contains(self) || Self.actionCodes.contains(self) }
+    public var isKnown: Bool { Self.known.contains(self) || Self.actionCodes.contains(self) || Self.retentionCodes.contains(self) }
 
     /// Whether the same request may succeed later: 4040002, 4040004, 4040006, 5000001 (retried
     /// with backoff) and 4290000 (retried at `Retry-After`). Every other code is permanent.
@@ -99,7 +99,9 @@ public struct APIErrorCode: Sendable, Hashable, Comparable, CustomStringConverti
         case .rateLimitExceeded: "rate limited"
         case .generalInternal: "Apple's server had an internal error"
         case .generalInternalRetryable: "Apple's server had an internal error (temporary; retried)"
-        default: Self.actionCodes.contains(self) ? actionExplanation : "error code \(rawValue), unknown to this version"
+        default:
+            Self.actionCodes.contains(self)
+                ? actionExplanation : Self.retentionCodes.contains(self) ? retentionExplanation : "error code \(rawValue), unknown to this version"
         }
     }
 

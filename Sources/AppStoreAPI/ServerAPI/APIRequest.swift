@@ -19,9 +19,27 @@ public enum APIEndpointKind: String, Sendable, Hashable, CaseIterable {
     case consumption = "consumption"
     case appAccountToken = "app-account-token"
     case finishTransaction = "finish"
+    // Retention Messaging (RetentionRequests.swift).
+    case uploadImage = "upload-image"
+    case deleteImage = "delete-image"
+    case imageList = "image-list"
+    case uploadMessage = "upload-message"
+    case deleteMessage = "delete-message"
+    case messageList = "message-list"
+    case configureDefaultMessage = "configure-default-message"
+    case deleteDefaultMessage = "delete-default-message"
+    case defaultMessage = "default-message"
+    case configureRealtimeURL = "configure-realtime-url"
+    case deleteRealtimeURL = "delete-realtime-url"
+    case realtimeURL = "realtime-url"
+    case performanceTest = "performance-test"
+    case performanceTestResult = "performance-test-result"
 
     /// Whether Apple offers the endpoint in sandbox (Look Up Order ID is production only).
     public var isAvailableInSandbox: Bool { self != .lookUpOrderID }
+
+    /// Whether Apple offers the endpoint in production (the performance test is sandbox only).
+    public var isAvailableInProduction: Bool { self != .performanceTest && self != .performanceTestResult }
 }
 
 /// One request to the App Store Server API as a value: method, path, query and body. Made
@@ -32,6 +50,7 @@ public struct APIRequest: Sendable, Hashable {
         case get = "GET"
         case post = "POST"
         case put = "PUT"
+        case delete = "DELETE"
     }
 
     public struct QueryItem: Sendable, Hashable {
@@ -50,16 +69,26 @@ public struct APIRequest: Sendable, Hashable {
     public let path: String
     /// The query, in order (not yet encoded).
     public let query: [QueryItem]
-    /// The JSON body, for POST.
+    /// The body, for POST and PUT (JSON, or PNG bytes for Upload Image).
     public let body: [UInt8]?
+    /// The body's `Content-Type`: `application/json`, or `image/png` for Upload Image; nil
+    /// without a body.
+    public let contentType: String?
 
-    init(endpoint: APIEndpointKind, method: Method = .get, path: String, query: [QueryItem] = [], body: [UInt8]? = nil) {
+    init(
+        endpoint: APIEndpointKind, method: Method = .get, path: String, query: [QueryItem] = [], body: [UInt8]? = nil,
+        contentType: String? = nil
+    ) {
         self.endpoint = endpoint
         self.method = method
         self.path = path
         self.query = query
         self.body = body
+        self.contentType = body == nil ? nil : (contentType ?? Self.jsonContentType)
     }
+
+    public static let jsonContentType = "application/json"
+    public static let pngContentType = "image/png"
 
     /// The path and the encoded query (`/inApps/v2/history/1?revision=abc&sort=ASCENDING`).
     public var pathAndQuery: String {

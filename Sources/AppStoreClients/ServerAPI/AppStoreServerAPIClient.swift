@@ -309,6 +309,11 @@ public final class AppStoreServerAPIClient: Sendable {
         if environment == .sandbox, !request.endpoint.isAvailableInSandbox {
             return APIAnswer(result: .failure(.orderLookUpNotInSandbox), environment: nil, records: [])
         }
+        if environment == .production, !request.endpoint.isAvailableInProduction {
+            return APIAnswer(
+                result: .failure(APIFailure(.invalidRequest, "Apple runs the performance test in sandbox only: give --environment sandbox")),
+                environment: nil, records: [])
+        }
         let host = hosts[environment]
         var records: [APIRequestRecord] = []
         var until: Date?
@@ -377,9 +382,9 @@ public final class AppStoreServerAPIClient: Sendable {
             http.headers.add(name: "Accept", value: "application/json")
             http.headers.add(name: "User-Agent", value: "receiptdash/0.1")
             if let body = request.body {
-                http.headers.add(name: "Content-Type", value: "application/json")
+                http.headers.add(name: "Content-Type", value: request.contentType ?? APIRequest.jsonContentType)
                 http.body = .bytes(ByteBuffer(bytes: body))
-            } else if request.method != .get {
+            } else if request.method != .get, request.method != .delete {
                 http.body = .bytes(ByteBuffer())
             }
             let response = try await self.http.execute(http, timeout: requestTimeout)
