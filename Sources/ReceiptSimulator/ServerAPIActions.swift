@@ -78,7 +78,7 @@ extension ServerAPIService {
     /// Routes the write endpoints; nil when the path is none of them.
     func routeAction(_ method: String, _ segments: [String], body: [UInt8], _ context: Context) -> ServerAPIReply? {
         guard segments.count >= 4, segments[0] == "inApps" else { return nil }
-        var reply: ServerAPIReply
+        let reply: ServerAPIReply
         switch (method, segments.count, segments[1], segments[2]) {
         case ("PUT", 5, "v1", "subscriptions") where segments[3] == "extend": reply = extend(segments[4], body, context)
         case ("POST", 5, "v1", "subscriptions") where segments[3] == "extend" && segments[4] == "mass": reply = massExtend(body, context)
@@ -90,6 +90,13 @@ extension ServerAPIService {
         case ("POST", 4, "v1", "notifications") where segments[3] == "test": reply = requestTestNotification(context)
         default: return nil
         }
+        return recordWrite(method, segments, body: body, context, reply)
+    }
+
+    /// Logs a write that was taken (``writes``), wakes who waits for it, and holds its answer
+    /// by the write answer delay.
+    func recordWrite(_ method: String, _ segments: [String], body: [UInt8], _ context: Context, _ reply: ServerAPIReply) -> ServerAPIReply {
+        var reply = reply
         let ready = actions.withLock { s -> [@Sendable () -> Void] in
             if s.writes.count >= 10_000 { s.writes.removeFirst(s.writes.count - 9_999) }
             s.writes.append(

@@ -47,6 +47,9 @@ public struct ServerAPIConfiguration: Sendable {
     public var clock: ServiceClock
     /// Larger request bodies get 400 (4000000).
     public var maximumBodyBytes: Int
+    /// Larger Upload Image bodies (PNG bytes) get 400 (4000000); Apple's own limit is
+    /// unconfirmed.
+    public var maximumImageBytes: Int = 16 * 1024 * 1024
     /// Items per page (Apple: 20).
     public var pageSize: Int
     /// The PKI that signs every payload; nil makes a fresh one at start (``SimulatorPKIFolder``
@@ -140,6 +143,8 @@ public final class ServerAPIService: Sendable {
     private let state: Mutex<State>
     /// What the write endpoints changed (``ServerAPIActions.swift``).
     let actions = Mutex(ActionState())
+    /// Retention Messaging's images, messages, defaults and realtime URLs (``RetentionContentAPI.swift``).
+    public let retention = RetentionContentStore()
     /// What the writes make Apple send, while someone listens (``LiveNotifications.swift``).
     let outbox = LiveOutbox()
     /// What the notification sender sent, with its attempts as they happened: Get Notification
@@ -187,6 +192,13 @@ public final class ServerAPIService: Sendable {
         state = Mutex(State(script: script, random: SplitMix64(seed: configuration.seed)))
     }
 
+    /// The most body bytes read for a request: Upload Image takes ``ServerAPIConfiguration/maximumImageBytes``,
+    /// everything else ``ServerAPIConfiguration/maximumBodyBytes``.
+    public func maximumBodyBytes(method: String, uri: String) -> Int {
+        method == "PUT" && uri.contains("/inApps/v1/messaging/image/")
+            ? max(configuration.maximumImageBytes, configuration.maximumBodyBytes) : configuration.maximumBodyBytes
+    }
+
     /// Requests answered so far.
     public var requestCount: Int { state.withLock { $0.requests } }
     /// Faults injected so far.
@@ -197,6 +209,7 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
+        if let reply = answerRetentionControl(request) { return reply }
         // Offer signatures are checked without a bearer token and without injected faults.
         if request.uri.prefix(while: { $0 != "?" }) == Self.offerVerificationPath {
             var reply = answerOfferVerification(request)
@@ -248,6 +261,7 @@ public final class ServerAPIService: Sendable {
         let nowMS = ServerAPIStore.milliseconds(now)
         let context = Context(environment: environment, now: now, nowMS: nowMS, query: query)
         if let reply = routeAction(request.method, segments, body: request.body, context) { return reply }
+        if let reply = routeRetention(request.method, segments, body: request.body, context) { return reply }
         switch (request.method, segments.count, segments.first, segments.dropFirst().first) {
         case ("GET", 4, "inApps", "v1") where segments[2] == "transactions": return transactionInfo(segments[3], context)
         case ("GET", 5, "inApps", "v1") where segments[2] == "transactions" && segments[3] == "appTransactions":

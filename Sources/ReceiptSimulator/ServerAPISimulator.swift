@@ -91,7 +91,7 @@ final class ServerAPIHandler: ChannelInboundHandler {
             tooLarge = false
         case .body(let chunk):
             if tooLarge { return }
-            if body.count + chunk.readableBytes > service.configuration.maximumBodyBytes {
+            if body.count + chunk.readableBytes > service.maximumBodyBytes(method: head?.method.rawValue ?? "", uri: head?.uri ?? "") {
                 tooLarge = true
                 body = []
             } else {

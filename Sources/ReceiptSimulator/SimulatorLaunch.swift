@@ -46,6 +46,8 @@ public struct SimulatorLaunch: Sendable {
     public var latency: Double = 0
     public var faultRate: Double = 0
     public var apiFaultRate: Double = 0
+    /// Enforce Apple's Retention Messaging rate limits (``RetentionContentStore/enforceRateLimits(_:)``).
+    public var retentionRateLimits = false
     /// Seconds until a mass extension is complete.
     public var massExtensionDelay: Double = 2
     public var seed: UInt64 = 1
@@ -202,6 +204,7 @@ public struct SimulatorLaunch: Sendable {
                 pki: testPKI, massExtensionDelay: massExtensionDelay)
             configuration.keyID = apiKeyID
             api = try ServerAPIService(configuration)
+            api.retention.enforceRateLimits(retentionRateLimits)
         } catch {
             throw SimulatorLaunchError(.setupFailed, error.reason)
         }
