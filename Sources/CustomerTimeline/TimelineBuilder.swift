@@ -102,6 +102,10 @@ struct TimelineBuilder {
                 case .finish?: .finished
                 case .testNotification?: .test
                 case .massExtendStatus?, nil: .unknown
+                // Retention Messaging's writes name no customer: they reach no timeline.
+                case .uploadImage?, .deleteImage?, .uploadMessage?, .deleteMessage?, .configureDefaultMessage?, .deleteDefaultMessage?,
+                    .configureRealtimeURL?, .deleteRealtimeURL?:
+                    .unknown
                 }
             let outcome = Self.outcome(action)
             var lines = ["\(action.action) by \(action.user), \(action.environment ?? "environment not recorded")", "outcome: \(outcome)"]

@@ -110,6 +110,9 @@ struct Simulator: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds until a mass extension is complete (Apple: hours or days).", valueName: "seconds"))
     var massExtensionDelay: Double = 2
 
+    @Flag(name: .long, help: "Enforce Apple's Retention Messaging rate limits (per endpoint, over an hour; sandbox 10 %). Off by default.")
+    var retentionRateLimits = false
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -206,6 +209,7 @@ struct Simulator: AsyncParsableCommand {
         (launch.faultRate, launch.apiFaultRate, launch.massExtensionDelay) = (faultRate, apiFaultRate, massExtensionDelay)
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
         launch.apiKeyID = apiKeyId
+        launch.retentionRateLimits = retentionRateLimits
         if ocsp {
             let modes = OCSPResponder.Behaviour.allCases.map(\.rawValue)
             guard let behaviour = OCSPResponder.Behaviour(rawValue: ocspMode ?? "answering") else {

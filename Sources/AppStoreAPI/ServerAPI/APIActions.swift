@@ -12,6 +12,25 @@ public enum APIAction: String, Sendable, Hashable, CaseIterable {
     case appAccountToken = "app-account-token"
     case finish
     case testNotification = "test-notification"
+    // Retention Messaging: they name no customer, so the environment is always said.
+    case uploadImage = "upload-image"
+    case deleteImage = "delete-image"
+    case uploadMessage = "upload-message"
+    case deleteMessage = "delete-message"
+    case configureDefaultMessage = "configure-default-message"
+    case deleteDefaultMessage = "delete-default-message"
+    case configureRealtimeURL = "configure-realtime-url"
+    case deleteRealtimeURL = "delete-realtime-url"
+
+    /// Whether the action is one of Retention Messaging's.
+    public var isRetentionMessaging: Bool {
+        switch self {
+        case .uploadImage, .deleteImage, .uploadMessage, .deleteMessage, .configureDefaultMessage, .deleteDefaultMessage, .configureRealtimeURL,
+            .deleteRealtimeURL:
+            true
+        default: false
+        }
+    }
 
     /// Whether the action changes something at Apple (a status read does not).
     public var writes: Bool { self != .massExtendStatus }
@@ -352,8 +371,13 @@ extension APIRequest {
         return (try? Array(encoder.encode(body))) ?? []
     }
 
-    /// The body as text, for plans, dry runs and the audit trail (no secret is ever in a body).
-    public var bodyText: String? { body.map { String(decoding: $0, as: UTF8.self) } }
+    /// The body as text, for plans, dry runs and the audit trail (no secret is ever in a body);
+    /// a body that is not JSON (an image) is said by its size and type.
+    public var bodyText: String? {
+        guard let body else { return nil }
+        guard contentType == nil || contentType == Self.jsonContentType else { return "(\(body.count) bytes of \(contentType ?? "data"))" }
+        return String(decoding: body, as: UTF8.self)
+    }
 }
 
 extension APIErrorCode {

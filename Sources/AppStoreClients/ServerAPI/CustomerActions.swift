@@ -73,7 +73,12 @@ public struct ActionPlan: Sendable {
     /// `{"method", "path", "body"}` as it would be sent.
     public var requestJSON: JSONValue {
         var object: [String: JSONValue] = ["method": .string(request.method.rawValue), "path": .string(request.pathAndQuery)]
-        object["body"] = request.body.flatMap { try? JSONValue.parse($0) } ?? .null
+        if request.contentType == APIRequest.jsonContentType {
+            object["body"] = request.body.flatMap { try? JSONValue.parse($0) } ?? .null
+        } else {
+            // An image: its size and type, not its bytes.
+            object["body"] = request.bodyText.map(JSONValue.string) ?? .null
+        }
         return .object(object)
     }
 
@@ -317,7 +322,8 @@ public struct CustomerActions: Sendable {
             return report(plan, await client.send(plan.request, in: plan.environment, as: TestNotificationResponse.self, onEvent: onEvent)) {
                 .object(["test_notification_token": .string($0.testNotificationToken), "send_attempts": .array([])])
             }
-        case .consumption, .appAccountToken, .finish:
+        case .consumption, .appAccountToken, .finish, .uploadImage, .deleteImage, .uploadMessage, .deleteMessage, .configureDefaultMessage,
+            .deleteDefaultMessage, .configureRealtimeURL, .deleteRealtimeURL:
             return report(plan, await client.send(plan.request, in: plan.environment, as: APINoContent.self, onEvent: onEvent)) { _ in
                 .object([:])
             }

@@ -1,0 +1,178 @@
+import AppStoreAPI
+import AppStoreClients
+import ArgumentParser
+import CommandOptions
+import Foundation
+import JSONWriting
+import ReceiptCore
+import UntrustedText
+
+/// `receiptdash messaging status`: what Apple holds in one screen, per environment: the
+/// realtime URL, images and messages with their states, the default message of each product
+/// and locale asked for (the API has no list of defaults), and the gaps.
+struct MessagingStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "What Apple holds: realtime URL, images, messages, defaults, and the gaps, per environment.",
+        discussion: """
+            Gaps: a product and locale with no default message; a default whose message is not \
+            approved; a message or image not approved (PENDING or REJECTED: Apple cannot show it). \
+            Apple offers no list of defaults: name the products and locales with --product-id and \
+            --locale (each repeatable; every pair is asked). Without --environment, both.
+            """)
+
+    /// Rows of each list shown in text (the rest is counted; `image list` shows all).
+    static let rowsShown = 4
+
+    @Option(name: .long, help: ArgumentHelp("A product whose defaults to show (repeatable).", valueName: "id"))
+    var productId: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("A locale whose defaults to show (repeatable), e.g. en-US.", valueName: "code"))
+    var locale: [String] = []
+
+    @OptionGroup var options: MessagingReadOptions
+
+    func validate() throws {
+        if productId.isEmpty != locale.isEmpty { throw ValidationError("--product-id and --locale go together: defaults are per product and locale.") }
+        for product in productId {
+            for code in locale {
+                do throws(RetentionLimitError) { try RetentionLimits.checkDefault(productID: product, locale: code) } catch {
+                    throw MessagingLimits.refusal(error)
+                }
+            }
+        }
+    }
+
+    /// One environment as Apple answered.
+    struct Snapshot {
+        var environment: APIEnvironment
+        var realtimeURL: String?
+        var images: [GetImageListResponseItem] = []
+        var messages: [GetMessageListResponseItem] = []
+        /// Product, locale, message (nil: none set).
+        var defaults: [(product: String, locale: String, message: String?)] = []
+        var failure: APIFailure?
+
+        /// The gaps, each a kind and its words.
+        var gaps: [(kind: String, words: String)] {
+            var out: [(String, String)] = []
+            let states = Dictionary(messages.compactMap { m in m.messageIdentifier.map { ($0.uppercased(), m.messageState ?? "?") } }, uniquingKeysWith: { a, _ in a })
+            for entry in defaults {
+                guard let message = entry.message else {
+                    out.append(("no-default", "\(entry.product) \(entry.locale): no default message"))
+                    continue
+                }
+                let state = states[message.uppercased()]
+                if state != RetentionContentState.approved.rawValue {
+                    out.append(("default-not-approved", "\(entry.product) \(entry.locale): default message \(message) is \(state ?? "not in the message list")"))
+                }
+            }
+            for message in messages where message.state != .approved {
+                out.append(("message-not-approved", "message \(message.messageIdentifier ?? "?") is \(message.messageState ?? "of no state")"))
+            }
+            for image in images where image.state != .approved {
+                out.append(("image-not-approved", "image \(image.imageIdentifier ?? "?") is \(image.imageState ?? "of no state"): a message using it cannot be shown"))
+            }
+            return out
+        }
+    }
+
+    func run() async throws {
+        let environments: [APIEnvironment] = options.named.map { [$0] } ?? [.production, .sandbox]
+        let pairs = productId.flatMap { product in locale.map { (product.trimmingCharacters(in: .whitespaces), $0) } }
+        let snapshots = try await options.withClient { client in
+            var out: [Snapshot] = []
+            for environment in environments { out.append(await Self.snapshot(client, environment, pairs)) }
+            return out
+        }
+        switch options.format {
+        case .json: Console.standard.line(JSONOutput.text(of: .object(["environments": .array(snapshots.map(Self.json))])))
+        case .text: Console.standard.output(snapshots.map(Self.text).joined())
+        }
+        if snapshots.contains(where: { $0.failure != nil }) { throw ExitStatus.failed }
+    }
+
+    static func snapshot(_ client: AppStoreServerAPIClient, _ environment: APIEnvironment, _ pairs: [(String, String)]) async -> Snapshot {
+        var snapshot = Snapshot(environment: environment)
+        let url = await client.realtimeURL(environment: environment)
+        switch url.result {
+        case .success(let value): snapshot.realtimeURL = value.realtimeURL
+        case .failure(let failure) where failure.apiError == .realtimeURLNotFound: break
+        case .failure(let failure):
+            snapshot.failure = failure
+            return snapshot
+        }
+        let images = await client.imageList(environment: environment)
+        guard let imageList = images.value else {
+            snapshot.failure = images.failure
+            return snapshot
+        }
+        snapshot.images = imageList.imageIdentifiers ?? []
+        let messages = await client.messageList(environment: environment)
+        guard let messageList = messages.value else {
+            snapshot.failure = messages.failure
+            return snapshot
+        }
+        snapshot.messages = messageList.messageIdentifiers ?? []
+        for (product, locale) in pairs {
+            let answer = await client.defaultMessage(productID: product, locale: locale, environment: environment)
+            switch answer.result {
+            case .success(let value): snapshot.defaults.append((product, locale, value.messageIdentifier))
+            case .failure(let failure) where failure.apiError == .defaultMessageNotFound: snapshot.defaults.append((product, locale, nil))
+            case .failure(let failure):
+                snapshot.failure = failure
+                return snapshot
+            }
+        }
+        return snapshot
+    }
+
+    static func text(_ s: Snapshot) -> String {
+        var out = "\(s.environment.rawValue):\n"
+        if let failure = s.failure {
+            let words = failure.apiError.map { "\($0.rawValue) \($0.explanation)" } ?? failure.reason
+            return out + "  could not be read: \(SafeText.escaped(words))\n"
+        }
+        out += "  realtime URL: \(s.realtimeURL.map { SafeText.escaped($0) } ?? "none (Apple shows default messages)")\n"
+        func counted(_ states: [String?]) -> String {
+            let counts = Dictionary(states.map { ($0 ?? "?", 1) }, uniquingKeysWith: +)
+            return counts.keys.sorted().map { "\(counts[$0] ?? 0) \(SafeText.escaped($0))" }.joined(separator: ", ")
+        }
+        out += "  images: \(s.images.count)" + (s.images.isEmpty ? "" : " (\(counted(s.images.map(\.imageState))))") + "\n"
+        out += "  messages: \(s.messages.count)" + (s.messages.isEmpty ? "" : " (\(counted(s.messages.map(\.messageState))))") + "\n"
+        if !s.defaults.isEmpty {
+            out += "  defaults:\n"
+            for entry in s.defaults.prefix(rowsShown) {
+                out += "    \(SafeText.escaped(entry.product)) \(SafeText.escaped(entry.locale)): \(entry.message.map { SafeText.escaped($0) } ?? "none")\n"
+            }
+            if s.defaults.count > rowsShown { out += "    … and \(s.defaults.count - rowsShown) more (--format json lists all)\n" }
+        }
+        let gaps = s.gaps
+        out += "  gaps: \(gaps.isEmpty ? "none" : String(gaps.count))\n"
+        for gap in gaps.prefix(rowsShown) { out += "    \(SafeText.escaped(gap.words))\n" }
+        if gaps.count > rowsShown { out += "    … and \(gaps.count - rowsShown) more (--format json lists all)\n" }
+        return out
+    }
+
+    static func json(_ s: Snapshot) -> JSONValue {
+        var object: [String: JSONValue] = ["environment": .string(s.environment.rawValue)]
+        if let failure = s.failure {
+            object["error"] = .object([
+                "code": .string(failure.code.rawValue), "message": .string(failure.reason),
+                "api_error": failure.apiError.map { .integer(Int64($0.rawValue)) } ?? .null,
+            ])
+            return .object(object)
+        }
+        object["realtime_url"] = s.realtimeURL.map(JSONValue.string) ?? .null
+        object["images"] = .array(s.images.map(MessagingJSON.image))
+        object["messages"] = .array(s.messages.map(MessagingJSON.message))
+        object["defaults"] = .array(
+            s.defaults.map {
+                .object([
+                    "product_id": .string($0.product), "locale": .string($0.locale), "message_identifier": $0.message.map(JSONValue.string) ?? .null,
+                ])
+            })
+        object["gaps"] = .array(s.gaps.map { .object(["kind": .string($0.kind), "words": .string($0.words)]) })
+        return .object(object)
+    }
+}
