@@ -54,6 +54,10 @@ extension ServerAPIService {
         return recordWrite(method, segments, body: logged, context, reply)
     }
 
+    /// Whether `path` is the API's control (`/control`, `/control/…`), which the API answers
+    /// when it shares a port with verifyReceipt.
+    public static func isControlPath(_ path: String) -> Bool { path == "/control" || path.hasPrefix("/control/") }
+
     /// `POST /control?approve=UUID` (or `?reject=UUID`, `&environment=sandbox`): Apple's
     /// review of an uploaded image or message. On the API port, without a token; nil for
     /// another path.

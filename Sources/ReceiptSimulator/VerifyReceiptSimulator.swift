@@ -223,7 +223,7 @@ final class SimulatorHandler: ChannelInboundHandler {
 
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead, body: [UInt8]) {
         let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
-        if let api = state.api, path.hasPrefix("/api/") || path == ServerAPIService.offerVerificationPath {
+        if let api = state.api, path.hasPrefix("/api/") || path == ServerAPIService.offerVerificationPath || ServerAPIService.isControlPath(path) {
             let tooLarge = tooLarge || body.count > api.maximumBodyBytes(method: head.method.rawValue, uri: head.uri)
             ServerAPIHandler.respond(context: context, head: head, body: tooLarge ? [] : body, tooLarge: tooLarge, service: api)
             return

@@ -1,6 +1,9 @@
+import APITestSupport
 import AppStoreAPI
 import AppStoreClients
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import ReceiptCore
 import ReceiptSimulator
 import Testing
@@ -229,6 +232,34 @@ import TestSupport
             // Another endpoint has its own budget.
             #expect(service.answer(ServerAPIRequest(method: "GET", uri: "/api/sandbox/inApps/v1/messaging/image/list", authorization: bearer(client))).status == 200)
         }
+    }
+
+    /// The `simulator` command's one port (verifyReceipt beside the API) takes the review
+    /// control and image uploads larger than other API bodies (64 KiB).
+    @Test func theSharedPortTakesReviewsAndLargeImages() async throws {
+        let (credentials, key) = makeTestCredentials(bundleID: ServerAPIData.demoBundleID)
+        let service = try ServerAPIService(ServerAPIConfiguration(publicKey: key.publicKey))
+        let both = try await VerifyReceiptSimulator.start(SimulatorConfiguration(), api: service)
+        let client = AppStoreServerAPIClient(
+            credentials: credentials, hosts: try APIHosts(production: both.apiProductionURL, sandbox: both.apiSandboxURL), retry: wallClockRetry,
+            requestTimeout: .seconds(60))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            // 100 KiB: a tEXt chunk before the image data.
+            let big = Array(TestPNG.fullSize().prefix(33)) + TestPNG.chunk("tEXt", Array(repeating: 0x41, count: 100 * 1024)) + Array(TestPNG.fullSize().dropFirst(33))
+            let upload = await client.send(try .uploadImage(image, png: big), in: .production, as: APINoContent.self)
+            #expect(upload.records.last?.httpStatus == 200)
+            var control = HTTPClientRequest(url: "http://127.0.0.1:\(both.port)/control?approve=\(image)")
+            control.method = .POST
+            let response = try await http.execute(control, timeout: .seconds(30))
+            #expect(response.status.code == 200)
+            #expect(service.retention.imageState(image, in: .production) == .approved)
+        } catch {
+            Issue.record("\(error)")
+        }
+        try await client.shutdown()
+        try await http.shutdown()
+        try await both.stop()
     }
 
     /// A bearer token the simulator takes.
