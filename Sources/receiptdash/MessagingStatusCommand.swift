@@ -21,8 +21,9 @@ struct MessagingStatus: AsyncParsableCommand {
             --locale (each repeatable; every pair is asked). Without --environment, both.
             """)
 
-    /// Rows of each list shown in text (the rest is counted; `image list` shows all).
-    static let rowsShown = 4
+    /// Rows of each list shown in text (the rest is counted; `--format json` has all): two
+    /// environments fit 80x24.
+    static let rowsShown = 3
 
     @Option(name: .long, help: ArgumentHelp("A product whose defaults to show (repeatable).", valueName: "id"))
     var productId: [String] = []
@@ -68,10 +69,10 @@ struct MessagingStatus: AsyncParsableCommand {
                 }
             }
             for message in messages where message.state != .approved {
-                out.append(("message-not-approved", "message \(message.messageIdentifier ?? "?") is \(message.messageState ?? "of no state")"))
+                out.append(("message-not-approved", "message \(message.messageIdentifier ?? "?"): \(message.messageState ?? "no state"), cannot be shown"))
             }
             for image in images where image.state != .approved {
-                out.append(("image-not-approved", "image \(image.imageIdentifier ?? "?") is \(image.imageState ?? "of no state"): a message using it cannot be shown"))
+                out.append(("image-not-approved", "image \(image.imageIdentifier ?? "?"): \(image.imageState ?? "no state"), cannot be shown"))
             }
             return out
         }
@@ -135,23 +136,27 @@ struct MessagingStatus: AsyncParsableCommand {
         }
         out += "  realtime URL: \(s.realtimeURL.map { SafeText.escaped($0) } ?? "none (Apple shows default messages)")\n"
         func counted(_ states: [String?]) -> String {
+            guard !states.isEmpty else { return "" }
             let counts = Dictionary(states.map { ($0 ?? "?", 1) }, uniquingKeysWith: +)
-            return counts.keys.sorted().map { "\(counts[$0] ?? 0) \(SafeText.escaped($0))" }.joined(separator: ", ")
+            return " (" + counts.keys.sorted().map { "\(counts[$0] ?? 0) \(SafeText.escaped($0))" }.joined(separator: ", ") + ")"
         }
-        out += "  images: \(s.images.count)" + (s.images.isEmpty ? "" : " (\(counted(s.images.map(\.imageState))))") + "\n"
-        out += "  messages: \(s.messages.count)" + (s.messages.isEmpty ? "" : " (\(counted(s.messages.map(\.messageState))))") + "\n"
+        out += "  images: \(s.images.count)\(counted(s.images.map(\.imageState))); messages: \(s.messages.count)\(counted(s.messages.map(\.messageState)))\n"
         if !s.defaults.isEmpty {
-            out += "  defaults:\n"
-            for entry in s.defaults.prefix(rowsShown) {
-                out += "    \(SafeText.escaped(entry.product)) \(SafeText.escaped(entry.locale)): \(entry.message.map { SafeText.escaped($0) } ?? "none")\n"
-            }
-            if s.defaults.count > rowsShown { out += "    … and \(s.defaults.count - rowsShown) more (--format json lists all)\n" }
+            let set = s.defaults.filter { $0.message != nil }
+            out += "  defaults: \(set.count) of \(s.defaults.count) set\n"
+            // The message id first: a long product id wraps, never the id.
+            out += capped(set.map { "\(SafeText.escaped($0.locale)) \(SafeText.escaped($0.message ?? "")) \(SafeText.escaped($0.product))" })
         }
         let gaps = s.gaps
         out += "  gaps: \(gaps.isEmpty ? "none" : String(gaps.count))\n"
-        for gap in gaps.prefix(rowsShown) { out += "    \(SafeText.escaped(gap.words))\n" }
-        if gaps.count > rowsShown { out += "    … and \(gaps.count - rowsShown) more (--format json lists all)\n" }
+        out += capped(gaps.map { SafeText.escaped($0.words) })
         return out
+    }
+
+    /// At most ``rowsShown`` rows, the last saying how many more when there are.
+    static func capped(_ rows: [String]) -> String {
+        let shown = rows.count <= rowsShown ? rows : Array(rows.prefix(rowsShown - 1)) + ["… and \(rows.count - rowsShown + 1) more (--format json lists all)"]
+        return shown.map { "    \($0)\n" }.joined()
     }
 
     static func json(_ s: Snapshot) -> JSONValue {

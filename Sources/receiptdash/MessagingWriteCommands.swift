@@ -48,9 +48,7 @@ struct MessagingImageUpload: AsyncParsableCommand {
         let size = size
         try await ActionFlow(
             action: .uploadImage, ids: ActionIDs(), options: action, api: api,
-            extraLines: [
-                "image \(id) (\(size.rawValue), \(header.width) × \(header.height) px, \(png.count) bytes)", "from \(file)",
-            ]
+            extraLines: ["image \(id), \(size.rawValue)", "\(header.width) × \(header.height) px, \(png.count) bytes, from \(file)"]
         ) { _ in try .uploadImage(id, size: size, png: png) }.run()
     }
 

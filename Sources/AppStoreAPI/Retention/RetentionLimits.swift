@@ -78,7 +78,7 @@ public struct RetentionLimitError: CodedError {
             case .productIDEmpty: "the product id is empty"
             case .localeInvalid: "the locale must be an App Store locale code such as en-US\(given)"
             case .imageInvalid: "the image is not a PNG Apple can read\(given)"
-            case .imageTransparent: "the image has transparency, which Apple refuses\(given): save it without alpha"
+            case .imageTransparent: "the image has \(value ?? "transparency"): Apple refuses transparency, so save it without alpha"
             case .imageSizeInvalid:
                 "the image's size does not fit\(given): full size is 3840 px wide and 160 to 2160 px tall; a bullet image is 1024 × 1024"
             }
