@@ -34,6 +34,8 @@ let package = Package(
         .executableTarget(
             name: "fuzz-receiver", dependencies: [core, trust, api, receiver, audit, .product(name: "Logging", package: "swift-log")],
             path: "Sources/FuzzReceiver"),
+        // The retention image check: PNG signature, IHDR and chunks before the image data.
+        .executableTarget(name: "fuzz-png", dependencies: [api], path: "Sources/FuzzPNG"),
         // The terminal escape-sequence / bracketed-paste parser.
         .executableTarget(name: "fuzz-keys", dependencies: [terminal], path: "Sources/FuzzKeys"),
     ],

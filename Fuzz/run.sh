@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for N seconds:  Fuzz/run.sh TARGET SECONDS [extra libFuzzer flags]
 #
-# TARGET: decode | pkcs7 | plist | json | jws-trust | keys | receiver   (binary fuzz-TARGET)
+# TARGET: decode | pkcs7 | plist | json | jws-trust | keys | png | receiver   (binary fuzz-TARGET)
 # Builds the fuzz package if needed (release, -sanitize=fuzzer,address), seeds a working
 # corpus in Fuzz/.build-corpus/TARGET (ignored by git, kept between runs so coverage grows)
-# from ../shared/corpus (or Fuzz/Seeds/keys), runs at nice 19, and prints the executions.
+# from ../shared/corpus (or Fuzz/Seeds/keys, Fuzz/Seeds/png), runs at nice 19, and prints the executions.
 # Crash, timeout, OOM and leak inputs land in Fuzz/.build-artifacts/TARGET/.
 set -euo pipefail
 
-usage() { echo "usage: $0 decode|pkcs7|plist|json|jws-trust|keys|receiver SECONDS [libFuzzer flags...]" >&2; exit 64; }
+usage() { echo "usage: $0 decode|pkcs7|plist|json|jws-trust|keys|png|receiver SECONDS [libFuzzer flags...]" >&2; exit 64; }
 [[ $# -ge 2 ]] || usage
 target=$1 seconds=$2
 shift 2
@@ -27,6 +27,7 @@ case $target in
     json)      globs=(responses/*.json jws/*.decoded.json legacy/*.expected.json); max_len=8192 ;;
     jws-trust) globs=(jws/*.jws pkcs7/*.der legacy/*.b64); max_len=16384 ;;
     keys)      globs=(); max_len=4096 ;;
+    png)       globs=(); max_len=4096 ;;
     receiver)  globs=(responses/*.json); max_len=65536 ;;
     *) usage ;;
 esac
@@ -41,8 +42,8 @@ bin=$(swift build "${build_flags[@]}" --show-bin-path)/fuzz-$target
 work=$here/.build-corpus/$target
 artifacts=$here/.build-artifacts/$target
 mkdir -p "$work" "$artifacts"
-if [[ $target == keys ]]; then
-    cp -n "$here"/Seeds/keys/* "$work"/
+if [[ $target == keys || $target == png ]]; then
+    cp -n "$here"/Seeds/"$target"/* "$work"/
 elif [[ $target == receiver ]]; then
     # Bodies as Apple posts them: each genuine JWS as {"signedPayload": …}, the V1 fixture, and
     # the verifyReceipt responses (JSON that is not a notification).

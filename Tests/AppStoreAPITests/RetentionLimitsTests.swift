@@ -147,6 +147,22 @@ import TestSupport
         #expect(code(noData) == .imageInvalid)
     }
 
+    @Test func everyByteOfAPNGSetToEveryValueEndsInAHeaderOrACode() {
+        // 68 bytes × 255 other values, both sizes: no crash; a change up to IDAT's CRC is caught.
+        let good = TestPNG.make(width: 3840, height: 400, transparencyChunk: false)
+        var accepted = 0
+        for index in good.indices {
+            for value in 0...255 where UInt8(value) != good[index] {
+                var bytes = good
+                bytes[index] = UInt8(value)
+                for size in RetentionImageSize.allCases where code(bytes, size) == nil { accepted += 1 }
+            }
+        }
+        #expect(good.count == 68)
+        // Only changes to IEND (after the image data, read by nobody) pass, for the full size.
+        #expect(accepted == 12 * 255)
+    }
+
     @Test func manyChunksBeforeTheDataEndTheCheck() {
         let header = Array(TestPNG.make(width: 3840, height: 400).prefix(33))
         let text = TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))
