@@ -133,6 +133,33 @@ import TestSupport
         try await setup.stop()
     }
 
+    @Test func deletesGoThroughTheGateAndAnImageInUseIsRefused() async throws {
+        let setup = try await Setup()
+        let sandbox = ["--environment", "sandbox", "--yes", "--db", setup.db, "--format", "json"]
+        let bullet = "1C0FFEE0-0000-4000-8000-000000000001"
+        #expect(try setup.run(["messaging", "image", "upload", try pngFile(setup, TestPNG.bullet()), "--id", bullet, "--size", "bullet"] + sandbox).status == 0)
+        let upload = try setup.run(
+            ["messaging", "message", "upload", "--id", message, "--header", "Stay", "--body", "Half price", "--bullet", "Offline, anywhere,\(bullet.lowercased()),A plane"]
+                + sandbox)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        // The bullet's text keeps its comma; the image id is sent as Apple's library sends it.
+        #expect(
+            setup.simulator.service.writes.last?.body
+                == #"{"body":"Half price","bulletPoints":[{"altText":"A plane","imageIdentifier":"\#(bullet)","text":"Offline, anywhere"}],"header":"Stay"}"#)
+        let inUse = try setup.run(["messaging", "image", "delete", bullet] + sandbox)
+        #expect(inUse.status == 1)
+        #expect(((inUse.json as? [String: Any])?["error"] as? [String: Any])?["api_error"] as? Int == 4_030_019)
+        #expect(try setup.run(["messaging", "message", "delete", message] + sandbox).status == 0)
+        #expect(try setup.run(["messaging", "image", "delete", bullet] + sandbox).status == 0)
+        // Deleting a default that is not set is Apple's 200 (idempotent).
+        let noDefault = try setup.run(["messaging", "default", "delete", "--product-id", Self.product, "--locale", "en-US"] + sandbox)
+        #expect(noDefault.status == 0)
+        #expect((noDefault.json as? [String: Any])?["action"] as? String == "delete-default-message")
+        let rows = try setup.actionRows().compactMap { $0["action"] as? String }
+        #expect(rows == ["delete-default-message", "delete-image", "delete-message", "delete-image", "upload-message", "upload-image"])
+        try await setup.stop()
+    }
+
     @Test func realtimeURLInProductionWaitsForAPassedPerformanceTest() async throws {
         let setup = try await Setup()
         let refused = try setup.run(["messaging", "realtime-url", "set", "https://example.com/retention", "--environment", "production", "--yes", "--db", setup.db])
