@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AppStoreClients
 import ArgumentParser
+import AuditTrail
 import CommandOptions
 import Foundation
 import JSONWriting
@@ -31,9 +32,17 @@ struct MessagingStatus: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A locale whose defaults to show (repeatable), e.g. en-US.", valueName: "code"))
     var locale: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An audit database whose recorded message uploads say which images each message uses (the API does not): a message whose image is not approved is a gap.",
+            valueName: "path|url"))
+    var db: String?
+
     @OptionGroup var options: MessagingReadOptions
 
     func validate() throws {
+        if let db { _ = try AuditOpening.parse(db) }
         if productId.isEmpty != locale.isEmpty { throw ValidationError("--product-id and --locale go together: defaults are per product and locale.") }
         for product in productId {
             for code in locale {
@@ -53,6 +62,8 @@ struct MessagingStatus: AsyncParsableCommand {
         /// Product, locale, message (nil: none set).
         var defaults: [(product: String, locale: String, message: String?)] = []
         var failure: APIFailure?
+        /// Message id (upper case) → the images its recorded upload uses (`--db`).
+        var uploadedImages: [String: [String]] = [:]
 
         /// The gaps, each a kind and its words.
         var gaps: [(kind: String, words: String)] {
@@ -68,6 +79,13 @@ struct MessagingStatus: AsyncParsableCommand {
                     out.append(("default-not-approved", "\(entry.product) \(entry.locale): default message \(message) is \(state ?? "not in the message list")"))
                 }
             }
+            let imageStates = Dictionary(images.compactMap { i in i.imageIdentifier.map { ($0.uppercased(), i.imageState ?? "no state") } }, uniquingKeysWith: { a, _ in a })
+            for message in messages {
+                guard let id = message.messageIdentifier, let used = uploadedImages[id.uppercased()] else { continue }
+                for image in used where imageStates[image.uppercased()] != RetentionContentState.approved.rawValue {
+                    out.append(("message-image-not-approved", "message \(id) uses image \(image): \(imageStates[image.uppercased()] ?? "not uploaded")"))
+                }
+            }
             for message in messages where message.state != .approved {
                 out.append(("message-not-approved", "message \(message.messageIdentifier ?? "?"): \(message.messageState ?? "no state"), cannot be shown"))
             }
@@ -81,9 +99,14 @@ struct MessagingStatus: AsyncParsableCommand {
     func run() async throws {
         let environments: [APIEnvironment] = options.named.map { [$0] } ?? [.production, .sandbox]
         let pairs = productId.flatMap { product in locale.map { (product.trimmingCharacters(in: .whitespaces), $0) } }
+        let uploads = try await recordedUploads()
         let snapshots = try await options.withClient { client in
             var out: [Snapshot] = []
-            for environment in environments { out.append(await Self.snapshot(client, environment, pairs)) }
+            for environment in environments {
+                var snapshot = await Self.snapshot(client, environment, pairs)
+                snapshot.uploadedImages = uploads[environment.rawValue] ?? [:]
+                out.append(snapshot)
+            }
             return out
         }
         switch options.format {
@@ -91,6 +114,32 @@ struct MessagingStatus: AsyncParsableCommand {
         case .text: Console.standard.output(snapshots.map(Self.text).joined())
         }
         if snapshots.contains(where: { $0.failure != nil }) { throw ExitStatus.failed }
+    }
+
+    /// Per environment, message id → the images of its last upload Apple took, from the
+    /// audit trail's `upload-message` rows (the body names the images, the plan the message).
+    func recordedUploads() async throws -> [String: [String: [String]]] {
+        guard let db else { return [:] }
+        let store = try await AuditOpening.open(db, readOnly: true)
+        let rows = try await AuditStoreService.closing(store) { try await store.actions(AuditActionQuery()) }
+        var out: [String: [String: [String]]] = [:]
+        // Oldest first: a later upload of the same id (after a delete) wins.
+        for row in rows.sorted(by: { $0.at < $1.at }) where row.action == APIAction.uploadMessage.rawValue && row.result == ActionOutcome.success.rawValue {
+            guard let environment = row.environment, let id = Self.messageID(inPlan: row.plan), let body = row.requestBody,
+                let upload = try? JSONDecoder().decode(UploadMessageRequestBody.self, from: Data(body.utf8))
+            else { continue }
+            out[environment, default: [:]][id] = [upload.image?.imageIdentifier].compactMap { $0 } + (upload.bulletPoints ?? []).map(\.imageIdentifier)
+        }
+        return out
+    }
+
+    /// The message id of an `upload-message` plan (its `  message UUID` line), upper case.
+    static func messageID(inPlan plan: String?) -> String? {
+        plan?.split(separator: "\n").lazy.compactMap { line -> String? in
+            let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+            guard words.count == 2, words[0] == "message" else { return nil }
+            return UUID(uuidString: String(words[1]))?.uuidString
+        }.first
     }
 
     static func snapshot(_ client: AppStoreServerAPIClient, _ environment: APIEnvironment, _ pairs: [(String, String)]) async -> Snapshot {

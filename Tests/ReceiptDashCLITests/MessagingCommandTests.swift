@@ -113,6 +113,12 @@ import TestSupport
         let environment = ((status.json as? [String: Any])?["environments"] as? [[String: Any]])?.first
         let gaps = (environment?["gaps"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }
         #expect(gaps == ["no-default", "message-not-approved", "image-not-approved"])
+        // With the trail, the message's recorded upload says which image it waits for.
+        let traced = try setup.run(
+            ["messaging", "status", "--environment", "production", "--product-id", Self.product, "--locale", "en-US", "--format", "json", "--db", setup.db])
+        let tracedGaps = (((traced.json as? [String: Any])?["environments"] as? [[String: Any]])?.first?["gaps"] as? [[String: Any]]) ?? []
+        #expect(tracedGaps.compactMap { $0["kind"] as? String } == ["no-default", "message-image-not-approved", "message-not-approved", "image-not-approved"])
+        words.said(tracedGaps.compactMap { $0["words"] as? String }.joined(separator: "\n"))
         #expect(environment?["realtime_url"] is NSNull)
         let gapsText = try setup.run(["messaging", "status", "--environment", "production", "--product-id", Self.product, "--locale", "en-US"])
         words.said(gapsText.stdout)
