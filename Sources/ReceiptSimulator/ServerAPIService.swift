@@ -114,6 +114,9 @@ public struct ServerAPIReply: Sendable {
     public var body: [UInt8]
     public var drop: Bool
     public var delay: Double
+    /// Made later, off the event loop: the answer of a control that waits on another server
+    /// (``ServerAPIService/controlRealtime(_:)``); the other fields are then unused.
+    public var deferred: (@Sendable () async -> ServerAPIReply)?
 
     init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], drop: Bool = false, delay: Double = 0) {
         self.status = status
@@ -147,6 +150,8 @@ public final class ServerAPIService: Sendable {
     public let retention = RetentionContentStore()
     /// What the writes make Apple send, while someone listens (``LiveNotifications.swift``).
     let outbox = LiveOutbox()
+    /// Retention Messaging's performance tests and realtime sender (``RetentionPerformanceTest.swift``).
+    public let performanceTests = PerformanceTestBoard()
     /// What the notification sender sent, with its attempts as they happened: Get Notification
     /// History reports it beside the data's notifications.
     private let sentLog = Mutex(SentLog())
@@ -262,6 +267,7 @@ public final class ServerAPIService: Sendable {
         let context = Context(environment: environment, now: now, nowMS: nowMS, query: query)
         if let reply = routeAction(request.method, segments, body: request.body, context) { return reply }
         if let reply = routeRetention(request.method, segments, body: request.body, context) { return reply }
+        if let reply = routePerformanceTest(request.method, segments, body: request.body, context) { return reply }
         switch (request.method, segments.count, segments.first, segments.dropFirst().first) {
         case ("GET", 4, "inApps", "v1") where segments[2] == "transactions": return transactionInfo(segments[3], context)
         case ("GET", 5, "inApps", "v1") where segments[2] == "transactions" && segments[3] == "appTransactions":

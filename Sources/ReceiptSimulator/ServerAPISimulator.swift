@@ -117,7 +117,7 @@ final class ServerAPIHandler: ChannelInboundHandler {
                 bodyTooLarge: tooLarge))
         let keepAlive = head.isKeepAlive
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let write: @Sendable () -> Void = {
+        let write: @Sendable (ServerAPIReply) -> Void = { reply in
             let context = bound.value
             if reply.drop {
                 context.close(promise: nil)
@@ -137,11 +137,20 @@ final class ServerAPIHandler: ChannelInboundHandler {
                 if !keepAlive { bound.value.close(promise: nil) }
             }
         }
+        if let deferred = reply.deferred {
+            // A control that waits on another server: answered off the event loop, written on it.
+            let loop = context.eventLoop
+            Task {
+                let made = await deferred()
+                loop.execute { write(made) }
+            }
+            return
+        }
         let due = arrived + .nanoseconds(Int64(reply.delay * 1e9))
         if due > .now() {
-            context.eventLoop.scheduleTask(deadline: due) { write() }
+            context.eventLoop.scheduleTask(deadline: due) { write(reply) }
         } else {
-            write()
+            write(reply)
         }
     }
 }

@@ -17,12 +17,15 @@ package struct SeenRequest: Sendable {
 }
 
 /// What the test server answers.
-package enum ScriptedResponse: Sendable {
+package indirect enum ScriptedResponse: Sendable {
     case json(Int, String, headers: [(String, String)] = [])
     /// A status with no body (Apple's 401).
     case empty(Int)
     /// Close the connection without an answer.
     case drop
+    /// The answer, written this many milliseconds after the request ended (a slow server; the
+    /// event loop's timer, never a sleep).
+    case later(milliseconds: Int, ScriptedResponse)
 
     package static func error(_ status: Int, _ code: Int, headers: [(String, String)] = []) -> ScriptedResponse {
         .json(status, #"{"errorCode":\#(code),"errorMessage":"scripted"}"#, headers: headers)
@@ -112,6 +115,13 @@ private final class ScriptedHandler: ChannelInboundHandler {
         switch response {
         case .drop:
             context.close(promise: nil)
+            return
+        case .later(let milliseconds, let answer):
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(milliseconds))) {
+                let (handler, context) = bound.value
+                handler.respond(context: context, keepAlive: keepAlive, answer)
+            }
             return
         case .empty(let code):
             status = code
