@@ -65,6 +65,9 @@ public struct SimulatorLaunch: Sendable {
     public var ocsp: OCSP?
     /// Where the banner, the sender's lines and its progress are said.
     public var console: Console
+    /// How Retention Messaging's performance test runs (`--perf-…`; `/control/performance-test`
+    /// changes it later).
+    public var performanceTest = PerformanceTestSettings()
 
     /// How the simulator's OCSP responder starts; `POST <url>/control` changes it later.
     public struct OCSP: Sendable {
@@ -129,6 +132,7 @@ public struct SimulatorLaunch: Sendable {
             }
             if !(0...600_000).contains(ocsp.latency) { throw SimulatorLaunchError(.outOfRange, setting: "ocsp-latency", "--ocsp-latency must be 0 to 600000 ms.") }
         }
+        if let problem = performanceTest.problem { throw SimulatorLaunchError(.outOfRange, setting: problem.setting, problem.reason) }
         if !(0...86_400).contains(massExtensionDelay) { throw SimulatorLaunchError(.outOfRange, setting: "mass-extension-delay", "--mass-extension-delay must be 0 to 86400 seconds.") }
         guard let sending else { return }
         if !sending.rate.isFinite || sending.rate < 0 {
@@ -205,6 +209,7 @@ public struct SimulatorLaunch: Sendable {
             configuration.keyID = apiKeyID
             api = try ServerAPIService(configuration)
             api.retention.enforceRateLimits(retentionRateLimits)
+            api.performanceTests.settings = performanceTest
         } catch {
             throw SimulatorLaunchError(.setupFailed, error.reason)
         }

@@ -176,6 +176,8 @@ struct Simulator: AsyncParsableCommand {
     /// Trusted roots for the receiver --send-notifications sends to.
     @OptionGroup var tls: TLSTrustOptions
 
+    @OptionGroup(title: "Retention Messaging performance test") var performanceTest: SimulatorPerformanceTestOptions
+
     func validate() throws {
         if `init`, pki == nil { throw ValidationError("--init makes the --pki folder: give --pki DIR.") }
         if sendNotifications == nil {
@@ -210,6 +212,7 @@ struct Simulator: AsyncParsableCommand {
         (launch.apiDataFile, launch.apiKeyFile, launch.apiRootOut) = (apiData, apiKeyFile, apiRootOut)
         launch.apiKeyID = apiKeyId
         launch.retentionRateLimits = retentionRateLimits
+        launch.performanceTest = performanceTest.settings
         if ocsp {
             let modes = OCSPResponder.Behaviour.allCases.map(\.rawValue)
             guard let behaviour = OCSPResponder.Behaviour(rawValue: ocspMode ?? "answering") else {

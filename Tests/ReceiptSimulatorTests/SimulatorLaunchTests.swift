@@ -48,6 +48,15 @@ import UntrustedText
         #expect(refusal(sending { $0.concurrency = 0 }) == "out-of-range notification-concurrency")
         #expect(refusal(sending { $0.timeout = 0 }) == "out-of-range notification-timeout")
         #expect(refusal(sending { $0.waitForReceiver = 3601 }) == "out-of-range wait-for-receiver")
+        for (key, value, flag) in [
+            (\PerformanceTestSettings.maxConcurrentRequests, 0, "perf-max-concurrent-requests"), (\.totalRequests, 1_000_001, "perf-total-requests"),
+            (\.totalDuration, 0, "perf-total-duration-ms"), (\.responseTimeThreshold, 0, "perf-response-time-threshold-ms"),
+            (\.successRateThreshold, 101, "perf-success-rate-threshold"),
+        ] {
+            launch = SimulatorLaunch(console: ConsoleCapture().console())
+            launch.performanceTest[keyPath: key] = value
+            #expect(refusal(launch) == "out-of-range \(flag)")
+        }
     }
 
     @Test func plainHTTPToAnotherHostIsRefused() {
