@@ -258,33 +258,33 @@ extension ServerAPIService {
     func startPerformanceTest(_ body: [UInt8], _ context: Context) -> ServerAPIReply {
         guard let fields = (try? JSONValue.parse(body, maximumDepth: 8))?.object, case .string(let id)? = fields["originalTransactionId"],
             !id.isEmpty
-        else { return error(400, PerformanceTestCodes.invalidRequest, "Invalid request.") }
+        else { return error(400, .invalidPerformanceTestRequest, "Invalid request.") }
         guard id.utf8.count <= 64, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let environment = store.environments[.sandbox] else {
             return error(400, .invalidTransactionID, "Invalid transaction id.")
         }
         if environment.byID[id] == nil, environment.appTransactions[id] != nil || environment.customers[id] != nil {
-            return error(400, PerformanceTestCodes.appTransactionID, "Invalid request. App transactions aren't supported by this endpoint.")
+            return error(400, .appTransactionIDNotSupported, "Invalid request. App transactions aren't supported by this endpoint.")
         }
         guard let row = environment.row(id) else { return error(400, .invalidTransactionID, "Invalid transaction id.") }
         guard row.originalID == id else {
             return error(400, .notOriginalTransactionID, "Invalid request. The transaction ID provided is not an original transaction ID.")
         }
         if row.ownership == "FAMILY_SHARED" {
-            return error(400, PerformanceTestCodes.familySharing, "Invalid request. Family Sharing transactions aren't supported by this endpoint.")
+            return error(400, .familyTransactionNotSupported, "Invalid request. Family Sharing transactions aren't supported by this endpoint.")
         }
         guard row.type == TransactionRow.autoRenewable, let current = currentPeriod(id, .sandbox) else {
-            return error(400, PerformanceTestCodes.invalidRequest, "Invalid request. The transaction is not an auto-renewable subscription.")
+            return error(400, .invalidPerformanceTestRequest, "Invalid request. The transaction is not an auto-renewable subscription.")
         }
         let status = renewalInfo(current, .sandbox, nowMS: context.nowMS).1
         guard status == .active || status == .gracePeriod else {
-            return error(400, PerformanceTestCodes.invalidRequest, "Invalid request. The subscription is not active.")
+            return error(400, .invalidPerformanceTestRequest, "Invalid request. The subscription is not active.")
         }
         guard let appAppleID = store.appAppleID else {
-            return error(400, PerformanceTestCodes.invalidRequest, "Invalid request. The simulator's data names no appAppleId.")
+            return error(400, .invalidPerformanceTestRequest, "Invalid request. The simulator's data names no appAppleId.")
         }
         let board = performanceTests
         guard let target = board.source.realtimeURL(.sandbox) else {
-            return error(404, PerformanceTestCodes.realtimeURLNotFound, "Realtime URL not found.")
+            return error(404, .realtimeURLNotFound, "Realtime URL not found.")
         }
         let request = RealtimeRequestFields(
             originalTransactionId: id, appAppleId: appAppleID, productId: current.productID, userLocale: "en-US", environment: .sandbox)
@@ -296,7 +296,7 @@ extension ServerAPIService {
                 () throws(ServerAPISimulatorError) -> SignedRealtimeRequest in try pki.signRealtimeRequest(request, now: clock.now())
             }
         }
-        guard let started else { return error(400, PerformanceTestCodes.existingRun, "Invalid request. Existing performance test run.") }
+        guard let started else { return error(400, .existingPerformanceTestRun, "Invalid request. Existing performance test run.") }
         return json(.object(["config": started.settings.config, "requestId": .string(started.id)]))
     }
 
@@ -337,9 +337,9 @@ extension ServerAPIService {
     /// Get Performance Test Results: 4000212 for an id that is not a UUID, 404 4040018 for one
     /// the simulator did not give.
     func performanceTestResult(_ requestID: String) -> ServerAPIReply {
-        guard UUID(uuidString: requestID) != nil else { return error(400, PerformanceTestCodes.invalidRequestID, "Invalid request id.") }
+        guard UUID(uuidString: requestID) != nil else { return error(400, .invalidPerformanceTestRequestID, "Invalid request id.") }
         guard let result = performanceTests.result(of: requestID) else {
-            return error(404, PerformanceTestCodes.runNotFound, "Performance test run not found.")
+            return error(404, .performanceTestRunNotFound, "Performance test run not found.")
         }
         return json(result)
     }
@@ -371,22 +371,4 @@ extension ServerAPIService {
     static func shown(_ text: String) -> String {
         "\"" + String(text.prefix(100)).unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? String($0) : "?" }.joined() + "\""
     }
-}
-
-/// The Retention Messaging codes the performance test answers with.
-enum PerformanceTestCodes {
-    /// 4000048 BadRequestAppTransactionIdForUnsupportedEndpointError.
-    static let appTransactionID = APIErrorCode(4_000_048)
-    /// 4000185 BadRequestTransactionIdNotSupportedForFamilySharingError.
-    static let familySharing = APIErrorCode(4_000_185)
-    /// 4000211 InvalidPerformanceTestRequestError.
-    static let invalidRequest = APIErrorCode(4_000_211)
-    /// 4000212 InvalidRequestIdError.
-    static let invalidRequestID = APIErrorCode(4_000_212)
-    /// 4000213 ExistingPerformanceTestRunError.
-    static let existingRun = APIErrorCode(4_000_213)
-    /// 4040018 PerformanceTestRunNotFoundError.
-    static let runNotFound = APIErrorCode(4_040_018)
-    /// 4040021 RealtimeUrlNotFoundError.
-    static let realtimeURLNotFound = APIErrorCode(4_040_021)
 }
