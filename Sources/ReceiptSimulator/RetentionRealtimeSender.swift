@@ -196,11 +196,16 @@ public final class RetentionRealtimeSender: Sendable {
         do {
             response = try await self.http.execute(http, deadline: deadline)
         } catch {
-            return RealtimeAttempt(result: NotificationSender.classify(TransportFailure.classify(error)), httpStatus: nil, latency: elapsed())
+            let latency = elapsed()
+            let result = NotificationSender.classify(TransportFailure.classify(error))
+            return RealtimeAttempt(result: latency > limit && result != .other ? .timedOut : result, httpStatus: nil, latency: latency)
         }
         let status = Int(response.status.code)
         let read = await Self.collect(response.body, limit: Self.answerLimit, deadline: deadline)
         let latency = elapsed()
+        // An answer read after the limit (a deadline timer that ran late on a busy machine) is
+        // late all the same: the measured time decides, not which timer fired first.
+        if latency > limit { return RealtimeAttempt(result: .timedOut, httpStatus: nil, latency: latency) }
         switch read {
         case .timedOut: return RealtimeAttempt(result: .timedOut, httpStatus: nil, latency: latency)
         case .cut: return RealtimeAttempt(result: .prematureClose, httpStatus: status, latency: latency)
