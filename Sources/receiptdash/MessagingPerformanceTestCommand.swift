@@ -192,29 +192,34 @@ struct PerformanceTestSession {
                 write(requestID, result)
                 return status == .pass || (!waiting && status == .pending)
             }
-            showProgress(Self.progressLine(requestID, result))
+            showProgress(Self.progressLine(result))
             try await ServiceClock.system.sleep(options.pollInterval)
         }
     }
 
     // MARK: Output
 
-    /// `performance test 3f0c…: PENDING, 230 of 1000 pending, 98 % successful so far, p99 12 ms`
-    static func progressLine(_ requestID: String, _ result: PerformanceTestResultResponse) -> String {
+    /// `receiptdash: PENDING, 230 of 1000 pending, 98 % successful so far, p99 12 ms` (the
+    /// request id was said at the start: the line fits 80 columns).
+    static func progressLine(_ result: PerformanceTestResultResponse) -> String {
         let total = result.config?.totalRequests.map { " of \($0)" } ?? ""
         let pending = result.numPending.map { ", \($0)\(total) pending" } ?? ""
-        let rate = result.successRate.map { ", \($0) % successful so far" } ?? ""
-        let p99 = result.responseTimes?.p99.map { ", p99 \($0) ms" } ?? ""
-        return "receiptdash: performance test \(requestID): \(result.result ?? "unknown")\(pending)\(rate)\(p99)"
+        // Before the first answer there is no rate nor time to say.
+        let answered = result.numPending == nil || result.numPending.map(Int64.init) != result.config?.totalRequests
+        let rate = answered ? result.successRate.map { ", \($0) % successful so far" } ?? "" : ""
+        let p99 = answered ? result.responseTimes?.p99.map { ", p99 \($0) ms" } ?? "" : ""
+        return "receiptdash: \(result.result ?? "unknown")\(pending)\(rate)\(p99)"
     }
 
-    /// On a terminal, the line rewritten in place; elsewhere a line per poll.
+    /// On a terminal, the line rewritten in place (cut to 79 columns: a line that wrapped
+    /// could not be rewritten); elsewhere a line per poll.
     func showProgress(_ line: String) {
-        let text = SafeText.escaped(line)
+        var text = SafeText.escaped(line)
         guard console.errorIsTerminal else {
             console.error(text)
             return
         }
+        if text.count > 79 { text = String(text.prefix(78)) + "…" }
         shown.set { width in
             console.errorRaw("\r" + text + String(repeating: " ", count: max(0, width - text.count)))
             return text.count
@@ -252,14 +257,15 @@ struct PerformanceTestSession {
     /// follows on standard output).
     func sayStarted(_ requestID: String, config: PerformanceTestConfig?) {
         guard options.format == .text else { return }
-        console.error("receiptdash: performance test started: request id \(requestID); \(Self.configLine(config))")
+        console.error("receiptdash: started performance test \(requestID)")
+        console.error("receiptdash: \(Self.configLine(config))")
     }
 
-    /// `requests: 100 in all, 10 at a time, within 700 ms each, pass at 95 %`.
+    /// `requests: 100, 10 at a time, each within 700 ms, pass at 95 %`.
     static func configLine(_ config: PerformanceTestConfig?) -> String {
         func said<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "unknown" }
-        return "requests: \(said(config?.totalRequests)) in all, \(said(config?.maxConcurrentRequests)) at a time, "
-            + "within \(said(config?.responseTimeThreshold)) ms each, pass at \(said(config?.successRateThreshold)) %"
+        return "requests: \(said(config?.totalRequests)), \(said(config?.maxConcurrentRequests)) at a time, "
+            + "each within \(said(config?.responseTimeThreshold)) ms, pass at \(said(config?.successRateThreshold)) %"
     }
 
     static func writeConfig(_ config: PerformanceTestConfig?, into out: inout JSONOutput) {
