@@ -170,7 +170,10 @@ public final class RetentionRealtimeSender: Sendable {
     /// - Parameter extraTrustRoots: roots trusted besides the system's, for a responder with a
     ///   private CA (call ``shutdown()`` when done with a sender made here).
     public init(extraTrustRoots: [NIOSSLCertificate] = []) {
-        http = OutboundHTTPClient.make(connectTimeout: .seconds(10), extraTrustRoots: extraTrustRoots, connectionsPerHost: 64)
+        // As many connections as a test may have requests in flight (`--perf-max-concurrent-requests`
+        // goes to 1000), made only as needed: a request never waits for a connection, which its
+        // measured time would count.
+        http = OutboundHTTPClient.make(connectTimeout: .seconds(10), extraTrustRoots: extraTrustRoots, connectionsPerHost: 1000)
     }
 
     public func shutdown() async {
