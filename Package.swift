@@ -509,6 +509,7 @@ let package = Package(
                 "AuditTrailSQLite",
                 "NotificationForwarder",
                 "NotificationReceiver",
+                "PlainWords",
                 "RetentionRules",
                 "ScheduledReconciliation",
                 "ReceiptBenchmarks",

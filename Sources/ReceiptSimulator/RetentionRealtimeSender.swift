@@ -311,7 +311,7 @@ extension ServerAPIService {
 
     /// The simulator's Retention controls (no token; on the API port): `POST /control/realtime`
     /// and `GET|POST /control/performance-test`; nil for other paths.
-    func answerRetentionControl(_ request: ServerAPIRequest) -> ServerAPIReply? {
+    func answerRealtimeControl(_ request: ServerAPIRequest) -> ServerAPIReply? {
         let parts = request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = parts.first.map(String.init) ?? ""
         guard path == "/control/realtime" || path == "/control/performance-test" else { return nil }

@@ -195,6 +195,8 @@ public final class ServerAPIService: Sendable {
         let now = configuration.clock.now()
         store = try ServerAPIStore(configuration.data ?? .demo(now: now), signer: pki, now: now)
         state = Mutex(State(script: script, random: SplitMix64(seed: configuration.seed)))
+        // The performance test calls the realtime URL set through the API.
+        performanceTests.source = retention
     }
 
     /// The most body bytes read for a request: Upload Image takes ``ServerAPIConfiguration/maximumImageBytes``,
@@ -214,7 +216,7 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
-        if let reply = answerRetentionControl(request) { return reply }
+        if let reply = answerRetentionControl(request) ?? answerRealtimeControl(request) { return reply }
         // Offer signatures are checked without a bearer token and without injected faults.
         if request.uri.prefix(while: { $0 != "?" }) == Self.offerVerificationPath {
             var reply = answerOfferVerification(request)

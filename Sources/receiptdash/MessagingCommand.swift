@@ -56,7 +56,10 @@ struct Messaging: AsyncParsableCommand {
             Exit status: 0 done; 1 refused by Apple, not found or failed; 64 usage, a limit broken \
             (nothing sent), read-only, or no --yes without a terminal.
             """,
-        subcommands: [MessagingImage.self, MessagingMessage.self, MessagingDefault.self, MessagingRealtimeURL.self, MessagingStatus.self])
+        subcommands: [
+            MessagingImage.self, MessagingMessage.self, MessagingDefault.self, MessagingRealtimeURL.self, MessagingPerformanceTest.self,
+            MessagingStatus.self, MessagingRulesCommand.self,
+        ])
 }
 
 /// What every read of `messaging` takes: the environment, the format, the API options.

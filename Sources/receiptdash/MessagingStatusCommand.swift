@@ -35,7 +35,7 @@ struct MessagingStatus: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "An audit database whose recorded message uploads say which images each message uses (the API does not): a message whose image is not approved is a gap.",
+            "An audit database whose recorded message uploads say which images each message uses (the API does not): a message whose image is not approved is a gap. The states Apple gives are recorded there for receive --retention-path.",
             valueName: "path|url"))
     var db: String?
 
@@ -109,11 +109,36 @@ struct MessagingStatus: AsyncParsableCommand {
             }
             return out
         }
+        try await recordStates(snapshots)
         switch options.format {
         case .json: Console.standard.line(JSONOutput.text(of: .object(["environments": .array(snapshots.map(Self.json))])))
         case .text: Console.standard.output(snapshots.map(Self.text).joined())
         }
         if snapshots.contains(where: { $0.failure != nil }) { throw ExitStatus.failed }
+    }
+
+    /// With `--db`, what Apple said of each environment's images and messages is recorded in
+    /// the trail: the realtime responder names only content it knows as `APPROVED`.
+    func recordStates(_ snapshots: [Snapshot]) async throws {
+        guard let db else { return }
+        let store = try await AuditOpening.open(db)
+        let now = Date()
+        try await AuditStoreService.closing(store) {
+            for s in snapshots where s.failure == nil {
+                let images = s.images.compactMap { item in
+                    item.imageIdentifier.map { RetentionContentItem(kind: .image, identifier: $0, state: item.imageState ?? "?", observedAt: now) }
+                }
+                let messages = s.messages.compactMap { item in
+                    item.messageIdentifier.map {
+                        RetentionContentItem(
+                            kind: .message, identifier: $0, state: item.messageState ?? "?",
+                            imageIdentifier: s.uploadedImages[$0.uppercased()]?.first, observedAt: now)
+                    }
+                }
+                try await store.recordRetentionContent(images, kind: .image, environment: s.environment.rawValue)
+                try await store.recordRetentionContent(messages, kind: .message, environment: s.environment.rawValue)
+            }
+        }
     }
 
     /// Per environment, message id → the images of its last upload Apple took, from the

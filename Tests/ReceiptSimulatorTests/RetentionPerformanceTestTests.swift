@@ -167,7 +167,7 @@ enum RetentionFixture {
         #expect(try await control("original-transaction-id=\(RetentionFixture.active)&environment=sandbox").0 == 400)
         #expect(responder.requests.count == 1)
         // With the URL set for the environment, it is the default target.
-        (simulator.service.performanceTests.source as? RealtimeURLBook)?.set(responder.baseURL + "/sandbox", for: .sandbox)
+        simulator.service.performanceTests.source = RealtimeURLBook([.sandbox: responder.baseURL + "/sandbox"])
         let (defaulted, sent) = try await control("original-transaction-id=1&product-id=p&environment=sandbox&timeout-ms=60000")
         #expect(defaulted == 200)
         #expect(sent?["url"]?.text == responder.baseURL + "/sandbox")

@@ -141,9 +141,12 @@ public enum RetentionLimits {
     }
 
     /// The realtime URL checked: `https://` (any case of the scheme) and at most 256 characters.
+    /// Plain `http://` only to a loopback address (a responder and the simulator on one
+    /// machine); Apple itself takes only https.
     public static func checked(_ request: RealtimeUrlRequest) throws(RetentionLimitError) -> RealtimeUrlRequest {
         let url = request.realtimeURL
-        guard url.lowercased().hasPrefix("https://"), url.count > "https://".count else {
+        let loopbackHTTP = url.lowercased().hasPrefix("http://") && Loopback.isLoopback(url: url)
+        guard loopbackHTTP || (url.lowercased().hasPrefix("https://") && url.count > "https://".count) else {
             throw RetentionLimitError(.realtimeURLInvalid, value: "not https")
         }
         guard url.count <= realtimeURLLength else { throw RetentionLimitError(.realtimeURLInvalid, value: "\(url.count) characters") }
