@@ -31,7 +31,7 @@ extension Notifications {
             throw ValidationError("--retention lists realtime requests on its own (with --since, --limit and --format).")
         }
         if outboxOnly && !outbox && !(retention && state == nil && enable.isEmpty) {
-            throw ValidationError("--state, --limit and --enable belong to --outbox (--limit also to --retention).")
+            throw ValidationError("--state, --limit and --enable belong to --outbox.")
         }
         if replayOnly && !replay {
             throw ValidationError(
