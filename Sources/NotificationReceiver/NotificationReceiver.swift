@@ -237,6 +237,34 @@ public struct NotificationReceiver: Sendable {
     }
 
     func judge(_ body: [UInt8]) async -> Judgement {
+        switch Self.envelope(body) {
+        case .failure(let refusal): return .refused(refusal.kind, refusal.detail, nil)
+        case .success(.signedPayload(let token)): return await judgeV2(token)
+        case .success(.other(let object)):
+            guard case .success(let decoded) = ReceiptDecoder().result(body), decoded.format == .notificationV1,
+                let info = decoded.notification
+            else {
+                return .refused(.notNotification, "no signedPayload (and not a V1 notification)", nil)
+            }
+            return judgeV1(decoded, info, object: object, body: body)
+        }
+    }
+
+    /// What a POST body holds: `{"signedPayload": "<JWS>"}` alone, or another JSON object.
+    enum Envelope {
+        case signedPayload(String)
+        case other([String: JSONValue])
+    }
+
+    /// A refused request's class and its detail.
+    struct Refusal: Error {
+        var kind: RefusalKind
+        var detail: String
+    }
+
+    /// The body read as JSON, as notifications and realtime requests alike are: an object that
+    /// names no key twice, and a `signedPayload` that is a string with nothing beside it.
+    static func envelope(_ body: [UInt8]) -> Result<Envelope, Refusal> {
         let json: JSONValue
         // Read by the plain reader: no object of it names a key twice (that reader declines
         // such text), so the body is scanned for repeated names only when it was not.
@@ -244,30 +272,41 @@ public struct NotificationReceiver: Sendable {
         do {
             json = try JSONValue.parse(body, readPlainly: &readPlainly)
         } catch {
-            return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")", nil)
+            return .failure(Refusal(kind: .notJSON, detail: "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")"))
         }
-        guard let object = json.object else { return .refused(.notNotification, "the body is JSON but not an object", nil) }
+        guard let object = json.object else { return .failure(Refusal(kind: .notNotification, detail: "the body is JSON but not an object")) }
         // A name written twice is kept once by the parser: which one a reader sees is not ours to guess.
         if !readPlainly, let name = DuplicateKeys.first(in: body) {
-            return .refused(.notNotification, "the body names \"\(ClaimText.cut(name))\" twice in one object", nil)
+            return .failure(Refusal(kind: .notNotification, detail: "the body names \"\(ClaimText.cut(name))\" twice in one object"))
         }
-        if let payload = object["signedPayload"] {
-            // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
-            // the thing verified or stored.
-            guard object.count == 1 else {
-                return .refused(
-                    .notNotification, "the body has \(CountNoun.keyBesidesSignedPayload.count(object.count - 1)) besides signedPayload; Apple sends signedPayload alone",
-                    nil)
-            }
-            guard let token = payload.text else { return .refused(.notNotification, "signedPayload is not a string", nil) }
-            return await judgeV2(token)
+        guard let payload = object["signedPayload"] else { return .success(.other(object)) }
+        // Apple sends signedPayload alone: anything beside it is not Apple's, and is never
+        // the thing verified or stored.
+        guard object.count == 1 else {
+            return .failure(
+                Refusal(
+                    kind: .notNotification,
+                    detail: "the body has \(CountNoun.keyBesidesSignedPayload.count(object.count - 1)) besides signedPayload; Apple sends signedPayload alone"))
         }
-        guard case .success(let decoded) = ReceiptDecoder().result(body), decoded.format == .notificationV1,
-            let info = decoded.notification
-        else {
-            return .refused(.notNotification, "no signedPayload (and not a V1 notification)", nil)
+        guard let token = payload.text else { return .failure(Refusal(kind: .notNotification, detail: "signedPayload is not a string")) }
+        return .success(.signedPayload(token))
+    }
+
+    /// The chain of a decoded JWS judged now: trusted (Apple's root, or a `--root-ca` test
+    /// root), else why not. Online checks that got no answer are `retry-later`, never refused.
+    func trust(_ decoded: DecodedInput) async -> Result<TrustReport, Refusal> {
+        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now(), onlineChecks: policy.onlineChecks))
+        let isTestRoot = report.steps.contains { $0.kind == .root && $0.outcome == .warning }
+        if report.retryable == true {
+            let detail = report.steps.first { $0.kind == .onlineCheck && $0.outcome == .warning }?.reason ?? report.headline
+            return .failure(Refusal(kind: .retryLater, detail: detail))
         }
-        return judgeV1(decoded, info, object: object, body: body)
+        switch report.verdict {
+        case .valid: return .success(report)
+        case .test where isTestRoot: return .success(report)
+        default:
+            return .failure(Refusal(kind: .signature, detail: report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline))
+        }
     }
 
     /// The one string `token` is decoded, gated, verified and, accepted, stored.
@@ -286,18 +325,10 @@ public struct NotificationReceiver: Sendable {
         }
         // What anyone can write is gated before any signature work.
         if let (kind, detail) = gate(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
-        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now(), onlineChecks: policy.onlineChecks))
-        let isTestRoot = report.steps.contains { $0.kind == .root && $0.outcome == .warning }
-        if report.retryable == true {
-            let detail = report.steps.first { $0.kind == .onlineCheck && $0.outcome == .warning }?.reason ?? report.headline
-            return .refused(.retryLater, detail, info)
-        }
-        switch report.verdict {
-        case .valid: break
-        case .test where isTestRoot: break
-        default:
-            let failure = report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline
-            return .refused(.signature, failure, info)
+        let report: TrustReport
+        switch await trust(decoded) {
+        case .success(let trusted): report = trusted
+        case .failure(let refusal): return .refused(refusal.kind, refusal.detail, info)
         }
         if let (kind, detail) = consistency(decoded, info) { return .refused(kind, "\(kind.rawValue): \(detail)", info) }
         return .accepted(

@@ -80,7 +80,7 @@ extension NotificationReceiver {
         } catch {
             logger.error("rejection not recorded", metadata: ["error": .string(SafeText.escaped(error.reason))])
         }
-        let response = Array("{\"status\":\"\(refusal.outcome.rawValue)\",\"reason\":\"\(kind.publicReason.replacingOccurrences(of: "\"", with: "\\\""))\"}".utf8)
+        let response = Array(JSONValue.object(["status": .string(refusal.outcome.rawValue), "reason": .string(kind.publicReason)]).compactJSON.utf8)
         return RealtimeAnswer(status: kind.status, body: response, result: "refused", reason: refusal.reason, refusal: kind)
     }
 
@@ -93,21 +93,12 @@ extension NotificationReceiver {
     /// whose claims pass the gates, whose chain is Apple's (or a `--root-ca` root), and whose
     /// `appAppleId` is this app's.
     func judgeRealtime(_ body: [UInt8]) async -> RealtimeJudgement {
-        var readPlainly = false
-        let json: JSONValue
-        do {
-            json = try JSONValue.parse(body, readPlainly: &readPlainly)
-        } catch {
-            return .refused(.notJSON, "the body is not JSON: \((error as? ReceiptDecodingError)?.reason ?? "unreadable")")
+        let token: String
+        switch Self.envelope(body) {
+        case .failure(let refusal): return .refused(refusal.kind, refusal.detail)
+        case .success(.other): return .refused(.notNotification, "the body has no signedPayload")
+        case .success(.signedPayload(let text)): token = text
         }
-        guard let object = json.object, let payload = object["signedPayload"] else {
-            return .refused(.notNotification, "the body has no signedPayload")
-        }
-        if !readPlainly, let name = DuplicateKeys.first(in: body) {
-            return .refused(.notNotification, "the body names \"\(ClaimText.cut(name))\" twice in one object")
-        }
-        guard object.count == 1 else { return .refused(.notNotification, "the body has keys besides signedPayload; Apple sends signedPayload alone") }
-        guard let token = payload.text else { return .refused(.notNotification, "signedPayload is not a string") }
         let decoded: DecodedInput
         switch ReceiptDecoder().result(Array(token.utf8)) {
         case .success(let value): decoded = value
@@ -129,17 +120,7 @@ extension NotificationReceiver {
         guard request.originalTransactionID?.isEmpty == false, request.productID?.isEmpty == false, request.userLocale?.isEmpty == false else {
             return .refused(.notRealtimeRequest, "the realtime request lacks originalTransactionId, productId or userLocale")
         }
-        let report = await evaluator.evaluate(decoded, options: TrustOptions(now: now(), onlineChecks: policy.onlineChecks))
-        let isTestRoot = report.steps.contains { $0.kind == .root && $0.outcome == .warning }
-        if report.retryable == true {
-            return .refused(.retryLater, report.steps.first { $0.kind == .onlineCheck && $0.outcome == .warning }?.reason ?? report.headline)
-        }
-        switch report.verdict {
-        case .valid: break
-        case .test where isTestRoot: break
-        default:
-            return .refused(.signature, report.firstFailure.map { "\($0.name): \($0.reason)" } ?? report.headline)
-        }
+        if case .failure(let refusal) = await trust(decoded) { return .refused(refusal.kind, refusal.detail) }
         // Apple: check appAppleId equals yours, and do not answer if it differs.
         guard let expected = policy.appAppleID else { return .refused(.app, "app: no --app-apple-id to check appAppleId against") }
         guard request.appAppleID == expected else {
