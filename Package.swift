@@ -147,13 +147,35 @@ let package = Package(
         .target(name: "JSONWriting", dependencies: ["ReceiptCore", "UntrustedText"]),
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results.
+        // What rules files share: count ranges ("3..30"), product globs, the line of a key.
+        .target(name: "RuleFiles"),
         // Retention Messaging's rules file and the answer it picks for a realtime request
         // (pure: the receiver reads the trail and sends the answer).
         .target(
             name: "RetentionRules",
             dependencies: [
-                "AppStoreAPI", "AuditTrail", "PlainWords", "ReceiptCore",
+                "AppStoreAPI", "AuditTrail", "PlainWords", "ReceiptCore", "RuleFiles",
                 .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // The consumption policy file and the answer it picks for a CONSUMPTION_REQUEST (pure:
+        // the receiver reads the trail and sends the answer).
+        .target(
+            name: "ConsumptionPolicy",
+            dependencies: [
+                "AppStoreAPI", "PlainWords", "ReceiptCore", "RuleFiles",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // Answers the trail's CONSUMPTION_REQUESTs by a policy file through the write gate
+        // (intent recorded, one request id, outcome or unknown): a service of `receive`.
+        .target(
+            name: "ConsumptionAnswering",
+            dependencies: [
+                "AppStoreAPI", "AppStoreClients", "AuditTrail", "ConsumptionPolicy", "ReceiptCore", "ReceiptTrust", "RetryEngine", "UntrustedText",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(name: "ReceiptRendering", dependencies: ["PlainWords", "CMallocTuning", "JSONWriting", "LocalFiles", "AppStoreAPI", "ReceiptCore", "ReceiptTrust", "UntrustedText"]),
@@ -493,6 +515,8 @@ let package = Package(
             name: "receiptdash",
             dependencies: [
                 "CommandOptions",
+                "ConsumptionAnswering",
+                "ConsumptionPolicy",
                 "JSONWriting",
                 "CustomerSearch",
                 "CustomerTimeline",
@@ -599,6 +623,7 @@ let package = Package(
             dependencies: [
                 "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder", "UntrustedText",
+                "ConsumptionAnswering", "ConsumptionPolicy", "APITestSupport",
                 "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -607,9 +632,13 @@ let package = Package(
             exclude: ["Goldens"]
         ),
         .testTarget(
+            name: "ConsumptionPolicyTests",
+            dependencies: ["AppStoreAPI", "ConsumptionPolicy", "RuleFiles"]
+        ),
+        .testTarget(
             name: "RetentionRulesTests",
             dependencies: [
-                "TestSupport", "AppStoreAPI", "AuditTrail", "RetentionRules", "ReceiptCore",
+                "TestSupport", "AppStoreAPI", "AuditTrail", "RetentionRules", "ReceiptCore", "RuleFiles",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Goldens"]

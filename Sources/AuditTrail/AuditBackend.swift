@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Every method may be called from any task. Writes are atomic: a method that records several
 /// rows records all of them or none.
-public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, ForwardOutbox, ScheduledJobs, RetentionTrail {
+public protocol AuditBackend: AnyObject, Sendable, CustomerRecordSource, ForwardOutbox, ScheduledJobs, RetentionTrail, ConsumptionQueue {
     /// Where the trail lives, as it may be shown: a path, or a URL with its password masked.
     var location: String { get }
     /// The migrations this open applied, in order (empty when it was at the current schema).
@@ -228,6 +228,8 @@ public struct AuditAction: Sendable, Hashable {
     /// The customer's app transaction id where the plan's look-up knew it (v13): the write is
     /// found by any of the customer's ids, whatever id the command was given.
     public var appTransactionID: String?
+    /// The consumption policy the write was sent by (v15; nil: sent by a person).
+    public var policy: String?
 
     /// What a row in `pending` means: recorded before sending, with no outcome since.
     public static let pending = "pending"
@@ -235,8 +237,9 @@ public struct AuditAction: Sendable, Hashable {
     public init(
         id: Int64? = nil, at: Date, user: String, action: String, environment: String?, requestID: String?, originalTransactionID: String?,
         transactionID: String?, productID: String?, requestBody: String?, httpStatus: Int?, apiError: Int?, result: String,
-        plan: String? = nil, responseBody: String? = nil, completedAt: Date? = nil, appTransactionID: String? = nil
+        plan: String? = nil, responseBody: String? = nil, completedAt: Date? = nil, appTransactionID: String? = nil, policy: String? = nil
     ) {
+        self.policy = policy
         self.appTransactionID = appTransactionID
         self.plan = plan
         self.responseBody = responseBody

@@ -210,6 +210,12 @@ enum PostgresAuditSchema {
             statements: AuditSchema.v14(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
                 PostgresQuery(unsafeSQL: $0)
             }),
+        // v15: consumption requests answered by policy, and the policy each write was sent by.
+        Migration(
+            name: "v15",
+            statements: AuditSchema.v15(id: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real: "DOUBLE PRECISION", integer: "BIGINT").map {
+                PostgresQuery(unsafeSQL: $0)
+            }),
     ]
 
     static var names: [String] { migrations.map(\.name) }

@@ -64,6 +64,7 @@ extension PostgresAuditStore {
                 ).collect()
                 if !inserted.isEmpty {
                     try await queueForwards(r, connection, logger: logger)
+                    try await queueConsumption(r, connection, logger: logger)
                     return .stored
                 }
                 let counted = try await connection.query(

@@ -377,16 +377,17 @@ extension PostgresAuditStore {
         }
     }
 
-    private func insertAction(_ action: AuditAction, on connection: CheckedConnection) async throws -> Int64 {
+    func insertAction(_ action: AuditAction, on connection: CheckedConnection) async throws -> Int64 {
         let rows = try await connection.query(
             """
             INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
                                     product_id, request_body, http_status, api_error, result, plan, response_body, completed_at,
-                                    app_transaction_id)
+                                    app_transaction_id, policy)
             VALUES (\(action.at.timeIntervalSince1970), \(action.user), \(action.action), \(action.environment), \(action.requestID),
                     \(action.originalTransactionID), \(action.transactionID), \(action.productID), \(action.requestBody),
                     \(action.httpStatus.map(Int64.init)), \(action.apiError.map(Int64.init)), \(action.result), \(action.plan),
-                    \(action.responseBody), \(action.completedAt?.timeIntervalSince1970), \(action.appTransactionID))
+                    \(action.responseBody), \(action.completedAt?.timeIntervalSince1970), \(action.appTransactionID),
+                    \(action.policy))
             RETURNING id
             """, logger: logger
         ).collect()
@@ -416,7 +417,7 @@ extension PostgresAuditStore {
     /// The columns ``action(_:)`` reads, in its order.
     static let actionColumns: StaticString = """
         SELECT id, at, os_user, action, environment, request_id, original_transaction_id, transaction_id, product_id,
-               request_body, http_status, api_error, result, plan, response_body, completed_at, app_transaction_id
+               request_body, http_status, api_error, result, plan, response_body, completed_at, app_transaction_id, policy
         """
 
     /// An `api_action` row in ``actionColumns``' order.
@@ -431,7 +432,7 @@ extension PostgresAuditStore {
             apiError: try columns[11].decode(Int64?.self).map(Int.init), result: try columns[12].decode(String.self),
             plan: try columns[13].decode(String?.self), responseBody: try columns[14].decode(String?.self),
             completedAt: try columns[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
-            appTransactionID: try columns[16].decode(String?.self))
+            appTransactionID: try columns[16].decode(String?.self), policy: try columns[17].decode(String?.self))
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

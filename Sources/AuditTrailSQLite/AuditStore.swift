@@ -292,6 +292,10 @@ public final class AuditStore: AuditBackend {
         migrator.registerMigration("v14") { db in
             for statement in AuditSchema.v14(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
         }
+        // v15: consumption requests answered by policy, and the policy each write was sent by.
+        migrator.registerMigration("v15") { db in
+            for statement in AuditSchema.v15(id: "INTEGER PRIMARY KEY", real: "DOUBLE", integer: "INTEGER") { try db.execute(sql: statement) }
+        }
         return migrator
     }
 
@@ -364,14 +368,14 @@ public final class AuditStore: AuditBackend {
             sql: """
                 INSERT INTO api_action (at, os_user, action, environment, request_id, original_transaction_id, transaction_id,
                                         product_id, request_body, http_status, api_error, result, plan, response_body, completed_at,
-                                        app_transaction_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        app_transaction_id, policy)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 action.at.timeIntervalSince1970, action.user, action.action, action.environment, action.requestID,
                 action.originalTransactionID, action.transactionID, action.productID, action.requestBody, action.httpStatus,
                 action.apiError, action.result, action.plan, action.responseBody, action.completedAt?.timeIntervalSince1970,
-                action.appTransactionID,
+                action.appTransactionID, action.policy,
             ])
         return db.lastInsertedRowID
     }
@@ -379,7 +383,7 @@ public final class AuditStore: AuditBackend {
     /// A write to Apple's trail committed with `synchronous = FULL` (the WAL fsynced before the
     /// commit returns) whatever this store was opened with: a write that Apple may apply must
     /// not be lost with the machine's power.
-    private func writeDurably<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func writeDurably<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await database.writeWithoutTransaction { db in
             if !durable { try db.execute(sql: "PRAGMA synchronous = FULL") }
             defer { if !durable { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
@@ -443,7 +447,8 @@ public final class AuditStore: AuditBackend {
             httpStatus: row["http_status"], apiError: row["api_error"], result: row["result"],
             plan: columns.contains("plan") ? row["plan"] : nil, responseBody: columns.contains("response_body") ? row["response_body"] : nil,
             completedAt: columns.contains("completed_at") ? (row["completed_at"] as Double?).map(Date.init(timeIntervalSince1970:)) : nil,
-            appTransactionID: columns.contains("app_transaction_id") ? row["app_transaction_id"] : nil)
+            appTransactionID: columns.contains("app_transaction_id") ? row["app_transaction_id"] : nil,
+            policy: columns.contains("policy") ? row["policy"] : nil)
     }
 
     public func lookupRequests(_ id: Int64) async throws -> [AuditLookupRequest] {

@@ -57,6 +57,7 @@ extension AuditStore {
                 ])
             if inserted != nil {
                 try queueForwards(r, db)
+                try queueConsumption(r, db)
                 return .stored
             }
             let deliveries =

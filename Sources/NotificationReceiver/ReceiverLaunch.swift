@@ -88,6 +88,9 @@ public struct ReceiveLaunch {
     /// `--retention-path` and `--retention-rules`: the realtime responder's path, its rules and
     /// the key its promotional offers are signed with.
     public var retention: (path: String, rules: RetentionRules, signer: OfferSigner?)?
+    /// Services that run beside the receiver in its group, started after the store and stopped
+    /// before it (the consumption answerer).
+    public var services: [any Service] = []
 
     public init(
         policy: ReceiverPolicy, listeners: ReceiverListeners, tls: (certificate: String, key: String)?, maximumPending: Int,
@@ -151,7 +154,7 @@ public struct ReceiveLaunch {
             throw error
         }
         do {
-            let services: [any Service] = [AuditStoreService(backend), store] + [forwarder, reconciliation].compactMap { $0 }
+            let services: [any Service] = [AuditStoreService(backend), store] + [forwarder, reconciliation].compactMap { $0 } + self.services
             try await receiver.serve(listeners, after: services, storedIn: store.location, console: console)
         } catch {
             console.error("receiptdash: \(error)")

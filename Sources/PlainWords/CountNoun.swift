@@ -43,6 +43,8 @@ extension CountNoun {
     public static let purchase = CountNoun("purchase")
     public static let read = CountNoun("read")
     public static let realtimeRequest = CountNoun("realtime request")
+    public static let consumptionRequest = CountNoun("consumption request")
+    public static let policy = CountNoun("policy", plural: "policies")
     public static let receipt = CountNoun("receipt")
     public static let registeredTarget = CountNoun("registered target")
     public static let remainingMonthlyPayment = CountNoun("remaining monthly payment")
@@ -60,8 +62,8 @@ extension CountNoun {
 
     /// Every noun above, for the golden file of count phrases.
     public static let every: [CountNoun] = [
-        attempt, certificate, character, consumablePurchase, customer, day, delivery, duplicate, event, file, historyPage, input, issue, keyBesidesSignedPayload,
-        line, newInput, notification, oneTimePurchase, originalTransaction, period, problem, purchase, read, realtimeRequest, receipt, registeredTarget, remainingMonthlyPayment, renewal,
+        attempt, certificate, character, consumablePurchase, consumptionRequest, customer, day, delivery, duplicate, event, file, historyPage, input, issue, keyBesidesSignedPayload,
+        line, newInput, notification, oneTimePurchase, originalTransaction, period, policy, problem, purchase, read, realtimeRequest, receipt, registeredTarget, remainingMonthlyPayment, renewal,
         retry, root, row, rule, signature, signedItem, subCA, subscription, transaction, `try`,
     ]
 }

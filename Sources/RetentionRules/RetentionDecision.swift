@@ -1,3 +1,4 @@
+import RuleFiles
 import AppStoreAPI
 import AuditTrail
 import Foundation

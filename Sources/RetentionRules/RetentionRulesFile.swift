@@ -1,3 +1,4 @@
+import RuleFiles
 import Foundation
 import PlainWords
 import ReceiptCore
@@ -158,13 +159,13 @@ public struct RetentionRules: Sendable, Hashable {
         var rules: [RetentionRule] = []
         var names: [String: Int] = [:]
         for (index, element) in array.enumerated() {
-            let header = lines.ruleHeader(index) ?? 0
+            let header = lines.header(of: "rule", index) ?? 0
             guard let table = element.table else {
                 throw RetentionRulesError(.badValue, "\(place(path, header)): rule \(index + 1) is not a table", line: header)
             }
             let rule = try Self.rule(table, index: index, header: header, lines: lines, path: path, offerKey: offerKey)
             if let earlier = names[rule.name] {
-                let line = lines.key("name", inRule: index) ?? header
+                let line = lines.key("name", in: "rule", index) ?? header
                 throw RetentionRulesError(
                     .duplicateName, "\(place(path, line)): a rule named \"\(rule.name)\" is already on line \(earlier): names must differ",
                     line: line)
@@ -178,7 +179,7 @@ public struct RetentionRules: Sendable, Hashable {
     private static func rule(
         _ table: TOMLTable, index: Int, header: Int, lines: RuleLines, path: String, offerKey: OfferKeySettings?
     ) throws(RetentionRulesError) -> RetentionRule {
-        func line(_ key: String) -> Int { lines.key(key, inRule: index) ?? header }
+        func line(_ key: String) -> Int { lines.key(key, in: "rule", index) ?? header }
         func fail(_ code: RetentionRulesError.Code, _ key: String?, _ words: String) -> RetentionRulesError {
             let at = key.map(line) ?? header
             return RetentionRulesError(code, "\(place(path, at)) (rule \(index + 1)): \(words)", line: at)
@@ -275,72 +276,5 @@ public struct RetentionRules: Sendable, Hashable {
 
     private static func place(_ path: String, _ line: Int?) -> String {
         line.map { "\(path) line \($0)" } ?? path
-    }
-}
-
-/// Where things are written in a rules file's text: the headers of `[[rule]]` tables, and
-/// keys within a table (the lines errors name). Plain `key = …` lines only.
-struct RuleLines {
-    private var lines: [Substring]
-
-    init(_ text: String) {
-        lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-    }
-
-    private func header(_ line: Substring) -> String? {
-        let trimmed = line.drop { $0 == " " || $0 == "\t" }
-        guard trimmed.hasPrefix("[") else { return nil }
-        return String(trimmed.prefix { $0 != "#" }.filter { $0 != " " && $0 != "\t" })
-    }
-
-    private func isKey(_ key: String, _ line: Substring) -> Bool {
-        let trimmed = line.drop { $0 == " " || $0 == "\t" }
-        guard trimmed.hasPrefix(key) else { return false }
-        return trimmed.dropFirst(key.count).drop { $0 == " " || $0 == "\t" }.hasPrefix("=")
-    }
-
-    /// The line of the `index`-th `[[rule]]` header.
-    func ruleHeader(_ index: Int) -> Int? {
-        var seen = 0
-        for (number, line) in lines.enumerated() where header(line) == "[[rule]]" {
-            if seen == index { return number + 1 }
-            seen += 1
-        }
-        return nil
-    }
-
-    func key(_ key: String, inRule index: Int) -> Int? {
-        guard let start = ruleHeader(index) else { return nil }
-        for number in start..<lines.count {
-            if header(lines[number]) != nil { return nil }
-            if isKey(key, lines[number]) { return number + 1 }
-        }
-        return nil
-    }
-
-    func key(_ key: String, inTable table: String) -> Int? {
-        var inside = false
-        for (number, line) in lines.enumerated() {
-            if let name = header(line) {
-                inside = name == "[\(table)]"
-                continue
-            }
-            if inside, isKey(key, line) { return number + 1 }
-        }
-        return nil
-    }
-
-    /// A key before any header, or the first header naming it.
-    func topLevel(_ key: String) -> Int? {
-        var inTable = false
-        for (number, line) in lines.enumerated() {
-            if let name = header(line) {
-                if name == "[\(key)]" || name == "[[\(key)]]" { return number + 1 }
-                inTable = true
-                continue
-            }
-            if !inTable, isKey(key, line) { return number + 1 }
-        }
-        return nil
     }
 }

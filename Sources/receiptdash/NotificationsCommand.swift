@@ -122,13 +122,18 @@ struct Notifications: AsyncParsableCommand {
     @Flag(name: .long, help: "List Retention Messaging realtime requests (receive --retention-path): each answer, or why none, oldest first.")
     var retention = false
 
+    @Flag(
+        name: .long,
+        help: "List Apple's refund requests (CONSUMPTION_REQUEST), newest first: the deadline, the policy matched, what was sent and Apple's answer.")
+    var consumption = false
+
     @Flag(name: .long, help: "List the forwarding outbox (receive --forward): pending, delivered and dead deliveries, newest first.")
     var outbox = false
 
     @Option(name: .long, help: "Outbox: only deliveries in this state (pending, delivered or dead).")
     var state: ForwardDelivery.State?
 
-    @Option(name: .long, help: ArgumentHelp("Outbox and retention: at most this many rows (the newest).", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Outbox, retention and consumption: at most this many rows (the newest).", valueName: "n"))
     var limit = 100
 
     @Flag(
@@ -224,6 +229,13 @@ struct Notifications: AsyncParsableCommand {
                 }
                 if outbox || replay {
                     try await runOutbox(backend)
+                    return
+                }
+                if consumption {
+                    let records = try await backend.consumptionRequests(transactionID: nil, limit: limit)
+                    let since = since.flatMap(TimeArgument.parse)
+                    ConsumptionListing.write(
+                        records.filter { since == nil || $0.requestedAt >= since! }, format: format.table, now: Date(), to: .standard)
                     return
                 }
                 if retention {

@@ -30,7 +30,10 @@ extension Notifications {
         if retention && (outbox || replay || reconcile || refusals || follow || type != nil || state != nil || !enable.isEmpty) {
             throw ValidationError("--retention lists realtime requests on its own (with --since, --limit and --format).")
         }
-        if outboxOnly && !outbox && !(retention && state == nil && enable.isEmpty) {
+        if consumption && (retention || outbox || replay || reconcile || refusals || follow || type != nil || state != nil || !enable.isEmpty) {
+            throw ValidationError("--consumption lists refund requests on its own (with --since, --limit and --format).")
+        }
+        if outboxOnly && !outbox && !((retention || consumption) && state == nil && enable.isEmpty) {
             throw ValidationError("--state, --limit and --enable belong to --outbox.")
         }
         if replayOnly && !replay {

@@ -15,7 +15,7 @@ struct ReceiptDash: AsyncParsableCommand {
             info, AppTransaction, V2 notifications). Formats are sniffed automatically.
             """,
         version: BuildInfo.versionLine,
-        subcommands: [Dash.self, Inspect.self, Lookup.self, CustomerCommand.self, DoctorCommand.self, Notifications.self, Verify.self, Watch.self, History.self, Receive.self, Extend.self, Consumption.self, AppAccountToken.self, Finish.self, TestNotification.self, Messaging.self, OfferSignatureCommand.self, DatabaseCommand.self, Simulator.self, Bench.self, Keys.self],
+        subcommands: [Dash.self, Inspect.self, Lookup.self, CustomerCommand.self, DoctorCommand.self, Notifications.self, Verify.self, Watch.self, History.self, Receive.self, Extend.self, Consumption.self, AppAccountToken.self, Finish.self, TestNotification.self, Messaging.self, PolicyCommand.self, OfferSignatureCommand.self, DatabaseCommand.self, Simulator.self, Bench.self, Keys.self],
         defaultSubcommand: Dash.self
     )
 

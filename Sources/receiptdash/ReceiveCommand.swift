@@ -1,11 +1,14 @@
 import AppStoreClients
 import ArgumentParser
+import ConsumptionAnswering
+import ConsumptionPolicy
 import AuditTrail
 import CommandOptions
 import Foundation
 import Logging
 import NotificationForwarder
 import NotificationReceiver
+import PlainWords
 import AppStoreAPI
 import ReceiptCore
 import ReceiptTrust
@@ -132,6 +135,16 @@ struct Receive: AsyncParsableCommand {
         name: .long,
         help: ArgumentHelp("The retention rules file (TOML; check it with receiptdash messaging rules check).", valueName: "file"))
     var retentionRules: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Answer Apple's refund requests (CONSUMPTION_REQUEST) by this policy file (TOML; check it with receiptdash policy check), with the API key of the reconciliation options.",
+            valueName: "file"))
+    var consumptionPolicy: String?
+
+    @Option(name: .long, help: "send, or dry-run: record what each policy would send and send nothing.")
+    var consumptionPolicyMode: ConsumptionPolicyMode = .send
 
     @OptionGroup(title: "Forwarding") var forwarding: ForwardOptions
 
@@ -273,6 +286,7 @@ struct Receive: AsyncParsableCommand {
         policy.onlineChecks = online.make()
         let forwardConfiguration = try forwarding.configuration(tls)
         let retention = try retentionResponder()
+        let consumption = try consumptionPolicies()
         let backend = try await database.open(durable: true)
         var launch = ReceiveLaunch(
             policy: policy,
@@ -282,6 +296,9 @@ struct Receive: AsyncParsableCommand {
             tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }, maximumPending: maxPending,
             keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"), metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
         launch.retention = retention
+        if let consumption {
+            launch.services.append(try consumptionAnswerer(consumption, backend: backend))
+        }
         // The store runs (PostgreSQL: its pool) from here on: forwarding targets are registered
         // before the receiver's group starts; the group's AuditStoreService closes it last.
         let served = try await AuditStoreService.closing(backend) {
@@ -320,6 +337,53 @@ extension Receive {
             throw ValidationError("--retention-rules: [offer_key]: \(error.reason)")
         }
         return (retentionPath, rules, signer)
+    }
+
+    /// `--consumption-policy`, read and checked before anything starts (a fault is a usage
+    /// error naming its line, as `policy check`); read-only refuses sending.
+    func consumptionPolicies() throws -> ConsumptionPolicies? {
+        guard let consumptionPolicy else { return nil }
+        let policies: ConsumptionPolicies
+        do {
+            policies = try ConsumptionPolicies.load(path: consumptionPolicy)
+        } catch {
+            throw ValidationError("--consumption-policy: \(error.reason)")
+        }
+        if consumptionPolicyMode == .send {
+            let api = try consumptionAPIOptions()
+            if let reason = try api.readOnlyReason(flag: false) {
+                throw ValidationError(
+                    "read-only (\(reason)): --consumption-policy sends consumption information to Apple; add --consumption-policy-mode dry-run to record what it would send")
+            }
+        }
+        if !policies.customerConsented {
+            Console.standard.warning("\(consumptionPolicy) does not say customer_consented = true: no consumption information is sent (each request is listed no-consent)")
+        }
+        return policies
+    }
+
+    private func consumptionAPIOptions() throws -> APIOptions {
+        try reconciling.apiOptions(bundleID: try bundleIDs()[0], appAppleID: appAppleId, profile: apiProfile, rootCA: rootCa)
+    }
+
+    /// The service that answers the trail's consumption requests by `policies`: its own API
+    /// client (one HTTP client, the one retry engine) and this receiver's metrics.
+    func consumptionAnswerer(_ policies: ConsumptionPolicies, backend: any AuditBackend) throws -> ConsumptionAnswerer {
+        let api = try consumptionAPIOptions()
+        let client: AppStoreServerAPIClient
+        do {
+            client = try api.makeClient(try api.credentials(), caFile: tls.caFile)
+        } catch let error as APIOptionsError {
+            Console.standard.error("receiptdash: --consumption-policy: \(error.description)")
+            throw ExitStatus.usage
+        }
+        let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
+        Console.standard.error(
+            "receiptdash: answering CONSUMPTION_REQUESTs by \(CountNoun.policy.count(policies.policies.count)) of \(SafeText.escaped(policies.path))\(consumptionPolicyMode == .dryRun ? " (dry run: nothing is sent)" : "")")
+        return ConsumptionAnswerer(
+            store: backend, sender: CustomerActions(client: client, pipeline: pipeline),
+            configuration: ConsumptionAnswerer.Configuration(policies: policies, mode: consumptionPolicyMode),
+            metrics: ConsumptionMetrics(registry: ServiceMetrics.shared.registry))
     }
 
     /// `--reconcile-every`'s service: Notification History for each accepted environment,

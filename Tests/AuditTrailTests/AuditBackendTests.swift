@@ -407,7 +407,7 @@ extension PostgresAuditStore {
                     try await connection.query("SELECT name FROM receiptdash_migration ORDER BY applied_at, name", logger: testLogger).collect()
                         .map { try $0.decode(String.self) }
                 }
-                #expect(names == (["pg1-follow"] + (1...14).map { "v\($0)" }).sorted())
+                #expect(names == (["pg1-follow"] + (1...15).map { "v\($0)" }).sorted())
                 #expect(Set(names) == Set(PostgresAuditSchema.names))
             }
         }

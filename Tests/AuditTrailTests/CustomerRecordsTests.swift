@@ -172,7 +172,7 @@ import TestSupport
                 }
             }
             let store = try await db.open()
-            #expect(store.migrationsApplied == ["v10", "v11", "v12", "v13", "v14"])
+            #expect(store.migrationsApplied == ["v10", "v11", "v12", "v13", "v14", "v15"])
             let found = try await store.customers(.appAccountToken(Self.tokenB))
             #expect(found.map(\.appTransactionIDs) == [["703"]])
             #expect(found.first?.notifications.map(\.record.appAccountToken) == [Self.tokenB])

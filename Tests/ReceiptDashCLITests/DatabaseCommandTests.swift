@@ -57,7 +57,7 @@ import TestSupport
         let (folder, db) = try recordedTrail()
         defer { try? FileManager.default.removeItem(at: folder) }
         // The first creates the tables; the second has nothing to do.
-        for expected in ["created \(target) at schema v14", "\(target) is at the current schema (v14)"] {
+        for expected in ["created \(target) at schema v15", "\(target) is at the current schema (v15)"] {
             let migrated = try cli.run(["db", "migrate", "--db", target])
             #expect(migrated.status == 0, "\(migrated.stderr)")
             #expect(migrated.stdout == "receiptdash: \(expected)\n")

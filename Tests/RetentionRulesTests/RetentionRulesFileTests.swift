@@ -1,3 +1,4 @@
+import RuleFiles
 import Foundation
 import RetentionRules
 import Testing

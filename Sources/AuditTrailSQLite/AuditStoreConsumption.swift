@@ -1,0 +1,155 @@
+import AuditTrail
+import Foundation
+import GRDB
+
+/// The consumption requests in the SQLite trail (v15). SQLite has one writer at a time, so a
+/// claim (one write transaction) is exclusive across processes sharing the file.
+extension AuditStore {
+    /// Queues a stored `CONSUMPTION_REQUEST` in the notification's own transaction.
+    static func queueConsumption(_ r: NotificationRecord, _ db: Database) throws {
+        guard let deadline = AuditSchema.consumptionDeadline(r), let transactionID = r.transactionID, let signed = r.signedDate else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO consumption_request (notification_uuid, transaction_id, original_transaction_id, product_id, environment,
+                    requested_at, deadline, state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'open')
+                ON CONFLICT(notification_uuid) DO NOTHING
+                """
+        ).execute(arguments: [
+            r.notificationUUID, transactionID, r.originalTransactionID, r.productID, r.environment, signed.timeIntervalSince1970,
+            deadline.timeIntervalSince1970,
+        ])
+    }
+
+    static func consumptionRequest(_ row: Row) -> ConsumptionRequestRecord {
+        ConsumptionRequestRecord(
+            id: row["id"], notificationUUID: row["notification_uuid"], transactionID: row["transaction_id"],
+            originalTransactionID: row["original_transaction_id"], productID: row["product_id"], environment: row["environment"],
+            requestedAt: Date(timeIntervalSince1970: row["requested_at"]), deadline: Date(timeIntervalSince1970: row["deadline"]),
+            state: ConsumptionState(rawValue: row["state"]) ?? .unknown, policy: row["policy"], body: row["body"], requestID: row["request_id"],
+            actionID: row["action_id"], httpStatus: row["http_status"], apiError: row["api_error"], detail: row["detail"],
+            decidedAt: (row["decided_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    /// Each request with its notification's payload and verdict.
+    static let consumptionListing = """
+        SELECT *, (SELECT n.signed_payload FROM notification n WHERE n.notification_uuid = consumption_request.notification_uuid) AS signed_payload,
+            (SELECT n.verdict FROM notification n WHERE n.notification_uuid = consumption_request.notification_uuid) AS verdict
+        FROM consumption_request
+        """
+
+    static func listedConsumptionRequest(_ row: Row) -> ConsumptionRequestRecord {
+        var request = consumptionRequest(row)
+        (request.signedPayload, request.verdict) = (row["signed_payload"], row["verdict"])
+        return request
+    }
+
+    public func claimConsumptionRequests(owner: String, now: Date, leaseUntil: Date, limit: Int) async throws -> ConsumptionClaim {
+        let time = now.timeIntervalSince1970
+        return try await writeDurably { db in
+            guard try db.tableExists("consumption_request") else { return ConsumptionClaim(claimed: [], expired: []) }
+            let expired = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE consumption_request
+                    SET state = CASE state WHEN 'open' THEN 'late' ELSE 'unknown' END, decided_at = ?, claimed_by = ?,
+                        detail = CASE state WHEN 'open' THEN 'its deadline passed before it was answered: nothing was sent'
+                            ELSE 'its deadline passed while it was being sent: Apple may have taken it' END
+                    WHERE state IN ('open', 'sending') AND deadline <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                    RETURNING *
+                    """, arguments: [time, owner, time, time]
+            ).map(Self.consumptionRequest)
+            let claimed = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE consumption_request SET claimed_by = ?, lease_until = ?
+                    WHERE id IN (SELECT id FROM consumption_request
+                                 WHERE state IN ('open', 'sending') AND deadline > ? AND (lease_until IS NULL OR lease_until <= ?)
+                                 ORDER BY deadline LIMIT ?)
+                    RETURNING *
+                    """, arguments: [owner, leaseUntil.timeIntervalSince1970, time, time, limit]
+            ).map(Self.consumptionRequest).sorted { $0.deadline < $1.deadline }
+            let payload = try db.cachedStatement(sql: "SELECT signed_payload, verdict FROM notification WHERE notification_uuid = ?")
+            let filled = try claimed.map { request in
+                var request = request
+                if let row = try Row.fetchOne(payload, arguments: [request.notificationUUID]) {
+                    (request.signedPayload, request.verdict) = (row["signed_payload"], row["verdict"])
+                }
+                return request
+            }
+            return ConsumptionClaim(claimed: filled, expired: expired)
+        }
+    }
+
+    public func settleConsumptionRequest(
+        _ id: Int64, owner: String, state: ConsumptionState, policy: String?, body: String?, detail: String?, at: Date
+    ) async throws -> Bool {
+        try await writeDurably { db in
+            try db.execute(
+                sql: """
+                    UPDATE consumption_request SET state = ?, policy = ?, body = ?, detail = ?, decided_at = ?, lease_until = NULL
+                    WHERE id = ? AND claimed_by = ? AND state = 'open'
+                    """, arguments: [state.rawValue, policy, body, detail, at.timeIntervalSince1970, id, owner])
+            return db.changesCount == 1
+        }
+    }
+
+    public func beginConsumptionAnswer(_ id: Int64, owner: String, policy: String, body: String, action: AuditAction, at: Date) async throws
+        -> Int64?
+    {
+        let pending = action.pendingRow
+        return try await writeDurably { db in
+            try db.execute(
+                sql: "UPDATE consumption_request SET state = 'sending', policy = ?, body = ?, request_id = ? WHERE id = ? AND claimed_by = ? AND state = 'open'",
+                arguments: [policy, body, pending.requestID, id, owner])
+            guard db.changesCount == 1 else { return nil }
+            let actionID = try Self.insertAction(db, pending)
+            try db.execute(sql: "UPDATE consumption_request SET action_id = ? WHERE id = ?", arguments: [actionID, id])
+            return actionID
+        }
+    }
+
+    public func completeConsumptionAnswer(
+        _ id: Int64, actionID: Int64, outcome: AuditAction, state: ConsumptionState, detail: String?, at: Date
+    ) async throws {
+        try await writeDurably { db in
+            try db.execute(
+                sql: "UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ? WHERE id = ?",
+                arguments: [
+                    outcome.httpStatus, outcome.apiError, outcome.result, outcome.responseBody, (outcome.completedAt ?? at).timeIntervalSince1970,
+                    actionID,
+                ])
+            guard db.changesCount == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(actionID) of the write is missing") }
+            try db.execute(
+                sql: """
+                    UPDATE consumption_request SET state = ?, http_status = ?, api_error = ?, detail = ?, decided_at = ?, lease_until = NULL
+                    WHERE id = ? AND state IN ('sending', 'unknown')
+                    """, arguments: [state.rawValue, outcome.httpStatus, outcome.apiError, detail, at.timeIntervalSince1970, id])
+        }
+    }
+
+    public func consumptionRequests(transactionID: String?, limit: Int) async throws -> [ConsumptionRequestRecord] {
+        try await database.read { db in
+            guard try db.tableExists("consumption_request") else { return [] }
+            if let transactionID {
+                return try Row.fetchAll(
+                    db, sql: "\(Self.consumptionListing) WHERE transaction_id = ? ORDER BY requested_at DESC, id DESC LIMIT ?",
+                    arguments: [transactionID, limit]
+                ).map(Self.listedConsumptionRequest)
+            }
+            return try Row.fetchAll(db, sql: "\(Self.consumptionListing) ORDER BY requested_at DESC, id DESC LIMIT ?", arguments: [limit])
+                .map(Self.listedConsumptionRequest)
+        }
+    }
+
+    public func openConsumptionRequests() async throws -> ConsumptionOpenSummary {
+        try await database.read { db in
+            guard try db.tableExists("consumption_request") else { return ConsumptionOpenSummary(open: 0, nearestDeadline: nil, oldestRequestedAt: nil) }
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COUNT(*) AS n, MIN(deadline) AS nearest, MIN(requested_at) AS oldest FROM consumption_request WHERE state IN ('open', 'sending')")
+            return ConsumptionOpenSummary(
+                open: row?["n"] ?? 0, nearestDeadline: (row?["nearest"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                oldestRequestedAt: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import APITestSupport
+import AppStoreAPI
+import AppStoreClients
+import AuditTrail
+import ConsumptionAnswering
+import ConsumptionPolicy
+import Foundation
+import Logging
+import ReceiptCore
+import ReceiptTrust
+import RetryEngine
+import Synchronization
+import Testing
+import TestSupport
+
+/// Refund requests answered by policy, on both stores: each stored CONSUMPTION_REQUEST answered
+/// once through the write gate (intent, one request id, outcome), whatever the number of
+/// receivers; nothing sent in a dry run, without consent or past the deadline; a receiver
+/// stopped after recording its intent is resumed with the same request id.
+@Suite(.timeLimit(.minutes(5))) struct ConsumptionAnswererTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static let policyFile = """
+        customer_consented = true
+
+        [[policy]]
+        name = "coins"
+        product = "com.example.coins.*"
+        refund_preference = "decline"
+        consumption_percent = 100
+        sample_content_provided = false
+        """
+
+    /// A stored CONSUMPTION_REQUEST whose payload carries its transaction (the receiver verified
+    /// it before storing; the answerer reads the stored verdict).
+    static func request(_ n: Int, signedAgo: TimeInterval = 60, product: String = "com.example.coins.100") -> NotificationWrite {
+        let transaction = "20000009\(String(format: "%05d", n))"
+        let signed = t0.addingTimeInterval(-signedAgo)
+        let ms = { (d: Date) in Int64(d.timeIntervalSince1970 * 1000) }
+        let info = UnsignedJWS.make(
+            #"{"transactionId":"\#(transaction)","originalTransactionId":"\#(transaction)","productId":"\#(product)","type":"Consumable","purchaseDate":\#(ms(signed.addingTimeInterval(-86_400))),"storefront":"USA","environment":"Sandbox","bundleId":"com.example.app"}"#
+        )
+        let uuid = "7c0e5a2b-0000-4000-8000-\(String(format: "%012d", n))"
+        let payload = UnsignedJWS.make(
+            #"{"notificationType":"CONSUMPTION_REQUEST","notificationUUID":"\#(uuid)","version":"2.0","signedDate":\#(ms(signed)),"data":{"environment":"Sandbox","bundleId":"com.example.app","consumptionRequestReason":"UNINTENDED_PURCHASE","signedTransactionInfo":"\#(info)"}}"#
+        )
+        return .notification(
+            NotificationRecord(
+                notificationUUID: uuid, version: .v2, notificationType: "CONSUMPTION_REQUEST", bundleID: "com.example.app", environment: "Sandbox",
+                signedDate: signed, receivedAt: t0, verdict: .valid, transactionID: transaction, originalTransactionID: transaction, productID: product,
+                signedPayload: payload))
+    }
+
+    /// Apple's consumption endpoint, as a loopback server answering 202 and keeping each request.
+    static func apple() async throws -> (ScriptedServer, CustomerActions) {
+        let server = try await ScriptedServer.start { request in
+            request.method == "PUT" && request.path.hasPrefix("/inApps/v2/transactions/consumption/") ? .empty(202) : .error(404, 4040010)
+        }
+        let client = AppStoreServerAPIClient(
+            credentials: makeTestCredentials().0, hosts: try APIHosts(production: server.baseURL, sandbox: server.baseURL), retry: wallClockRetry,
+            requestTimeout: .seconds(120))
+        return (server, CustomerActions(client: client, pipeline: ReceiptPipeline(at: t0, evaluator: TrustEvaluator(anchors: .apple))))
+    }
+
+    static func answerer(
+        _ store: any AuditBackend, _ sender: CustomerActions, file: String = policyFile, mode: ConsumptionPolicyMode = .send, owner: String,
+        now: TestNow
+    ) throws -> ConsumptionAnswerer {
+        var configuration = ConsumptionAnswerer.Configuration(policies: try ConsumptionPolicies.parse(file, path: "policy.toml"), mode: mode)
+        configuration.owner = owner
+        configuration.user = "test"
+        return ConsumptionAnswerer(
+            store: store, sender: sender, configuration: configuration,
+            clock: ServiceClock(now: { now.date }, clock: ContinuousClock()), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    static func consumptionPUTs(_ server: ScriptedServer) -> [String] {
+        server.requests.filter { $0.method == "PUT" }.map { $0.path.split(separator: "/").last.map(String.init) ?? "" }
+    }
+
+    @Test(arguments: BackendKind.allCases) func aRequestIsAnsweredOnceByItsPolicy(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let now = TestNow(Self.t0)
+            _ = try await store.writeNotifications([Self.request(1), Self.request(2, product: "com.example.monthly")])
+            let answerer = try Self.answerer(store, actions, owner: "a", now: now)
+            let pass = try await answerer.answerDue()
+            #expect(pass.results == [.answered: 1, .noMatch: 1])
+            #expect(try await answerer.answerDue().handled == 0)
+            #expect(Self.consumptionPUTs(server) == ["2000000900001"])
+            let body = try #require(server.requests.first { $0.method == "PUT" }?.body)
+            #expect(String(decoding: body, as: UTF8.self) == #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#)
+            let listed = try await store.consumptionRequests(transactionID: nil, limit: 10)
+            #expect(Set(listed.map { [$0.transactionID, $0.state.rawValue, $0.policy ?? "-", $0.httpStatus.map(String.init) ?? "-"] }) == [
+                ["2000000900001", "answered", "coins", "202"], ["2000000900002", "no-match", "-", "-"],
+            ])
+            let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900001"))
+            #expect(rows.map { [$0.action, $0.result, $0.policy ?? "-", String($0.httpStatus ?? 0)] } == [["consumption", "success", "coins", "202"]])
+            #expect(rows.first?.requestID == listed.first { $0.state == .answered }?.requestID)
+            #expect(try await store.openConsumptionRequests().open == 0)
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+
+    @Test(arguments: BackendKind.allCases) func aDryRunAndAFileWithoutConsentSendNothing(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let now = TestNow(Self.t0)
+            _ = try await store.writeNotifications([Self.request(1)])
+            let dry = try Self.answerer(store, actions, mode: .dryRun, owner: "a", now: now)
+            #expect(try await dry.answerDue().results == [.dryRun: 1])
+            _ = try await store.writeNotifications([Self.request(2)])
+            let unconsented = try Self.answerer(
+                store, actions, file: Self.policyFile.replacingOccurrences(of: "customer_consented = true", with: ""), owner: "b", now: now)
+            #expect(try await unconsented.answerDue().results == [.noConsent: 1])
+            #expect(server.requests.isEmpty)
+            let listed = try await store.consumptionRequests(transactionID: nil, limit: 10)
+            #expect(Set(listed.map { [$0.state.rawValue, $0.policy ?? "-", String($0.body != nil)] }) == [["dry-run", "coins", "true"], ["no-consent", "coins", "false"]])
+            #expect(try await store.actions(AuditActionQuery()).isEmpty)
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+
+    @Test(arguments: BackendKind.allCases) func aRequestPastItsDeadlineIsReportedNotAnswered(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let now = TestNow(Self.t0)
+            _ = try await store.writeNotifications([Self.request(1, signedAgo: 12 * 3600 + 1), Self.request(2, signedAgo: 11 * 3600)])
+            let answerer = try Self.answerer(store, actions, owner: "a", now: now)
+            #expect(try await answerer.answerDue().results == [.late: 1, .answered: 1])
+            #expect(Self.consumptionPUTs(server) == ["2000000900002"])
+            let late = try #require(try await store.consumptionRequests(transactionID: "2000000900001", limit: 1).first)
+            #expect(late.state == .late && late.requestID == nil && late.decidedAt == Self.t0)
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+
+    /// The receiver recorded its intent and was killed before Apple's answer: a restarted one
+    /// (another owner, once the lease ended) sends the same body with the same request id, and
+    /// the one write row gets the outcome.
+    @Test(arguments: BackendKind.allCases) func aReceiverKilledAfterItsIntentIsResumedWithTheSameRequestID(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            _ = try await store.writeNotifications([Self.request(1)])
+            // The first receiver's claim and intent, as it leaves them when killed.
+            let claim = try await store.claimConsumptionRequests(owner: "killed", now: Self.t0, leaseUntil: Self.t0.addingTimeInterval(120), limit: 10)
+            let request = try #require(claim.claimed.first)
+            let body = #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#
+            let intent = AuditAction(
+                at: Self.t0, user: "test", action: "consumption", environment: "Sandbox", requestID: "5b6a2f0e-1111-4222-8333-444455556666",
+                originalTransactionID: request.transactionID, transactionID: request.transactionID, productID: request.productID, requestBody: body,
+                httpStatus: nil, apiError: nil, result: AuditAction.pending, policy: "coins")
+            let actionID = try #require(try await store.beginConsumptionAnswer(request.id, owner: "killed", policy: "coins", body: body, action: intent, at: Self.t0))
+            // Within the lease nobody takes it; after it, the restarted receiver does.
+            let now = TestNow(Self.t0.addingTimeInterval(60))
+            let restarted = try Self.answerer(store, actions, owner: "restarted", now: now)
+            #expect(try await restarted.answerDue().handled == 0)
+            now.date = Self.t0.addingTimeInterval(121)
+            #expect(try await restarted.answerDue().results == [.answered: 1])
+            #expect(Self.consumptionPUTs(server) == ["2000000900001"])
+            let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900001"))
+            #expect(rows.map { [String($0.id ?? 0), $0.requestID ?? "-", $0.result] } == [[String(actionID), "5b6a2f0e-1111-4222-8333-444455556666", "success"]])
+            let answered = try #require(try await store.consumptionRequests(transactionID: "2000000900001", limit: 1).first)
+            #expect(answered.state == .answered && answered.requestID == "5b6a2f0e-1111-4222-8333-444455556666")
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+
+    /// Two receivers on one trail and 200 requests: 200 answers, each transaction sent once.
+    @Test(arguments: BackendKind.allCases) func twoReceiversOnOneTrailAnswerTwoHundredRequestsOnce(_ kind: BackendKind) async throws {
+        try await TestAuditDatabase.with(kind) { db in
+            let first = try await db.open()
+            let second = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let now = TestNow(Self.t0)
+            _ = try await first.writeNotifications((1...200).map { Self.request($0) })
+            let a = try Self.answerer(first, actions, owner: "a", now: now)
+            let b = try Self.answerer(second, actions, owner: "b", now: now)
+            async let passesA: Int = { var n = 0; for _ in 0..<20 { n += try await a.answerDue().results[.answered] ?? 0 }; return n }()
+            async let passesB: Int = { var n = 0; for _ in 0..<20 { n += try await b.answerDue().results[.answered] ?? 0 }; return n }()
+            let (answeredA, answeredB) = try await (passesA, passesB)
+            #expect(answeredA + answeredB == 200)
+            let sent = Self.consumptionPUTs(server)
+            #expect(sent.count == 200)
+            #expect(Set(sent).count == 200)
+            #expect(try await first.consumptionRequests(transactionID: nil, limit: 500).allSatisfy { $0.state == .answered })
+            #expect(try await first.actions(AuditActionQuery(limit: 500)).count == 200)
+            try await shutDown(actions, server: server)
+            await first.close()
+            await second.close()
+        }
+    }
+}
+
+/// The answerer's wall time, moved by the test.
+final class TestNow: Sendable {
+    private let value: Mutex<Date>
+    init(_ date: Date) { value = Mutex(date) }
+    var date: Date {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
+
+/// Stops the loopback "Apple".
+private func shutDown(_ actions: CustomerActions, server: ScriptedServer) async throws {
+    try await actions.client.shutdown()
+    try await server.stop()
+}
