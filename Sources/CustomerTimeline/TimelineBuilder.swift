@@ -109,6 +109,7 @@ struct TimelineBuilder {
                 }
             let outcome = Self.outcome(action)
             var lines = ["\(action.action) by \(action.user), \(action.environment ?? "environment not recorded")", "outcome: \(outcome)"]
+            if let policy = action.policy { lines.insert("by policy \(policy) (receive --consumption-policy)", at: 1) }
             if let id = action.requestID { lines.append("request id \(id)") }
             if let plan = action.plan { lines.append(contentsOf: plan.split(separator: "\n").map(String.init)) }
             let event = CustomerEvent(
@@ -500,7 +501,12 @@ struct TimelineBuilder {
                 ("we extended the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)",
                  "extend the renewal date of every subscriber to \(action.productID ?? "the product") (mass extension)")
             case .extension: ("we extended the renewal date", "extend the renewal date")
-            case .consumptionAnswered: ("we sent consumption information", "take consumption information")
+            case .consumptionAnswered:
+                if let policy = action.policy {
+                    ("we sent consumption information by policy \(policy)", "take consumption information (by policy \(policy))")
+                } else {
+                    ("we sent consumption information", "take consumption information")
+                }
             case .tokenSet: ("we set the app account token", "set the app account token")
             case .finished: ("we finished the transaction", "finish the transaction")
             case .test: ("we asked for a test notification", "send a test notification")
