@@ -804,9 +804,13 @@ public enum DashboardView {
     static func onCallLines(_ s: DashboardState, width: Int, rows: Int) -> [(String, ColorRole)] {
         guard rows > 0 else { return [] }
         var lines = [(OnCallGlance.trafficLine(s.onCall.traffic.buckets(endingAt: s.wallClock), width: width), ColorRole.accent)]
+        if let open = s.onCall.consumption, rows > 2 {
+            let (text, role) = OnCallGlance.consumptionLine(open, now: s.wallClock)
+            lines.append((TextWidth.truncate(text, to: width), role))
+        }
         if let targets = s.onCall.forwarding {
             // The table keeps half the rows left for itself.
-            let room = min(rows - 1, max(1, (rows - 1) / 2))
+            let room = min(rows - lines.count, max(1, (rows - 1) / 2))
             lines += OnCallGlance.forwardLines(targets, now: s.wallClock, width: width, rows: room)
         }
         return lines

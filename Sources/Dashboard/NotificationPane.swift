@@ -46,6 +46,8 @@ public enum NotificationFeedEvent: Sendable, Hashable {
     case receiverBeat(Date)
     /// Each forwarding target's deliveries, read from the audit trail every few seconds.
     case forwarding([ForwardTargetCounts])
+    /// The refund requests (CONSUMPTION_REQUEST) not answered yet, read with forwarding's counts.
+    case consumption(ConsumptionOpenSummary)
 }
 
 /// A source of notifications the UI loop polls on each pass (the executable implements it
@@ -264,6 +266,8 @@ extension DashboardState {
                 }
             case .forwarding(let targets):
                 onCall.forwarding = targets
+            case .consumption(let open):
+                onCall.consumption = open
             }
         }
         if notifications.count > Self.notificationLimit {

@@ -45,6 +45,8 @@ public struct OnCallState: Sendable {
     /// Each forwarding target's deliveries, as last read from the audit trail (nil: not read,
     /// as when nothing follows a store).
     public var forwarding: [ForwardTargetCounts]?
+    /// The refund requests not answered yet, as last read (nil: not read).
+    public var consumption: ConsumptionOpenSummary?
     /// `f` in Notifications: the filter as typed, and as read.
     public internal(set) var filterText = ""
     public internal(set) var filter = NotificationRowFilter.everything
@@ -149,6 +151,17 @@ public enum OnCallGlance {
             lines.append(("→ \(rest.count) more targets: \(counts(sum.delivered, sum.pending, sum.dead, oldest: oldest, now: now))", role(sum, now: now)))
         }
         return lines
+    }
+
+    /// `refund requests: 3 open · nearest deadline in 2h 10m (14:05:00)`: a warning under 2
+    /// hours, an error once one is past; muted when none is open.
+    public static func consumptionLine(_ open: ConsumptionOpenSummary, now: Date) -> (String, ColorRole) {
+        guard open.open > 0, let deadline = open.nearestDeadline else { return ("refund requests: none open", .muted) }
+        let left = deadline.timeIntervalSince(now)
+        let clock = AppleDate.iso8601(deadline).dropFirst(11).prefix(8)
+        let when = left > 0 ? "nearest deadline in \(DurationWords.short(left)) (\(clock))" : "a deadline passed at \(clock)"
+        let role: ColorRole = left <= 0 ? .error : left < 2 * 3600 ? .warning : .info
+        return ("refund requests: \(open.open) open · \(when)", role)
     }
 
     /// Pending this long is late: the line turns to a warning.

@@ -160,11 +160,11 @@ public struct DashboardLaunch {
         var receiver: EmbeddedReceiver?
         if let receiving {
             receiver = EmbeddedReceiver(host: receiving.host, port: receiving.port, backend: receiving.store, policy: receiving.policy)
-            notifications = receiver.map { ForwardingFeed($0.feed, outbox: receiving.store) }
+            notifications = receiver.map { ForwardingFeed($0.feed, outbox: receiving.store, consumption: receiving.store) }
             state.notificationsShown = true
             state.focus = files.isEmpty ? .notifications : state.focus
         } else if follow, let backend {
-            notifications = ForwardingFeed(FollowedNotifications(follower: NotificationFollower(backend: backend)), outbox: backend)
+            notifications = ForwardingFeed(FollowedNotifications(follower: NotificationFollower(backend: backend)), outbox: backend, consumption: backend)
             // With --expect-every the pane is there from the start; otherwise it appears with
             // the first notification the followed database holds.
             state.notificationsShown = expectEvery != nil

@@ -19,14 +19,17 @@ public final class ForwardingFeed: NotificationFeed {
 
     private let base: any NotificationFeed
     private let outbox: any ForwardOutbox
+    /// The refund requests still to answer (the same trail's), read with the counts.
+    private let consumption: (any ConsumptionQueue)?
     /// Counts read and not yet handed to the dashboard.
     private let unread = Mutex<[NotificationFeedEvent]>([])
     /// The last failure said, so an outbox that stays unreadable is said once.
     private let lastFailure = Mutex<String?>(nil)
 
-    public init(_ base: any NotificationFeed, outbox: any ForwardOutbox) {
+    public init(_ base: any NotificationFeed, outbox: any ForwardOutbox, consumption: (any ConsumptionQueue)? = nil) {
         self.base = base
         self.outbox = outbox
+        self.consumption = consumption
     }
 
     public func poll() async -> [NotificationFeedEvent] {
@@ -53,7 +56,11 @@ public final class ForwardingFeed: NotificationFeed {
     func read() async {
         do {
             let counts = try await outbox.deliveriesByTarget()
-            unread.withLock { $0.append(.forwarding(counts)) }
+            let open = try await consumption?.openConsumptionRequests()
+            unread.withLock {
+                $0.append(.forwarding(counts))
+                if let open { $0.append(.consumption(open)) }
+            }
             lastFailure.withLock { $0 = nil }
         } catch {
             let reason = "could not read forwarding's outbox: \(error)"
