@@ -36,14 +36,9 @@ import TestSupport
     static func request(_ n: Int, signedAgo: TimeInterval = 60, product: String = "com.example.coins.100") -> NotificationWrite {
         let transaction = "20000009\(String(format: "%05d", n))"
         let signed = t0.addingTimeInterval(-signedAgo)
-        let ms = { (d: Date) in Int64(d.timeIntervalSince1970 * 1000) }
-        let info = UnsignedJWS.make(
-            #"{"transactionId":"\#(transaction)","originalTransactionId":"\#(transaction)","productId":"\#(product)","type":"Consumable","purchaseDate":\#(ms(signed.addingTimeInterval(-86_400))),"storefront":"USA","environment":"Sandbox","bundleId":"com.example.app"}"#
-        )
         let uuid = "7c0e5a2b-0000-4000-8000-\(String(format: "%012d", n))"
-        let payload = UnsignedJWS.make(
-            #"{"notificationType":"CONSUMPTION_REQUEST","notificationUUID":"\#(uuid)","version":"2.0","signedDate":\#(ms(signed)),"data":{"environment":"Sandbox","bundleId":"com.example.app","consumptionRequestReason":"UNINTENDED_PURCHASE","signedTransactionInfo":"\#(info)"}}"#
-        )
+        let payload = ConsumptionRequestPayload.make(
+            uuid: uuid, transactionID: transaction, productID: product, purchased: signed.addingTimeInterval(-86_400), signed: signed)
         return .notification(
             NotificationRecord(
                 notificationUUID: uuid, version: .v2, notificationType: "CONSUMPTION_REQUEST", bundleID: "com.example.app", environment: "Sandbox",

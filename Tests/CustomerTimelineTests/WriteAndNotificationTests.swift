@@ -167,4 +167,24 @@ import TestSupport
         #expect(CustomerStory.build(CustomerInputs(at: at, stored: stored)).subscriptions.first { $0.originalTransactionID == "2001" }?.until == Dana.date(90))
         words.check()
     }
+
+    /// A consumption answer a receiver's policy sent says the policy, in its summary and its
+    /// detail; one a person sent does not.
+    @Test func aPolicysConsumptionAnswerSaysThePolicy() throws {
+        let words = Wording("write-and-notification")
+        for policy in ["coins-spent", nil] as [String?] {
+            var builder = TimelineBuilder(at: Dana.now)
+            builder.addActions([
+                AuditAction(
+                    id: 7, at: Dana.date(71), user: "receiver", action: "consumption", environment: "Production", requestID: "r-1",
+                    originalTransactionID: "2001", transactionID: "2003", productID: "pro.monthly", requestBody: "{}", httpStatus: 202, apiError: nil,
+                    result: "success", policy: policy)
+            ])
+            let event = try #require(builder.finish().first)
+            #expect(event.kind == .consumptionAnswered)
+            #expect(event.details.first?.lines.contains { $0.hasPrefix("by policy ") } == (policy != nil))
+            words.said(event.summary)
+        }
+        words.check()
+    }
 }

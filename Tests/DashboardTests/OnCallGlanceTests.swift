@@ -182,4 +182,30 @@ import TerminalUI
         let roles = OnCallGlance.forwardLines(targets, now: Self.t0, width: 78, rows: 4).map(\.1)
         #expect(roles == [.ok, .ok, .ok, .error])
     }
+
+    /// The open refund requests and the nearest deadline, above forwarding's lines at 80×24: a
+    /// warning under two hours left, an error once one passed, muted when none is open.
+    @Test func openRefundRequestsShowTheNearestDeadline() {
+        let words = Wording("on-call-glance")
+        defer { words.check() }
+        var state = NotificationPaneTests.receiving(width: 80, height: 24)
+        state.apply([.received(Self.entry("u-1"))], at: Self.t0)
+        state.apply(
+            [
+                .consumption(ConsumptionOpenSummary(open: 3, nearestDeadline: Self.t0 + 5400, oldestRequestedAt: Self.t0 - 37_800)),
+                .forwarding([ForwardTargetCounts(target: "https://hooks.example.com/apple", delivered: 1, pending: 0, dead: 0)]),
+            ], at: Self.t0)
+        let lines = paneLines(state)
+        #expect(lines.allSatisfy { TextWidth.of($0) <= 78 })
+        words.said(lines[2])
+        #expect(lines[3].hasPrefix("→ https://hooks.example.com/apple"))
+        #expect(lines[4].hasPrefix("Received Notification"))
+        let roles = [Self.t0 + 9000, Self.t0 + 5400, Self.t0 - 1].map {
+            OnCallGlance.consumptionLine(ConsumptionOpenSummary(open: 1, nearestDeadline: $0, oldestRequestedAt: nil), now: Self.t0).1
+        }
+        #expect(roles == [.info, .warning, .error])
+        let none = OnCallGlance.consumptionLine(ConsumptionOpenSummary(open: 0, nearestDeadline: nil, oldestRequestedAt: nil), now: Self.t0)
+        #expect(none.1 == .muted)
+        words.said(none.0)
+    }
 }
