@@ -15,6 +15,8 @@ public struct ServerAPISimulatorError: CodedError {
         case invalidData = "invalid-data"
         /// The `--api-key-file` is not a P-256 key in PEM.
         case invalidKey = "invalid-key"
+        /// An order for notifications (`/control/consumption-request`) the simulator cannot make.
+        case invalidOrder = "invalid-order"
     }
 
     public let code: Code

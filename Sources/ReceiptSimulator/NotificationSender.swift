@@ -523,9 +523,12 @@ extension ServerAPIService {
     ///   simulator's now. The mix is repeatable with `seed`; the UUIDs are new each time.
     ///
     /// `count` nil sends the data's alone; a `count` below their number sends the first ones.
-    public func outgoingNotifications(includingData: Bool, count: Int?, environment: APIEnvironment = .production, seed: UInt64 = 1)
-        async throws(ServerAPISimulatorError) -> [OutgoingNotification]
-    {
+    ///
+    /// `consumptionShare` percent (0–100) of the generated ones are `CONSUMPTION_REQUEST`s, each
+    /// about a new purchase kept in the simulator's store (a consumption PUT for it is answered).
+    public func outgoingNotifications(
+        includingData: Bool, count: Int?, environment: APIEnvironment = .production, seed: UInt64 = 1, consumptionShare: Double = 0
+    ) async throws(ServerAPISimulatorError) -> [OutgoingNotification] {
         var out: [OutgoingNotification] = []
         if includingData {
             var rows: [(APIEnvironment, HistoryNotification)] = []
@@ -544,7 +547,9 @@ extension ServerAPIService {
         let nowMS = ServerAPIStore.milliseconds(configuration.clock.now())
         let plans = NotificationPlan.make(
             count: count - out.count, environment: environment, bundleID: store.bundleID ?? ServerAPIData.demoBundleID,
-            appAppleID: store.appAppleID, nowMS: nowMS, seed: seed)
+            appAppleID: store.appAppleID, nowMS: nowMS, seed: seed,
+            consumptionBasisPoints: Int((min(max(consumptionShare, 0), 100) * 100).rounded()))
+        for plan in plans where plan.type == "CONSUMPTION_REQUEST" { addPurchase(plan.transaction, environment: environment) }
         // Signing is the costly part: spread over the cores, in chunks, order kept.
         let pki = self.pki
         let chunk = max(64, plans.count / (ProcessInfo.processInfo.activeProcessorCount * 4) + 1)
@@ -610,9 +615,11 @@ struct NotificationPlan: Sendable {
         ("RESCIND_CONSENT", nil, false, nil, 1, .rescind),
     ]
 
-    static func make(count: Int, environment: APIEnvironment, bundleID: String, appAppleID: Int64?, nowMS: Int64, seed: UInt64)
-        -> [NotificationPlan]
-    {
+    /// `consumptionBasisPoints` of every 10,000 are `CONSUMPTION_REQUEST`s, each about a new
+    /// purchase (a consumable, or one in four an auto-renewable), spread evenly.
+    static func make(
+        count: Int, environment: APIEnvironment, bundleID: String, appAppleID: Int64?, nowMS: Int64, seed: UInt64, consumptionBasisPoints: Int = 0
+    ) -> [NotificationPlan] {
         var random = SplitMix64(seed: seed)
         let total = kinds.reduce(0) { $0 + $1.weight }
         let day: Int64 = 86_400_000
@@ -632,6 +639,19 @@ struct NotificationPlan: Sendable {
             let transactionID = "43" + String(format: "%03d", Int(seed % 1000)) + serial
             let originalID = kind.subscription ? "42" + String(format: "%03d", Int(seed % 1000)) + serial : transactionID
             let customer = "705" + String(format: "%03d", Int(seed % 1000)) + String(format: "%012d", index + 1)
+            if Self.isConsumptionRequest(index, basisPoints: consumptionBasisPoints) {
+                let type: SimulatedProductType = random.next() % 4 == 0 ? .autoRenewable : .consumable
+                let reason = ConsumptionRequestReason.allCases[Int(random.next() % UInt64(ConsumptionRequestReason.allCases.count))]
+                let bought = Self.purchase(
+                    id: transactionID, customer: customer, type: type, productID: type.defaultProductID(bundleID: bundleID), storefront: "USA",
+                    purchaseMS: nowMS - Int64(random.next() % 72) * 3_600_000, environment: environment, bundleID: bundleID, nowMS: nowMS)
+                var app: [String: JSONValue] = ["bundleId": .string(bundleID), "environment": .string(environment.rawValue)]
+                if environment == .production, let appAppleID { app["appAppleId"] = .integer(appAppleID) }
+                plans.append(
+                    Self.consumptionRequest(
+                        transaction: bought.transaction, renewal: bought.renewal, reason: reason, environment: environment, appFields: app, nowMS: nowMS))
+                continue
+            }
             let purchase = nowMS - Int64(random.next() % 20) * 3_600_000
             var transaction: [String: JSONValue] = [
                 "transactionId": .string(transactionID), "originalTransactionId": .string(originalID), "bundleId": .string(bundleID),

@@ -327,19 +327,21 @@ extension ServerAPIService {
 
     // MARK: Consumption, token, finish
 
+    /// Send Consumption Information v2: the transaction first (4000006, 4040010), then the
+    /// body by Apple's rules (``ConsumptionBodyRules``), then a family member's purchase
+    /// (4000185); 202 with no body. Every answer is noted (``consumptionReceived()``).
     private func consumption(_ transactionID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
-        guard let row = store.environments[context.environment]?.row(transactionID), row.id == transactionID else { return notFound(transactionID) }
-        guard let fields = fields(body) else { return error(400, .generalBadRequest, "Invalid request.") }
-        guard fields["customerConsented"]?.bool == true else { return error(400, .invalidCustomerConsented, "Invalid customer consented.") }
-        guard let delivery = fields["deliveryStatus"]?.text, DeliveryStatus(rawValue: delivery) != nil else {
-            return error(400, .invalidDeliveryStatus, "Invalid delivery status.")
+        guard let row = transactionRow(transactionID, in: context.environment), row.id == transactionID else {
+            return noteConsumption(transactionID, body, context, notFound(transactionID))
         }
-        guard fields["sampleContentProvided"]?.bool != nil else {
-            return error(400, .invalidSampleContentProvided, "Invalid sample content provided.")
+        if let refusal = ConsumptionBodyRules.refusal(of: body, productType: row.type) {
+            return noteConsumption(transactionID, body, context, error(400, refusal.code, refusal.message))
         }
-        if row.ownership == "FAMILY_SHARED" { return error(400, .familyTransactionNotSupported, "Family transaction not supported.") }
+        if row.ownership == "FAMILY_SHARED" {
+            return noteConsumption(transactionID, body, context, error(400, .familyTransactionNotSupported, "Family transaction not supported."))
+        }
         actions.withLock { $0.consumption[Self.key(context.environment, transactionID)] = body }
-        return ServerAPIReply(status: 202)
+        return noteConsumption(transactionID, body, context, ServerAPIReply(status: 202))
     }
 
     private func setToken(_ originalID: String, _ body: [UInt8], _ context: Context) -> ServerAPIReply {
@@ -360,7 +362,7 @@ extension ServerAPIService {
     }
 
     private func finish(_ transactionID: String, _ context: Context) -> ServerAPIReply {
-        guard let row = store.environments[context.environment]?.row(transactionID), row.id == transactionID else { return notFound(transactionID) }
+        guard let row = transactionRow(transactionID, in: context.environment), row.id == transactionID else { return notFound(transactionID) }
         actions.withLock { _ = $0.finished.insert(Self.key(context.environment, row.id)) }
         return ServerAPIReply(status: 200)
     }

@@ -150,6 +150,10 @@ public final class ServerAPIService: Sendable {
     public let retention = RetentionContentStore()
     /// What the writes make Apple send, while someone listens (``LiveNotifications.swift``).
     let outbox = LiveOutbox()
+    /// The consumption PUTs received (``ConsumptionLog.swift``).
+    let consumptionLog = Mutex(ConsumptionLog())
+    /// The purchases made for refund requests (``ConsumptionRequests.swift``).
+    let addedTransactions = Mutex(AddedTransactions())
     /// Retention Messaging's performance tests and realtime sender (``RetentionPerformanceTest.swift``).
     public let performanceTests = PerformanceTestBoard()
     /// What the notification sender sent, with its attempts as they happened: Get Notification
@@ -216,7 +220,7 @@ public final class ServerAPIService: Sendable {
     // MARK: Answering
 
     public func answer(_ request: ServerAPIRequest) -> ServerAPIReply {
-        if let reply = answerRetentionControl(request) ?? answerRealtimeControl(request) { return reply }
+        if let reply = answerRetentionControl(request) ?? answerRealtimeControl(request) ?? answerConsumptionControl(request) { return reply }
         // Offer signatures are checked without a bearer token and without injected faults.
         if request.uri.prefix(while: { $0 != "?" }) == Self.offerVerificationPath {
             var reply = answerOfferVerification(request)
@@ -400,7 +404,7 @@ public final class ServerAPIService: Sendable {
     }
 
     private func transactionInfo(_ id: String, _ context: Context) -> ServerAPIReply {
-        guard let row = store.environments[context.environment]?.row(id) else { return notFound(id) }
+        guard let row = transactionRow(id, in: context.environment) else { return notFound(id) }
         return json(.object(["signedTransactionInfo": signedTransaction(row, context)]))
     }
 

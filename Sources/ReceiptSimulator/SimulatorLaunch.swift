@@ -95,6 +95,9 @@ public struct SimulatorLaunch: Sendable {
         public var waitForReceiver: Double
         /// TLS roots trusted besides the system's for the receiver (`--ca-file`).
         public var extraTrustRoots: [NIOSSLCertificate] = []
+        /// Percent (0–100) of the generated notifications that are `CONSUMPTION_REQUEST`s about
+        /// new purchases (`--notification-consumption-share`).
+        public var consumptionShare: Double = 0
 
         public init(
             url: String, rate: Double, count: Int?, concurrency: Int, schedule: RetrySchedule, environment: APIEnvironment, timeout: Double,
@@ -140,6 +143,10 @@ public struct SimulatorLaunch: Sendable {
         }
         if let count = sending.count, !(0...10_000_000).contains(count) {
             throw SimulatorLaunchError(.outOfRange, setting: "notification-count", "--notification-count must be between 0 and 10000000.")
+        }
+        if !(0...100).contains(sending.consumptionShare) {
+            throw SimulatorLaunchError(
+                .outOfRange, setting: "notification-consumption-share", "--notification-consumption-share must be between 0 and 100 (percent).")
         }
         if !(0...3600).contains(sending.waitForReceiver) { throw SimulatorLaunchError(.outOfRange, setting: "wait-for-receiver", "--wait-for-receiver must be between 0 and 3600 seconds.") }
         if !(1...4096).contains(sending.concurrency) { throw SimulatorLaunchError(.outOfRange, setting: "notification-concurrency", "--notification-concurrency must be between 1 and 4096.") }
@@ -298,13 +305,13 @@ public struct SimulatorLaunch: Sendable {
         do {
             notifications = try await api.outgoingNotifications(
                 includingData: apiDataFile != nil, count: sending.count ?? (apiDataFile == nil ? 100 : nil), environment: sending.environment,
-                seed: seed)
+                seed: seed, consumptionShare: sending.consumptionShare)
         } catch {
             throw SimulatorLaunchError(.setupFailed, error.reason)
         }
         if !sending.exitWhenSent {
             console.line(
-                "writes to the API (extend, mass extension, test-notification) send their notifications to \(SafeText.escaped(sending.url)) as they happen"
+                "writes to the API (extend, mass extension, test-notification) and POST /control/consumption-request send their notifications to \(SafeText.escaped(sending.url)) as they happen"
             )
         }
         if notifications.isEmpty, !sending.exitWhenSent { return }

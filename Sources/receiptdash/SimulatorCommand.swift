@@ -48,7 +48,12 @@ struct Simulator: AsyncParsableCommand {
             Apple does: a test notification a TEST (its status then reports the real attempts), an \
             extension RENEWAL_EXTENDED, a mass extension, once complete, RENEWAL_EXTENDED or \
             RENEWAL_EXTENSION/FAILURE per subscription and RENEWAL_EXTENSION/SUMMARY with the \
-            counts (--notification-count 0 sends only these). The URL must be https (certificates are \
+            counts (--notification-count 0 sends only these). --notification-consumption-share 10 \
+            makes 10 % of the generated notifications refund requests (CONSUMPTION_REQUEST), each \
+            for a new purchase the simulator keeps, so a consumption answer for it is accepted. \
+            POST /control/consumption-request?count=N sends such requests on demand, and GET \
+            /control/consumption lists the consumption answers received, each with Apple's verdict \
+            (both on the API port, no token; see docs/consumption-simulator.md). The URL must be https (certificates are \
             checked), or plain http on a loopback address. Once every retry is over, a summary line \
             is printed (sent, acknowledged, failed after retries, rate, p50/p99 latency) and the \
             simulator keeps serving until SIGINT or SIGTERM, or exits with --exit-when-sent.
@@ -129,6 +134,13 @@ struct Simulator: AsyncParsableCommand {
             valueName: "n"))
     var notificationCount: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Percent (0 to 100) of the generated notifications that are refund requests (CONSUMPTION_REQUEST), each for a new purchase.",
+            valueName: "percent"))
+    var notificationConsumptionShare: Double = 0
+
     @Option(name: .long, help: ArgumentHelp("Requests in flight at most while sending.", valueName: "n"))
     var notificationConcurrency = 64
 
@@ -183,6 +195,7 @@ struct Simulator: AsyncParsableCommand {
         if sendNotifications == nil {
             let given = [
                 ("--notification-count", notificationCount != nil), ("--retry-schedule", retrySchedule != nil),
+                ("--notification-consumption-share", notificationConsumptionShare != 0),
                 ("--exit-when-sent", exitWhenSent), ("--wait-for-receiver", waitForReceiver != 0), ("--ca-file", tls.caFile != nil),
             ].filter(\.1).map(\.0)
             if let first = given.first { throw ValidationError("\(first) only works with --send-notifications URL.") }
@@ -227,9 +240,11 @@ struct Simulator: AsyncParsableCommand {
             throw ValidationError("--retry-schedule: \(error.reason).")
         }
         launch.sending = sendNotifications.map { url in
-            SimulatorLaunch.Sending(
+            var sending = SimulatorLaunch.Sending(
                 url: url, rate: notificationRate, count: notificationCount, concurrency: notificationConcurrency, schedule: schedule,
                 environment: sendEnvironment, timeout: notificationTimeout, exitWhenSent: exitWhenSent, waitForReceiver: waitForReceiver)
+            sending.consumptionShare = notificationConsumptionShare
+            return sending
         }
         return launch
     }

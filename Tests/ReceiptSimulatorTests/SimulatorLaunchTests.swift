@@ -48,6 +48,9 @@ import UntrustedText
         #expect(refusal(sending { $0.concurrency = 0 }) == "out-of-range notification-concurrency")
         #expect(refusal(sending { $0.timeout = 0 }) == "out-of-range notification-timeout")
         #expect(refusal(sending { $0.waitForReceiver = 3601 }) == "out-of-range wait-for-receiver")
+        #expect(refusal(sending { $0.consumptionShare = 100.5 }) == "out-of-range notification-consumption-share")
+        #expect(refusal(sending { $0.consumptionShare = -1 }) == "out-of-range notification-consumption-share")
+        #expect(refusal(sending { $0.consumptionShare = 100 }) == nil)
         for (key, value, flag) in [
             (\PerformanceTestSettings.maxConcurrentRequests, 0, "perf-max-concurrent-requests"), (\.totalRequests, 1_000_001, "perf-total-requests"),
             (\.totalDuration, 0, "perf-total-duration-ms"), (\.responseTimeThreshold, 0, "perf-response-time-threshold-ms"),
