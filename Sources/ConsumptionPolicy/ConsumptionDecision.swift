@@ -53,8 +53,14 @@ extension ConsumptionPolicies {
             return decision
         }
         var percent: Double?
+        // Apple works an auto-renewable's share out from its period and refuses one sent: the
+        // policy's share is left out for them (`elapsed` is then Apple's own reckoning).
+        let autoRenewable = facts.productType.flatMap(PolicyProductType.init(appleType:)) == .autoRenewable
         switch answer.consumption {
         case nil: percent = nil
+        case _ where autoRenewable:
+            percent = nil
+            decision.reason = "the consumed share is left out: Apple works it out for an auto-renewable subscription"
         case .percent(let fixed)?: percent = fixed
         case .elapsed?:
             guard let elapsed = facts.elapsedPercent(now: now) else {
@@ -67,7 +73,7 @@ extension ConsumptionPolicies {
         do {
             decision.body = try ConsumptionBody(
                 customerConsented: true, deliveryStatus: answer.deliveryStatus, sampleContentProvided: answer.sampleContentProvided,
-                consumedPercent: percent, refundPreference: answer.refundPreference)
+                consumedPercent: percent, refundPreference: answer.refundPreference, autoRenewable: autoRenewable)
         } catch {
             decision.outcome = .failed
             decision.reason = "Apple would refuse the answer: \(error.reason)"

@@ -16,6 +16,8 @@ extension ActionRuleError {
         case .consumedPercentOutOfRange: "--consumed-percent must be 0 to 100\(given)"
         case .consumedWhileUndelivered: "--consumed-percent must be 0 when the item was not delivered (--delivery-status \(value ?? "?"))"
         case .proratedNeedsPartialConsumption: "--refund-preference grant-prorated needs --consumed-percent above 0 and below 100"
+        case .consumedPercentForAutoRenewable:
+            "leave --consumed-percent out for an auto-renewable subscription: Apple works the share out from its period and refuses one sent"
         case .tokenNotUUID: "--token must be a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138 (an app account token is one)"
         }
     }

@@ -37,6 +37,13 @@ import Testing
         sample_content_provided = true
 
         [[policy]]
+        name = "season-prorated"
+        product_type = "non-renewing"
+        refund_preference = "grant-prorated"
+        consumption_percent = "elapsed"
+        sample_content_provided = true
+
+        [[policy]]
         name = "sandbox-quiet"
         environment = "Sandbox"
         respond = false
@@ -74,7 +81,11 @@ import Testing
 
     static let cases: [Case] = [
         Case(
-            label: "three refunds", facts: facts(refunds: 3), outcome: .send, policy: "refund-abusers",
+            label: "three refunds of a subscription: its share left out", facts: facts(refunds: 3), outcome: .send, policy: "refund-abusers",
+            body: #"{"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#),
+        Case(
+            label: "three refunds of coins", facts: facts(product: "com.example.coins.1", type: "Consumable", refunds: 3), outcome: .send,
+            policy: "refund-abusers",
             body: #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#),
         Case(
             label: "coins bought yesterday",
@@ -85,15 +96,26 @@ import Testing
             facts: facts(product: "com.example.coins.500", type: "Consumable", daysAgo: 5, periodDays: nil), outcome: .send, policy: "data-only",
             body: #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":true}"#),
         Case(
-            label: "a quarter of a French period", facts: facts(daysAgo: 7.5, storefront: "FRA"), outcome: .send, policy: "france-subscribers",
+            label: "an auto-renewable's share is Apple's to work out", facts: facts(daysAgo: 7.5, storefront: "FRA"), outcome: .send,
+            policy: "france-subscribers",
+            body: #"{"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_PRORATED","sampleContentProvided":true}"#),
+        Case(
+            label: "a Belgian storefront written in lower case", facts: facts(daysAgo: 15, storefront: "BEL"), outcome: .send,
+            policy: "france-subscribers",
+            body: #"{"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_PRORATED","sampleContentProvided":true}"#),
+        Case(
+            label: "a quarter of a non-renewing period elapsed",
+            facts: facts(product: "com.example.season", type: "Non-Renewing Subscription", daysAgo: 7.5, storefront: "BEL"), outcome: .send,
+            policy: "season-prorated",
             body: #"{"consumptionPercentage":25000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_PRORATED","sampleContentProvided":true}"#),
         Case(
-            label: "Belgian storefront in lower case in the file", facts: facts(daysAgo: 15, storefront: "BEL"), outcome: .send,
-            policy: "france-subscribers",
-            body: #"{"consumptionPercentage":50000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_PRORATED","sampleContentProvided":true}"#),
+            label: "a non-renewing period over has no partial share",
+            facts: facts(product: "com.example.season", type: "Non-Renewing Subscription", daysAgo: 40, storefront: "BEL"), outcome: .failed,
+            policy: "season-prorated", body: nil),
         Case(
-            label: "a French period over has no partial share", facts: facts(daysAgo: 40, storefront: "FRA"), outcome: .failed,
-            policy: "france-subscribers", body: nil),
+            label: "elapsed without the period's end cannot answer",
+            facts: facts(product: "com.example.season", type: "Non-Renewing Subscription", daysAgo: 7.5, periodDays: nil, storefront: "BEL"),
+            outcome: .failed, policy: "season-prorated", body: nil),
         Case(label: "sandbox does not respond", facts: facts(daysAgo: 40, environment: "Sandbox"), outcome: .noResponse, policy: "sandbox-quiet", body: nil),
         Case(label: "nothing matches a 40-day-old purchase", facts: facts(daysAgo: 40), outcome: .noMatch, policy: nil, body: nil),
         Case(
@@ -126,7 +148,7 @@ import Testing
 
     @Test func policiesKeepTheirHeaderLines() throws {
         let policies = try ConsumptionPolicies.parse(Self.file, path: "policy.toml")
-        #expect(policies.policies.map(\.line) == [3, 10, 20, 28, 33])
-        #expect(policies.policies.map(\.name) == ["refund-abusers", "fresh-coins", "france-subscribers", "sandbox-quiet", "data-only"])
+        #expect(policies.policies.map(\.line) == [3, 10, 20, 28, 35, 40])
+        #expect(policies.policies.map(\.name) == ["refund-abusers", "fresh-coins", "france-subscribers", "season-prorated", "sandbox-quiet", "data-only"])
     }
 }

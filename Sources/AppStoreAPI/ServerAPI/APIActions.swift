@@ -59,6 +59,8 @@ public struct ActionRuleError: CodedError {
         case consumedWhileUndelivered = "consumed-while-undelivered"
         /// A prorated refund preference without a partial consumption.
         case proratedNeedsPartialConsumption = "prorated-needs-partial-consumption"
+        /// A consumed share for an auto-renewable subscription (Apple derives it).
+        case consumedPercentForAutoRenewable = "consumed-percent-for-auto-renewable"
         /// An app account token that is not a UUID.
         case tokenNotUUID = "token-not-uuid"
     }
@@ -85,6 +87,7 @@ public struct ActionRuleError: CodedError {
         case .consumedPercentOutOfRange: "the consumed share must be 0 to 100 %\(given)"
         case .consumedWhileUndelivered: "the consumed share must be 0 when the item was not delivered\(value.map { " (delivery status \($0))" } ?? "")"
         case .proratedNeedsPartialConsumption: "a grant-prorated refund preference needs a consumed share above 0 and below 100 %"
+        case .consumedPercentForAutoRenewable: "leave the consumed share out for an auto-renewable subscription: Apple works it out from the period and refuses one sent\(given)"
         case .tokenNotUUID: "the token must be a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138 (an app account token is one)"
         }
     }
@@ -233,12 +236,18 @@ public struct ConsumptionBody: Codable, Sendable, Hashable {
     /// Apple's rules, checked before sending: the customer consented; a percentage 0–100, and
     /// above 0 only for a delivered item; a prorated grant needs a percentage strictly between
     /// 0 and 100.
+    ///
+    /// For an auto-renewable subscription (`autoRenewable`) Apple works the share out itself and
+    /// refuses one sent: a percentage is refused here, and a prorated grant needs none.
     public init(
         customerConsented: Bool, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool, consumedPercent: Double?,
-        refundPreference: RefundPreference?
+        refundPreference: RefundPreference?, autoRenewable: Bool = false
     ) throws(ActionRuleError) {
         guard customerConsented else {
             throw ActionRuleError(.consentMissing)
+        }
+        if autoRenewable, let percent = consumedPercent {
+            throw ActionRuleError(.consumedPercentForAutoRenewable, value: "\(percent)")
         }
         var milliunits: Int?
         if let percent = consumedPercent {
@@ -250,7 +259,7 @@ public struct ConsumptionBody: Codable, Sendable, Hashable {
                 throw ActionRuleError(.consumedWhileUndelivered, value: deliveryStatus.name)
             }
         }
-        if refundPreference == .grantProrated {
+        if refundPreference == .grantProrated, !autoRenewable {
             guard let milliunits, milliunits > 0, milliunits < 100_000 else {
                 throw ActionRuleError(.proratedNeedsPartialConsumption)
             }
