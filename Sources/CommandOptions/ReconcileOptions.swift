@@ -20,30 +20,26 @@ public struct ReconcileOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("How far back each run looks (at most 180d; sandbox keeps 30d).", valueName: "duration"))
     public var reconcileWindow = "7d"
 
-    @Option(name: .long, help: ArgumentHelp("Reconcile: Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
+    @Option(name: .long, help: ArgumentHelp("Reconcile and answer refund requests: Issuer ID from App Store Connect (or RECEIPTDASH_API_ISSUER_ID).", valueName: "uuid"))
     public var issuerId: String?
 
-    @Option(name: .long, help: ArgumentHelp("Reconcile: In-App Purchase key ID (or RECEIPTDASH_API_KEY_ID).", valueName: "id"))
+    @Option(name: .long, help: ArgumentHelp("Reconcile and answer refund requests: In-App Purchase key ID (or RECEIPTDASH_API_KEY_ID).", valueName: "id"))
     public var keyId: String?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Reconcile: the key's .p8 file (or RECEIPTDASH_API_PRIVATE_KEY_FILE). Never printed or stored.", valueName: "file"))
+        help: ArgumentHelp("Reconcile and answer refund requests: the key's .p8 file (or RECEIPTDASH_API_PRIVATE_KEY_FILE). Never printed or stored.", valueName: "file"))
     public var privateKeyFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("Reconcile: production API base URL (https; plain http on loopback only).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("Reconcile and answer refund requests: production API base URL (https; plain http on loopback only).", valueName: "url"))
     public var apiProductionUrl: String?
 
-    @Option(name: .long, help: ArgumentHelp("Reconcile: sandbox API base URL (https; plain http on loopback only).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("Reconcile and answer refund requests: sandbox API base URL (https; plain http on loopback only).", valueName: "url"))
     public var apiSandboxUrl: String?
 
     public func validate() throws {
         guard reconcileEvery != nil else {
-            if issuerId != nil || keyId != nil || privateKeyFile != nil || apiProductionUrl != nil || apiSandboxUrl != nil
-                || reconcileWindow != "7d"
-            {
-                throw ValidationError("--reconcile-window and the API credentials go with --reconcile-every DURATION.")
-            }
+            if reconcileWindow != "7d" { throw ValidationError("--reconcile-window goes with --reconcile-every DURATION.") }
             return
         }
         _ = try durations()
@@ -61,6 +57,12 @@ public struct ReconcileOptions: ParsableArguments {
             throw ValidationError("--reconcile-window \(reconcileWindow) is more than 180 days: Apple's Notification History keeps 180 days.")
         }
         return (every, window)
+    }
+
+    /// Whether any of the App Store Server API's settings is given (they serve
+    /// `--reconcile-every` and `--consumption-policy`).
+    public var givesAPISettings: Bool {
+        issuerId != nil || keyId != nil || privateKeyFile != nil || apiProductionUrl != nil || apiSandboxUrl != nil
     }
 
     /// The API options the reconciliation's client is made with, from these flags and the

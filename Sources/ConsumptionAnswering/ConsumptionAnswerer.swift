@@ -36,10 +36,13 @@ public enum ConsumptionResult: String, Sendable, Hashable, CaseIterable {
 /// its id).
 public protocol ConsumptionSending: Sendable {
     func sendConsumption(_ plan: ActionPlan) async -> ActionReport
+    /// Releases the connections (the service ends).
+    func shutdown() async
 }
 
 extension CustomerActions: ConsumptionSending {
     public func sendConsumption(_ plan: ActionPlan) async -> ActionReport { await send(plan) }
+    public func shutdown() async { try? await client.shutdown() }
 }
 
 /// Answers the trail's `CONSUMPTION_REQUEST`s by a policy file, off the request path: claims
@@ -123,6 +126,8 @@ public final class ConsumptionAnswerer: Service, Sendable {
                 try? await cancelWhenGracefulShutdown { try await self.clock.clock.sleep(for: self.configuration.poll) }
             }
         }
+        // What was in flight ended with its pass (recorded); the client is released.
+        await sender.shutdown()
     }
 
     /// Sets `receiptdash_consumption_oldest_open_seconds` from the trail.

@@ -179,6 +179,12 @@ struct Receive: AsyncParsableCommand {
         _ = try Self.duration(maxAge, "--max-age")
         _ = try Self.duration(keepRefusals, "--keep-refusals")
         _ = try metricsAddress()
+        if reconciling.givesAPISettings && reconciling.reconcileEvery == nil && consumptionPolicy == nil {
+            throw ValidationError("the API credentials and URLs go with --reconcile-every DURATION or --consumption-policy FILE.")
+        }
+        if consumptionPolicyMode != .send && consumptionPolicy == nil {
+            throw ValidationError("--consumption-policy-mode goes with --consumption-policy FILE.")
+        }
         if (retentionPath == nil) != (retentionRules == nil) {
             throw ValidationError("--retention-path and --retention-rules go together: the path Apple POSTs to, and the rules that answer.")
         }
