@@ -58,7 +58,8 @@ import Testing
 
     @Test func reconcileOptions() throws {
         #expect(refuses(ReconcileOptions.self, ["--reconcile-window", "30d"]))
-        #expect(refuses(ReconcileOptions.self, ["--key-id", "2X9R4HXF34"]))
+        // The API settings alone are the receiver's to judge (they also serve --consumption-policy).
+        #expect(try ReconcileOptions.parse(["--key-id", "2X9R4HXF34"]).givesAPISettings)
         #expect(refuses(ReconcileOptions.self, ["--reconcile-every", "30s"]))
         #expect(refuses(ReconcileOptions.self, ["--reconcile-every", "often"]))
         #expect(refuses(ReconcileOptions.self, ["--reconcile-every", "1h", "--reconcile-window", "181d"]))

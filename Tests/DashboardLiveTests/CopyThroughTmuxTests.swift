@@ -21,7 +21,7 @@ private struct TmuxServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let closeInherited = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null"#
-        process.arguments = ["bash", "-c", "\(closeInherited); exec tmux -L \(name) new-session -d -x 80 -y 24 'sleep 60'"]
+        process.arguments = ["bash", "-c", "\(closeInherited); exec tmux -L \(name) new-session -d -x 80 -y 24 'sleep 900'"]
         (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice, FileHandle.nullDevice)
         try process.run()
         process.waitUntilExit()

@@ -85,6 +85,16 @@ import TestSupport
         words.said(badAge.stderr)
         let badEnvironment = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--environment", "xcode"])
         #expect(badEnvironment.status == 64)
+        // The API settings serve --reconcile-every or --consumption-policy; a faulty policy file
+        // is refused with its line before anything listens.
+        let keyAlone = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--key-id", "2X9R4HXF34"])
+        #expect(keyAlone.status == 64)
+        words.said(keyAlone.stderr)
+        let policy = folder.appendingPathComponent("policy.toml").path
+        try "[[policy]]\nname = \"x\"\nrespond = true\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        let badPolicy = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--consumption-policy", policy])
+        #expect(badPolicy.status == 64)
+        words.said(badPolicy.stderr.replacingOccurrences(of: policy, with: "POLICY"))
         let dash = try cli.run(["--receive", "0", "--db", db])
         #expect(dash.status == 64)
         #expect(dash.stderr.contains("--receive needs --bundle-id"), "\(dash.stderr)")
