@@ -101,6 +101,75 @@ public struct ConsumptionClaim: Sendable, Hashable {
     }
 }
 
+/// A decision that sends nothing, to record.
+public struct ConsumptionSettlement: Sendable, Hashable {
+    public var id: Int64
+    public var state: ConsumptionState
+    public var policy: String?
+    /// The body a dry run would have sent.
+    public var body: String?
+    public var detail: String?
+
+    public init(id: Int64, state: ConsumptionState, policy: String?, body: String?, detail: String?) {
+        self.id = id
+        self.state = state
+        self.policy = policy
+        self.body = body
+        self.detail = detail
+    }
+}
+
+/// An answer about to be sent: its request, policy and body, and the write's row.
+public struct ConsumptionIntent: Sendable, Hashable {
+    public var id: Int64
+    public var policy: String
+    public var body: String
+    /// The write as recorded before sending (its request id is the request's).
+    public var action: AuditAction
+
+    public init(id: Int64, policy: String, body: String, action: AuditAction) {
+        self.id = id
+        self.policy = policy
+        self.body = body
+        self.action = action
+    }
+}
+
+/// How a sent answer ended: the write's row completed, the request's final state.
+public struct ConsumptionOutcome: Sendable, Hashable {
+    public var id: Int64
+    public var actionID: Int64
+    public var outcome: AuditAction
+    public var state: ConsumptionState
+    public var detail: String?
+
+    public init(id: Int64, actionID: Int64, outcome: AuditAction, state: ConsumptionState, detail: String?) {
+        self.id = id
+        self.actionID = actionID
+        self.outcome = outcome
+        self.state = state
+        self.detail = detail
+    }
+}
+
+extension ConsumptionQueue {
+    /// One decision that sends nothing; false when `owner` no longer holds the request.
+    public func settleConsumptionRequest(
+        _ id: Int64, owner: String, state: ConsumptionState, policy: String?, body: String?, detail: String?, at: Date
+    ) async throws -> Bool {
+        try await settleConsumptionRequests(
+            [ConsumptionSettlement(id: id, state: state, policy: policy, body: body, detail: detail)], owner: owner, at: at
+        ).contains(id)
+    }
+
+    /// One intent; the write's row id, or nil when `owner` no longer holds the request open.
+    public func beginConsumptionAnswer(_ id: Int64, owner: String, policy: String, body: String, action: AuditAction, at: Date) async throws
+        -> Int64?
+    {
+        try await beginConsumptionAnswers([ConsumptionIntent(id: id, policy: policy, body: body, action: action)], owner: owner, at: at)[id]
+    }
+}
+
 /// The requests still to answer: how many, the nearest deadline and the oldest request.
 public struct ConsumptionOpenSummary: Sendable, Hashable {
     public var open: Int
@@ -123,18 +192,18 @@ public protocol ConsumptionQueue: Sendable {
     /// deadline is at or before `now` are not leased: open ones become `late`, sending ones
     /// `unknown`, and are returned in ``ConsumptionClaim/expired`` (each by one claim only).
     func claimConsumptionRequests(owner: String, now: Date, leaseUntil: Date, limit: Int) async throws -> ConsumptionClaim
-    /// Records a decision that sends nothing (`no-match`, `no-consent`, `no-response`,
-    /// `dry-run`, `failed`), durably. False when `owner` no longer holds the request.
-    func settleConsumptionRequest(
-        _ id: Int64, owner: String, state: ConsumptionState, policy: String?, body: String?, detail: String?, at: Date
-    ) async throws -> Bool
-    /// Records the intent before the first byte leaves, in one durable transaction: the
-    /// write's `pending` row (`action`) and the request's state `sending` with its policy, body
-    /// and request id. Returns the write's row id, or nil when `owner` no longer holds it open.
-    func beginConsumptionAnswer(_ id: Int64, owner: String, policy: String, body: String, action: AuditAction, at: Date) async throws -> Int64?
-    /// Completes the write's row with `outcome` and the request with `state` (`answered`,
-    /// `failed`, `unknown`) and Apple's status, in one durable transaction.
-    func completeConsumptionAnswer(_ id: Int64, actionID: Int64, outcome: AuditAction, state: ConsumptionState, detail: String?, at: Date) async throws
+    /// Records decisions that send nothing (`no-match`, `no-consent`, `no-response`,
+    /// `dry-run`, `failed`), durably, in one transaction. Returns the ids recorded: one `owner`
+    /// no longer holds is left alone.
+    func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64>
+    /// Records intents before the first byte of any leaves, in one durable transaction: each
+    /// write's `pending` row and its request's state `sending` with its policy, body and
+    /// request id. Returns each request's write row id (one `owner` no longer holds open is
+    /// left out).
+    func beginConsumptionAnswers(_ intents: [ConsumptionIntent], owner: String, at: Date) async throws -> [Int64: Int64]
+    /// Completes each write's row with its outcome and its request with its state
+    /// (`answered`, `failed`, `unknown`) and Apple's status, in one durable transaction.
+    func completeConsumptionAnswers(_ outcomes: [ConsumptionOutcome], at: Date) async throws
     /// The requests, newest first (by when Apple signed them); one transaction's when given.
     func consumptionRequests(transactionID: String?, limit: Int) async throws -> [ConsumptionRequestRecord]
     /// How many requests are open or sending, and their nearest deadline.

@@ -87,58 +87,67 @@ extension PostgresAuditStore {
         }
     }
 
-    public func settleConsumptionRequest(
-        _ id: Int64, owner: String, state: ConsumptionState, policy: String?, body: String?, detail: String?, at: Date
-    ) async throws -> Bool {
-        try await write("recording a consumption decision") { [logger] connection in
-            let rows = try await connection.query(
-                """
-                UPDATE consumption_request SET state = \(state.rawValue), policy = \(policy), body = \(body), detail = \(detail),
-                    decided_at = \(at.timeIntervalSince1970), lease_until = NULL
-                WHERE id = \(id) AND claimed_by = \(owner) AND state = 'open' RETURNING id
-                """, logger: logger
-            ).collect()
-            return rows.count == 1
+    public func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64> {
+        guard !settlements.isEmpty else { return [] }
+        let seconds = at.timeIntervalSince1970
+        return try await write("recording consumption decisions") { [logger] connection in
+            var settled: Set<Int64> = []
+            for s in settlements {
+                let rows = try await connection.query(
+                    """
+                    UPDATE consumption_request SET state = \(s.state.rawValue), policy = \(s.policy), body = \(s.body), detail = \(s.detail),
+                        decided_at = \(seconds), lease_until = NULL
+                    WHERE id = \(s.id) AND claimed_by = \(owner) AND state = 'open' RETURNING id
+                    """, logger: logger
+                ).collect()
+                if rows.count == 1 { settled.insert(s.id) }
+            }
+            return settled
         }
     }
 
-    public func beginConsumptionAnswer(_ id: Int64, owner: String, policy: String, body: String, action: AuditAction, at: Date) async throws
-        -> Int64?
-    {
-        let pending = action.pendingRow
-        return try await write("recording the consumption answer about to be sent") { [self] connection in
-            let rows = try await connection.query(
-                """
-                UPDATE consumption_request SET state = 'sending', policy = \(policy), body = \(body), request_id = \(pending.requestID)
-                WHERE id = \(id) AND claimed_by = \(owner) AND state = 'open' RETURNING id
-                """, logger: logger
-            ).collect()
-            guard rows.count == 1 else { return nil }
-            let actionID = try await insertAction(pending, on: connection)
-            try await connection.query("UPDATE consumption_request SET action_id = \(actionID) WHERE id = \(id)", logger: logger)
-            return actionID
+    public func beginConsumptionAnswers(_ intents: [ConsumptionIntent], owner: String, at: Date) async throws -> [Int64: Int64] {
+        guard !intents.isEmpty else { return [:] }
+        return try await write("recording the consumption answers about to be sent") { [self] connection in
+            var begun: [Int64: Int64] = [:]
+            for intent in intents {
+                let pending = intent.action.pendingRow
+                let rows = try await connection.query(
+                    """
+                    UPDATE consumption_request SET state = 'sending', policy = \(intent.policy), body = \(intent.body), request_id = \(pending.requestID)
+                    WHERE id = \(intent.id) AND claimed_by = \(owner) AND state = 'open' RETURNING id
+                    """, logger: logger
+                ).collect()
+                guard rows.count == 1 else { continue }
+                let actionID = try await insertAction(pending, on: connection)
+                try await connection.query("UPDATE consumption_request SET action_id = \(actionID) WHERE id = \(intent.id)", logger: logger)
+                begun[intent.id] = actionID
+            }
+            return begun
         }
     }
 
-    public func completeConsumptionAnswer(
-        _ id: Int64, actionID: Int64, outcome: AuditAction, state: ConsumptionState, detail: String?, at: Date
-    ) async throws {
-        let completed = (outcome.completedAt ?? at).timeIntervalSince1970
-        try await write("recording the outcome of a consumption answer") { [logger] connection in
-            let rows = try await connection.query(
-                """
-                UPDATE api_action SET http_status = \(outcome.httpStatus.map(Int64.init)), api_error = \(outcome.apiError.map(Int64.init)),
-                       result = \(outcome.result), response_body = \(outcome.responseBody), completed_at = \(completed)
-                WHERE id = \(actionID) RETURNING id
-                """, logger: logger
-            ).collect()
-            guard rows.count == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(actionID) of the write is missing") }
-            try await connection.query(
-                """
-                UPDATE consumption_request SET state = \(state.rawValue), http_status = \(outcome.httpStatus.map(Int64.init)),
-                    api_error = \(outcome.apiError.map(Int64.init)), detail = \(detail), decided_at = \(at.timeIntervalSince1970), lease_until = NULL
-                WHERE id = \(id) AND state IN ('sending', 'unknown')
-                """, logger: logger)
+    public func completeConsumptionAnswers(_ outcomes: [ConsumptionOutcome], at: Date) async throws {
+        guard !outcomes.isEmpty else { return }
+        let seconds = at.timeIntervalSince1970
+        try await write("recording the outcomes of consumption answers") { [logger] connection in
+            for o in outcomes {
+                let completed = (o.outcome.completedAt ?? at).timeIntervalSince1970
+                let rows = try await connection.query(
+                    """
+                    UPDATE api_action SET http_status = \(o.outcome.httpStatus.map(Int64.init)), api_error = \(o.outcome.apiError.map(Int64.init)),
+                           result = \(o.outcome.result), response_body = \(o.outcome.responseBody), completed_at = \(completed)
+                    WHERE id = \(o.actionID) RETURNING id
+                    """, logger: logger
+                ).collect()
+                guard rows.count == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(o.actionID) of the write is missing") }
+                try await connection.query(
+                    """
+                    UPDATE consumption_request SET state = \(o.state.rawValue), http_status = \(o.outcome.httpStatus.map(Int64.init)),
+                        api_error = \(o.outcome.apiError.map(Int64.init)), detail = \(o.detail), decided_at = \(seconds), lease_until = NULL
+                    WHERE id = \(o.id) AND state IN ('sending', 'unknown')
+                    """, logger: logger)
+            }
         }
     }
 

@@ -81,50 +81,60 @@ extension AuditStore {
         }
     }
 
-    public func settleConsumptionRequest(
-        _ id: Int64, owner: String, state: ConsumptionState, policy: String?, body: String?, detail: String?, at: Date
-    ) async throws -> Bool {
-        try await writeDurably { db in
-            try db.execute(
+    public func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64> {
+        guard !settlements.isEmpty else { return [] }
+        return try await writeDurably { db in
+            let statement = try db.cachedStatement(
                 sql: """
                     UPDATE consumption_request SET state = ?, policy = ?, body = ?, detail = ?, decided_at = ?, lease_until = NULL
                     WHERE id = ? AND claimed_by = ? AND state = 'open'
-                    """, arguments: [state.rawValue, policy, body, detail, at.timeIntervalSince1970, id, owner])
-            return db.changesCount == 1
+                    """)
+            var settled: Set<Int64> = []
+            for s in settlements {
+                try statement.execute(arguments: [s.state.rawValue, s.policy, s.body, s.detail, at.timeIntervalSince1970, s.id, owner])
+                if db.changesCount == 1 { settled.insert(s.id) }
+            }
+            return settled
         }
     }
 
-    public func beginConsumptionAnswer(_ id: Int64, owner: String, policy: String, body: String, action: AuditAction, at: Date) async throws
-        -> Int64?
-    {
-        let pending = action.pendingRow
+    public func beginConsumptionAnswers(_ intents: [ConsumptionIntent], owner: String, at: Date) async throws -> [Int64: Int64] {
+        guard !intents.isEmpty else { return [:] }
         return try await writeDurably { db in
-            try db.execute(
-                sql: "UPDATE consumption_request SET state = 'sending', policy = ?, body = ?, request_id = ? WHERE id = ? AND claimed_by = ? AND state = 'open'",
-                arguments: [policy, body, pending.requestID, id, owner])
-            guard db.changesCount == 1 else { return nil }
-            let actionID = try Self.insertAction(db, pending)
-            try db.execute(sql: "UPDATE consumption_request SET action_id = ? WHERE id = ?", arguments: [actionID, id])
-            return actionID
+            let claim = try db.cachedStatement(
+                sql: "UPDATE consumption_request SET state = 'sending', policy = ?, body = ?, request_id = ? WHERE id = ? AND claimed_by = ? AND state = 'open'")
+            let link = try db.cachedStatement(sql: "UPDATE consumption_request SET action_id = ? WHERE id = ?")
+            var begun: [Int64: Int64] = [:]
+            for intent in intents {
+                let pending = intent.action.pendingRow
+                try claim.execute(arguments: [intent.policy, intent.body, pending.requestID, intent.id, owner])
+                guard db.changesCount == 1 else { continue }
+                let actionID = try Self.insertAction(db, pending)
+                try link.execute(arguments: [actionID, intent.id])
+                begun[intent.id] = actionID
+            }
+            return begun
         }
     }
 
-    public func completeConsumptionAnswer(
-        _ id: Int64, actionID: Int64, outcome: AuditAction, state: ConsumptionState, detail: String?, at: Date
-    ) async throws {
+    public func completeConsumptionAnswers(_ outcomes: [ConsumptionOutcome], at: Date) async throws {
+        guard !outcomes.isEmpty else { return }
         try await writeDurably { db in
-            try db.execute(
-                sql: "UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ? WHERE id = ?",
-                arguments: [
-                    outcome.httpStatus, outcome.apiError, outcome.result, outcome.responseBody, (outcome.completedAt ?? at).timeIntervalSince1970,
-                    actionID,
-                ])
-            guard db.changesCount == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(actionID) of the write is missing") }
-            try db.execute(
+            let action = try db.cachedStatement(
+                sql: "UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ? WHERE id = ?")
+            let request = try db.cachedStatement(
                 sql: """
                     UPDATE consumption_request SET state = ?, http_status = ?, api_error = ?, detail = ?, decided_at = ?, lease_until = NULL
                     WHERE id = ? AND state IN ('sending', 'unknown')
-                    """, arguments: [state.rawValue, outcome.httpStatus, outcome.apiError, detail, at.timeIntervalSince1970, id])
+                    """)
+            for o in outcomes {
+                try action.execute(arguments: [
+                    o.outcome.httpStatus, o.outcome.apiError, o.outcome.result, o.outcome.responseBody,
+                    (o.outcome.completedAt ?? at).timeIntervalSince1970, o.actionID,
+                ])
+                guard db.changesCount == 1 else { throw AuditDatabaseError(.refused, "the pending row #\(o.actionID) of the write is missing") }
+                try request.execute(arguments: [o.state.rawValue, o.outcome.httpStatus, o.outcome.apiError, o.detail, at.timeIntervalSince1970, o.id])
+            }
         }
     }
 

@@ -60,8 +60,10 @@ public final class ConsumptionAnswerer: Service, Sendable {
         public var lease: TimeInterval = 120
         /// How often the trail is asked for open requests when none were due.
         public var poll: Duration = .seconds(1)
-        /// The most requests claimed, and sent at once.
-        public var batch: Int = 32
+        /// The most requests claimed in one pass.
+        public var batch: Int = 256
+        /// The most answers in flight to Apple at once.
+        public var senders: Int = 16
         /// Who claims (one per process).
         public var owner: String = "receiver-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         /// Who the writes are recorded as.
@@ -136,8 +138,19 @@ public final class ConsumptionAnswerer: Service, Sendable {
         metrics.open(count: open.open, oldestAge: open.oldestRequestedAt.map { max(0, clock.now().timeIntervalSince($0)) } ?? 0)
     }
 
-    /// One pass: claims what is due and answers each (at most ``Configuration/batch`` at once),
-    /// reports what passed its deadline.
+    /// What one claimed request comes to before anything is written: a decision that sends
+    /// nothing, an answer to send (its intent not yet recorded), or one to send again.
+    enum Step: Sendable {
+        case settle(ConsumptionSettlement)
+        case send(ConsumptionIntent, plan: ActionPlan)
+        case resend(ConsumptionRequestRecord, actionID: Int64, intent: AuditAction, plan: ActionPlan)
+        case unresolved(String)
+    }
+
+    /// One pass: claims what is due, decides each, then records the decisions that send nothing
+    /// in one transaction and the intents in another, sends (at most ``Configuration/senders``
+    /// at once), and records the outcomes in a third: a few durable commits per pass, not per
+    /// request, so the receiver's own commits barely wait. Reports what passed its deadline.
     @discardableResult
     public func answerDue() async throws -> Pass {
         let now = clock.now()
@@ -150,11 +163,70 @@ public final class ConsumptionAnswerer: Service, Sendable {
                 "consumption request for transaction \(request.transactionID) \(result == .late ? "was not answered before its deadline" : "may not have reached Apple before its deadline") (\(AppleDate.iso8601(request.deadline)))")
             count(result, &pass)
         }
-        await withTaskGroup(of: ConsumptionResult.self) { group in
-            for request in claim.claimed {
-                group.addTask { await self.answer(request) }
+        guard !claim.claimed.isEmpty else { return pass }
+        var settlements: [ConsumptionSettlement] = []
+        var intents: [(ConsumptionIntent, ActionPlan, ConsumptionRequestRecord)] = []
+        var resends: [(ConsumptionRequestRecord, Int64, AuditAction, ActionPlan)] = []
+        for request in claim.claimed {
+            switch await step(request, now: now) {
+            case .settle(let settlement): settlements.append(settlement)
+            case .send(let intent, let plan): intents.append((intent, plan, request))
+            case .resend(let request, let actionID, let intent, let plan): resends.append((request, actionID, intent, plan))
+            case .unresolved(let why):
+                logger.warning("the consumption answer for transaction \(request.transactionID) cannot be sent again: \(why); its outcome stays unknown")
+                count(.unknown, &pass)
             }
-            for await result in group { count(result, &pass) }
+        }
+        if !settlements.isEmpty {
+            do {
+                let settled = try await store.settleConsumptionRequests(settlements, owner: configuration.owner, at: now)
+                for settlement in settlements {
+                    guard settled.contains(settlement.id) else {
+                        count(.lost, &pass)
+                        continue
+                    }
+                    let request = claim.claimed.first { $0.id == settlement.id }
+                    logger.info(
+                        "consumption request for transaction \(request?.transactionID ?? "?"): \(settlement.state.rawValue)\(settlement.policy.map { " (policy \($0))" } ?? "")")
+                    count(ConsumptionResult(rawValue: settlement.state.rawValue) ?? .failed, &pass)
+                }
+            } catch {
+                // Not recorded: the claims end with their lease and they are decided again.
+                logger.warning("consumption decisions could not be recorded: \(store.words(for: error)); they are decided again later")
+                for _ in settlements { count(.failed, &pass) }
+            }
+        }
+        var sends = resends
+        if !intents.isEmpty {
+            do {
+                let begun = try await store.beginConsumptionAnswers(intents.map(\.0), owner: configuration.owner, at: now)
+                for (intent, plan, request) in intents {
+                    guard let actionID = begun[intent.id] else {
+                        count(.lost, &pass)
+                        continue
+                    }
+                    sends.append((request, actionID, intent.action, plan))
+                }
+            } catch {
+                // Not recorded, so not sent: the claims end with their lease and are tried again.
+                logger.warning("consumption answers could not be recorded, so none was sent: \(store.words(for: error))")
+                for _ in intents { count(.failed, &pass) }
+            }
+        }
+        guard !sends.isEmpty else { return pass }
+        let outcomes = await sendAll(sends)
+        do {
+            try await store.completeConsumptionAnswers(outcomes.map(\.0), at: clock.now())
+        } catch {
+            logger.error(
+                "\(sends.count) consumption answers were sent but their outcomes could not be recorded: \(store.words(for: error)); they stay pending and are sent again with the same request ids")
+        }
+        for (outcome, result) in outcomes {
+            let request = sends.first { $0.0.id == outcome.id }?.0
+            let words = result == .answered ? "answered by policy \(outcome.outcome.policy ?? "?")" : "\(result.rawValue) (policy \(outcome.outcome.policy ?? "?")): \(outcome.detail ?? "")"
+            logger.info(
+                "consumption request for transaction \(request?.transactionID ?? "?") \(words) (HTTP \(outcome.outcome.httpStatus.map(String.init) ?? "none"))")
+            count(result, &pass)
         }
         return pass
     }
@@ -164,82 +236,92 @@ public final class ConsumptionAnswerer: Service, Sendable {
         metrics?.handled(result)
     }
 
-    /// Decides and, where the policy sends, sends: one claimed request.
-    func answer(_ request: ConsumptionRequestRecord) async -> ConsumptionResult {
-        if request.state == .sending {
-            return await resume(request)
+    /// Sends each recorded intent, at most ``Configuration/senders`` at once; each outcome as
+    /// its write row and request are to be completed.
+    private func sendAll(_ sends: [(ConsumptionRequestRecord, Int64, AuditAction, ActionPlan)]) async -> [(ConsumptionOutcome, ConsumptionResult)] {
+        await withTaskGroup(of: (ConsumptionOutcome, ConsumptionResult).self) { group in
+            var next = 0
+            var outcomes: [(ConsumptionOutcome, ConsumptionResult)] = []
+            func start() {
+                guard next < sends.count else { return }
+                let (request, actionID, intent, plan) = sends[next]
+                next += 1
+                group.addTask { await self.send(request, actionID: actionID, intent: intent, plan: plan) }
+            }
+            for _ in 0..<max(1, configuration.senders) { start() }
+            for await outcome in group {
+                outcomes.append(outcome)
+                start()
+            }
+            return outcomes
         }
-        let now = clock.now()
+    }
+
+    /// Decides one claimed request: nothing written yet.
+    func step(_ request: ConsumptionRequestRecord, now: Date) async -> Step {
+        func settle(_ state: ConsumptionState, _ policy: String?, _ body: String?, _ detail: String?) -> Step {
+            .settle(ConsumptionSettlement(id: request.id, state: state, policy: policy, body: body, detail: detail))
+        }
+        if request.state == .sending {
+            // Its receiver stopped after recording the intent: the same request id and body
+            // again (Apple's consumption endpoint takes the same body twice as once).
+            guard let actionID = request.actionID, let text = request.body, let requestID = request.requestID, let policy = request.policy,
+                let environment = request.environment.flatMap(APIEnvironment.init(rawValue:)),
+                let body = try? JSONDecoder().decode(ConsumptionBody.self, from: Data(text.utf8)),
+                let apiRequest = try? APIRequest.consumption(request.transactionID, body)
+            else { return .unresolved("it was recorded without what resending it needs") }
+            logger.info("sending the consumption answer for transaction \(request.transactionID) again with its request id \(requestID): its receiver stopped while sending it")
+            let facts = ConsumptionFacts(request: request, signedPayload: request.signedPayload, refunds: nil, decoder: decoder)
+            let plan = Self.plan(request, facts: facts, policy: policy, environment: environment, requestID: requestID, apiRequest: apiRequest)
+            return .resend(request, actionID: actionID, intent: intent(request, facts, policy, environment, requestID, text, plan, now), plan: plan)
+        }
         guard request.verdict == TrustReport.Verdict.valid.rawValue || request.verdict == TrustReport.Verdict.test.rawValue else {
-            return await settle(request, .failed, nil, nil, "the stored request is not a verified one (\(request.verdict ?? "no verdict")): nothing is sent")
+            return settle(.failed, nil, nil, "the stored request is not a verified one (\(request.verdict ?? "no verdict")): nothing is sent")
         }
         let (facts, decision) = await configuration.policies.decide(request, trail: store, now: now, decoder: decoder)
         switch decision.outcome {
-        case .noMatch: return await settle(request, .noMatch, nil, nil, "no policy matched")
+        case .noMatch: return settle(.noMatch, nil, nil, "no policy matched")
         case .noConsent:
-            return await settle(
-                request, .noConsent, decision.policy, nil, "the policy file does not say customer_consented = true: nothing is sent without consent")
-        case .noResponse: return await settle(request, .noResponse, decision.policy, nil, "the policy says respond = false")
-        case .failed: return await settle(request, .failed, decision.policy, nil, decision.reason)
+            return settle(.noConsent, decision.policy, nil, "the policy file does not say customer_consented = true: nothing is sent without consent")
+        case .noResponse: return settle(.noResponse, decision.policy, nil, "the policy says respond = false")
+        case .failed: return settle(.failed, decision.policy, nil, decision.reason)
         case .send: break
         }
-        guard let body = decision.body, let policy = decision.policy else { return await settle(request, .failed, nil, nil, "no body was made") }
+        guard let body = decision.body, let policy = decision.policy else { return settle(.failed, nil, nil, "no body was made") }
         guard let environment = request.environment.flatMap(APIEnvironment.init(rawValue:)) else {
-            return await settle(
-                request, .failed, policy, nil, "the request's environment (\(request.environment ?? "none")) is not one the App Store Server API answers")
+            return settle(.failed, policy, nil, "the request's environment (\(request.environment ?? "none")) is not one the App Store Server API answers")
         }
         let apiRequest: APIRequest
         do {
             apiRequest = try .consumption(request.transactionID, body)
         } catch {
-            return await settle(request, .failed, policy, nil, "the request cannot be made: \(error.reason)")
+            return settle(.failed, policy, nil, "the request cannot be made: \(error.reason)")
         }
         let text = apiRequest.bodyText ?? "{}"
         if configuration.mode == .dryRun {
-            return await settle(request, .dryRun, policy, text, "dry run: nothing was sent")
+            return settle(.dryRun, policy, text, "dry run: nothing was sent")
         }
         let requestID = UUID().uuidString.lowercased()
         let plan = Self.plan(request, facts: facts, policy: policy, environment: environment, requestID: requestID, apiRequest: apiRequest)
-        var intent = AuditAction(
+        let action = intent(request, facts, policy, environment, requestID, text, plan, now)
+        return .send(ConsumptionIntent(id: request.id, policy: policy, body: text, action: action), plan: plan)
+    }
+
+    /// The write's row as recorded before sending.
+    private func intent(
+        _ request: ConsumptionRequestRecord, _ facts: ConsumptionFacts, _ policy: String, _ environment: APIEnvironment, _ requestID: String,
+        _ body: String, _ plan: ActionPlan, _ now: Date
+    ) -> AuditAction {
+        var action = AuditAction(
             at: now, user: configuration.user, action: APIAction.consumption.rawValue, environment: environment.rawValue, requestID: requestID,
-            originalTransactionID: facts.originalTransactionID, transactionID: request.transactionID, productID: facts.productID, requestBody: text,
+            originalTransactionID: facts.originalTransactionID, transactionID: request.transactionID, productID: facts.productID, requestBody: body,
             httpStatus: nil, apiError: nil, result: AuditAction.pending, plan: plan.text)
-        intent.policy = policy
-        let actionID: Int64?
-        do {
-            actionID = try await store.beginConsumptionAnswer(request.id, owner: configuration.owner, policy: policy, body: text, action: intent, at: now)
-        } catch {
-            // Not recorded, so not sent: the claim ends with its lease and it is tried again.
-            logger.warning("the consumption answer for transaction \(request.transactionID) could not be recorded, so it was not sent: \(store.words(for: error))")
-            return .failed
-        }
-        guard let actionID else { return .lost }
-        return await send(request, policy: policy, plan: plan, actionID: actionID, intent: intent)
+        action.policy = policy
+        return action
     }
 
-    /// A request whose intent was recorded and whose receiver stopped: sent again with the same
-    /// request id and body (Apple's consumption endpoint takes the same body twice as once).
-    private func resume(_ request: ConsumptionRequestRecord) async -> ConsumptionResult {
-        guard let actionID = request.actionID, let text = request.body, let requestID = request.requestID, let policy = request.policy,
-            let environment = request.environment.flatMap(APIEnvironment.init(rawValue:)),
-            let body = try? JSONDecoder().decode(ConsumptionBody.self, from: Data(text.utf8)),
-            let apiRequest = try? APIRequest.consumption(request.transactionID, body)
-        else {
-            logger.warning("the consumption answer for transaction \(request.transactionID) was recorded without what resending it needs; its outcome stays unknown")
-            return .unknown
-        }
-        logger.info("sending the consumption answer for transaction \(request.transactionID) again with its request id \(requestID): its receiver stopped while sending it")
-        let facts = ConsumptionFacts(request: request, signedPayload: request.signedPayload, refunds: nil, decoder: decoder)
-        let plan = Self.plan(request, facts: facts, policy: policy, environment: environment, requestID: requestID, apiRequest: apiRequest)
-        var intent = AuditAction(
-            at: clock.now(), user: configuration.user, action: APIAction.consumption.rawValue, environment: environment.rawValue, requestID: requestID,
-            originalTransactionID: facts.originalTransactionID, transactionID: request.transactionID, productID: facts.productID, requestBody: text,
-            httpStatus: nil, apiError: nil, result: AuditAction.pending, plan: plan.text)
-        intent.policy = policy
-        return await send(request, policy: policy, plan: plan, actionID: actionID, intent: intent)
-    }
-
-    private func send(_ request: ConsumptionRequestRecord, policy: String, plan: ActionPlan, actionID: Int64, intent: AuditAction) async -> ConsumptionResult {
+    /// Sends one recorded intent through the one retry engine: Apple's answer, or unknown.
+    private func send(_ request: ConsumptionRequestRecord, actionID: Int64, intent: AuditAction, plan: ActionPlan) async -> (ConsumptionOutcome, ConsumptionResult) {
         let report = await sender.sendConsumption(plan)
         let (state, result): (ConsumptionState, ConsumptionResult) =
             switch report.outcome {
@@ -252,32 +334,8 @@ public final class ConsumptionAnswerer: Service, Sendable {
         outcome.apiError = report.apiError?.rawValue
         outcome.result = report.outcome?.rawValue ?? "failed"
         outcome.responseBody = report.responseBody
-        let at = clock.now()
-        outcome.completedAt = at
-        let detail = report.failureText
-        do {
-            try await store.completeConsumptionAnswer(request.id, actionID: actionID, outcome: outcome, state: state, detail: detail, at: at)
-        } catch {
-            logger.error(
-                "the consumption answer for transaction \(request.transactionID) was sent (\(outcome.result)) but its outcome could not be recorded: \(store.words(for: error)); it stays pending and is sent again with the same request id")
-        }
-        let words = result == .answered ? "answered by policy \(policy)" : "\(result.rawValue) (policy \(policy)): \(detail ?? "")"
-        logger.info("consumption request for transaction \(request.transactionID) \(words) (HTTP \(report.httpStatus.map(String.init) ?? "none"))")
-        return result
-    }
-
-    private func settle(
-        _ request: ConsumptionRequestRecord, _ state: ConsumptionState, _ policy: String?, _ body: String?, _ detail: String?
-    ) async -> ConsumptionResult {
-        do {
-            guard try await store.settleConsumptionRequest(request.id, owner: configuration.owner, state: state, policy: policy, body: body, detail: detail, at: clock.now())
-            else { return .lost }
-        } catch {
-            logger.warning("the consumption decision for transaction \(request.transactionID) could not be recorded: \(store.words(for: error)); it is decided again later")
-            return .failed
-        }
-        logger.info("consumption request for transaction \(request.transactionID): \(state.rawValue)\(policy.map { " (policy \($0))" } ?? "")")
-        return ConsumptionResult(rawValue: state.rawValue) ?? .failed
+        outcome.completedAt = clock.now()
+        return (ConsumptionOutcome(id: request.id, actionID: actionID, outcome: outcome, state: state, detail: report.failureText), result)
     }
 
     /// The plan of a policy's answer, as a person reads a write's plan.

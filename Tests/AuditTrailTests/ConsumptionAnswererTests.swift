@@ -64,6 +64,8 @@ import TestSupport
         var configuration = ConsumptionAnswerer.Configuration(policies: try ConsumptionPolicies.parse(file, path: "policy.toml"), mode: mode)
         configuration.owner = owner
         configuration.user = "test"
+        // Small claims, so two receivers interleave theirs.
+        configuration.batch = 16
         return ConsumptionAnswerer(
             store: store, sender: sender, configuration: configuration,
             clock: ServiceClock(now: { now.date }, clock: ContinuousClock()), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
