@@ -148,7 +148,7 @@ let package = Package(
         // What the commands and the dashboard write: inspect's text and JSON, look-ups,
         // notification listings, verify results.
         // What rules files share: count ranges ("3..30"), product globs, the line of a key.
-        .target(name: "RuleFiles"),
+        .target(name: "RuleFiles", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // Retention Messaging's rules file and the answer it picks for a realtime request
         // (pure: the receiver reads the trail and sends the answer).
         .target(

@@ -150,39 +150,14 @@ public struct ConsumptionPolicies: Sendable, Hashable {
             let guess = NearestWord.closest(to: key, in: policyKeys).map { " (did you mean \($0)?)" } ?? ""
             throw fail(.unknownKey, key, "no setting \(key)\(guess); a policy takes \(policyKeys.joined(separator: ", "))")
         }
-        func string(_ key: String) throws(ConsumptionPolicyError) -> String? {
-            guard let value = table[key] else { return nil }
-            guard let text = value.string, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw fail(.badValue, key, "\(key) must be a string that is not empty")
-            }
-            return text
+        let values = RuleTable(table)
+        func read<T>(_ value: (RuleTable) throws(RuleValueFault) -> T) throws(ConsumptionPolicyError) -> T {
+            do { return try value(values) } catch { throw fail(.badValue, error.key, error.words) }
         }
-        func strings(_ key: String) throws(ConsumptionPolicyError) -> [String] {
-            guard let value = table[key] else { return [] }
-            if let text = value.string, !text.isEmpty { return [text] }
-            if let array = value.array, !array.isEmpty {
-                var out: [String] = []
-                for element in array {
-                    guard let text = element.string, !text.isEmpty else { throw fail(.badValue, key, "\(key) must be a string or a list of strings") }
-                    out.append(text)
-                }
-                return out
-            }
-            throw fail(.badValue, key, "\(key) must be a string or a list of strings that is not empty")
-        }
-        func range(_ key: String) throws(ConsumptionPolicyError) -> CountRange? {
-            guard let value = table[key] else { return nil }
-            if let number = value.int, number >= 0 { return CountRange(lower: number, upper: number, text: String(number)) }
-            guard let text = value.string, let range = CountRange.parse(text) else {
-                throw fail(.badValue, key, "\(key) must be a count or a range such as \"< 3\", \">= 12\" or \"3..30\"")
-            }
-            return range
-        }
-        func bool(_ key: String) throws(ConsumptionPolicyError) -> Bool? {
-            guard let value = table[key] else { return nil }
-            guard let flag = value.bool else { throw fail(.badValue, key, "\(key) must be true or false") }
-            return flag
-        }
+        func string(_ key: String) throws(ConsumptionPolicyError) -> String? { try read { t throws(RuleValueFault) in try t.string(key) } }
+        func strings(_ key: String) throws(ConsumptionPolicyError) -> [String] { try read { t throws(RuleValueFault) in try t.strings(key) } }
+        func range(_ key: String) throws(ConsumptionPolicyError) -> CountRange? { try read { t throws(RuleValueFault) in try t.range(key) } }
+        func bool(_ key: String) throws(ConsumptionPolicyError) -> Bool? { try read { t throws(RuleValueFault) in try t.bool(key) } }
 
         guard let name = try string("name") else {
             throw fail(.missingKey, nil, "name is missing: every policy has a name (the trail and the customer's story say it)")

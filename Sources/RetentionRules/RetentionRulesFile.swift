@@ -188,34 +188,13 @@ public struct RetentionRules: Sendable, Hashable {
             let guess = NearestWord.closest(to: key, in: ruleKeys).map { " (did you mean \($0)?)" } ?? ""
             throw fail(.unknownKey, key, "no setting \(key)\(guess); a rule takes \(ruleKeys.joined(separator: ", "))")
         }
-        func string(_ key: String) throws(RetentionRulesError) -> String? {
-            guard let value = table[key] else { return nil }
-            guard let text = value.string, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw fail(.badValue, key, "\(key) must be a string that is not empty")
-            }
-            return text
+        let values = RuleTable(table)
+        func read<T>(_ value: (RuleTable) throws(RuleValueFault) -> T) throws(RetentionRulesError) -> T {
+            do { return try value(values) } catch { throw fail(.badValue, error.key, error.words) }
         }
-        func strings(_ key: String) throws(RetentionRulesError) -> [String] {
-            guard let value = table[key] else { return [] }
-            if let text = value.string, !text.isEmpty { return [text] }
-            if let array = value.array, !array.isEmpty {
-                var out: [String] = []
-                for element in array {
-                    guard let text = element.string, !text.isEmpty else { throw fail(.badValue, key, "\(key) must be a string or a list of strings") }
-                    out.append(text)
-                }
-                return out
-            }
-            throw fail(.badValue, key, "\(key) must be a string or a list of strings that is not empty")
-        }
-        func range(_ key: String) throws(RetentionRulesError) -> CountRange? {
-            guard let value = table[key] else { return nil }
-            if let number = value.int, number >= 0 { return CountRange(lower: number, upper: number, text: String(number)) }
-            guard let text = value.string, let range = CountRange.parse(text) else {
-                throw fail(.badValue, key, "\(key) must be a count or a range such as \"< 3\", \">= 12\" or \"3..30\"")
-            }
-            return range
-        }
+        func string(_ key: String) throws(RetentionRulesError) -> String? { try read { t throws(RuleValueFault) in try t.string(key) } }
+        func strings(_ key: String) throws(RetentionRulesError) -> [String] { try read { t throws(RuleValueFault) in try t.strings(key) } }
+        func range(_ key: String) throws(RetentionRulesError) -> CountRange? { try read { t throws(RuleValueFault) in try t.range(key) } }
         func uuid(_ key: String) throws(RetentionRulesError) -> String {
             guard let text = try string(key) else { throw fail(.missingKey, nil, "\(key) is missing: name the message Apple shows (its UUID)") }
             guard UUID(uuidString: text) != nil else { throw fail(.badValue, key, "\(key) must be a UUID such as 8D5A1C2E-4B6F-4E21-9A3B-5C7D9E1F2A3B") }
