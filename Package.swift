@@ -633,7 +633,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ConsumptionPolicyTests",
-            dependencies: ["AppStoreAPI", "ConsumptionPolicy", "RuleFiles"]
+            dependencies: ["AppStoreAPI", "ConsumptionPolicy"]
         ),
         .testTarget(
             name: "RetentionRulesTests",
