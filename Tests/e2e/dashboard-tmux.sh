@@ -370,6 +370,7 @@ forward_url=$receive_url
 t new-session -d -s glance -x 80 -y 24 "TERM=xterm-256color $bin --db $work/forward.sqlite --follow --expect-every 1h; echo EXIT=\$?; sleep 60"
 session=glance
 check "the glance follower shows an empty hour" wait_for "peak 0 · 0/h"
+check "and no refund request open" wait_for "refund requests: none open" 100
 check "a notification to forward is stored (200)" test "$(post "$forward_url" session-pro_00_DID_RENEW.jws)" = 200
 check "the sparkline counts it in this minute" wait_for "█ peak 1 · 1/h" 50
 check "the target that takes it reads delivered" wait_for "/ok    delivered 1 · pending 0 · dead 0" 150
@@ -391,6 +392,7 @@ check "no notification for 2 s raises the banner" wait_for "NO NOTIFICATIONS for
 check "a notification posted to the dashboard is stored (200)" test "$(post "$embedded_url" session-pro_12_CONSUMPTION_REQUEST.jws)" = 200
 check "it is listed at once, with the refund request's reason and the time to answer" wait_for "refund asked (unintended purchase): the 12 h to answer have passed"
 check "the banner goes when one arrives" wait_gone "NO NOTIFICATIONS for" 20
+check "the on-call lines count the refund request open, its deadline passed" wait_for "refund requests: 1 open · a deadline passed at" 100
 t send-keys -t "$session" q
 check "the receiving dashboard quits cleanly" wait_for "EXIT=0"
 check "what it acknowledged is in its database" bash -c "\"$bin\" notifications --db $work/embedded.sqlite --format csv | grep -qF CONSUMPTION_REQUEST"
