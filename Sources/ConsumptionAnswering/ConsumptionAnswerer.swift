@@ -56,12 +56,14 @@ public final class ConsumptionAnswerer: Service, Sendable {
     public struct Configuration: Sendable {
         public var policies: ConsumptionPolicies
         public var mode: ConsumptionPolicyMode
-        /// How long a claim holds a request (longer than a send with its retries).
-        public var lease: TimeInterval = 120
+        /// How long a claim holds a request: longer than a pass's sends with their retries
+        /// (``batch`` / ``senders`` rounds of at most 80 s each when Apple does not answer),
+        /// so no other receiver takes one still being sent.
+        public var lease: TimeInterval = 600
         /// How often the trail is asked for open requests when none were due.
         public var poll: Duration = .seconds(1)
         /// The most requests claimed in one pass.
-        public var batch: Int = 256
+        public var batch: Int = 64
         /// The most answers in flight to Apple at once.
         public var senders: Int = 16
         /// Who claims (one per process).

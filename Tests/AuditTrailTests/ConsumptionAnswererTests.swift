@@ -147,7 +147,7 @@ import TestSupport
             let (server, actions) = try await Self.apple()
             _ = try await store.writeNotifications([Self.request(1)])
             // The first receiver's claim and intent, as it leaves them when killed.
-            let claim = try await store.claimConsumptionRequests(owner: "killed", now: Self.t0, leaseUntil: Self.t0.addingTimeInterval(120), limit: 10)
+            let claim = try await store.claimConsumptionRequests(owner: "killed", now: Self.t0, leaseUntil: Self.t0.addingTimeInterval(600), limit: 10)
             let request = try #require(claim.claimed.first)
             let body = #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","sampleContentProvided":false}"#
             let intent = AuditAction(
@@ -159,7 +159,7 @@ import TestSupport
             let now = TestNow(Self.t0.addingTimeInterval(60))
             let restarted = try Self.answerer(store, actions, owner: "restarted", now: now)
             #expect(try await restarted.answerDue().handled == 0)
-            now.date = Self.t0.addingTimeInterval(121)
+            now.date = Self.t0.addingTimeInterval(601)
             #expect(try await restarted.answerDue().results == [.answered: 1])
             #expect(Self.consumptionPUTs(server) == ["2000000900001"])
             let rows = try await store.actions(AuditActionQuery(transactionID: "2000000900001"))
