@@ -58,7 +58,9 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
       --private-key-file "$dir/pki/api-key.p8" --api-production-url "http://127.0.0.1:$api_port/api/production"
       --api-sandbox-url "http://127.0.0.1:$api_port/api/sandbox")
   fi
-  "$bin" receive --port "$receive_port" --metrics-port none --db "$dir/audit.sqlite" --root-ca "$dir/pki/root.der" \
+  local metrics_port
+  metrics_port=$(free_port)
+  "$bin" receive --port "$receive_port" --metrics-port "$metrics_port" --db "$dir/audit.sqlite" --root-ca "$dir/pki/root.der" \
     --bundle-id com.example.receiptdash --max-connections-per-address 1024 "${policy_flags[@]}" >/dev/null 2>"$dir/receive.err" &
   local receiver=$!
   pids+=("$receiver")
@@ -92,6 +94,18 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
     echo "   $mode: $summary"
     echo "   $mode: $requests requests stored, none answered (no policy)"
   fi
+  # The receiver's own view: the share of requests answered after 10 and 25 ms, the mean commit.
+  curl -s "http://127.0.0.1:$metrics_port/metrics" | awk -v mode="$mode" '
+    /^receiptdash_notification_request_seconds_bucket\{le="0.01"/ { le10 = $2 } /^receiptdash_notification_request_seconds_bucket\{le="0.025"/ { le25 = $2 }
+    /^receiptdash_notification_request_seconds_count/ { n = $2 }
+    /^receiptdash_notification_commit_seconds_sum/ { cs = $2 } /^receiptdash_notification_commit_seconds_count/ { cc = $2 }
+    END { if (n) printf "   %s: receiver: %.2f %% of requests over 10 ms, %.2f %% over 25 ms; mean commit wait %.2f ms\n", mode, (n - le10) * 100 / n, (n - le25) * 100 / n, cc ? cs / cc * 1000 : 0 }'
+  local ticks hz
+  hz=$(getconf CLK_TCK)
+  ticks=$(awk '{print $14 + $15}' "/proc/$receiver/stat")
+  local sim_ticks
+  sim_ticks=$(awk '{print $14 + $15}' "/proc/$simulator/stat")
+  echo "   $mode: CPU receiver $(awk -v t="$ticks" -v h="$hz" 'BEGIN { printf "%.1f", t / h }') s, simulator (sender and API) $(awk -v t="$sim_ticks" -v h="$hz" 'BEGIN { printf "%.1f", t / h }') s"
   kill -TERM "$receiver" "$simulator" 2>/dev/null || true
   wait "$receiver" "$simulator" 2>/dev/null || true
   last_p99=$(sed -E 's/.*p99 ([0-9.]+) ms.*/\1/' <<<"$summary")

@@ -193,8 +193,8 @@ public protocol ConsumptionQueue: Sendable {
     /// `unknown`, and are returned in ``ConsumptionClaim/expired`` (each by one claim only).
     func claimConsumptionRequests(owner: String, now: Date, leaseUntil: Date, limit: Int) async throws -> ConsumptionClaim
     /// Records decisions that send nothing (`no-match`, `no-consent`, `no-response`,
-    /// `dry-run`, `failed`), durably, in one transaction. Returns the ids recorded: one `owner`
-    /// no longer holds is left alone.
+    /// `dry-run`, `failed`) in one transaction (one lost to a power cut is decided again).
+    /// Returns the ids recorded: one `owner` no longer holds is left alone.
     func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64>
     /// Records intents before the first byte of any leaves, in one durable transaction: each
     /// write's `pending` row and its request's state `sending` with its policy, body and
@@ -202,7 +202,8 @@ public protocol ConsumptionQueue: Sendable {
     /// left out).
     func beginConsumptionAnswers(_ intents: [ConsumptionIntent], owner: String, at: Date) async throws -> [Int64: Int64]
     /// Completes each write's row with its outcome and its request with its state
-    /// (`answered`, `failed`, `unknown`) and Apple's status, in one durable transaction.
+    /// (`answered`, `failed`, `unknown`) and Apple's status, in one transaction (one lost to a
+    /// power cut is sent again with the same request id and body).
     func completeConsumptionAnswers(_ outcomes: [ConsumptionOutcome], at: Date) async throws
     /// The requests, newest first (by when Apple signed them); one transaction's when given.
     func consumptionRequests(transactionID: String?, limit: Int) async throws -> [ConsumptionRequestRecord]

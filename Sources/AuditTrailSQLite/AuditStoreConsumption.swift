@@ -4,6 +4,11 @@ import GRDB
 
 /// The consumption requests in the SQLite trail (v15). SQLite has one writer at a time, so a
 /// claim (one write transaction) is exclusive across processes sharing the file.
+///
+/// Only the intents wait for the WAL's fsync: they must outlive a power cut before anything is
+/// sent. A claim, a decision that sends nothing or an outcome lost to one only makes a request
+/// decided again, or sent again with the same request id and body; committed without the fsync,
+/// they hold the write lock the receiver's group commits wait on for less time.
 extension AuditStore {
     /// Queues a stored `CONSUMPTION_REQUEST` in the notification's own transaction.
     static func queueConsumption(_ r: NotificationRecord, _ db: Database) throws {
@@ -46,7 +51,7 @@ extension AuditStore {
 
     public func claimConsumptionRequests(owner: String, now: Date, leaseUntil: Date, limit: Int) async throws -> ConsumptionClaim {
         let time = now.timeIntervalSince1970
-        return try await writeDurably { db in
+        let claim = try await writeLightly { db in
             guard try db.tableExists("consumption_request") else { return ConsumptionClaim(claimed: [], expired: []) }
             let expired = try Row.fetchAll(
                 db,
@@ -69,21 +74,26 @@ extension AuditStore {
                     RETURNING *
                     """, arguments: [owner, leaseUntil.timeIntervalSince1970, time, time, limit]
             ).map(Self.consumptionRequest).sorted { $0.deadline < $1.deadline }
+            return ConsumptionClaim(claimed: claimed, expired: expired)
+        }
+        guard !claim.claimed.isEmpty else { return claim }
+        // The payloads are read outside the write: the receiver's commits do not wait on them.
+        let filled = try await database.read { db in
             let payload = try db.cachedStatement(sql: "SELECT signed_payload, verdict FROM notification WHERE notification_uuid = ?")
-            let filled = try claimed.map { request in
+            return try claim.claimed.map { request in
                 var request = request
                 if let row = try Row.fetchOne(payload, arguments: [request.notificationUUID]) {
                     (request.signedPayload, request.verdict) = (row["signed_payload"], row["verdict"])
                 }
                 return request
             }
-            return ConsumptionClaim(claimed: filled, expired: expired)
         }
+        return ConsumptionClaim(claimed: filled, expired: claim.expired)
     }
 
     public func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64> {
         guard !settlements.isEmpty else { return [] }
-        return try await writeDurably { db in
+        return try await writeLightly { db in
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE consumption_request SET state = ?, policy = ?, body = ?, detail = ?, decided_at = ?, lease_until = NULL
@@ -119,7 +129,7 @@ extension AuditStore {
 
     public func completeConsumptionAnswers(_ outcomes: [ConsumptionOutcome], at: Date) async throws {
         guard !outcomes.isEmpty else { return }
-        try await writeDurably { db in
+        try await writeLightly { db in
             let action = try db.cachedStatement(
                 sql: "UPDATE api_action SET http_status = ?, api_error = ?, result = ?, response_body = ?, completed_at = ? WHERE id = ?")
             let request = try db.cachedStatement(
