@@ -192,6 +192,9 @@ public protocol ConsumptionQueue: Sendable {
     /// deadline is at or before `now` are not leased: open ones become `late`, sending ones
     /// `unknown`, and are returned in ``ConsumptionClaim/expired`` (each by one claim only).
     func claimConsumptionRequests(owner: String, now: Date, leaseUntil: Date, limit: Int) async throws -> ConsumptionClaim
+    /// Whether a claim at `now` would take or report anything (a read: an idle trail is polled
+    /// without a write).
+    func hasDueConsumptionRequests(now: Date) async throws -> Bool
     /// Records decisions that send nothing (`no-match`, `no-consent`, `no-response`,
     /// `dry-run`, `failed`) in one transaction (one lost to a power cut is decided again).
     /// Returns the ids recorded: one `owner` no longer holds is left alone.

@@ -87,6 +87,19 @@ extension PostgresAuditStore {
         }
     }
 
+    public func hasDueConsumptionRequests(now: Date) async throws -> Bool {
+        let time = now.timeIntervalSince1970
+        return try await read("looking for consumption requests to answer") { [logger] connection in
+            let rows = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM consumption_request
+                               WHERE state IN ('open', 'sending') AND (lease_until IS NULL OR lease_until <= \(time)))
+                """, logger: logger
+            ).collect()
+            return try rows.first?.decode(Bool.self) ?? false
+        }
+    }
+
     public func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64> {
         guard !settlements.isEmpty else { return [] }
         let seconds = at.timeIntervalSince1970

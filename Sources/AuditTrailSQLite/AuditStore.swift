@@ -1,6 +1,11 @@
 import AuditTrail
 import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 import AppStoreAPI
 import JSONWriting
 import LocalFiles
@@ -400,6 +405,36 @@ public final class AuditStore: AuditBackend {
     /// waiting for the WAL's fsync (`synchronous = NORMAL` for that one transaction): losing it
     /// with the machine's power only sends a delivery again, which at-least-once allows, and
     /// it holds the write lock the receiver's group commits wait on for less time.
+    private func closeFile(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.close(descriptor)
+        #else
+        Darwin.close(descriptor)
+        #endif
+    }
+
+    /// A write made durable without holding the write lock through the fsync: committed as
+    /// ``writeLightly(_:)`` does, then the WAL file synced from outside SQLite. Its frames are
+    /// then either in the WAL, which the sync covers, or already checkpointed into the database,
+    /// which SQLite syncs before it reuses the WAL (WAL mode, `synchronous = NORMAL`). The
+    /// receiver's group commits wait on the lock for the rows alone.
+    func writeThenSync<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let value = try await writeLightly(work)
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return value }
+        for file in [path + "-wal", path] {
+            let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+            if descriptor < 0 {
+                if errno == ENOENT, file.hasSuffix("-wal") { continue }
+                throw AuditDatabaseError(.unavailable, "\(file) cannot be opened to sync it (errno \(errno))")
+            }
+            defer { _ = closeFile(descriptor) }
+            guard fsync(descriptor) == 0 else { throw AuditDatabaseError(.unavailable, "\(file) cannot be synced (errno \(errno))") }
+            // The WAL held the frames: the database file need not be synced too.
+            if file.hasSuffix("-wal") { break }
+        }
+        return value
+    }
+
     func writeLightly<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await database.writeWithoutTransaction { db in
             if durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }

@@ -5,10 +5,11 @@ import GRDB
 /// The consumption requests in the SQLite trail (v15). SQLite has one writer at a time, so a
 /// claim (one write transaction) is exclusive across processes sharing the file.
 ///
-/// Only the intents wait for the WAL's fsync: they must outlive a power cut before anything is
-/// sent. A claim, a decision that sends nothing or an outcome lost to one only makes a request
-/// decided again, or sent again with the same request id and body; committed without the fsync,
-/// they hold the write lock the receiver's group commits wait on for less time.
+/// Only the intents wait for the WAL's fsync, taken outside the write lock (``writeThenSync``):
+/// they must outlive a power cut before anything is sent. A claim, a decision that sends
+/// nothing or an outcome lost to one only makes a request decided again, or sent again with the
+/// same request id and body: they are committed without the fsync. Either way the write lock
+/// the receiver's group commits wait on is held for the rows alone.
 extension AuditStore {
     /// Queues a stored `CONSUMPTION_REQUEST` in the notification's own transaction.
     static func queueConsumption(_ r: NotificationRecord, _ db: Database) throws {
@@ -91,6 +92,18 @@ extension AuditStore {
         return ConsumptionClaim(claimed: filled, expired: claim.expired)
     }
 
+    public func hasDueConsumptionRequests(now: Date) async throws -> Bool {
+        try await database.read { db in
+            guard try db.tableExists("consumption_request") else { return false }
+            return try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM consumption_request
+                                   WHERE state IN ('open', 'sending') AND (lease_until IS NULL OR lease_until <= ?))
+                    """, arguments: [now.timeIntervalSince1970]) ?? false
+        }
+    }
+
     public func settleConsumptionRequests(_ settlements: [ConsumptionSettlement], owner: String, at: Date) async throws -> Set<Int64> {
         guard !settlements.isEmpty else { return [] }
         return try await writeLightly { db in
@@ -110,17 +123,18 @@ extension AuditStore {
 
     public func beginConsumptionAnswers(_ intents: [ConsumptionIntent], owner: String, at: Date) async throws -> [Int64: Int64] {
         guard !intents.isEmpty else { return [:] }
-        return try await writeDurably { db in
-            let claim = try db.cachedStatement(
-                sql: "UPDATE consumption_request SET state = 'sending', policy = ?, body = ?, request_id = ? WHERE id = ? AND claimed_by = ? AND state = 'open'")
-            let link = try db.cachedStatement(sql: "UPDATE consumption_request SET action_id = ? WHERE id = ?")
+        return try await writeThenSync { db in
+            // Which are still this owner's and open, then each write's row and its request's
+            // state in one update (rows written once each).
+            let held = try db.cachedStatement(sql: "SELECT 1 FROM consumption_request WHERE id = ? AND claimed_by = ? AND state = 'open'")
+            let mark = try db.cachedStatement(
+                sql: "UPDATE consumption_request SET state = 'sending', policy = ?, body = ?, request_id = ?, action_id = ? WHERE id = ?")
             var begun: [Int64: Int64] = [:]
             for intent in intents {
+                guard try Bool.fetchOne(held, arguments: [intent.id, owner]) == true else { continue }
                 let pending = intent.action.pendingRow
-                try claim.execute(arguments: [intent.policy, intent.body, pending.requestID, intent.id, owner])
-                guard db.changesCount == 1 else { continue }
                 let actionID = try Self.insertAction(db, pending)
-                try link.execute(arguments: [actionID, intent.id])
+                try mark.execute(arguments: [intent.policy, intent.body, pending.requestID, actionID, intent.id])
                 begun[intent.id] = actionID
             }
             return begun

@@ -60,7 +60,9 @@ public final class ConsumptionAnswerer: Service, Sendable {
         /// (``batch`` / ``senders`` rounds of at most 80 s each when Apple does not answer),
         /// so no other receiver takes one still being sent.
         public var lease: TimeInterval = 600
-        /// How often the trail is asked for open requests when none were due.
+        /// How often the trail is asked for open requests when none were due (a read). Passes
+        /// every 200 ms, or of 256 every 2 s, made the receiver's commits wait longer than these
+        /// (docs/benchmarks.md).
         public var poll: Duration = .seconds(1)
         /// The most requests claimed in one pass.
         public var batch: Int = 64
@@ -156,6 +158,8 @@ public final class ConsumptionAnswerer: Service, Sendable {
     @discardableResult
     public func answerDue() async throws -> Pass {
         let now = clock.now()
+        // A read first: an idle trail costs no write transaction per poll.
+        guard try await store.hasDueConsumptionRequests(now: now) else { return Pass() }
         let claim = try await store.claimConsumptionRequests(
             owner: configuration.owner, now: now, leaseUntil: now.addingTimeInterval(configuration.lease), limit: configuration.batch)
         var pass = Pass()
