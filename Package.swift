@@ -624,6 +624,7 @@ let package = Package(
                 "TestSupport",
                 "AppStoreAPI", "AppStoreClients", "RetryEngine", "AuditTrail", "AuditTrailSQLite", "AuditTrailPostgres", "NotificationForwarder", "UntrustedText",
                 "ConsumptionAnswering", "ConsumptionPolicy", "APITestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "NotificationReceiver", "ReceiptCore", "ReceiptTrust", "ReceiptSimulator", "ReceiptWatch", "ServiceTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

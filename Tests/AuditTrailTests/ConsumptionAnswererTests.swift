@@ -9,6 +9,7 @@ import Logging
 import ReceiptCore
 import ReceiptTrust
 import RetryEngine
+import ServiceLifecycle
 import Synchronization
 import Testing
 import TestSupport
@@ -193,6 +194,45 @@ import TestSupport
             try await shutDown(actions, server: server)
             await first.close()
             await second.close()
+        }
+    }
+}
+
+extension ConsumptionAnswererTests {
+    /// The service in a group, on the test clock: it answers what the trail holds, polls at its
+    /// interval, and on a graceful shutdown ends its pass (the outcome recorded) before it stops.
+    @Test func theServiceAnswersOnItsClockAndEndsItsPassOnShutdown() async throws {
+        try await TestAuditDatabase.with(.sqlite) { db in
+            let store = try await db.open()
+            let puts = AwaitedCount()
+            let server = try await ScriptedServer.start { request in
+                guard request.method == "PUT" else { return .error(404, 4040010) }
+                puts.add()
+                return .empty(202)
+            }
+            let client = AppStoreServerAPIClient(
+                credentials: makeTestCredentials().0, hosts: try APIHosts(production: server.baseURL, sandbox: server.baseURL), retry: wallClockRetry,
+                requestTimeout: .seconds(120))
+            let actions = CustomerActions(client: client, pipeline: ReceiptPipeline(at: Self.t0, evaluator: TrustEvaluator(anchors: .apple)))
+            _ = try await store.writeNotifications([Self.request(1), Self.request(2)])
+            let testClock = TestClock()
+            var configuration = ConsumptionAnswerer.Configuration(policies: try ConsumptionPolicies.parse(Self.policyFile, path: "policy.toml"), mode: .send)
+            configuration.owner = "service"
+            let answerer = ConsumptionAnswerer(
+                store: store, sender: actions, configuration: configuration, clock: .driven(by: testClock, start: Self.t0),
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let group = ServiceGroup(services: [answerer], logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            async let running: Void = group.run()
+            await puts.wait(atLeast: 2)
+            await group.triggerGracefulShutdown()
+            try await running
+            let listed = try await store.consumptionRequests(transactionID: nil, limit: 10)
+            #expect(listed.map(\.state) == [.answered, .answered])
+            #expect(testClock.waits.allSatisfy { $0 == .seconds(1) })
+            // The service released its client when it ended.
+            await #expect(throws: (any Error).self) { try await client.shutdown() }
+            try await server.stop()
+            await store.close()
         }
     }
 }
