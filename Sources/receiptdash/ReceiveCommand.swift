@@ -41,7 +41,10 @@ struct Receive: AsyncParsableCommand {
             outbox, never delaying the 200); --reconcile-every 1h backfills from Apple's \
             Notification History on schedule (docs/on-call.md). --retention-path /retention with \
             --retention-rules FILE answers Retention Messaging realtime requests by the rules file, \
-            judged as notifications are (docs/retention.md). \
+            judged as notifications are (docs/retention.md). --consumption-policy FILE answers \
+            Apple's refund requests (CONSUMPTION_REQUEST) by the file's first matching policy, \
+            once whatever the number of receivers on the trail, before the 12-hour deadline \
+            (docs/on-call.md). \
             SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store.
             Plain HTTP: serve on loopback or behind a TLS reverse proxy (Apple requires TLS 1.2+).
             """)
