@@ -67,31 +67,15 @@ public struct ConsumptionPolicies: Sendable, Hashable {
 
     /// Reads and checks the file at `path` (at most 4 MiB).
     public static func load(path: String) throws(ConsumptionPolicyError) -> ConsumptionPolicies {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ConsumptionPolicyError(.unreadable, "\(path) cannot be read")
-        }
-        defer { try? handle.close() }
-        let limit = 4 << 20
-        guard let data = try? handle.read(upToCount: limit + 1) ?? Data() else {
-            throw ConsumptionPolicyError(.unreadable, "\(path) cannot be read")
-        }
-        guard data.count <= limit else { throw ConsumptionPolicyError(.unreadable, "\(path) is larger than 4 MiB") }
-        guard let text = String(validating: [UInt8](data), as: UTF8.self) else {
-            throw ConsumptionPolicyError(.unreadable, "\(path) is not UTF-8 text")
-        }
+        let text: String
+        do { text = try RuleFileText.read(path: path) } catch { throw ConsumptionPolicyError(.unreadable, error.words) }
         return try parse(text, path: path)
     }
 
     /// Checks `text` as the file at `path` (named in every error).
     public static func parse(_ text: String, path: String) throws(ConsumptionPolicyError) -> ConsumptionPolicies {
         let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConsumptionPolicyError(.syntax, "\(path) line \(error.source.begin.line): \(error.description)", line: Int(error.source.begin.line))
-        } catch {
-            throw ConsumptionPolicyError(.syntax, "\(path) is not TOML: \(error)")
-        }
+        do { root = try RuleFileText.table(text, path: path) } catch { throw ConsumptionPolicyError(.syntax, error.words, line: error.line) }
         let lines = RuleLines(text)
         for key in root.keys.sorted() where !topLevelKeys.contains(key) {
             let line = lines.topLevel(key)
@@ -162,8 +146,7 @@ public struct ConsumptionPolicies: Sendable, Hashable {
         guard let name = try string("name") else {
             throw fail(.missingKey, nil, "name is missing: every policy has a name (the trail and the customer's story say it)")
         }
-        guard name.utf8.count <= 200, name.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control && $0.properties.generalCategory != .format })
-        else {
+        guard RuleFileText.isPrintableName(name) else {
             throw fail(.badValue, "name", "name must be at most 200 bytes of printable text")
         }
         let answer: ConsumptionPolicy.Answer

@@ -92,25 +92,15 @@ public struct RetentionRules: Sendable, Hashable {
 
     /// Reads and checks the file at `path`.
     public static func load(path: String) throws(RetentionRulesError) -> RetentionRules {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RetentionRulesError(.unreadable, "\(path) cannot be read")
-        }
-        guard let text = String(validating: [UInt8](data), as: UTF8.self) else {
-            throw RetentionRulesError(.unreadable, "\(path) is not UTF-8 text")
-        }
+        let text: String
+        do { text = try RuleFileText.read(path: path) } catch { throw RetentionRulesError(.unreadable, error.words) }
         return try parse(text, path: path)
     }
 
     /// Checks `text` as the file at `path` (named in every error).
     public static func parse(_ text: String, path: String) throws(RetentionRulesError) -> RetentionRules {
         let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw RetentionRulesError(.syntax, "\(path) line \(error.source.begin.line): \(error.description)", line: Int(error.source.begin.line))
-        } catch {
-            throw RetentionRulesError(.syntax, "\(path) is not TOML: \(error)")
-        }
+        do { root = try RuleFileText.table(text, path: path) } catch { throw RetentionRulesError(.syntax, error.words, line: error.line) }
         let lines = RuleLines(text)
         for key in root.keys.sorted() where key != "rule" && key != "offer_key" {
             let line = lines.topLevel(key)
@@ -201,7 +191,7 @@ public struct RetentionRules: Sendable, Hashable {
             return text.uppercased()
         }
         guard let name = try string("name") else { throw fail(.missingKey, nil, "name is missing: every rule has a name (logs and the trail say it)") }
-        guard name.utf8.count <= 200, name.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }) else {
+        guard RuleFileText.isPrintableName(name) else {
             throw fail(.badValue, "name", "name must be at most 200 bytes of printable text")
         }
         guard let kind = try string("answer") else {
