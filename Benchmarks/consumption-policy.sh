@@ -10,6 +10,9 @@
 #
 # Usage: Benchmarks/consumption-policy.sh                   (1000/s for 10 s, 3 pairs of runs)
 #        RATE=1000 SECONDS_PER_RUN=10 PAIRS=3 NO_BUILD=1 Benchmarks/consumption-policy.sh
+#        PG_URL=postgres://user@127.0.0.1:5432/postgres Benchmarks/consumption-policy.sh
+#          (the trail on PostgreSQL: a fresh database per run, made and dropped through PG_URL;
+#          its password from PGPASSFILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${RATE:-1000}
@@ -23,9 +26,26 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/consumption-policy.XXXXXX")
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -n "${PG_URL:-}" ] && [ -f "$work/databases" ]; then
+    while read -r name; do psql -q "$PG_URL" -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1 || true; done <"$work/databases"
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A fresh trail per run: a SQLite file, or a database made on PG_URL's server.
+trail() { # run directory -> the --db value
+  if [ -n "${PG_URL:-}" ]; then
+    local name="rd_bench_$(basename "$1" | tr -c 'a-z0-9\n' '_')_$$"
+    psql -q "$PG_URL" -c "CREATE DATABASE $name" >/dev/null
+    echo "$name" >>"$work/databases"
+    echo "${PG_URL%/*}/$name"
+  else
+    echo "$1/audit.sqlite"
+  fi
+}
+count() { # --db value, SQL -> the number
+  if [ -n "${PG_URL:-}" ]; then psql -tA "$1" -c "$2"; else sqlite3 "$1" "$2"; fi
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 
 # 49 policies that match nothing here, then the one that answers.
@@ -39,6 +59,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 "$bin" policy check "$work/policy.toml" | head -n 1
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "trail: $([ -n "${PG_URL:-}" ] && echo PostgreSQL || echo SQLite)"
 echo "offered: $rate notifications/s for $seconds s ($count), $share % CONSUMPTION_REQUEST"
 status=0
 results=()
@@ -48,6 +69,8 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
   run=$((run + 1))
   local dir=$work/run-$run-$mode
   mkdir -p "$dir"
+  local db
+  db=$(trail "$dir")
   "$bin" simulator --pki "$dir/pki" --init >/dev/null
   local api_port receive_port
   api_port=$(free_port)
@@ -60,7 +83,7 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
   fi
   local metrics_port
   metrics_port=$(free_port)
-  "$bin" receive --port "$receive_port" --metrics-port "$metrics_port" --db "$dir/audit.sqlite" --root-ca "$dir/pki/root.der" \
+  "$bin" receive --port "$receive_port" --metrics-port "$metrics_port" --db "$db" --root-ca "$dir/pki/root.der" \
     --bundle-id com.example.receiptdash --max-connections-per-address 1024 "${policy_flags[@]}" >/dev/null 2>"$dir/receive.err" &
   local receiver=$!
   pids+=("$receiver")
@@ -73,11 +96,11 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
   for _ in $(seq 1 1200); do grep -q '^notifications: sent' "$dir/sender.out" 2>/dev/null && break; sleep 0.1; done
   local summary requests answered=0
   summary=$(grep '^notifications: sent' "$dir/sender.out")
-  requests=$(sqlite3 "$dir/audit.sqlite" "SELECT count(*) FROM consumption_request")
+  requests=$(count "$db" "SELECT count(*) FROM consumption_request")
   if [ "$mode" = policy ]; then
     # Answers trail the stream by at most a pass or two: wait for the last.
     for _ in $(seq 1 600); do
-      answered=$(sqlite3 "$dir/audit.sqlite" "SELECT count(*) FROM consumption_request WHERE state = 'answered'")
+      answered=$(count "$db" "SELECT count(*) FROM consumption_request WHERE state = 'answered'")
       [ "$answered" = "$requests" ] && break
       sleep 0.1
     done
