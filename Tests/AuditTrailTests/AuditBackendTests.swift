@@ -25,7 +25,7 @@ enum BackendKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
 }
 
 /// A fresh, empty audit database for one test: a SQLite file in a new folder, or a PostgreSQL
-/// database created for the test (and dropped after it), so tests run in parallel.
+/// database created for the test (left for the test server's end), so tests run in parallel.
 struct TestAuditDatabase: Sendable {
     let kind: BackendKind
     /// The SQLite path, or the PostgreSQL location of the test's own database.
@@ -37,7 +37,7 @@ struct TestAuditDatabase: Sendable {
         ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Makes the database, runs `body`, drops it.
+    /// Makes the database and runs `body` (the database stays until the test server stops).
     static func with<T>(_ kind: BackendKind, _ body: (TestAuditDatabase) async throws -> T) async throws -> T {
         switch kind {
         case .sqlite:
@@ -56,14 +56,11 @@ struct TestAuditDatabase: Sendable {
             var location = admin
             location.database = name
             let database = TestAuditDatabase(kind: kind, sqlitePath: nil, postgres: location, postgresName: name)
-            do {
-                let value = try await body(database)
-                _ = try await Self.admin(admin) { try await $0.query("DROP DATABASE \(unescaped: name) WITH (FORCE)", logger: testLogger) }
-                return value
-            } catch {
-                _ = try? await Self.admin(admin) { try await $0.query("DROP DATABASE \(unescaped: name) WITH (FORCE)", logger: testLogger) }
-                throw error
-            }
+            // Not dropped after the test: each DROP DATABASE forces an immediate checkpoint
+            // that syncs every dirty file of the server (7 s at times under a full run), and
+            // those stalled every other test's fsyncs past their limits. The test server's
+            // folder, databases and all, goes when `Tests/support/postgres.sh stop` runs.
+            return try await body(database)
         }
     }
 
