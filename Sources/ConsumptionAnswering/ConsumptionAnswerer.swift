@@ -9,6 +9,7 @@ import ReceiptTrust
 import RetryEngine
 import ServiceLifecycle
 import Synchronization
+import UntrustedText
 
 /// How a receiver's policy answers: it sends, or (`--consumption-policy-mode dry-run`) it
 /// records what it would send and sends nothing.
@@ -166,10 +167,11 @@ public final class ConsumptionAnswerer: Service, Sendable {
         for request in claim.expired {
             let result: ConsumptionResult = request.state == .unknown ? .unknown : .late
             logger.warning(
-                "consumption request for transaction \(request.transactionID) \(result == .late ? "was not answered before its deadline" : "may not have reached Apple before its deadline") (\(AppleDate.iso8601(request.deadline)))")
+                "consumption request for transaction \(SafeText.escaped(request.transactionID)) \(result == .late ? "was not answered before its deadline" : "may not have reached Apple before its deadline") (\(AppleDate.iso8601(request.deadline)))")
             count(result, &pass)
         }
         guard !claim.claimed.isEmpty else { return pass }
+        let transactions = Dictionary(claim.claimed.map { ($0.id, $0.transactionID) }, uniquingKeysWith: { first, _ in first })
         var settlements: [ConsumptionSettlement] = []
         var intents: [(ConsumptionIntent, ActionPlan, ConsumptionRequestRecord)] = []
         var resends: [(ConsumptionRequestRecord, Int64, AuditAction, ActionPlan)] = []
@@ -179,7 +181,7 @@ public final class ConsumptionAnswerer: Service, Sendable {
             case .send(let intent, let plan): intents.append((intent, plan, request))
             case .resend(let request, let actionID, let intent, let plan): resends.append((request, actionID, intent, plan))
             case .unresolved(let why):
-                logger.warning("the consumption answer for transaction \(request.transactionID) cannot be sent again: \(why); its outcome stays unknown")
+                logger.warning("the consumption answer for transaction \(SafeText.escaped(request.transactionID)) cannot be sent again: \(why); its outcome stays unknown")
                 count(.unknown, &pass)
             }
         }
@@ -191,9 +193,8 @@ public final class ConsumptionAnswerer: Service, Sendable {
                         count(.lost, &pass)
                         continue
                     }
-                    let request = claim.claimed.first { $0.id == settlement.id }
                     logger.info(
-                        "consumption request for transaction \(request?.transactionID ?? "?"): \(settlement.state.rawValue)\(settlement.policy.map { " (policy \($0))" } ?? "")")
+                        "consumption request for transaction \(SafeText.escaped(transactions[settlement.id] ?? "?")): \(settlement.state.rawValue)\(settlement.policy.map { " (policy \(SafeText.escaped($0)))" } ?? "")")
                     count(ConsumptionResult(rawValue: settlement.state.rawValue) ?? .failed, &pass)
                 }
             } catch {
@@ -228,10 +229,9 @@ public final class ConsumptionAnswerer: Service, Sendable {
                 "\(sends.count) consumption answers were sent but their outcomes could not be recorded: \(store.words(for: error)); they stay pending and are sent again with the same request ids")
         }
         for (outcome, result) in outcomes {
-            let request = sends.first { $0.0.id == outcome.id }?.0
-            let words = result == .answered ? "answered by policy \(outcome.outcome.policy ?? "?")" : "\(result.rawValue) (policy \(outcome.outcome.policy ?? "?")): \(outcome.detail ?? "")"
+            let words = result == .answered ? "answered by policy \(SafeText.escaped(outcome.outcome.policy ?? "?"))" : "\(result.rawValue) (policy \(SafeText.escaped(outcome.outcome.policy ?? "?"))): \(SafeText.escaped(outcome.detail ?? ""))"
             logger.info(
-                "consumption request for transaction \(request?.transactionID ?? "?") \(words) (HTTP \(outcome.outcome.httpStatus.map(String.init) ?? "none"))")
+                "consumption request for transaction \(SafeText.escaped(transactions[outcome.id] ?? "?")) \(words) (HTTP \(outcome.outcome.httpStatus.map(String.init) ?? "none"))")
             count(result, &pass)
         }
         return pass
@@ -276,7 +276,7 @@ public final class ConsumptionAnswerer: Service, Sendable {
                 let body = try? JSONDecoder().decode(ConsumptionBody.self, from: Data(text.utf8)),
                 let apiRequest = try? APIRequest.consumption(request.transactionID, body)
             else { return .unresolved("it was recorded without what resending it needs") }
-            logger.info("sending the consumption answer for transaction \(request.transactionID) again with its request id \(requestID): its receiver stopped while sending it")
+            logger.info("sending the consumption answer for transaction \(SafeText.escaped(request.transactionID)) again with its request id \(requestID): its receiver stopped while sending it")
             let facts = ConsumptionFacts(request: request, signedPayload: request.signedPayload, refunds: nil, decoder: decoder)
             let plan = Self.plan(request, facts: facts, policy: policy, environment: environment, requestID: requestID, apiRequest: apiRequest)
             return .resend(request, actionID: actionID, intent: intent(request, facts, policy, environment, requestID, text, plan, now), plan: plan)
@@ -356,7 +356,7 @@ public final class ConsumptionAnswerer: Service, Sendable {
             action: .consumption, request: apiRequest, requestID: requestID, environment: environment, ids: ids,
             lines: [
                 "by policy \(policy) (a CONSUMPTION_REQUEST answered by the receiver)",
-                "transaction \(request.transactionID) (original \(facts.originalTransactionID ?? "?"))", "product: \(facts.productID ?? "?")",
+                "transaction \(SafeText.escaped(request.transactionID)) (original \(facts.originalTransactionID ?? "?"))", "product: \(facts.productID ?? "?")",
                 "deadline: \(AppleDate.iso8601(request.deadline))",
             ])
         plan.trust = request.verdict.flatMap(TrustReport.Verdict.init(rawValue:))
