@@ -1143,7 +1143,7 @@ extension PostgresAuditStore {
     /// in its own task group and no longer checks the connection four times a second: this is
     /// PostgresNIO failing the statement itself when the socket closes. The statement would run
     /// an hour; the lease limit is an hour: only the dropped connection can end it.
-    @Test(.timeLimit(.minutes(1))) func aStatementOnADroppedConnectionFailsAtOnce() async throws {
+    @Test(.timeLimit(.minutes(5))) func aStatementOnADroppedConnectionFailsAtOnce() async throws {
         let location = try TestAuditDatabase.serverLocation()
         let connection = try await TestAuditDatabase.connect(location, id: 2)
         let pid = try #require(
@@ -1182,7 +1182,7 @@ extension PostgresAuditStore {
     /// `await` ignores cancellation: a plain `connection.query` here hangs the test for ever).
     /// The store's connection checks on the event loop and fails at once, as a lost connection
     /// that the retry takes over.
-    @Test(.timeLimit(.minutes(1))) func aStatementIsNeverWrittenToAClosedConnection() async throws {
+    @Test(.timeLimit(.minutes(5))) func aStatementIsNeverWrittenToAClosedConnection() async throws {
         let location = try TestAuditDatabase.serverLocation()
         let connection = CheckedConnection(connection: try await TestAuditDatabase.connect(location, id: 3))
         #expect(try await connection.query("SELECT 1", logger: testLogger).collect().first?.decode(Int.self) == 1)
@@ -1194,7 +1194,7 @@ extension PostgresAuditStore {
     /// The listener's health check runs on the store's clock: a `SELECT 1` answered before the
     /// limit passes keeps the connection; one the limit overtakes closes it and fails, so the
     /// listener connects again. The limit is an hour: only the test's clock makes it pass.
-    @Test(.timeLimit(.minutes(1))) func theListenersCheckIsTimedOnTheStoresClock() async throws {
+    @Test(.timeLimit(.minutes(5))) func theListenersCheckIsTimedOnTheStoresClock() async throws {
         let location = try TestAuditDatabase.serverLocation()
         let connection = CheckedConnection(connection: try await TestAuditDatabase.connect(location, id: 4))
         // Time stands still: the answer comes first.

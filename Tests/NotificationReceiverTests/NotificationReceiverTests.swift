@@ -516,7 +516,7 @@ final class CapturedLogs: Sendable {
         var request = HTTPClientRequest(url: "https://\(address)/notifications")
         request.method = .POST
         request.body = .bytes(NotificationFixture.body(token: try NotificationFixture.token("session-pro_00_DID_RENEW.jws")))
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(request, timeout: .seconds(600))
         #expect(response.status.code == 200)
         try await client.shutdown()
         #expect(try await store.notifications().map(\.record.notificationType) == ["DID_RENEW"])

@@ -10,7 +10,7 @@ import TestSupport
 /// The store's one-second ticker runs on its injected clock: a heartbeat every 10 s carrying
 /// the clock's date, refusal rows pruned hourly by the clock's date. Time moves only when the
 /// test steps it, one second at a time.
-@Suite(.timeLimit(.minutes(1))) struct NotificationStoreTickerTests {
+@Suite(.timeLimit(.minutes(5))) struct NotificationStoreTickerTests {
     static let start = Date(timeIntervalSince1970: 1_790_000_000)
 
     /// Waits until everything queued before it is committed: an append returns once its own

@@ -255,7 +255,7 @@ extension TrustReport {
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: NotificationFixture.body(token: token)))
-            return try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            return try await HTTPClient.shared.execute(request, timeout: .seconds(600))
         }
 
         bench.responder.set(.tryLater)

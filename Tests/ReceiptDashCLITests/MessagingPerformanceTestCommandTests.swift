@@ -32,7 +32,7 @@ import TestSupport
     }
 
     @Test func startWaitPassesAgainstAGoodResponderAndExitsZero() async throws {
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, responseTimeThreshold: 30_000)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, totalDuration: 86_400_000, responseTimeThreshold: 600_000)
         let (setup, responder) = try await setUp(settings, response: .json(200, Self.message))
         let run = try await run(
             setup, ["start", "--original-transaction-id", Self.sandboxSubscription, "--wait", "--poll-interval", "0.1", "--format", "json"])
@@ -54,7 +54,7 @@ import TestSupport
     }
 
     @Test func startWaitFailsAgainstAResponderTaking800msAndExitsOne() async throws {
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, responseTimeThreshold: 700)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, totalDuration: 86_400_000, responseTimeThreshold: 700)
         let (setup, responder) = try await setUp(settings, response: .later(milliseconds: 800, .json(200, Self.message)))
         let run = try await run(
             setup, ["start", "--original-transaction-id", Self.sandboxSubscription, "--wait", "--poll-interval", "0.1", "--format", "json"])
@@ -68,7 +68,7 @@ import TestSupport
     }
 
     @Test func startPrintsTheRequestIdAndResultFindsIt() async throws {
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 5, totalRequests: 10, responseTimeThreshold: 30_000)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 5, totalRequests: 10, totalDuration: 86_400_000, responseTimeThreshold: 600_000)
         let (setup, responder) = try await setUp(settings, response: .json(200, Self.message))
         let started = try await run(setup, ["start", "--original-transaction-id", Self.sandboxSubscription, "--format", "json"])
         #expect(started.status == 0, "\(started.stderr)")

@@ -225,7 +225,7 @@ import TestSupport
             var request = HTTPClientRequest(url: url)
             request.method = .POST
             request.body = .bytes(ByteBuffer(string: body))
-            let response = try await http.execute(request, timeout: .seconds(30))
+            let response = try await http.execute(request, timeout: .seconds(600))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), try JSONValue.parse(Array(bytes.readableBytesView)))
         }

@@ -251,7 +251,7 @@ import TestSupport
             #expect(upload.records.last?.httpStatus == 200)
             var control = HTTPClientRequest(url: "http://127.0.0.1:\(both.port)/control?approve=\(image)")
             control.method = .POST
-            let response = try await http.execute(control, timeout: .seconds(30))
+            let response = try await http.execute(control, timeout: .seconds(600))
             #expect(response.status.code == 200)
             #expect(service.retention.imageState(image, in: .production) == .approved)
         } catch {

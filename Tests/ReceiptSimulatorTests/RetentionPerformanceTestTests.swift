@@ -84,7 +84,7 @@ enum RetentionFixture {
 @Suite struct RealtimeRequestsFromTheSimulator {
     @Test func aSignedRequestVerifiesToTheSimulatorRootWithEveryFieldAsGiven() async throws {
         let book = RealtimeURLBook()
-        let service = try RetentionFixture.service(PerformanceTestSettings(responseTimeThreshold: 30_000), book: book)
+        let service = try RetentionFixture.service(PerformanceTestSettings(totalDuration: 86_400_000, responseTimeThreshold: 600_000), book: book)
         let responder = try await ScriptedServer.start { _ in .json(200, RetentionFixture.message) }
         let fields = RealtimeRequestFields(
             originalTransactionId: RetentionFixture.active, appAppleId: RetentionFixture.appAppleID, productId: RetentionFixture.product,
@@ -139,13 +139,13 @@ enum RetentionFixture {
         func control(_ query: String) async throws -> (Int, JSONValue?) {
             var request = HTTPClientRequest(url: base + "/control/realtime?" + query)
             request.method = .POST
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(600))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), try? JSONValue.parse(Array(buffer: bytes)))
         }
         let target = (responder.baseURL + "/retention").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let (status, answer) = try await control(
-            "url=\(target)&original-transaction-id=\(RetentionFixture.active)&locale=de-DE&environment=sandbox&timeout-ms=60000")
+            "url=\(target)&original-transaction-id=\(RetentionFixture.active)&locale=de-DE&environment=sandbox&timeout-ms=600000")
         #expect(status == 200)
         #expect(answer?["sendAttemptResult"]?.text == "SUCCESS")
         #expect(answer?["httpStatus"]?.int64 == 200)
@@ -170,7 +170,7 @@ enum RetentionFixture {
         #expect(responder.requests.count == 1)
         // With the URL set for the environment, it is the default target.
         simulator.service.performanceTests.source = RealtimeURLBook([.sandbox: responder.baseURL + "/sandbox"])
-        let (defaulted, sent) = try await control("original-transaction-id=1&product-id=p&environment=sandbox&timeout-ms=60000")
+        let (defaulted, sent) = try await control("original-transaction-id=1&product-id=p&environment=sandbox&timeout-ms=600000")
         #expect(defaulted == 200)
         #expect(sent?["url"]?.text == responder.baseURL + "/sandbox")
         #expect(responder.requests.last?.path == "/sandbox")
@@ -238,7 +238,7 @@ enum RetentionFixture {
     @Test func aResponderThatAnswersAtOncePasses() async throws {
         // A threshold far above any loopback answer: this test is about the verdict, and a
         // loaded machine must not turn it into a timing test.
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, responseTimeThreshold: 30_000)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, totalDuration: 86_400_000, responseTimeThreshold: 600_000)
         let (start, result, requests, book) = try await run(settings) { _ in .json(200, RetentionFixture.message) }
         #expect(start?["config"] == settings.config)
         #expect(start?["config"]?["maxConcurrentRequests"]?.int64 == 10)
@@ -265,7 +265,7 @@ enum RetentionFixture {
     @Test func aResponderThatTakes800msFailsWithEveryRequestTimedOut() async throws {
         // Apple's 700 ms: each answer comes 100 ms too late and is not waited for. 20 requests,
         // 10 at a time: two rounds of 700 ms, not 20 × 800 ms.
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, responseTimeThreshold: 700)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 10, totalRequests: 20, totalDuration: 86_400_000, responseTimeThreshold: 700)
         let (_, result, requests, book) = try await run(settings) { _ in .later(milliseconds: 800, .json(200, RetentionFixture.message)) }
         #expect(result["result"]?.text == "FAIL")
         #expect(result["successRate"]?.int64 == 0)
@@ -276,7 +276,7 @@ enum RetentionFixture {
     }
 
     @Test func eachFaultIsNamedAsApplesSendAttemptResult() async throws {
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 4, responseTimeThreshold: 30_000)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 4, totalDuration: 86_400_000, responseTimeThreshold: 600_000)
         let table: [(ScriptedResponse, String)] = [
             (.json(200, "<html>OK</html>"), "INVALID_RESPONSE"),
             (.json(200, "{}"), "INVALID_RESPONSE"),
@@ -295,7 +295,7 @@ enum RetentionFixture {
     }
 
     @Test func passingTakesTheSuccessRateThreshold() async throws {
-        let settings = PerformanceTestSettings(maxConcurrentRequests: 1, totalRequests: 20, responseTimeThreshold: 30_000)
+        let settings = PerformanceTestSettings(maxConcurrentRequests: 1, totalRequests: 20, totalDuration: 86_400_000, responseTimeThreshold: 600_000)
         // One failure in 20 is 95 %: a pass at 95; two are 90 %: a fail.
         for (failing, verdict, rate) in [(1, "PASS", 95), (2, "FAIL", 90)] {
             let (_, result, _, book) = try await run(settings) { n in n <= failing ? .json(500, "{}") : .json(200, RetentionFixture.message) }
@@ -313,7 +313,7 @@ enum RetentionFixture {
         let book = RealtimeURLBook([.sandbox: url])
         // A refusal is at once; the threshold only keeps a loaded machine from making it late.
         let service = try RetentionFixture.service(
-            PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 3, responseTimeThreshold: 30_000), book: book)
+            PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 3, totalDuration: 86_400_000, responseTimeThreshold: 600_000), book: book)
         let id = try #require(RetentionFixture.start(service).json?["requestId"]?.text)
         let result = try #require(await service.performanceTests.completion(of: id))
         #expect(result["failures"] == .object(["NO_RESPONSE": .integer(3)]))
@@ -367,7 +367,7 @@ enum RetentionFixture {
         // PENDING until it is cancelled.
         let silent = try await SilentListener.start()
         let book = RealtimeURLBook([.sandbox: silent.url])
-        let service = try RetentionFixture.service(PerformanceTestSettings(maxConcurrentRequests: 1, totalRequests: 2, responseTimeThreshold: 600_000), book: book)
+        let service = try RetentionFixture.service(PerformanceTestSettings(maxConcurrentRequests: 1, totalRequests: 2, totalDuration: 86_400_000, responseTimeThreshold: 600_000), book: book)
         let first = RetentionFixture.start(service)
         #expect(first.status == 200)
         let id = try #require(first.json?["requestId"]?.text)

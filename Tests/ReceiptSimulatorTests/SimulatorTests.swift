@@ -63,7 +63,7 @@ import TestSupport
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(simulator.port)\(path)")
             request.method = .POST
             request.body = .bytes(ByteBuffer(bytes: body))
-            let response = try await http.execute(request, timeout: .seconds(5))
+            let response = try await http.execute(request, timeout: .seconds(600))
             let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
             return (Int(response.status.code), text)
         }
