@@ -184,6 +184,8 @@ public final class ConsumptionAnswerer: Service, Sendable {
                 logger.warning("the consumption answer for transaction \(SafeText.escaped(request.transactionID)) cannot be sent again: \(why); its outcome stays unknown")
                 count(.unknown, &pass)
             }
+            // The receiver's requests wait for these threads: let them in between decisions.
+            await Task.yield()
         }
         if !settlements.isEmpty {
             do {

@@ -45,11 +45,14 @@ extension ConsumptionQueue where Self: RetentionTrail {
 
 extension ConsumptionPolicies {
     /// The facts of a stored request and what this file decides for it at `now`: what the
-    /// receiver acts on, and what `policy explain` says, read the one way.
-    public func decide(_ request: ConsumptionRequestRecord, trail: any AuditBackend, now: Date, decoder: ReceiptDecoder = ReceiptDecoder()) async
-        -> (facts: ConsumptionFacts, decision: ConsumptionDecision)
-    {
-        let refunds = await trail.customerRefunds(originalTransactionID: request.originalTransactionID)
+    /// receiver acts on, and what `policy explain` says, read the one way. The customer's
+    /// refunds are read from the trail when a policy matches on them, or when `everyFact` is
+    /// asked (`policy explain` shows them); the decision is the same either way.
+    public func decide(
+        _ request: ConsumptionRequestRecord, trail: any AuditBackend, now: Date, everyFact: Bool = false, decoder: ReceiptDecoder = ReceiptDecoder()
+    ) async -> (facts: ConsumptionFacts, decision: ConsumptionDecision) {
+        let refunds =
+            everyFact || matchesOnCustomerRefunds ? await trail.customerRefunds(originalTransactionID: request.originalTransactionID) : nil
         let facts = ConsumptionFacts(request: request, signedPayload: request.signedPayload, refunds: refunds, decoder: decoder)
         return (facts, decide(facts, now: now))
     }

@@ -65,6 +65,10 @@ public struct ConsumptionPolicies: Sendable, Hashable {
         self.policies = policies
     }
 
+    /// Whether a policy matches on `customer_refunds`: only then does a decision need the
+    /// trail's count of the customer's refunds.
+    public var matchesOnCustomerRefunds: Bool { policies.contains { $0.customerRefunds != nil } }
+
     /// Reads and checks the file at `path` (at most 4 MiB).
     public static func load(path: String) throws(ConsumptionPolicyError) -> ConsumptionPolicies {
         let text: String

@@ -114,7 +114,7 @@ struct PolicyCommand: AsyncParsableCommand {
             let now = Date()
             let found = try await AuditStoreService.closing(backend) { () async throws -> (ConsumptionRequestRecord, ConsumptionFacts, ConsumptionDecision)? in
                 guard let request = try await backend.consumptionRequests(transactionID: id, limit: 1).first else { return nil }
-                let (facts, decision) = await policies.decide(request, trail: backend, now: now)
+                let (facts, decision) = await policies.decide(request, trail: backend, now: now, everyFact: true)
                 return (request, facts, decision)
             }
             guard let (request, facts, decision) = found else {

@@ -104,6 +104,36 @@ import TestSupport
         }
     }
 
+    /// A policy matching on `customer_refunds` counts the trail's refunds for the customer: one
+    /// with a stored REFUND gets it, one without falls through to the next.
+    @Test func theTrailsRefundsPickThePolicy() async throws {
+        try await TestAuditDatabase.with(.sqlite) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let refunded = "2000000900001"
+            _ = try await store.writeNotifications([
+                .notification(
+                    NotificationRecord(
+                        notificationUUID: "7c0e5a2b-0000-4000-8000-refund000001", version: .v2, notificationType: "REFUND",
+                        bundleID: "com.example.app", environment: "Sandbox", signedDate: Self.t0.addingTimeInterval(-7_200),
+                        receivedAt: Self.t0.addingTimeInterval(-7_200), verdict: .valid, transactionID: refunded, originalTransactionID: refunded,
+                        productID: "com.example.coins.100")),
+                Self.request(1), Self.request(2),
+            ])
+            let file = Self.policyFile.replacingOccurrences(
+                of: "[[policy]]", with: "[[policy]]\nname = \"refunded before\"\ncustomer_refunds = \">= 1\"\nrespond = false\n\n[[policy]]")
+            let answerer = try Self.answerer(store, actions, file: file, mode: .dryRun, owner: "a", now: TestNow(Self.t0))
+            #expect(try await answerer.answerDue().results == [.noResponse: 1, .dryRun: 1])
+            let listed = try await store.consumptionRequests(transactionID: nil, limit: 10)
+            #expect(Set(listed.map { [$0.transactionID, $0.state.rawValue, $0.policy ?? "-"] }) == [
+                [refunded, "no-response", "refunded before"], ["2000000900002", "dry-run", "coins"],
+            ])
+            #expect(server.requests.isEmpty)
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+
     // SQLite here; PostgreSQL's decisions, lateness and answers are in the two-receiver test
     // (each PostgreSQL case is a database made and dropped: the suite's heaviest I/O).
     @Test(arguments: [BackendKind.sqlite]) func aDryRunAndAFileWithoutConsentSendNothing(_ kind: BackendKind) async throws {

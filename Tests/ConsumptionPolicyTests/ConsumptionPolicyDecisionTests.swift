@@ -146,6 +146,13 @@ import Testing
         #expect(policies.decide(Self.facts(daysAgo: 40, environment: "Sandbox"), now: Self.now).outcome == .noResponse)
     }
 
+    /// The trail's count of a customer's refunds is read only for a file that matches on it.
+    @Test func onlyAFileMatchingOnRefundsNeedsTheirCount() throws {
+        #expect(try ConsumptionPolicies.parse(Self.file, path: "policy.toml").matchesOnCustomerRefunds)
+        let without = "customer_consented = true\n[[policy]]\nname = \"all\"\nrefund_preference = \"decline\"\nsample_content_provided = false\n"
+        #expect(try !ConsumptionPolicies.parse(without, path: "policy.toml").matchesOnCustomerRefunds)
+    }
+
     @Test func policiesKeepTheirHeaderLines() throws {
         let policies = try ConsumptionPolicies.parse(Self.file, path: "policy.toml")
         #expect(policies.policies.map(\.line) == [3, 10, 20, 28, 35, 40])
