@@ -8,8 +8,8 @@
 # Goal: every request answered once, and the p99 of the receiver's 200 with the policy at most
 # 1.1 x the p99 of the same run without.
 #
-# Usage: Benchmarks/consumption-policy.sh                   (1000/s for 10 s, 3 pairs of runs)
-#        RATE=1000 SECONDS_PER_RUN=10 PAIRS=3 NO_BUILD=1 Benchmarks/consumption-policy.sh
+# Usage: Benchmarks/consumption-policy.sh                   (1000/s for 10 s, 5 pairs of runs)
+#        RATE=1000 SECONDS_PER_RUN=10 PAIRS=5 NO_BUILD=1 Benchmarks/consumption-policy.sh
 #        PG_URL=postgres://user@127.0.0.1:5432/postgres Benchmarks/consumption-policy.sh
 #          (the trail on PostgreSQL: a fresh database per run, made and dropped through PG_URL;
 #          its password from PGPASSFILE)
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${RATE:-1000}
 seconds=${SECONDS_PER_RUN:-10}
-pairs=${PAIRS:-3}
+pairs=${PAIRS:-5}
 share=${SHARE:-10}
 count=$((rate * seconds))
 [ "${NO_BUILD:-0}" = 1 ] || swift build -c release --scratch-path .build-release --product receiptdash >/dev/null
@@ -135,10 +135,19 @@ one_run() { # mode (none|policy) -> "p99 answered requests"
 }
 for pair in $(seq 1 "$pairs"); do
   echo "== pair $pair"
-  one_run none
-  without=$last_p99
-  one_run policy
-  with=$last_p99
+  # The order alternates (none first, then policy first), so the machine's drift over the
+  # minutes of a run does not always favour the same side.
+  if [ $((pair % 2)) = 1 ]; then
+    one_run none
+    without=$last_p99
+    one_run policy
+    with=$last_p99
+  else
+    one_run policy
+    with=$last_p99
+    one_run none
+    without=$last_p99
+  fi
   ratio=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
   echo "   p99 of the 200: without a policy $without ms, with 50 policies $with ms: ratio $ratio"
   results+=("$ratio")

@@ -57,7 +57,7 @@ struct CopyThroughTmuxTests {
         let server = TmuxServer()
         try server.start()
         defer { _ = try? server.tmux("kill-server") }
-        let clipboard = try #require(TmuxClipboard(environment: try server.environment(), limit: .seconds(60)))
+        let clipboard = try #require(TmuxClipboard(environment: try server.environment(), limit: .seconds(600)))
         let text = "{\"product\":\"com.example.pro.monthly\",\"note\":\"é ✓\"}\nsecond line"
         #expect(await clipboard.copy(text) == .tmuxBuffer(toTerminal: true))
         #expect(try server.tmux("show-buffer") == text)
@@ -68,7 +68,7 @@ struct CopyThroughTmuxTests {
         try server.start()
         defer { _ = try? server.tmux("kill-server") }
         try server.tmux("set-option", "-g", "set-clipboard", "off")
-        let clipboard = try #require(TmuxClipboard(environment: try server.environment(), limit: .seconds(60)))
+        let clipboard = try #require(TmuxClipboard(environment: try server.environment(), limit: .seconds(600)))
         let outcome = await clipboard.copy("340001196262039")
         #expect(outcome == .tmuxBuffer(toTerminal: false))
         #expect(try server.tmux("show-buffer") == "340001196262039")
