@@ -118,12 +118,12 @@ import TestSupport
 
     /// `doctor` reports a profile it cannot read as a failed check with its fix, not a usage
     /// error, and exits 1.
-    @Test func doctorNamesABrokenProfileAndItsFix() throws {
+    @Test func doctorNamesABrokenProfileAndItsFix() async throws {
         let words = Wording("api-profile")
         let folder = try NewUserCommandTests.scratch("doctor-profile")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("receiptdash"), withIntermediateDirectories: true)
         try Data("[prod]\nread_only = \"yes\"\n".utf8).write(to: folder.appendingPathComponent("receiptdash/api.toml"))
-        let run = try NewUserCommandTests.run(
+        let run = try await NewUserCommandTests.run(
             ["doctor", "--api-profile", "prod", "--format", "json", "--db", folder.appendingPathComponent("audit.sqlite").path],
             environment: ["XDG_CONFIG_HOME": folder.path])
         #expect(run.status == 1, "\(run.stderr)")

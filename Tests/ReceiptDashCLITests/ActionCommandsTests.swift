@@ -42,20 +42,20 @@ import TestSupport
             ]
         }
 
-        func run(_ arguments: [String], environment: [String: String] = [:]) throws -> InspectCommandTests.Run {
-            try NewUserCommandTests.run(
+        func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> InspectCommandTests.Run {
+            try await NewUserCommandTests.run(
                 arguments + api, environment: environment.merging(["XDG_CONFIG_HOME": folder.path]) { a, _ in a },
                 removing: ["RECEIPTDASH_READ_ONLY"])
         }
 
         /// A command that takes no API options (`history`).
-        func plain(_ arguments: [String]) throws -> InspectCommandTests.Run {
-            try NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
+        func plain(_ arguments: [String]) async throws -> InspectCommandTests.Run {
+            try await NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path])
         }
 
         /// `history --actions --format json`'s rows, newest first.
-        func actionRows() throws -> [[String: Any]] {
-            let history = try plain(["history", "--actions", "--db", db, "--format", "json"])
+        func actionRows() async throws -> [[String: Any]] {
+            let history = try await plain(["history", "--actions", "--db", db, "--format", "json"])
             #expect(history.status == 0, "\(history.stderr)")
             return try #require(history.json as? [[String: Any]])
         }
@@ -64,13 +64,13 @@ import TestSupport
     }
 
     /// The binary with exactly `arguments` (no API options added), in `folder`'s config home.
-    static func runRaw(_ arguments: [String], folder: URL) throws -> InspectCommandTests.Run {
-        try NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path], removing: ["RECEIPTDASH_READ_ONLY"])
+    static func runRaw(_ arguments: [String], folder: URL) async throws -> InspectCommandTests.Run {
+        try await NewUserCommandTests.run(arguments, environment: ["XDG_CONFIG_HOME": folder.path], removing: ["RECEIPTDASH_READ_ONLY"])
     }
 
     @Test func aDryRunPrintsTheRequestAndSendsNothing() async throws {
         let setup = try await Setup()
-        let run = try setup.run([
+        let run = try await setup.run([
             "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-1",
             "--dry-run", "--db", setup.db,
         ])
@@ -89,7 +89,7 @@ import TestSupport
     @Test func withoutATerminalAWriteNeedsYes() async throws {
         let words = Wording("action-commands")
         let setup = try await Setup()
-        let run = try setup.run(["extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "other"])
+        let run = try await setup.run(["extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "other"])
         #expect(run.status == 64)
         words.said(run.stderr)
         // The plan was shown before the refusal.
@@ -103,7 +103,7 @@ import TestSupport
         let words = Wording("action-commands")
         let setup = try await Setup()
         // --db names a folder: the audit trail cannot be opened.
-        let run = try setup.run(["finish", "--transaction-id", "2000000900000010", "--yes", "--db", setup.folder.path])
+        let run = try await setup.run(["finish", "--transaction-id", "2000000900000010", "--yes", "--db", setup.folder.path])
         #expect(run.status == 1)
         words.said(run.stderr)
         words.said(run.stderr)
@@ -119,7 +119,7 @@ import TestSupport
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         try "[support]\nread_only = true\n".write(to: profile.appendingPathComponent("api.toml"), atomically: true, encoding: .utf8)
         let write = ["finish", "--transaction-id", "2000000900000010", "--yes"]
-        let refusals = [
+        let refusals = try await [
             try setup.run(write + ["--read-only"]),
             try setup.run(write, environment: ["RECEIPTDASH_READ_ONLY": "1"]),
             try setup.run(write + ["--api-profile", "support"]),
@@ -130,7 +130,7 @@ import TestSupport
         words.said(refusals[2].stderr)
         #expect(setup.simulator.service.writes.isEmpty)
         // A read is unaffected.
-        let status = try setup.run(
+        let status = try await setup.run(
             ["extend", "--status", "--product-id", "p", "--request-id", UUID().uuidString, "--read-only", "--format", "json"])
         #expect(status.status == 1)
         #expect((status.json as? [String: Any])?["error"] != nil)
@@ -140,7 +140,7 @@ import TestSupport
 
     @Test func aSentExtensionIsAnsweredInJSONAndRecorded() async throws {
         let setup = try await Setup()
-        let run = try setup.run([
+        let run = try await setup.run([
             "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-2",
             "--yes", "--format", "json", "--db", setup.db,
         ])
@@ -154,7 +154,7 @@ import TestSupport
         #expect(Set(result.keys) == ["effective_date", "original_transaction_id", "success", "web_order_line_item_id"])
         #expect(setup.simulator.service.writes.count == 1)
 
-        let rows = try setup.actionRows()
+        let rows = try await setup.actionRows()
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         #expect(
@@ -174,7 +174,7 @@ import TestSupport
         let effective = try #require(result["effective_date"] as? String)
         #expect((row["response_body"] as? String)?.contains(#""effective_date":"\#(effective)""#) == true)
         #expect((row["app_transaction_id"] as? String)?.isEmpty == false)
-        let offline = try setup.plain(["customer", "--offline", "--original-transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
+        let offline = try await setup.plain(["customer", "--offline", "--original-transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
         #expect(offline.status == 0, "\(offline.stderr)")
         let subscriptions = (offline.json as? [String: Any])?["subscriptions"] as? [[String: Any]] ?? []
         #expect(subscriptions.map { $0["until"] as? String } == [effective])
@@ -187,12 +187,12 @@ import TestSupport
     @Test func aRefusalExplainsItsCodeExitsOneAndIsRecorded() async throws {
         let words = Wording("action-commands", matching: Wording.runVariables)
         let setup = try await Setup()
-        let run = try setup.run([
+        let run = try await setup.run([
             "extend", "--original-transaction-id", "2000000900000020", "--days", "3", "--reason", "customer-satisfaction", "--yes", "--db", setup.db,
         ])
         #expect(run.status == 1)
         words.said(run.stderr)
-        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--transaction-id", "2000000900000020", "--format", "json"])
+        let history = try await setup.plain(["history", "--actions", "--db", setup.db, "--transaction-id", "2000000900000020", "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(rows.map { $0["result"] as? String } == ["refused"])
         #expect(rows.first?["api_error"] as? Int == 4_030_004)
@@ -213,7 +213,7 @@ import TestSupport
     ])
     func valuesAppleWouldRefuseAreUsageErrors(_ arguments: [String], _ said: String) async throws {
         let setup = try await Setup()
-        let run = try setup.run(arguments)
+        let run = try await setup.run(arguments)
         #expect(run.status == 64)
         #expect(run.stderr.contains(said), "\(run.stderr)")
         #expect(setup.simulator.service.writes.isEmpty)
@@ -223,7 +223,7 @@ import TestSupport
     @Test func consumptionTokenFinishAndTestNotificationAreSentAndRecorded() async throws {
         let words = Wording("action-commands", matching: Wording.runVariables)
         let setup = try await Setup()
-        let runs = [
+        let runs = try await [
             try setup.run([
                 "consumption", "--transaction-id", "2000000900000010", "--delivery-status", "delivered", "--customer-consented",
                 "--sample-content-provided", "false", "--consumed-percent", "40", "--yes", "--db", setup.db,
@@ -245,13 +245,13 @@ import TestSupport
             "/inApps/v1/transactions/2000000900000010/finish", "/inApps/v1/notifications/test",
         ])
         #expect(setup.simulator.service.writes[0].body.contains(#""consumptionPercentage":40000"#))
-        let history = try setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
+        let history = try await setup.plain(["history", "--actions", "--db", setup.db, "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(Set(rows.compactMap { $0["action"] as? String }) == ["consumption", "app-account-token", "finish", "test-notification"])
 
         // The token Apple took is known to the trail at once: the customer is found by it,
         // offline, with no look-up in between, and the write is in the story.
-        let byToken = try setup.plain([
+        let byToken = try await setup.plain([
             "customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", setup.db, "--format", "json",
         ])
         #expect(byToken.status == 0, "\(byToken.stderr)")
@@ -262,7 +262,7 @@ import TestSupport
         // A transaction the trail knows only by our writes is found by it too, and both writes'
         // plans named the same app transaction: one customer, one story, whichever is asked.
         for (id, kinds) in [(Self.subscription, ["consumption-answered", "token-set", "finished"]), ("2000000900000010", ["consumption-answered", "token-set", "finished"])] {
-            let found = try setup.plain(["customer", "--offline", "--transaction-id", id, "--db", setup.db, "--format", "json"])
+            let found = try await setup.plain(["customer", "--offline", "--transaction-id", id, "--db", setup.db, "--format", "json"])
             #expect(found.status == 0, "\(id): \(found.stderr)")
             let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
             #expect(events.compactMap { $0["kind"] as? String } == kinds, "\(id)")
@@ -271,7 +271,7 @@ import TestSupport
         // consumption answer for 2000000900000010 shows whichever of the two is asked.
         var online: [[String]] = []
         for id in [Self.subscription, "2000000900000010"] {
-            let found = try setup.run(["customer", "--transaction-id", id, "--db", setup.db, "--format", "json"])
+            let found = try await setup.run(["customer", "--transaction-id", id, "--db", setup.db, "--format", "json"])
             #expect(found.status == 0, "\(id): \(found.stderr)")
             let events = (found.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
             online.append(events.map { "\($0["kind"] ?? "") \($0["transaction_id"] ?? "") \($0["sources"] ?? "")" })
@@ -280,15 +280,15 @@ import TestSupport
         #expect(online[0].contains { $0.hasPrefix("consumption-answered 2000000900000010") })
         // Each write is linked to the customer's app transaction id its plan's look-up named:
         // offline, that id alone finds the customer and all three writes.
-        let asked = try setup.run(["customer", "--transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
+        let asked = try await setup.run(["customer", "--transaction-id", Self.subscription, "--db", setup.db, "--format", "json"])
         let appIDs = ((asked.json as? [String: Any])?["customer"] as? [String: Any])?["app_transaction_ids"] as? [String] ?? []
         let appID = try #require(appIDs.first)
-        let byApp = try setup.plain(["customer", "--offline", "--app-transaction-id", appID, "--db", setup.db, "--format", "json"])
+        let byApp = try await setup.plain(["customer", "--offline", "--app-transaction-id", appID, "--db", setup.db, "--format", "json"])
         #expect(byApp.status == 0, "\(byApp.stderr)")
         let appEvents = (byApp.json as? [String: Any])?["events"] as? [[String: Any]] ?? []
         #expect(appEvents.compactMap { $0["kind"] as? String }.sorted() == ["consumption-answered", "finished", "token-set"])
         // Another token is still nobody's.
-        let other = try setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
+        let other = try await setup.plain(["customer", "--offline", "--app-account-token", "00000000-0000-4000-8000-000000000000", "--db", setup.db])
         #expect(other.status == 1)
         try await setup.stop()
         words.check()

@@ -79,16 +79,16 @@ import TestSupport
         #expect(afterKill["failed"] == nil)
 
         // Resume: only the pending ones are verified.
-        let resumed = try cli.run(["verify"] + common + ["--concurrency", "64", "--resume"])
+        let resumed = try await cli.run(["verify"] + common + ["--concurrency", "64", "--resume"])
         #expect(resumed.status == 0)
         #expect(resumed.stderr.contains("verified \(pending): \(pending) answered"), "\(resumed.stderr)")
         let store = try AuditStore(path: db)
-        await #expect(try store.counts() == ["done": 1000])
+        #expect(try await store.counts() == ["done": 1000])
         let attempts = try await store.attemptsPerReceipt()
         #expect(attempts.count == 1000)
         #expect(attempts.values.allSatisfy { $0 == 1 }, "no receipt was recorded twice")
         // And the history has one row per receipt.
-        let history = try cli.run(["history", "--db", db, "--format", "json", "--status", "0"])
+        let history = try await cli.run(["history", "--db", db, "--format", "json", "--status", "0"])
         #expect((history.json as? [Any])?.count == 1000)
     }
 }

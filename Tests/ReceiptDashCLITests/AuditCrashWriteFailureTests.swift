@@ -29,21 +29,21 @@ import TestSupport
         return (process, ["--shared-secret-file", secret.path, "--production-url", production, "--sandbox-url", sandbox])
     }
 
-    @Test func verifyExitsNonZeroNamingTheFailedWrite() throws {
+    @Test func verifyExitsNonZeroNamingTheFailedWrite() async throws {
         let words = Wording("audit-crash-write-failure")
         let folder = TemporaryFolder("refusing").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = try refusingDatabase(in: folder)
         let (simulator, online) = try simulator(in: folder)
         defer { simulator.terminate() }
-        let result = try cli.run(["verify", "--db", db] + online + [cli.fixture("production.b64")])
+        let result = try await cli.run(["verify", "--db", db] + online + [cli.fixture("production.b64")])
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
         #expect(result.stdout.contains("Status          0 Valid"), "Apple's answer is still shown")
         words.said(result.stderr)
         words.check()
     }
 
-    @Test func watchExitsNonZeroNamingTheFailedWrite() throws {
+    @Test func watchExitsNonZeroNamingTheFailedWrite() async throws {
         let words = Wording("audit-crash-write-failure")
         let folder = TemporaryFolder("refusing-watch").url
         let drop = folder.appendingPathComponent("drop")
@@ -53,7 +53,7 @@ import TestSupport
         let db = try refusingDatabase(in: folder)
         let (simulator, online) = try simulator(in: folder)
         defer { simulator.terminate() }
-        let result = try cli.run(["watch", "--once", "--verify", "--db", db] + online + [drop.path])
+        let result = try await cli.run(["watch", "--once", "--verify", "--db", db] + online + [drop.path])
         #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
         words.said(result.stderr)
         words.check()

@@ -32,14 +32,14 @@ import Testing
         let uuid = "0c1d2e3f-0000-4000-8000-000000000001"
         let replay = ["notifications", "--db", db, "--replay", uuid, "--to", downstream.url("/hook"), "--forward-secret-file", try secretFile(in: folder)]
 
-        let refused = try cli.run(replay)
+        let refused = try await cli.run(replay)
         #expect(refused.status == 1, "\(refused.stderr)")
         #expect(
             refused.stdout
                 == "queued 1 delivery to \(downstream.url("/hook")): 0 delivered, 1 failed (kept pending: run again, or forward to it from a receiver)\n")
         #expect(await downstream.seen.wait { $0.refused >= 1 }.requests == 0)
 
-        let accepted = try cli.run(replay + ["--ca-file", downstream.caFile])
+        let accepted = try await cli.run(replay + ["--ca-file", downstream.caFile])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         #expect(accepted.stdout == "queued 1 delivery to \(downstream.url("/hook")): 1 delivered\n")
         #expect(downstream.seen.value.requests == 1)
@@ -58,17 +58,17 @@ import Testing
             run.stdout.split(separator: "\n").first { $0.hasPrefix("notifications: ") }.map { String($0.split(separator: ",").prefix(3).joined(separator: ",")) }
         }
 
-        let refused = try cli.run(simulator)
+        let refused = try await cli.run(simulator)
         #expect(refused.status == 0, "\(refused.stderr)")
         #expect(summary(refused) == "notifications: sent 1, acknowledged 0, failed after retries 1")
         #expect(await downstream.seen.wait { $0.refused >= 1 }.requests == 0)
 
-        let accepted = try cli.run(simulator + ["--ca-file", downstream.caFile])
+        let accepted = try await cli.run(simulator + ["--ca-file", downstream.caFile])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         #expect(summary(accepted) == "notifications: sent 1, acknowledged 1, failed after retries 0")
         #expect(downstream.seen.value.requests == 1)
 
-        let usage = try cli.run(["simulator", "--port", "0", "--ca-file", downstream.caFile])
+        let usage = try await cli.run(["simulator", "--port", "0", "--ca-file", downstream.caFile])
         #expect(usage.status == 64)
         #expect(usage.stderr.contains("--ca-file only works with --send-notifications URL."), "\(usage.stderr)")
         try await downstream.stop()
@@ -122,7 +122,7 @@ import Testing
         #expect(accepted.requests == 1)
         try await downstream.stop()
 
-        let usage = try cli.run(["receive", "--bundle-id", "com.example.receiptdash", "--ca-file", downstream.caFile])
+        let usage = try await cli.run(["receive", "--bundle-id", "com.example.receiptdash", "--ca-file", downstream.caFile])
         #expect(usage.status == 64)
         #expect(usage.stderr.contains("--ca-file goes with --reconcile-every DURATION or --forward URL"), "\(usage.stderr)")
     }

@@ -57,12 +57,12 @@ import TestSupport
 
     @Test func explainAndTheListingSayTheSameRequestAndBody() async throws {
         let (db, policy) = try await trail()
-        let check = try cli.run(["policy", "check", policy, "--format", "json"])
+        let check = try await cli.run(["policy", "check", policy, "--format", "json"])
         #expect(check.status == 0, "\(check.stderr)")
         let checked = try #require(check.json as? [String: Any])
         #expect((checked["policies"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["pass", "coins-within-a-day", "coins-spent"])
 
-        let explain = try cli.run(["policy", "explain", policy, "--transaction-id", "2000000955000001", "--db", db, "--format", "json"])
+        let explain = try await cli.run(["policy", "explain", policy, "--transaction-id", "2000000955000001", "--db", db, "--format", "json"])
         #expect(explain.status == 0, "\(explain.stderr)")
         let explained = try #require(explain.json as? [String: Any])
         #expect(explained["outcome"] as? String == "send")
@@ -76,21 +76,21 @@ import TestSupport
         #expect(body["refundPreference"] as? String == "DECLINE")
         #expect(body["consumptionPercentage"] as? Int == 100_000)
 
-        let json = try cli.run(["notifications", "--db", db, "--consumption", "--format", "json"])
+        let json = try await cli.run(["notifications", "--db", db, "--consumption", "--format", "json"])
         #expect(json.status == 0, "\(json.stderr)")
         let listed = try #require((json.json as? [String: Any])?["requests"] as? [[String: Any]])
         #expect(Set(listed.first?.keys.map { $0 } ?? []) == Set(ConsumptionListing.columns))
         #expect(listed.map { $0["transaction_id"] as? String } == ["2000000955000001"])
         #expect(listed.first?["state"] as? String == "open")
-        let csv = try cli.run(["notifications", "--db", db, "--consumption", "--format", "csv"])
+        let csv = try await cli.run(["notifications", "--db", db, "--consumption", "--format", "csv"])
         #expect(csv.stdout.split(separator: "\r\n").first.map(String.init) == ConsumptionListing.columns.joined(separator: ","))
         #expect(csv.stdout.split(separator: "\r\n").count == 2)
-        let text = try cli.run(["notifications", "--db", db, "--consumption"])
+        let text = try await cli.run(["notifications", "--db", db, "--consumption"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("open  2000000955000001  com.example.game.coins.500"))
 
         // Nothing was sent or recorded as sent by explaining.
-        let again = try cli.run(["notifications", "--db", db, "--consumption", "--format", "json"])
+        let again = try await cli.run(["notifications", "--db", db, "--consumption", "--format", "json"])
         #expect(((again.json as? [String: Any])?["summary"] as? [String: Any])?["open"] as? Int == 1)
     }
 
@@ -98,13 +98,13 @@ import TestSupport
         let (db, policy) = try await trail()
         let broken = TemporaryFolder("consumption-broken").appending("broken.toml").path
         try "[[policy]]\nname = \"x\"\nrefund_preference = \"refuse\"\nsample_content_provided = false\n".write(toFile: broken, atomically: true, encoding: .utf8)
-        let check = try cli.run(["policy", "check", broken, "--format", "json"])
+        let check = try await cli.run(["policy", "check", broken, "--format", "json"])
         #expect(check.status == 64)
         #expect(((check.json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == "bad-value")
-        let unknown = try cli.run(["policy", "explain", policy, "--transaction-id", "2000000955999999", "--db", db, "--format", "json"])
+        let unknown = try await cli.run(["policy", "explain", policy, "--transaction-id", "2000000955999999", "--db", db, "--format", "json"])
         #expect(unknown.status == 1)
         #expect(((unknown.json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == "no-request")
-        let mixed = try cli.run(["notifications", "--db", db, "--consumption", "--retention"])
+        let mixed = try await cli.run(["notifications", "--db", db, "--consumption", "--retention"])
         #expect(mixed.status == 64)
     }
 }

@@ -40,14 +40,14 @@ import Darwin
         return Int(info.st_mode) & 0o777
     }
 
-    @Test func inspectJSONEscapesControlsFromAVerifyResponse() throws {
+    @Test func inspectJSONEscapesControlsFromAVerifyResponse() async throws {
         let response = #"""
             {"status":0,"environment":"Sandbox","receipt":{"receipt_type":"ProductionSandbox",
              "bundle_id":"com.example\#(Self.hostile)","application_version":"1","in_app":[
              {"quantity":"1","product_id":"p\#(Self.hostile)","transaction_id":"1000","original_transaction_id":"1000",
               "purchase_date_ms":"1700000000000"}]}}
             """#
-        let result = try cli.run(["inspect", "--format", "json", "-"], stdin: Data(response.utf8))
+        let result = try await cli.run(["inspect", "--format", "json", "-"], stdin: Data(response.utf8))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.rawControls(result.stdout).isEmpty, "\(Self.rawControls(result.stdout))")
         #expect(result.stdout.contains(#""bundle_id" : "com.example\u007f\u0085\u009b\u202e\u2066\u2028\u2029""#), "\(result.stdout)")
@@ -58,17 +58,17 @@ import Darwin
         #expect(receipt["bundle_id"] as? String == "com.example\u{7F}\u{85}\u{9B}\u{202E}\u{2066}\u{2028}\u{2029}")
 
         // The text summary escapes the same scalars.
-        let text = try cli.run(["inspect", "-"], stdin: Data(response.utf8))
+        let text = try await cli.run(["inspect", "-"], stdin: Data(response.utf8))
         #expect(Self.rawControls(text.stdout).isEmpty)
         #expect(text.stdout.contains(#"com.example\x7f\x85\x9b\u{202e}\u{2066}\u{2028}\u{2029}"#), "\(text.stdout)")
     }
 
-    @Test func inspectJSONEscapesControlsFromAJWSPayload() throws {
+    @Test func inspectJSONEscapesControlsFromAJWSPayload() async throws {
         let header = Base64Text.encodeURL(Array(#"{"alg":"ES256"}"#.utf8))
         let payload = Base64Text.encodeURL(Array((
             #"{"bundleId":"com.example\#(Self.hostile)","productId":"p\#(Self.hostile)","transactionId":"1","originalTransactionId":"1","#
                 + #""purchaseDate":1700000000000,"type":"Consumable","environment":"Sandbox"}"#).utf8))
-        let result = try cli.run(["inspect", "--format", "json", "-"], stdin: Data("\(header).\(payload).AAAA".utf8))
+        let result = try await cli.run(["inspect", "--format", "json", "-"], stdin: Data("\(header).\(payload).AAAA".utf8))
         #expect(Self.rawControls(result.stdout).isEmpty, "\(Self.rawControls(result.stdout))")
         #expect(result.stdout.contains(#""bid" : "com.example\u007f\u0085\u009b\u202e\u2066\u2028\u2029""#), "\(result.stdout)")
         #expect(result.stdout.contains(#""product_id" : "p\u007f\u0085\u009b\u202e\u2066\u2028\u2029""#))
@@ -76,7 +76,7 @@ import Darwin
 
     /// `watch` records the hostile response; `history --format json` writes it escaped. The
     /// database, made by the command in directories it made, is owner-only.
-    @Test func historyJSONEscapesAndTheDatabaseIsOwnerOnly() throws {
+    @Test func historyJSONEscapesAndTheDatabaseIsOwnerOnly() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let inputs = folder.appendingPathComponent("inputs")
@@ -84,13 +84,13 @@ import Darwin
         let response = #"{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"b\#(Self.hostile)","in_app":[{"transaction_id":"7\#(Self.hostile)","product_id":"p","purchase_date_ms":"1700000000000"}]}}"#
         try Data(response.utf8).write(to: inputs.appendingPathComponent("response.json"))
         let db = folder.appendingPathComponent("new/trail/audit.sqlite").path
-        let watch = try cli.run(["watch", "--once", "--db", db, inputs.path])
+        let watch = try await cli.run(["watch", "--once", "--db", db, inputs.path])
         #expect(watch.status == 0, "\(watch.stderr)")
         #expect(Self.mode(db) == 0o600)
         #expect(Self.mode(folder.appendingPathComponent("new").path) == 0o700)
         #expect(Self.mode(folder.appendingPathComponent("new/trail").path) == 0o700)
 
-        let history = try cli.run(["history", "--db", db, "--format", "json"])
+        let history = try await cli.run(["history", "--db", db, "--format", "json"])
         #expect(history.status == 0, "\(history.stderr)")
         #expect(Self.rawControls(history.stdout).isEmpty, "\(Self.rawControls(history.stdout))")
         #expect(history.stdout.contains(#""b\u007f\u0085\u009b\u202e\u2066\u2028\u2029""#), "\(history.stdout)")
@@ -98,7 +98,7 @@ import Darwin
 
     /// A pasted request body is sent and stored without its password (and with a warning
     /// about the 0644 secret file); one that mentions a password but is not JSON is not sent.
-    @Test func sendUndecodableDropsThePassword() throws {
+    @Test func sendUndecodableDropsThePassword() async throws {
         let words = Wording("control-character-output")
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -113,7 +113,7 @@ import Darwin
         let (simulator, production, sandbox) = try verify.startSimulator(secretFile: secret.path)
         defer { simulator.terminate() }
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let result = try cli.run([
+        let result = try await cli.run([
             "verify", "--format", "json", "--send-undecodable", "--db", db, "--shared-secret-file", secret.path, "--production-url",
             production, "--sandbox-url", sandbox, pasted, broken,
         ])
@@ -127,7 +127,7 @@ import Darwin
         words.said(result.stderr)
 
         // What was sent is what is stored: one row, the body without its password.
-        let stored = try DatabaseQueue(path: db).read { db in
+        let stored = try await DatabaseQueue(path: db).read { db in
             try String.fetchAll(db, sql: "SELECT receipt_data FROM receipt WHERE format = 'undecodable'")
         }
         #expect(stored.count == 1)

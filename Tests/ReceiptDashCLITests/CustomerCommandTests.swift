@@ -10,8 +10,8 @@ import TestSupport
     let cli = InspectCommandTests()
     let lookups = LookupCommandTests()
 
-    func customer(_ workspace: LookupCommandTests.Workspace, _ urls: (String, String), _ arguments: [String]) throws -> InspectCommandTests.Run {
-        try cli.run(
+    func customer(_ workspace: LookupCommandTests.Workspace, _ urls: (String, String), _ arguments: [String]) async throws -> InspectCommandTests.Run {
+        try await cli.run(
             ["customer"] + arguments + [
                 "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile,
                 "--bundle-id", "com.example.receiptdash", "--api-production-url", urls.0, "--api-sandbox-url", urls.1, "--root-ca", workspace.rootFile,
@@ -24,13 +24,13 @@ import TestSupport
         }
     }
 
-    @Test func theAPIAndTheTrailMakeOneStory() throws {
+    @Test func theAPIAndTheTrailMakeOneStory() async throws {
         let words = Wording("customer-command", matching: Wording.instants)
         let workspace = try LookupCommandTests.Workspace()
         let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
         defer { simulator.terminate() }
         let db = workspace.folder.appendingPathComponent("trail.sqlite").path
-        let extend = try cli.run([
+        let extend = try await cli.run([
             "extend", "--original-transaction-id", "2000000900000001", "--days", "7", "--reason", "service-issue", "--yes", "--db", db,
             "--request-id", "ticket-4711", "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34",
             "--private-key-file", workspace.keyFile, "--bundle-id", "com.example.receiptdash", "--api-production-url", production,
@@ -38,7 +38,7 @@ import TestSupport
         ])
         #expect(extend.status == 0, "\(extend.stderr)")
 
-        let run = try customer(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--db", db, "--format", "json"])
+        let run = try await customer(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--db", db, "--format", "json"])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(run.json as? [String: Any])
         #expect(Set(json.keys) == ["at", "at_is_chosen", "customer", "events", "issues", "offline", "products", "sources", "subscriptions", "truncated", "trust"])
@@ -68,7 +68,7 @@ import TestSupport
         #expect((json["products"] as? [[String: Any]] ?? []).map { $0["state"] as? String } == ["refunded"])
 
         // The answer comes first in text, the issues before the timeline.
-        let text = try customer(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--db", db, "--newest-first"])
+        let text = try await customer(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--db", db, "--newest-first"])
         #expect(text.status == 0)
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "Customer: app transaction 704000000000000001; original transactions 2000000900000020, 2000000900000001, 2000000900000010 (Production)")
@@ -79,14 +79,14 @@ import TestSupport
         #expect(lines[timeline + 1].hasSuffix("Z  [action]"))
 
         // The trail alone: the write, and what the extension is about; Apple not asked.
-        let offline = try cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", "json"])
+        let offline = try await cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", "json"])
         #expect(offline.status == 0, "\(offline.stderr)")
         let offlineJSON = try #require(offline.json as? [String: Any])
         #expect(offlineJSON["offline"] as? Bool == true)
         #expect(Self.events(offlineJSON) == ["extension action -"])
         #expect((offlineJSON["sources"] as? [String: [String: Any]])?["api"]?["asked"] as? Bool == false)
 
-        let csv = try cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", "csv"])
+        let csv = try await cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", "csv"])
         #expect(csv.status == 0)
         let rows = csv.stdout.split(separator: "\n")
         #expect(rows.first == "customer,at,kind,sources,transaction_id,original_transaction_id,product_id,trust,outcome,summary,refs")
@@ -94,7 +94,7 @@ import TestSupport
         #expect(rows.last?.contains(",extension,action,,2000000900000001,com.example.receiptdash.pro.monthly,,success,") == true)
 
         // Not in the trail: exit 1, and where it looked.
-        let missing = try cli.run(["customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", db])
+        let missing = try await cli.run(["customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", db])
         #expect(missing.status == 1)
         words.said(missing.stderr)
         for output in [run.stdout, run.stderr, text.stdout, offline.stdout] { #expect(!output.contains(workspace.keySecret)) }
@@ -104,15 +104,15 @@ import TestSupport
     /// The simulator's third customer holds every kind of event Apple reports, an app account
     /// token, and two notifications Apple lists but never delivered. A look-up recorded in the
     /// trail indexes the token: the trail alone then finds the customer by it.
-    @Test func theThirdDemoCustomerShowsEveryKindAndIsFoundByItsToken() throws {
+    @Test func theThirdDemoCustomerShowsEveryKindAndIsFoundByItsToken() async throws {
         let workspace = try LookupCommandTests.Workspace()
         let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
         defer { simulator.terminate() }
         let db = workspace.folder.appendingPathComponent("trail.sqlite").path
-        let recorded = try lookups.lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--root-ca", workspace.rootFile])
+        let recorded = try await lookups.lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--root-ca", workspace.rootFile])
         #expect(recorded.status == 0, "\(recorded.stderr)")
 
-        let offline = try cli.run(["customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", db, "--format", "json"])
+        let offline = try await cli.run(["customer", "--offline", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--db", db, "--format", "json"])
         #expect(offline.status == 0, "\(offline.stderr)")
         let stored = try #require(offline.json as? [String: Any])
         #expect((stored["customer"] as? [String: Any])?["app_transaction_ids"] as? [String] == ["704000000000000004"])
@@ -124,7 +124,7 @@ import TestSupport
                 "purchase",
             ])
 
-        let online = try customer(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--format", "json"])
+        let online = try await customer(workspace, (production, sandbox), ["--order-id", "MQ5X7UVWXY", "--db", db, "--format", "json"])
         #expect(online.status == 0, "\(online.stderr)")
         let json = try #require(online.json as? [String: Any])
         let codes = (json["issues"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
@@ -138,7 +138,7 @@ import TestSupport
         #expect(subscriptions == ["active-will-not-renew pending", "expired none"])
     }
 
-    @Test func anIdOfTheWrongShapeIsAUsageErrorThatNamesTheShape() throws {
+    @Test func anIdOfTheWrongShapeIsAUsageErrorThatNamesTheShape() async throws {
         let cases: [([String], String)] = [
             (["--transaction-id", "12ab"], "--transaction-id takes digits only (e.g. 2000000123456789), not 12ab."),
             (["--app-account-token", "not-a-uuid"], "--app-account-token takes a UUID (e.g. 7e3fb20b-4cdb-47cc-936d-99d65f608138), not not-a-uuid."),
@@ -147,7 +147,7 @@ import TestSupport
             (["--transaction-id", "1", "--original-transaction-id", "2"], "Name exactly one of --transaction-id, --original-transaction-id, --order-id, --app-transaction-id or --app-account-token."),
         ]
         for (arguments, message) in cases {
-            let run = try cli.run(["customer"] + arguments)
+            let run = try await cli.run(["customer"] + arguments)
             #expect(run.status == 64, "\(arguments)")
             #expect(run.stderr.contains("Error: \(message)"), "\(run.stderr)")
         }

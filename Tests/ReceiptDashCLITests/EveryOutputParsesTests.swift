@@ -29,10 +29,10 @@ import TestSupport
         ]
     }
 
-    @Test func inspectWritesParsableOutputForEveryInputSet() throws {
-        #expect(try cli.run(["inspect", "--format", "json"]).stdout == "")
+    @Test func inspectWritesParsableOutputForEveryInputSet() async throws {
+        #expect(try await cli.run(["inspect", "--format", "json"]).stdout == "")
         for (name, paths) in try inputSets() {
-            let json = try cli.run(["inspect", "--format", "json", "--at", "2026-01-01"] + paths)
+            let json = try await cli.run(["inspect", "--format", "json", "--at", "2026-01-01"] + paths)
             #expect(json.status == (name.contains("failing") ? 1 : 0), "\(name): \(json.stderr)")
             let document = try Self.parsesAsJSON(json.stdout, "inspect --format json over \(name)")
             // One input: its object; otherwise an array of one element per input.
@@ -42,9 +42,9 @@ import TestSupport
                 #expect(document is [Any], "\(name)")
             }
 
-            let summary = try cli.run(["inspect", "--summary", "--format", "json", "--at", "2026-01-01"] + paths)
+            let summary = try await cli.run(["inspect", "--summary", "--format", "json", "--at", "2026-01-01"] + paths)
             let rows = try #require(try Self.parsesAsJSON(summary.stdout, "inspect --summary --format json over \(name)") as? [[String: Any]])
-            let csv = try cli.run(["inspect", "--summary", "--format", "csv", "--at", "2026-01-01"] + paths)
+            let csv = try await cli.run(["inspect", "--summary", "--format", "csv", "--at", "2026-01-01"] + paths)
             let table = try Self.parsesAsCSV(csv.stdout, "inspect --summary --format csv over \(name)")
             #expect(table.header.first == "file")
             // The same receipts in both formats, in the same order.
@@ -52,7 +52,7 @@ import TestSupport
             #expect(summary.status == csv.status)
         }
         // Several inputs: one summary row each, whatever their count.
-        let several = try cli.run(["inspect", "--summary", "--format", "json", cli.fixture("production.b64"), cli.fixture("sandbox-2023.der")])
+        let several = try await cli.run(["inspect", "--summary", "--format", "json", cli.fixture("production.b64"), cli.fixture("sandbox-2023.der")])
         #expect((try Self.parsesAsJSON(several.stdout, "two inputs") as? [Any])?.count == 2)
     }
 
@@ -68,13 +68,13 @@ import TestSupport
 
         // history on a trail with nothing yet, in each format.
         for format in ["json", "csv"] {
-            let run = try cli.run(["history", "--db", empty, "--format", format])
+            let run = try await cli.run(["history", "--db", empty, "--format", format])
             #expect(run.status == 0, "\(run.stderr)")
             try Self.parses(run.stdout, format: format, "history --format \(format) on an empty trail")
         }
 
         for (name, paths) in try inputSets() {
-            let run = try cli.run([
+            let run = try await cli.run([
                 "verify", "--format", "json", "--shared-secret-file", secret.path, "--production-url", production, "--sandbox-url", sandbox,
                 "--db", db,
             ] + paths)
@@ -83,20 +83,20 @@ import TestSupport
         }
 
         for format in ["json", "csv"] {
-            let history = try cli.run(["history", "--db", db, "--format", format])
+            let history = try await cli.run(["history", "--db", db, "--format", format])
             #expect(history.status == 0, "\(history.stderr)")
             try Self.parses(history.stdout, format: format, "history --format \(format)")
-            let actions = try cli.run(["history", "--actions", "--db", db, "--format", format])
+            let actions = try await cli.run(["history", "--actions", "--db", db, "--format", format])
             try Self.parses(actions.stdout, format: format, "history --actions --format \(format)")
         }
-        let rows = try #require(try Self.parsesAsJSON(try cli.run(["history", "--db", db, "--format", "json"]).stdout, "history") as? [Any])
+        let rows = try await #require(try Self.parsesAsJSON(try cli.run(["history", "--db", db, "--format", "json"]).stdout, "history") as? [Any])
         #expect(rows.count >= 2)
 
         // customer, offline, by a transaction of production.b64 the trail holds and by one it
         // does not (an error object in JSON, nothing in CSV).
         for (id, found) in [("340001237736590", true), ("9999999999999999", false)] {
             for format in ["json", "csv"] {
-                let run = try cli.run(["customer", "--offline", "--transaction-id", id, "--db", db, "--format", format])
+                let run = try await cli.run(["customer", "--offline", "--transaction-id", id, "--db", db, "--format", format])
                 try Self.customerOutput(run, format: format, found: found, "customer --format \(format) by \(id)")
             }
         }
@@ -107,20 +107,20 @@ import TestSupport
         let empty = try await Self.emptyTrail()
         for (name, db) in [("an empty trail", empty), ("a trail of two", filled)] {
             for format in ["json", "csv"] {
-                let list = try cli.run(["notifications", "--db", db, "--format", format])
+                let list = try await cli.run(["notifications", "--db", db, "--format", format])
                 #expect(list.status == 0, "\(name): \(list.stderr)")
                 try Self.parses(list.stdout, format: format, "notifications --format \(format) on \(name)")
             }
-            let outbox = try cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
+            let outbox = try await cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
             try Self.parses(outbox.stdout, format: "json", "notifications --outbox on \(name)")
-            let refusals = try cli.run(["notifications", "--db", db, "--refusals", "--format", "json"])
+            let refusals = try await cli.run(["notifications", "--db", db, "--refusals", "--format", "json"])
             try Self.parses(refusals.stdout, format: "json", "notifications --refusals on \(name)")
             for format in ["json", "csv"] {
-                let customer = try cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", format])
+                let customer = try await cli.run(["customer", "--offline", "--original-transaction-id", "2000000900000001", "--db", db, "--format", format])
                 try Self.customerOutput(customer, format: format, found: db == filled, "customer --format \(format) on \(name)")
             }
         }
-        let rows = try #require(
+        let rows = try await #require(
             try Self.parsesAsJSON(try cli.run(["notifications", "--db", filled, "--format", "json"]).stdout, "notifications") as? [Any])
         #expect(rows.count == 2)
 

@@ -77,7 +77,7 @@ import TestSupport
         // lease for a minute).
         var attempts = 0
         for _ in 0..<200 where attempts == 0 {
-            let listed = try cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
+            let listed = try await cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
             attempts = ((listed.json as? [String: Any])?["deliveries"] as? [[String: Any]])?.first?["attempts"] as? Int ?? 0
         }
         // One, or more when this machine is slow enough for the 5 s backoff to pass meanwhile.
@@ -87,7 +87,7 @@ import TestSupport
         // SIGKILL: the test process's children inherit its blocked SIGTERM.
         kill(failing.processIdentifier, SIGKILL)
         failing.waitUntilExit()
-        let pending = try cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
+        let pending = try await cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
         let summary = try #require((pending.json as? [String: Any])?["summary"] as? [String: Any])
         #expect(summary["pending"] as? Int == 1)
 
@@ -106,7 +106,7 @@ import TestSupport
         delivered += String(decoding: sinkOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         // Once, with a good signature.
         #expect(delivered.split(separator: "\n") == ["delivered \(uuid) signature ok"], "\(delivered)")
-        let after = try cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
+        let after = try await cli.run(["notifications", "--db", db, "--outbox", "--format", "json"])
         let done = try #require((after.json as? [String: Any])?["summary"] as? [String: Any])
         #expect(done["delivered"] as? Int == 1)
         #expect(done["pending"] as? Int == 0)

@@ -30,23 +30,23 @@ import TestSupport
         }
         """#
 
-    @Test func textAndCSVCarryNoControlBytesFromReceipts() throws {
+    @Test func textAndCSVCarryNoControlBytesFromReceipts() async throws {
         let folder = TemporaryFolder("history-safety").url
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data(Self.hostileResponse.utf8).write(to: folder.appendingPathComponent("response.json"))
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let watch = try cli.run(["watch", "--once", "--db", db, folder.path])
+        let watch = try await cli.run(["watch", "--once", "--db", db, folder.path])
         #expect(watch.status == 0, "\(watch.stderr)")
 
         // The store holds the text as it came: the JSON history shows it, escaped as JSON.
-        let json = try cli.run(["history", "--db", db, "--format", "json"])
+        let json = try await cli.run(["history", "--db", db, "--format", "json"])
         let rows = try #require(json.json as? [[String: Any]])
         #expect(rows.count == 1)
         #expect(rows.first?["bundle_id"] as? String == "com.example\u{1B}]0;owned\u{07}")
 
-        let text = try cli.run(["history", "--db", db, "--format", "text"])
+        let text = try await cli.run(["history", "--db", db, "--format", "text"])
         #expect(text.status == 0, "\(text.stderr)")
-        let csv = try cli.run(["history", "--db", db, "--format", "csv"])
+        let csv = try await cli.run(["history", "--db", db, "--format", "csv"])
         #expect(csv.status == 0, "\(csv.stderr)")
         for (name, output) in [("text", text.stdout), ("csv", csv.stdout)] {
             let controls = output.unicodeScalars.filter { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B }

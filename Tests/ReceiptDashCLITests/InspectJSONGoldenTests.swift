@@ -16,8 +16,8 @@ import Testing
     }
 
     /// Every fixture plus two inputs that fail (error entries), and the combined analysis.
-    @Test func arrayOfEveryFixtureIsUnchanged() throws {
-        let result = try cli.run(
+    @Test func arrayOfEveryFixtureIsUnchanged() async throws {
+        let result = try await cli.run(
             ["inspect", "--format", "json", "--at", "2025-01-01T00:00:00Z", "--combine"] + Self.inputs,
             currentDirectory: InspectCommandTests.fixtures)
         #expect(result.status == 1, "two inputs cannot be decoded")
@@ -26,8 +26,8 @@ import Testing
         #expect(result.stdout == expected)
     }
 
-    @Test func oneInputIsOneObjectUnchanged() throws {
-        let result = try cli.run(
+    @Test func oneInputIsOneObjectUnchanged() async throws {
+        let result = try await cli.run(
             ["inspect", "--format", "json", "--at", "2025-01-01T00:00:00Z", "production.b64"],
             currentDirectory: InspectCommandTests.fixtures)
         #expect(result.status == 0)

@@ -59,9 +59,9 @@ import TestSupport
     }
 
     func lookup(_ workspace: Workspace, _ urls: (String, String), bundle: String = "com.example.receiptdash", _ arguments: [String])
-        throws -> InspectCommandTests.Run
+        async throws -> InspectCommandTests.Run
     {
-        try cli.run(
+        try await cli.run(
             ["lookup"] + arguments + [
                 "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file",
                 workspace.keyFile, "--bundle-id", bundle, "--api-production-url", urls.0, "--api-sandbox-url", urls.1,
@@ -79,7 +79,7 @@ import TestSupport
         }
     }
 
-    @Test func orderIDThroughTheSimulator() throws {
+    @Test func orderIDThroughTheSimulator() async throws {
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator([
             "--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile,
@@ -87,7 +87,7 @@ import TestSupport
         defer { simulator.terminate() }
         #expect(production.hasPrefix("http://127.0.0.1:") && production.hasSuffix("/api/production"))
 
-        let run = try lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--format", "json", "--root-ca", workspace.rootFile])
+        let run = try await lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--format", "json", "--root-ca", workspace.rootFile])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(run.json as? [String: Any])
         #expect(json["environment"] as? String == "Production")
@@ -117,11 +117,11 @@ import TestSupport
         #expect((app["trust"] as? [String: Any])?["verdict"] as? String == "test")
 
         // The same in text, and without --root-ca every item fails at its root: trust is checked.
-        let text = try lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--root-ca", workspace.rootFile])
+        let text = try await lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--root-ca", workspace.rootFile])
         #expect(text.status == 0)
         #expect(text.stdout.contains("Subscription com.example.receiptdash.pro.monthly (original 2000000900000001): active"))
         #expect(text.stdout.contains("Refunds: 2000000900000010"))
-        let untrusted = try lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--format", "json"])
+        let untrusted = try await lookup(workspace, (production, sandbox), ["--order-id", "MQ5X7ABCDE", "--format", "json"])
         let untrustedRows = Self.transactions(try #require(untrusted.json as? [String: Any]))
         #expect(untrustedRows.count == 5)
         for row in untrustedRows {
@@ -138,7 +138,7 @@ import TestSupport
     /// Apple's history and status filters: each page asked with them, the rows only the
     /// history's, the answer saying it is not the whole customer; a word no filter takes is a
     /// usage error that lists the words.
-    @Test func filtersNarrowTheHistoryAndTheStatuses() throws {
+    @Test func filtersNarrowTheHistoryAndTheStatuses() async throws {
         let words = Wording("lookup-command")
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
@@ -146,39 +146,39 @@ import TestSupport
         let urls = (production, sandbox)
         let base = ["--transaction-id", "2000000900000001", "--root-ca", workspace.rootFile]
 
-        let consumables = try lookup(workspace, urls, base + ["--product-type", "consumable", "--format", "json"])
+        let consumables = try await lookup(workspace, urls, base + ["--product-type", "consumable", "--format", "json"])
         #expect(consumables.status == 0, "\(consumables.stderr)")
         let json = try #require(consumables.json as? [String: Any])
         #expect(Self.transactions(json).map { $0["transaction_id"] as? String } == ["2000000900000010"])
         #expect(json["refunds"] as? [String] == ["2000000900000010"])
         #expect(json["filters"] as? [String: [String]] == ["product_types": ["CONSUMABLE"]])
 
-        let revoked = try lookup(workspace, urls, base + ["--revoked", "--product-id", "com.example.receiptdash.coins100", "--format", "json"])
+        let revoked = try await lookup(workspace, urls, base + ["--revoked", "--product-id", "com.example.receiptdash.coins100", "--format", "json"])
         let revokedJSON = try #require(revoked.json as? [String: Any])
         #expect(Self.transactions(revokedJSON).map { $0["transaction_id"] as? String } == ["2000000900000010"])
         let filters = try #require(revokedJSON["filters"] as? [String: Any])
         #expect(filters["revoked"] as? Bool == true)
         #expect(filters["product_ids"] as? [String] == ["com.example.receiptdash.coins100"])
 
-        let active = try lookup(workspace, urls, base + ["--status", "active", "--format", "json"])
+        let active = try await lookup(workspace, urls, base + ["--status", "active", "--format", "json"])
         let activeJSON = try #require(active.json as? [String: Any])
         let statuses = (activeJSON["api_subscription_statuses"] as? [[String: Any]] ?? []).map { "\($0["original_transaction_id"] ?? "") \($0["status"] ?? "")" }
         #expect(statuses == ["2000000900000001 1"])
         #expect(activeJSON["filters"] as? [String: [String]] == ["statuses": ["active"]])
         #expect(Self.transactions(activeJSON).count == 5, "a status filter narrows the statuses, not the history")
 
-        let whole = try lookup(workspace, urls, base + ["--format", "json"])
+        let whole = try await lookup(workspace, urls, base + ["--format", "json"])
         #expect((whole.json as? [String: Any])?["filters"] == nil)
 
-        let text = try lookup(workspace, urls, base + ["--product-type", "consumable"])
+        let text = try await lookup(workspace, urls, base + ["--product-type", "consumable"])
         words.said(text.stdout.split(separator: "\n").dropFirst().first)
 
         for wrong in [["--status", "paused"], ["--product-type", "subscription"], ["--revoked", "--not-revoked"], ["--start", "2026-11-02", "--end", "2026-11-01"]] {
-            #expect(try lookup(workspace, urls, base + wrong).status == 64, "\(wrong)")
+            #expect(try await lookup(workspace, urls, base + wrong).status == 64, "\(wrong)")
         }
         // An id of the wrong shape is a usage error that names the shape, before anything is sent.
         for (flag, value) in [("--transaction-id", "2000000900000001x"), ("--app-transaction-id", "abc"), ("--order-id", "MQ5X7-ABCD")] {
-            let wrong = try lookup(workspace, urls, [flag, value])
+            let wrong = try await lookup(workspace, urls, [flag, value])
             #expect(wrong.status == 64, "\(flag) \(value)")
             #expect(wrong.stderr.hasPrefix("Error: \(flag) takes "), "\(wrong.stderr)")
         }
@@ -187,17 +187,17 @@ import TestSupport
 
     /// The answer comes first: a line per subscription (state, until when, auto-renew) and per
     /// one-time purchase, before the rows it was judged from, with the dates the JSON gives.
-    @Test func theAnswerComesBeforeTheRows() throws {
+    @Test func theAnswerComesBeforeTheRows() async throws {
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator(["--api-key-file", workspace.keyFile, "--api-root-out", workspace.rootFile])
         defer { simulator.terminate() }
         let arguments = ["--order-id", "MQ5X7ABCDE", "--root-ca", workspace.rootFile]
-        let json = try #require(try lookup(workspace, (production, sandbox), arguments + ["--format", "json"]).json as? [String: Any])
+        let json = try await #require(try lookup(workspace, (production, sandbox), arguments + ["--format", "json"]).json as? [String: Any])
         let expires = Dictionary(
             uniqueKeysWithValues: (json["subscriptions"] as? [[String: Any]] ?? []).map {
                 ($0["product_id"] as? String ?? "", String(($0["expires_date"] as? String ?? "").prefix(10)))
             })
-        let text = try lookup(workspace, (production, sandbox), arguments)
+        let text = try await lookup(workspace, (production, sandbox), arguments)
         #expect(text.status == 0, "\(text.stderr)")
         let lines = text.stdout.components(separatedBy: "\n")
         let start = try #require(lines.firstIndex(of: "Answer"))
@@ -207,7 +207,7 @@ import TestSupport
         #expect(lines.firstIndex(of: "Transactions (5)") == start + 5)
     }
 
-    @Test func autoGoesToSandboxOn4040010AndTheDatabaseKeepsIt() throws {
+    @Test func autoGoesToSandboxOn4040010AndTheDatabaseKeepsIt() async throws {
         let words = Wording("lookup-command", matching: Wording.runVariables)
         let workspace = try Workspace()
         let (simulator, production, sandbox) = try startSimulator([
@@ -215,7 +215,7 @@ import TestSupport
         ])
         defer { simulator.terminate() }
         let db = workspace.folder.appendingPathComponent("audit.sqlite").path
-        let run = try lookup(
+        let run = try await lookup(
             workspace, (production, sandbox),
             ["--transaction-id", "2000000500000001", "--format", "json", "--root-ca", workspace.rootFile, "--db", db])
         #expect(run.status == 0, "\(run.stderr)")
@@ -232,7 +232,7 @@ import TestSupport
         let states = (json["subscriptions"] as? [[String: Any]] ?? []).map { $0["state"] as? String }
         #expect(states == ["in-grace-period"])
 
-        let history = try cli.run(["history", "--db", db, "--transaction-id", "2000000500000005"])
+        let history = try await cli.run(["history", "--db", db, "--transaction-id", "2000000500000005"])
         #expect(history.status == 0)
         words.said(history.stdout)
         #expect(history.stdout.contains("com.example.receiptdash.lifetime  2000000500000005"))
@@ -242,7 +242,7 @@ import TestSupport
         words.check()
     }
 
-    @Test func unknownOrderAndWrongKeyFailInWords() throws {
+    @Test func unknownOrderAndWrongKeyFailInWords() async throws {
         let words = Wording("lookup-command")
         let workspace = try Workspace()
         let other = P256.Signing.PrivateKey()
@@ -250,7 +250,7 @@ import TestSupport
         try Data(other.publicKey.pemRepresentation.utf8).write(to: serverKey)
         let (strict, production, sandbox) = try startSimulator(["--api-key-file", serverKey.path])
         defer { strict.terminate() }
-        let refused = try lookup(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--format", "json"])
+        let refused = try await lookup(workspace, (production, sandbox), ["--transaction-id", "2000000900000001", "--format", "json"])
         #expect(refused.status == 1)
         let error = try #require((refused.json as? [String: Any])?["error"] as? [String: Any])
         #expect(error["code"] as? String == "unauthorized")
@@ -264,12 +264,12 @@ import TestSupport
 
         let (open, production2, sandbox2) = try startSimulator(["--api-key-file", workspace.keyFile])
         defer { open.terminate() }
-        let unknown = try lookup(workspace, (production2, sandbox2), ["--order-id", "NOPE123456", "--format", "json"])
+        let unknown = try await lookup(workspace, (production2, sandbox2), ["--order-id", "NOPE123456", "--format", "json"])
         #expect(unknown.status == 1)
         let message = ((unknown.json as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
         words.said(message)
 
-        let usage = try cli.run(["lookup", "--order-id", "MQ5X7ABCDE", "--environment", "sandbox"])
+        let usage = try await cli.run(["lookup", "--order-id", "MQ5X7ABCDE", "--environment", "sandbox"])
         #expect(usage.status == 64)
         words.said(usage.stderr)
         words.check()
@@ -277,10 +277,10 @@ import TestSupport
 
     /// The bridge: a corpus receipt, decoded and checked offline, then its newest transaction
     /// id looked up (served by the simulator from a data file naming it).
-    @Test func receiptBridge() throws {
+    @Test func receiptBridge() async throws {
         let workspace = try Workspace()
         let receipt = cli.fixture("sandbox-2023.der")
-        let inspected = try #require(try cli.run(["inspect", "--format", "json", receipt]).json as? [String: Any])
+        let inspected = try await #require(try cli.run(["inspect", "--format", "json", receipt]).json as? [String: Any])
         let inApp = try #require((inspected["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
         let newest = try #require(inApp.max { ($0["purchase_date"] as? String ?? "") < ($1["purchase_date"] as? String ?? "") })
         let id = try #require(newest["transaction_id"] as? String)
@@ -300,7 +300,7 @@ import TestSupport
         ])
         defer { simulator.terminate() }
 
-        let run = try lookup(workspace, (production, sandbox), bundle: bundle, [receipt, "--format", "json", "--root-ca", workspace.rootFile])
+        let run = try await lookup(workspace, (production, sandbox), bundle: bundle, [receipt, "--format", "json", "--root-ca", workspace.rootFile])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(run.json as? [String: Any])
         #expect(json["query"] as? [String: String] == ["source": receipt, "transaction_id": id, "receipt_trust": "valid"])

@@ -22,13 +22,9 @@ import TestSupport
         return (setup, responder)
     }
 
-    /// The command, run off the test's own threads: the simulator's test runs on them meanwhile.
+    /// The command (waited for off the test's own threads: the simulator's test runs on them meanwhile).
     func run(_ setup: ActionCommandsTests.Setup, _ arguments: [String]) async throws -> InspectCommandTests.Run {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try setup.run(["messaging", "performance-test"] + arguments) })
-            }
-        }
+        try await setup.run(["messaging", "performance-test"] + arguments)
     }
 
     @Test func startWaitPassesAgainstAGoodResponderAndExitsZero() async throws {

@@ -37,72 +37,72 @@ import Darwin
     static func run(
         _ arguments: [String], environment: [String: String], removing: [String] = [], inheriting: Bool = true, currentDirectory: URL? = nil,
         executable: URL = InspectCommandTests.binary
-    ) throws -> InspectCommandTests.Run {
+    ) async throws -> InspectCommandTests.Run {
         var env = inheriting ? ProcessInfo.processInfo.environment : [:]
         for name in removing { env[name] = nil }
         env.merge(environment) { _, new in new }
-        return try CLIRunner.run(arguments, environment: env, currentDirectory: currentDirectory, executable: executable)
+        return try await CLIRunner.run(arguments, environment: env, currentDirectory: currentDirectory, executable: executable)
     }
 
     // MARK: (1) --db with a bare file name
 
     /// `--db notes.sqlite` relative to the current folder, absent and then present, in every
     /// command that writes and in `history`.
-    @Test func aBareFileNameWorksInEveryCommand() throws {
+    @Test func aBareFileNameWorksInEveryCommand() async throws {
         let folder = try folderWithDrop()
         defer { try? FileManager.default.removeItem(at: folder) }
         let said = Transcript(replacing: [(folder.path, "<folder>")])
-        func run(_ arguments: [String]) throws -> InspectCommandTests.Run {
-            said.record(arguments, try cli.run(arguments, currentDirectory: folder))
+        func run(_ arguments: [String]) async throws -> InspectCommandTests.Run {
+            said.record(arguments, try await cli.run(arguments, currentDirectory: folder))
         }
-        let first = try run(["watch", "--once", "--db", "notes.sqlite", "drop"])
+        let first = try await run(["watch", "--once", "--db", "notes.sqlite", "drop"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("notes.sqlite").path))
-        let again = try run(["watch", "--once", "--db", "notes.sqlite", "drop"])
+        let again = try await run(["watch", "--once", "--db", "notes.sqlite", "drop"])
         #expect(again.status == 0, "\(again.stderr)")
 
-        #expect(try run(["db", "migrate", "--db", "fresh.sqlite"]).status == 0)
-        #expect(try run(["db", "migrate", "--db", "notes.sqlite"]).status == 0)
-        #expect(try run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"]).status == 0)
-        #expect(try run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"]).status == 0)
+        #expect(try await run(["db", "migrate", "--db", "fresh.sqlite"]).status == 0)
+        #expect(try await run(["db", "migrate", "--db", "notes.sqlite"]).status == 0)
+        #expect(try await run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"]).status == 0)
+        #expect(try await run(["db", "copy", "--to", "other.sqlite", "--from", "notes.sqlite"]).status == 0)
 
         for db in ["notes.sqlite", "other.sqlite"] {
-            let history = try cli.run(["history", "--db", db, "--format", "json"], currentDirectory: folder)
+            let history = try await cli.run(["history", "--db", db, "--format", "json"], currentDirectory: folder)
             #expect(history.status == 0, "\(history.stderr)")
             let rows = try #require(history.json as? [[String: Any]], "\(history.stdout)")
             #expect(rows.compactMap { $0["bundle_id"] as? String }.sorted() == ["com.hannesoid.PurchasingExperiments", "org.getpure.pure-iphone"])
         }
-        #expect(try run(["history", "--db", "absent.sqlite"]).status == 66)
+        #expect(try await run(["history", "--db", "absent.sqlite"]).status == 66)
         // The counts each command says (2 new, then 2 seen again; copied, then already there).
         Golden.check("bare-file-names", said.text)
     }
 
     /// `db migrate` says what it did: created, migrated from an older version, or nothing to do.
-    @Test func migrateSaysWhatItDid() throws {
+    @Test func migrateSaysWhatItDid() async throws {
         let folder = try Self.scratch("migrate")
         defer { try? FileManager.default.removeItem(at: folder) }
         let said = Transcript()
-        func run(_ arguments: [String]) throws -> InspectCommandTests.Run {
-            said.record(arguments, try cli.run(arguments, currentDirectory: folder))
+        func run(_ arguments: [String]) async throws -> InspectCommandTests.Run {
+            said.record(arguments, try await cli.run(arguments, currentDirectory: folder))
         }
-        #expect(try run(["db", "migrate", "--db", "team.sqlite"]).status == 0)
-        #expect(try run(["db", "migrate", "--db", "team.sqlite"]).status == 0)
+        #expect(try await run(["db", "migrate", "--db", "team.sqlite"]).status == 0)
+        #expect(try await run(["db", "migrate", "--db", "team.sqlite"]).status == 0)
         // An older trail: made by the migrations up to v3 (as receiptdash made it before
         // notifications existed).
         let old = folder.appendingPathComponent("old.sqlite").path
         try AuditStore.migrator.migrate(try DatabaseQueue(path: old), upTo: "v3")
-        #expect(try run(["db", "migrate", "--db", "old.sqlite"]).status == 0)
+        #expect(try await run(["db", "migrate", "--db", "old.sqlite"]).status == 0)
         // Created, then nothing to do, then migrated from v3.
         Golden.check("db-migrate", said.text)
     }
 
     // MARK: (5) verify without an answer keeps its attempts
 
-    @Test func aVerifyThatGetsNoAnswerKeepsEveryAttempt() throws {
+    @Test func aVerifyThatGetsNoAnswerKeepsEveryAttempt() async throws {
         let port = TestPorts.refusing()
         let production = "http://127.0.0.1:\(port)/production/verifyReceipt"
         let sandbox = "http://127.0.0.1:\(port)/sandbox/verifyReceipt"
-        let result = try cli.run([
+        let result = try await cli.run([
             "verify", "--format", "json", "--production-url", production, "--sandbox-url", sandbox, cli.fixture("production.b64"),
         ])
         #expect(result.status == 1)
@@ -184,10 +184,10 @@ import Darwin
 
     // MARK: (8) PostgreSQL errors in plain words
 
-    @Test func aRefusedPostgreSQLConnectionIsSaidPlainly() throws {
+    @Test func aRefusedPostgreSQLConnectionIsSaidPlainly() async throws {
         let words = Wording("new-user-command")
         let port = TestPorts.refusing()
-        let result = try cli.run(["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"])
+        let result = try await cli.run(["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"])
         #expect(result.status == 1)
         words.said(result.stderr)
         words.check()
@@ -195,7 +195,7 @@ import Darwin
 
     /// Against the test server (skipped without one): a refused password, a database that does
     /// not exist and a certificate nobody trusts, each in words and without the password.
-    @Test func postgreSQLFailuresAreSaidPlainly() throws {
+    @Test func postgreSQLFailuresAreSaidPlainly() async throws {
         guard let url = ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_URL"], !url.isEmpty,
             let components = URLComponents(string: url), let port = components.port
         else { try Test.cancel("RECEIPTDASH_TEST_POSTGRES_URL is not set: PostgreSQL case skipped") }
@@ -203,20 +203,20 @@ import Darwin
         // The server named as the test's URL names it (its port and user change with the set-up).
         let words = Wording("new-user-command", replacing: [(base, "<server>")])
         let wrong = "not-the-password-\(UUID().uuidString.prefix(6))"
-        let auth = try Self.run(
+        let auth = try await Self.run(
             ["db", "migrate", "--db", url], environment: ["PGPASSWORD": wrong, "PGPASSFILE": "/nonexistent/pgpass"])
         #expect(auth.status == 1)
         words.said(auth.stderr)
         #expect(!auth.stderr.contains(wrong))
 
-        let missing = try Self.run(["db", "migrate", "--db", base + "/no_such_database_24"], environment: [:])
+        let missing = try await Self.run(["db", "migrate", "--db", base + "/no_such_database_24"], environment: [:])
         #expect(missing.status == 1)
         words.said(missing.stderr)
         words.check()
 
         guard ProcessInfo.processInfo.environment["RECEIPTDASH_TEST_POSTGRES_CA"] != nil else { return }
         let tls = Wording("new-user-command", case: "TLS")
-        let untrusted = try Self.run(["db", "migrate", "--db", "postgres://receiptdash@localhost:\(port)/receiptdash_test?sslmode=verify-full"], environment: [:])
+        let untrusted = try await Self.run(["db", "migrate", "--db", "postgres://receiptdash@localhost:\(port)/receiptdash_test?sslmode=verify-full"], environment: [:])
         #expect(untrusted.status == 1)
         tls.said(untrusted.stderr)
         tls.check()
@@ -224,7 +224,7 @@ import Darwin
 
     // MARK: (11) smaller
 
-    @Test func aFailedLookupSaysNothingAboutRefunds() throws {
+    @Test func aFailedLookupSaysNothingAboutRefunds() async throws {
         let words = Wording("new-user-command", matching: Wording.runVariables)
         let lookups = LookupCommandTests()
         let workspace = try LookupCommandTests.Workspace()
@@ -233,7 +233,7 @@ import Darwin
         try Data(P256.Signing.PrivateKey().publicKey.pemRepresentation.utf8).write(to: serverKey)
         let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", serverKey.path])
         defer { simulator.terminate() }
-        let refused = try lookups.lookup(workspace, (production, sandbox), ["--transaction-id", "2000000900000001"])
+        let refused = try await lookups.lookup(workspace, (production, sandbox), ["--transaction-id", "2000000900000001"])
         #expect(refused.status == 1)
         words.said(refused.stdout)
         #expect(refused.stdout.contains("  Failed: "), "\(refused.stdout)")
@@ -246,11 +246,11 @@ import Darwin
         let db = try await NotificationsCommandTests().database()
         defer { try? FileManager.default.removeItem(atPath: db) }
         for type in ["DID_RENEW", "did_renew", "Did_Renew"] {
-            let listed = try cli.run(["notifications", "--db", db, "--format", "json", "--type", type])
+            let listed = try await cli.run(["notifications", "--db", db, "--format", "json", "--type", type])
             #expect(listed.status == 0, "\(listed.stderr)")
             #expect((listed.json as? [[String: Any]])?.map { $0["notification_uuid"] as? String } == ["5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
         }
-        let unknown = try cli.run(["notifications", "--db", db, "--type", "refunded"])
+        let unknown = try await cli.run(["notifications", "--db", db, "--type", "refunded"])
         #expect(unknown.status == 64)
         words.said(unknown.stderr)
         #expect(unknown.stderr.contains("REFUND, "), "\(unknown.stderr)")
@@ -262,51 +262,51 @@ import Darwin
         let db = try await NotificationsCommandTests().database()
         defer { try? FileManager.default.removeItem(atPath: db) }
         // Received 2026-09-21T14:13:21Z and 2026-09-21T14:15:00Z.
-        let sameDay = try cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-21"])
+        let sameDay = try await cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-21"])
         #expect(sameDay.status == 0, "\(sameDay.stderr)")
         #expect((sameDay.json as? [[String: Any]])?.count == 2)
-        let nextDay = try cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-22"])
+        let nextDay = try await cli.run(["notifications", "--db", db, "--format", "json", "--since", "2026-09-22"])
         #expect(nextDay.status == 0, "\(nextDay.stderr)")
         #expect((nextDay.json as? [[String: Any]])?.count == 0)
 
         let folder = try folderWithDrop()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let watched = try cli.run(["watch", "--once", "--db", "h.sqlite", "drop"], currentDirectory: folder)
+        let watched = try await cli.run(["watch", "--once", "--db", "h.sqlite", "drop"], currentDirectory: folder)
         #expect(watched.status == 0, "\(watched.stderr)")
-        let history = try cli.run(["history", "--db", "h.sqlite", "--since", "2000-01-01", "--format", "json"], currentDirectory: folder)
+        let history = try await cli.run(["history", "--db", "h.sqlite", "--since", "2000-01-01", "--format", "json"], currentDirectory: folder)
         #expect(history.status == 0, "\(history.stderr)")
         #expect((history.json as? [[String: Any]])?.count == 2)
-        let future = try cli.run(["history", "--db", "h.sqlite", "--since", "2999-01-01", "--format", "json"], currentDirectory: folder)
+        let future = try await cli.run(["history", "--db", "h.sqlite", "--since", "2999-01-01", "--format", "json"], currentDirectory: folder)
         #expect(future.status == 0, "\(future.stderr)")
         #expect((future.json as? [[String: Any]])?.count == 0)
         for bad in ["2026-13-01", "yesterday", "2026-11-25T"] {
-            let refused = try cli.run(["history", "--db", "h.sqlite", "--since", bad], currentDirectory: folder)
+            let refused = try await cli.run(["history", "--db", "h.sqlite", "--since", bad], currentDirectory: folder)
             #expect(refused.status == 64)
             words.said(refused.stderr)
         }
         words.check()
     }
 
-    @Test func copyFromAMissingFileSaysNoSuchFile() throws {
+    @Test func copyFromAMissingFileSaysNoSuchFile() async throws {
         let words = Wording("new-user-command")
         let folder = try Self.scratch("copy-missing")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let result = try cli.run(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], currentDirectory: folder)
+        let result = try await cli.run(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], currentDirectory: folder)
         #expect(result.status == 66)
         words.said(result.stderr)
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("t.sqlite").path))
         words.check()
     }
 
-    @Test func keepDaysZeroIsRefused() throws {
+    @Test func keepDaysZeroIsRefused() async throws {
         let words = Wording("new-user-command")
         let folder = try folderWithDrop()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let result = try cli.run(["watch", "--once", "--keep-days", "0", "--db", "k.sqlite", "drop"], currentDirectory: folder)
+        let result = try await cli.run(["watch", "--once", "--keep-days", "0", "--db", "k.sqlite", "drop"], currentDirectory: folder)
         #expect(result.status == 64)
         words.said(result.stderr)
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("k.sqlite").path))
-        let one = try cli.run(["watch", "--once", "--keep-days", "1", "--db", "k.sqlite", "drop"], currentDirectory: folder)
+        let one = try await cli.run(["watch", "--once", "--keep-days", "1", "--db", "k.sqlite", "drop"], currentDirectory: folder)
         #expect(one.status == 0, "\(one.stderr)")
         words.said(one.stdout)
         words.check()

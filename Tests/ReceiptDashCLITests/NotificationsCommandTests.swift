@@ -39,7 +39,7 @@ import TestSupport
         let words = Wording("notifications-command")
         let path = TemporaryFolder("outbox").appending("audit.sqlite").path
         let store = try NotificationStore(path: path)
-        let unregistered = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
+        let unregistered = try await cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002"])
         #expect(unregistered.status == 1)
         #expect(unregistered.stdout == "")
         words.said(unregistered.stderr)
@@ -52,7 +52,7 @@ import TestSupport
         await forwarding.close()
         await store.close()
 
-        let json = try cli.run(["notifications", "--db", path, "--outbox", "--format", "json"])
+        let json = try await cli.run(["notifications", "--db", path, "--outbox", "--format", "json"])
         #expect(json.status == 0, "\(json.stderr)")
         let top = try #require(json.json as? [String: Any])
         let deliveries = try #require(top["deliveries"] as? [[String: Any]])
@@ -68,19 +68,19 @@ import TestSupport
         let summary = try #require(top["summary"] as? [String: Any])
         #expect(summary["pending"] as? Int == 1)
         #expect(summary["dead"] as? Int == 0)
-        let text = try cli.run(["notifications", "--db", path, "--outbox", "--state", "pending"])
+        let text = try await cli.run(["notifications", "--db", path, "--outbox", "--state", "pending"])
         #expect(text.stdout.hasPrefix(
             "2026-09-21 14:13:21  pending    DID_RENEW  5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002 → https://hooks.example.com/apple  (not tried yet)\n"))
         #expect(text.stdout.contains("outbox: 1 pending (oldest queued "))
 
-        let replay = try cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])
+        let replay = try await cli.run(["notifications", "--db", path, "--replay", "5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0000-nope"])
         #expect(replay.status == 1)
         words.said(replay.stdout)
         words.said(replay.stderr)
 
-        let enable = try cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://hooks.example.com/apple"])
+        let enable = try await cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://hooks.example.com/apple"])
         #expect(enable.status == 0, "\(enable.stderr)")
-        let unknown = try cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://elsewhere.example.com/"])
+        let unknown = try await cli.run(["notifications", "--db", path, "--outbox", "--enable", "https://elsewhere.example.com/"])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("registered: https://hooks.example.com/apple"))
         for (arguments, message) in [
@@ -90,7 +90,7 @@ import TestSupport
             (["--replay", "x", "--to", "http://hooks.example.com/"], "--to hooks.example.com over plain http"),
             (["--replay", "x", "--to", "https://hooks.example.com/?token=abc"], "--forward-header-file FILE"),
         ] {
-            let usage = try cli.run(["notifications", "--db", path] + arguments)
+            let usage = try await cli.run(["notifications", "--db", path] + arguments)
             #expect(usage.status == 64, "\(arguments)")
             #expect(usage.stderr.contains(message), "\(usage.stderr)")
         }
@@ -136,7 +136,7 @@ import TestSupport
         process.terminate()
         process.waitUntilExit()
 
-        let usage = try cli.run(["notifications", "--db", db, "--format", "jsonl"])
+        let usage = try await cli.run(["notifications", "--db", db, "--format", "jsonl"])
         #expect(usage.status == 64)
         words.said(usage.stderr)
         words.check()
@@ -145,7 +145,7 @@ import TestSupport
     @Test func listsWhatTheReceiverStored() async throws {
         let words = Wording("notifications-command")
         let db = try await database()
-        let json = try cli.run(["notifications", "--db", db, "--format", "json"])
+        let json = try await cli.run(["notifications", "--db", db, "--format", "json"])
         #expect(json.status == 0, "\(json.stderr)")
         let rows = try #require(json.json as? [[String: Any]])
         #expect(rows.map { $0["notification_uuid"] as? String } == ["5b1a7e1c-0002-4d7e-9c1e-5f1f0a000002", "0c1d2e3f-0000-4000-8000-000000000001"])
@@ -159,21 +159,21 @@ import TestSupport
         ])
         #expect(rows.map { $0["source"] as? String } == ["receiver", "receiver"])
 
-        let renewals = try cli.run(["notifications", "--db", db, "--format", "json", "--type", "DID_RENEW"])
+        let renewals = try await cli.run(["notifications", "--db", db, "--format", "json", "--type", "DID_RENEW"])
         #expect((renewals.json as? [[String: Any]])?.count == 1)
-        let other = try cli.run(["notifications", "--db", db, "--format", "json", "--bundle-id", "com.example.other"])
+        let other = try await cli.run(["notifications", "--db", db, "--format", "json", "--bundle-id", "com.example.other"])
         #expect((other.json as? [[String: Any]])?.map { $0["notification_type"] as? String } == ["TEST"])
 
-        let csv = try cli.run(["notifications", "--db", db, "--format", "csv"])
+        let csv = try await cli.run(["notifications", "--db", db, "--format", "csv"])
         let lines = csv.stdout.components(separatedBy: "\r\n")
         #expect(lines[0] == "notification_uuid,notification_type,subtype,bundle_id,environment,signed_date,received_at,deliveries,verdict,transaction_id,original_transaction_id,product_id,explanation,consumption_request_reason,source")
         #expect(lines.count == 4)  // header, two rows, the final empty line
-        let text = try cli.run(["notifications", "--db", db])
+        let text = try await cli.run(["notifications", "--db", db])
         #expect(text.stdout.contains("T DID_RENEW: renewed: access continues"))
         #expect(text.stdout.contains("delivered 2×"))
         #expect(text.stdout.hasSuffix("2 notifications\n"))
 
-        let missing = try cli.run(["notifications", "--db", db + ".absent"])
+        let missing = try await cli.run(["notifications", "--db", db + ".absent"])
         #expect(missing.status == 66)
         words.said(missing.stderr)
         words.check()
@@ -188,7 +188,7 @@ import TestSupport
         let (simulator, production, sandbox) = try lookups.startSimulator(["--api-key-file", workspace.keyFile])
         defer { simulator.terminate() }
         let start = String(ISO8601DateFormatter().string(from: Date().addingTimeInterval(-170 * 86_400)))
-        let run = try cli.run([
+        let run = try await cli.run([
             "notifications", "--db", db, "--reconcile", "--start", start, "--format", "json", "--issuer-id",
             "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile, "--bundle-id",
             "com.example.receiptdash", "--api-production-url", production, "--api-sandbox-url", sandbox,
@@ -208,7 +208,7 @@ import TestSupport
         #expect((timedOut["send_attempts"] as? [[String: Any]])?.map { $0["result"] as? String } == ["TIMED_OUT", "SUCCESS"])
         #expect((report["requests"] as? [[String: Any]])?.map { $0["endpoint"] as? String } == ["notification-history", "notification-history"])
 
-        let usage = try cli.run(["notifications", "--db", db, "--reconcile"])
+        let usage = try await cli.run(["notifications", "--db", db, "--reconcile"])
         #expect(usage.status == 64)
     }
 
@@ -225,7 +225,7 @@ import TestSupport
             "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile, "--bundle-id",
             "com.example.receiptdash", "--api-production-url", production, "--api-sandbox-url", sandbox, "--root-ca", workspace.rootFile,
         ]
-        let run = try cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start, "--format", "json"] + api)
+        let run = try await cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start, "--format", "json"] + api)
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(run.json as? [String: Any])
         #expect(report["sent"] as? Int == 27)
@@ -233,22 +233,22 @@ import TestSupport
         #expect(ingested.count == 27)
         #expect(Set(ingested.compactMap { $0["outcome"] as? String }) == ["accepted"])
 
-        let listed = try cli.run(["notifications", "--db", db, "--format", "json"])
+        let listed = try await cli.run(["notifications", "--db", db, "--format", "json"])
         let rows = try #require(listed.json as? [[String: Any]])
         #expect(rows.count == 27)
         #expect(Set(rows.compactMap { $0["source"] as? String }) == ["history"])
         #expect(Set(rows.compactMap { $0["verdict"] as? String }) == ["test"])
 
-        let again = try cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start] + api)
+        let again = try await cli.run(["notifications", "--db", db, "--reconcile", "--ingest", "--start", start] + api)
         #expect(again.status == 0, "\(again.stderr)")
         words.said(again.stdout)
         words.said(again.stdout)
 
         // Apple's filters, and its 180-day limit.
-        let one = try cli.run(
+        let one = try await cli.run(
             ["notifications", "--db", db, "--reconcile", "--start", start, "--transaction-id", "2000000900000001", "--format", "json"] + api)
         #expect((one.json as? [String: Any])?["sent"] as? Int == 5)
-        let tooOld = try cli.run(["notifications", "--db", db, "--reconcile", "--start", "2020-01-01T00:00:00Z"] + api)
+        let tooOld = try await cli.run(["notifications", "--db", db, "--reconcile", "--start", "2020-01-01T00:00:00Z"] + api)
         #expect(tooOld.status == 64)
         words.said(tooOld.stderr)
         words.check()

@@ -28,15 +28,15 @@ import TestSupport
         }
         await store.close()
         let cli = InspectCommandTests()
-        let json = try cli.run(["notifications", "--db", db, "--format", "json"])
+        let json = try await cli.run(["notifications", "--db", db, "--format", "json"])
         #expect(json.status == 0)
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(rows.count == total)
         #expect(Set(rows.compactMap { $0["notification_uuid"] as? String }).count == total)
-        let text = try cli.run(["notifications", "--db", db, "--type", "REFUND"])
+        let text = try await cli.run(["notifications", "--db", db, "--type", "REFUND"])
         #expect(text.status == 0)
         #expect(text.stdout.hasSuffix("\n1172 notifications\n"))
-        let csv = try cli.run(["notifications", "--db", db, "--format", "csv"])
+        let csv = try await cli.run(["notifications", "--db", db, "--format", "csv"])
         #expect(csv.stdout.split(separator: "\r\n").count == total + 1)
     }
 }

@@ -20,13 +20,13 @@ import TestSupport
         ["PATH": "/usr/bin:/bin", "HOME": workspace.folder.path, "XDG_CONFIG_HOME": workspace.folder.path]
     }
 
-    func run(_ workspace: Workspace, _ arguments: [String], key: [String]? = nil) throws -> CLIRunner.Run {
+    func run(_ workspace: Workspace, _ arguments: [String], key: [String]? = nil) async throws -> CLIRunner.Run {
         let credentials =
             key ?? [
                 "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile,
                 "--bundle-id", ServerAPIData.demoBundleID,
             ]
-        let run = try CLIRunner.run(["offer-signature"] + arguments + credentials, environment: Self.environment(workspace))
+        let run = try await CLIRunner.run(["offer-signature"] + arguments + credentials, environment: Self.environment(workspace))
         for secret in [workspace.keySecret, "PRIVATE KEY"] {
             #expect(!run.stdout.contains(secret))
             #expect(!run.stderr.contains(secret))
@@ -39,10 +39,10 @@ import TestSupport
         return try #require(run.json as? [String: Any], "\(run.stdout)")
     }
 
-    @Test func promotionalJSONVerifiesWithTheKey() throws {
+    @Test func promotionalJSONVerifiesWithTheKey() async throws {
         let workspace = try Workspace()
         let json = try object(
-            try run(
+            try await run(
                 workspace,
                 [
                     "promotional", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--application-username", "User-1", "--nonce",
@@ -71,7 +71,7 @@ import TestSupport
 
         // The JSON is the body the simulator's /offers/verify takes.
         let verifier = OfferVerifier(publicKey: workspace.key.publicKey, keyID: "2X9R4HXF34", bundleIDs: [ServerAPIData.demoBundleID])
-        let stdout = try run(
+        let stdout = try await run(
             workspace, ["promotional", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--application-username", "", "--format", "json"]
         ).stdout
         let verdict = try verifier.verify(Array(stdout.utf8), now: Date()).get()
@@ -82,10 +82,10 @@ import TestSupport
         #expect(UUID(uuidString: nonce) != nil && nonce == nonce.lowercased())
     }
 
-    @Test func promotionalTextIsOneFactALineAndSaysTwentyFourHours() throws {
+    @Test func promotionalTextIsOneFactALineAndSaysTwentyFourHours() async throws {
         let words = Wording("offer-signature-command", matching: Wording.runVariables)
         let workspace = try Workspace()
-        let result = try run(
+        let result = try await run(
             workspace, ["promotional", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--application-username", "", "--nonce", Self.nonce])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -100,11 +100,11 @@ import TestSupport
         words.check()
     }
 
-    @Test func promotionalJWSAndEligibilityVerifyWithTheKey() throws {
+    @Test func promotionalJWSAndEligibilityVerifyWithTheKey() async throws {
         let words = Wording("offer-signature-command", matching: [(#"issued at: [0-9]+ "#, "issued at: <seconds> ")] + Wording.runVariables)
         let workspace = try Workspace()
         let promotional = try object(
-            try run(
+            try await run(
                 workspace,
                 ["promotional-jws", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--transaction-id", "2000000900000001", "--format", "json"]))
         #expect(promotional.keys.sorted() == ["issued_at", "jws", "key_id", "nonce", "offer_id", "product_id", "transaction_id", "type"])
@@ -123,13 +123,13 @@ import TestSupport
         #expect(UUID(uuidString: nonce) != nil && nonce == nonce.lowercased() && promotional["nonce"] as? String == nonce)
 
         let withoutTransaction = try object(
-            try run(workspace, ["promotional-jws", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--format", "json"]))
+            try await run(workspace, ["promotional-jws", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--format", "json"]))
         #expect(withoutTransaction["transaction_id"] == nil)
         #expect(try DecodedJWT(try #require(withoutTransaction["jws"] as? String)).claims["transactionId"] == nil)
 
         for (flag, allow) in [("--deny", false), ("--allow", true)] {
             let eligibility = try object(
-                try run(
+                try await run(
                     workspace,
                     ["introductory-eligibility", "--product-id", "pro.monthly", "--transaction-id", "2000000900000001", flag, "--format", "json"]))
             #expect(
@@ -143,7 +143,7 @@ import TestSupport
             #expect(token.claims["transactionId"] == .string("2000000900000001"))
         }
 
-        let text = try run(workspace, ["introductory-eligibility", "--product-id", "pro.monthly", "--transaction-id", "2000000900000001", "--deny"])
+        let text = try await run(workspace, ["introductory-eligibility", "--product-id", "pro.monthly", "--transaction-id", "2000000900000001", "--deny"])
         #expect(text.status == 0, "\(text.stderr)")
         // Every fact but the token, which changes with its time and nonce.
         words.said(text.stdout.split(separator: "\n").filter { !$0.hasPrefix("jws: ") })
@@ -151,7 +151,7 @@ import TestSupport
         words.check()
     }
 
-    @Test func valuesThatCannotBeSignedAreUsageErrors() throws {
+    @Test func valuesThatCannotBeSignedAreUsageErrors() async throws {
         let workspace = try Workspace()
         let cases: [([String], String)] = [
             (
@@ -172,7 +172,7 @@ import TestSupport
             (["introductory-eligibility", "--product-id", "pro.monthly", "--transaction-id", "1"], "--allow"),
         ]
         for (arguments, said) in cases {
-            let result = try run(workspace, arguments)
+            let result = try await run(workspace, arguments)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(said), "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty)
@@ -180,7 +180,7 @@ import TestSupport
         }
     }
 
-    @Test func aKeyThatCannotBeUsedIsSaidInWords() throws {
+    @Test func aKeyThatCannotBeUsedIsSaidInWords() async throws {
         let words = Wording("offer-signature-command")
         let workspace = try Workspace()
         let values = ["promotional", "--product-id", "pro.monthly", "--offer-id", "WINBACK1", "--application-username", ""]
@@ -189,27 +189,27 @@ import TestSupport
         }
         // No key file there.
         let absent = workspace.folder.appendingPathComponent("absent.p8").path
-        let missing = try run(workspace, values, key: credentials(absent))
+        let missing = try await run(workspace, values, key: credentials(absent))
         #expect(missing.status == 64)
         words.said(missing.stderr)
         // No settings at all: each is named, with its variable.
-        let none = try run(workspace, values, key: [])
+        let none = try await run(workspace, values, key: [])
         #expect(none.status == 64)
         words.said(none.stderr)
         // A P-384 key is not an In-App Purchase key.
         let p384 = workspace.folder.appendingPathComponent("p384.p8").path
         try Data(P384.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: p384))
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: p384)
-        let wrongCurve = try run(workspace, values, key: credentials(p384))
+        let wrongCurve = try await run(workspace, values, key: credentials(p384))
         #expect(wrongCurve.status == 64)
         words.said(wrongCurve.stderr)
         #expect(wrongCurve.stdout.isEmpty)
         words.check()
     }
 
-    @Test func everySubcommandHasHelp() throws {
+    @Test func everySubcommandHasHelp() async throws {
         let workspace = try Workspace()
-        let top = try CLIRunner.run(["offer-signature", "--help"], environment: Self.environment(workspace))
+        let top = try await CLIRunner.run(["offer-signature", "--help"], environment: Self.environment(workspace))
         #expect(top.status == 0)
         let listed = top.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
         for name in ["promotional", "promotional-jws", "introductory-eligibility"] { #expect(listed.contains(name), "\(name)") }
@@ -219,7 +219,7 @@ import TestSupport
             "introductory-eligibility": ["--transaction-id <id>", "--allow", "--deny", "introductory-offer-eligibility", "--private-key-file"],
         ]
         for (name, words) in expected {
-            let help = try CLIRunner.run(["offer-signature", name, "--help"], environment: Self.environment(workspace))
+            let help = try await CLIRunner.run(["offer-signature", name, "--help"], environment: Self.environment(workspace))
             #expect(help.status == 0, "\(name)")
             for word in words { #expect(help.stdout.contains(word), "\(name) --help lacks \(word)") }
         }

@@ -34,14 +34,14 @@ import TestSupport
         let file = scratch.appending("online.jws").path
         try token.write(toFile: file, atomically: true, encoding: .utf8)
 
-        let plain = try InspectCommandTests().run(["inspect", "--format", "json", file])
+        let plain = try await InspectCommandTests().run(["inspect", "--format", "json", file])
         let plainTrust = try #require((plain.json as? [String: Any])?["trust"] as? [String: Any])
         #expect(plainTrust["retryable"] == nil)
         #expect(plain.stdout.contains("online check") == false)
 
         // inspect trusts Apple's roots only: the simulator's chain fails offline, so OCSP is
         // not asked even with the flag, and the report says so.
-        let online = try InspectCommandTests().run(["inspect", "--format", "json", "--online-checks", file])
+        let online = try await InspectCommandTests().run(["inspect", "--format", "json", "--online-checks", file])
         let trust = try #require((online.json as? [String: Any])?["trust"] as? [String: Any])
         #expect(trust["retryable"] as? Bool == false)
         #expect(trust["validation_time_source"] as? String == "now, online checks")
@@ -93,9 +93,9 @@ import TestSupport
 
         let arguments = ["--transaction-id", "2000000900000001", "--format", "json", "--root-ca", workspace.rootFile]
         // Offline, the simulator's chain is test data; online, its leaf is revoked.
-        let offline = try lookups.lookup(workspace, (production, sandbox), arguments)
+        let offline = try await lookups.lookup(workspace, (production, sandbox), arguments)
         #expect(Self.onlineSteps(try #require(offline.json as? [String: Any])) == Array(repeating: "test false - - -", count: 5))
-        let revoked = try lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
+        let revoked = try await lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
         #expect(revoked.status == 0, "\(revoked.stderr)")
         #expect(
             Self.onlineSteps(try #require(revoked.json as? [String: Any]))
@@ -103,7 +103,7 @@ import TestSupport
 
         // The responder goes tryLater while it serves: retryable, never valid or invalid.
         #expect(try await Self.control(banner, "mode=try-later") == (200, "mode try-later, latency 0 ms, revoked: leaf\n"))
-        let later = try lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
+        let later = try await lookups.lookup(workspace, (production, sandbox), arguments + ["--online-checks"])
         #expect(
             Self.onlineSteps(try #require(later.json as? [String: Any]))
                 == Array(repeating: "unverifiable true ocsp-try-later leaf -", count: 5))
@@ -116,19 +116,19 @@ import TestSupport
         words.check()
     }
 
-    @Test func ocspSettingsNeedOCSPAndItsOwnPKI() throws {
+    @Test func ocspSettingsNeedOCSPAndItsOwnPKI() async throws {
         let words = Wording("online-checks-command")
         let cli = InspectCommandTests()
-        let alone = try cli.run(["simulator", "--ocsp-revoke", "leaf"])
+        let alone = try await cli.run(["simulator", "--ocsp-revoke", "leaf"])
         #expect(alone.status == 64)
         words.said(alone.stderr)
-        let mode = try cli.run(["simulator", "--ocsp", "--ocsp-mode", "sideways"])
+        let mode = try await cli.run(["simulator", "--ocsp", "--ocsp-mode", "sideways"])
         #expect(mode.status == 64)
         words.said(mode.stderr)
         let scratch = TemporaryFolder("ocsp-pki")
         defer { scratch.remove() }
         let folder = scratch.appending("pki").path
-        let withFolder = try cli.run(["simulator", "--ocsp", "--pki", folder])
+        let withFolder = try await cli.run(["simulator", "--ocsp", "--pki", folder])
         #expect(withFolder.status == 64)
         words.said(withFolder.stderr)
         words.check()

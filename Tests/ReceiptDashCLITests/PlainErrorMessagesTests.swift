@@ -13,8 +13,8 @@ import TestSupport
         "DecodingError", "NIOConnectionError", "IOError(", "NIOSSLError", "BoringSSLError", "HTTPClientError",
     ]
 
-    func expectPlain(_ arguments: [String], status: Int32? = nil, in folder: URL, port: Int, into transcript: Transcript) throws {
-        let result = transcript.record(arguments, try cli.run(arguments, currentDirectory: folder))
+    func expectPlain(_ arguments: [String], status: Int32? = nil, in folder: URL, port: Int, into transcript: Transcript) async throws {
+        let result = transcript.record(arguments, try await cli.run(arguments, currentDirectory: folder))
         let shown = arguments.joined(separator: " ")
         #expect(result.status != 0, "\(shown) succeeded")
         if let status { #expect(result.status == status, "\(shown): \(result.stderr)") }
@@ -25,7 +25,7 @@ import TestSupport
         }
     }
 
-    @Test func everyFailurePathIsSaidInWords() throws {
+    @Test func everyFailurePathIsSaidInWords() async throws {
         let folder = try NewUserCommandTests.scratch("plain-errors")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("a-folder"), withIntermediateDirectories: true)
@@ -37,40 +37,40 @@ import TestSupport
         let closed = ["--production-url", "http://127.0.0.1:\(port)/p", "--sandbox-url", "http://127.0.0.1:\(port)/s"]
 
         // Missing files.
-        try expectPlain(["verify", "nope.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--ca-file", "nope.pem", "r.b64"] + closed, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--shared-secret-file", "nope.secret", "r.b64"] + closed, in: folder, port: port, into: transcript)
-        try expectPlain(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], status: 66, in: folder, port: port, into: transcript)
-        try expectPlain(["history", "--db", "nope.sqlite"], in: folder, port: port, into: transcript)
-        try expectPlain(["notifications", "--db", "nope.sqlite"], status: 66, in: folder, port: port, into: transcript)
-        try expectPlain(
+        try await expectPlain(["verify", "nope.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--ca-file", "nope.pem", "r.b64"] + closed, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--shared-secret-file", "nope.secret", "r.b64"] + closed, in: folder, port: port, into: transcript)
+        try await expectPlain(["db", "copy", "--from", "./nope.sqlite", "--to", "t.sqlite"], status: 66, in: folder, port: port, into: transcript)
+        try await expectPlain(["history", "--db", "nope.sqlite"], in: folder, port: port, into: transcript)
+        try await expectPlain(["notifications", "--db", "nope.sqlite"], status: 66, in: folder, port: port, into: transcript)
+        try await expectPlain(
             ["lookup", "--transaction-id", "1", "--issuer-id", "x", "--key-id", "y", "--private-key-file", "nope.p8", "--bundle-id", "b"],
             status: 64, in: folder, port: port, into: transcript)
 
         // Database paths that cannot be used.
-        try expectPlain(["db", "migrate", "--db", "/proc/receiptdash-nowhere/x.sqlite"], status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["db", "migrate", "--db", "a-folder"], status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["watch", "--once", "--db", "garbage.sqlite", "r.b64"], status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["history", "--db", "garbage.sqlite"], status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--db", "a-folder", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["db", "migrate", "--db", "/proc/receiptdash-nowhere/x.sqlite"], status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["db", "migrate", "--db", "a-folder"], status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["watch", "--once", "--db", "garbage.sqlite", "r.b64"], status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["history", "--db", "garbage.sqlite"], status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--db", "a-folder", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
 
         // Servers that are not there.
-        try expectPlain(
+        try await expectPlain(
             ["db", "migrate", "--db", "postgres://team@127.0.0.1:\(port)/audit"], status: 1,
             in: folder, port: port, into: transcript)
-        try expectPlain(["history", "--db", "postgres://team@127.0.0.1:\(port)/audit"], status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["history", "--db", "postgres://team@127.0.0.1:\(port)/audit"], status: 1, in: folder, port: port, into: transcript)
         // Without a terminal each retry is said only with --verbose; the result lists every attempt.
-        try expectPlain(["verify", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--verbose", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--verbose", "r.b64"] + closed, status: 1, in: folder, port: port, into: transcript)
 
         // Bad values and flags.
-        try expectPlain(["history", "--db", "nope.sqlite", "--since", "last tuesday"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["notifications", "--since", "soon"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["watch", "--keep-days", "0", "r.b64"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--concurrency", "0", "r.b64"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--bogus", "r.b64"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["db", "migrate", "--db", "mysql://root@db/audit"], status: 64, in: folder, port: port, into: transcript)
-        try expectPlain(["verify", "--production-url", "http://example.com/v", "r.b64"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["history", "--db", "nope.sqlite", "--since", "last tuesday"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["notifications", "--since", "soon"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["watch", "--keep-days", "0", "r.b64"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--concurrency", "0", "r.b64"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--bogus", "r.b64"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["db", "migrate", "--db", "mysql://root@db/audit"], status: 64, in: folder, port: port, into: transcript)
+        try await expectPlain(["verify", "--production-url", "http://example.com/v", "r.b64"], status: 64, in: folder, port: port, into: transcript)
         Golden.check("error-messages", transcript.text)
     }
 }

@@ -27,7 +27,7 @@ import TestSupport
 
     @Test func fourWritersOnOverlappingFoldersMakeExactCounts() async throws {
         let url = try Self.freshDatabase()
-        let migrated = try cli.run(["db", "migrate", "--db", url])
+        let migrated = try await cli.run(["db", "migrate", "--db", url])
         #expect(migrated.status == 0, "\(migrated.stderr)")
         let root = TemporaryFolder("writers").url
         defer { try? FileManager.default.removeItem(at: root) }
@@ -45,7 +45,7 @@ import TestSupport
         }
         let results = try await withThrowingTaskGroup(of: InspectCommandTests.Run.self) { group in
             for folder in folders {
-                group.addTask { try cli.run(["watch", "--once", "--db", url, folder.path]) }
+                group.addTask { try await cli.run(["watch", "--once", "--db", url, folder.path]) }
             }
             var all: [InspectCommandTests.Run] = []
             for try await run in group { all.append(run) }
@@ -57,7 +57,7 @@ import TestSupport
             run.stdout.split(separator: "\n").first { $0.hasPrefix("ingested") }.map(String.init)
         }
         #expect(news.count == 4)
-        let history = try cli.run(["history", "--db", url, "--format", "json"])
+        let history = try await cli.run(["history", "--db", url, "--format", "json"])
         #expect(history.status == 0, "\(history.stderr)")
         let rows = try #require(history.json as? [[String: Any]])
         #expect(rows.count == count)

@@ -68,34 +68,34 @@ import TestSupport
 
     /// The gates are required: no bundle id, or --accept-v1 without a secret, is a usage error
     /// (exit 64) that names what to add, before anything listens.
-    @Test func refusesToStartWithoutItsGates() throws {
+    @Test func refusesToStartWithoutItsGates() async throws {
         let words = Wording("receive-command")
         let cli = InspectCommandTests()
         let folder = TemporaryFolder("receive-gates").url
         defer { try? FileManager.default.removeItem(at: folder) }
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let noBundle = try cli.run(["receive", "--port", "0", "--db", db])
+        let noBundle = try await cli.run(["receive", "--port", "0", "--db", db])
         #expect(noBundle.status == 64)
         words.said(noBundle.stderr)
-        let noSecret = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--accept-v1"])
+        let noSecret = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--accept-v1"])
         #expect(noSecret.status == 64)
         words.said(noSecret.stderr)
-        let badAge = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--max-age", "soon"])
+        let badAge = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--max-age", "soon"])
         #expect(badAge.status == 64)
         words.said(badAge.stderr)
-        let badEnvironment = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--environment", "xcode"])
+        let badEnvironment = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--environment", "xcode"])
         #expect(badEnvironment.status == 64)
         // The API settings serve --reconcile-every or --consumption-policy; a faulty policy file
         // is refused with its line before anything listens.
-        let keyAlone = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--key-id", "2X9R4HXF34"])
+        let keyAlone = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--key-id", "2X9R4HXF34"])
         #expect(keyAlone.status == 64)
         words.said(keyAlone.stderr)
         let policy = folder.appendingPathComponent("policy.toml").path
         try "[[policy]]\nname = \"x\"\nrespond = true\n".write(toFile: policy, atomically: true, encoding: .utf8)
-        let badPolicy = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--consumption-policy", policy])
+        let badPolicy = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--consumption-policy", policy])
         #expect(badPolicy.status == 64)
         words.said(badPolicy.stderr.replacingOccurrences(of: policy, with: "POLICY"))
-        let dash = try cli.run(["--receive", "0", "--db", db])
+        let dash = try await cli.run(["--receive", "0", "--db", db])
         #expect(dash.status == 64)
         #expect(dash.stderr.contains("--receive needs --bundle-id"), "\(dash.stderr)")
         #expect(!FileManager.default.fileExists(atPath: db))

@@ -85,12 +85,12 @@ import TestSupport
         #expect(try await second.metrics().contains(#"receiptdash_reconcile_runs_total{result="skipped"} 1"#))
         second.stop()
 
-        let listed = try cli.run(["notifications", "--db", db, "--format", "json"])
+        let listed = try await cli.run(["notifications", "--db", db, "--format", "json"])
         let rows = try #require(listed.json as? [[String: Any]])
         #expect(rows.count == 27)
         #expect(Set(rows.compactMap { $0["source"] as? String }) == ["history"])
 
-        let usage = try cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--reconcile-every", "1h", "--reconcile-window", "200d"])
+        let usage = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--reconcile-every", "1h", "--reconcile-window", "200d"])
         #expect(usage.status == 64)
         words.said(usage.stderr)
         words.check()

@@ -101,7 +101,7 @@ final class Counter: Sendable {
 
         // Reconciliation: Apple's (the simulator's) history against the database.
         let start = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3600))
-        let run = try cli.run([
+        let run = try await cli.run([
             "notifications", "--db", db, "--reconcile", "--start", start, "--format", "json", "--issuer-id",
             "57246542-96fe-1a63-e053-0824d011072a", "--key-id", "2X9R4HXF34", "--private-key-file", workspace.keyFile, "--bundle-id",
             Self.bundleID, "--api-production-url", simulator.productionURL, "--api-sandbox-url", simulator.sandboxURL,
@@ -124,29 +124,29 @@ final class Counter: Sendable {
 @Suite struct SimulatorSendCommandTests {
     let cli = InspectCommandTests()
 
-    @Test func refusesBadSettingsInPlainWords() throws {
+    @Test func refusesBadSettingsInPlainWords() async throws {
         let words = Wording("receiver-crash")
-        let schedule = try cli.run([
+        let schedule = try await cli.run([
             "simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:\(TestPorts.refusing())/n", "--retry-schedule", "1s,2x",
         ])
         #expect(schedule.status == 64)
         words.said(schedule.stderr)
-        let remote = try cli.run(["simulator", "--port", "0", "--send-notifications", "http://example.com/notifications"])
+        let remote = try await cli.run(["simulator", "--port", "0", "--send-notifications", "http://example.com/notifications"])
         #expect(remote.status == 64)
         words.said(remote.stderr)
-        let alone = try cli.run(["simulator", "--port", "0", "--exit-when-sent"])
+        let alone = try await cli.run(["simulator", "--port", "0", "--exit-when-sent"])
         #expect(alone.status == 64)
         words.said(alone.stderr)
         words.check()
     }
 
-    @Test func nobodyListeningFailsEveryNotificationAfterItsRetries() throws {
+    @Test func nobodyListeningFailsEveryNotificationAfterItsRetries() async throws {
         let words = Wording("receiver-crash", matching: Wording.runVariables)
         // A port that refuses: bound by a socket that never listens.
         let port = TestPorts.refusing()
         #expect(port > 0)
 
-        let run = try cli.run([
+        let run = try await cli.run([
             "simulator", "--port", "0", "--send-notifications", "http://127.0.0.1:\(port)/notifications", "--notification-count", "3",
             "--retry-schedule", "10ms,20ms", "--exit-when-sent",
         ])

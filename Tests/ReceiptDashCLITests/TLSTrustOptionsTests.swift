@@ -8,9 +8,9 @@ import TestSupport
 /// simulator's sender, `CAFileDoorsTests`); a file that is not there is refused, naming it.
 @Suite struct TLSTrustOptionsTests {
     @Test(arguments: ["notifications", "receive", "lookup", "customer", "doctor", "verify", "watch", "consumption", "simulator"])
-    func helpListsTheCAFile(command: String) throws {
+    func helpListsTheCAFile(command: String) async throws {
         let words = Wording("tls-trust-options", case: "\(command)")
-        let help = try CLIRunner.run([command, "--help"])
+        let help = try await CLIRunner.run([command, "--help"])
         #expect(help.status == 0, "\(help.stderr)")
         // The help wraps at the terminal's width: compared word by word.
         let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -40,29 +40,29 @@ import TestSupport
         let missing = workspace.folder.appendingPathComponent("nope.pem").path
         let refusal = "--ca-file \(missing): no such file"
 
-        let lookup = try CLIRunner.run(["lookup", "--ca-file", missing, "--transaction-id", "2000000900000001"] + credentials(workspace))
+        let lookup = try await CLIRunner.run(["lookup", "--ca-file", missing, "--transaction-id", "2000000900000001"] + credentials(workspace))
         #expect(lookup.status == 64, "\(lookup.stderr)")
         #expect(lookup.stderr.contains(refusal), "\(lookup.stderr)")
 
         let db = try await NotificationsCommandTests().database()
         let start = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86_400))
-        let notifications = try CLIRunner.run(
+        let notifications = try await CLIRunner.run(
             ["notifications", "--db", db, "--reconcile", "--start", start, "--ca-file", missing] + credentials(workspace))
         #expect(notifications.status == lookup.status, "\(notifications.stderr)")
         #expect(notifications.stderr == "receiptdash: \(refusal)\n")
         #expect(notifications.stdout == "")
 
-        let receive = try CLIRunner.run(
+        let receive = try await CLIRunner.run(
             ["receive", "--port", "0", "--metrics-port", "none", "--db", workspace.folder.appendingPathComponent("trail.sqlite").path,
              "--reconcile-every", "1h", "--ca-file", missing] + credentials(workspace))
         #expect(receive.status == lookup.status, "\(receive.stderr)")
         #expect(receive.stderr.contains("receiptdash: --reconcile-every: \(refusal)\n"), "\(receive.stderr)")
 
         // Where nothing is asked of Apple, --ca-file would do nothing: a usage error, not silence.
-        let listing = try CLIRunner.run(["notifications", "--db", db, "--ca-file", missing])
+        let listing = try await CLIRunner.run(["notifications", "--db", db, "--ca-file", missing])
         #expect(listing.status == 64)
         words.said(listing.stderr)
-        let serving = try CLIRunner.run(["receive", "--bundle-id", "com.example.receiptdash", "--ca-file", missing])
+        let serving = try await CLIRunner.run(["receive", "--bundle-id", "com.example.receiptdash", "--ca-file", missing])
         #expect(serving.status == 64)
         words.said(serving.stderr)
         words.check()

@@ -27,7 +27,7 @@ import TestSupport
         return (process, url("production:"), url("sandbox:"))
     }
 
-    @Test func verifyThroughTheSimulatorWithoutLeakingTheSecret() throws {
+    @Test func verifyThroughTheSimulatorWithoutLeakingTheSecret() async throws {
         let secret = "f3a9c1e07b6d4a2e9c8b7a6d5e4f3a2b"
         let scratch = TemporaryFolder("secret")
         defer { scratch.remove() }
@@ -37,7 +37,7 @@ import TestSupport
         defer { simulator.terminate() }
         #expect(production.hasPrefix("http://127.0.0.1:"))
 
-        let json = try cli.run([
+        let json = try await cli.run([
             "verify", "--format", "json", "--shared-secret-file", file.path, "--production-url", production, "--sandbox-url", sandbox,
             cli.fixture("production.b64"), cli.fixture("sandbox-2023.der"),
         ])
@@ -50,7 +50,7 @@ import TestSupport
         #expect((response["latest_receipt_info"] as? [Any])?.count == 4)
         #expect(json.stderr.contains("verified 2: 2 answered (0: 2), 0 failed, 0 duplicates"))
 
-        let text = try cli.run([
+        let text = try await cli.run([
             "verify", "--shared-secret-file", file.path, "--production-url", production, "--sandbox-url", sandbox,
             cli.fixture("production.b64"),
         ])
@@ -61,7 +61,7 @@ import TestSupport
         }
     }
 
-    @Test func wrongSecretExitsWithFailureAndSaysWhy() throws {
+    @Test func wrongSecretExitsWithFailureAndSaysWhy() async throws {
         let words = Wording("verify-command")
         let scratch = TemporaryFolder("secrets")
         defer { scratch.remove() }
@@ -71,7 +71,7 @@ import TestSupport
         try Data("wrong-secret-1111".utf8).write(to: wrong)
         let (simulator, production, sandbox) = try startSimulator(secretFile: right.path)
         defer { simulator.terminate() }
-        let result = try cli.run([
+        let result = try await cli.run([
             "verify", "--shared-secret-file", wrong.path, "--production-url", production, "--sandbox-url", sandbox,
             cli.fixture("production.b64"),
         ])
@@ -81,9 +81,9 @@ import TestSupport
         words.check()
     }
 
-    @Test func secretIsNeverAnArgument() throws {
+    @Test func secretIsNeverAnArgument() async throws {
         let words = Wording("verify-command")
-        let result = try cli.run(["verify", "--password", "x", cli.fixture("production.b64")])
+        let result = try await cli.run(["verify", "--password", "x", cli.fixture("production.b64")])
         #expect(result.status == 64)
         words.said(result.stderr)
         words.check()
@@ -97,9 +97,9 @@ import TestSupport
         ["verify", "--sandbox-url", "http://sandbox.example.invalid/verifyReceipt"],
         ["watch", "--verify", "--once", "--db", "/nonexistent/never-created.sqlite", "--production-url", "http://127.0.0.1.example.com/v"],
     ])
-    func plainHTTPToANonLoopbackHostIsAUsageError(arguments: [String]) throws {
+    func plainHTTPToANonLoopbackHostIsAUsageError(arguments: [String]) async throws {
         let words = Wording("verify-command", case: "\(arguments)")
-        let result = try cli.run(arguments + [cli.fixture("production.b64")])
+        let result = try await cli.run(arguments + [cli.fixture("production.b64")])
         #expect(result.status == 64, "\(result.stderr)")
         words.said(result.stderr)
         #expect(result.stdout.isEmpty)
@@ -153,7 +153,7 @@ import TestSupport
 
     /// One row per input, in order: the undecodable input gets an error row as `inspect`
     /// writes it (today it has none: `[]` for it alone).
-    @Test func jsonHasARowForEveryInput() throws {
+    @Test func jsonHasARowForEveryInput() async throws {
         let words = Wording("verify-command")
         let folder = TemporaryFolder("rows").url
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -165,7 +165,7 @@ import TestSupport
         defer { simulator.terminate() }
         let online = ["--shared-secret-file", secret.path, "--production-url", production, "--sandbox-url", sandbox]
 
-        let alone = try cli.run(["verify", "--format", "json"] + online + [junk])
+        let alone = try await cli.run(["verify", "--format", "json"] + online + [junk])
         #expect(alone.status == 1)
         let row = try #require(alone.json as? [String: Any], "\(alone.stdout)")
         #expect(row["source"] as? String == junk)
@@ -174,7 +174,7 @@ import TestSupport
         #expect(error["code"] as? String == "unrecognised format")
         words.said(error["message"] as? String)
 
-        let both = try cli.run(["verify", "--format", "json"] + online + [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
+        let both = try await cli.run(["verify", "--format", "json"] + online + [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
         #expect(both.status == 1)
         let rows = try #require(both.json as? [[String: Any]], "\(both.stdout)")
         #expect(rows.map { $0["source"] as? String } == [junk, cli.fixture("production.b64"), cli.fixture("notification-v2.jws")])
@@ -189,7 +189,7 @@ import TestSupport
 
     /// `--send-undecodable` sends what the decoder cannot read as it is, and records Apple's
     /// answer (the simulator cannot read it either: 21002, retried once).
-    @Test func sendUndecodableSendsItAsItIs() throws {
+    @Test func sendUndecodableSendsItAsItIs() async throws {
         let words = Wording("verify-command")
         let folder = TemporaryFolder("undecodable").url
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -200,7 +200,7 @@ import TestSupport
         let (simulator, production, sandbox) = try startSimulator(secretFile: secret.path)
         defer { simulator.terminate() }
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let result = try cli.run([
+        let result = try await cli.run([
             "verify", "--format", "json", "--send-undecodable", "--db", db, "--shared-secret-file", secret.path, "--production-url", production,
             "--sandbox-url", sandbox, odd,
         ])
@@ -210,7 +210,7 @@ import TestSupport
         #expect(row["status"] as? Int == 21002)
         #expect((row["attempts"] as? [[String: Any]])?.map { $0["status"] as? Int } == [21002, 21002])
         words.said(result.stderr)
-        let history = try cli.run(["history", "--db", db, "--format", "json"])
+        let history = try await cli.run(["history", "--db", db, "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(rows.map { $0["format"] as? String } == ["undecodable"])
         #expect(rows.map { $0["status"] as? Int } == [21002])

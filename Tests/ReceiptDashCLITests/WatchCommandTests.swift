@@ -11,7 +11,7 @@ import TestSupport
 
     /// `watch --once .` takes the files of the current folder (a path starting with a dot is
     /// not a hidden file), and skips hidden files and subfolders.
-    @Test func onceOverTheCurrentFolderSkipsOnlyHiddenFilesAndFolders() throws {
+    @Test func onceOverTheCurrentFolderSkipsOnlyHiddenFilesAndFolders() async throws {
         let folder = TemporaryFolder("watch-once").url
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("nested"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -20,7 +20,7 @@ import TestSupport
         let trail = TemporaryFolder("watch-once-db")
         defer { trail.remove() }
         let db = trail.appending("watch-once.sqlite").path
-        let result = try cli.run(["watch", "--once", "--db", db, "."], currentDirectory: folder)
+        let result = try await cli.run(["watch", "--once", "--db", db, "."], currentDirectory: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains(".: 1 file, 1 new"), "\(result.stdout)")
         #expect(result.stdout.contains("ingested 0 lines and 1 files: 1 new receipts, 0 seen again, 0 skipped"), "\(result.stdout)")
@@ -57,7 +57,7 @@ import TestSupport
             """.utf8).write(to: log)
 
         let db = folder.appendingPathComponent("audit.sqlite").path
-        let result = try cli.run(["watch", "--once", "--db", db, drop.path, log.path])
+        let result = try await cli.run(["watch", "--once", "--db", db, drop.path, log.path])
         #expect(result.status == 0, "\(result.stderr)")
         words.said(result.stdout)
         #expect(result.stdout.contains("\(drop.path): 3 files, 2 new"), "\(result.stdout)")
@@ -66,7 +66,7 @@ import TestSupport
             result.stdout.contains("ingested 4 lines and 3 files: 3 new receipts, 1 seen again, 4 skipped"), "\(result.stdout)")
 
         let store = try AuditStore(readOnlyPath: db)
-        let history = try cli.run(["history", "--db", db, "--format", "json"])
+        let history = try await cli.run(["history", "--db", db, "--format", "json"])
         let rows = try #require(history.json as? [[String: Any]])
         #expect(rows.count == 3)
         #expect(Set(rows.compactMap { $0["bundle_id"] as? String }).count == 3)

@@ -97,7 +97,7 @@ import TestSupport
         words.said(stderr)
         #expect(setup.simulator.service.writes.count == 1)
 
-        let rows = try setup.actionRows()
+        let rows = try await setup.actionRows()
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         #expect(row["result"] as? String == "unknown")
@@ -114,20 +114,20 @@ import TestSupport
         let promised = try #require(plan.split(separator: "\n").first { $0.contains("(+7 days)") }).split(separator: " ")
         let newExpiry = try #require(promised.firstIndex(of: "→").map { String(promised[$0 + 1]) })
 
-        let text = try setup.plain(["history", "--actions", "--db", setup.db])
+        let text = try await setup.plain(["history", "--actions", "--db", setup.db])
         words.said(text.stdout)
         words.said(text.stdout)
 
         // The command it names, run as it is: Apple answers the same request id with the same
         // extension, applied once.
         setup.simulator.service.delayWriteAnswers(by: 0)
-        let again = try setup.run(Array(repeatCommand.split(separator: " ").dropFirst().map(String.init)) + ["--yes", "--format", "json", "--db", setup.db])
+        let again = try await setup.run(Array(repeatCommand.split(separator: " ").dropFirst().map(String.init)) + ["--yes", "--format", "json", "--db", setup.db])
         #expect(again.status == 0, "\(again.stderr)")
         let result = try #require((again.json as? [String: Any])?["result"] as? [String: Any])
         #expect(result["effective_date"] as? String == newExpiry)
         #expect(setup.simulator.service.writes.count == 2)
         #expect(Set(setup.simulator.service.writes.map(\.body)) == [#"{"extendByDays":7,"extendReasonCode":3,"requestIdentifier":"ticket-kill"}"#])
-        let after = try setup.actionRows()
+        let after = try await setup.actionRows()
         #expect(after.map { $0["result"] as? String } == ["success", "unknown"])
         try await setup.stop()
         words.check()
@@ -154,7 +154,7 @@ import TestSupport
         words.said(stderr)
         words.said(stdout)
         words.said(stdout)
-        let rows = try setup.actionRows()
+        let rows = try await setup.actionRows()
         #expect(rows.map { $0["result"] as? String } == ["success"])
         #expect(rows.first?["pending"] as? Bool == false)
         #expect(rows.first?["http_status"] as? Int == 200)
@@ -172,11 +172,11 @@ import TestSupport
         let base = [
             "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--yes", "--db", setup.db,
         ]
-        let refused = try ActionCommandsTests.runRaw(base + withoutRoot, folder: setup.folder)
+        let refused = try await ActionCommandsTests.runRaw(base + withoutRoot, folder: setup.folder)
         #expect(refused.status == 1)
         words.said(refused.stderr)
         #expect(setup.simulator.service.writes.isEmpty)
-        let forced = try ActionCommandsTests.runRaw(base + ["--force-untrusted"] + withoutRoot, folder: setup.folder)
+        let forced = try await ActionCommandsTests.runRaw(base + ["--force-untrusted"] + withoutRoot, folder: setup.folder)
         #expect(forced.status == 0, "\(forced.stderr)")
         words.said(forced.stdout)
         #expect(setup.simulator.service.writes.count == 1)
@@ -191,7 +191,7 @@ import TestSupport
     func underAutoAWriteToNoCustomerAsksForTheEnvironment(_ arguments: [String]) async throws {
         let words = Wording("write-recording", case: "\(arguments)")
         let setup = try await ActionCommandsTests.Setup()
-        let run = try setup.run(arguments + ["--db", setup.db, "--format", "json"])
+        let run = try await setup.run(arguments + ["--db", setup.db, "--format", "json"])
         #expect(run.status == 1)
         let error = try #require((run.json as? [String: Any])?["error"] as? [String: Any])
         #expect(error["code"] as? String == "environment-unknown")
@@ -204,7 +204,7 @@ import TestSupport
     @Test func aDryRunPrintsThePlanAsARealRunShowsIt() async throws {
         let words = Wording("write-recording", matching: Wording.runVariables)
         let setup = try await ActionCommandsTests.Setup()
-        let run = try setup.run([
+        let run = try await setup.run([
             "extend", "--original-transaction-id", Self.subscription, "--days", "7", "--reason", "service-issue", "--request-id", "ticket-1",
             "--dry-run",
         ])
