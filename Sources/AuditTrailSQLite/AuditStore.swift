@@ -1,11 +1,6 @@
 import AuditTrail
 import Foundation
 import GRDB
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
 import AppStoreAPI
 import JSONWriting
 import LocalFiles
@@ -401,18 +396,6 @@ public final class AuditStore: AuditBackend {
         }
     }
 
-    /// The outbox's bookkeeping (a claim's lease, an attempt's result) committed without
-    /// waiting for the WAL's fsync (`synchronous = NORMAL` for that one transaction): losing it
-    /// with the machine's power only sends a delivery again, which at-least-once allows, and
-    /// it holds the write lock the receiver's group commits wait on for less time.
-    private func closeFile(_ descriptor: Int32) -> Int32 {
-        #if canImport(Glibc)
-        Glibc.close(descriptor)
-        #else
-        Darwin.close(descriptor)
-        #endif
-    }
-
     /// A write made durable without holding the write lock through the fsync: committed as
     /// ``writeLightly(_:)`` does, then the WAL file synced from outside SQLite. Its frames are
     /// then either in the WAL, which the sync covers, or already checkpointed into the database,
@@ -422,19 +405,23 @@ public final class AuditStore: AuditBackend {
         let value = try await writeLightly(work)
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return value }
         for file in [path + "-wal", path] {
-            let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-            if descriptor < 0 {
-                if errno == ENOENT, file.hasSuffix("-wal") { continue }
-                throw AuditDatabaseError(.unavailable, "\(file) cannot be opened to sync it (errno \(errno))")
+            guard let handle = FileHandle(forReadingAtPath: file) else {
+                if file.hasSuffix("-wal"), !FileManager.default.fileExists(atPath: file) { continue }
+                throw AuditDatabaseError(.unavailable, "\(file) cannot be opened to sync it")
             }
-            defer { _ = closeFile(descriptor) }
-            guard fsync(descriptor) == 0 else { throw AuditDatabaseError(.unavailable, "\(file) cannot be synced (errno \(errno))") }
+            defer { try? handle.close() }
+            // FileHandle's synchronize is fsync(2).
+            do { try handle.synchronize() } catch { throw AuditDatabaseError(.unavailable, "\(file) cannot be synced: \(error)") }
             // The WAL held the frames: the database file need not be synced too.
             if file.hasSuffix("-wal") { break }
         }
         return value
     }
 
+    /// The outbox's bookkeeping (a claim's lease, an attempt's result) committed without
+    /// waiting for the WAL's fsync (`synchronous = NORMAL` for that one transaction): losing it
+    /// with the machine's power only sends a delivery again, which at-least-once allows, and
+    /// it holds the write lock the receiver's group commits wait on for less time.
     func writeLightly<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await database.writeWithoutTransaction { db in
             if durable { try db.execute(sql: "PRAGMA synchronous = NORMAL") }

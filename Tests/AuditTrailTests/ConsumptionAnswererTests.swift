@@ -77,7 +77,7 @@ import TestSupport
     }
 
     // SQLite here; PostgreSQL's decisions, lateness and answers are in the two-receiver test
-    // (each PostgreSQL case is a database made and dropped: the suite's heaviest I/O).
+    // (each PostgreSQL case is a database of its own: the suite's heaviest I/O).
     @Test(arguments: [BackendKind.sqlite]) func aRequestIsAnsweredOnceByItsPolicy(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
             let store = try await db.open()
@@ -135,7 +135,7 @@ import TestSupport
     }
 
     // SQLite here; PostgreSQL's decisions, lateness and answers are in the two-receiver test
-    // (each PostgreSQL case is a database made and dropped: the suite's heaviest I/O).
+    // (each PostgreSQL case is a database of its own: the suite's heaviest I/O).
     @Test(arguments: [BackendKind.sqlite]) func aDryRunAndAFileWithoutConsentSendNothing(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
             let store = try await db.open()
@@ -158,7 +158,7 @@ import TestSupport
     }
 
     // SQLite here; PostgreSQL's decisions, lateness and answers are in the two-receiver test
-    // (each PostgreSQL case is a database made and dropped: the suite's heaviest I/O).
+    // (each PostgreSQL case is a database of its own: the suite's heaviest I/O).
     @Test(arguments: [BackendKind.sqlite]) func aRequestPastItsDeadlineIsReportedNotAnswered(_ kind: BackendKind) async throws {
         try await TestAuditDatabase.with(kind) { db in
             let store = try await db.open()
