@@ -24,6 +24,9 @@ public final class AuditStore: AuditBackend {
     let readOnly: Bool
     /// Opened with `synchronous = FULL` for every commit (the receiver's store).
     let durable: Bool
+    /// Where ``writeThenSync(_:)`` waits for its fsync: a thread of its own, not one of the
+    /// few cooperative threads the receiver's requests run on.
+    private let syncQueue = DispatchQueue(label: "receiptdash.audit-store.sync")
     public var location: String { path }
     /// The migrations this open applied (empty when the file was at the current schema), in order.
     public let migrationsApplied: [String]
@@ -404,6 +407,15 @@ public final class AuditStore: AuditBackend {
     func writeThenSync<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let value = try await writeLightly(work)
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return value }
+        let path = self.path
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            syncQueue.async { continuation.resume(with: Result { try Self.sync(walOf: path) }) }
+        }
+        return value
+    }
+
+    /// fsync(2) of the WAL, or of the database file when there is none.
+    private static func sync(walOf path: String) throws {
         for file in [path + "-wal", path] {
             guard let handle = FileHandle(forReadingAtPath: file) else {
                 if file.hasSuffix("-wal"), !FileManager.default.fileExists(atPath: file) { continue }
@@ -415,7 +427,6 @@ public final class AuditStore: AuditBackend {
             // The WAL held the frames: the database file need not be synced too.
             if file.hasSuffix("-wal") { break }
         }
-        return value
     }
 
     /// The outbox's bookkeeping (a claim's lease, an attempt's result) committed without
