@@ -119,7 +119,7 @@ import TestSupport
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         try "[support]\nread_only = true\n".write(to: profile.appendingPathComponent("api.toml"), atomically: true, encoding: .utf8)
         let write = ["finish", "--transaction-id", "2000000900000010", "--yes"]
-        let refusals = try await [
+        let refusals = await [
             try setup.run(write + ["--read-only"]),
             try setup.run(write, environment: ["RECEIPTDASH_READ_ONLY": "1"]),
             try setup.run(write + ["--api-profile", "support"]),
@@ -223,7 +223,7 @@ import TestSupport
     @Test func consumptionTokenFinishAndTestNotificationAreSentAndRecorded() async throws {
         let words = Wording("action-commands", matching: Wording.runVariables)
         let setup = try await Setup()
-        let runs = try await [
+        let runs = await [
             try setup.run([
                 "consumption", "--transaction-id", "2000000900000010", "--delivery-status", "delivered", "--customer-consented",
                 "--sample-content-provided", "false", "--consumed-percent", "40", "--yes", "--db", setup.db,
