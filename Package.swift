@@ -81,7 +81,8 @@ let package = Package(
         // (CountNoun, the one pluraliser) and the known word a mistyped one was meant to be.
         .target(name: "PlainWords"),
         // The one retry engine (budget, backoff, jitter, Retry-After, give-up words) and the
-        // injected time it waits on: clients and stores retry through it.
+        // injected time it waits on: clients and stores retry through it. Also when a busy part
+        // last worked (ActivityMark), for background work that waits for a quiet moment.
         .target(name: "RetryEngine", dependencies: ["PlainWords"]),
         // Formats, decoding and analysis: every input read into one model, and its purchases
         // judged at an instant. No certificates, no signatures: that is ReceiptTrust's.

@@ -52,7 +52,9 @@ extension CustomerActions: ConsumptionSending {
 /// intent recorded (the `pending` row and its request id) before the first byte leaves, the one
 /// retry engine, the outcome recorded from Apple's answer (or `unknown`). A request whose
 /// receiver stopped while sending is sent again by the next claim with the same request id and
-/// body; one past its deadline is reported `late`, never sent.
+/// body; one past its deadline is reported `late`, never sent. Beside a receiver, passes wait
+/// for a second without notifications, or for a request that has waited
+/// ``Configuration/maximumWait``.
 public final class ConsumptionAnswerer: Service, Sendable {
     public struct Configuration: Sendable {
         public var policies: ConsumptionPolicies
@@ -69,6 +71,14 @@ public final class ConsumptionAnswerer: Service, Sendable {
         public var batch: Int = 64
         /// The most answers in flight to Apple at once.
         public var senders: Int = 16
+        /// How long the receiver must have taken nothing before a pass runs (with an
+        /// ``ActivityMark``): answers have 12 hours, Apple's POSTs have seconds, so a pass waits
+        /// for a quiet moment instead of taking the store's writer between the receiver's
+        /// group commits.
+        public var quiet: TimeInterval = 1
+        /// The longest a request waits for a quiet moment (`--consumption-max-wait`): past it,
+        /// passes run under traffic too, until none has waited that long.
+        public var maximumWait: TimeInterval = 600
         /// Who claims (one per process).
         public var owner: String = "receiver-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         /// Who the writes are recorded as.
@@ -94,11 +104,14 @@ public final class ConsumptionAnswerer: Service, Sendable {
     private let metrics: ConsumptionMetrics?
     private let logger: Logger
     private let decoder = ReceiptDecoder()
+    /// The receiver's store's activity (nil: passes never wait for a quiet moment).
+    private let activity: ActivityMark?
 
     public init(
         store: any AuditBackend, sender: any ConsumptionSending, configuration: Configuration, clock: ServiceClock = .system,
-        metrics: ConsumptionMetrics? = nil, logger: Logger = Logger(label: "receiptdash.consumption")
+        metrics: ConsumptionMetrics? = nil, logger: Logger = Logger(label: "receiptdash.consumption"), activity: ActivityMark? = nil
     ) {
+        self.activity = activity
         self.store = store
         self.sender = sender
         self.configuration = configuration
@@ -108,15 +121,18 @@ public final class ConsumptionAnswerer: Service, Sendable {
     }
 
     /// Answers until the group shuts down: a pass as soon as the last one was full, else after
-    /// ``Configuration/poll``; the open requests' gauge every few seconds.
+    /// ``Configuration/poll``, each once the receiver is quiet or a request has waited too long
+    /// (``mayRunPass()``); the open requests' gauge every few seconds.
     public func run() async throws {
         var lastGauge = -Double.infinity
         var lastFailure = -Double.infinity
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             var full = false
             do {
-                let pass = try await answerDue()
-                full = pass.handled >= configuration.batch
+                if try await mayRunPass() {
+                    let pass = try await answerDue()
+                    full = pass.handled >= configuration.batch
+                }
             } catch {
                 let now = clock.now().timeIntervalSince1970
                 if now - lastFailure >= 60 {
@@ -135,6 +151,16 @@ public final class ConsumptionAnswerer: Service, Sendable {
         }
         // What was in flight ended with its pass (recorded); the client is released.
         await sender.shutdown()
+    }
+
+    /// Whether a pass may run now: the receiver has taken nothing for ``Configuration/quiet``
+    /// seconds, or an open request was signed ``Configuration/maximumWait`` seconds ago or more
+    /// (a read, never a write).
+    public func mayRunPass() async throws -> Bool {
+        let now = clock.now()
+        guard let activity, !activity.isQuiet(for: configuration.quiet, at: now) else { return true }
+        guard let oldest = try await store.openConsumptionRequests().oldestRequestedAt else { return false }
+        return now.timeIntervalSince(oldest) >= configuration.maximumWait
     }
 
     /// Sets `receiptdash_consumption_oldest_open_seconds` from the trail.

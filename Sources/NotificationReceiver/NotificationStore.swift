@@ -45,6 +45,9 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     public let heartbeat: String?
     /// What the ticker waits on and the dates its heartbeats and prunes carry.
     public let clock: ServiceClock
+    /// Marked at each notification and refusal taken: background work of the same process
+    /// (the consumption answerer) waits for a quiet moment.
+    public let activity: ActivityMark?
 
     public static let defaultMaximumPending = 10_000
     public static let defaultKeepRefusals = Duration.seconds(30 * 86_400)
@@ -54,9 +57,10 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     /// Stores notifications in `backend` (SQLite opened `durable`, or PostgreSQL).
     public init(
         backend: any AuditBackend, startWriter: Bool = true, maximumPending: Int = defaultMaximumPending,
-        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil, clock: ServiceClock = .system
+        keepRefusals: Duration? = defaultKeepRefusals, heartbeat: String? = nil, clock: ServiceClock = .system, activity: ActivityMark? = nil
     ) {
         self.clock = clock
+        self.activity = activity
         self.backend = backend
         self.heartbeat = heartbeat
         self.maximumPending = maximumPending
@@ -161,6 +165,7 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     }
 
     public func append(_ record: NotificationRecord) async throws(NotificationStoreError) -> AppendOutcome {
+        activity?.mark(clock.now())
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<AppendOutcome, NotificationStoreError>, Never>) in
             queue.enqueue(.init(write: .notification(record), continuation: continuation))
         }
@@ -168,6 +173,7 @@ public final class NotificationStore: NotificationSink, Service, Sendable {
     }
 
     public func reject(_ record: RejectionRecord) async throws(NotificationStoreError) {
+        activity?.mark(clock.now())
         var record = record
         let minute = Int((record.at.timeIntervalSince1970 / 60).rounded(.down))
         let kind = record.kind ?? "status-\(record.httpStatus)"

@@ -5,6 +5,7 @@ import AppStoreAPI
 import AuditTrail
 import LocalFiles
 import ReceiptCore
+import RetryEngine
 import ServiceLifecycle
 import Synchronization
 import UntrustedText
@@ -91,6 +92,9 @@ public struct ReceiveLaunch {
     /// Services that run beside the receiver in its group, started after the store and stopped
     /// before it (the consumption answerer).
     public var services: [any Service] = []
+    /// Marked by the store at each notification and refusal (the answerer waits for a quiet
+    /// moment).
+    public var activity: ActivityMark?
 
     public init(
         policy: ReceiverPolicy, listeners: ReceiverListeners, tls: (certificate: String, key: String)?, maximumPending: Int,
@@ -115,7 +119,7 @@ public struct ReceiveLaunch {
     ) async throws -> Bool {
         let store = NotificationStore(
             backend: backend, maximumPending: maximumPending, keepRefusals: keepRefusals,
-            heartbeat: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
+            heartbeat: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)", activity: activity)
         // Deliveries leave from the outbox on their own: a downstream never delays Apple's 200.
         let forwarder: (any Service)?
         do {

@@ -149,6 +149,13 @@ struct Receive: AsyncParsableCommand {
     @Option(name: .long, help: "send, or dry-run: record what each policy would send and send nothing.")
     var consumptionPolicyMode: ConsumptionPolicyMode = .send
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The longest a refund request waits for a second without notifications before it is answered under traffic (default 10m; at most 10h). 0 answers at once.",
+            valueName: "duration"))
+    var consumptionMaxWait = "10m"
+
     @OptionGroup(title: "Forwarding") var forwarding: ForwardOptions
 
     @OptionGroup(title: "Continuous reconciliation") var reconciling: ReconcileOptions
@@ -188,6 +195,7 @@ struct Receive: AsyncParsableCommand {
         if consumptionPolicyMode != .send && consumptionPolicy == nil {
             throw ValidationError("--consumption-policy-mode goes with --consumption-policy FILE.")
         }
+        _ = try consumptionMaximumWait()
         if (retentionPath == nil) != (retentionRules == nil) {
             throw ValidationError("--retention-path and --retention-rules go together: the path Apple POSTs to, and the rules that answer.")
         }
@@ -255,6 +263,15 @@ struct Receive: AsyncParsableCommand {
         return .seconds(seconds)
     }
 
+    /// `--consumption-max-wait`: 0 up to 10 hours (Apple's deadline is 12, the unanswered
+    /// alert fires at 10).
+    func consumptionMaximumWait() throws -> TimeInterval {
+        guard let seconds = DurationText.parse(consumptionMaxWait), seconds <= 36_000 else {
+            throw ValidationError("--consumption-max-wait takes a duration from 0 to 10h, such as 10m; not \(SafeText.escaped(consumptionMaxWait)).")
+        }
+        return seconds
+    }
+
     /// `--write-timeout`: a positive duration (`10s`, `500ms`).
     func writeTimeoutDuration() throws -> Duration {
         guard let seconds = DurationText.parse(writeTimeout), seconds > 0 else {
@@ -306,7 +323,10 @@ struct Receive: AsyncParsableCommand {
             keepRefusals: try Self.duration(keepRefusals, "--keep-refusals"), metrics: ReceiverMetrics(registry: ServiceMetrics.shared.registry))
         launch.retention = retention
         if let consumption {
-            launch.services.append(try consumptionAnswerer(consumption, backend: backend))
+            // The answerer waits for a moment the store has taken nothing.
+            let activity = ActivityMark()
+            launch.activity = activity
+            launch.services.append(try consumptionAnswerer(consumption, backend: backend, activity: activity))
         }
         // The store runs (PostgreSQL: its pool) from here on: forwarding targets are registered
         // before the receiver's group starts; the group's AuditStoreService closes it last.
@@ -377,7 +397,7 @@ extension Receive {
 
     /// The service that answers the trail's consumption requests by `policies`: its own API
     /// client (one HTTP client, the one retry engine) and this receiver's metrics.
-    func consumptionAnswerer(_ policies: ConsumptionPolicies, backend: any AuditBackend) throws -> ConsumptionAnswerer {
+    func consumptionAnswerer(_ policies: ConsumptionPolicies, backend: any AuditBackend, activity: ActivityMark) throws -> ConsumptionAnswerer {
         let api = try consumptionAPIOptions()
         let client: AppStoreServerAPIClient
         do {
@@ -389,10 +409,11 @@ extension Receive {
         let pipeline = ReceiptPipeline(at: Date(), evaluator: TrustEvaluator(anchors: try api.trustAnchors()))
         Console.standard.error(
             "receiptdash: answering CONSUMPTION_REQUESTs by \(CountNoun.policy.count(policies.policies.count)) of \(SafeText.escaped(policies.path))\(consumptionPolicyMode == .dryRun ? " (dry run: nothing is sent)" : "")")
+        var configuration = ConsumptionAnswerer.Configuration(policies: policies, mode: consumptionPolicyMode)
+        configuration.maximumWait = try consumptionMaximumWait()
         return ConsumptionAnswerer(
-            store: backend, sender: CustomerActions(client: client, pipeline: pipeline),
-            configuration: ConsumptionAnswerer.Configuration(policies: policies, mode: consumptionPolicyMode),
-            metrics: ConsumptionMetrics(registry: ServiceMetrics.shared.registry))
+            store: backend, sender: CustomerActions(client: client, pipeline: pipeline), configuration: configuration,
+            metrics: ConsumptionMetrics(registry: ServiceMetrics.shared.registry), activity: activity)
     }
 
     /// `--reconcile-every`'s service: Notification History for each accepted environment,

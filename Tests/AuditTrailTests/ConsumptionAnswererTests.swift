@@ -281,6 +281,49 @@ extension ConsumptionAnswererTests {
     }
 }
 
+extension ConsumptionAnswererTests {
+    /// Beside a receiver taking notifications, a pass waits for a second without any (its
+    /// writes would take the store's writer between the receiver's group commits), unless a
+    /// request has waited `maximumWait` since Apple signed it: then it runs under traffic.
+    @Test func aPassWaitsForTheReceiversQuietOrARequestsLongestWait() async throws {
+        try await TestAuditDatabase.with(.sqlite) { db in
+            let store = try await db.open()
+            let (server, actions) = try await Self.apple()
+            let now = TestNow(Self.t0)
+            let activity = ActivityMark()
+            var configuration = ConsumptionAnswerer.Configuration(policies: try ConsumptionPolicies.parse(Self.policyFile, path: "policy.toml"), mode: .send)
+            configuration.owner = "quiet"
+            configuration.maximumWait = 300
+            let answerer = ConsumptionAnswerer(
+                store: store, sender: actions, configuration: configuration, clock: ServiceClock(now: { now.date }, clock: ContinuousClock()),
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), activity: activity)
+            // Nothing open, nothing taken yet: a pass may run (it finds nothing).
+            #expect(try await answerer.mayRunPass())
+            activity.mark(Self.t0)
+            #expect(try await answerer.mayRunPass() == false)
+            // A request signed 60 s before t0, while notifications keep coming.
+            _ = try await store.writeNotifications([Self.request(1, signedAgo: 60)])
+            #expect(try await answerer.mayRunPass() == false)
+            // A second without one: a pass may run.
+            now.date = Self.t0.addingTimeInterval(1)
+            #expect(try await answerer.mayRunPass())
+            _ = try await store.writeNotifications([Self.request(2, signedAgo: 60)])
+            // Traffic again: request 2 waits until it was signed 300 s ago (t0 + 240), not longer.
+            now.date = Self.t0.addingTimeInterval(239)
+            activity.mark(now.date)
+            #expect(try await answerer.mayRunPass() == false)
+            now.date = Self.t0.addingTimeInterval(240)
+            activity.mark(now.date)
+            #expect(try await answerer.mayRunPass())
+            let pass = try await answerer.answerDue()
+            #expect(pass.results == [.answered: 2])
+            #expect(Self.consumptionPUTs(server).sorted() == ["2000000900001", "2000000900002"])
+            try await shutDown(actions, server: server)
+            await store.close()
+        }
+    }
+}
+
 /// The answerer's wall time, moved by the test.
 final class TestNow: Sendable {
     private let value: Mutex<Date>

@@ -95,6 +95,12 @@ import TestSupport
         let badPolicy = try await cli.run(["receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--consumption-policy", policy])
         #expect(badPolicy.status == 64)
         words.said(badPolicy.stderr.replacingOccurrences(of: policy, with: "POLICY"))
+        // A request may wait for a quiet moment at most 10 hours: the unanswered alert's age.
+        let longWait = try await cli.run([
+            "receive", "--port", "0", "--db", db, "--bundle-id", "com.example.app", "--consumption-policy", policy, "--consumption-max-wait", "11h",
+        ])
+        #expect(longWait.status == 64)
+        words.said(longWait.stderr)
         let dash = try await cli.run(["--receive", "0", "--db", db])
         #expect(dash.status == 64)
         #expect(dash.stderr.contains("--receive needs --bundle-id"), "\(dash.stderr)")
