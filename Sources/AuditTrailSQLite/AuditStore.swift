@@ -49,7 +49,7 @@ public final class AuditStore: AuditBackend {
         // mode of the database file (and sets it even against the umask), so they are 0600 too
         // whenever it recreates them; they are set again after the open all the same. An
         // existing database keeps the mode its owner gave it. Directories made for it are 0700.
-        let onDisk = !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:")
+        let onDisk = Self.isFile(path)
         let directory = PathNames.parent(of: path)
         if onDisk, !directory.isEmpty { try FilePermissions.createPrivateDirectory(atPath: directory) }
         let created = onDisk ? try FilePermissions.createPrivateFile(atPath: path) : false
@@ -406,12 +406,18 @@ public final class AuditStore: AuditBackend {
     /// receiver's group commits wait on the lock for the rows alone.
     func writeThenSync<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let value = try await writeLightly(work)
-        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return value }
+        guard Self.isFile(path) else { return value }
         let path = self.path
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             syncQueue.async { continuation.resume(with: Result { try Self.sync(walOf: path) }) }
         }
         return value
+    }
+
+    /// Whether `path` names a file on disk: not SQLite's temporary or in-memory database, nor
+    /// a URI.
+    private static func isFile(_ path: String) -> Bool {
+        !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:")
     }
 
     /// fsync(2) of the WAL, or of the database file when there is none.
